@@ -1,0 +1,14 @@
+# hml_target_warnings(<target>): the project's warning set, on one target.
+function(hml_target_warnings target)
+  target_compile_options(${target} PRIVATE
+    $<$<COMPILE_LANGUAGE:C>:-Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter>
+    $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wno-unused-parameter>)
+  if(HML_WERROR)
+    target_compile_options(${target} PRIVATE -Werror)
+  endif()
+endfunction()
+
+if(HML_SANITIZE)
+  add_compile_options(-fsanitize=${HML_SANITIZE} -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=${HML_SANITIZE})
+endif()

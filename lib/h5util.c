@@ -1,0 +1,1 @@
+/* work in progress */ typedef int hml_wip_h5util;

@@ -1,0 +1,65 @@
+/*
+ * lib/h5util.h - HDF5 helpers shared by the runtime's collector and QoI
+ * writer and by the CLI's data-set reader (internal).
+ *
+ * hml never lets HDF5 print: hml__h5_init() switches the automatic error
+ * stack printing off once per process, and failures become hml errors whose
+ * message ends with the innermost HDF5 description.
+ */
+#ifndef HML_LIB_H5UTIL_H
+#define HML_LIB_H5UTIL_H
+
+#include <hdf5.h>
+
+#include "hml/common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Initialise HDF5 and silence its error printing (idempotent, thread-safe). */
+void hml__h5_init(void);
+
+/**
+ * Record `code` with the formatted message followed by ": " and the most
+ * specific description on HDF5's current error stack (if any). Returns code.
+ */
+int hml__h5_error(int code, const char *fmt, ...)
+#if defined(__GNUC__)
+	__attribute__((format(printf, 2, 3)))
+#endif
+	;
+
+/**
+ * Open `path` read-write, creating it when it does not exist. An existing
+ * file that is not HDF5 is left untouched: HML_EIO "'PATH' is not an HDF5
+ * file". Unwritable: HML_EIO "cannot write 'PATH': Permission denied".
+ */
+int hml__h5_open_rw(hid_t *out, const char *path);
+
+/** Open an existing HDF5 file read-only (HML_ENOTFOUND, HML_EIO). */
+int hml__h5_open_ro(hid_t *out, const char *path);
+
+/** HDF5 native type for an hml dtype (H5T_NATIVE_FLOAT / _DOUBLE). */
+hid_t hml__h5_type(hml_dtype dtype);
+
+/** hml dtype of an HDF5 float type (0 if not float/double). */
+hml_dtype hml__h5_dtype(hid_t type);
+
+/** Write (replace) a variable-length UTF-8 string attribute. */
+int hml__h5_attr_set_str(hid_t obj, const char *name, const char *value);
+
+/** Read a string attribute into a malloc'ed string (*out yours to free). */
+int hml__h5_attr_get_str(hid_t obj, const char *name, char **out);
+
+/** Write (replace) / read a scalar int64 attribute. */
+int hml__h5_attr_set_i64(hid_t obj, const char *name, int64_t value);
+int hml__h5_attr_get_i64(hid_t obj, const char *name, int64_t *out);
+
+/** "1.10.8": the HDF5 library version in use. Static storage. */
+const char *hml__h5_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

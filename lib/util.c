@@ -1,0 +1,110 @@
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "error.h"
+#include "util.h"
+
+double hml__now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+char *hml__strdup(const char *s)
+{
+	char *d = strdup(s ? s : "");
+
+	if (!d)
+		hml__error_oom();
+	return d;
+}
+
+int hml__parse_i64(const char *s, int64_t *out)
+{
+	char *end;
+	long long v;
+
+	if (!s || !*s)
+		return HML_EINVALID;
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno || *end)
+		return HML_EINVALID;
+	*out = (int64_t)v;
+	return 0;
+}
+
+int hml__parse_double(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	if (!s || !*s)
+		return HML_EINVALID;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || *end)
+		return HML_EINVALID;
+	*out = v;
+	return 0;
+}
+
+void hml__format_shape(char *buf, size_t size, const int64_t *shape, int ndim)
+{
+	size_t len = 0;
+	int d;
+
+	if (size == 0)
+		return;
+	buf[0] = '\0';
+	len += (size_t)snprintf(buf + len, size - len, "[");
+	for (d = 0; d < ndim && len < size; d++)
+		len += (size_t)snprintf(buf + len, size - len, "%s%lld",
+		                        d ? ", " : "", (long long)shape[d]);
+	if (len < size)
+		snprintf(buf + len, size - len, "]");
+}
+
+size_t hml_dtype_size(hml_dtype dtype)
+{
+	switch (dtype) {
+	case HML_F32: return sizeof(float);
+	case HML_F64: return sizeof(double);
+	default: return 0;
+	}
+}
+
+const char *hml_dtype_name(hml_dtype dtype)
+{
+	switch (dtype) {
+	case HML_F32: return "float32";
+	case HML_F64: return "float64";
+	default: return "unknown";
+	}
+}
+
+void hml__convert(void *dst, hml_dtype dst_dtype, const void *src,
+                  hml_dtype src_dtype, size_t n)
+{
+	size_t i;
+
+	if (dst_dtype == src_dtype) {
+		memcpy(dst, src, n * hml_dtype_size(dst_dtype));
+	} else if (dst_dtype == HML_F32) {
+		float *d = dst;
+		const double *s = src;
+		for (i = 0; i < n; i++)
+			d[i] = (float)s[i];
+	} else {
+		double *d = dst;
+		const float *s = src;
+		for (i = 0; i < n; i++)
+			d[i] = (double)s[i];
+	}
+}

@@ -1,0 +1,36 @@
+/*
+ * lib/util.h - small helpers shared by the runtime and the CLI (internal).
+ */
+#ifndef HML_LIB_UTIL_H
+#define HML_LIB_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hml/common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Monotonic clock in seconds. */
+double hml__now(void);
+
+/** strdup that records HML_ENOMEM on failure (returns NULL). */
+char *hml__strdup(const char *s);
+
+/** Parse a whole decimal integer / floating number; 0 or HML_EINVALID (no message). */
+int hml__parse_i64(const char *s, int64_t *out);
+int hml__parse_double(const char *s, double *out);
+
+/** Format a shape as "[a, b, c]" into buf (always terminated). */
+void hml__format_shape(char *buf, size_t size, const int64_t *shape, int ndim);
+
+/** Convert n elements between float and double (or copy when equal). */
+void hml__convert(void *dst, hml_dtype dst_dtype, const void *src,
+                  hml_dtype src_dtype, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,6 @@
+#include "hml/version.h"
+
+const char *hml_version(void)
+{
+	return HML_VERSION_STRING;
+}

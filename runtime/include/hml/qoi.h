@@ -1,0 +1,37 @@
+/*
+ * hml/qoi.h - record an application's quantity of interest (QoI).
+ *
+ * An application calls hml_qoi_write() once its result is known (all option
+ * prices, the final state, ...). When the environment variable HML_QOI names
+ * an HDF5 file, the values are stored there as dataset `name` (replacing one
+ * of the same name); otherwise the call does nothing. `hml evaluate` compares
+ * the QoI of an accurate run with that of a surrogate run.
+ */
+#ifndef HML_QOI_H
+#define HML_QOI_H
+
+#include "hml/common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/**
+ * Write `data` (row-major, `ndim` dims of `shape`, element type `dtype`) as
+ * dataset `name` of the file named by HML_QOI. Returns 0 when written or when
+ * HML_QOI is unset; HML_EINVALID for bad arguments, HML_EIO when the file
+ * cannot be created or is not HDF5 (an existing non-HDF5 file is left
+ * untouched).
+ */
+HML_EXTERN int hml_qoi_write(const char *name, const void *data, hml_dtype dtype,
+                             int ndim, const int64_t *shape);
+
+/** Like hml_qoi_write() with an explicit file path instead of HML_QOI. */
+HML_EXTERN int hml_qoi_write_to(const char *path, const char *name,
+                                const void *data, hml_dtype dtype,
+                                int ndim, const int64_t *shape);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

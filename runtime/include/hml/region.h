@@ -1,0 +1,216 @@
+/*
+ * hml/region.h - execution control: a labelled code region that runs as
+ * written, collects its inputs and outputs, or is replaced by a model.
+ *
+ *     hml_region *r;
+ *     hml_region_open(&r, "binomial", NULL);          once
+ *     hml_region_input(r, "[i, 0:5] = ([i],[i],[i],[i],[i])", "0:n", in, 5, syms, 1);
+ *     hml_region_output(r, "[i, 0:1] = ([i])", "0:n", out, 1, syms, 1);
+ *     ...
+ *     if (hml_region_begin(r)) {                      every call
+ *         ... the original code ...
+ *     }
+ *     hml_region_end(r);
+ *     ...
+ *     hml_region_free(r);
+ *
+ * The mode is chosen at run time, without recompiling, from the options or
+ * the environment (see hml-runtime(3)):
+ *
+ *   off         run as written; begin/end only count calls
+ *   collect     run as written; append inputs (gathered before the original
+ *               code, which may overwrite them) and outputs to an HDF5 file
+ *   infer       gather inputs, run the model, scatter its outputs; the
+ *               original code does not run
+ *   interleave  like infer, but every (K+1)-th call runs the original code
+ *   shadow      like off, but a fraction of calls also runs the model and
+ *               records its error against the original outputs
+ *
+ * Failure policy: by default (fallback) a model that cannot be loaded or run,
+ * or a collection file that cannot be written, produces one warning through
+ * the log handler and the region keeps running the original code, so the
+ * application never computes with garbage. With HML_ON_ERROR=fail (or
+ * options.on_error) hml_region_open() and hml_region_begin()/end() return the
+ * negative error code instead and leave the decision to the application.
+ *
+ * A region is used by one thread at a time. Model and gather parallelism
+ * come from inside the runtime (HML_THREADS).
+ */
+#ifndef HML_REGION_H
+#define HML_REGION_H
+
+#include "hml/common.h"
+#include "hml/tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct hml_region hml_region;
+
+typedef enum hml_mode {
+	HML_MODE_DEFAULT = 0, /**< from HML_MODE_<LABEL>, then HML_MODE, else off */
+	HML_MODE_OFF,
+	HML_MODE_COLLECT,
+	HML_MODE_INFER,
+	HML_MODE_INTERLEAVE,
+	HML_MODE_SHADOW
+} hml_mode;
+
+typedef enum hml_on_error {
+	HML_ON_ERROR_DEFAULT = 0, /**< from HML_ON_ERROR, else fallback */
+	HML_ON_ERROR_FALLBACK,    /**< warn once, run the original code */
+	HML_ON_ERROR_FAIL         /**< return the error to the application */
+} hml_on_error;
+
+/**
+ * Region settings. Every field left at its initial value is taken from the
+ * environment, then from the built-in default; a field you set wins over the
+ * environment. Per-region variables (HML_MODE_<LABEL>, HML_MODEL_<LABEL>,
+ * with the label upper-cased and non-alphanumerics turned into '_') win over
+ * the global ones.
+ */
+typedef struct hml_region_options {
+	unsigned int version;   /**< HML_REGION_OPTIONS_VERSION */
+	hml_mode mode;          /**< HML_MODE; default off */
+	const char *model;      /**< HML_MODEL: TorchScript file for infer/interleave/shadow */
+	const char *db;         /**< HML_DB: HDF5 file for collect; default "hml-data.h5" */
+	int interleave;         /**< HML_INTERLEAVE: model calls per original call; default 4 */
+	double shadow;          /**< HML_SHADOW: fraction of calls shadowed, (0, 1]; default 0.1 */
+	int threads;            /**< HML_THREADS: model and gather threads; default: OpenMP's */
+	hml_on_error on_error;  /**< HML_ON_ERROR: fallback or fail */
+	const char *profile;    /**< HML_PROFILE: "0" none, "1" table on stderr at exit, else a JSON file path */
+	double flush_seconds;   /**< HML_FLUSH_SECONDS: collect flush interval; default 1 s */
+	size_t flush_bytes;     /**< HML_FLUSH_BYTES: collect buffer limit; default 16 MiB */
+} hml_region_options;
+
+#define HML_REGION_OPTIONS_VERSION 1
+#define HML_REGION_OPTIONS_INIT { HML_REGION_OPTIONS_VERSION, HML_MODE_DEFAULT, \
+	NULL, NULL, 0, 0.0, 0, HML_ON_ERROR_DEFAULT, NULL, 0.0, 0 }
+
+/** Initialise `opts` to HML_REGION_OPTIONS_INIT. */
+HML_EXTERN int hml_region_options_init(hml_region_options *opts, unsigned int version);
+
+/**
+ * Open a region named `label` (letters, digits, '_', '-', '.'; it names the
+ * HDF5 group and the per-region environment variables). `opts` may be NULL.
+ * Resolves the settings, loads the model when the mode needs one and checks
+ * that the collection file can be written. `*out` is yours to free with
+ * hml_region_free().
+ *
+ * Fails with HML_EINVALID (bad label, unknown mode name, malformed number in
+ * the environment) whatever the policy, and, under the fail policy, with
+ * HML_ENOTFOUND / HML_EIO / HML_EMODEL for a model or collection file that
+ * cannot be used.
+ */
+HML_EXTERN int hml_region_open(hml_region **out, const char *label,
+                               const hml_region_options *opts);
+
+/**
+ * Flush collected data, print or write the profile if asked, and free the
+ * region (NULL-safe). Maps added to it are freed too. Use hml_region_flush()
+ * first if you need to know whether the last write succeeded.
+ */
+HML_EXTERN void hml_region_free(hml_region *r);
+
+/**
+ * Add an input (or output) map. On success the region owns `map` (do not
+ * free it; you may still call hml_tmap_set_data() on it). Several input maps
+ * are concatenated along the last feature dimension, in the order added;
+ * their row counts and other feature extents must agree. Maps can only be
+ * added before the first hml_region_begin().
+ */
+HML_EXTERN int hml_region_add_input(hml_region *r, hml_tmap *map);
+HML_EXTERN int hml_region_add_output(hml_region *r, hml_tmap *map);
+
+/**
+ * Parse `functor`, bind it (see hml_tmap_new()) and add it as an input (or
+ * output). Returns the map's index (>= 0) or a negative error code.
+ */
+HML_EXTERN int hml_region_input(hml_region *r, const char *functor,
+                                const char *domain,
+                                const hml_array *arrays, size_t narrays,
+                                const hml_symbol *symbols, size_t nsymbols);
+HML_EXTERN int hml_region_output(hml_region *r, const char *functor,
+                                 const char *domain,
+                                 const hml_array *arrays, size_t narrays,
+                                 const hml_symbol *symbols, size_t nsymbols);
+
+/** Input (or output) map number k, owned by the region; NULL if none. */
+HML_EXTERN hml_tmap *hml_region_input_map(hml_region *r, size_t k);
+HML_EXTERN hml_tmap *hml_region_output_map(hml_region *r, size_t k);
+
+/**
+ * Start a call. Returns 1 when the original code must run now, 0 when the
+ * model has already written the outputs, a negative code on failure under
+ * the fail policy (under fallback, failures return 1). Always pair with
+ * hml_region_end().
+ */
+HML_EXTERN int hml_region_begin(hml_region *r);
+
+/**
+ * Like hml_region_begin(), but when `run_original` is nonzero the call takes
+ * the original path whatever the mode (collect mode still collects it).
+ */
+HML_EXTERN int hml_region_begin_if(hml_region *r, int run_original);
+
+/**
+ * Finish a call: in collect mode gather the outputs and buffer the call for
+ * the HDF5 file; in shadow mode compare the model with the original outputs.
+ * Returns 0 or, under the fail policy, a negative code.
+ */
+HML_EXTERN int hml_region_end(hml_region *r);
+
+/** Write buffered collected calls to the HDF5 file now. */
+HML_EXTERN int hml_region_flush(hml_region *r);
+
+/** The mode in effect (after resolving options and environment). */
+HML_EXTERN hml_mode hml_region_mode(const hml_region *r);
+
+/** The region's label. Owned by the region. */
+HML_EXTERN const char *hml_region_label(const hml_region *r);
+
+/** "off", "collect", "infer", "interleave", "shadow"; NULL for others. */
+HML_EXTERN const char *hml_mode_name(hml_mode mode);
+
+/** Parse a mode name; HML_EINVALID (with a message) if unknown. */
+HML_EXTERN int hml_mode_parse(hml_mode *out, const char *name);
+
+/** Counters and accumulated seconds of one region. */
+typedef struct hml_region_stats {
+	uint64_t calls;          /**< begin/end pairs */
+	uint64_t original_calls; /**< calls where the original code ran */
+	uint64_t model_calls;    /**< calls whose outputs came from the model */
+	uint64_t shadow_calls;   /**< calls where both ran and were compared */
+	uint64_t fallback_calls; /**< calls that wanted the model but ran the original */
+	uint64_t rows_in;        /**< input rows collected */
+	uint64_t rows_out;       /**< output rows collected */
+	double region_s;         /**< begin entry to end exit, all calls */
+	double gather_s;         /**< application memory -> tensors */
+	double forward_s;        /**< model forward passes */
+	double scatter_s;        /**< tensors -> application memory */
+	double original_s;       /**< the original code */
+	double write_s;          /**< collection: buffering and HDF5 writes */
+	double shadow_rmse;      /**< RMSE of model vs original over shadowed calls */
+	double shadow_max_abs;   /**< largest absolute model error seen in shadow */
+} hml_region_stats;
+
+/** Copy the region's statistics into `*out`. */
+HML_EXTERN int hml_region_stats_get(const hml_region *r, hml_region_stats *out);
+
+/** Severity passed to a log handler. */
+typedef enum hml_log_level { HML_LOG_WARNING = 1, HML_LOG_INFO = 2 } hml_log_level;
+
+typedef void (*hml_log_fn)(hml_log_level level, const char *message, void *payload);
+
+/**
+ * Route the runtime's warnings (and the HML_PROFILE=1 table) to `fn`. The
+ * default handler writes "hml: warning: MESSAGE" lines to stderr; NULL
+ * restores it. This is the only output the runtime produces by itself.
+ */
+HML_EXTERN void hml_set_log_handler(hml_log_fn fn, void *payload);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
