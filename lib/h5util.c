@@ -1,1 +1,1022 @@
-/* work in progress */ typedef int hml_wip_h5util;
+/* flock() is a BSD interface; HDF5's own driver locks files with it. */
+#define _DEFAULT_SOURCE 1
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "error.h"
+#include "h5util.h"
+#include "util.h"
+
+static pthread_once_t h5_once = PTHREAD_ONCE_INIT;
+static char h5_version[32] = "unknown";
+
+/* The Debian build of HDF5 is thread-safe, and then every thread has its
+ * own error stack with its own automatic printing switched on: silence it
+ * once per thread, not once per process. */
+static _Thread_local int h5_thread_quiet;
+
+static void h5_init_once(void)
+{
+	unsigned maj = 0, min = 0, rel = 0;
+
+	H5open();
+	if (H5get_libversion(&maj, &min, &rel) >= 0)
+		snprintf(h5_version, sizeof(h5_version), "%u.%u.%u", maj, min, rel);
+}
+
+void hml__h5_init(void)
+{
+	pthread_once(&h5_once, h5_init_once);
+	if (!h5_thread_quiet) {
+		H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+		h5_thread_quiet = 1;
+	}
+}
+
+const char *hml__h5_version(void)
+{
+	hml__h5_init();
+	return h5_version;
+}
+
+typedef struct {
+	int found;
+	char text[256];
+} h5_reason;
+
+/* Walking upward, entry 0 is where the failure was first detected: the
+ * most specific description. Its free text ("truncated file: eof = ...")
+ * says more than the minor code's name; the name is the fall-back. */
+static herr_t h5_walk(unsigned n, const H5E_error2_t *e, void *payload)
+{
+	h5_reason *r = payload;
+	H5E_type_t type;
+	ssize_t len;
+
+	if (n != 0 || r->found)
+		return 0;
+	if (e->desc && *e->desc) {
+		snprintf(r->text, sizeof(r->text), "%s", e->desc);
+		r->found = 1;
+	} else {
+		len = H5Eget_msg(e->min_num, &type, r->text, sizeof(r->text));
+		r->found = len > 0;
+	}
+	return 0;
+}
+
+int hml__h5_error(int code, const char *fmt, ...)
+{
+	char head[512];
+	h5_reason reason;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(head, sizeof(head), fmt, ap);
+	va_end(ap);
+	memset(&reason, 0, sizeof(reason));
+	H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, h5_walk, &reason);
+	if (reason.found)
+		return hml__error_set(code, "%s: %s", head, reason.text);
+	return hml__error_set(code, "%s", head);
+}
+
+/*
+ * The ordered driver: HDF5's POSIX driver with the order of writes arranged
+ * so that a process killed at any moment leaves a file that opens and reads
+ * either as it was before HDF5's last flush or as it is after it.
+ *
+ * HDF5 1.10 writing the 1.8 format (which h5py and h5dump expect of us)
+ * is not safe against a kill: a metadata flush writes object headers and
+ * B-tree nodes that point at newly allocated space before the superblock
+ * that moves the end of the file past that space. Killed in between, the
+ * file fails to read ("addr overflow"), and the next writer, taking the old
+ * end from the superblock, allocates over chunks in use.
+ *
+ * So this driver writes at once what the superblock on disk does not cover
+ * yet (nothing on disk points there) and raw data (the collector only adds
+ * rows beyond the extent on disk; a partly filled chunk is rewritten with
+ * its old rows unchanged). Metadata that overwrites blocks in use is held
+ * until HDF5 flushes or truncates the file, and then written as: the file
+ * extended, the superblock (a longer file is harmless to old metadata),
+ * local heaps (they only grow, names keep their offsets), B-tree nodes from
+ * the root down (a parent that already knows a split-off node is harmless
+ * to the old child), symbol table nodes, object headers last (a data set's
+ * new extent appears once all it points at is on disk). The collector adds
+ * to this by writing its `calls` table in a flush of its own, after the
+ * rows the records point at.
+ *
+ * Not covered: a file whose superblock this driver does not understand (a
+ * user block, 4-byte addresses) is written straight through, like HDF5's
+ * own driver does; a local heap that has outgrown its first block takes two
+ * writes to change, which a kill can separate (file_creation() gives a new
+ * file's root heap room for some hundred labels); space freed by deleting
+ * an object (hml_qoi_write() replacing a data set) may be reused at once.
+ * The bytes on disk are plain HDF5.
+ */
+#if H5_VERS_MAJOR == 1 && H5_VERS_MINOR == 10
+#define HML_ORDERED_DRIVER 1
+
+#define ORDERED_MAXADDR (((haddr_t)1 << (8 * sizeof(off_t) - 1)) - 1)
+#define ORDERED_IO_MAX ((size_t)1 << 30)
+
+typedef struct {
+	haddr_t addr;
+	size_t size;
+	H5FD_mem_t type;
+	unsigned char *data;
+} held_block;
+
+typedef struct {
+	H5FD_t pub;            /* first: HDF5 sees this part */
+	int fd;
+	haddr_t eoa, eof;
+	/* The end of the file as the superblock on disk records it; writes
+	 * below it (other than raw data) are held. 0 with `plain`: none are. */
+	haddr_t committed;
+	int plain;
+	dev_t dev;
+	ino_t ino;
+	held_block *held;
+	size_t nheld, capheld;
+} ordered_file;
+
+static pthread_mutex_t ordered_mutex = PTHREAD_MUTEX_INITIALIZER;
+static hid_t ordered_id = H5I_INVALID_HID;
+
+static void vfd_error(const char *func, unsigned line, hid_t minor,
+                      const char *fmt, ...) HML__PRINTF(4, 5);
+
+static void vfd_error(const char *func, unsigned line, hid_t minor,
+                      const char *fmt, ...)
+{
+	char msg[400];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	H5Epush2(H5E_DEFAULT, __FILE__, func, line, H5E_ERR_CLS, H5E_VFL, minor,
+	         "%s", msg);
+}
+
+static uint64_t le64(const unsigned char *p)
+{
+	uint64_t v = 0;
+	int i;
+
+	for (i = 7; i >= 0; i--)
+		v = (v << 8) | p[i];
+	return v;
+}
+
+/* The end-of-file address that a superblock image at address 0 records,
+ * or 0 for an image this driver does not understand. */
+static haddr_t superblock_eof(const unsigned char *b, size_t n)
+{
+	static const unsigned char signature[8] = { 0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n' };
+	size_t at;
+
+	if (n < 56 || memcmp(b, signature, 8) != 0)
+		return 0;
+	switch (b[8]) {
+	case 0:
+	case 1:
+		if (b[13] != 8)
+			return 0;
+		at = b[8] == 0 ? 24 : 28;
+		break;
+	case 2:
+	case 3:
+		if (b[9] != 8)
+			return 0;
+		at = 12;
+		break;
+	default:
+		return 0;
+	}
+	if (le64(b + at) != 0)      /* base address: a user block */
+		return 0;
+	return (haddr_t)le64(b + at + 16);
+}
+
+static herr_t write_through(ordered_file *f, haddr_t addr, size_t size,
+                            const void *buf)
+{
+	const unsigned char *p = buf;
+	haddr_t at = addr;
+	ssize_t n;
+
+	while (size > 0) {
+		n = pwrite(f->fd, p, size > ORDERED_IO_MAX ? ORDERED_IO_MAX : size,
+		           (off_t)at);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			vfd_error(__func__, __LINE__, H5E_WRITEERROR,
+			          "write failed: %s", n < 0 ? strerror(errno) : "no progress");
+			return -1;
+		}
+		p += n;
+		at += (haddr_t)n;
+		size -= (size_t)n;
+	}
+	if (at > f->eof)
+		f->eof = at;
+	return 0;
+}
+
+/* Copy the part of [addr, addr + size) that `b` holds from src (which
+ * starts at addr) into it, or from it into dst. */
+static void overlap_copy(held_block *b, haddr_t addr, size_t size,
+                         const unsigned char *src, unsigned char *dst)
+{
+	haddr_t lo = addr > b->addr ? addr : b->addr;
+	haddr_t hi = addr + size < b->addr + b->size ? addr + size : b->addr + b->size;
+
+	if (lo >= hi)
+		return;
+	if (src)
+		memcpy(b->data + (lo - b->addr), src + (lo - addr), (size_t)(hi - lo));
+	else
+		memcpy(dst + (lo - addr), b->data + (lo - b->addr), (size_t)(hi - lo));
+}
+
+static herr_t hold(ordered_file *f, H5FD_mem_t type, haddr_t addr, size_t size,
+                   const void *buf)
+{
+	held_block *b;
+	size_t i;
+	int exact = 0;
+
+	/* Held blocks always carry the newest bytes of their range. */
+	for (i = 0; i < f->nheld; i++) {
+		overlap_copy(&f->held[i], addr, size, buf, NULL);
+		if (f->held[i].addr == addr && f->held[i].size == size) {
+			f->held[i].type = type;
+			exact = 1;
+		}
+	}
+	if (exact)
+		return 0;
+	if (f->nheld == f->capheld) {
+		size_t cap = f->capheld ? 2 * f->capheld : 16;
+		held_block *grown = realloc(f->held, cap * sizeof(*grown));
+		if (!grown) {
+			vfd_error(__func__, __LINE__, H5E_CANTALLOC, "out of memory");
+			return -1;
+		}
+		f->held = grown;
+		f->capheld = cap;
+	}
+	b = &f->held[f->nheld];
+	if (!(b->data = malloc(size ? size : 1))) {
+		vfd_error(__func__, __LINE__, H5E_CANTALLOC, "out of memory");
+		return -1;
+	}
+	memcpy(b->data, buf, size);
+	b->addr = addr;
+	b->size = size;
+	b->type = type;
+	f->nheld++;
+	return 0;
+}
+
+/*
+ * Superblock first; then local heaps (a heap only grows and keeps every
+ * name at its offset, and group B-tree keys are such offsets); B-tree
+ * nodes from the root down; symbol table nodes; object headers last.
+ */
+static int held_rank(const held_block *b)
+{
+	switch (b->type) {
+	case H5FD_MEM_SUPER:
+		return 0;
+	case H5FD_MEM_LHEAP:
+		return 1;
+	case H5FD_MEM_BTREE:
+		if (b->size > 6 && memcmp(b->data, "TREE", 4) == 0)
+			return 2 + (255 - b->data[5]);
+		return 300;
+	case H5FD_MEM_OHDR:
+		return 400;
+	default:
+		return 350;
+	}
+}
+
+static int held_order(const void *pa, const void *pb)
+{
+	const held_block *a = pa, *b = pb;
+	int ra = held_rank(a), rb = held_rank(b);
+
+	if (ra != rb)
+		return ra < rb ? -1 : 1;
+	if (a->addr != b->addr)
+		return a->addr < b->addr ? -1 : 1;
+	return 0;
+}
+
+static void release_held(ordered_file *f)
+{
+	size_t i;
+
+	for (i = 0; i < f->nheld; i++)
+		free(f->held[i].data);
+	f->nheld = 0;
+}
+
+static herr_t commit(ordered_file *f)
+{
+	haddr_t need = f->eoa, sb_end = 0;
+	size_t i;
+
+	if (f->nheld == 0)
+		return 0;
+	for (i = 0; i < f->nheld; i++)
+		if (f->held[i].type == H5FD_MEM_SUPER && f->held[i].addr == 0)
+			sb_end = superblock_eof(f->held[i].data, f->held[i].size);
+	if (sb_end > need)
+		need = sb_end;
+	if (f->eof < need) {
+		if (ftruncate(f->fd, (off_t)need) < 0) {
+			vfd_error(__func__, __LINE__, H5E_WRITEERROR,
+			          "unable to extend file: %s", strerror(errno));
+			return -1;
+		}
+		f->eof = need;
+	}
+	qsort(f->held, f->nheld, sizeof(*f->held), held_order);
+	for (i = 0; i < f->nheld; i++)
+		if (write_through(f, f->held[i].addr, f->held[i].size, f->held[i].data) < 0)
+			return -1;
+	if (sb_end)
+		f->committed = sb_end;
+	release_held(f);
+	return 0;
+}
+
+static H5FD_t *ordered_open(const char *name, unsigned flags, hid_t fapl,
+                            haddr_t maxaddr)
+{
+	unsigned char sb[64];
+	ordered_file *f;
+	struct stat st;
+	int o_flags, fd;
+	ssize_t n;
+
+	if (!name || !*name || maxaddr == 0 || maxaddr == HADDR_UNDEF ||
+	    maxaddr > ORDERED_MAXADDR) {
+		vfd_error(__func__, __LINE__, H5E_BADVALUE, "invalid file name or size");
+		return NULL;
+	}
+	o_flags = (flags & H5F_ACC_RDWR) ? O_RDWR : O_RDONLY;
+	if (flags & H5F_ACC_TRUNC)
+		o_flags |= O_TRUNC;
+	if (flags & H5F_ACC_CREAT)
+		o_flags |= O_CREAT;
+	if (flags & H5F_ACC_EXCL)
+		o_flags |= O_EXCL;
+	if ((fd = open(name, o_flags, 0666)) < 0) {
+		vfd_error(__func__, __LINE__, H5E_CANTOPENFILE,
+		          "unable to open file: name = '%s', errno = %d, error message = '%s'",
+		          name, errno, strerror(errno));
+		return NULL;
+	}
+	if (fstat(fd, &st) < 0 || !(f = calloc(1, sizeof(*f)))) {
+		vfd_error(__func__, __LINE__, H5E_CANTOPENFILE,
+		          "unable to open file '%s': %s", name, strerror(errno));
+		close(fd);
+		return NULL;
+	}
+	f->fd = fd;
+	f->eof = (haddr_t)st.st_size;
+	f->dev = st.st_dev;
+	f->ino = st.st_ino;
+	if ((flags & H5F_ACC_RDWR) && f->eof > 0) {
+		n = pread(fd, sb, sizeof(sb), 0);
+		f->committed = n > 0 ? superblock_eof(sb, (size_t)n) : 0;
+		if (f->committed > f->eof)
+			f->committed = f->eof;
+		f->plain = f->committed == 0;
+	}
+	return &f->pub;
+}
+
+static herr_t ordered_close(H5FD_t *file)
+{
+	ordered_file *f = (ordered_file *)file;
+	herr_t rc = commit(f);
+
+	release_held(f);
+	free(f->held);
+	if (close(f->fd) < 0 && rc == 0) {
+		vfd_error(__func__, __LINE__, H5E_CANTCLOSEFILE,
+		          "unable to close file: %s", strerror(errno));
+		rc = -1;
+	}
+	free(f);
+	return rc;
+}
+
+static int ordered_cmp(const H5FD_t *a, const H5FD_t *b)
+{
+	const ordered_file *x = (const ordered_file *)a, *y = (const ordered_file *)b;
+
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	if (x->ino != y->ino)
+		return x->ino < y->ino ? -1 : 1;
+	return 0;
+}
+
+static herr_t ordered_query(const H5FD_t *file, unsigned long *flags)
+{
+	/* Not H5FD_FEAT_ACCUMULATE_METADATA: the accumulator would merge
+	 * metadata blocks of different kinds into one untyped write. */
+	if (flags)
+		*flags = H5FD_FEAT_AGGREGATE_METADATA | H5FD_FEAT_DATA_SIEVE |
+		         H5FD_FEAT_AGGREGATE_SMALLDATA | H5FD_FEAT_POSIX_COMPAT_HANDLE |
+		         H5FD_FEAT_DEFAULT_VFD_COMPATIBLE;
+	return 0;
+}
+
+static haddr_t ordered_get_eoa(const H5FD_t *file, H5FD_mem_t type)
+{
+	return ((const ordered_file *)file)->eoa;
+}
+
+static herr_t ordered_set_eoa(H5FD_t *file, H5FD_mem_t type, haddr_t addr)
+{
+	if (addr > ORDERED_MAXADDR) {
+		vfd_error(__func__, __LINE__, H5E_OVERFLOW, "address overflow");
+		return -1;
+	}
+	((ordered_file *)file)->eoa = addr;
+	return 0;
+}
+
+static haddr_t ordered_get_eof(const H5FD_t *file, H5FD_mem_t type)
+{
+	return ((const ordered_file *)file)->eof;
+}
+
+static herr_t ordered_get_handle(H5FD_t *file, hid_t fapl, void **handle)
+{
+	if (!handle)
+		return -1;
+	*handle = &((ordered_file *)file)->fd;
+	return 0;
+}
+
+static herr_t ordered_read(H5FD_t *file, H5FD_mem_t type, hid_t dxpl,
+                           haddr_t addr, size_t size, void *buf)
+{
+	ordered_file *f = (ordered_file *)file;
+	unsigned char *p = buf;
+	haddr_t at = addr;
+	size_t left = size, i;
+	ssize_t n;
+
+	if (addr == HADDR_UNDEF || addr + size > f->eoa) {
+		vfd_error(__func__, __LINE__, H5E_OVERFLOW,
+		          "addr overflow, addr = %llu, size = %llu, eoa = %llu",
+		          (unsigned long long)addr, (unsigned long long)size,
+		          (unsigned long long)f->eoa);
+		return -1;
+	}
+	while (left > 0) {
+		n = pread(f->fd, p, left > ORDERED_IO_MAX ? ORDERED_IO_MAX : left, (off_t)at);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			vfd_error(__func__, __LINE__, H5E_READERROR, "read failed: %s",
+			          strerror(errno));
+			return -1;
+		}
+		if (n == 0) {           /* past the end: zeros, as HDF5's driver */
+			memset(p, 0, left);
+			break;
+		}
+		p += n;
+		at += (haddr_t)n;
+		left -= (size_t)n;
+	}
+	for (i = 0; i < f->nheld; i++)
+		overlap_copy(&f->held[i], addr, size, NULL, buf);
+	return 0;
+}
+
+static herr_t ordered_write(H5FD_t *file, H5FD_mem_t type, hid_t dxpl,
+                            haddr_t addr, size_t size, const void *buf)
+{
+	ordered_file *f = (ordered_file *)file;
+	size_t i;
+
+	if (addr == HADDR_UNDEF || addr + size > f->eoa) {
+		vfd_error(__func__, __LINE__, H5E_OVERFLOW,
+		          "addr overflow, addr = %llu, size = %llu, eoa = %llu",
+		          (unsigned long long)addr, (unsigned long long)size,
+		          (unsigned long long)f->eoa);
+		return -1;
+	}
+	if (type != H5FD_MEM_DRAW && addr < f->committed)
+		return hold(f, type, addr, size, buf);
+	for (i = 0; i < f->nheld; i++)
+		overlap_copy(&f->held[i], addr, size, buf, NULL);
+	return write_through(f, addr, size, buf);
+}
+
+/* A file this session created is on disk in full after its first flush;
+ * from then on its writes are ordered as well. */
+static void settle(ordered_file *f)
+{
+	if (!f->plain && f->committed == 0)
+		f->committed = f->eoa < f->eof ? f->eoa : f->eof;
+}
+
+static herr_t ordered_flush(H5FD_t *file, hid_t dxpl, hbool_t closing)
+{
+	ordered_file *f = (ordered_file *)file;
+
+	if (commit(f) < 0)
+		return -1;
+	settle(f);
+	return 0;
+}
+
+static herr_t ordered_truncate(H5FD_t *file, hid_t dxpl, hbool_t closing)
+{
+	ordered_file *f = (ordered_file *)file;
+	haddr_t size;
+
+	if (commit(f) < 0)
+		return -1;
+	/* Never shorter than the superblock on disk says the file is. */
+	size = f->eoa > f->committed ? f->eoa : f->committed;
+	if (size != f->eof) {
+		if (ftruncate(f->fd, (off_t)size) < 0) {
+			vfd_error(__func__, __LINE__, H5E_SEEKERROR,
+			          "unable to extend file properly: %s", strerror(errno));
+			return -1;
+		}
+		f->eof = size;
+	}
+	settle(f);
+	return 0;
+}
+
+static herr_t ordered_lock(H5FD_t *file, hbool_t rw)
+{
+	ordered_file *f = (ordered_file *)file;
+
+	if (flock(f->fd, (rw ? LOCK_EX : LOCK_SH) | LOCK_NB) < 0 && errno != ENOSYS) {
+		vfd_error(__func__, __LINE__, H5E_CANTLOCKFILE,
+		          "unable to lock file, errno = %d, error message = '%s'",
+		          errno, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static herr_t ordered_unlock(H5FD_t *file)
+{
+	ordered_file *f = (ordered_file *)file;
+
+	if (flock(f->fd, LOCK_UN) < 0 && errno != ENOSYS) {
+		vfd_error(__func__, __LINE__, H5E_CANTUNLOCKFILE,
+		          "unable to unlock file, errno = %d, error message = '%s'",
+		          errno, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static const H5FD_class_t ordered_class = {
+	"hml_ordered", ORDERED_MAXADDR, H5F_CLOSE_WEAK,
+	NULL,                       /* terminate */
+	NULL, NULL, NULL,           /* superblock driver info: none */
+	0, NULL, NULL, NULL,        /* file access properties: none */
+	0, NULL, NULL,              /* transfer properties: none */
+	ordered_open, ordered_close, ordered_cmp, ordered_query,
+	NULL,                       /* get_type_map */
+	NULL, NULL,                 /* alloc, free: HDF5's own */
+	ordered_get_eoa, ordered_set_eoa, ordered_get_eof, ordered_get_handle,
+	ordered_read, ordered_write, ordered_flush, ordered_truncate,
+	ordered_lock, ordered_unlock,
+	H5FD_FLMAP_DICHOTOMY
+};
+
+/* The driver's id, registered again if HDF5 was closed and reopened. */
+static hid_t ordered_driver(void)
+{
+	hid_t id;
+
+	pthread_mutex_lock(&ordered_mutex);
+	if (ordered_id < 0 || H5Iis_valid(ordered_id) <= 0)
+		ordered_id = H5FDregister(&ordered_class);
+	id = ordered_id;
+	pthread_mutex_unlock(&ordered_mutex);
+	return id;
+}
+#endif /* HDF5 1.10 */
+
+static hid_t file_access(int write)
+{
+	hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+#ifdef HML_ORDERED_DRIVER
+	hid_t driver;
+#endif
+
+	if (fapl < 0)
+		return fapl;
+	/* Keep HDF5's advisory locks, but do not fail on file systems that
+	 * do not support them (some NFS mounts). */
+	H5Pset_file_locking(fapl, 1, 1);
+#ifdef HML_ORDERED_DRIVER
+	if (write && (driver = ordered_driver()) >= 0 &&
+	    H5Pset_driver(fapl, driver, NULL) < 0) {
+		H5Pclose(fapl);
+		return H5I_INVALID_HID;
+	}
+#endif
+	return fapl;
+}
+
+/* An existing file: readable (and writable when asked), a regular file,
+ * and one that HDF5 recognises. Returns 1 when it is empty, 0 otherwise. */
+static int check_existing(const char *path, const struct stat *st, int write)
+{
+	htri_t is;
+	int fd;
+
+	if (S_ISDIR(st->st_mode))
+		return hml__error_set(HML_EIO, "cannot %s '%s': %s",
+		                      write ? "write" : "read", path, strerror(EISDIR));
+	if ((fd = open(path, write ? O_RDWR : O_RDONLY)) < 0)
+		return hml__error_set(HML_EIO, "cannot %s '%s': %s",
+		                      write ? "write" : "read", path, strerror(errno));
+	close(fd);
+	if (st->st_size == 0)
+		return 1;
+	is = H5Fis_hdf5(path);
+	if (is == 0)
+		return hml__error_set(HML_EIO, "'%s' is not an HDF5 file", path);
+	if (is < 0)
+		return hml__h5_error(HML_EIO, "cannot read '%s'", path);
+	return 0;
+}
+
+/* A new file's root group keeps its names in a local heap. A heap that has
+ * outgrown its first block lives apart from its header, and a name added
+ * to it then takes two writes that a kill can separate; with room for some
+ * hundred labels from the start, header and names stay one block. */
+static hid_t file_creation(void)
+{
+	hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
+
+	if (fcpl >= 0 && H5Pset_local_heap_size_hint(fcpl, 8192) < 0) {
+		H5Pclose(fcpl);
+		return H5I_INVALID_HID;
+	}
+	return fcpl;
+}
+
+int hml__h5_open_rw(hid_t *out, const char *path)
+{
+	struct stat st;
+	hid_t fapl = H5I_INVALID_HID, fcpl = H5I_INVALID_HID, file = H5I_INVALID_HID;
+	int rc = 0, fd, created = 0;
+
+	*out = H5I_INVALID_HID;
+	hml__h5_init();
+	if (!path || !*path)
+		return hml__error_set(HML_EINVALID, "HDF5 file name is empty");
+	if ((fapl = file_access(1)) < 0 || (fcpl = file_creation()) < 0) {
+		rc = hml__h5_error(HML_EIO, "cannot write '%s'", path);
+		goto done;
+	}
+	if (stat(path, &st) == 0) {
+		if ((rc = check_existing(path, &st, 1)) < 0)
+			goto done;
+		if (rc == 1) {
+			/* An empty file (from mktemp, say) holds nothing to lose. */
+			rc = 0;
+			file = H5Fcreate(path, H5F_ACC_TRUNC, fcpl, fapl);
+		} else {
+			file = H5Fopen(path, H5F_ACC_RDWR, fapl);
+		}
+		if (file < 0) {
+			rc = hml__h5_error(HML_EIO, "cannot open '%s'", path);
+			goto done;
+		}
+	} else if (errno == ENOENT) {
+		/* Create it ourselves first: the system's reason for a refusal
+		 * ("Permission denied") is clearer than HDF5's account of it. */
+		if ((fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0666)) < 0) {
+			rc = hml__error_set(HML_EIO, "cannot write '%s': %s", path,
+			                    strerror(errno));
+			goto done;
+		}
+		close(fd);
+		created = 1;
+		file = H5Fcreate(path, H5F_ACC_TRUNC, fcpl, fapl);
+		if (file < 0) {
+			rc = hml__h5_error(HML_EIO, "cannot write '%s'", path);
+			goto done;
+		}
+	} else {
+		rc = hml__error_set(HML_EIO, "cannot write '%s': %s", path,
+		                    strerror(errno));
+		goto done;
+	}
+	*out = file;
+done:
+	if (rc < 0 && created)
+		unlink(path);
+	if (fcpl >= 0)
+		H5Pclose(fcpl);
+	if (fapl >= 0)
+		H5Pclose(fapl);
+	return rc;
+}
+
+int hml__h5_open_ro(hid_t *out, const char *path)
+{
+	struct stat st;
+	hid_t fapl = H5I_INVALID_HID, file;
+	int rc = 0;
+
+	*out = H5I_INVALID_HID;
+	hml__h5_init();
+	if (!path || !*path)
+		return hml__error_set(HML_EINVALID, "HDF5 file name is empty");
+	if (stat(path, &st) != 0) {
+		if (errno == ENOENT)
+			return hml__error_set(HML_ENOTFOUND, "cannot read '%s': %s",
+			                      path, strerror(errno));
+		return hml__error_set(HML_EIO, "cannot read '%s': %s", path,
+		                      strerror(errno));
+	}
+	if ((rc = check_existing(path, &st, 0)) < 0)
+		return rc;
+	if (rc == 1)
+		return hml__error_set(HML_EIO, "'%s' is not an HDF5 file", path);
+	if ((fapl = file_access(0)) < 0) {
+		rc = hml__h5_error(HML_EIO, "cannot read '%s'", path);
+		goto done;
+	}
+	if ((file = H5Fopen(path, H5F_ACC_RDONLY, fapl)) < 0) {
+		rc = hml__h5_error(HML_EIO, "cannot open '%s'", path);
+		goto done;
+	}
+	*out = file;
+done:
+	if (fapl >= 0)
+		H5Pclose(fapl);
+	return rc;
+}
+
+hid_t hml__h5_type(hml_dtype dtype)
+{
+	switch (dtype) {
+	case HML_F32: return H5T_NATIVE_FLOAT;
+	case HML_F64: return H5T_NATIVE_DOUBLE;
+	default: return H5I_INVALID_HID;
+	}
+}
+
+hml_dtype hml__h5_dtype(hid_t type)
+{
+	if (H5Tget_class(type) != H5T_FLOAT)
+		return (hml_dtype)0;
+	switch (H5Tget_size(type)) {
+	case 4: return HML_F32;
+	case 8: return HML_F64;
+	default: return (hml_dtype)0;
+	}
+}
+
+/* Open attribute `name` for writing when it exists with a scalar space and
+ * a type of `cls` (it is then overwritten in place, which leaves the object
+ * header as it is); delete it otherwise. 0: create it anew. */
+static int attr_reuse(hid_t obj, const char *name, H5T_class_t cls, hid_t *out)
+{
+	hid_t attr = H5I_INVALID_HID, type = H5I_INVALID_HID, space = H5I_INVALID_HID;
+	htri_t exists;
+	int rc = 0, same;
+
+	*out = H5I_INVALID_HID;
+	if ((exists = H5Aexists(obj, name)) < 0)
+		return hml__h5_error(HML_EIO, "cannot write attribute '%s'", name);
+	if (!exists)
+		return 0;
+	if ((attr = H5Aopen(obj, name, H5P_DEFAULT)) < 0 ||
+	    (type = H5Aget_type(attr)) < 0 || (space = H5Aget_space(attr)) < 0) {
+		rc = hml__h5_error(HML_EIO, "cannot write attribute '%s'", name);
+		goto done;
+	}
+	same = H5Tget_class(type) == cls &&
+	       H5Sget_simple_extent_type(space) == H5S_SCALAR;
+	if (same && cls == H5T_STRING)
+		same = H5Tis_variable_str(type) > 0;
+	if (same && cls == H5T_INTEGER)
+		same = H5Tget_size(type) == 8;
+	if (same) {
+		*out = attr;
+		attr = H5I_INVALID_HID;
+	} else {
+		H5Aclose(attr);
+		attr = H5I_INVALID_HID;
+		if (H5Adelete(obj, name) < 0)
+			rc = hml__h5_error(HML_EIO, "cannot replace attribute '%s'", name);
+	}
+done:
+	if (space >= 0)
+		H5Sclose(space);
+	if (type >= 0)
+		H5Tclose(type);
+	if (attr >= 0)
+		H5Aclose(attr);
+	return rc;
+}
+
+static hid_t vlen_utf8(void)
+{
+	hid_t t = H5Tcopy(H5T_C_S1);
+
+	if (t < 0)
+		return t;
+	if (H5Tset_size(t, H5T_VARIABLE) < 0 || H5Tset_cset(t, H5T_CSET_UTF8) < 0) {
+		H5Tclose(t);
+		return H5I_INVALID_HID;
+	}
+	return t;
+}
+
+static int attr_write(hid_t obj, const char *name, H5T_class_t cls,
+                      hid_t file_type, hid_t mem_type, const void *buf)
+{
+	hid_t attr = H5I_INVALID_HID, space = H5I_INVALID_HID;
+	int rc;
+
+	if ((rc = attr_reuse(obj, name, cls, &attr)) < 0)
+		goto done;
+	if (attr < 0) {
+		if ((space = H5Screate(H5S_SCALAR)) < 0 ||
+		    (attr = H5Acreate2(obj, name, file_type, space, H5P_DEFAULT,
+		                       H5P_DEFAULT)) < 0) {
+			rc = hml__h5_error(HML_EIO, "cannot write attribute '%s'", name);
+			goto done;
+		}
+	}
+	if (H5Awrite(attr, mem_type, buf) < 0)
+		rc = hml__h5_error(HML_EIO, "cannot write attribute '%s'", name);
+done:
+	if (attr >= 0)
+		H5Aclose(attr);
+	if (space >= 0)
+		H5Sclose(space);
+	return rc;
+}
+
+int hml__h5_attr_set_str(hid_t obj, const char *name, const char *value)
+{
+	const char *v = value ? value : "";
+	hid_t type;
+	int rc;
+
+	hml__h5_init();
+	if ((type = vlen_utf8()) < 0)
+		return hml__h5_error(HML_EIO, "cannot write attribute '%s'", name);
+	rc = attr_write(obj, name, H5T_STRING, type, type, &v);
+	H5Tclose(type);
+	return rc;
+}
+
+int hml__h5_attr_set_i64(hid_t obj, const char *name, int64_t value)
+{
+	hml__h5_init();
+	return attr_write(obj, name, H5T_INTEGER, H5T_STD_I64LE, H5T_NATIVE_INT64,
+	                  &value);
+}
+
+static int attr_open(hid_t obj, const char *name, hid_t *out)
+{
+	htri_t exists;
+
+	*out = H5I_INVALID_HID;
+	if ((exists = H5Aexists(obj, name)) < 0)
+		return hml__h5_error(HML_EIO, "cannot read attribute '%s'", name);
+	if (!exists)
+		return hml__error_set(HML_ENOTFOUND, "attribute '%s' not found", name);
+	if ((*out = H5Aopen(obj, name, H5P_DEFAULT)) < 0)
+		return hml__h5_error(HML_EIO, "cannot read attribute '%s'", name);
+	return 0;
+}
+
+int hml__h5_attr_get_str(hid_t obj, const char *name, char **out)
+{
+	hid_t attr = H5I_INVALID_HID, type = H5I_INVALID_HID;
+	hid_t mem = H5I_INVALID_HID, space = H5I_INVALID_HID;
+	char *vstr = NULL, *s = NULL;
+	size_t size;
+	int rc;
+
+	*out = NULL;
+	hml__h5_init();
+	if ((rc = attr_open(obj, name, &attr)) < 0)
+		goto done;
+	if ((type = H5Aget_type(attr)) < 0 || (space = H5Aget_space(attr)) < 0) {
+		rc = hml__h5_error(HML_EIO, "cannot read attribute '%s'", name);
+		goto done;
+	}
+	if (H5Tget_class(type) != H5T_STRING ||
+	    H5Sget_simple_extent_npoints(space) != 1) {
+		rc = hml__error_set(HML_EINVALID, "attribute '%s' is not a string", name);
+		goto done;
+	}
+	if (H5Tis_variable_str(type) > 0) {
+		if ((mem = vlen_utf8()) < 0 || H5Aread(attr, mem, &vstr) < 0) {
+			rc = hml__h5_error(HML_EIO, "cannot read attribute '%s'", name);
+			goto done;
+		}
+		s = hml__strdup(vstr ? vstr : "");
+		H5free_memory(vstr);
+	} else {
+		size = H5Tget_size(type);
+		if ((mem = H5Tcopy(H5T_C_S1)) < 0 || H5Tset_size(mem, size + 1) < 0 ||
+		    H5Tset_strpad(mem, H5T_STR_NULLTERM) < 0) {
+			rc = hml__h5_error(HML_EIO, "cannot read attribute '%s'", name);
+			goto done;
+		}
+		if (!(s = calloc(1, size + 1))) {
+			rc = hml__error_oom();
+			goto done;
+		}
+		if (H5Aread(attr, mem, s) < 0) {
+			rc = hml__h5_error(HML_EIO, "cannot read attribute '%s'", name);
+			free(s);
+			s = NULL;
+			goto done;
+		}
+	}
+	if (!s) {
+		rc = HML_ENOMEM;
+		goto done;
+	}
+	*out = s;
+done:
+	if (mem >= 0)
+		H5Tclose(mem);
+	if (space >= 0)
+		H5Sclose(space);
+	if (type >= 0)
+		H5Tclose(type);
+	if (attr >= 0)
+		H5Aclose(attr);
+	return rc;
+}
+
+int hml__h5_attr_get_i64(hid_t obj, const char *name, int64_t *out)
+{
+	hid_t attr = H5I_INVALID_HID, type = H5I_INVALID_HID;
+	hid_t space = H5I_INVALID_HID;
+	int64_t v;
+	int rc;
+
+	hml__h5_init();
+	if ((rc = attr_open(obj, name, &attr)) < 0)
+		goto done;
+	if ((type = H5Aget_type(attr)) < 0 || (space = H5Aget_space(attr)) < 0) {
+		rc = hml__h5_error(HML_EIO, "cannot read attribute '%s'", name);
+		goto done;
+	}
+	if (H5Tget_class(type) != H5T_INTEGER ||
+	    H5Sget_simple_extent_npoints(space) != 1) {
+		rc = hml__error_set(HML_EINVALID, "attribute '%s' is not an integer", name);
+		goto done;
+	}
+	if (H5Aread(attr, H5T_NATIVE_INT64, &v) < 0) {
+		rc = hml__h5_error(HML_EIO, "cannot read attribute '%s'", name);
+		goto done;
+	}
+	*out = v;
+done:
+	if (space >= 0)
+		H5Sclose(space);
+	if (type >= 0)
+		H5Tclose(type);
+	if (attr >= 0)
+		H5Aclose(attr);
+	return rc;
+}

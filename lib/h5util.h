@@ -34,6 +34,13 @@ int hml__h5_error(int code, const char *fmt, ...)
  * Open `path` read-write, creating it when it does not exist. An existing
  * file that is not HDF5 is left untouched: HML_EIO "'PATH' is not an HDF5
  * file". Unwritable: HML_EIO "cannot write 'PATH': Permission denied".
+ *
+ * Also: an existing empty file is taken as a new one; a damaged HDF5 file
+ * gives HML_EIO "cannot open 'PATH': <HDF5's reason>" and is left as it
+ * is. The file is written through a driver that orders HDF5's writes so
+ * that a process killed at any moment leaves a file that reads as it was
+ * before the last H5Fflush()/H5Fclose() or as after it, for sessions that
+ * add data and objects (not for ones that delete; see h5util.c).
  */
 int hml__h5_open_rw(hid_t *out, const char *path);
 

@@ -1,1 +1,258 @@
-/* work in progress */ typedef int hml_wip_config;
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "error.h"
+#include "util.h"
+
+#define LABEL_MAX 64
+
+static const char *const mode_names[] = {
+	[HML_MODE_OFF] = "off",
+	[HML_MODE_COLLECT] = "collect",
+	[HML_MODE_INFER] = "infer",
+	[HML_MODE_INTERLEAVE] = "interleave",
+	[HML_MODE_SHADOW] = "shadow",
+};
+
+const char *hml_mode_name(hml_mode mode)
+{
+	if (mode < HML_MODE_OFF || mode > HML_MODE_SHADOW)
+		return NULL;
+	return mode_names[mode];
+}
+
+int hml_mode_parse(hml_mode *out, const char *name)
+{
+	int m;
+
+	for (m = HML_MODE_OFF; m <= HML_MODE_SHADOW; m++) {
+		if (name && strcmp(name, mode_names[m]) == 0) {
+			*out = (hml_mode)m;
+			return 0;
+		}
+	}
+	return hml__error_set(HML_EINVALID,
+		"unknown mode '%s' (expected off, collect, infer, interleave or shadow)",
+		name ? name : "(null)");
+}
+
+int hml__label_check(const char *label)
+{
+	size_t i, n;
+
+	if (!label || !*label)
+		return hml__error_set(HML_EINVALID, "a region needs a non-empty label");
+	n = strlen(label);
+	if (n > LABEL_MAX)
+		return hml__error_set(HML_EINVALID,
+			"region label '%.64s...' is longer than %d characters", label, LABEL_MAX);
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)label[i];
+		if (!isalnum(c) && c != '_' && c != '-' && c != '.')
+			return hml__error_set(HML_EINVALID,
+				"region label '%s' has character '%c': use letters, digits, '_', '-' and '.'",
+				label, c);
+	}
+	return 0;
+}
+
+/*
+ * Look a setting up in the environment: HML_<KEY>_<LABEL> first, so one
+ * region can infer while another collects, then HML_<KEY>. `name` receives
+ * the variable that was found, for error messages.
+ */
+static const char *env_lookup(const char *key, const char *label,
+                              char *name, size_t size)
+{
+	const char *v;
+	size_t len, i;
+
+	len = (size_t)snprintf(name, size, "HML_%s_", key);
+	for (i = 0; label[i] && len + 1 < size; i++, len++)
+		name[len] = isalnum((unsigned char)label[i])
+			? (char)toupper((unsigned char)label[i]) : '_';
+	name[len] = '\0';
+	if ((v = getenv(name)) != NULL && *v)
+		return v;
+	snprintf(name, size, "HML_%s", key);
+	v = getenv(name);
+	return (v && *v) ? v : NULL;
+}
+
+static int env_int(int *out, const char *key, const char *label, int min)
+{
+	char name[128];
+	const char *v = env_lookup(key, label, name, sizeof(name));
+	int64_t x;
+
+	if (!v)
+		return 0;
+	if (hml__parse_i64(v, &x) < 0 || x < min || x > 1000000000)
+		return hml__error_set(HML_EINVALID,
+			"invalid %s '%s': expected an integer >= %d", name, v, min);
+	*out = (int)x;
+	return 0;
+}
+
+static int env_double(double *out, const char *key, const char *label,
+                      double lo, double hi, const char *what)
+{
+	char name[128];
+	const char *v = env_lookup(key, label, name, sizeof(name));
+	double x;
+
+	if (!v)
+		return 0;
+	if (hml__parse_double(v, &x) < 0 || !(x > lo && x <= hi))
+		return hml__error_set(HML_EINVALID, "invalid %s '%s': expected %s",
+		                      name, v, what);
+	*out = x;
+	return 0;
+}
+
+static int set_string(char **dst, const char *opt, const char *key,
+                      const char *label, const char *fallback)
+{
+	char name[128];
+	const char *v = opt ? opt : env_lookup(key, label, name, sizeof(name));
+
+	if (!v)
+		v = fallback;
+	if (!v) {
+		*dst = NULL;
+		return 0;
+	}
+	return (*dst = hml__strdup(v)) ? 0 : HML_ENOMEM;
+}
+
+int hml__config_resolve(hml__config *c, const char *label,
+                        const hml_region_options *opts)
+{
+	hml_region_options defaults = HML_REGION_OPTIONS_INIT;
+	char name[128];
+	const char *v;
+	int64_t bytes;
+	int rc;
+
+	memset(c, 0, sizeof(*c));
+	if (!opts)
+		opts = &defaults;
+	if (opts->version != HML_REGION_OPTIONS_VERSION)
+		return hml__error_set(HML_EINVALID,
+			"hml_region_options version %u is not supported (expected %d)",
+			opts->version, HML_REGION_OPTIONS_VERSION);
+
+	c->mode = HML_MODE_OFF;
+	if (opts->mode != HML_MODE_DEFAULT) {
+		if (!hml_mode_name(opts->mode))
+			return hml__error_set(HML_EINVALID, "invalid mode %d in options",
+			                      (int)opts->mode);
+		c->mode = opts->mode;
+	} else if ((v = env_lookup("MODE", label, name, sizeof(name))) != NULL) {
+		if (hml_mode_parse(&c->mode, v) < 0)
+			return hml__error_set(HML_EINVALID,
+				"unknown mode '%s' in %s (expected off, collect, infer, interleave or shadow)",
+				v, name);
+	}
+
+	c->on_error = HML_ON_ERROR_FALLBACK;
+	if (opts->on_error != HML_ON_ERROR_DEFAULT) {
+		c->on_error = opts->on_error;
+	} else if ((v = env_lookup("ON_ERROR", label, name, sizeof(name))) != NULL) {
+		if (strcmp(v, "fallback") == 0)
+			c->on_error = HML_ON_ERROR_FALLBACK;
+		else if (strcmp(v, "fail") == 0)
+			c->on_error = HML_ON_ERROR_FAIL;
+		else
+			return hml__error_set(HML_EINVALID,
+				"invalid %s '%s': expected fallback or fail", name, v);
+	}
+
+	c->interleave = HML__DEFAULT_INTERLEAVE;
+	if (opts->interleave > 0)
+		c->interleave = opts->interleave;
+	else if ((rc = env_int(&c->interleave, "INTERLEAVE", label, 1)) < 0)
+		return rc;
+
+	c->shadow = HML__DEFAULT_SHADOW;
+	if (opts->shadow > 0.0 && opts->shadow <= 1.0)
+		c->shadow = opts->shadow;
+	else if (opts->shadow != 0.0)
+		return hml__error_set(HML_EINVALID,
+			"invalid shadow fraction %g in options: expected a number in (0, 1]",
+			opts->shadow);
+	else if ((rc = env_double(&c->shadow, "SHADOW", label, 0.0, 1.0,
+	                          "a fraction in (0, 1]")) < 0)
+		return rc;
+
+	if (opts->threads > 0)
+		c->threads = opts->threads;
+	else if ((rc = env_int(&c->threads, "THREADS", label, 0)) < 0)
+		return rc;
+
+	c->flush_seconds = HML__DEFAULT_FLUSH_SECONDS;
+	if (opts->flush_seconds > 0.0)
+		c->flush_seconds = opts->flush_seconds;
+	else if ((rc = env_double(&c->flush_seconds, "FLUSH_SECONDS", label, 0.0,
+	                          1e9, "a positive number of seconds")) < 0)
+		return rc;
+
+	c->flush_bytes = HML__DEFAULT_FLUSH_BYTES;
+	if (opts->flush_bytes > 0) {
+		c->flush_bytes = opts->flush_bytes;
+	} else if ((v = env_lookup("FLUSH_BYTES", label, name, sizeof(name))) != NULL) {
+		if (hml__parse_i64(v, &bytes) < 0 || bytes <= 0)
+			return hml__error_set(HML_EINVALID,
+				"invalid %s '%s': expected a positive number of bytes", name, v);
+		c->flush_bytes = (size_t)bytes;
+	}
+
+	if ((rc = set_string(&c->model, opts->model, "MODEL", label, NULL)) < 0 ||
+	    (rc = set_string(&c->db, opts->db, "DB", label, HML__DEFAULT_DB)) < 0 ||
+	    (rc = set_string(&c->profile, opts->profile, "PROFILE", label, NULL)) < 0)
+		goto fail;
+	if (c->profile && strcmp(c->profile, "0") == 0) {
+		free(c->profile);
+		c->profile = NULL;
+	}
+
+	if ((c->mode == HML_MODE_INFER || c->mode == HML_MODE_INTERLEAVE ||
+	     c->mode == HML_MODE_SHADOW) && !c->model) {
+		rc = hml__error_set(HML_EINVALID,
+			"region '%s': mode '%s' needs a model: set HML_MODEL or options.model",
+			label, hml_mode_name(c->mode));
+		goto fail;
+	}
+	return 0;
+
+fail:
+	hml__config_release(c);
+	return rc;
+}
+
+void hml__config_release(hml__config *c)
+{
+	if (!c)
+		return;
+	free(c->model);
+	free(c->db);
+	free(c->profile);
+	c->model = c->db = c->profile = NULL;
+}
+
+int hml_region_options_init(hml_region_options *opts, unsigned int version)
+{
+	hml_region_options init = HML_REGION_OPTIONS_INIT;
+
+	if (!opts)
+		return hml__error_set(HML_EINVALID, "options pointer is NULL");
+	if (version != HML_REGION_OPTIONS_VERSION)
+		return hml__error_set(HML_EINVALID,
+			"hml_region_options version %u is not supported (expected %d)",
+			version, HML_REGION_OPTIONS_VERSION);
+	*opts = init;
+	return 0;
+}

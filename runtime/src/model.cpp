@@ -1,1 +1,403 @@
-/* work in progress */
+/*
+ * runtime/src/model.cpp - the libtorch shim: TorchScript inference behind
+ * the C interface of model.h. Every extern "C" function catches every C++
+ * exception and turns it into an hml error.
+ */
+#include <torch/script.h>
+#include <ATen/Parallel.h>
+#if __has_include(<torch/version.h>)
+#  include <torch/version.h>
+#endif
+#ifdef HML_WITH_CUDA
+#  include <torch/cuda.h>
+#endif
+
+#include <cerrno>
+#include <cstring>
+#include <new>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "error.h"
+#include "model.h"
+#include "util.h"
+
+struct hml__model {
+	torch::jit::Module module;
+	std::string path;
+	hml_dtype dtype = HML_F32;
+	torch::ScalarType scalar = torch::kFloat;
+	torch::Device device = torch::kCPU;
+	int in_ndim = 0, out_ndim = 0;
+	int64_t in_shape[HML_MAX_DIMS] = { 0 };
+	int64_t out_shape[HML_MAX_DIMS] = { 0 };
+	/* forward, called through Function::run on a stack kept here, so a call
+	 * allocates nothing of ours beyond the tensors libtorch makes. */
+	torch::jit::Function *forward = nullptr;
+	c10::IValue self;
+	std::vector<c10::IValue> stack;
+	torch::Tensor output;
+};
+
+namespace {
+
+/* Length of the first line of `s`, for "%.*s". */
+int line_len(const char *s)
+{
+	return (int)std::strcspn(s, "\r\n");
+}
+
+/*
+ * The line of a libtorch message worth showing. An error inside the
+ * TorchScript interpreter reads "The following operation failed in the
+ * TorchScript interpreter.", a traceback of indented lines, then the
+ * exception itself ("RuntimeError: mat1 and mat2 shapes ..."): show that
+ * line, without the class name when it is RuntimeError. Otherwise the
+ * first line. The result points into `what`.
+ */
+const char *reason_of(const char *what)
+{
+	static const char interp[] = "The following operation failed in the TorchScript interpreter.";
+	static const char rt[] = "RuntimeError: ";
+	const char *p;
+
+	if (std::strncmp(what, interp, sizeof(interp) - 1) != 0)
+		return what;
+	for (p = std::strchr(what, '\n'); p; p = std::strchr(p, '\n')) {
+		p++;
+		if (*p == '\0' || *p == ' ' || *p == '\t' || *p == '\n' ||
+		    std::strncmp(p, "Traceback of TorchScript", 24) == 0)
+			continue;
+		if (std::strncmp(p, rt, sizeof(rt) - 1) == 0)
+			p += sizeof(rt) - 1;
+		return p;
+	}
+	return what;
+}
+
+/* c10::Error::what() appends a C++ backtrace; the message alone is enough. */
+const char *what_of(const std::exception &e)
+{
+	if (auto c = dynamic_cast<const c10::Error *>(&e))
+		return c->what_without_backtrace();
+	return e.what();
+}
+
+const char *scalar_name(torch::ScalarType t)
+{
+	switch (t) {
+	case torch::kHalf: return "float16";
+	case torch::kBFloat16: return "bfloat16";
+	case torch::kFloat: return "float32";
+	case torch::kDouble: return "float64";
+	default: return c10::toString(t);
+	}
+}
+
+int check_file(const char *path)
+{
+	struct stat st;
+	int fd;
+
+	if (stat(path, &st) != 0) {
+		if (errno == ENOENT || errno == ENOTDIR)
+			return hml__error_set(HML_ENOTFOUND, "cannot open model '%s': no such file", path);
+		return hml__error_set(HML_EIO, "cannot open model '%s': %s", path, std::strerror(errno));
+	}
+	if (S_ISDIR(st.st_mode))
+		return hml__error_set(HML_EIO, "cannot open model '%s': is a directory", path);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return hml__error_set(HML_EIO, "cannot open model '%s': %s", path, std::strerror(errno));
+	close(fd);
+	return 0;
+}
+
+/* The element type of the first floating-point parameter or buffer. */
+int find_dtype(hml__model *m)
+{
+	std::optional<torch::ScalarType> t;
+
+	for (const auto &p : m->module.parameters()) {
+		if (p.is_floating_point()) {
+			t = p.scalar_type();
+			break;
+		}
+	}
+	if (!t) {
+		for (const auto &b : m->module.buffers()) {
+			if (b.is_floating_point()) {
+				t = b.scalar_type();
+				break;
+			}
+		}
+	}
+	if (!t || *t == torch::kFloat) {
+		m->dtype = HML_F32;
+		m->scalar = torch::kFloat;
+	} else if (*t == torch::kDouble) {
+		m->dtype = HML_F64;
+		m->scalar = torch::kDouble;
+	} else {
+		return hml__error_set(HML_ENOTSUPPORTED,
+			"cannot open model '%s': parameters of type %s are not supported (use float32 or float64)",
+			m->path.c_str(), scalar_name(*t));
+	}
+	return 0;
+}
+
+/* Read the integer-list attribute `name` into shape, *ndim = 0 if absent. */
+int read_declared(hml__model *m, const char *name, int64_t *shape, int *ndim)
+{
+	std::vector<int64_t> v;
+
+	*ndim = 0;
+	if (!m->module.hasattr(name))
+		return 0;
+	c10::IValue a = m->module.attr(name);
+	if (a.isIntList()) {
+		v = a.toIntVector();
+	} else if (a.isTuple()) {
+		for (const auto &e : a.toTupleRef().elements()) {
+			if (!e.isInt())
+				goto bad;
+			v.push_back(e.toInt());
+		}
+	} else {
+		goto bad;
+	}
+	if (v.size() > HML_MAX_DIMS)
+		return hml__error_set(HML_ENOTSUPPORTED,
+			"cannot open model '%s': attribute '%s' has %zu dims, more than %d",
+			m->path.c_str(), name, v.size(), HML_MAX_DIMS);
+	for (size_t i = 0; i < v.size(); i++)
+		shape[i] = v[i];
+	*ndim = (int)v.size();
+	return 0;
+bad:
+	return hml__error_set(HML_EMODEL,
+		"cannot open model '%s': attribute '%s' is %s, expected List[int]",
+		m->path.c_str(), name, a.type()->annotation_str().c_str());
+}
+
+int load(hml__model *m, const char *path, int threads)
+{
+	int rc;
+
+	try {
+		m->module = torch::jit::load(path, torch::kCPU);
+	} catch (const std::bad_alloc &) {
+		return hml__error_oom();
+	} catch (const std::exception &e) {
+		const char *w = what_of(e);
+		return hml__error_set(HML_EMODEL, "cannot open model '%s': not a TorchScript archive (%.*s)",
+		                      path, line_len(w), w);
+	} catch (...) {
+		return hml__error_set(HML_EMODEL, "cannot open model '%s': not a TorchScript archive", path);
+	}
+	auto method = m->module.find_method("forward");
+	if (!method)
+		return hml__error_set(HML_EMODEL, "cannot open model '%s': no forward method", path);
+	m->module.eval();
+	if ((rc = find_dtype(m)) < 0)
+		return rc;
+	if ((rc = read_declared(m, "hml_input_shape", m->in_shape, &m->in_ndim)) < 0 ||
+	    (rc = read_declared(m, "hml_output_shape", m->out_shape, &m->out_ndim)) < 0)
+		return rc;
+	if (threads > 0)
+		at::set_num_threads(threads);
+#ifdef HML_WITH_CUDA
+	if (torch::cuda::is_available()) {
+		m->module.to(torch::kCUDA);
+		m->device = torch::Device(torch::kCUDA);
+	}
+#endif
+	m->forward = &method->function();
+	m->self = m->module._ivalue();
+	m->stack.reserve(4);
+	return 0;
+}
+
+} // namespace
+
+extern "C" {
+
+int hml__model_load(hml__model **out, const char *path, int threads)
+{
+	hml__model *m = nullptr;
+	int rc;
+
+	if (out)
+		*out = nullptr;
+	if (!out || !path)
+		return hml__error_set(HML_EINVALID, "cannot open model: no path given");
+	if ((rc = check_file(path)) < 0)
+		return rc;
+	try {
+		m = new hml__model();
+		m->path = path;
+		rc = load(m, path, threads);
+	} catch (const std::bad_alloc &) {
+		rc = hml__error_oom();
+	} catch (const std::exception &e) {
+		const char *w = what_of(e);
+		rc = hml__error_set(HML_EMODEL, "cannot open model '%s': %.*s", path, line_len(w), w);
+	} catch (...) {
+		rc = hml__error_set(HML_EMODEL, "cannot open model '%s': unknown C++ exception", path);
+	}
+	if (rc < 0) {
+		hml__model_free(m);
+		return rc;
+	}
+	*out = m;
+	return 0;
+}
+
+void hml__model_free(hml__model *m)
+{
+	try {
+		delete m;
+	} catch (...) {
+	}
+}
+
+hml_dtype hml__model_dtype(const hml__model *m)
+{
+	return m ? m->dtype : HML_F32;
+}
+
+int hml__model_declared_input(const hml__model *m, int64_t *shape)
+{
+	if (!m || m->in_ndim == 0)
+		return 0;
+	std::memcpy(shape, m->in_shape, (size_t)m->in_ndim * sizeof(int64_t));
+	return m->in_ndim;
+}
+
+int hml__model_declared_output(const hml__model *m, int64_t *shape)
+{
+	if (!m || m->out_ndim == 0)
+		return 0;
+	std::memcpy(shape, m->out_shape, (size_t)m->out_ndim * sizeof(int64_t));
+	return m->out_ndim;
+}
+
+int hml__model_forward(hml__model *m, const void *in, hml_dtype dtype,
+                       int ndim, const int64_t *shape)
+{
+	char dims[160];
+	int64_t n = 1;
+	int d, rc = 0;
+
+	if (!m)
+		return hml__error_set(HML_EINVALID, "cannot run model: no model given");
+	if (ndim < 1 || ndim > HML_MAX_DIMS + 1 || !shape)
+		return hml__error_set(HML_EINVALID, "cannot run model '%s': input has %d dims, expected 1 to %d",
+		                      m->path.c_str(), ndim, HML_MAX_DIMS + 1);
+	for (d = 0; d < ndim; d++) {
+		if (shape[d] < 0)
+			break;
+		n *= shape[d];
+	}
+	if (d < ndim || (!in && n > 0) || (dtype != HML_F32 && dtype != HML_F64)) {
+		hml__format_shape(dims, sizeof(dims), shape, ndim);
+		return hml__error_set(HML_EINVALID, "cannot run model '%s' on input %s of %s: %s",
+		                      m->path.c_str(), dims, hml_dtype_name(dtype),
+		                      d < ndim ? "negative dimension" : !in ? "no data" : "unknown element type");
+	}
+
+	try {
+		torch::NoGradGuard no_grad;
+		torch::ScalarType st = dtype == HML_F64 ? torch::kDouble : torch::kFloat;
+		torch::Tensor x = torch::from_blob(const_cast<void *>(in),
+		                                   c10::IntArrayRef(shape, (size_t)ndim),
+		                                   torch::TensorOptions().dtype(st));
+		torch::Tensor blob = x;
+		if (st != m->scalar || !m->device.is_cpu())
+			x = x.to(m->device, m->scalar);
+
+		m->output.reset();
+		m->stack.clear();
+		m->stack.push_back(m->self);
+		m->stack.emplace_back(std::move(x));
+		m->forward->getSchema().checkAndNormalizeInputs(m->stack);
+		m->forward->run(m->stack);
+		if (m->stack.empty() || !m->stack.back().isTensor()) {
+			std::string type = m->stack.empty() ? std::string("nothing")
+			                                     : m->stack.back().type()->annotation_str();
+			m->stack.clear();
+			return hml__error_set(HML_EMODEL, "model '%s' returned %s, expected a tensor",
+			                      m->path.c_str(), type.c_str());
+		}
+		torch::Tensor y = std::move(m->stack.back()).toTensor();
+		m->stack.clear();
+		if (!y.device().is_cpu())
+			y = y.to(torch::kCPU);
+		if (y.scalar_type() != torch::kFloat && y.scalar_type() != torch::kDouble)
+			y = y.to(m->scalar);
+		y = y.contiguous();
+		/* The output must be the model's: a model that returns its input,
+		 * or a view of it, would hand back the caller's memory. */
+		if (y.storage().is_alias_of(blob.storage()))
+			y = y.clone();
+		if (y.dim() > HML_MAX_DIMS + 1) {
+			hml__format_shape(dims, sizeof(dims), shape, ndim);
+			return hml__error_set(HML_ESHAPE, "model '%s' returned %d dims on input %s, more than %d",
+			                      m->path.c_str(), (int)y.dim(), dims, HML_MAX_DIMS + 1);
+		}
+		m->output = std::move(y);
+	} catch (const std::bad_alloc &) {
+		rc = hml__error_oom();
+	} catch (const std::exception &e) {
+		const char *w = reason_of(what_of(e));
+		hml__format_shape(dims, sizeof(dims), shape, ndim);
+		rc = hml__error_set(HML_EMODEL, "model '%s' failed on input %s of %s: %.*s",
+		                    m->path.c_str(), dims, hml_dtype_name(dtype), line_len(w), w);
+	} catch (...) {
+		hml__format_shape(dims, sizeof(dims), shape, ndim);
+		rc = hml__error_set(HML_EMODEL, "model '%s' failed on input %s of %s: unknown C++ exception",
+		                    m->path.c_str(), dims, hml_dtype_name(dtype));
+	}
+	if (rc < 0) {
+		m->stack.clear();
+		m->output.reset();
+	}
+	return rc;
+}
+
+int hml__model_output(const hml__model *m, const void **data, hml_dtype *dtype,
+                      int *ndim, int64_t *shape)
+{
+	if (!m)
+		return hml__error_set(HML_EINVALID, "no model given");
+	if (!m->output.defined())
+		return hml__error_set(HML_EINVALID, "model '%s' has no output: forward has not succeeded",
+		                      m->path.c_str());
+	try {
+		const torch::Tensor &y = m->output;
+		int nd = (int)y.dim();
+		*data = y.data_ptr();
+		*dtype = y.scalar_type() == torch::kDouble ? HML_F64 : HML_F32;
+		*ndim = nd;
+		for (int d = 0; d < nd; d++)
+			shape[d] = y.size(d);
+	} catch (...) {
+		return hml__error_set(HML_EMODEL, "model '%s': cannot read its output", m->path.c_str());
+	}
+	return 0;
+}
+
+const char *hml__torch_version(void)
+{
+#ifdef TORCH_VERSION
+	return TORCH_VERSION;
+#else
+	return "unknown";
+#endif
+}
+
+} // extern "C"

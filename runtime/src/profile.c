@@ -1,1 +1,233 @@
-/* work in progress */ typedef int hml_wip_profile;
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "error.h"
+#include "h5util.h"
+#include "hml/version.h"
+#include "profile.h"
+#include "util.h"
+
+typedef struct record {
+	hml_region *live;        /* NULL once the region was freed */
+	char label[72];
+	hml_mode mode;
+	char *dest;              /* HML_PROFILE destination, NULL: none */
+	hml_region_stats stats;  /* final stats of a freed region */
+} record;
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;      /* records */
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;  /* log_fn */
+static record *records;
+static size_t nrecords, caprecords;
+static int atexit_installed;
+
+static hml_log_fn log_fn;
+static void *log_payload;
+
+static void default_log(hml_log_level level, const char *message, void *payload)
+{
+	(void)payload;
+	if (level == HML_LOG_WARNING)
+		fprintf(stderr, "hml: warning: %s\n", message);
+	else
+		fprintf(stderr, "hml: %s\n", message);
+}
+
+void hml_set_log_handler(hml_log_fn fn, void *payload)
+{
+	pthread_mutex_lock(&log_lock);
+	log_fn = fn;
+	log_payload = payload;
+	pthread_mutex_unlock(&log_lock);
+}
+
+void hml__log(hml_log_level level, const char *fmt, ...)
+{
+	char buf[1024];
+	hml_log_fn fn;
+	void *payload;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	pthread_mutex_lock(&log_lock);
+	fn = log_fn ? log_fn : default_log;
+	payload = log_payload;
+	pthread_mutex_unlock(&log_lock);
+	fn(level, buf, payload);
+}
+
+static void print_table(const record *recs, size_t n)
+{
+	size_t i;
+
+	hml__log(HML_LOG_INFO, "profile: %-16s %-10s %8s %8s %8s %8s %10s %10s %10s %10s %10s %10s",
+	         "region", "mode", "calls", "original", "model", "shadow",
+	         "region_s", "gather_s", "forward_s", "scatter_s", "original_s", "write_s");
+	for (i = 0; i < n; i++) {
+		const hml_region_stats *s = &recs[i].stats;
+		hml__log(HML_LOG_INFO,
+		         "profile: %-16s %-10s %8llu %8llu %8llu %8llu %10.4f %10.4f %10.4f %10.4f %10.4f %10.4f",
+		         recs[i].label, hml_mode_name(recs[i].mode),
+		         (unsigned long long)s->calls, (unsigned long long)s->original_calls,
+		         (unsigned long long)s->model_calls, (unsigned long long)s->shadow_calls,
+		         s->region_s, s->gather_s, s->forward_s, s->scatter_s,
+		         s->original_s, s->write_s);
+		if (s->fallback_calls)
+			hml__log(HML_LOG_INFO, "profile: %-16s %llu calls fell back to the original code",
+			         recs[i].label, (unsigned long long)s->fallback_calls);
+		if (s->shadow_calls)
+			hml__log(HML_LOG_INFO, "profile: %-16s shadow rmse %.6g, max abs error %.6g",
+			         recs[i].label, s->shadow_rmse, s->shadow_max_abs);
+	}
+}
+
+static int write_json(const char *path, const record *recs, size_t n)
+{
+	char tmp[4096];
+	FILE *f;
+	size_t i;
+	int ok;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
+	if (!(f = fopen(tmp, "w")))
+		return -1;
+	fprintf(f, "{\n  \"schema_version\": 1,\n  \"hml_version\": \"%s\",\n"
+	           "  \"pid\": %ld,\n  \"regions\": [", hml_version(), (long)getpid());
+	for (i = 0; i < n; i++) {
+		const hml_region_stats *s = &recs[i].stats;
+		/* Labels are restricted to [A-Za-z0-9_.-]: no escaping needed. */
+		fprintf(f, "%s\n    {\"label\": \"%s\", \"mode\": \"%s\", \"calls\": %llu, "
+		        "\"original_calls\": %llu, \"model_calls\": %llu, \"shadow_calls\": %llu, "
+		        "\"fallback_calls\": %llu, \"rows_in\": %llu, \"rows_out\": %llu, "
+		        "\"region_s\": %.9g, \"gather_s\": %.9g, \"forward_s\": %.9g, "
+		        "\"scatter_s\": %.9g, \"original_s\": %.9g, \"write_s\": %.9g, "
+		        "\"shadow_rmse\": %.9g, \"shadow_max_abs\": %.9g}",
+		        i ? "," : "", recs[i].label, hml_mode_name(recs[i].mode),
+		        (unsigned long long)s->calls, (unsigned long long)s->original_calls,
+		        (unsigned long long)s->model_calls, (unsigned long long)s->shadow_calls,
+		        (unsigned long long)s->fallback_calls, (unsigned long long)s->rows_in,
+		        (unsigned long long)s->rows_out, s->region_s, s->gather_s, s->forward_s,
+		        s->scatter_s, s->original_s, s->write_s, s->shadow_rmse, s->shadow_max_abs);
+	}
+	fprintf(f, "\n  ]\n}\n");
+	ok = !ferror(f);
+	ok = (fclose(f) == 0) && ok;
+	if (!ok || rename(tmp, path) != 0) {
+		remove(tmp);
+		return -1;
+	}
+	return 0;
+}
+
+static void at_exit(void)
+{
+	record *sel;
+	size_t i, j, n;
+
+	pthread_mutex_lock(&lock);
+	for (i = 0; i < nrecords; i++) {
+		if (!records[i].live)
+			continue;
+		if (hml__region_flush_at_exit(records[i].live) < 0)
+			hml__log(HML_LOG_WARNING, "region '%s': collected data lost at exit: %s",
+			         records[i].label, hml_error_last()->message);
+		hml_region_stats_get(records[i].live, &records[i].stats);
+	}
+	sel = malloc((nrecords ? nrecords : 1) * sizeof(*sel));
+	if (!sel)
+		goto done;
+	/* One table for all regions asking for "1"; one JSON file per path. */
+	for (n = 0, i = 0; i < nrecords; i++)
+		if (records[i].dest && strcmp(records[i].dest, "1") == 0)
+			sel[n++] = records[i];
+	if (n)
+		print_table(sel, n);
+	for (i = 0; i < nrecords; i++) {
+		const char *dest = records[i].dest;
+		int seen = 0;
+		if (!dest || strcmp(dest, "1") == 0)
+			continue;
+		for (j = 0; j < i; j++)
+			if (records[j].dest && strcmp(records[j].dest, dest) == 0)
+				seen = 1;
+		if (seen)
+			continue;
+		for (n = 0, j = i; j < nrecords; j++)
+			if (records[j].dest && strcmp(records[j].dest, dest) == 0)
+				sel[n++] = records[j];
+		if (write_json(dest, sel, n) < 0)
+			hml__log(HML_LOG_WARNING, "cannot write profile '%s'", dest);
+	}
+	free(sel);
+done:
+	pthread_mutex_unlock(&lock);
+}
+
+int hml__registry_add(hml_region *r)
+{
+	const char *dest;
+	record *rec;
+	int rc = 0;
+
+	/* HDF5 installs its own exit handler when it initialises; ours must be
+	 * installed after it so that it runs first, while HDF5 still works. */
+	hml__h5_init();
+	pthread_mutex_lock(&lock);
+	if (!atexit_installed) {
+		if (atexit(at_exit) != 0) {
+			rc = hml__error_set(HML_ERROR, "cannot install the exit handler");
+			goto done;
+		}
+		atexit_installed = 1;
+	}
+	if (nrecords == caprecords) {
+		size_t cap = caprecords ? 2 * caprecords : 8;
+		record *grown = realloc(records, cap * sizeof(*grown));
+		if (!grown) {
+			rc = hml__error_oom();
+			goto done;
+		}
+		records = grown;
+		caprecords = cap;
+	}
+	rec = &records[nrecords];
+	memset(rec, 0, sizeof(*rec));
+	rec->live = r;
+	snprintf(rec->label, sizeof(rec->label), "%s", hml_region_label(r));
+	rec->mode = hml_region_mode(r);
+	dest = hml__region_profile_dest(r);
+	if (dest && !(rec->dest = strdup(dest))) {
+		rc = hml__error_oom();
+		goto done;
+	}
+	nrecords++;
+done:
+	pthread_mutex_unlock(&lock);
+	return rc;
+}
+
+void hml__registry_remove(hml_region *r)
+{
+	size_t i;
+
+	pthread_mutex_lock(&lock);
+	for (i = 0; i < nrecords; i++) {
+		if (records[i].live != r)
+			continue;
+		if (records[i].dest) {
+			/* Keep the final numbers for the report at exit. */
+			hml_region_stats_get(r, &records[i].stats);
+			records[i].live = NULL;
+		} else {
+			records[i] = records[--nrecords];
+		}
+		break;
+	}
+	pthread_mutex_unlock(&lock);
+}

@@ -1,1 +1,729 @@
-/* work in progress */ typedef int hml_wip_region;
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collect.h"
+#include "config.h"
+#include "error.h"
+#include "functor_internal.h"
+#include "h5util.h"
+#include "model.h"
+#include "profile.h"
+#include "util.h"
+
+/* What the current call does. */
+enum path { PATH_NONE, PATH_ORIGINAL, PATH_COLLECT, PATH_MODEL, PATH_SHADOW };
+
+/* The combined tensor of several maps (inputs or outputs): maps are
+ * concatenated on the last feature dimension. */
+typedef struct side {
+	hml_tmap **maps;
+	size_t n, cap;
+	int64_t rows;
+	int ndim;                      /* feature dims */
+	int64_t shape[HML_MAX_DIMS];   /* feature shape, last = sum over maps */
+	int64_t row_size;              /* elements per row */
+	hml_dtype app_dtype;           /* widest application dtype */
+	void *buf;                     /* gathered in app dtype (collect, shadow truth) */
+	void *mbuf;                    /* gathered in the model dtype (inputs only) */
+} side;
+
+struct hml_region {
+	char *label;
+	hml__config cfg;
+	side in, out;
+	int frozen;            /* shapes fixed, buffers allocated */
+
+	hml__model *model;
+	hml_dtype model_dtype;
+	int model_checked;     /* shapes verified on the first forward */
+	int model_broken;      /* fallback after a model failure */
+	hml__collector *col;
+	int collect_broken;
+
+	int in_call;
+	enum path path;
+	uint64_t call_no;
+	double t_begin, t_original;
+	double shadow_acc;     /* deterministic sampling of shadow calls */
+	double shadow_sq;      /* sum of squared shadow errors */
+	uint64_t shadow_n;     /* number of compared values */
+
+	hml_region_stats stats;
+};
+
+static int side_add(side *s, hml_tmap *map)
+{
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 2;
+		hml_tmap **grown = realloc(s->maps, cap * sizeof(*grown));
+		if (!grown)
+			return hml__error_oom();
+		s->maps = grown;
+		s->cap = cap;
+	}
+	s->maps[s->n++] = map;
+	return 0;
+}
+
+static void side_release(side *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->n; i++)
+		hml_tmap_free(s->maps[i]);
+	free(s->maps);
+	free(s->buf);
+	free(s->mbuf);
+	memset(s, 0, sizeof(*s));
+}
+
+/* Fix the combined shape of one side: equal rows, equal leading feature
+ * extents, last extents summed. */
+static int side_freeze(side *s, const char *label, const char *what)
+{
+	char a[128], b[128];
+	int64_t shape[HML_MAX_DIMS];
+	size_t k;
+	int d, nd;
+
+	if (s->n == 0)
+		return hml__error_set(HML_EINVALID,
+			"region '%s' has no %s map: add one before hml_region_begin()",
+			label, what);
+	s->rows = hml_tmap_rows(s->maps[0]);
+	s->ndim = hml_tmap_features(s->maps[0], s->shape);
+	s->app_dtype = HML_F32;
+	for (k = 0; k < s->n; k++) {
+		nd = hml_tmap_features(s->maps[k], shape);
+		if (hml_tmap_dtype(s->maps[k]) == HML_F64)
+			s->app_dtype = HML_F64;
+		if (k == 0)
+			continue;
+		if (hml_tmap_rows(s->maps[k]) != s->rows)
+			return hml__error_set(HML_ESHAPE,
+				"region '%s': %s map %zu has %lld rows but map 0 has %lld",
+				label, what, k, (long long)hml_tmap_rows(s->maps[k]),
+				(long long)s->rows);
+		for (d = 0; d < nd - 1 && nd == s->ndim; d++)
+			if (shape[d] != s->shape[d])
+				break;
+		if (nd != s->ndim || d < nd - 1) {
+			hml__format_shape(a, sizeof(a), shape, nd);
+			hml__format_shape(b, sizeof(b), s->shape, s->ndim);
+			return hml__error_set(HML_ESHAPE,
+				"region '%s': %s map %zu has features %s, which cannot be concatenated with %s",
+				label, what, k, a, b);
+		}
+		s->shape[nd - 1] += shape[nd - 1];
+	}
+	s->row_size = 1;
+	for (d = 0; d < s->ndim; d++)
+		s->row_size *= s->shape[d];
+	return 0;
+}
+
+static int side_alloc(side *s, int model_buf, hml_dtype model_dtype)
+{
+	size_t n = (size_t)(s->rows * s->row_size);
+
+	if (!(s->buf = malloc(n * hml_dtype_size(s->app_dtype))))
+		return hml__error_oom();
+	if (model_buf && !(s->mbuf = malloc(n * hml_dtype_size(model_dtype))))
+		return hml__error_oom();
+	return 0;
+}
+
+/* Gather all maps of a side into `dst`, or return the application memory
+ * itself when a single map is already laid out as the tensor. */
+static int side_gather(const side *s, void *dst, hml_dtype dtype, int threads,
+                       const void **result)
+{
+	int64_t last = s->shape[s->ndim - 1], col = 0, shape[HML_MAX_DIMS];
+	void *direct;
+	size_t k;
+	int rc, nd;
+
+	if (s->n == 1 && (direct = hml_tmap_contiguous(s->maps[0], dtype)) != NULL) {
+		*result = direct;
+		return 0;
+	}
+	for (k = 0; k < s->n; k++) {
+		if ((rc = hml_tmap_gather_into(s->maps[k], dst, dtype, last, col, threads)) < 0)
+			return rc;
+		nd = hml_tmap_features(s->maps[k], shape);
+		col += shape[nd - 1];
+	}
+	*result = dst;
+	return 0;
+}
+
+static int side_scatter(const side *s, const void *src, hml_dtype dtype, int threads)
+{
+	int64_t last = s->shape[s->ndim - 1], col = 0, shape[HML_MAX_DIMS];
+	size_t k;
+	int rc, nd;
+
+	for (k = 0; k < s->n; k++) {
+		if ((rc = hml_tmap_scatter_from(s->maps[k], src, dtype, last, col, threads)) < 0)
+			return rc;
+		nd = hml_tmap_features(s->maps[k], shape);
+		col += shape[nd - 1];
+	}
+	return 0;
+}
+
+/* "text; text" of the maps' functors, domains or array names, for the
+ * attributes of collected data. */
+static char *side_describe(const side *s, int what)
+{
+	size_t k, len = 1;
+	char *out, *part;
+
+	for (k = 0; k < s->n; k++) {
+		part = what == 0 ? hml__strdup(hml__tmap_functor_text(s->maps[k]))
+		     : what == 1 ? hml__strdup(hml__tmap_domain(s->maps[k]))
+		     : hml__tmap_array_names(s->maps[k]);
+		len += (part ? strlen(part) : 0) + 2;
+		free(part);
+	}
+	if (!(out = calloc(1, len)))
+		return NULL;
+	for (k = 0; k < s->n; k++) {
+		part = what == 0 ? hml__strdup(hml__tmap_functor_text(s->maps[k]))
+		     : what == 1 ? hml__strdup(hml__tmap_domain(s->maps[k]))
+		     : hml__tmap_array_names(s->maps[k]);
+		if (k)
+			strcat(out, "; ");
+		if (part)
+			strcat(out, part);
+		free(part);
+	}
+	return out;
+}
+
+static int uses_model(hml_mode m)
+{
+	return m == HML_MODE_INFER || m == HML_MODE_INTERLEAVE || m == HML_MODE_SHADOW;
+}
+
+/*
+ * A failure of the model or of collection. Under the fallback policy it is
+ * reported once, the failing feature is switched off for the rest of the
+ * run, and the call goes on with the original code; under the fail policy
+ * the error goes back to the application.
+ */
+static int degrade(hml_region *r, int rc, int *broken, const char *consequence)
+{
+	if (r->cfg.on_error == HML_ON_ERROR_FAIL)
+		return rc;
+	if (!*broken)
+		hml__log(HML_LOG_WARNING, "region '%s': %s; %s", r->label,
+		         hml_error_last()->message, consequence);
+	*broken = 1;
+	return 0;
+}
+
+int hml_region_open(hml_region **out, const char *label,
+                    const hml_region_options *opts)
+{
+	hml_region *r = NULL;
+	hid_t probe;
+	int rc;
+
+	if (!out)
+		return hml__error_set(HML_EINVALID, "output pointer is NULL");
+	*out = NULL;
+	if ((rc = hml__label_check(label)) < 0)
+		return rc;
+	if (!(r = calloc(1, sizeof(*r))))
+		return hml__error_oom();
+	if (!(r->label = hml__strdup(label))) {
+		rc = HML_ENOMEM;
+		goto fail;
+	}
+	if ((rc = hml__config_resolve(&r->cfg, label, opts)) < 0)
+		goto fail;
+
+	if (uses_model(r->cfg.mode)) {
+		rc = hml__model_load(&r->model, r->cfg.model, r->cfg.threads);
+		if (rc < 0 && (rc = degrade(r, rc, &r->model_broken,
+		                            "running the original code")) < 0)
+			goto fail;
+		if (r->model)
+			r->model_dtype = hml__model_dtype(r->model);
+	}
+	if (r->cfg.mode == HML_MODE_COLLECT) {
+		/* Find an unusable file now, not after the first call's work. */
+		hml__h5_init();
+		rc = hml__h5_open_rw(&probe, r->cfg.db);
+		if (rc == 0)
+			H5Fclose(probe);
+		else if ((rc = degrade(r, rc, &r->collect_broken, "not collecting")) < 0)
+			goto fail;
+	}
+	if ((rc = hml__registry_add(r)) < 0)
+		goto fail;
+	*out = r;
+	return 0;
+
+fail:
+	hml__model_free(r->model);
+	hml__config_release(&r->cfg);
+	free(r->label);
+	free(r);
+	return rc;
+}
+
+static int add_map(hml_region *r, side *s, hml_tmap *map)
+{
+	if (!r || !map)
+		return hml__error_set(HML_EINVALID, "region or map is NULL");
+	if (r->frozen)
+		return hml__error_set(HML_EINVALID,
+			"region '%s': maps must be added before the first hml_region_begin()",
+			r->label);
+	return side_add(s, map);
+}
+
+int hml_region_add_input(hml_region *r, hml_tmap *map)
+{
+	return add_map(r, r ? &r->in : NULL, map);
+}
+
+int hml_region_add_output(hml_region *r, hml_tmap *map)
+{
+	return add_map(r, r ? &r->out : NULL, map);
+}
+
+static int bind_and_add(hml_region *r, side *s, const char *functor,
+                        const char *domain, const hml_array *arrays, size_t narrays,
+                        const hml_symbol *symbols, size_t nsymbols)
+{
+	hml_functor *fn = NULL;
+	hml_tmap *map = NULL;
+	int rc;
+
+	if (!r)
+		return hml__error_set(HML_EINVALID, "region is NULL");
+	if ((rc = hml_functor_parse(&fn, functor)) < 0)
+		goto done;
+	if ((rc = hml_tmap_new(&map, fn, domain, arrays, narrays, symbols, nsymbols)) < 0)
+		goto done;
+	if ((rc = add_map(r, s, map)) < 0)
+		goto done;
+	map = NULL;
+	rc = (int)s->n - 1;
+done:
+	hml_tmap_free(map);
+	hml_functor_free(fn);
+	return rc;
+}
+
+int hml_region_input(hml_region *r, const char *functor, const char *domain,
+                     const hml_array *arrays, size_t narrays,
+                     const hml_symbol *symbols, size_t nsymbols)
+{
+	return bind_and_add(r, r ? &r->in : NULL, functor, domain, arrays, narrays,
+	                    symbols, nsymbols);
+}
+
+int hml_region_output(hml_region *r, const char *functor, const char *domain,
+                      const hml_array *arrays, size_t narrays,
+                      const hml_symbol *symbols, size_t nsymbols)
+{
+	return bind_and_add(r, r ? &r->out : NULL, functor, domain, arrays, narrays,
+	                    symbols, nsymbols);
+}
+
+hml_tmap *hml_region_input_map(hml_region *r, size_t k)
+{
+	return (r && k < r->in.n) ? r->in.maps[k] : NULL;
+}
+
+hml_tmap *hml_region_output_map(hml_region *r, size_t k)
+{
+	return (r && k < r->out.n) ? r->out.maps[k] : NULL;
+}
+
+static int open_collector(hml_region *r)
+{
+	hml__collector_desc d;
+	char *texts[6] = { 0 };
+	int rc, i;
+
+	memset(&d, 0, sizeof(d));
+	d.path = r->cfg.db;
+	d.label = r->label;
+	d.in_dtype = r->in.app_dtype;
+	d.out_dtype = r->out.app_dtype;
+	d.in_ndim = r->in.ndim;
+	d.out_ndim = r->out.ndim;
+	memcpy(d.in_shape, r->in.shape, sizeof(d.in_shape));
+	memcpy(d.out_shape, r->out.shape, sizeof(d.out_shape));
+	for (i = 0; i < 3; i++) {
+		texts[2 * i] = side_describe(&r->in, i);
+		texts[2 * i + 1] = side_describe(&r->out, i);
+		if (!texts[2 * i] || !texts[2 * i + 1]) {
+			rc = hml__error_oom();
+			goto done;
+		}
+	}
+	d.in_functor = texts[0];
+	d.out_functor = texts[1];
+	d.in_domain = texts[2];
+	d.out_domain = texts[3];
+	d.in_arrays = texts[4];
+	d.out_arrays = texts[5];
+	d.flush_bytes = r->cfg.flush_bytes;
+	d.flush_seconds = r->cfg.flush_seconds;
+	rc = hml__collector_open(&r->col, &d);
+done:
+	for (i = 0; i < 6; i++)
+		free(texts[i]);
+	return rc;
+}
+
+/* On the first call: fix the shapes, allocate the buffers, open the
+ * collector. Everything that can fail for reasons of set-up fails here. */
+static int freeze(hml_region *r)
+{
+	hml_mode m = r->cfg.mode;
+	int rc;
+
+	if ((rc = side_freeze(&r->in, r->label, "input")) < 0 ||
+	    (rc = side_freeze(&r->out, r->label, "output")) < 0)
+		return rc;
+	if ((rc = side_alloc(&r->in, uses_model(m), r->model_dtype)) < 0 ||
+	    (rc = side_alloc(&r->out, 0, r->model_dtype)) < 0)
+		return rc;
+	r->frozen = 1;
+	if (m == HML_MODE_COLLECT && !r->collect_broken) {
+		if ((rc = open_collector(r)) < 0 &&
+		    (rc = degrade(r, rc, &r->collect_broken, "not collecting")) < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* A model that declares its input features (hml-trained models do) is
+ * checked before its first forward, so a mismatch names both shapes. */
+static int check_declared_input(hml_region *r)
+{
+	char got[160], want[160];
+	int64_t decl[HML_MAX_DIMS], full[HML_MAX_DIMS + 1];
+	int d, nd, same;
+
+	if ((nd = hml__model_declared_input(r->model, decl)) <= 0)
+		return 0;
+	same = nd == r->in.ndim;
+	for (d = 0; same && d < nd; d++)
+		same = decl[d] == r->in.shape[d];
+	if (same)
+		return 0;
+	hml__format_shape(got, sizeof(got), decl, nd);
+	full[0] = r->in.rows;
+	memcpy(full + 1, r->in.shape, (size_t)r->in.ndim * sizeof(int64_t));
+	hml__format_shape(want, sizeof(want), full, r->in.ndim + 1);
+	return hml__error_set(HML_ESHAPE,
+		"model '%s' expects input rows %s but region '%s' gives %s",
+		r->cfg.model, got, r->label, want);
+}
+
+/* The model's output must be [rows, *features] of the output side; a model
+ * that returns [rows] for one feature, or any shape with the same rows and
+ * the same values per row, is accepted. */
+static int check_output(hml_region *r, int ndim, const int64_t *shape)
+{
+	char got[160], want[160];
+	int64_t full[HML_MAX_DIMS + 1], per_row = 1;
+	int d;
+
+	for (d = 1; d < ndim; d++)
+		per_row *= shape[d];
+	if (ndim >= 1 && shape[0] == r->out.rows && per_row == r->out.row_size)
+		return 0;
+	hml__format_shape(got, sizeof(got), shape, ndim);
+	full[0] = r->out.rows;
+	memcpy(full + 1, r->out.shape, (size_t)r->out.ndim * sizeof(int64_t));
+	hml__format_shape(want, sizeof(want), full, r->out.ndim + 1);
+	return hml__error_set(HML_ESHAPE,
+		"model '%s' returns %s but region '%s' needs outputs %s",
+		r->cfg.model, got, r->label, want);
+}
+
+/* Gather the inputs and run the model; the output stays in the model. */
+static int run_model(hml_region *r, const void **out, hml_dtype *out_dtype)
+{
+	int64_t shape[HML_MAX_DIMS + 1], oshape[HML_MAX_DIMS + 1];
+	const void *x;
+	double t0 = hml__now(), t1;
+	int rc, ond;
+
+	if ((rc = side_gather(&r->in, r->in.mbuf, r->model_dtype, r->cfg.threads, &x)) < 0)
+		return rc;
+	t1 = hml__now();
+	r->stats.gather_s += t1 - t0;
+	shape[0] = r->in.rows;
+	memcpy(shape + 1, r->in.shape, (size_t)r->in.ndim * sizeof(int64_t));
+	if (!r->model_checked && (rc = check_declared_input(r)) < 0)
+		return rc;
+	if ((rc = hml__model_forward(r->model, x, r->model_dtype, r->in.ndim + 1, shape)) < 0)
+		return rc;
+	if ((rc = hml__model_output(r->model, out, out_dtype, &ond, oshape)) < 0)
+		return rc;
+	r->stats.forward_s += hml__now() - t1;
+	if (!r->model_checked) {
+		if ((rc = check_output(r, ond, oshape)) < 0)
+			return rc;
+		r->model_checked = 1;
+	}
+	return 0;
+}
+
+/* Which path this call takes, before any work is done. */
+static enum path choose(hml_region *r, int run_original)
+{
+	hml_mode m = r->cfg.mode;
+	int model_ok = r->model && !r->model_broken;
+
+	if (m == HML_MODE_COLLECT)
+		return r->collect_broken ? PATH_ORIGINAL : PATH_COLLECT;
+	if (run_original)
+		return PATH_ORIGINAL;
+	switch (m) {
+	case HML_MODE_INFER:
+		return model_ok ? PATH_MODEL : PATH_ORIGINAL;
+	case HML_MODE_INTERLEAVE:
+		if (r->call_no % (uint64_t)(r->cfg.interleave + 1) == (uint64_t)r->cfg.interleave)
+			return PATH_ORIGINAL;
+		return model_ok ? PATH_MODEL : PATH_ORIGINAL;
+	case HML_MODE_SHADOW:
+		r->shadow_acc += r->cfg.shadow;
+		if (r->shadow_acc < 1.0 - 1e-12)
+			return PATH_ORIGINAL;
+		r->shadow_acc -= 1.0;
+		return model_ok ? PATH_SHADOW : PATH_ORIGINAL;
+	default:
+		return PATH_ORIGINAL;
+	}
+}
+
+int hml_region_begin_if(hml_region *r, int run_original)
+{
+	const void *y, *x;
+	hml_dtype ydt;
+	double t;
+	int rc;
+
+	if (!r)
+		return hml__error_set(HML_EINVALID, "region is NULL");
+	if (r->in_call)
+		return hml__error_set(HML_EINVALID,
+			"region '%s': hml_region_begin() called again before hml_region_end()",
+			r->label);
+	r->in_call = 1;
+	if (r->cfg.mode == HML_MODE_OFF) {
+		r->path = PATH_ORIGINAL;
+		return 1;
+	}
+	r->t_begin = hml__now();
+	if (!r->frozen && (rc = freeze(r)) < 0) {
+		r->path = PATH_NONE;
+		return rc;
+	}
+	r->path = choose(r, run_original);
+	if ((r->cfg.mode == HML_MODE_INFER || r->cfg.mode == HML_MODE_INTERLEAVE) &&
+	    !run_original && r->path == PATH_ORIGINAL && r->model_broken)
+		r->stats.fallback_calls++;
+
+	switch (r->path) {
+	case PATH_MODEL:
+		if ((rc = run_model(r, &y, &ydt)) == 0) {
+			t = hml__now();
+			rc = side_scatter(&r->out, y, ydt, r->cfg.threads);
+			r->stats.scatter_s += hml__now() - t;
+			if (rc == 0)
+				return 0;
+		}
+		/* Nothing was scattered unless the scatter itself failed, and a
+		 * failed scatter is rewritten by the original code below. */
+		if ((rc = degrade(r, rc, &r->model_broken, "running the original code")) < 0) {
+			r->path = PATH_NONE;
+			return rc;
+		}
+		r->stats.fallback_calls++;
+		r->path = PATH_ORIGINAL;
+		break;
+	case PATH_SHADOW:
+		if ((rc = run_model(r, &y, &ydt)) < 0) {
+			if ((rc = degrade(r, rc, &r->model_broken, "shadowing stopped")) < 0) {
+				r->path = PATH_NONE;
+				return rc;
+			}
+			r->path = PATH_ORIGINAL;
+		}
+		break;
+	case PATH_COLLECT:
+		/* Inputs are gathered before the original code, which may
+		 * overwrite them (in-place time steps). */
+		t = hml__now();
+		rc = side_gather(&r->in, r->in.buf, r->in.app_dtype, r->cfg.threads, &x);
+		if (rc == 0 && x != r->in.buf)
+			memcpy(r->in.buf, x, (size_t)(r->in.rows * r->in.row_size) *
+			       hml_dtype_size(r->in.app_dtype));
+		r->stats.gather_s += hml__now() - t;
+		if (rc < 0) {
+			r->path = PATH_NONE;
+			return rc;
+		}
+		break;
+	default:
+		break;
+	}
+	r->t_original = hml__now();
+	return 1;
+}
+
+int hml_region_begin(hml_region *r)
+{
+	return hml_region_begin_if(r, 0);
+}
+
+/* Compare the model's output (kept in the model since begin) with what the
+ * original code wrote. */
+static int shadow_compare(hml_region *r)
+{
+	const void *y, *truth;
+	hml_dtype ydt;
+	int64_t shape[HML_MAX_DIMS + 1], i, n = r->out.rows * r->out.row_size;
+	double t = hml__now(), e, sq = 0.0, mx = r->stats.shadow_max_abs;
+	int rc, nd;
+
+	if ((rc = side_gather(&r->out, r->out.buf, r->out.app_dtype, r->cfg.threads, &truth)) < 0)
+		return rc;
+	if ((rc = hml__model_output(r->model, &y, &ydt, &nd, shape)) < 0)
+		return rc;
+	for (i = 0; i < n; i++) {
+		double a = r->out.app_dtype == HML_F64 ? ((const double *)truth)[i]
+		                                       : ((const float *)truth)[i];
+		double b = ydt == HML_F64 ? ((const double *)y)[i] : ((const float *)y)[i];
+		e = fabs(a - b);
+		sq += e * e;
+		if (e > mx || isnan(e))
+			mx = e;
+	}
+	r->shadow_sq += sq;
+	r->shadow_n += (uint64_t)n;
+	r->stats.shadow_rmse = sqrt(r->shadow_sq / (double)r->shadow_n);
+	r->stats.shadow_max_abs = mx;
+	r->stats.shadow_calls++;
+	r->stats.gather_s += hml__now() - t;
+	return 0;
+}
+
+int hml_region_end(hml_region *r)
+{
+	const void *y;
+	double t, orig;
+	int rc = 0;
+
+	if (!r)
+		return hml__error_set(HML_EINVALID, "region is NULL");
+	if (!r->in_call)
+		return hml__error_set(HML_EINVALID,
+			"region '%s': hml_region_end() without hml_region_begin()", r->label);
+	r->in_call = 0;
+	r->stats.calls++;
+	r->call_no++;
+	if (r->cfg.mode == HML_MODE_OFF) {
+		r->stats.original_calls++;
+		return 0;
+	}
+	t = hml__now();
+	if (r->path == PATH_MODEL) {
+		r->stats.model_calls++;
+		goto done;
+	}
+	if (r->path == PATH_NONE)
+		goto done;
+	orig = t - r->t_original;
+	r->stats.original_s += orig;
+	r->stats.original_calls++;
+	if (r->path == PATH_COLLECT) {
+		rc = side_gather(&r->out, r->out.buf, r->out.app_dtype, r->cfg.threads, &y);
+		if (rc == 0) {
+			double t1 = hml__now();
+			r->stats.gather_s += t1 - t;
+			rc = hml__collector_append(r->col, r->in.buf, r->in.rows, y,
+			                           r->out.rows, orig);
+			r->stats.write_s += hml__now() - t1;
+		}
+		if (rc == 0) {
+			r->stats.rows_in += (uint64_t)r->in.rows;
+			r->stats.rows_out += (uint64_t)r->out.rows;
+		} else {
+			rc = degrade(r, rc, &r->collect_broken, "not collecting");
+		}
+	} else if (r->path == PATH_SHADOW) {
+		if ((rc = shadow_compare(r)) < 0)
+			rc = degrade(r, rc, &r->model_broken, "shadowing stopped");
+	}
+done:
+	r->stats.region_s += hml__now() - r->t_begin;
+	r->path = PATH_NONE;
+	return rc;
+}
+
+int hml_region_flush(hml_region *r)
+{
+	if (!r)
+		return hml__error_set(HML_EINVALID, "region is NULL");
+	return r->col ? hml__collector_flush(r->col) : 0;
+}
+
+int hml__region_flush_at_exit(hml_region *r)
+{
+	return hml_region_flush(r);
+}
+
+const char *hml__region_profile_dest(const hml_region *r)
+{
+	return r->cfg.profile;
+}
+
+void hml_region_free(hml_region *r)
+{
+	if (!r)
+		return;
+	if (r->col && hml__collector_close(r->col) < 0)
+		hml__log(HML_LOG_WARNING, "region '%s': collected data lost: %s",
+		         r->label, hml_error_last()->message);
+	r->col = NULL;
+	hml__registry_remove(r);
+	hml__model_free(r->model);
+	side_release(&r->in);
+	side_release(&r->out);
+	hml__config_release(&r->cfg);
+	free(r->label);
+	free(r);
+}
+
+hml_mode hml_region_mode(const hml_region *r)
+{
+	return r ? r->cfg.mode : HML_MODE_OFF;
+}
+
+const char *hml_region_label(const hml_region *r)
+{
+	return r ? r->label : NULL;
+}
+
+int hml_region_stats_get(const hml_region *r, hml_region_stats *out)
+{
+	if (!r || !out)
+		return hml__error_set(HML_EINVALID, "region or output is NULL");
+	*out = r->stats;
+	return 0;
+}

@@ -1,0 +1,146 @@
+#!/usr/bin/env bats
+# Bad input to the runtime: each gives one clear line, a defined outcome,
+# and never corrupts the application's results or existing files.
+
+load helpers
+
+setup() { common_setup; }
+
+ARGS=(--options 512 --batch 256 --seed 3)
+
+accurate_qoi() {
+	HML_QOI="$WORK/accurate.h5" binomial "${ARGS[@]}" >/dev/null
+}
+
+# The run's prices are exactly those of the accurate run.
+same_as_accurate() {
+	[ "$(h5 q.h5 'bool((f["price"][:] == __import__("h5py").File("accurate.h5","r")["price"][:]).all())')" = True ]
+}
+
+@test "an unknown mode is rejected with the variable named" {
+	HML_MODE=bogus run binomial "${ARGS[@]}"
+	assert_failure 1
+	assert_output --partial "unknown mode 'bogus' in HML_MODE (expected off, collect, infer, interleave or shadow)"
+}
+
+@test "malformed numeric settings are rejected" {
+	HML_MODE=interleave HML_MODEL=x.pt HML_INTERLEAVE=zero run binomial "${ARGS[@]}"
+	assert_failure 1
+	assert_output --partial "invalid HML_INTERLEAVE 'zero'"
+	HML_MODE=shadow HML_MODEL=x.pt HML_SHADOW=1.5 run binomial "${ARGS[@]}"
+	assert_failure 1
+	assert_output --partial "invalid HML_SHADOW '1.5'"
+	HML_ON_ERROR=maybe run binomial "${ARGS[@]}"
+	assert_failure 1
+	assert_output --partial "invalid HML_ON_ERROR 'maybe'"
+}
+
+@test "infer mode without a model says how to give one" {
+	HML_MODE=infer run binomial "${ARGS[@]}"
+	assert_failure 1
+	assert_output --partial "mode 'infer' needs a model: set HML_MODEL"
+}
+
+@test "a missing model warns once and falls back to the original code" {
+	accurate_qoi
+	HML_MODE=infer HML_MODEL=/nonexistent/m.pt HML_QOI="$WORK/q.h5" \
+		HML_PROFILE="$WORK/p.json" run binomial "${ARGS[@]}"
+	assert_success
+	assert_output --partial "hml: warning: region 'binomial': cannot open model '/nonexistent/m.pt': no such file; running the original code"
+	[ "$(grep -c 'hml: warning' <<<"$output")" = 1 ]
+	[ "$(json p.json 'd["regions"][0]["fallback_calls"]')" = 2 ]
+	same_as_accurate
+}
+
+@test "with HML_ON_ERROR=fail a missing model stops the application" {
+	HML_MODE=infer HML_MODEL=/nonexistent/m.pt HML_ON_ERROR=fail run binomial "${ARGS[@]}"
+	assert_failure 1
+	assert_output --partial "cannot open model '/nonexistent/m.pt': no such file"
+}
+
+@test "a file that is not TorchScript is refused" {
+	accurate_qoi
+	HML_MODE=infer HML_MODEL="$MODELS/not_a_model.pt" HML_QOI="$WORK/q.h5" run binomial "${ARGS[@]}"
+	assert_success
+	assert_output --partial "not a TorchScript archive"
+	same_as_accurate
+	HML_MODE=infer HML_MODEL="$MODELS/not_a_model.pt" HML_ON_ERROR=fail run binomial "${ARGS[@]}"
+	assert_failure 1
+	assert_output --partial "not a TorchScript archive"
+}
+
+@test "a model of the wrong shape names both shapes and changes no result" {
+	accurate_qoi
+	# declared.pt declares 5 inputs and 1 output but field_cnn wants images.
+	HML_MODE=infer HML_MODEL="$MODELS/field_cnn.pt" HML_QOI="$WORK/q.h5" run binomial "${ARGS[@]}"
+	assert_success
+	assert_output --partial "[256, 5]"
+	same_as_accurate
+	HML_MODE=infer HML_MODEL="$MODELS/field_cnn.pt" HML_ON_ERROR=fail run binomial "${ARGS[@]}"
+	assert_failure 1
+	assert_output --partial "[256, 5]"
+}
+
+@test "an unwritable collection file is reported" {
+	HML_MODE=collect HML_DB=/proc/hml-cannot-write.h5 HML_ON_ERROR=fail run binomial "${ARGS[@]}"
+	assert_failure 1
+	assert_output --partial "cannot write '/proc/hml-cannot-write.h5'"
+	HML_MODE=collect HML_DB=/nonexistent-dir/d.h5 run binomial "${ARGS[@]}"
+	assert_success
+	assert_output --partial "hml: warning: region 'binomial': cannot write '/nonexistent-dir/d.h5'"
+	assert_output --partial "not collecting"
+}
+
+@test "a collection file that is not HDF5 is left untouched" {
+	printf 'precious results\n' > d.h5
+	cp d.h5 before
+	HML_MODE=collect HML_DB="$WORK/d.h5" HML_ON_ERROR=fail run binomial "${ARGS[@]}"
+	assert_failure 1
+	assert_output --partial "is not an HDF5 file"
+	cmp d.h5 before
+}
+
+@test "a truncated HDF5 collection file is left untouched" {
+	HML_MODE=collect HML_DB="$WORK/d.h5" binomial "${ARGS[@]}" >/dev/null
+	head -c 3000 d.h5 > t.h5
+	cp t.h5 before
+	HML_MODE=collect HML_DB="$WORK/t.h5" HML_ON_ERROR=fail run binomial "${ARGS[@]}"
+	assert_failure 1
+	assert_output --partial "t.h5"
+	cmp t.h5 before
+}
+
+@test "collecting into a file made with another shape is refused" {
+	HML_MODE=collect HML_DB="$WORK/d.h5" binomial "${ARGS[@]}" >/dev/null
+	"$PY" -c 'import h5py
+f = h5py.File("d.h5", "a"); g = f["binomial"]
+for k in ("input", "output", "calls"): del g[k]
+g.create_dataset("input", shape=(0, 6), maxshape=(None, 6), dtype="f8", chunks=(64, 6))
+g.create_dataset("output", shape=(0, 1), maxshape=(None, 1), dtype="f8", chunks=(64, 1))'
+	cp d.h5 before
+	HML_MODE=collect HML_DB="$WORK/d.h5" HML_ON_ERROR=fail run binomial "${ARGS[@]}"
+	assert_failure 1
+	assert_output --partial "region 'binomial'"
+	cmp d.h5 before
+}
+
+@test "a collecting process killed mid-run leaves a readable file with its flushed calls" {
+	HML_MODE=collect HML_DB="$WORK/d.h5" HML_FLUSH_SECONDS=0.05 \
+		"$BINOMIAL" --options 400000 --batch 512 --quiet &
+	pid=$!
+	# About 0.1 s per call here: let a few dozen calls be flushed (the test
+	# does not open the file meanwhile, so no lock gets in the way).
+	sleep 4
+	kill -9 "$pid"
+	wait "$pid" || true
+	run "$PY" -c 'import h5py
+g = h5py.File("d.h5", "r")["binomial"]
+c = g["calls"][:]
+assert len(c) >= 1, len(c)
+assert g["input"].shape[0] == g["output"].shape[0] == 512 * len(c)
+assert (c["input_offset"] == 512 * c["call"]).all()
+assert (g["output"][:] > -1e-9).all()
+print("ok", len(c))'
+	assert_success
+	assert_output --partial "ok"
+}

@@ -1,0 +1,35 @@
+# Shared set-up for the end-to-end tests. ctest sets HML_BUILD_DIR,
+# HML_SOURCE_DIR, HML_TEST_PYTHON and HML_TEST_MODELS.
+
+load '/usr/lib/bats/bats-support/load'
+load '/usr/lib/bats/bats-assert/load'
+
+: "${HML_BUILD_DIR:?run the end-to-end tests through ctest}"
+BINOMIAL="$HML_BUILD_DIR/workflows/binomial/binomial"
+PY="${HML_TEST_PYTHON:-/usr/bin/python3}"
+MODELS="$HML_TEST_MODELS"
+
+common_setup() {
+	WORK="$BATS_TEST_TMPDIR"
+	cd "$WORK" || return 1
+	# Each test chooses its own settings.
+	unset HML_MODE HML_MODEL HML_DB HML_QOI HML_PROFILE HML_INTERLEAVE \
+	      HML_SHADOW HML_ON_ERROR HML_THREADS HML_FLUSH_SECONDS HML_FLUSH_BYTES
+	export OMP_NUM_THREADS=2
+}
+
+# binomial ARGS...: the workflow under a time limit.
+binomial() {
+	timeout 300 "$BINOMIAL" "$@"
+}
+
+# json FILE EXPR: evaluate a Python expression over the parsed JSON `d`.
+json() {
+	"$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
+}
+
+# h5 FILE EXPR: evaluate a Python expression over the open h5py file `f`
+# (numpy as np).
+h5() {
+	"$PY" -c 'import sys, h5py, numpy as np; f=h5py.File(sys.argv[1], "r"); print(eval(sys.argv[2]))' "$1" "$2"
+}
