@@ -662,6 +662,9 @@ static int check_existing(const char *path, const struct stat *st, int write)
 	if (S_ISDIR(st->st_mode))
 		return hml__error_set(HML_EIO, "cannot %s '%s': %s",
 		                      write ? "write" : "read", path, strerror(EISDIR));
+	if (!S_ISREG(st->st_mode))
+		return hml__error_set(HML_EIO, "cannot %s '%s': not a regular file",
+		                      write ? "write" : "read", path);
 	if ((fd = open(path, write ? O_RDWR : O_RDONLY)) < 0)
 		return hml__error_set(HML_EIO, "cannot %s '%s': %s",
 		                      write ? "write" : "read", path, strerror(errno));

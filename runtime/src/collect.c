@@ -285,9 +285,9 @@ done:
 
 static int write_attrs(const hml__collector *c, hid_t group, int64_t runs)
 {
-	static const char *const names[2][5] = {
-		{ "input_functor", "input_arrays", "input_domain", "input_dtype", NULL },
-		{ "output_functor", "output_arrays", "output_domain", "output_dtype", NULL },
+	static const char *const names[2][4] = {
+		{ "input_functor", "input_arrays", "input_domain", "input_dtype" },
+		{ "output_functor", "output_arrays", "output_domain", "output_dtype" },
 	};
 	char created[32];
 	struct tm tm;
@@ -640,22 +640,51 @@ done:
 	return rc;
 }
 
-static int reserve(void **p, size_t *cap, size_t need, size_t unit)
+/* The capacity, at least doubled, that holds `need` items of `unit` bytes. */
+static int grown_cap(size_t cap, size_t need, size_t unit, size_t *out)
 {
-	size_t n = *cap ? *cap : 4096 / unit + 1;
-	void *grown;
+	size_t n = cap ? cap : 4096 / unit + 1;
 
-	if (need <= *cap)
-		return 0;
 	while (n < need) {
 		if (n > SIZE_MAX / 2 / unit)
 			return hml__error_oom();
 		n *= 2;
 	}
-	if (!(grown = realloc(*p, n * unit)))
+	*out = n;
+	return 0;
+}
+
+static int reserve_bytes(buffer *b, size_t need)
+{
+	unsigned char *p;
+	size_t cap = 0;
+	int rc;
+
+	if (need <= b->cap)
+		return 0;
+	if ((rc = grown_cap(b->cap, need, 1, &cap)) < 0)
+		return rc;
+	if (!(p = realloc(b->p, cap)))
 		return hml__error_oom();
-	*p = grown;
-	*cap = n;
+	b->p = p;
+	b->cap = cap;
+	return 0;
+}
+
+static int reserve_record(hml__collector *c)
+{
+	hml__call_record *p;
+	size_t cap = 0;
+	int rc;
+
+	if (c->nrecs < c->caprecs)
+		return 0;
+	if ((rc = grown_cap(c->caprecs, c->nrecs + 1, sizeof(*p), &cap)) < 0)
+		return rc;
+	if (!(p = realloc(c->recs, cap * sizeof(*p))))
+		return hml__error_oom();
+	c->recs = p;
+	c->caprecs = cap;
 	return 0;
 }
 
@@ -672,21 +701,22 @@ int hml__collector_append(hml__collector *c, const void *in, int64_t in_rows,
 	if (!c)
 		return hml__error_set(HML_EINVALID, "collector is NULL");
 	for (i = 0; i < 2; i++) {
-		if (rows[i] < 0 || (rows[i] > 0 && !src[i]))
+		if (rows[i] < 0)
+			return hml__error_set(HML_EINVALID, "region '%s': %lld %s rows",
+			                      c->label, (long long)rows[i], side_name[i]);
+		if (rows[i] > 0 && !src[i])
 			return hml__error_set(HML_EINVALID,
-				"region '%s': %lld %s rows at %p", c->label,
-				(long long)rows[i], side_name[i], src[i]);
+				"region '%s': %lld %s rows but no data", c->label,
+				(long long)rows[i], side_name[i]);
 		if ((uint64_t)rows[i] > (SIZE_MAX / 2 - c->buf[i].len) / c->row_bytes[i])
 			return hml__error_oom();
 		bytes[i] = (size_t)rows[i] * c->row_bytes[i];
 	}
 	/* Reserve everything first: a failure leaves the collector as it was. */
 	for (i = 0; i < 2; i++)
-		if ((rc = reserve((void **)&c->buf[i].p, &c->buf[i].cap,
-		                  c->buf[i].len + bytes[i], 1)) < 0)
+		if ((rc = reserve_bytes(&c->buf[i], c->buf[i].len + bytes[i])) < 0)
 			return rc;
-	if ((rc = reserve((void **)&c->recs, &c->caprecs, c->nrecs + 1,
-	                  sizeof(*c->recs))) < 0)
+	if ((rc = reserve_record(c)) < 0)
 		return rc;
 	r = &c->recs[c->nrecs++];
 	r->run = c->run;

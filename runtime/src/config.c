@@ -159,6 +159,10 @@ int hml__config_resolve(hml__config *c, const char *label,
 	}
 
 	c->on_error = HML_ON_ERROR_FALLBACK;
+	if (opts->on_error != HML_ON_ERROR_DEFAULT &&
+	    opts->on_error != HML_ON_ERROR_FALLBACK && opts->on_error != HML_ON_ERROR_FAIL)
+		return hml__error_set(HML_EINVALID, "invalid on_error %d in options",
+		                      (int)opts->on_error);
 	if (opts->on_error != HML_ON_ERROR_DEFAULT) {
 		c->on_error = opts->on_error;
 	} else if ((v = env_lookup("ON_ERROR", label, name, sizeof(name))) != NULL) {

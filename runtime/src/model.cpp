@@ -5,6 +5,7 @@
  */
 #include <torch/script.h>
 #include <ATen/Parallel.h>
+#include <torch/csrc/jit/runtime/graph_executor.h>
 #if __has_include(<torch/version.h>)
 #  include <torch/version.h>
 #endif
@@ -13,6 +14,7 @@
 #endif
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <new>
 #include <optional>
@@ -210,6 +212,14 @@ int load(hml__model *m, const char *path, int threads)
 		return rc;
 	if (threads > 0)
 		at::set_num_threads(threads);
+	/* The profiling graph executor re-optimises a model during its first
+	 * calls (70 ms for a small MLP here) and gains nothing for the small
+	 * dense models surrogates are; the plain interpreter is faster from
+	 * the first call. Process-wide; HML_JIT_OPTIMIZE=1 keeps it on. */
+	{
+		const char *opt = getenv("HML_JIT_OPTIMIZE");
+		torch::jit::setGraphExecutorOptimize(opt && strcmp(opt, "1") == 0);
+	}
 #ifdef HML_WITH_CUDA
 	if (torch::cuda::is_available()) {
 		m->module.to(torch::kCUDA);

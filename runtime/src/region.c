@@ -33,6 +33,7 @@ struct hml_region {
 	char *label;
 	hml__config cfg;
 	side in, out;
+	int started;           /* a call went ahead: no more maps */
 	int frozen;            /* shapes fixed, buffers allocated */
 
 	hml__model *model;
@@ -128,9 +129,11 @@ static int side_alloc(side *s, int model_buf, hml_dtype model_dtype)
 {
 	size_t n = (size_t)(s->rows * s->row_size);
 
-	if (!(s->buf = malloc(n * hml_dtype_size(s->app_dtype))))
+	/* Idempotent: a freeze retried after running out of memory keeps what
+	 * the first attempt allocated. */
+	if (!s->buf && !(s->buf = malloc(n * hml_dtype_size(s->app_dtype))))
 		return hml__error_oom();
-	if (model_buf && !(s->mbuf = malloc(n * hml_dtype_size(model_dtype))))
+	if (model_buf && !s->mbuf && !(s->mbuf = malloc(n * hml_dtype_size(model_dtype))))
 		return hml__error_oom();
 	return 0;
 }
@@ -280,7 +283,7 @@ static int add_map(hml_region *r, side *s, hml_tmap *map)
 {
 	if (!r || !map)
 		return hml__error_set(HML_EINVALID, "region or map is NULL");
-	if (r->frozen)
+	if (r->started)
 		return hml__error_set(HML_EINVALID,
 			"region '%s': maps must be added before the first hml_region_begin()",
 			r->label);
@@ -385,8 +388,7 @@ done:
 	return rc;
 }
 
-/* On the first call: fix the shapes, allocate the buffers, open the
- * collector. Everything that can fail for reasons of set-up fails here. */
+/* On the first call: fix the shapes and allocate the buffers. */
 static int freeze(hml_region *r)
 {
 	hml_mode m = r->cfg.mode;
@@ -399,11 +401,22 @@ static int freeze(hml_region *r)
 	    (rc = side_alloc(&r->out, 0, r->model_dtype)) < 0)
 		return rc;
 	r->frozen = 1;
-	if (m == HML_MODE_COLLECT && !r->collect_broken) {
-		if ((rc = open_collector(r)) < 0 &&
-		    (rc = degrade(r, rc, &r->collect_broken, "not collecting")) < 0)
-			return rc;
-	}
+	return 0;
+}
+
+/* Everything a call needs before it can choose its path. A failure under
+ * the fail policy is not remembered: the next call tries again and fails
+ * the same way, with the same message. */
+static int prepare(hml_region *r)
+{
+	int rc;
+
+	if (!r->frozen && (rc = freeze(r)) < 0)
+		return rc;
+	if (r->cfg.mode == HML_MODE_COLLECT && !r->col && !r->collect_broken &&
+	    (rc = open_collector(r)) < 0 &&
+	    (rc = degrade(r, rc, &r->collect_broken, "not collecting")) < 0)
+		return rc;
 	return 0;
 }
 
@@ -482,30 +495,40 @@ static int run_model(hml_region *r, const void **out, hml_dtype *out_dtype)
 	return 0;
 }
 
-/* Which path this call takes, before any work is done. */
-static enum path choose(hml_region *r, int run_original)
+/* Which path this call takes, before any work is done. `*wanted` is set
+ * when the call wanted the model but cannot have it (a fallback). */
+static enum path choose(hml_region *r, int run_original, int *wanted)
 {
 	hml_mode m = r->cfg.mode;
 	int model_ok = r->model && !r->model_broken;
 
-	if (m == HML_MODE_COLLECT)
-		return r->collect_broken ? PATH_ORIGINAL : PATH_COLLECT;
-	if (run_original)
+	*wanted = !model_ok;
+
+	if (m == HML_MODE_COLLECT || run_original) {
+		*wanted = 0;
+		if (m == HML_MODE_COLLECT)
+			return r->collect_broken ? PATH_ORIGINAL : PATH_COLLECT;
 		return PATH_ORIGINAL;
+	}
 	switch (m) {
 	case HML_MODE_INFER:
 		return model_ok ? PATH_MODEL : PATH_ORIGINAL;
 	case HML_MODE_INTERLEAVE:
-		if (r->call_no % (uint64_t)(r->cfg.interleave + 1) == (uint64_t)r->cfg.interleave)
+		if (r->call_no % (uint64_t)(r->cfg.interleave + 1) == (uint64_t)r->cfg.interleave) {
+			*wanted = 0;
 			return PATH_ORIGINAL;
+		}
 		return model_ok ? PATH_MODEL : PATH_ORIGINAL;
 	case HML_MODE_SHADOW:
 		r->shadow_acc += r->cfg.shadow;
-		if (r->shadow_acc < 1.0 - 1e-12)
+		if (r->shadow_acc < 1.0 - 1e-12) {
+			*wanted = 0;
 			return PATH_ORIGINAL;
+		}
 		r->shadow_acc -= 1.0;
 		return model_ok ? PATH_SHADOW : PATH_ORIGINAL;
 	default:
+		*wanted = 0;
 		return PATH_ORIGINAL;
 	}
 }
@@ -515,7 +538,7 @@ int hml_region_begin_if(hml_region *r, int run_original)
 	const void *y, *x;
 	hml_dtype ydt;
 	double t;
-	int rc;
+	int rc, fell_back;
 
 	if (!r)
 		return hml__error_set(HML_EINVALID, "region is NULL");
@@ -525,17 +548,18 @@ int hml_region_begin_if(hml_region *r, int run_original)
 			r->label);
 	r->in_call = 1;
 	if (r->cfg.mode == HML_MODE_OFF) {
+		r->started = 1;
 		r->path = PATH_ORIGINAL;
 		return 1;
 	}
 	r->t_begin = hml__now();
-	if (!r->frozen && (rc = freeze(r)) < 0) {
+	if ((rc = prepare(r)) < 0) {
 		r->path = PATH_NONE;
 		return rc;
 	}
-	r->path = choose(r, run_original);
-	if ((r->cfg.mode == HML_MODE_INFER || r->cfg.mode == HML_MODE_INTERLEAVE) &&
-	    !run_original && r->path == PATH_ORIGINAL && r->model_broken)
+	r->started = 1;
+	r->path = choose(r, run_original, &fell_back);
+	if (fell_back)
 		r->stats.fallback_calls++;
 
 	switch (r->path) {
@@ -562,6 +586,7 @@ int hml_region_begin_if(hml_region *r, int run_original)
 				r->path = PATH_NONE;
 				return rc;
 			}
+			r->stats.fallback_calls++;
 			r->path = PATH_ORIGINAL;
 		}
 		break;
