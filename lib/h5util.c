@@ -116,8 +116,8 @@ int hml__h5_error(int code, const char *fmt, ...)
  * rows the records point at.
  *
  * Not covered: a file whose superblock this driver does not understand (a
- * user block, 4-byte addresses) is written straight through, like HDF5's
- * own driver does; a local heap that has outgrown its first block takes two
+ * user block, 4-byte addresses, the superblock of a newer file format) is
+ * written straight through, as HDF5's own driver does; a local heap that has outgrown its first block takes two
  * writes to change, which a kill can separate (file_creation() gives a new
  * file's root heap room for some hundred labels); space freed by deleting
  * an object (hml_qoi_write() replacing a data set) may be reused at once.
@@ -180,30 +180,17 @@ static uint64_t le64(const unsigned char *p)
 }
 
 /* The end-of-file address that a superblock image at address 0 records,
- * or 0 for an image this driver does not understand. */
+ * or 0 for an image this driver does not understand. Only versions 0 and
+ * 1, of the file format that HDF5 writes by default and whose structures
+ * the order above is made for, are understood. */
 static haddr_t superblock_eof(const unsigned char *b, size_t n)
 {
 	static const unsigned char signature[8] = { 0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n' };
 	size_t at;
 
-	if (n < 56 || memcmp(b, signature, 8) != 0)
+	if (n < 56 || memcmp(b, signature, 8) != 0 || b[8] > 1 || b[13] != 8)
 		return 0;
-	switch (b[8]) {
-	case 0:
-	case 1:
-		if (b[13] != 8)
-			return 0;
-		at = b[8] == 0 ? 24 : 28;
-		break;
-	case 2:
-	case 3:
-		if (b[9] != 8)
-			return 0;
-		at = 12;
-		break;
-	default:
-		return 0;
-	}
+	at = b[8] == 0 ? 24 : 28;
 	if (le64(b + at) != 0)      /* base address: a user block */
 		return 0;
 	return (haddr_t)le64(b + at + 16);

@@ -8,10 +8,10 @@
  *   /<label>/calls   compound, one record per call (see hml__call_record)
  * chunked and extendible along rows. Group attributes: hml_version,
  * input_functor, output_functor, input_arrays, output_arrays, input_domain,
- * output_domain, created; `runs` counts the processes that appended.
+ * output_domain, input_dtype, output_dtype, created; `runs` counts the processes that appended.
  *
  * Flush policy: calls are buffered in memory and written when the buffer
- * exceeds flush_bytes, when flush_seconds have passed since the last write
+ * reaches flush_bytes, when flush_seconds have passed since the last write
  * (checked at each append), on hml__collector_flush() and on close. The file
  * is opened, appended to and closed at each flush, so at any moment outside
  * a flush the file on disk is a complete, closed HDF5 file holding every

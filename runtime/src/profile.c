@@ -1,3 +1,4 @@
+#include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -87,9 +88,19 @@ static void print_table(const record *recs, size_t n)
 	}
 }
 
+/* JSON has no NaN or infinity: a model that produced them reports null. */
+static const char *num(char *buf, size_t size, double v)
+{
+	if (isfinite(v))
+		snprintf(buf, size, "%.9g", v);
+	else
+		snprintf(buf, size, "null");
+	return buf;
+}
+
 static int write_json(const char *path, const record *recs, size_t n)
 {
-	char tmp[4096];
+	char tmp[4096], a[32], b[32];
 	FILE *f;
 	size_t i;
 	int ok;
@@ -107,13 +118,14 @@ static int write_json(const char *path, const record *recs, size_t n)
 		        "\"fallback_calls\": %llu, \"rows_in\": %llu, \"rows_out\": %llu, "
 		        "\"region_s\": %.9g, \"gather_s\": %.9g, \"forward_s\": %.9g, "
 		        "\"scatter_s\": %.9g, \"original_s\": %.9g, \"write_s\": %.9g, "
-		        "\"shadow_rmse\": %.9g, \"shadow_max_abs\": %.9g}",
+		        "\"shadow_rmse\": %s, \"shadow_max_abs\": %s}",
 		        i ? "," : "", recs[i].label, hml_mode_name(recs[i].mode),
 		        (unsigned long long)s->calls, (unsigned long long)s->original_calls,
 		        (unsigned long long)s->model_calls, (unsigned long long)s->shadow_calls,
 		        (unsigned long long)s->fallback_calls, (unsigned long long)s->rows_in,
 		        (unsigned long long)s->rows_out, s->region_s, s->gather_s, s->forward_s,
-		        s->scatter_s, s->original_s, s->write_s, s->shadow_rmse, s->shadow_max_abs);
+		        s->scatter_s, s->original_s, s->write_s,
+		        num(a, sizeof(a), s->shadow_rmse), num(b, sizeof(b), s->shadow_max_abs));
 	}
 	fprintf(f, "\n  ]\n}\n");
 	ok = !ferror(f);

@@ -1111,6 +1111,87 @@ TEST(maps_after_begin_and_missing_maps)
 }
 
 /* hml_set_log_handler(NULL) restores the default handler. */
+/* Regressions: failures that must be remembered or counted exactly. */
+TEST(regressions)
+{
+	double x[N][3], y[N][2];
+	hml_region_options o;
+	hml_region *r = NULL;
+	hml_region_stats s;
+	char db[4096];
+	int k;
+
+	env_clear();
+	/* A bad on_error value in the options is refused like a bad mode. */
+	CHECK_OK(hml_region_options_init(&o, HML_REGION_OPTIONS_VERSION));
+	o.on_error = (hml_on_error)7;
+	CHECK_FAILS(hml_region_open(&r, "oe", &o), HML_EINVALID, "invalid on_error 7");
+
+	/* Off mode: maps cannot be added after the first call either. */
+	r = open_with("offmaps", HML_MODE_OFF, NULL, HML_ON_ERROR_FAIL);
+	if (r) {
+		CHECK_EQ_INT(hml_region_begin(r), 1);
+		CHECK_OK(hml_region_end(r));
+		CHECK_FAILS(hml_region_input(r, "[i, 0:3] = ([i, 0:3])", "0:8",
+		                             &HML_ARRAY_2D(x, HML_F64, N, 3), 1, NULL, 0),
+		            HML_EINVALID, "before the first hml_region_begin()");
+		hml_region_free(r);
+	}
+
+	/* Interleave with a missing model: only the calls that wanted the
+	 * model count as fallbacks (K = 2: 4 of 6). */
+	book_reset();
+	CHECK_OK(hml_region_options_init(&o, HML_REGION_OPTIONS_VERSION));
+	o.mode = HML_MODE_INTERLEAVE;
+	o.interleave = 2;
+	o.model = "/nonexistent/m.pt";
+	r = NULL;
+	CHECK_OK(hml_region_open(&r, "ilfb", &o));
+	if (r) {
+		map_rows(r, 0, &x[0][0], 3, 0);
+		map_rows(r, 1, &y[0][0], 2, 0);
+		for (k = 0; k < 6; k++) {
+			CHECK_EQ_INT(hml_region_begin(r), 1);
+			CHECK_OK(hml_region_end(r));
+		}
+		s = stats_of(r);
+		CHECK_EQ_INT(s.fallback_calls, 4);
+		CHECK_EQ_INT(s.original_calls, 6);
+		hml_region_free(r);
+	}
+
+	/* Collect into a group of another shape under the fail policy: every
+	 * call fails with the same message, none is silently dropped. */
+	tmp_path(db, sizeof(db), "region_regress.h5");
+	remove(db);
+	CHECK_OK(hml_region_options_init(&o, HML_REGION_OPTIONS_VERSION));
+	o.mode = HML_MODE_COLLECT;
+	o.db = db;
+	o.on_error = HML_ON_ERROR_FAIL;
+	r = NULL;
+	CHECK_OK(hml_region_open(&r, "shape", &o));
+	if (r) {
+		map_rows(r, 0, &x[0][0], 3, 0);
+		map_rows(r, 1, &y[0][0], 2, 0);
+		CHECK_EQ_INT(hml_region_begin(r), 1);
+		CHECK_OK(hml_region_end(r));
+		hml_region_free(r);
+	}
+	r = NULL;
+	CHECK_OK(hml_region_open(&r, "shape", &o));
+	if (r) {
+		map_rows(r, 0, &x[0][0], 2, 0);
+		map_rows(r, 1, &y[0][0], 2, 0);
+		for (k = 0; k < 2; k++) {
+			CHECK_FAILS(hml_region_begin(r), HML_ESHAPE, "region 'shape'");
+			CHECK_OK(hml_region_end(r));
+		}
+		s = stats_of(r);
+		CHECK_EQ_INT(s.rows_in, 0);
+		hml_region_free(r);
+	}
+}
+
 TEST(log_handler_reset)
 {
 	hml_region *r = NULL;
@@ -1153,6 +1234,7 @@ int main(void)
 	RUN(output_mismatch);
 	RUN(collect);
 	RUN(maps_after_begin_and_missing_maps);
+	RUN(regressions);
 	RUN(log_handler_reset);
 	hml_set_log_handler(NULL, NULL);
 	return check_report();

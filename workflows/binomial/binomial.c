@@ -208,12 +208,10 @@ int main(int argc, char **argv)
 	for (off = 0; off < o.options; off += o.batch) {
 		long n = o.options - off < o.batch ? o.options - off : o.batch;
 #ifndef HML_BASELINE
-		int k, run;
-		if (n != o.batch) {
-			/* The last, shorter batch: the maps keep their shape, so it
-			 * takes the original path. */
-			run = hml_region_begin_if(region, 1);
-		} else {
+		int k, run = 1;
+		/* The maps have the batch's shape: a last, shorter batch runs
+		 * outside the region (not collected, never a model call). */
+		if (n == o.batch) {
 			void *ptrs[5] = { S + off, X + off, vdt + off, pu + off, pd + off };
 			for (k = 0; k < 5; k++)
 				hml_tmap_set_data(hml_region_input_map(region, 0), (size_t)k, ptrs[k]);
@@ -233,7 +231,7 @@ int main(int argc, char **argv)
 				price[j] = crr_tree(S[j], X[j], vdt[j], pu[j], pd[j]);
 		}
 #ifndef HML_BASELINE
-		if (hml_region_end(region) < 0) {
+		if (n == o.batch && hml_region_end(region) < 0) {
 			rc = fail("region 'binomial' failed");
 			goto done;
 		}

@@ -77,7 +77,7 @@ typedef struct hml_region_options {
 	const char *db;         /**< HML_DB: HDF5 file for collect; default "hml-data.h5" */
 	int interleave;         /**< HML_INTERLEAVE: model calls per original call; default 4 */
 	double shadow;          /**< HML_SHADOW: fraction of calls shadowed, (0, 1]; default 0.1 */
-	int threads;            /**< HML_THREADS: model and gather threads; default: OpenMP's */
+	int threads;            /**< HML_THREADS: model and gather threads; default: libtorch's and OpenMP's own */
 	hml_on_error on_error;  /**< HML_ON_ERROR: fallback or fail */
 	const char *profile;    /**< HML_PROFILE: "0" none, "1" table on stderr at exit, else a JSON file path */
 	double flush_seconds;   /**< HML_FLUSH_SECONDS: collect flush interval; default 1 s */
@@ -100,15 +100,15 @@ HML_EXTERN int hml_region_options_init(hml_region_options *opts, unsigned int ve
  *
  * Fails with HML_EINVALID (bad label, unknown mode name, malformed number in
  * the environment) whatever the policy, and, under the fail policy, with
- * HML_ENOTFOUND / HML_EIO / HML_EMODEL for a model or collection file that
- * cannot be used.
+ * HML_ENOTFOUND / HML_EIO / HML_EMODEL / HML_ENOTSUPPORTED (e.g. float16
+ * parameters) for a model or collection file that cannot be used.
  */
 HML_EXTERN int hml_region_open(hml_region **out, const char *label,
                                const hml_region_options *opts);
 
 /**
- * Flush collected data, print or write the profile if asked, and free the
- * region (NULL-safe). Maps added to it are freed too. Use hml_region_flush()
+ * Flush collected data and free the region (NULL-safe). Its statistics are
+ * kept for the profile report at process exit (HML_PROFILE). Maps added to it are freed too. Use hml_region_flush()
  * first if you need to know whether the last write succeeded.
  */
 HML_EXTERN void hml_region_free(hml_region *r);
@@ -142,8 +142,12 @@ HML_EXTERN hml_tmap *hml_region_output_map(hml_region *r, size_t k);
 
 /**
  * Start a call. Returns 1 when the original code must run now, 0 when the
- * model has already written the outputs, a negative code on failure under
- * the fail policy (under fallback, failures return 1). Always pair with
+ * model has already written the outputs, or a negative code. Failures of
+ * the model or of collection return 1 under the fallback policy and the
+ * negative code under the fail policy. Errors in the region's set-up
+ * (no input or output map, maps that cannot be concatenated, out of
+ * memory) are negative whatever the policy; a negative return still runs
+ * the original code in `if (hml_region_begin(r))`. Always pair with
  * hml_region_end().
  */
 HML_EXTERN int hml_region_begin(hml_region *r);
