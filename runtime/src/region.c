@@ -177,31 +177,23 @@ static int side_scatter(const side *s, const void *src, hml_dtype dtype, int thr
 	return 0;
 }
 
-/* "text; text" of the maps' functors, domains or array names, for the
- * attributes of collected data. */
+/* "text; text" of the maps' functors (what 0), domains (1) or array names
+ * (2), for the attributes of collected data. */
 static char *side_describe(const side *s, int what)
 {
-	size_t k, len = 1;
-	char *out, *part;
+	char *out = hml__strdup(""), *part, *joined;
+	size_t k;
 
-	for (k = 0; k < s->n; k++) {
+	for (k = 0; out && k < s->n; k++) {
 		part = what == 0 ? hml__strdup(hml__tmap_functor_text(s->maps[k]))
 		     : what == 1 ? hml__strdup(hml__tmap_domain(s->maps[k]))
 		     : hml__tmap_array_names(s->maps[k]);
-		len += (part ? strlen(part) : 0) + 2;
+		joined = part ? malloc(strlen(out) + strlen(part) + 3) : NULL;
+		if (joined)
+			sprintf(joined, "%s%s%s", out, k ? "; " : "", part);
 		free(part);
-	}
-	if (!(out = calloc(1, len)))
-		return NULL;
-	for (k = 0; k < s->n; k++) {
-		part = what == 0 ? hml__strdup(hml__tmap_functor_text(s->maps[k]))
-		     : what == 1 ? hml__strdup(hml__tmap_domain(s->maps[k]))
-		     : hml__tmap_array_names(s->maps[k]);
-		if (k)
-			strcat(out, "; ");
-		if (part)
-			strcat(out, part);
-		free(part);
+		free(out);
+		out = joined;
 	}
 	return out;
 }
