@@ -117,11 +117,12 @@ int hml__h5_error(int code, const char *fmt, ...)
  *
  * Not covered: a file whose superblock this driver does not understand (a
  * user block, 4-byte addresses, the superblock of a newer file format) is
- * written straight through, as HDF5's own driver does; a local heap that has outgrown its first block takes two
- * writes to change, which a kill can separate (file_creation() gives a new
- * file's root heap room for some hundred labels); space freed by deleting
- * an object (hml_qoi_write() replacing a data set) may be reused at once.
- * The bytes on disk are plain HDF5.
+ * written straight through, as HDF5's own driver does; a local heap that
+ * has outgrown its first block takes two writes to change, which a kill
+ * can separate (file_creation() gives a new file's root heap room for some
+ * hundred labels); space freed by deleting an object (hml_qoi_write()
+ * replacing a data set) may be reused at once. The bytes on disk are plain
+ * HDF5.
  */
 #if H5_VERS_MAJOR == 1 && H5_VERS_MINOR == 10
 #define HML_ORDERED_DRIVER 1

@@ -357,6 +357,8 @@ static int64_t attr_i64(hid_t obj, const char *name)
 #define CHECK_ATTR(obj, name, want) do { char *s_ = attr_str(obj, name); \
 	CHECK_STR(s_, want); free(s_); } while (0)
 
+static int expect_superblock = 0;
+
 /*
  * Check everything about a region: layout, attributes, and every call of
  * `nruns` runs with calls_per_run[r] calls each. With `ordered`, the calls
@@ -383,9 +385,10 @@ static void verify(const char *path, const layout *l, int nruns,
 		CHECK(!"file opens");
 		return;
 	}
-	/* 1.8-compatible: superblock version 0. */
+	/* 1.8-compatible: superblock version 0 (in files the collector made). */
 	CHECK(H5Fget_info2(file, &info) >= 0);
-	CHECK_EQ_INT(info.super.version, 0);
+	if (expect_superblock >= 0)
+		CHECK_EQ_INT(info.super.version, expect_superblock);
 	if ((group = H5Gopen2(file, l->label, H5P_DEFAULT)) < 0) {
 		CHECK(!"group opens");
 		goto done;
@@ -433,7 +436,8 @@ static void verify(const char *path, const layout *l, int nruns,
 		CHECK_EQ_INT(H5Pget_layout(dcpl), H5D_CHUNKED);
 		CHECK_EQ_INT(H5Pget_chunk(dcpl, nd, chunk), nd);
 		{
-			int64_t want = (int64_t)(1048576 / ((size_t)nf * hml_dtype_size(l->dt[side])));
+			size_t row = (size_t)nf * hml_dtype_size(l->dt[side]);
+			int64_t want = (int64_t)(1048576 / row);
 			if (want < 1)
 				want = 1;
 			if (want > 65536)
@@ -551,6 +555,34 @@ TEST(write_and_read_back)
 	verify(path, &L_F32, 1, n_f32, 1);
 	verify(path, &L_F64, 1, n_f64, 1);
 	verify(path, &L_MIX, 1, n_mix, 1);
+	CHECK_NO_LEAKS(s);
+}
+
+/* Files made elsewhere: the newest HDF5 format, and a user block. */
+TEST(files_made_by_others)
+{
+	const char *latest = tmp_path("latest.h5"), *ublock = tmp_path("userblock.h5");
+	const int64_t n[2] = { 5, 3 };
+	hid_t fapl = H5Pcreate(H5P_FILE_ACCESS), fcpl = H5Pcreate(H5P_FILE_CREATE), f;
+	idsnap s;
+
+	snap(&s);
+	H5Pset_libver_bounds(fapl, H5F_LIBVER_LATEST, H5F_LIBVER_LATEST);
+	H5Pset_userblock(fcpl, 512);
+	CHECK((f = H5Fcreate(latest, H5F_ACC_TRUNC, H5P_DEFAULT, fapl)) >= 0);
+	H5Fclose(f);
+	CHECK((f = H5Fcreate(ublock, H5F_ACC_TRUNC, fcpl, H5P_DEFAULT)) >= 0);
+	H5Fclose(f);
+	H5Pclose(fapl);
+	H5Pclose(fcpl);
+	expect_superblock = -1;
+	CHECK_OK(write_run(latest, &L_F32, 0, 5, 500, 0));
+	CHECK_OK(write_run(latest, &L_F32, 1, 3, 0, 0));
+	verify(latest, &L_F32, 2, n, 1);
+	CHECK_OK(write_run(ublock, &L_F64, 0, 5, 0, 0));
+	CHECK_OK(write_run(ublock, &L_F64, 1, 3, 0, 0));
+	verify(ublock, &L_F64, 2, n, 1);
+	expect_superblock = 0;
 	CHECK_NO_LEAKS(s);
 }
 
@@ -891,7 +923,8 @@ TEST(truncated_hdf5_left_alone)
 		char junk[600];
 
 		memset(junk, 0x5a, sizeof(junk));
-		CHECK(f && fseek(f, 136, SEEK_SET) == 0 && fwrite(junk, 1, sizeof(junk), f) == sizeof(junk));
+		CHECK(f && fseek(f, 136, SEEK_SET) == 0 &&
+		      fwrite(junk, 1, sizeof(junk), f) == sizeof(junk));
 		if (f)
 			fclose(f);
 	}
@@ -1338,7 +1371,8 @@ static int crash_check(const char *path, int64_t later, crash_seen *seen,
 		FAIL_IF(dataset_dims(group, names[side], dims[side], maxdims) !=
 		        L_CRASH.nd[side] + 1, "%s unreadable", names[side]);
 		nf = features(&L_CRASH, side);
-		data[side] = read_doubles(group, names[side], (size_t)(dims[side][0] * (hsize_t)nf));
+		data[side] = read_doubles(group, names[side],
+		                          (size_t)(dims[side][0] * (hsize_t)nf));
 		FAIL_IF(!data[side], "%s rows unreadable", names[side]);
 	}
 	recs = read_calls(group, &n);
@@ -1375,7 +1409,8 @@ static int crash_check(const char *path, int64_t later, crash_seen *seen,
 				for (k = 0; k < nf; k++)
 					FAIL_IF(data[side][(off[side] + r) * nf + k] !=
 					        crash_value(side, tag, c->call, r, k),
-					        "record %lld: wrong %s value", (long long)i, names[side]);
+					        "record %lld: wrong %s value", (long long)i,
+					        names[side]);
 			next[side] += cnt[side];
 		}
 	}
@@ -1560,6 +1595,7 @@ int main(void)
 	}
 	hml__h5_init();
 	RUN(write_and_read_back);
+	RUN(files_made_by_others);
 	RUN(h5util_attributes);
 	RUN(later_runs_append);
 	RUN(collectors_side_by_side);
