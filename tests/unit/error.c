@@ -1,0 +1,102 @@
+/* Unit tests of lib/error.c: codes, one-line messages, thread-local state. */
+#include <pthread.h>
+
+#include "check.h"
+#include "error.h"
+#include "util.h"
+
+TEST(set_and_clear)
+{
+	CHECK_EQ_INT(hml__error_set(HML_ESHAPE, "shape %s vs %s", "[1]", "[2]"), HML_ESHAPE);
+	CHECK_EQ_INT(hml_error_last()->code, HML_ESHAPE);
+	CHECK_STR(hml_error_last()->message, "shape [1] vs [2]");
+	hml_error_clear();
+	CHECK_EQ_INT(hml_error_last()->code, HML_OK);
+	CHECK_STR(hml_error_last()->message, "");
+}
+
+TEST(one_line)
+{
+	/* Dependencies' multi-line texts (libtorch back-traces) are cut. */
+	hml__error_set(HML_EMODEL, "first line\nsecond line\nthird");
+	CHECK_STR(hml_error_last()->message, "first line");
+	CHECK_EQ_INT(hml__error_oom(), HML_ENOMEM);
+	CHECK_STR(hml_error_last()->message, "out of memory");
+}
+
+TEST(save_restore)
+{
+	hml__error_saved s;
+
+	hml__error_set(HML_EIO, "cannot write 'x.h5'");
+	hml__error_save(&s);
+	hml__error_set(HML_ERROR, "clean-up noise");
+	hml__error_restore(&s);
+	CHECK_EQ_INT(hml_error_last()->code, HML_EIO);
+	CHECK_STR(hml_error_last()->message, "cannot write 'x.h5'");
+}
+
+static void *other_thread(void *arg)
+{
+	int *seen = arg;
+
+	*seen = hml_error_last()->code;   /* a new thread starts clean */
+	hml__error_set(HML_ERANGE, "thread");
+	return NULL;
+}
+
+TEST(thread_local)
+{
+	pthread_t t;
+	int seen = 12345;
+
+	hml__error_set(HML_EINVALID, "main");
+	CHECK_EQ_INT(pthread_create(&t, NULL, other_thread, &seen), 0);
+	pthread_join(t, NULL);
+	CHECK_EQ_INT(seen, HML_OK);
+	CHECK_EQ_INT(hml_error_last()->code, HML_EINVALID);
+	CHECK_STR(hml_error_last()->message, "main");
+}
+
+TEST(strerror_and_dtypes)
+{
+	int c;
+
+	for (c = HML_ELOCKED; c <= HML_OK; c++)
+		CHECK(strcmp(hml_strerror(c), "unknown error") != 0);
+	CHECK_STR(hml_strerror(-99), "unknown error");
+	CHECK_EQ_INT(hml_dtype_size(HML_F32), 4);
+	CHECK_EQ_INT(hml_dtype_size(HML_F64), 8);
+	CHECK_EQ_INT(hml_dtype_size((hml_dtype)9), 0);
+	CHECK_STR(hml_dtype_name(HML_F64), "float64");
+}
+
+TEST(shapes_and_numbers)
+{
+	char buf[64];
+	int64_t shape[3] = { 1024, 4, 5 }, v;
+	double d;
+
+	hml__format_shape(buf, sizeof(buf), shape, 3);
+	CHECK_STR(buf, "[1024, 4, 5]");
+	hml__format_shape(buf, 6, shape, 3);
+	CHECK_EQ_INT(strlen(buf), 5);
+	CHECK_OK(hml__parse_i64("-42", &v));
+	CHECK_EQ_INT(v, -42);
+	CHECK_EQ_INT(hml__parse_i64("4x", &v), HML_EINVALID);
+	CHECK_EQ_INT(hml__parse_i64("", &v), HML_EINVALID);
+	CHECK_OK(hml__parse_double("0.25", &d));
+	CHECK_NEAR(d, 0.25, 0.0);
+	CHECK_EQ_INT(hml__parse_double("1e999", &d), HML_EINVALID);
+}
+
+int main(void)
+{
+	RUN(set_and_clear);
+	RUN(one_line);
+	RUN(save_restore);
+	RUN(thread_local);
+	RUN(strerror_and_dtypes);
+	RUN(shapes_and_numbers);
+	return check_report();
+}
