@@ -915,27 +915,45 @@ static int attr_open(hid_t obj, const char *name, hid_t *out)
 	return 0;
 }
 
+/* Open attribute `name` of `obj` and check that it holds one value of class
+ * `cls` ("a string", "an integer": `what`). On success *attr and *type are
+ * the caller's to close; on failure both are closed and invalid. */
+static int attr_open_scalar(hid_t obj, const char *name, H5T_class_t cls,
+                            const char *what, hid_t *attr, hid_t *type)
+{
+	hid_t space = H5I_INVALID_HID;
+	int rc;
+
+	*type = H5I_INVALID_HID;
+	if ((rc = attr_open(obj, name, attr)) < 0)
+		return rc;
+	if ((*type = H5Aget_type(*attr)) < 0 || (space = H5Aget_space(*attr)) < 0)
+		rc = hml__h5_error(HML_EIO, "cannot read attribute '%s'", name);
+	else if (H5Tget_class(*type) != cls || H5Sget_simple_extent_npoints(space) != 1)
+		rc = hml__error_set(HML_EINVALID, "attribute '%s' is not %s", name, what);
+	if (space >= 0)
+		H5Sclose(space);
+	if (rc < 0) {
+		if (*type >= 0)
+			H5Tclose(*type);
+		H5Aclose(*attr);
+		*attr = *type = H5I_INVALID_HID;
+	}
+	return rc;
+}
+
 int hml__h5_attr_get_str(hid_t obj, const char *name, char **out)
 {
 	hid_t attr = H5I_INVALID_HID, type = H5I_INVALID_HID;
-	hid_t mem = H5I_INVALID_HID, space = H5I_INVALID_HID;
+	hid_t mem = H5I_INVALID_HID;
 	char *vstr = NULL, *s = NULL;
 	size_t size;
 	int rc;
 
 	*out = NULL;
 	hml__h5_init();
-	if ((rc = attr_open(obj, name, &attr)) < 0)
+	if ((rc = attr_open_scalar(obj, name, H5T_STRING, "a string", &attr, &type)) < 0)
 		goto done;
-	if ((type = H5Aget_type(attr)) < 0 || (space = H5Aget_space(attr)) < 0) {
-		rc = hml__h5_error(HML_EIO, "cannot read attribute '%s'", name);
-		goto done;
-	}
-	if (H5Tget_class(type) != H5T_STRING ||
-	    H5Sget_simple_extent_npoints(space) != 1) {
-		rc = hml__error_set(HML_EINVALID, "attribute '%s' is not a string", name);
-		goto done;
-	}
 	if (H5Tis_variable_str(type) > 0) {
 		if ((mem = vlen_utf8()) < 0 || H5Aread(attr, mem, &vstr) < 0) {
 			rc = hml__h5_error(HML_EIO, "cannot read attribute '%s'", name);
@@ -969,8 +987,6 @@ int hml__h5_attr_get_str(hid_t obj, const char *name, char **out)
 done:
 	if (mem >= 0)
 		H5Tclose(mem);
-	if (space >= 0)
-		H5Sclose(space);
 	if (type >= 0)
 		H5Tclose(type);
 	if (attr >= 0)
@@ -981,33 +997,17 @@ done:
 int hml__h5_attr_get_i64(hid_t obj, const char *name, int64_t *out)
 {
 	hid_t attr = H5I_INVALID_HID, type = H5I_INVALID_HID;
-	hid_t space = H5I_INVALID_HID;
 	int64_t v;
 	int rc;
 
 	hml__h5_init();
-	if ((rc = attr_open(obj, name, &attr)) < 0)
-		goto done;
-	if ((type = H5Aget_type(attr)) < 0 || (space = H5Aget_space(attr)) < 0) {
+	if ((rc = attr_open_scalar(obj, name, H5T_INTEGER, "an integer", &attr, &type)) < 0)
+		return rc;
+	if (H5Aread(attr, H5T_NATIVE_INT64, &v) < 0)
 		rc = hml__h5_error(HML_EIO, "cannot read attribute '%s'", name);
-		goto done;
-	}
-	if (H5Tget_class(type) != H5T_INTEGER ||
-	    H5Sget_simple_extent_npoints(space) != 1) {
-		rc = hml__error_set(HML_EINVALID, "attribute '%s' is not an integer", name);
-		goto done;
-	}
-	if (H5Aread(attr, H5T_NATIVE_INT64, &v) < 0) {
-		rc = hml__h5_error(HML_EIO, "cannot read attribute '%s'", name);
-		goto done;
-	}
-	*out = v;
-done:
-	if (space >= 0)
-		H5Sclose(space);
-	if (type >= 0)
-		H5Tclose(type);
-	if (attr >= 0)
-		H5Aclose(attr);
+	else
+		*out = v;
+	H5Tclose(type);
+	H5Aclose(attr);
 	return rc;
 }
