@@ -13,6 +13,7 @@
 #include "check.h"
 #include "error.h"
 #include "model.h"
+#include "reference.h"
 
 static const char *models_dir;
 static char path_buf[4096];
@@ -23,48 +24,9 @@ static const char *model_path(const char *file)
 	return path_buf;
 }
 
-/* A reference tensor written by make_models.py: "NDIM D0 D1 ..." then values. */
-typedef struct {
-	int ndim;
-	int64_t shape[HML_MAX_DIMS + 1];
-	size_t n;
-	double *v;
-} ref;
-
 static int ref_read(ref *r, const char *file)
 {
-	FILE *f = fopen(model_path(file), "r");
-	long long d;
-	size_t i;
-	int k;
-
-	memset(r, 0, sizeof(*r));
-	if (!f) {
-		fprintf(stderr, "cannot open reference '%s'\n", path_buf);
-		return -1;
-	}
-	if (fscanf(f, "%d", &r->ndim) != 1 || r->ndim < 0 || r->ndim > HML_MAX_DIMS + 1)
-		goto bad;
-	r->n = 1;
-	for (k = 0; k < r->ndim; k++) {
-		if (fscanf(f, "%lld", &d) != 1 || d < 0)
-			goto bad;
-		r->shape[k] = d;
-		r->n *= (size_t)d;
-	}
-	if (!(r->v = malloc((r->n ? r->n : 1) * sizeof(double))))
-		goto bad;
-	for (i = 0; i < r->n; i++)
-		if (fscanf(f, "%lf", &r->v[i]) != 1)
-			goto bad;
-	fclose(f);
-	return 0;
-bad:
-	fprintf(stderr, "bad reference file '%s'\n", path_buf);
-	fclose(f);
-	free(r->v);
-	r->v = NULL;
-	return -1;
+	return ref_read_path(r, model_path(file));
 }
 
 static float *to_f32(const ref *r)

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "check.h"
+#include "reference.h"
 #include "hml/hml.h"
 
 #define N 8
@@ -533,47 +534,11 @@ TEST(concatenation_mismatch)
 	hml_region_free(r);
 }
 
-/* A reference tensor from make_models.py: "NDIM D0 D1 ..." then values. */
-typedef struct ref {
-	int ndim;
-	long long shape[4];
-	size_t n;
-	double *v;
-} ref;
-
 static int ref_read(ref *t, const char *file)
 {
 	char path[4096];
-	FILE *f = fopen(model_path(path, sizeof(path), file), "r");
-	size_t i;
-	int d;
 
-	memset(t, 0, sizeof(*t));
-	if (!f) {
-		fprintf(stderr, "cannot open reference '%s'\n", path);
-		return -1;
-	}
-	if (fscanf(f, "%d", &t->ndim) != 1 || t->ndim < 1 || t->ndim > 4)
-		goto bad;
-	t->n = 1;
-	for (d = 0; d < t->ndim; d++) {
-		if (fscanf(f, "%lld", &t->shape[d]) != 1 || t->shape[d] <= 0)
-			goto bad;
-		t->n *= (size_t)t->shape[d];
-	}
-	if (!(t->v = malloc(t->n * sizeof(double))))
-		goto bad;
-	for (i = 0; i < t->n; i++)
-		if (fscanf(f, "%lf", &t->v[i]) != 1)
-			goto bad;
-	fclose(f);
-	return 0;
-bad:
-	fprintf(stderr, "bad reference file '%s'\n", path);
-	fclose(f);
-	free(t->v);
-	t->v = NULL;
-	return -1;
+	return ref_read_path(t, model_path(path, sizeof(path), file));
 }
 
 /* mlp_f32.pt through a region, with float (zero-copy) and double arrays. */
