@@ -108,3 +108,12 @@ void hml__convert(void *dst, hml_dtype dst_dtype, const void *src,
 			d[i] = (double)s[i];
 	}
 }
+
+void hml__strv_free(char **v)
+{
+	if (!v)
+		return;
+	for (char **p = v; *p; p++)
+		free(*p);
+	free(v);
+}

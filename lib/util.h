@@ -19,6 +19,9 @@ double hml__now(void);
 /** strdup that records HML_ENOMEM on failure (returns NULL). */
 char *hml__strdup(const char *s);
 
+/** Free a NULL-terminated array of malloc'ed strings and the array (NULL-safe). */
+void hml__strv_free(char **v);
+
 /** Parse a whole decimal integer / floating number; 0 or HML_EINVALID (no message). */
 int hml__parse_i64(const char *s, int64_t *out);
 int hml__parse_double(const char *s, double *out);

@@ -8,7 +8,7 @@ SUDO=
 if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; fi
 
 PKGS="build-essential cmake pkg-config git ca-certificates
-  libtorch-dev libhdf5-dev hdf5-tools libjansson-dev
+  libtorch-dev libhdf5-dev hdf5-tools libjansson-dev libssl-dev
   libopenblas0-openmp libopenblas-openmp-dev
   bats bats-assert bats-support
   python3 python3-torch python3-h5py python3-numpy"

@@ -47,6 +47,7 @@ struct hml_region {
 	enum path path;
 	uint64_t call_no;
 	double t_begin, t_original;
+	int timed;             /* off mode: time calls (only when profiling) */
 	double shadow_acc;     /* deterministic sampling of shadow calls */
 	double shadow_sq;      /* sum of squared shadow errors */
 	uint64_t shadow_n;     /* number of compared values */
@@ -240,6 +241,7 @@ int hml_region_open(hml_region **out, const char *label,
 	}
 	if ((rc = hml__config_resolve(&r->cfg, label, opts)) < 0)
 		goto fail;
+	r->timed = r->cfg.profile != NULL;
 
 	if (uses_model(r->cfg.mode)) {
 		rc = hml__model_load(&r->model, r->cfg.model, r->cfg.threads);
@@ -542,6 +544,8 @@ int hml_region_begin_if(hml_region *r, int run_original)
 	if (r->cfg.mode == HML_MODE_OFF) {
 		r->started = 1;
 		r->path = PATH_ORIGINAL;
+		if (r->timed)
+			r->t_begin = hml__now();
 		return 1;
 	}
 	r->t_begin = hml__now();
@@ -656,6 +660,11 @@ int hml_region_end(hml_region *r)
 	r->call_no++;
 	if (r->cfg.mode == HML_MODE_OFF) {
 		r->stats.original_calls++;
+		if (r->timed) {
+			double dt = hml__now() - r->t_begin;
+			r->stats.original_s += dt;
+			r->stats.region_s += dt;
+		}
 		return 0;
 	}
 	t = hml__now();

@@ -1,11 +1,15 @@
 # Shared set-up for the end-to-end tests. ctest sets HML_BUILD_DIR,
 # HML_SOURCE_DIR, HML_TEST_PYTHON and HML_TEST_MODELS.
 
+# `run --separate-stderr` keeps --json stdout apart from diagnostics.
+bats_require_minimum_version 1.5.0
+
 load '/usr/lib/bats/bats-support/load'
 load '/usr/lib/bats/bats-assert/load'
 
 : "${HML_BUILD_DIR:?run the end-to-end tests through ctest}"
 BINOMIAL="$HML_BUILD_DIR/workflows/binomial/binomial"
+HML="$HML_BUILD_DIR/cmd/hml"
 PY="${HML_TEST_PYTHON:-/usr/bin/python3}"
 MODELS="$HML_TEST_MODELS"
 
@@ -14,13 +18,19 @@ common_setup() {
 	cd "$WORK" || return 1
 	# Each test chooses its own settings.
 	unset HML_MODE HML_MODEL HML_DB HML_QOI HML_PROFILE HML_INTERLEAVE \
-	      HML_SHADOW HML_ON_ERROR HML_THREADS HML_FLUSH_SECONDS HML_FLUSH_BYTES
+	      HML_SHADOW HML_ON_ERROR HML_THREADS HML_FLUSH_SECONDS HML_FLUSH_BYTES \
+	      HML_EXPERIMENT HML_WORKFLOW_PATH HML_LOCK_TIMEOUT
 	export OMP_NUM_THREADS=2
 }
 
 # binomial ARGS...: the workflow under a time limit.
 binomial() {
 	timeout 300 "$BINOMIAL" "$@"
+}
+
+# hml ARGS...: the command line under a time limit.
+hml() {
+	timeout 600 "$HML" "$@"
 }
 
 # json FILE EXPR: evaluate a Python expression over the parsed JSON `d`.

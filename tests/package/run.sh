@@ -1,15 +1,21 @@
 #!/bin/sh
 # Install hml into a scratch prefix, then build the outside application in
-# this folder twice, with find_package(hml) and with pkg-config, and run it.
+# this folder twice, with find_package(hml) and with pkg-config, and run it;
+# check that every man page is installed, and that the installed hml runs
+# the installed bundled workflow with nothing from the build tree.
 set -eu
 src=$1 build=$2 scratch=$3
 rm -rf "$scratch"
 mkdir -p "$scratch"
-cmake --install "$build" --prefix "$scratch/prefix" >/dev/null
-libdir=$(ls -d "$scratch"/prefix/lib*/ | head -n 1)
+prefix=$scratch/prefix
+cmake --install "$build" --prefix "$prefix" >/dev/null
+# Where GNUInstallDirs put the library (lib, lib64 or lib/<multiarch>).
+lib=$(find "$prefix" -name libhml.so | head -n 1)
+[ -n "$lib" ] || { echo "libhml.so not installed" >&2; exit 1; }
+libdir=$(dirname "$lib")
 
 cmake -S "$src/tests/package" -B "$scratch/cmake-build" \
-	-DCMAKE_PREFIX_PATH="$scratch/prefix" >/dev/null
+	-DCMAKE_PREFIX_PATH="$prefix" >/dev/null
 cmake --build "$scratch/cmake-build" >/dev/null
 LD_LIBRARY_PATH="$libdir" "$scratch/cmake-build/app"
 
@@ -18,5 +24,50 @@ export PKG_CONFIG_PATH="$libdir/pkgconfig"
 cc -std=c11 -Wall -Wextra -Werror -o "$scratch/app-pc" "$src/tests/package/app.c" \
 	$(pkg-config --cflags --libs hml)
 LD_LIBRARY_PATH="$libdir" "$scratch/app-pc"
-[ -e "$scratch/prefix/share/man/man3/hml-runtime.3" ] || { echo "hml-runtime.3 not installed" >&2; exit 1; }
 echo "package: find_package and pkg-config builds work"
+
+# Man pages: every page of man/, and one for every command the installed
+# hml lists (so a command without a page fails here too).
+missing=0
+for page in "$src"/man/*.[1-9]; do
+	name=${page##*/}
+	section=${name##*.}
+	if [ ! -f "$prefix/share/man/man$section/$name" ]; then
+		echo "man page $name not installed in share/man/man$section" >&2
+		missing=1
+	fi
+done
+commands=$("$prefix/bin/hml" --json --version |
+	sed -n '/"commands"/,/]/p' | tr -d ' ",[]' | grep -v '^commands:' | grep -v '^$')
+[ -n "$commands" ] || { echo "hml --json --version lists no commands" >&2; exit 1; }
+for cmd in $commands; do
+	if [ ! -f "$prefix/share/man/man1/hml-$cmd.1" ]; then
+		echo "command '$cmd' has no installed man page hml-$cmd.1" >&2
+		missing=1
+	fi
+done
+for page in man1/hml.1 man3/hml-runtime.3 man5/hml-workflow.5 man5/hml-manifest.5; do
+	[ -f "$prefix/share/man/$page" ] || { echo "man page $page not installed" >&2; missing=1; }
+done
+[ "$missing" = 0 ] || exit 1
+echo "package: every man page is installed"
+
+# The installed hml finds the installed bundled workflow in
+# PREFIX/libexec/hml/workflows, and the installed application finds the
+# installed libhml through its RPATH: no LD_LIBRARY_PATH, no build tree.
+wfdir=$(find "$prefix" -path '*/hml/workflows/binomial' -type d | head -n 1)
+[ -n "$wfdir" ] && [ -x "$wfdir/binomial" ] && [ -f "$wfdir/workflow.json" ] ||
+	{ echo "the binomial workflow is not installed" >&2; exit 1; }
+(
+	unset HML_WORKFLOW_PATH LD_LIBRARY_PATH HML_EXPERIMENT
+	cd "$scratch"
+	"$wfdir/binomial" --options 64 --batch 64 --quiet ||
+		{ echo "the installed binomial does not run" >&2; exit 1; }
+	"$prefix/bin/hml" -q -C exp --json collect binomial \
+		--args '--options 1024 --batch 256 --seed {seed}' > collect.json ||
+		{ echo "the installed hml cannot collect binomial" >&2; exit 1; }
+	grep -q '"rows": 1024' collect.json &&
+	grep -q "\"path\": \"$wfdir/workflow.json\"" collect.json ||
+		{ echo "installed collect: unexpected record:" >&2; cat collect.json >&2; exit 1; }
+)
+echo "package: the installed hml runs the installed binomial workflow"

@@ -1,0 +1,153 @@
+/*
+ * cmd/cmd.h - what every hml subcommand shares: global options, the
+ * option-table parser that also prints --help, output and exit codes,
+ * the progress bar and interrupt handling.
+ *
+ * A subcommand is `int cmd_<name>(int argc, char **argv)` in cmd/<name>.c,
+ * with argv[0] the command name. It returns an exit code (HML_EXIT_*).
+ * Results go to stdout (one JSON document when g_cmd.json), diagnostics
+ * to stderr as "hml: error: ..." / "hml: warning: ...".
+ */
+#ifndef HML_CMD_H
+#define HML_CMD_H
+
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include "error.h"
+
+enum {
+	HML_EXIT_OK = 0,
+	HML_EXIT_FAILURE = 1,      /* the work failed (I/O, a crashed application, ...) */
+	HML_EXIT_USAGE = 2,        /* bad command line */
+	HML_EXIT_INVALID = 3,      /* invalid input: workflow, manifest, data, model */
+	HML_EXIT_INTERRUPTED = 130 /* SIGINT / SIGTERM */
+};
+
+/* Global options, set by main() before the subcommand runs (and also
+ * accepted after the subcommand name: `hml show --json`). */
+typedef struct cmd_globals {
+	const char *dir;   /* -C DIR: experiment directory (default ./hml-experiment) */
+	int quiet;         /* -q: no progress, no informational stderr */
+	int json;          /* --json: stdout is one JSON document */
+} cmd_globals;
+extern cmd_globals g_cmd;
+
+/* Set by the SIGINT/SIGTERM handler (which also forwards SIGINT to a
+ * running child through hml__proc_interrupt). */
+extern volatile sig_atomic_t cmd_interrupted;
+void cmd_signals_install(void);
+
+typedef enum cmd_opt_kind {
+	CMD_OPT_FLAG,     /* int *: set to 1 */
+	CMD_OPT_STRING,   /* const char **: points into argv */
+	CMD_OPT_INT,      /* int64_t * */
+	CMD_OPT_DOUBLE,   /* double * */
+	CMD_OPT_LIST      /* cmd_list *: repeatable, values appended */
+} cmd_opt_kind;
+
+typedef struct cmd_list {
+	const char **items;   /* malloc'ed array of pointers into argv */
+	int n;
+} cmd_list;
+
+typedef struct cmd_option {
+	const char *name;     /* long name without "--" ("epochs"); NULL ends the table */
+	char short_name;      /* or 0 */
+	cmd_opt_kind kind;
+	void *value;
+	const char *arg;      /* argument name for help ("N"); NULL for flags */
+	const char *help;     /* one line */
+} cmd_option;
+
+typedef struct cmd_spec {
+	const char *name;       /* "train" */
+	const char *synopsis;   /* "[options] [WORKFLOW]" */
+	const char *summary;    /* one line, also in `hml --help` */
+	const char *description;/* a paragraph for --help, may be NULL */
+	const cmd_option *options;
+	int min_args, max_args; /* positional arguments (max -1: any) */
+} cmd_spec;
+
+/*
+ * Parse argv (argv[0] is the command name) against spec->options plus the
+ * global options (-C, -q, --json) and --help/-h. Accepts "--name value",
+ * "--name=value", "-x value", and "--" to end options.
+ * Returns:
+ *   0  parsed; the positional arguments are argv[*first .. argc-1]
+ *      (argv is permuted so positionals come last)
+ *   1  --help was printed on stdout: the command returns HML_EXIT_OK
+ *  -1  a usage error was printed on stderr: return HML_EXIT_USAGE
+ */
+int cmd_parse(const cmd_spec *spec, int argc, char **argv, int *first);
+
+/* Print the help text of a command (from its spec) to f. */
+void cmd_print_help(const cmd_spec *spec, FILE *f);
+
+/* "hml: error: <formatted>\n" on stderr. */
+void cmd_error(const char *fmt, ...) HML__PRINTF(1, 2);
+/* "hml: warning: ..." (always printed). */
+void cmd_warn(const char *fmt, ...) HML__PRINTF(1, 2);
+/* "hml: ..." informational line on stderr, silenced by -q. */
+void cmd_info(const char *fmt, ...) HML__PRINTF(1, 2);
+
+/* Map an HML_E* code to an exit code: EINVALID, ESYNTAX, ESHAPE,
+ * ENOTFOUND, ERANGE, ENOTSUPPORTED -> 3; others -> 1. */
+int cmd_exit_code(int err);
+
+/* Print hml_error_last()'s message as an error and return cmd_exit_code(err). */
+int cmd_fail(int err);
+
+/* Emit `doc` (stolen) as the command's JSON result on stdout, with
+ * "schema_version": 1 added first, indented, followed by a newline. */
+void cmd_json_print(json_t *doc);
+
+/* Flush stdout; HML_EXIT_FAILURE with a message if writing failed
+ * (closed pipe, full disk), else `code`. Every command returns through it. */
+int cmd_finish(int code);
+
+/* A progress bar on stderr, drawn only when stderr is a terminal and not -q.
+ * NULL-safe everywhere. */
+typedef struct cmd_progress cmd_progress;
+cmd_progress *cmd_progress_start(const char *label, double total);
+void cmd_progress_update(cmd_progress *p, double done, const char *detail);
+void cmd_progress_end(cmd_progress *p);
+
+/* --- shared by deploy and evaluate (cmd/experiment.c) ------------------ */
+
+struct hml__store;
+struct hml__workflow;
+
+/* A number field of a JSON object (integer or real); NAN when absent. */
+double cmd_json_number(const json_t *obj, const char *key);
+
+/* A model record by id, checked: its file exists and still has the SHA-256
+ * recorded when it was registered. HML_ENOTFOUND "no model 'm9' in
+ * experiment 'DIR'", HML_EINVALID "model file 'P' changed since it was
+ * registered (SHA-256 differs)". *abs_path (malloc'ed) is the model file. */
+int cmd_model_get(struct hml__store *s, const char *id, const json_t **model,
+                  char **abs_path);
+
+/* The workflow a model was trained for (through its data sets' recorded
+ * workflow.json, else its name), checked: the workflow has the model's
+ * region, and the region's rows in the newest data set of that workflow
+ * have the model's input/output shapes (HML_ESHAPE naming both). */
+int cmd_model_workflow(struct hml__store *s, const json_t *model,
+                       struct hml__workflow **out);
+
+/* The environment variables that run `label` with the model at `path`:
+ * HML_MODE_<LABEL>=infer and HML_MODEL_<LABEL>=<path> (LABEL upper-cased,
+ * other characters '_', as the runtime reads them). New object. */
+json_t *cmd_deploy_env(const char *label, const char *path);
+
+/* Subcommands. */
+int cmd_collect(int argc, char **argv);
+int cmd_train(int argc, char **argv);
+int cmd_deploy(int argc, char **argv);
+int cmd_evaluate(int argc, char **argv);
+int cmd_show(int argc, char **argv);
+
+#endif

@@ -1,0 +1,711 @@
+/*
+ * cmd/collect.c - hml collect: run a workflow's application in collect
+ * mode and register the HDF5 file it wrote as a data set.
+ *
+ * The application writes into a temporary file of the experiment's data/
+ * directory; only a file that holds rows is registered. An application
+ * that fails part-way keeps what its completed calls wrote: the runtime
+ * leaves every finished call readable, so those rows are registered as an
+ * incomplete data set rather than thrown away.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "dataset.h"
+#include "fsutil.h"
+#include "proc.h"
+#include "store.h"
+#include "util.h"
+#include "workflow.h"
+
+#define RUNS_MAX 1000000
+#define TAIL_LINES 10
+#define UNSET INT64_MIN
+
+static const char description[] =
+	"Runs the workflow's application N times (seeds S, S+1, ...) with\n"
+	"HML_MODE=collect, writing every region's inputs and outputs into one HDF5\n"
+	"file, and registers it in the experiment as a data set (d1, d2, ...).\n"
+	"WORKFLOW is a bundled name (binomial) or a path to a workflow.json; without\n"
+	"it, the workflow of the experiment's data sets is used. The application's\n"
+	"arguments come from the workflow's collect.args, from --args, or from\n"
+	"everything after '--'; \"{seed}\" in an argument becomes the run's seed.";
+
+typedef struct collect_opts {
+	int64_t runs;
+	int64_t seed;
+	const char *args;
+	char **extra;       /* after "--" (NULL when there was none) */
+	int nextra;
+} collect_opts;
+
+/* ---- arguments -------------------------------------------------------------- */
+
+/* Split on blanks, no quoting (the application is never run by a shell). */
+static char **split_blanks(const char *s)
+{
+	size_t n = 0, cap = 8;
+	char **v = calloc(cap, sizeof(*v));
+
+	while (v && *s) {
+		size_t len;
+
+		s += strspn(s, " \t\n");
+		if (!*s)
+			break;
+		len = strcspn(s, " \t\n");
+		if (n + 2 > cap) {
+			char **bigger = realloc(v, (cap *= 2) * sizeof(*v));
+			if (!bigger)
+				goto oom;
+			v = bigger;
+		}
+		if (!(v[n] = strndup(s, len)))
+			goto oom;
+		v[++n] = NULL;
+		s += len;
+	}
+	return v;
+oom:
+	hml__strv_free(v);
+	return NULL;
+}
+
+static char **strv_copy(char *const *src, int n)
+{
+	char **v = calloc((size_t)n + 1, sizeof(*v));
+
+	for (int i = 0; v && i < n; i++)
+		if (!(v[i] = strdup(src[i]))) {
+			hml__strv_free(v);
+			return NULL;
+		}
+	return v;
+}
+
+/* `arg` with every "{seed}" replaced by the seed (malloc'ed). */
+static char *subst_seed(const char *arg, int64_t seed)
+{
+	char num[32], *out, *o;
+	const char *p;
+	size_t count = 0, len;
+
+	snprintf(num, sizeof(num), "%lld", (long long)seed);
+	for (p = arg; (p = strstr(p, "{seed}")) != NULL; p += 6)
+		count++;
+	len = strlen(arg) + count * strlen(num) + 1;
+	if (!(out = malloc(len)))
+		return NULL;
+	for (o = out, p = arg; *p;) {
+		if (strncmp(p, "{seed}", 6) == 0) {
+			o += sprintf(o, "%s", num);
+			p += 6;
+		} else {
+			*o++ = *p++;
+		}
+	}
+	*o = '\0';
+	return out;
+}
+
+/* program + args with the seed substituted. */
+static char **run_argv(const char *program, char *const *args, int64_t seed)
+{
+	size_t n = 0, i;
+	char **v;
+
+	while (args[n])
+		n++;
+	if (!(v = calloc(n + 2, sizeof(*v))) || !(v[0] = strdup(program))) {
+		free(v);
+		return NULL;
+	}
+	for (i = 0; i < n; i++)
+		if (!(v[i + 1] = subst_seed(args[i], seed))) {
+			hml__strv_free(v);
+			return NULL;
+		}
+	return v;
+}
+
+/*
+ * The runtime reads HML_<KEY>_<LABEL> before HML_<KEY>: a deployment's
+ * HML_MODE_BINOMIAL=infer left in the shell must not turn collection into
+ * inference, so those are removed for every region of the workflow.
+ */
+static char **run_env(const hml__workflow *w, const char *db)
+{
+	static const char *const removed[] = { "HML_QOI", "HML_PROFILE", "HML_MODEL" };
+	static const char *const per_label[] = { "MODE", "DB", "MODEL", "PROFILE" };
+	size_t nenv = 0, n = 0, i, k, cap;
+	char **v;
+
+	while (w->env[nenv])
+		nenv++;
+	cap = nenv + 3 + w->nregions * 4 + 3;
+	if (!(v = calloc(cap, sizeof(*v))))
+		return NULL;
+	for (i = 0; i < nenv; i++)
+		if (!(v[n++] = strdup(w->env[i])))
+			goto oom;
+	for (i = 0; i < 3; i++)
+		if (!(v[n++] = strdup(removed[i])))
+			goto oom;
+	for (i = 0; i < w->nregions; i++) {
+		for (k = 0; k < 4; k++) {
+			const char *l = w->regions[i].label;
+			size_t len = strlen(per_label[k]) + strlen(l) + 6, j, off;
+			char *e = malloc(len);
+
+			if (!e)
+				goto oom;
+			off = (size_t)snprintf(e, len, "HML_%s_", per_label[k]);
+			for (j = 0; l[j]; j++)
+				e[off + j] = (l[j] >= 'a' && l[j] <= 'z') ? (char)(l[j] - 'a' + 'A')
+				           : ((l[j] >= 'A' && l[j] <= 'Z') || (l[j] >= '0' && l[j] <= '9'))
+				           ? l[j] : '_';
+			e[off + j] = '\0';
+			v[n++] = e;
+		}
+	}
+	if (!(v[n++] = strdup("HML_MODE=collect")))
+		goto oom;
+	if (!(v[n] = malloc(strlen(db) + 8)))
+		goto oom;
+	sprintf(v[n++], "HML_DB=%s", db);
+	v[n] = NULL;
+	return v;
+oom:
+	hml__strv_free(v);
+	return NULL;
+}
+
+/* ---- the application's output ---------------------------------------------- */
+
+/* Append the run's output (if any) to the data set's log, between marker
+ * lines (the footer is optional). */
+static int log_append(const char *log, const char *run_log, const char *header,
+                      const char *footer)
+{
+	FILE *out = fopen(log, "a"), *in;
+	char buf[8192];
+	size_t got;
+	int rc = 0;
+
+	if (!out)
+		return hml__error_set(HML_EIO, "cannot write '%s': %s", log, strerror(errno));
+	fprintf(out, "==> %s <==\n", header);
+	if (run_log && (in = fopen(run_log, "r")) != NULL) {
+		while ((got = fread(buf, 1, sizeof(buf), in)) > 0)
+			fwrite(buf, 1, got, out);
+		fclose(in);
+	}
+	if (footer)
+		fprintf(out, "==> %s <==\n", footer);
+	if (ferror(out) || fclose(out) != 0) {
+		rc = hml__error_set(HML_EIO, "cannot write '%s': %s", log, strerror(errno));
+	}
+	return rc;
+}
+
+/* The last lines of the failed run's output, to stderr (unless -q). */
+static void print_tail(const char *run_log, int run, int runs)
+{
+	char *text = NULL, *start;
+	size_t size = 0;
+	int lines = 0;
+
+	if (g_cmd.quiet || hml__read_file(run_log, &text, &size) < 0 || size == 0) {
+		free(text);
+		return;
+	}
+	while (size > 0 && text[size - 1] == '\n')
+		text[--size] = '\0';
+	for (start = text + size; start > text; start--)
+		if (start[-1] == '\n' && ++lines == TAIL_LINES)
+			break;
+	fprintf(stderr, "hml: the application's output in run %d of %d (last lines):\n",
+	        run, runs);
+	for (char *line = start, *nl; line && *line; line = nl ? nl + 1 : NULL) {
+		nl = strchr(line, '\n');
+		fprintf(stderr, "  %.*s\n", nl ? (int)(nl - line) : (int)strlen(line), line);
+	}
+	free(text);
+}
+
+/* ---- the record -------------------------------------------------------------- */
+
+static const char *dtype_name(hml_dtype t)
+{
+	return t == HML_F32 ? "float" : t == HML_F64 ? "double" : "unknown";
+}
+
+static json_t *shape_json(const int64_t *shape, int ndim)
+{
+	json_t *a = json_array();
+
+	for (int d = 0; d < ndim; d++)
+		json_array_append_new(a, json_integer(shape[d]));
+	return a;
+}
+
+static json_t *regions_json(const hml__region_info *infos, size_t n)
+{
+	json_t *o = json_object();
+
+	for (size_t i = 0; i < n; i++) {
+		const hml__region_info *r = &infos[i];
+
+		json_object_set_new(o, r->label, json_pack("{s:I, s:I, s:o, s:o, s:s, s:s, s:o, s:o}",
+			"rows", (json_int_t)r->rows, "calls", (json_int_t)r->calls,
+			"input_shape", shape_json(r->in_shape, r->in_ndim),
+			"output_shape", shape_json(r->out_shape, r->out_ndim),
+			"input_dtype", dtype_name(r->in_dtype),
+			"output_dtype", dtype_name(r->out_dtype),
+			"input_functor", r->input_functor ? json_string(r->input_functor) : json_null(),
+			"output_functor", r->output_functor ? json_string(r->output_functor) : json_null()));
+	}
+	return o;
+}
+
+static json_t *run_json(int64_t seed, char *const *argv, const hml__proc_result *res,
+                        const char *start_error)
+{
+	json_t *a = json_array(), *o;
+
+	for (; *argv; argv++)
+		json_array_append_new(a, json_string(*argv));
+	o = json_pack("{s:I, s:o}", "seed", (json_int_t)seed, "argv", a);
+	if (start_error) {
+		json_object_set_new(o, "status", json_string("not started"));
+		json_object_set_new(o, "error", json_string(start_error));
+		json_object_set_new(o, "exit_code", json_null());
+		json_object_set_new(o, "wall_seconds", json_real(0.0));
+		return o;
+	}
+	json_object_set_new(o, "status", json_string(hml__proc_describe(res)));
+	json_object_set_new(o, "exit_code", res->exited ? json_integer(res->exit_code) : json_null());
+	if (!res->exited && res->signal)
+		json_object_set_new(o, "signal", json_integer(res->signal));
+	json_object_set_new(o, "wall_seconds", json_real(res->wall_s));
+	return o;
+}
+
+/* "16384 rows of region 'binomial'", joined for every region with rows. */
+static void rows_text(char *buf, size_t size, const hml__region_info *infos, size_t n)
+{
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < n && len < size; i++)
+		len += (size_t)snprintf(buf + len, size - len, "%s%lld rows of region '%s'",
+		                        i ? ", " : "", (long long)infos[i].rows, infos[i].label);
+}
+
+/* ---- the workflow ------------------------------------------------------------ */
+
+/* Without a WORKFLOW argument: the one workflow of the experiment's data sets. */
+static int workflow_from_store(hml__store *s, const char **path)
+{
+	const json_t *sets = json_object_get(hml__store_manifest(s), "datasets");
+	const char *found = NULL, *found_name = NULL, *other_name = NULL;
+	json_t *rec;
+	size_t i;
+
+	*path = NULL;
+	json_array_foreach((json_t *)sets, i, rec) {
+		const json_t *wf = json_object_get(rec, "workflow");
+		const char *p = json_string_value(json_object_get(wf, "path"));
+		const char *name = json_string_value(json_object_get(wf, "name"));
+
+		if (!p)
+			continue;
+		if (!found) {
+			found = p;
+			found_name = name;
+		} else if (strcmp(found, p) != 0) {
+			other_name = name;
+		}
+	}
+	if (!found) {
+		cmd_error("collect: no workflow given, and experiment '%s' has no data set to "
+		          "take it from (usage: hml collect WORKFLOW)", hml__store_dir(s));
+		return -1;
+	}
+	if (other_name) {
+		cmd_error("collect: no workflow given, and experiment '%s' has data sets of "
+		          "several workflows ('%s', '%s', ...): name one", hml__store_dir(s),
+		          found_name ? found_name : "?", other_name);
+		return -1;
+	}
+	*path = found;
+	return 0;
+}
+
+/*
+ * "--" ends hml's options: what follows is the application's argument
+ * list. It is cut off before the option parser sees it, skipping values of
+ * options that take one (so `--args --` is not mistaken for it).
+ */
+static int split_dashdash(int argc, char **argv)
+{
+	static const char *const valued[] = { "--runs", "-n", "--seed", "-s", "--args",
+	                                      "--dir", "-C", NULL };
+
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--") == 0)
+			return i;
+		for (const char *const *v = valued; *v; v++)
+			if (strcmp(argv[i], *v) == 0) {
+				i++;
+				break;
+			}
+	}
+	return argc;
+}
+
+/* ---- the command ------------------------------------------------------------- */
+
+typedef struct collect_state {
+	hml__store *s;
+	hml__workflow *w;
+	char *tmp_data, *tmp_log, *tmp_run, *db;
+	char **args;            /* template, "{seed}" not yet substituted */
+	json_t *runs;           /* records of the runs that were tried */
+	hml__region_info *infos;
+	size_t ninfos;
+	int64_t rows, calls;
+} collect_state;
+
+static void state_release(collect_state *st)
+{
+	hml__region_info_free(st->infos, st->ninfos);
+	json_decref(st->runs);
+	hml__strv_free(st->args);
+	free(st->tmp_data);
+	free(st->tmp_log);
+	free(st->tmp_run);
+	free(st->db);
+	hml__workflow_free(st->w);
+	hml__store_free(st->s);
+}
+
+static void remove_tmp(const collect_state *st)
+{
+	if (st->tmp_data)
+		unlink(st->tmp_data);
+	if (st->tmp_log)
+		unlink(st->tmp_log);
+}
+
+/* What the application left in the data file (nothing: rows 0). */
+static int read_regions(collect_state *st)
+{
+	struct stat sb;
+	int rc;
+
+	if (stat(st->tmp_data, &sb) != 0 || sb.st_size == 0)
+		return 0;
+	if ((rc = hml__region_info_list(st->tmp_data, &st->infos, &st->ninfos)) < 0)
+		return rc;
+	for (size_t i = 0; i < st->ninfos; i++) {
+		st->rows += st->infos[i].rows;
+		st->calls += st->infos[i].calls;
+	}
+	return 0;
+}
+
+static int prepare(collect_state *st, const collect_opts *o)
+{
+	char cwd[4096];
+
+	if (o->args)
+		st->args = split_blanks(o->args);
+	else if (o->extra)
+		st->args = strv_copy(o->extra, o->nextra);
+	else {
+		int n = 0;
+
+		while (st->w->collect_args[n])
+			n++;
+		st->args = strv_copy(st->w->collect_args, n);
+	}
+	st->tmp_data = hml__store_tmp_path(st->s, "data", ".h5");
+	st->tmp_log = hml__store_tmp_path(st->s, "data", ".log");
+	st->tmp_run = hml__store_tmp_path(st->s, "data", ".run.log");
+	st->runs = json_array();
+	if (!st->args || !st->tmp_data || !st->tmp_log || !st->tmp_run || !st->runs)
+		return hml__error_oom();
+	/* The application gets an absolute HML_DB: it may change directory. */
+	if (st->tmp_data[0] == '/') {
+		st->db = strdup(st->tmp_data);
+	} else {
+		if (!getcwd(cwd, sizeof(cwd)))
+			return hml__error_set(HML_EIO, "cannot get the working directory: %s",
+			                      strerror(errno));
+		st->db = hml__path_join(cwd, st->tmp_data);
+	}
+	if (!st->db)
+		return hml__error_oom();
+	/* The log exists from the start, so that it can be registered even
+	 * when the application wrote nothing. */
+	snprintf(cwd, sizeof(cwd), "hml collect: workflow '%s' (%s)", st->w->name, st->w->path);
+	return log_append(st->tmp_log, NULL, cwd, NULL);
+}
+
+/* Run the application; returns the number of runs that succeeded. `why`
+ * receives the reason of the first failure ("" when all ran). */
+static int run_all(collect_state *st, int64_t first_seed, int runs, int *interrupted,
+                   char *why, size_t why_size)
+{
+	char **env = run_env(st->w, st->db);
+	cmd_progress *bar = cmd_progress_start("collect", runs);
+	int k, ok = 0;
+
+	why[0] = '\0';
+	if (!env) {
+		snprintf(why, why_size, "out of memory");
+		goto done;
+	}
+	for (k = 0; k < runs; k++) {
+		int64_t seed = first_seed + k;
+		char **argv = run_argv(st->w->program, st->args, seed);
+		char header[256], footer[256], detail[64];
+		hml__proc_result res;
+		int rc;
+
+		if (cmd_interrupted) {
+			*interrupted = 1;
+			snprintf(why, why_size, "interrupted before run %d of %d", k + 1, runs);
+			hml__strv_free(argv);
+			break;
+		}
+		if (!argv) {
+			snprintf(why, why_size, "out of memory");
+			break;
+		}
+		snprintf(detail, sizeof(detail), "run %d/%d (seed %lld)", k + 1, runs,
+		         (long long)seed);
+		cmd_progress_update(bar, k, detail);
+		if (!bar)
+			cmd_info("collect: %s: run %d of %d (seed %lld)", st->w->name, k + 1, runs,
+			         (long long)seed);
+		rc = hml__proc_run((const char *const *)argv, (const char *const *)env,
+		                   st->tmp_run, st->tmp_run, &res);
+		if (rc < 0) {
+			snprintf(why, why_size, "%s (run %d of %d)", hml_error_last()->message,
+			         k + 1, runs);
+			json_array_append_new(st->runs, run_json(seed, argv, NULL,
+			                                         hml_error_last()->message));
+			hml__strv_free(argv);
+			break;
+		}
+		json_array_append_new(st->runs, run_json(seed, argv, &res, NULL));
+		snprintf(header, sizeof(header), "run %d of %d, seed %lld", k + 1, runs,
+		         (long long)seed);
+		snprintf(footer, sizeof(footer), "%s after %.3f s", hml__proc_describe(&res),
+		         res.wall_s);
+		if (log_append(st->tmp_log, st->tmp_run, header, footer) < 0)
+			cmd_warn("%s", hml_error_last()->message);
+		hml__strv_free(argv);
+		if (res.interrupted || cmd_interrupted) {
+			*interrupted = 1;
+			snprintf(why, why_size, "application '%s' was interrupted (run %d of %d)",
+			         st->w->name, k + 1, runs);
+		} else if (!res.exited) {
+			snprintf(why, why_size, "application '%s' was %s (run %d of %d)",
+			         st->w->name, hml__proc_describe(&res), k + 1, runs);
+		} else if (res.exit_code != 0) {
+			snprintf(why, why_size, "application '%s' exited with status %d (run %d of %d)",
+			         st->w->name, res.exit_code, k + 1, runs);
+		} else {
+			ok++;
+			continue;
+		}
+		cmd_progress_end(bar);
+		bar = NULL;
+		if (!*interrupted)
+			print_tail(st->tmp_run, k + 1, runs);
+		break;
+	}
+	cmd_progress_update(bar, ok, "done");
+done:
+	cmd_progress_end(bar);
+	unlink(st->tmp_run);
+	hml__strv_free(env);
+	return ok;
+}
+
+static void print_result(const collect_state *st, const char *id)
+{
+	const json_t *rec = hml__store_find(st->s, "datasets", id);
+	const char *data = json_string_value(json_object_get(json_object_get(rec, "files"), "data"));
+	size_t nruns = json_array_size(st->runs);
+	char rows[1024];
+
+	if (g_cmd.json) {
+		cmd_json_print(json_pack("{s:O}", "dataset", rec ? (json_t *)rec : json_null()));
+		return;
+	}
+	rows_text(rows, sizeof(rows), st->infos, st->ninfos);
+	printf("%s: %s (%zu run%s, %lld call%s) -> %s%s\n", id, rows, nruns,
+	       nruns == 1 ? "" : "s", (long long)st->calls, st->calls == 1 ? "" : "s",
+	       data ? data : "?", json_is_false(json_object_get(rec, "complete"))
+	       ? " (incomplete)" : "");
+}
+
+int cmd_collect(int argc, char **argv)
+{
+	collect_opts o = { UNSET, UNSET, NULL, NULL, 0 };
+	const cmd_option options[] = {
+		{ "runs", 'n', CMD_OPT_INT, &o.runs, "N",
+		  "run the application N times (default: the workflow's collect.runs)" },
+		{ "seed", 's', CMD_OPT_INT, &o.seed, "S",
+		  "seed of the first run; run k gets S+k-1 (default: collect.seed)" },
+		{ "args", 0, CMD_OPT_STRING, &o.args, "'A B C'",
+		  "the application's arguments, split on blanks (replaces collect.args)" },
+		{ NULL, 0, 0, NULL, NULL, NULL }
+	};
+	const cmd_spec spec = {
+		"collect", "[options] [WORKFLOW] [-- ARGS...]",
+		"run a workflow's application and collect its region data",
+		description, options, 0, 1
+	};
+	collect_state st;
+	const char *wf_arg = NULL;
+	char why[1024], id[32] = "", kept[1024];
+	int split, first, rc, runs, ok, interrupted = 0, code = HML_EXIT_OK;
+	int64_t seed;
+	json_t *record;
+
+	memset(&st, 0, sizeof(st));
+	split = split_dashdash(argc, argv);
+	rc = cmd_parse(&spec, split, argv, &first);
+	if (rc != 0)
+		return rc > 0 ? cmd_finish(HML_EXIT_OK) : HML_EXIT_USAGE;
+	if (split < argc) {
+		o.extra = argv + split + 1;
+		o.nextra = argc - split - 1;
+	}
+	if (o.args && o.extra) {
+		cmd_error("collect: give the application's arguments with --args or after '--', not both");
+		return HML_EXIT_USAGE;
+	}
+	if (o.runs != UNSET && (o.runs < 1 || o.runs > RUNS_MAX)) {
+		cmd_error("collect: option '--runs' must be from 1 to %d, not %lld", RUNS_MAX,
+		          (long long)o.runs);
+		return HML_EXIT_USAGE;
+	}
+	if (o.seed != UNSET && (o.seed < 0 || o.seed > INT64_MAX / 2)) {
+		cmd_error("collect: option '--seed' must be from 0 to %lld, not %lld",
+		          (long long)(INT64_MAX / 2), (long long)o.seed);
+		return HML_EXIT_USAGE;
+	}
+	if (first < split)
+		wf_arg = argv[first];
+
+	/* Which workflow: the argument, or the experiment's. */
+	if (!wf_arg) {
+		rc = hml__store_open(&st.s, g_cmd.dir, 0);
+		if (rc == HML_ENOTFOUND) {
+			cmd_error("collect: no workflow given, and there is no experiment at '%s' "
+			          "(usage: hml collect WORKFLOW)", g_cmd.dir);
+			code = HML_EXIT_USAGE;
+			goto done;
+		}
+		if (rc < 0) {
+			code = cmd_fail(rc);
+			goto done;
+		}
+		if (workflow_from_store(st.s, &wf_arg) < 0) {
+			code = HML_EXIT_USAGE;
+			goto done;
+		}
+	}
+	if ((rc = hml__workflow_load(&st.w, wf_arg)) < 0) {
+		code = cmd_fail(rc);
+		goto done;
+	}
+	if (!st.s && (rc = hml__store_open(&st.s, g_cmd.dir, 1)) < 0) {
+		code = cmd_fail(rc);
+		goto done;
+	}
+	runs = o.runs != UNSET ? (int)o.runs : st.w->collect_runs;
+	seed = o.seed != UNSET ? o.seed : st.w->collect_seed;
+	if ((rc = prepare(&st, &o)) < 0) {
+		code = cmd_fail(rc);
+		remove_tmp(&st);
+		goto done;
+	}
+
+	ok = run_all(&st, seed, runs, &interrupted, why, sizeof(why));
+
+	if ((rc = read_regions(&st)) < 0) {
+		cmd_error("%s%s%s; nothing was registered", why, why[0] ? "; " : "",
+		          hml_error_last()->message);
+		remove_tmp(&st);
+		code = interrupted ? HML_EXIT_INTERRUPTED : HML_EXIT_FAILURE;
+		goto done;
+	}
+	if (st.rows == 0) {
+		if (why[0])
+			cmd_error("%s; no data was collected, nothing was registered", why);
+		else
+			cmd_error("application '%s' ran but collected no data: no region wrote rows "
+			          "(is it built with hml, and does it reach its regions?)", st.w->name);
+		remove_tmp(&st);
+		code = interrupted ? HML_EXIT_INTERRUPTED : HML_EXIT_FAILURE;
+		goto done;
+	}
+	for (size_t i = 0; i < st.w->nregions; i++) {
+		size_t j;
+
+		for (j = 0; j < st.ninfos; j++)
+			if (strcmp(st.infos[j].label, st.w->regions[i].label) == 0 && st.infos[j].rows)
+				break;
+		if (j == st.ninfos)
+			cmd_warn("region '%s' of workflow '%s' collected no rows",
+			         st.w->regions[i].label, st.w->name);
+	}
+
+	record = json_pack("{s:{s:s, s:s, s:s}, s:b, s:O, s:o}",
+		"workflow", "name", st.w->name, "path", st.w->path, "sha256", st.w->sha256,
+		"complete", ok == runs && !why[0],
+		"runs", st.runs,
+		"regions", regions_json(st.infos, st.ninfos));
+	{
+		const hml__store_file files[] = {
+			{ "data", st.tmp_data, ".h5" },
+			{ "log", st.tmp_log, ".log" },
+		};
+		rc = record ? hml__store_add(st.s, "datasets", record, files, 2, 0, id, sizeof(id))
+		            : hml__error_oom();
+	}
+	if (rc < 0) {
+		/* The data stays where it is: a locked or full experiment must not
+		 * cost the user a long collection. */
+		cmd_error("%s", hml_error_last()->message);
+		cmd_error("%s%sthe collected data is kept in '%s'", why, why[0] ? "; " : "",
+		          st.tmp_data);
+		code = interrupted ? HML_EXIT_INTERRUPTED : cmd_exit_code(rc);
+		goto done;
+	}
+	print_result(&st, id);
+	if (why[0]) {
+		rows_text(kept, sizeof(kept), st.infos, st.ninfos);
+		cmd_error("%s; kept %s as incomplete data set %s", why, kept, id);
+		code = interrupted ? HML_EXIT_INTERRUPTED : HML_EXIT_FAILURE;
+	} else if (cmd_interrupted) {
+		/* After the last run: the data is whole, and registered as such. */
+		cmd_error("interrupted after the last run; data set %s was registered complete", id);
+		code = HML_EXIT_INTERRUPTED;
+	}
+done:
+	state_release(&st);
+	return cmd_finish(code);
+}

@@ -1,0 +1,370 @@
+/*
+ * cmd/common.c - option parsing, help, messages, exit codes, JSON output,
+ * the progress bar and interrupt handling shared by all subcommands.
+ */
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "proc.h"
+#include "util.h"
+
+cmd_globals g_cmd = { "hml-experiment", 0, 0 };
+volatile sig_atomic_t cmd_interrupted;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	cmd_interrupted = 1;
+	hml__proc_interrupt();
+}
+
+void cmd_signals_install(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+/* --- messages ------------------------------------------------------------ */
+
+static void vmessage(const char *prefix, const char *fmt, va_list ap)
+{
+	fprintf(stderr, "hml: %s", prefix);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
+void cmd_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmessage("error: ", fmt, ap);
+	va_end(ap);
+}
+
+void cmd_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmessage("warning: ", fmt, ap);
+	va_end(ap);
+}
+
+void cmd_info(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (g_cmd.quiet)
+		return;
+	va_start(ap, fmt);
+	vmessage("", fmt, ap);
+	va_end(ap);
+}
+
+int cmd_exit_code(int err)
+{
+	switch (err) {
+	case HML_OK:
+		return HML_EXIT_OK;
+	case HML_EINVALID: case HML_ESYNTAX: case HML_ESHAPE: case HML_ENOTFOUND:
+	case HML_ERANGE: case HML_ENOTSUPPORTED:
+		return HML_EXIT_INVALID;
+	default:
+		return HML_EXIT_FAILURE;
+	}
+}
+
+int cmd_fail(int err)
+{
+	const hml_error *e = hml_error_last();
+
+	cmd_error("%s", e->message[0] ? e->message : hml_strerror(err));
+	return cmd_interrupted ? HML_EXIT_INTERRUPTED : cmd_exit_code(err);
+}
+
+void cmd_json_print(json_t *doc)
+{
+	json_t *out = json_object();
+
+	json_object_set_new(out, "schema_version", json_integer(1));
+	json_object_update(out, doc);
+	json_decref(doc);
+	json_dumpf(out, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
+	fputc('\n', stdout);
+	json_decref(out);
+}
+
+int cmd_finish(int code)
+{
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		cmd_error("cannot write the output: %s", strerror(errno));
+		return code == HML_EXIT_OK ? HML_EXIT_FAILURE : code;
+	}
+	return code;
+}
+
+/* --- options ------------------------------------------------------------- */
+
+static const cmd_option global_options[] = {
+	{ "json", 0, CMD_OPT_FLAG, &g_cmd.json, NULL, "print the result as one JSON document" },
+	{ "quiet", 'q', CMD_OPT_FLAG, &g_cmd.quiet, NULL, "no progress bar or informational messages" },
+	{ "dir", 'C', CMD_OPT_STRING, &g_cmd.dir, "DIR", "experiment directory (default ./hml-experiment)" },
+	{ "help", 'h', CMD_OPT_FLAG, NULL, NULL, "show this help" },
+	{ NULL, 0, 0, NULL, NULL, NULL }
+};
+
+static void print_options(const cmd_option *opts, FILE *f)
+{
+	for (const cmd_option *o = opts; o && o->name; o++) {
+		char left[64];
+		int n;
+
+		if (o->short_name)
+			n = snprintf(left, sizeof(left), "-%c, --%s", o->short_name, o->name);
+		else
+			n = snprintf(left, sizeof(left), "    --%s", o->name);
+		if (o->arg && n > 0 && (size_t)n < sizeof(left))
+			snprintf(left + n, sizeof(left) - (size_t)n, " %s", o->arg);
+		fprintf(f, "  %-26s %s\n", left, o->help);
+	}
+}
+
+void cmd_print_help(const cmd_spec *spec, FILE *f)
+{
+	fprintf(f, "usage: hml %s %s\n\n%s.\n", spec->name, spec->synopsis, spec->summary);
+	if (spec->description)
+		fprintf(f, "\n%s\n", spec->description);
+	if (spec->options && spec->options->name) {
+		fprintf(f, "\noptions:\n");
+		print_options(spec->options, f);
+	}
+	fprintf(f, "\nglobal options:\n");
+	print_options(global_options, f);
+	fprintf(f, "\nSee hml-%s(1).\n", spec->name);
+}
+
+static const cmd_option *find_long(const cmd_option *opts, const char *name, size_t len)
+{
+	for (const cmd_option *o = opts; o && o->name; o++)
+		if (strlen(o->name) == len && strncmp(o->name, name, len) == 0)
+			return o;
+	return NULL;
+}
+
+static const cmd_option *find_short(const cmd_option *opts, char c)
+{
+	for (const cmd_option *o = opts; o && o->name; o++)
+		if (o->short_name == c)
+			return o;
+	return NULL;
+}
+
+static int set_value(const cmd_spec *spec, const cmd_option *o, const char *v)
+{
+	switch (o->kind) {
+	case CMD_OPT_FLAG:
+		if (o->value)
+			*(int *)o->value = 1;
+		return 0;
+	case CMD_OPT_STRING:
+		*(const char **)o->value = v;
+		return 0;
+	case CMD_OPT_INT:
+		if (hml__parse_i64(v, (int64_t *)o->value) == 0)
+			return 0;
+		cmd_error("%s: option '--%s' needs an integer, not '%s'", spec->name, o->name, v);
+		return -1;
+	case CMD_OPT_DOUBLE:
+		if (hml__parse_double(v, (double *)o->value) == 0 &&
+		    isfinite(*(double *)o->value))
+			return 0;
+		cmd_error("%s: option '--%s' needs a number, not '%s'", spec->name, o->name, v);
+		return -1;
+	case CMD_OPT_LIST: {
+		cmd_list *l = o->value;
+		const char **items = realloc(l->items, (size_t)(l->n + 1) * sizeof(*items));
+
+		if (!items) {
+			cmd_error("out of memory");
+			return -1;
+		}
+		items[l->n++] = v;
+		l->items = items;
+		return 0;
+	}
+	}
+	return -1;
+}
+
+int cmd_parse(const cmd_spec *spec, int argc, char **argv, int *first)
+{
+	char **pos = malloc((size_t)argc * sizeof(*pos));
+	int npos = 0, i, only_pos = 0, rc = 0;
+
+	if (!pos) {
+		cmd_error("out of memory");
+		return -1;
+	}
+	for (i = 1; i < argc && rc == 0; i++) {
+		char *a = argv[i];
+		const cmd_option *o = NULL;
+		const char *val = NULL;
+		char shortbuf[3] = "-?";
+
+		if (only_pos || a[0] != '-' || a[1] == '\0') {
+			pos[npos++] = a;
+			continue;
+		}
+		if (strcmp(a, "--") == 0) {
+			only_pos = 1;
+			continue;
+		}
+		if (a[1] == '-') {
+			const char *name = a + 2, *eq = strchr(name, '=');
+			size_t len = eq ? (size_t)(eq - name) : strlen(name);
+
+			if (!(o = find_long(spec->options, name, len)))
+				o = find_long(global_options, name, len);
+			if (!o) {
+				cmd_error("%s: unknown option '--%.*s' (see 'hml %s --help')",
+				          spec->name, (int)len, name, spec->name);
+				rc = -1;
+				break;
+			}
+			if (eq) {
+				if (o->kind == CMD_OPT_FLAG) {
+					cmd_error("%s: option '--%s' takes no value", spec->name, o->name);
+					rc = -1;
+					break;
+				}
+				val = eq + 1;
+			}
+		} else {
+			shortbuf[1] = a[1];
+			if (!(o = find_short(spec->options, a[1])))
+				o = find_short(global_options, a[1]);
+			if (!o) {
+				cmd_error("%s: unknown option '%s' (see 'hml %s --help')",
+				          spec->name, a, spec->name);
+				rc = -1;
+				break;
+			}
+			if (a[2] != '\0') {
+				if (o->kind == CMD_OPT_FLAG) {
+					cmd_error("%s: option '%s' takes no value", spec->name, shortbuf);
+					rc = -1;
+					break;
+				}
+				val = a + 2;
+			}
+		}
+		if (o->kind == CMD_OPT_FLAG && o->value == NULL) { /* --help */
+			cmd_print_help(spec, stdout);
+			rc = 1;
+			break;
+		}
+		if (o->kind != CMD_OPT_FLAG && !val) {
+			if (i + 1 >= argc) {
+				cmd_error("%s: option '--%s' needs a value", spec->name, o->name);
+				rc = -1;
+				break;
+			}
+			val = argv[++i];
+		}
+		if (set_value(spec, o, val) < 0)
+			rc = -1;
+	}
+	if (rc == 0 && (npos < spec->min_args ||
+	                (spec->max_args >= 0 && npos > spec->max_args))) {
+		if (npos < spec->min_args)
+			cmd_error("%s: missing argument (usage: hml %s %s)", spec->name,
+			          spec->name, spec->synopsis);
+		else
+			cmd_error("%s: unexpected argument '%s' (usage: hml %s %s)", spec->name,
+			          pos[spec->max_args], spec->name, spec->synopsis);
+		rc = -1;
+	}
+	if (rc == 0) {
+		/* Positionals move to the end, in order. */
+		int k = argc - npos;
+
+		for (int j = 0; j < npos; j++)
+			argv[k + j] = pos[j];
+		*first = k;
+	}
+	free(pos);
+	if (rc == 1)
+		fflush(stdout);
+	return rc;
+}
+
+/* --- progress ------------------------------------------------------------ */
+
+struct cmd_progress {
+	char label[48];
+	double total;
+	double last_draw;
+	int drawn;
+};
+
+cmd_progress *cmd_progress_start(const char *label, double total)
+{
+	cmd_progress *p;
+
+	if (g_cmd.quiet || !isatty(STDERR_FILENO))
+		return NULL;
+	if (!(p = calloc(1, sizeof(*p))))
+		return NULL;
+	snprintf(p->label, sizeof(p->label), "%s", label);
+	p->total = total > 0 ? total : 1;
+	return p;
+}
+
+void cmd_progress_update(cmd_progress *p, double done, const char *detail)
+{
+	enum { WIDTH = 30 };
+	char bar[WIDTH + 1];
+	double now, frac;
+	int fill;
+
+	if (!p)
+		return;
+	now = hml__now();
+	if (p->drawn && now - p->last_draw < 0.1 && done < p->total)
+		return;
+	p->last_draw = now;
+	p->drawn = 1;
+	frac = done / p->total;
+	frac = frac < 0 ? 0 : frac > 1 ? 1 : frac;
+	fill = (int)(frac * WIDTH + 0.5);
+	for (int i = 0; i < WIDTH; i++)
+		bar[i] = i < fill ? '#' : '.';
+	bar[WIDTH] = '\0';
+	fprintf(stderr, "\r\033[K%s [%s] %3.0f%% %s", p->label, bar, frac * 100,
+	        detail ? detail : "");
+	fflush(stderr);
+}
+
+void cmd_progress_end(cmd_progress *p)
+{
+	if (!p)
+		return;
+	if (p->drawn)
+		fputs("\r\033[K", stderr);
+	fflush(stderr);
+	free(p);
+}

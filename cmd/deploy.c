@@ -1,0 +1,208 @@
+/*
+ * hml deploy - choose a model for a region and record the deployment.
+ *
+ * By id, as the most accurate model (--best: lowest validation RMSE), or as
+ * the fastest model within an error bound (--max-error E: lowest inference
+ * latency per sample among models whose validation RMSE <= E). Prints the
+ * environment that makes the application run the region as inference, in
+ * a form `eval "$(hml deploy --best)"` accepts.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "store.h"
+#include "util.h"
+#include "workflow.h"
+
+static int best;
+static double max_error = NAN;
+static const char *region;
+
+static const cmd_option options[] = {
+	{ "best", 0, CMD_OPT_FLAG, &best, NULL, "the model with the lowest validation RMSE" },
+	{ "max-error", 0, CMD_OPT_DOUBLE, &max_error, "E",
+	  "the fastest model whose validation RMSE is at most E" },
+	{ "region", 'r', CMD_OPT_STRING, &region, "R", "consider only models of region R" },
+	{ NULL, 0, 0, NULL, NULL, NULL }
+};
+
+static const cmd_spec spec = {
+	"deploy", "[options] (MODEL | --best | --max-error E)",
+	"choose a model and print the environment that runs it",
+	"Records a deployment of MODEL (an id such as m3), of the most accurate model\n"
+	"(--best), or of the fastest model whose validation RMSE is within E\n"
+	"(--max-error E), and prints the variables an application needs to run the\n"
+	"model's region as inference: eval \"$(hml deploy --best)\".",
+	options, 0, 1
+};
+
+/* Shell-quote for the printed export lines. */
+static void print_quoted(const char *s)
+{
+	putchar('\'');
+	for (; *s; s++) {
+		if (*s == '\'')
+			fputs("'\\''", stdout);
+		else
+			putchar(*s);
+	}
+	putchar('\'');
+}
+
+static const char *str_at(const json_t *o, const char *k)
+{
+	const json_t *v = json_object_get(o, k);
+
+	return json_is_string(v) ? json_string_value(v) : NULL;
+}
+
+/* The model chosen by --best or --max-error, or NULL with an error set. */
+static const json_t *choose(const hml__store *s)
+{
+	const json_t *models = json_object_get(hml__store_manifest(s), "models"), *m;
+	const json_t *pick = NULL, *most_accurate = NULL;
+	double pick_key = INFINITY, best_err = INFINITY;
+	size_t i, n = 0;
+
+	json_array_foreach(models, i, m) {
+		const json_t *metrics = json_object_get(m, "metrics");
+		double err = cmd_json_number(metrics, "val_rmse");
+		double lat = cmd_json_number(metrics, "latency_seconds_per_sample");
+		const char *r = str_at(m, "region");
+
+		if (region && (!r || strcmp(r, region) != 0))
+			continue;
+		n++;
+		if (!isfinite(err))
+			continue;
+		if (err < best_err) {
+			best_err = err;
+			most_accurate = m;
+		}
+		if (best) {
+			if (err < pick_key) {
+				pick_key = err;
+				pick = m;
+			}
+		} else if (err <= max_error) {
+			double key = isfinite(lat) ? lat : INFINITY;
+
+			if (!pick || key < pick_key) {
+				pick_key = key;
+				pick = m;
+			}
+		}
+	}
+	if (pick)
+		return pick;
+	if (n == 0 && region)
+		hml__error_set(HML_ENOTFOUND, "no model of region '%s' in experiment '%s'",
+		               region, hml__store_dir(s));
+	else if (n == 0)
+		hml__error_set(HML_ENOTFOUND, "no model in experiment '%s' (run 'hml train' first)",
+		               hml__store_dir(s));
+	else if (!most_accurate)
+		hml__error_set(HML_EINVALID, "no model has a validation RMSE in its record");
+	else
+		hml__error_set(HML_ENOTFOUND,
+			"no model has a validation RMSE within %g (the lowest is %g, model '%s')",
+			max_error, best_err, str_at(most_accurate, "id"));
+	return NULL;
+}
+
+int cmd_deploy(int argc, char **argv)
+{
+	hml__store *s = NULL;
+	hml__workflow *w = NULL;
+	const json_t *model = NULL;
+	json_t *rec = NULL, *env;
+	const char *selection, *id, *key;
+	char *path = NULL, *label = NULL, *mid = NULL, pid[32];
+	double val_rmse, latency;
+	int first, rc, code = HML_EXIT_OK, nsel;
+
+	if ((rc = cmd_parse(&spec, argc, argv, &first)) != 0)
+		return rc > 0 ? cmd_finish(HML_EXIT_OK) : HML_EXIT_USAGE;
+	nsel = (first < argc) + best + !isnan(max_error);
+	if (nsel != 1) {
+		cmd_error("deploy: give exactly one of MODEL, --best and --max-error E");
+		return HML_EXIT_USAGE;
+	}
+	if (!isnan(max_error) && max_error < 0) {
+		cmd_error("deploy: --max-error must be >= 0, not %g", max_error);
+		return HML_EXIT_USAGE;
+	}
+	if ((rc = hml__store_open(&s, g_cmd.dir, 0)) < 0)
+		goto fail;
+	if (first < argc) {
+		selection = "id";
+		id = argv[first];
+	} else {
+		const json_t *m = choose(s);
+
+		if (!m) {
+			rc = hml_error_last()->code;
+			goto fail;
+		}
+		selection = best ? "best" : "max-error";
+		id = str_at(m, "id");
+	}
+	if ((rc = cmd_model_get(s, id, &model, &path)) < 0 ||
+	    (rc = cmd_model_workflow(s, model, &w)) < 0)
+		goto fail;
+	/* Copies: registering re-reads the manifest, which frees `model`. */
+	label = hml__strdup(str_at(model, "region"));
+	mid = hml__strdup(id);
+	if (!label || !mid) {
+		rc = HML_ENOMEM;
+		goto fail;
+	}
+	id = mid;
+	val_rmse = cmd_json_number(json_object_get(model, "metrics"), "val_rmse");
+	latency = cmd_json_number(json_object_get(model, "metrics"), "latency_seconds_per_sample");
+	model = NULL;
+	env = cmd_deploy_env(label, path);
+	rec = json_pack("{s:s, s:s, s:s, s:s}", "model", id, "region", label,
+	                "workflow", w->name, "selection", selection);
+	if (!isnan(max_error))
+		json_object_set_new(rec, "max_error", json_real(max_error));
+	json_object_set_new(rec, "env", env);
+	json_incref(env);
+	if ((rc = hml__store_add(s, "deployments", rec, NULL, 0, 0, pid, sizeof(pid))) < 0) {
+		rec = NULL;
+		json_decref(env);
+		goto fail;
+	}
+	rec = NULL;
+	cmd_info("%s: deployed model '%s' for region '%s' of workflow '%s' "
+	         "(validation RMSE %.4g, %.3g us per sample)", pid, id, label, w->name,
+	         val_rmse, latency * 1e6);
+	if (g_cmd.json) {
+		const json_t *d = hml__store_find(s, "deployments", pid);
+
+		cmd_json_print(json_pack("{s:O}", "deployment", d));
+	} else {
+		json_t *v;
+
+		json_object_foreach(env, key, v) {
+			printf("export %s=", key);
+			print_quoted(json_string_value(v));
+			putchar('\n');
+		}
+	}
+	json_decref(env);
+	goto done;
+fail:
+	code = cmd_fail(rc);
+done:
+	json_decref(rec);
+	free(label);
+	free(mid);
+	free(path);
+	hml__workflow_free(w);
+	hml__store_free(s);
+	return cmd_finish(code);
+}

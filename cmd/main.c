@@ -1,0 +1,156 @@
+/*
+ * hml - the command line: collect, train, deploy, evaluate.
+ *
+ * One table of subcommands; each lives in cmd/<name>.c. Global options
+ * (-C DIR, -q, --json) may come before or after the subcommand name.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <hdf5.h>
+#include <jansson.h>
+
+#include "cmd.h"
+#include "h5util.h"
+#include "hml/version.h"
+#include "store.h"
+#include "train.h"
+
+typedef struct command {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *summary;
+} command;
+
+static const command commands[] = {
+	{ "collect",  cmd_collect,  "run a workflow's application and collect its region data" },
+	{ "train",    cmd_train,    "train a surrogate model on collected data (libtorch)" },
+	{ "deploy",   cmd_deploy,   "choose a model and print the environment that runs it" },
+	{ "evaluate", cmd_evaluate, "compare the application with and without the surrogate" },
+	{ "show",     cmd_show,     "list the experiment's data sets, models, deployments, evaluations" },
+	{ "ls",       cmd_show,     "the same as show" },
+};
+#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static const command *find_command(const char *name)
+{
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		if (strcmp(commands[i].name, name) == 0)
+			return &commands[i];
+	return NULL;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: hml [-C DIR] [-q] [--json] <command> [options] [args]\n"
+		"       hml --version | --help | help <command>\n"
+		"\n"
+		"Machine-learning surrogates for marked regions of C applications.\n"
+		"\n"
+		"commands:\n");
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+	fprintf(f,
+		"\n"
+		"global options:\n"
+		"  -C DIR     experiment directory (default ./hml-experiment)\n"
+		"  -q         quiet: no progress and no informational messages\n"
+		"  --json     print results as one JSON document\n"
+		"  --version  print the versions of hml and its libraries\n"
+		"\n"
+		"The life cycle:  hml collect binomial && hml train && hml deploy --best && hml evaluate\n"
+		"See hml(1) and hml-<command>(1).\n");
+}
+
+static int print_version(void)
+{
+	const char *torch = hml__torch_version();
+
+	if (g_cmd.json) {
+		json_t *d = json_pack("{s:s, s:s, s:s, s:s}",
+			"hml", HML_VERSION_STRING, "libtorch", torch,
+			"hdf5", hml__h5_version(), "jansson", JANSSON_VERSION);
+		json_t *list = json_array();
+		for (size_t i = 0; i < NCOMMANDS; i++)
+			json_array_append_new(list, json_string(commands[i].name));
+		json_object_set_new(d, "commands", list);
+		cmd_json_print(d);
+	} else {
+		printf("hml %s\nlibtorch %s\nhdf5 %s\njansson %s\n", HML_VERSION_STRING,
+		       torch, hml__h5_version(), JANSSON_VERSION);
+	}
+	return cmd_finish(HML_EXIT_OK);
+}
+
+/* `hml help [CMD]`: the overview, or the command's own --help. */
+static int help(int argc, char **argv)
+{
+	const command *c;
+	char *args[] = { NULL, (char *)"--help", NULL };
+
+	if (argc < 2) {
+		usage(stdout);
+		return cmd_finish(HML_EXIT_OK);
+	}
+	if (!(c = find_command(argv[1]))) {
+		cmd_error("unknown command '%s' (see 'hml --help')", argv[1]);
+		return HML_EXIT_USAGE;
+	}
+	args[0] = argv[1];
+	return c->fn(2, args);
+}
+
+int main(int argc, char **argv)
+{
+	const command *c;
+	int i;
+
+	g_cmd.dir = getenv("HML_EXPERIMENT");
+	if (!g_cmd.dir || !*g_cmd.dir)
+		g_cmd.dir = "hml-experiment";
+	hml__store_set_command(argc, argv);
+	hml__store_set_version("libtorch", hml__torch_version());
+
+	/* Global options before the command name. */
+	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
+		const char *a = argv[i];
+
+		if (strcmp(a, "-C") == 0) {
+			if (i + 1 >= argc) {
+				cmd_error("option '-C' needs a directory");
+				return HML_EXIT_USAGE;
+			}
+			g_cmd.dir = argv[++i];
+		} else if (strncmp(a, "-C", 2) == 0) {
+			g_cmd.dir = a + 2;
+		} else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
+			g_cmd.quiet = 1;
+		} else if (strcmp(a, "--json") == 0) {
+			g_cmd.json = 1;
+		} else if (strcmp(a, "--version") == 0 || strcmp(a, "-V") == 0) {
+			return print_version();
+		} else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+			usage(stdout);
+			return cmd_finish(HML_EXIT_OK);
+		} else {
+			cmd_error("unknown option '%s' (see 'hml --help')", a);
+			return HML_EXIT_USAGE;
+		}
+	}
+	if (i >= argc) {
+		usage(stderr);
+		return HML_EXIT_USAGE;
+	}
+	if (strcmp(argv[i], "help") == 0)
+		return help(argc - i, argv + i);
+	if (strcmp(argv[i], "version") == 0)
+		return print_version();
+	if (!(c = find_command(argv[i]))) {
+		cmd_error("unknown command '%s' (see 'hml --help')", argv[i]);
+		return HML_EXIT_USAGE;
+	}
+	cmd_signals_install();
+	return c->fn(argc - i, argv + i);
+}

@@ -1,0 +1,498 @@
+/*
+ * cmd/show.c - hml show / hml ls: what the experiment holds.
+ *
+ * Read-only: the store is opened without create, no lock is taken (a
+ * reader always sees a whole manifest), and nothing is written.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "fsutil.h"
+#include "store.h"
+
+static const char description[] =
+	"Without ID, lists the experiment's data sets, models, deployments and\n"
+	"evaluations as tables; a field a record does not have prints as '-', and\n"
+	"the latest deployment is the active one. With ID (d1, m2, p1, e3), prints\n"
+	"that record as 'key: value' lines, nested keys joined with dots. With\n"
+	"--json, prints the records as the manifest stores them. Nothing is\n"
+	"created or changed.";
+
+static const cmd_option options[] = {
+	{ NULL, 0, 0, NULL, NULL, NULL }
+};
+
+static const struct {
+	char prefix;
+	const char *collection;
+} kinds[] = {
+	{ 'd', "datasets" }, { 'm', "models" }, { 'p', "deployments" }, { 'e', "evaluations" },
+};
+
+/* ---- tables ------------------------------------------------------------- */
+
+#define TABLE_COLS 8
+
+typedef struct table {
+	int ncols;
+	const char *head[TABLE_COLS];
+	char **cells;     /* nrows * ncols, malloc'ed strings */
+	size_t nrows, cap;
+} table;
+
+/* A copy of `s` fit for one cell: control characters become '?'. */
+static char *cell_dup(const char *s)
+{
+	char *c = strdup(s && *s ? s : "-");
+
+	for (char *p = c; p && *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '?';
+	return c;
+}
+
+static int table_row(table *t, const char *const *vals)
+{
+	if (t->nrows == t->cap) {
+		size_t cap = t->cap ? 2 * t->cap : 8;
+		char **c = realloc(t->cells, cap * (size_t)t->ncols * sizeof(*c));
+
+		if (!c)
+			return hml__error_oom();
+		t->cells = c;
+		t->cap = cap;
+	}
+	for (int j = 0; j < t->ncols; j++) {
+		char *c = cell_dup(vals[j]);
+
+		if (!c) {
+			for (int k = 0; k < j; k++)
+				free(t->cells[t->nrows * (size_t)t->ncols + (size_t)k]);
+			return hml__error_oom();
+		}
+		t->cells[t->nrows * (size_t)t->ncols + (size_t)j] = c;
+	}
+	t->nrows++;
+	return 0;
+}
+
+static void table_print(const table *t, const char *title)
+{
+	size_t width[TABLE_COLS];
+
+	printf("%s:\n", title);
+	if (t->nrows == 0) {
+		printf("  (none)\n");
+		return;
+	}
+	for (int j = 0; j < t->ncols; j++) {
+		width[j] = strlen(t->head[j]);
+		for (size_t i = 0; i < t->nrows; i++) {
+			size_t w = strlen(t->cells[i * (size_t)t->ncols + (size_t)j]);
+
+			if (w > width[j])
+				width[j] = w;
+		}
+	}
+	for (size_t i = 0; i <= t->nrows; i++) {
+		printf(" ");
+		for (int j = 0; j < t->ncols; j++) {
+			const char *c = i == 0 ? t->head[j] : t->cells[(i - 1) * (size_t)t->ncols + (size_t)j];
+
+			if (j == t->ncols - 1)
+				printf(" %s", c);
+			else
+				printf(" %-*s ", (int)width[j], c);
+		}
+		printf("\n");
+	}
+}
+
+static void table_release(table *t)
+{
+	for (size_t i = 0; i < t->nrows * (size_t)t->ncols; i++)
+		free(t->cells[i]);
+	free(t->cells);
+	t->cells = NULL;
+	t->nrows = t->cap = 0;
+}
+
+/* ---- fields ------------------------------------------------------------- */
+
+static const json_t *at(const json_t *v, const char *path)
+{
+	char key[64];
+
+	while (v && *path) {
+		size_t n = strcspn(path, ".");
+
+		if (n >= sizeof(key))
+			return NULL;
+		memcpy(key, path, n);
+		key[n] = '\0';
+		v = json_object_get(v, key);
+		path += n + (path[n] == '.');
+	}
+	return v;
+}
+
+static const char *str(const json_t *v, const char *path)
+{
+	return json_string_value(at(v, path));
+}
+
+/* A number as "%.4g" (an integer as itself), or "" (printed '-') when
+ * there is none. */
+static const char *num(char *buf, size_t size, const json_t *v, const char *path)
+{
+	const json_t *n = at(v, path);
+
+	buf[0] = '\0';
+	if (json_is_integer(n))
+		snprintf(buf, size, "%lld", (long long)json_integer_value(n));
+	else if (json_is_number(n))
+		snprintf(buf, size, "%.4g", json_number_value(n));
+	return buf;
+}
+
+/* Seconds as "412 ns", "3.1 us", "2.5 ms", "1.2 s". */
+static const char *duration(char *buf, size_t size, const json_t *v, const char *path)
+{
+	const json_t *n = at(v, path);
+	double s = json_number_value(n);
+
+	buf[0] = '\0';
+	if (!json_is_number(n) || !isfinite(s) || s < 0)
+		return buf;
+	if (s < 1e-6)
+		snprintf(buf, size, "%.3g ns", s * 1e9);
+	else if (s < 1e-3)
+		snprintf(buf, size, "%.3g us", s * 1e6);
+	else if (s < 1)
+		snprintf(buf, size, "%.3g ms", s * 1e3);
+	else
+		snprintf(buf, size, "%.3g s", s);
+	return buf;
+}
+
+/* "binomial (16384), other (20)": regions with their rows. */
+static void region_list(char *buf, size_t size, const json_t *regions)
+{
+	const char *label;
+	const json_t *r;
+	size_t len = 0;
+
+	buf[0] = '\0';
+	json_object_foreach((json_t *)regions, label, r) {
+		const json_t *rows = json_object_get(r, "rows");
+		int n;
+
+		if (json_is_integer(rows))
+			n = snprintf(buf + len, size - len, "%s%s (%lld)", len ? ", " : "", label,
+			             (long long)json_integer_value(rows));
+		else
+			n = snprintf(buf + len, size - len, "%s%s", len ? ", " : "", label);
+		if (n < 0 || (size_t)n >= size - len)
+			break;
+		len += (size_t)n;
+	}
+}
+
+/* "3" runs, or "3 (1 failed)" when some did not exit 0. */
+static void run_count(char *buf, size_t size, const json_t *runs)
+{
+	size_t i, failed = 0;
+	const json_t *r;
+
+	buf[0] = '\0';
+	if (!json_is_array(runs))
+		return;
+	json_array_foreach(runs, i, r) {
+		const json_t *code = json_object_get(r, "exit_code");
+
+		if (!json_is_integer(code) || json_integer_value(code) != 0)
+			failed++;
+	}
+	if (failed)
+		snprintf(buf, size, "%zu (%zu failed)", json_array_size(runs), failed);
+	else
+		snprintf(buf, size, "%zu", json_array_size(runs));
+}
+
+/* "K=V K=V" of a deployment's environment. */
+static void env_list(char *buf, size_t size, const json_t *env)
+{
+	const char *k;
+	const json_t *v;
+	size_t len = 0;
+
+	buf[0] = '\0';
+	json_object_foreach((json_t *)env, k, v) {
+		int n = snprintf(buf + len, size - len, "%s%s=%s", len ? " " : "", k,
+		                 json_is_string(v) ? json_string_value(v) : "?");
+
+		if (n < 0 || (size_t)n >= size - len)
+			break;
+		len += (size_t)n;
+	}
+}
+
+static const char *yes_no(const json_t *v)
+{
+	return json_is_boolean(v) ? (json_is_true(v) ? "yes" : "no") : "";
+}
+
+/* ---- the listing -------------------------------------------------------- */
+
+static int list_datasets(const json_t *recs)
+{
+	table t = { 5, { "ID", "WORKFLOW", "COMPLETE", "REGIONS (ROWS)", "RUNS" }, NULL, 0, 0 };
+	const json_t *r;
+	size_t i;
+	int rc = 0;
+
+	json_array_foreach(recs, i, r) {
+		char regions[512], runs[64];
+		const char *wf = str(r, "workflow.name");
+		const char *row[5];
+
+		region_list(regions, sizeof(regions), json_object_get(r, "regions"));
+		run_count(runs, sizeof(runs), json_object_get(r, "runs"));
+		row[0] = str(r, "id");
+		row[1] = wf ? wf : str(r, "workflow");
+		row[2] = yes_no(json_object_get(r, "complete"));
+		row[3] = regions;
+		row[4] = runs;
+		if ((rc = table_row(&t, row)) < 0)
+			goto done;
+	}
+	table_print(&t, "data sets");
+done:
+	table_release(&t);
+	return rc;
+}
+
+static int list_models(const json_t *recs)
+{
+	table t = { 7, { "ID", "REGION", "ARCH", "VAL RMSE", "TEST RMSE", "LATENCY/SAMPLE", "PARAMS" },
+	            NULL, 0, 0 };
+	const json_t *r;
+	size_t i;
+	int rc = 0;
+
+	json_array_foreach(recs, i, r) {
+		char val[32], test[32], lat[32], params[32];
+		const char *row[7];
+
+		row[0] = str(r, "id");
+		row[1] = str(r, "region");
+		row[2] = str(r, "arch");
+		row[3] = num(val, sizeof(val), r, "metrics.val_rmse");
+		row[4] = num(test, sizeof(test), r, "metrics.test_rmse");
+		row[5] = duration(lat, sizeof(lat), r, "metrics.latency_seconds_per_sample");
+		row[6] = num(params, sizeof(params), r, "metrics.params");
+		if ((rc = table_row(&t, row)) < 0)
+			goto done;
+	}
+	table_print(&t, "models");
+done:
+	table_release(&t);
+	return rc;
+}
+
+static int list_deployments(const json_t *recs)
+{
+	table t = { 5, { "ID", "MODEL", "SELECTION", "ACTIVE", "ENVIRONMENT" }, NULL, 0, 0 };
+	size_t i, n = json_array_size(recs);
+	const json_t *r;
+	int rc = 0;
+
+	json_array_foreach(recs, i, r) {
+		char env[2048], sel[64];
+		const char *row[5], *how = str(r, "selection");
+		const json_t *bound = json_object_get(r, "max_error");
+
+		env_list(env, sizeof(env), json_object_get(r, "env"));
+		/* "max-error 0.05": the bound the model was chosen under. */
+		if (how && json_is_number(bound))
+			snprintf(sel, sizeof(sel), "%s %.4g", how, json_number_value(bound));
+		else
+			snprintf(sel, sizeof(sel), "%s", how ? how : "");
+		row[0] = str(r, "id");
+		row[1] = str(r, "model");
+		row[2] = sel;
+		row[3] = i + 1 == n ? "yes" : "no";
+		row[4] = env;
+		if ((rc = table_row(&t, row)) < 0)
+			goto done;
+	}
+	table_print(&t, "deployments");
+done:
+	table_release(&t);
+	return rc;
+}
+
+static int list_evaluations(const json_t *recs)
+{
+	table t = { 5, { "ID", "MODEL", "QOI", "ERROR", "SPEEDUP" }, NULL, 0, 0 };
+	const json_t *r;
+	size_t i;
+	int rc = 0;
+
+	json_array_foreach(recs, i, r) {
+		char qoi[160], err[64], speed[32];
+		const char *metric = str(r, "qoi.metric"), *name = str(r, "qoi.dataset");
+		const json_t *mean = at(r, "speedup.end_to_end.mean");
+		const char *row[5];
+
+		qoi[0] = err[0] = speed[0] = '\0';
+		if (name || metric)
+			snprintf(qoi, sizeof(qoi), "%s%s%s", name ? name : "-",
+			         metric ? " " : "", metric ? metric : "");
+		if (metric)
+			num(err, sizeof(err), json_object_get(r, "qoi"), metric);
+		if (json_is_number(mean))
+			snprintf(speed, sizeof(speed), "%.2fx", json_number_value(mean));
+		row[0] = str(r, "id");
+		row[1] = str(r, "model");
+		row[2] = qoi;
+		row[3] = err;
+		row[4] = speed;
+		if ((rc = table_row(&t, row)) < 0)
+			goto done;
+	}
+	table_print(&t, "evaluations");
+done:
+	table_release(&t);
+	return rc;
+}
+
+static int list_all(hml__store *s)
+{
+	const json_t *m = hml__store_manifest(s);
+	char *abs = hml__path_abs(hml__store_dir(s));
+	int rc = 0;
+
+	if (!abs)
+		return hml_error_last()->code;
+	if (g_cmd.json) {
+		json_t *doc = json_pack("{s:s}", "experiment", abs);
+
+		for (size_t k = 0; doc && k < sizeof(kinds) / sizeof(kinds[0]); k++)
+			json_object_set(doc, kinds[k].collection, json_object_get(m, kinds[k].collection));
+		if (!doc)
+			rc = hml__error_oom();
+		else
+			cmd_json_print(doc);
+		goto done;
+	}
+	printf("experiment '%s'\n\n", abs);
+	if ((rc = list_datasets(json_object_get(m, "datasets"))) < 0)
+		goto done;
+	printf("\n");
+	if ((rc = list_models(json_object_get(m, "models"))) < 0)
+		goto done;
+	printf("\n");
+	if ((rc = list_deployments(json_object_get(m, "deployments"))) < 0)
+		goto done;
+	printf("\n");
+	rc = list_evaluations(json_object_get(m, "evaluations"));
+
+done:
+	free(abs);
+	return rc;
+}
+
+/* ---- one record --------------------------------------------------------- */
+
+static int has_container(const json_t *a)
+{
+	const json_t *v;
+	size_t i;
+
+	json_array_foreach(a, i, v)
+		if (json_is_object(v) || json_is_array(v))
+			return 1;
+	return 0;
+}
+
+/* "key: value" lines, nested objects joined with '.', arrays of objects
+ * indexed, arrays of plain values in JSON. */
+static void print_flat(const char *prefix, const json_t *v)
+{
+	char key[512];
+
+	if (json_is_object(v) && json_object_size(v) > 0) {
+		const char *k;
+		const json_t *x;
+
+		json_object_foreach((json_t *)v, k, x) {
+			snprintf(key, sizeof(key), "%s%s%s", prefix, *prefix ? "." : "", k);
+			print_flat(key, x);
+		}
+	} else if (json_is_array(v) && has_container(v)) {
+		const json_t *x;
+		size_t i;
+
+		json_array_foreach(v, i, x) {
+			snprintf(key, sizeof(key), "%s[%zu]", prefix, i);
+			print_flat(key, x);
+		}
+	} else if (json_is_string(v)) {
+		char *c = cell_dup(json_string_value(v));
+
+		printf("%s: %s\n", prefix, c ? c : "");
+		free(c);
+	} else if (json_is_null(v)) {
+		printf("%s: -\n", prefix);
+	} else {
+		char *text = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(10));
+
+		printf("%s: %s\n", prefix, text ? text : "?");
+		free(text);
+	}
+}
+
+static int show_one(hml__store *s, const char *id)
+{
+	const json_t *rec = NULL;
+
+	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]) && !rec; k++)
+		if (id[0] == kinds[k].prefix)
+			rec = hml__store_find(s, kinds[k].collection, id);
+	if (!rec)
+		return hml__error_set(HML_ENOTFOUND, "no record '%s' in experiment '%s'", id,
+		                      hml__store_dir(s));
+	if (g_cmd.json)
+		cmd_json_print(json_deep_copy(rec));
+	else
+		print_flat("", rec);
+	return 0;
+}
+
+int cmd_show(int argc, char **argv)
+{
+	cmd_spec spec = {
+		"show", "[options] [ID]",
+		"list the experiment's data sets, models, deployments and evaluations",
+		description, options, 0, 1
+	};
+	hml__store *s = NULL;
+	int first, rc;
+
+	/* `hml ls` is the same command under its own name. */
+	if (argv[0] && strcmp(argv[0], "ls") == 0)
+		spec.name = "ls";
+	if ((rc = cmd_parse(&spec, argc, argv, &first)) != 0)
+		return rc > 0 ? HML_EXIT_OK : HML_EXIT_USAGE;
+	if ((rc = hml__store_open(&s, g_cmd.dir, 0)) < 0)
+		return cmd_fail(rc);
+	rc = first < argc ? show_one(s, argv[first]) : list_all(s);
+	hml__store_free(s);
+	if (rc < 0)
+		return cmd_fail(rc);
+	return cmd_finish(HML_EXIT_OK);
+}

@@ -1,0 +1,701 @@
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <hdf5.h>
+
+#include "dataset.h"
+#include "error.h"
+#include "h5util.h"
+#include "util.h"
+
+/* Rows read per HDF5 call: bounded by bytes too, so that whole-field rows
+ * do not make one read hundreds of megabytes. */
+#define SLAB_ROWS_MAX 65536
+#define SLAB_BYTES ((int64_t)8 << 20)
+/* Rows times features of one side, as elements: kept below what both
+ * size_t byte counts and HDF5's hsize_t selections hold with room. */
+#define ELEMENTS_MAX ((int64_t)1 << 60)
+
+enum { IN = 0, OUT = 1 };
+
+static const char *const side_name[2] = { "input", "output" };
+
+/* One region group of an open file. `rows` are the complete rows: the
+ * shorter side, and no more than the calls table accounts for when the
+ * group has one (a collector killed in a flush can leave rows past it). */
+typedef struct {
+	hid_t group, dset[2];
+	int ndim[2];
+	int64_t shape[2][HML_MAX_DIMS];
+	int64_t features[2];
+	hml_dtype dtype[2];
+	int64_t calls, rows;
+} region;
+
+static void region_init(region *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->group = r->dset[IN] = r->dset[OUT] = H5I_INVALID_HID;
+}
+
+static void region_close(region *r)
+{
+	int i;
+
+	for (i = 0; i < 2; i++)
+		if (r->dset[i] >= 0)
+			H5Dclose(r->dset[i]);
+	if (r->group >= 0)
+		H5Gclose(r->group);
+	region_init(r);
+}
+
+/* Open `input` or `output` and check that its rows are usable: rank 1 to
+ * HML_MAX_DIMS + 1, float or double, no empty feature dimension. */
+static int open_side(region *r, const char *path, const char *label, int side,
+                     int64_t *extent)
+{
+	hsize_t dims[HML_MAX_DIMS + 1];
+	hid_t type = H5I_INVALID_HID, space = H5I_INVALID_HID;
+	int rc = 0, nd, d;
+
+	if ((r->dset[side] = H5Dopen2(r->group, side_name[side], H5P_DEFAULT)) < 0 ||
+	    (type = H5Dget_type(r->dset[side])) < 0 ||
+	    (space = H5Dget_space(r->dset[side])) < 0 ||
+	    (nd = H5Sget_simple_extent_ndims(space)) < 0) {
+		rc = hml__h5_error(HML_EIO, "cannot read '%s/%s' in '%s'",
+		                   label, side_name[side], path);
+		goto done;
+	}
+	if (nd < 1 || nd > HML_MAX_DIMS + 1) {
+		rc = hml__error_set(HML_EINVALID,
+			"'%s': region '%s': %s has rank %d (1 to %d allowed)",
+			path, label, side_name[side], nd, HML_MAX_DIMS + 1);
+		goto done;
+	}
+	if (!(r->dtype[side] = hml__h5_dtype(type))) {
+		rc = hml__error_set(HML_EINVALID,
+			"'%s': region '%s': %s is not float or double data",
+			path, label, side_name[side]);
+		goto done;
+	}
+	if (H5Sget_simple_extent_dims(space, dims, NULL) < 0) {
+		rc = hml__h5_error(HML_EIO, "cannot read '%s/%s' in '%s'",
+		                   label, side_name[side], path);
+		goto done;
+	}
+	r->ndim[side] = nd - 1;
+	r->features[side] = 1;
+	for (d = 1; d < nd; d++) {
+		if (dims[d] == 0 || dims[d] > (hsize_t)INT32_MAX) {
+			rc = hml__error_set(HML_EINVALID,
+				"'%s': region '%s': %s dim %d is %llu", path, label,
+				side_name[side], d, (unsigned long long)dims[d]);
+			goto done;
+		}
+		r->shape[side][d - 1] = (int64_t)dims[d];
+		if (r->features[side] > ELEMENTS_MAX / (int64_t)dims[d]) {
+			rc = hml__error_set(HML_EINVALID,
+				"'%s': region '%s': %s rows are too large", path,
+				label, side_name[side]);
+			goto done;
+		}
+		r->features[side] *= (int64_t)dims[d];
+	}
+	if (dims[0] > (hsize_t)(ELEMENTS_MAX / r->features[side])) {
+		rc = hml__error_set(HML_EINVALID, "'%s': region '%s': %s is too large",
+		                    path, label, side_name[side]);
+		goto done;
+	}
+	*extent = (int64_t)dims[0];
+done:
+	if (space >= 0)
+		H5Sclose(space);
+	if (type >= 0)
+		H5Tclose(type);
+	return rc;
+}
+
+typedef struct {
+	int64_t input_offset, input_rows, output_offset, output_rows;
+} call_rows;
+
+/* The rows of `calls` and, when it is a table of the collector's records,
+ * the input and output rows its last record accounts for (*limited = 1). */
+static int read_calls(region *r, const char *path, const char *label,
+                      int64_t accounted[2], int *limited)
+{
+	static const char *const fields[4] = {
+		"input_offset", "input_rows", "output_offset", "output_rows"
+	};
+	hsize_t dims[1], last[1], one[1] = { 1 };
+	hid_t dset = H5I_INVALID_HID, ftype = H5I_INVALID_HID;
+	hid_t space = H5I_INVALID_HID, mtype = H5I_INVALID_HID, mem = H5I_INVALID_HID;
+	call_rows rec;
+	htri_t exists;
+	int rc = 0, i;
+
+	r->calls = 0;
+	*limited = 0;
+	if ((exists = H5Lexists(r->group, "calls", H5P_DEFAULT)) < 0) {
+		rc = hml__h5_error(HML_EIO, "cannot read region '%s' in '%s'", label, path);
+		goto done;
+	}
+	if (!exists)
+		goto done;
+	if ((dset = H5Dopen2(r->group, "calls", H5P_DEFAULT)) < 0 ||
+	    (ftype = H5Dget_type(dset)) < 0 || (space = H5Dget_space(dset)) < 0) {
+		rc = hml__h5_error(HML_EIO, "cannot read '%s/calls' in '%s'", label, path);
+		goto done;
+	}
+	/* Anything but a one-dimensional table is not the collector's. */
+	if (H5Sget_simple_extent_ndims(space) != 1 ||
+	    H5Sget_simple_extent_dims(space, dims, NULL) != 1)
+		goto done;
+	r->calls = (int64_t)dims[0];
+	if (H5Tget_class(ftype) != H5T_COMPOUND)
+		goto done;
+	for (i = 0; i < 4; i++)
+		if (H5Tget_member_index(ftype, fields[i]) < 0)
+			goto done;
+	*limited = 1;
+	accounted[IN] = accounted[OUT] = 0;
+	if (r->calls == 0)
+		goto done;
+	last[0] = dims[0] - 1;
+	if ((mtype = H5Tcreate(H5T_COMPOUND, sizeof(call_rows))) < 0 ||
+	    H5Tinsert(mtype, fields[0], HOFFSET(call_rows, input_offset),
+	              H5T_NATIVE_INT64) < 0 ||
+	    H5Tinsert(mtype, fields[1], HOFFSET(call_rows, input_rows),
+	              H5T_NATIVE_INT64) < 0 ||
+	    H5Tinsert(mtype, fields[2], HOFFSET(call_rows, output_offset),
+	              H5T_NATIVE_INT64) < 0 ||
+	    H5Tinsert(mtype, fields[3], HOFFSET(call_rows, output_rows),
+	              H5T_NATIVE_INT64) < 0 ||
+	    H5Sselect_hyperslab(space, H5S_SELECT_SET, last, NULL, one, NULL) < 0 ||
+	    (mem = H5Screate_simple(1, one, NULL)) < 0 ||
+	    H5Dread(dset, mtype, mem, space, H5P_DEFAULT, &rec) < 0) {
+		rc = hml__h5_error(HML_EIO, "cannot read '%s/calls' in '%s'", label, path);
+		goto done;
+	}
+	if (rec.input_offset < 0 || rec.input_rows < 0 || rec.output_offset < 0 ||
+	    rec.output_rows < 0 || rec.input_offset > INT64_MAX - rec.input_rows ||
+	    rec.output_offset > INT64_MAX - rec.output_rows) {
+		rc = hml__error_set(HML_EIO,
+			"region '%s' in '%s' is damaged: its last call record is invalid",
+			label, path);
+		goto done;
+	}
+	accounted[IN] = rec.input_offset + rec.input_rows;
+	accounted[OUT] = rec.output_offset + rec.output_rows;
+done:
+	if (mem >= 0)
+		H5Sclose(mem);
+	if (mtype >= 0)
+		H5Tclose(mtype);
+	if (space >= 0)
+		H5Sclose(space);
+	if (ftype >= 0)
+		H5Tclose(ftype);
+	if (dset >= 0)
+		H5Dclose(dset);
+	return rc;
+}
+
+static int region_open(region *r, hid_t file, const char *path, const char *label)
+{
+	int64_t extent[2] = { 0, 0 }, accounted[2] = { 0, 0 };
+	int rc, i, limited;
+
+	region_init(r);
+	if ((r->group = H5Gopen2(file, label, H5P_DEFAULT)) < 0) {
+		rc = hml__h5_error(HML_EIO, "cannot open region '%s' in '%s'", label, path);
+		goto done;
+	}
+	for (i = 0; i < 2; i++)
+		if ((rc = open_side(r, path, label, i, &extent[i])) < 0)
+			goto done;
+	if ((rc = read_calls(r, path, label, accounted, &limited)) < 0)
+		goto done;
+	for (i = 0; i < 2; i++)
+		if (limited && accounted[i] < extent[i])
+			extent[i] = accounted[i];
+	r->rows = extent[IN] < extent[OUT] ? extent[IN] : extent[OUT];
+done:
+	if (rc < 0)
+		region_close(r);
+	return rc;
+}
+
+/* ---- the labels of a file ---------------------------------------------- */
+
+typedef struct {
+	char **labels;
+	size_t n, cap;
+	int rc;
+	const char *path;
+} label_list;
+
+static void labels_free(char **labels, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		free(labels[i]);
+	free(labels);
+}
+
+/* HDF5 1.12 gave link callbacks a new info struct; `type` is in both. */
+#if H5_VERSION_GE(1, 12, 0)
+typedef H5L_info2_t link_info;
+#else
+typedef H5L_info_t link_info;
+#endif
+
+/* Open `name` when it is a group; H5I_INVALID_HID otherwise. */
+static hid_t open_group(hid_t loc, const char *name)
+{
+	hid_t obj = H5Oopen(loc, name, H5P_DEFAULT);
+
+	if (obj < 0 || H5Iget_type(obj) == H5I_GROUP)
+		return obj;
+	H5Oclose(obj);
+	return H5I_INVALID_HID;
+}
+
+/* A group holding both `input` and `output`; anything else is skipped.
+ * External links are never followed: they would open other files. */
+static herr_t add_label(hid_t root, const char *name, const link_info *info,
+                        void *payload)
+{
+	label_list *l = payload;
+	hid_t group;
+	htri_t in, out;
+	char **p;
+
+	if (info->type == H5L_TYPE_EXTERNAL)
+		return 0;
+	if ((group = open_group(root, name)) < 0)
+		return 0;       /* not a group, or a dangling soft link */
+	in = H5Lexists(group, "input", H5P_DEFAULT);
+	out = in > 0 ? H5Lexists(group, "output", H5P_DEFAULT) : 0;
+	H5Gclose(group);
+	if (in < 0 || out < 0) {
+		l->rc = hml__h5_error(HML_EIO, "cannot read group '%s' in '%s'",
+		                      name, l->path);
+		return -1;
+	}
+	if (!in || !out)
+		return 0;
+	if (l->n == l->cap) {
+		if (!(p = realloc(l->labels, (l->cap ? 2 * l->cap : 8) * sizeof(*p)))) {
+			l->rc = hml__error_oom();
+			return -1;
+		}
+		l->labels = p;
+		l->cap = l->cap ? 2 * l->cap : 8;
+	}
+	if (!(l->labels[l->n] = hml__strdup(name))) {
+		l->rc = HML_ENOMEM;
+		return -1;
+	}
+	l->n++;
+	return 0;
+}
+
+/* The region labels of an open file, in name order. */
+static int list_labels(hid_t file, const char *path, char ***labels, size_t *n)
+{
+	label_list l = { NULL, 0, 0, 0, path };
+	hsize_t idx = 0;
+
+	*labels = NULL;
+	*n = 0;
+	if (H5Literate(file, H5_INDEX_NAME, H5_ITER_INC, &idx, add_label, &l) < 0 &&
+	    l.rc == 0)
+		l.rc = hml__h5_error(HML_EIO, "cannot list the groups of '%s'", path);
+	if (l.rc < 0) {
+		labels_free(l.labels, l.n);
+		return l.rc;
+	}
+	*labels = l.labels;
+	*n = l.n;
+	return 0;
+}
+
+/* ---- region_info --------------------------------------------------------- */
+
+/* A string attribute, or NULL when it is absent or not a string. */
+static int optional_str(hid_t obj, const char *name, char **out)
+{
+	int rc = hml__h5_attr_get_str(obj, name, out);
+
+	if (rc == HML_ENOTFOUND || rc == HML_EINVALID) {
+		*out = NULL;
+		return 0;
+	}
+	return rc;
+}
+
+void hml__region_info_free(hml__region_info *infos, size_t n)
+{
+	size_t i;
+
+	if (!infos)
+		return;
+	for (i = 0; i < n; i++) {
+		free(infos[i].label);
+		free(infos[i].input_functor);
+		free(infos[i].output_functor);
+	}
+	free(infos);
+}
+
+int hml__region_info_list(const char *path, hml__region_info **out, size_t *n)
+{
+	hml__region_info *infos = NULL, *p;
+	char **labels = NULL;
+	size_t nlabels = 0, i, done_n = 0;
+	hid_t file = H5I_INVALID_HID;
+	region r;
+	int rc;
+
+	region_init(&r);
+	if (!out || !n)
+		return hml__error_set(HML_EINVALID, "region list output is NULL");
+	*out = NULL;
+	*n = 0;
+	if ((rc = hml__h5_open_ro(&file, path)) < 0)
+		goto done;
+	if ((rc = list_labels(file, path, &labels, &nlabels)) < 0)
+		goto done;
+	if (nlabels && !(infos = calloc(nlabels, sizeof(*infos)))) {
+		rc = hml__error_oom();
+		goto done;
+	}
+	for (i = 0; i < nlabels; i++) {
+		if ((rc = region_open(&r, file, path, labels[i])) < 0)
+			goto done;
+		p = &infos[i];
+		done_n = i + 1;
+		p->label = labels[i];
+		labels[i] = NULL;
+		p->rows = r.rows;
+		p->calls = r.calls;
+		p->in_ndim = r.ndim[IN];
+		p->out_ndim = r.ndim[OUT];
+		memcpy(p->in_shape, r.shape[IN], sizeof(p->in_shape));
+		memcpy(p->out_shape, r.shape[OUT], sizeof(p->out_shape));
+		p->in_dtype = r.dtype[IN];
+		p->out_dtype = r.dtype[OUT];
+		if ((rc = optional_str(r.group, "input_functor", &p->input_functor)) < 0 ||
+		    (rc = optional_str(r.group, "output_functor", &p->output_functor)) < 0)
+			goto done;
+		region_close(&r);
+	}
+	*out = infos;
+	*n = nlabels;
+	infos = NULL;
+done:
+	region_close(&r);
+	hml__region_info_free(infos, done_n);
+	labels_free(labels, nlabels);
+	if (file >= 0)
+		H5Fclose(file);
+	return rc;
+}
+
+/* ---- loading --------------------------------------------------------------- */
+
+void hml__dataset_release(hml__dataset *d)
+{
+	if (!d)
+		return;
+	free(d->x);
+	free(d->y);
+	memset(d, 0, sizeof(*d));
+}
+
+/* HML_ENOTFOUND naming the regions the file does have; 0 when it has none. */
+static int no_region(hid_t file, const char *path, const char *label)
+{
+	char list[320];
+	char **labels = NULL;
+	size_t n = 0, i, len = 0;
+	int rc;
+
+	if ((rc = list_labels(file, path, &labels, &n)) < 0)
+		return rc;
+	list[0] = '\0';
+	for (i = 0; i < n && len < sizeof(list); i++)
+		len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s",
+		                        i ? ", " : "", labels[i]);
+	if (len >= sizeof(list))
+		strcpy(list + sizeof(list) - 4, "...");
+	labels_free(labels, n);
+	if (n == 0)
+		return 0;
+	return hml__error_set(HML_ENOTFOUND, "'%s' has no region '%s' (it has: %s)",
+	                      path, label, list);
+}
+
+/* Whether `label` names a region group of `file` (1), or not (0). */
+static int has_region(hid_t file, const char *path, const char *label)
+{
+	link_info linfo;
+	htri_t exists, in, out;
+	hid_t group;
+
+	/* A label with '/' would be taken as a path into the file. */
+	if (!*label || strchr(label, '/') || strcmp(label, ".") == 0)
+		return 0;
+	if ((exists = H5Lexists(file, label, H5P_DEFAULT)) < 0)
+		return hml__h5_error(HML_EIO, "cannot read '%s'", path);
+	if (!exists || H5Lget_info(file, label, &linfo, H5P_DEFAULT) < 0 ||
+	    linfo.type == H5L_TYPE_EXTERNAL || (group = open_group(file, label)) < 0)
+		return 0;
+	in = H5Lexists(group, "input", H5P_DEFAULT);
+	out = in > 0 ? H5Lexists(group, "output", H5P_DEFAULT) : 0;
+	H5Gclose(group);
+	if (in < 0 || out < 0)
+		return hml__h5_error(HML_EIO, "cannot read region '%s' in '%s'",
+		                     label, path);
+	return in > 0 && out > 0;
+}
+
+static int grow(float **p, int64_t rows, int64_t features)
+{
+	float *q;
+
+	if (rows > ELEMENTS_MAX / (features ? features : 1) ||
+	    (uint64_t)(rows * features) > SIZE_MAX / sizeof(float))
+		return hml__error_oom();
+	if (rows == 0)
+		return 0;
+	if (!(q = realloc(*p, (size_t)(rows * features) * sizeof(float))))
+		return hml__error_oom();
+	*p = q;
+	return 0;
+}
+
+/* Read rows [first, first + count) of one side into `dst` as float32. The
+ * memory space has the file selection's shape: HDF5 1.10 maps a selection
+ * onto a memory space of another shape element by element, 8x slower. */
+static int read_rows(const region *r, int side, const char *path,
+                     const char *label, int64_t first, int64_t count, float *dst)
+{
+	hsize_t start[HML_MAX_DIMS + 1], cnt[HML_MAX_DIMS + 1];
+	hid_t fspace = H5I_INVALID_HID, mspace = H5I_INVALID_HID;
+	int rc = 0, d;
+
+	start[0] = (hsize_t)first;
+	cnt[0] = (hsize_t)count;
+	for (d = 0; d < r->ndim[side]; d++) {
+		start[d + 1] = 0;
+		cnt[d + 1] = (hsize_t)r->shape[side][d];
+	}
+	if ((fspace = H5Dget_space(r->dset[side])) < 0 ||
+	    H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, NULL, cnt, NULL) < 0 ||
+	    (mspace = H5Screate_simple(r->ndim[side] + 1, cnt, NULL)) < 0 ||
+	    H5Dread(r->dset[side], H5T_NATIVE_FLOAT, mspace, fspace, H5P_DEFAULT,
+	            dst) < 0)
+		rc = hml__h5_error(HML_EIO, "cannot read '%s/%s' in '%s'",
+		                   label, side_name[side], path);
+	if (mspace >= 0)
+		H5Sclose(mspace);
+	if (fspace >= 0)
+		H5Sclose(fspace);
+	return rc;
+}
+
+static int64_t count_nonfinite(const float *v, int64_t n)
+{
+	int64_t i, bad = 0;
+
+	for (i = 0; i < n; i++)
+		bad += !isfinite(v[i]);
+	return bad;
+}
+
+/* Check the rows just read at row `at` of `d` (there are `count`),
+ * counting the values and rows that are not finite, and with `drop` move
+ * the finite ones down over the others. Returns the rows kept. */
+static int64_t screen(hml__dataset *d, int64_t at, int64_t count, int drop,
+                      int64_t *bad_rows, int64_t *bad_values)
+{
+	const int64_t fi = d->in_features, fo = d->out_features;
+	int64_t i, kept = at, bad;
+
+	for (i = at; i < at + count; i++) {
+		bad = count_nonfinite(d->x + i * fi, fi) +
+		      count_nonfinite(d->y + i * fo, fo);
+		if (bad) {
+			*bad_rows += 1;
+			*bad_values += bad;
+			if (drop)
+				continue;
+		}
+		if (kept != i) {
+			memcpy(d->x + kept * fi, d->x + i * fi, (size_t)fi * sizeof(float));
+			memcpy(d->y + kept * fo, d->y + i * fo, (size_t)fo * sizeof(float));
+		}
+		kept++;
+	}
+	return kept - at;
+}
+
+static int shape_mismatch(const char *path, const char *first, const char *label,
+                          int side, const region *r, const hml__dataset *d)
+{
+	char have[160], want[160];
+
+	hml__format_shape(have, sizeof(have), r->shape[side], r->ndim[side]);
+	if (side == IN)
+		hml__format_shape(want, sizeof(want), d->in_shape, d->in_ndim);
+	else
+		hml__format_shape(want, sizeof(want), d->out_shape, d->out_ndim);
+	return hml__error_set(HML_ESHAPE, "'%s': region '%s' %s is %s but '%s' has %s",
+	                      path, label, side_name[side], have, first, want);
+}
+
+static int same_shape(const int64_t *a, int na, const int64_t *b, int nb)
+{
+	int i;
+
+	if (na != nb)
+		return 0;
+	for (i = 0; i < na; i++)
+		if (a[i] != b[i])
+			return 0;
+	return 1;
+}
+
+/* Append the region's rows of one file to `d`. A file with no region at
+ * all (a collection that stopped before its first write) adds no rows;
+ * *first is the file that set the shapes, NULL until one has. */
+static int load_file(hml__dataset *d, const char *path, const char **first,
+                     const char *label, hml__nonfinite policy)
+{
+	hid_t file = H5I_INVALID_HID;
+	int64_t slab, at, count, bad_rows = 0, bad_values = 0;
+	region r;
+	int rc;
+
+	region_init(&r);
+	if ((rc = hml__h5_open_ro(&file, path)) < 0)
+		goto done;
+	if ((rc = has_region(file, path, label)) < 0)
+		goto done;
+	if (rc == 0) {
+		rc = no_region(file, path, label);
+		goto done;
+	}
+	if ((rc = region_open(&r, file, path, label)) < 0)
+		goto done;
+	if (!*first) {
+		*first = path;
+		d->in_ndim = r.ndim[IN];
+		d->out_ndim = r.ndim[OUT];
+		memcpy(d->in_shape, r.shape[IN], sizeof(d->in_shape));
+		memcpy(d->out_shape, r.shape[OUT], sizeof(d->out_shape));
+		d->in_features = r.features[IN];
+		d->out_features = r.features[OUT];
+	} else if (!same_shape(r.shape[IN], r.ndim[IN], d->in_shape, d->in_ndim)) {
+		rc = shape_mismatch(path, *first, label, IN, &r, d);
+		goto done;
+	} else if (!same_shape(r.shape[OUT], r.ndim[OUT], d->out_shape, d->out_ndim)) {
+		rc = shape_mismatch(path, *first, label, OUT, &r, d);
+		goto done;
+	}
+	if (r.rows > INT64_MAX - d->rows) {
+		rc = hml__error_oom();
+		goto done;
+	}
+	if ((rc = grow(&d->x, d->rows + r.rows, d->in_features)) < 0 ||
+	    (rc = grow(&d->y, d->rows + r.rows, d->out_features)) < 0)
+		goto done;
+	slab = SLAB_BYTES / (int64_t)sizeof(float) /
+	       (d->in_features > d->out_features ? d->in_features : d->out_features);
+	if (slab < 1)
+		slab = 1;
+	if (slab > SLAB_ROWS_MAX)
+		slab = SLAB_ROWS_MAX;
+	for (at = 0; at < r.rows; at += count) {
+		count = r.rows - at < slab ? r.rows - at : slab;
+		if ((rc = read_rows(&r, IN, path, label, at, count,
+		                    d->x + d->rows * d->in_features)) < 0 ||
+		    (rc = read_rows(&r, OUT, path, label, at, count,
+		                    d->y + d->rows * d->out_features)) < 0)
+			goto done;
+		d->rows += screen(d, d->rows, count, policy == HML__NONFINITE_DROP,
+		                  &bad_rows, &bad_values);
+	}
+	d->nonfinite_rows += bad_rows;
+	d->nonfinite_values += bad_values;
+	if (bad_rows && policy != HML__NONFINITE_DROP)
+		rc = hml__error_set(HML_EINVALID,
+			"region '%s': %lld rows hold NaN or Inf (%lld values) in '%s'; "
+			"use --nonfinite drop to drop them", label, (long long)bad_rows,
+			(long long)bad_values, path);
+done:
+	region_close(&r);
+	if (file >= 0)
+		H5Fclose(file);
+	return rc;
+}
+
+static int no_rows(const char *const *paths, size_t n, const char *label)
+{
+	char list[400];
+	size_t i, len = 0;
+
+	list[0] = '\0';
+	for (i = 0; i < n && len < sizeof(list); i++)
+		len += (size_t)snprintf(list + len, sizeof(list) - len, "%s'%s'",
+		                        i ? ", " : "", paths[i]);
+	if (len >= sizeof(list))
+		strcpy(list + sizeof(list) - 4, "...");
+	return hml__error_set(HML_EINVALID, "region '%s' has no data rows in %s",
+	                      label, list);
+}
+
+int hml__dataset_load(hml__dataset *d, const char *const *paths, size_t n,
+                      const char *label, hml__nonfinite policy)
+{
+	const char *first = NULL;
+	float *p;
+	size_t i;
+	int rc = 0;
+
+	if (!d)
+		return hml__error_set(HML_EINVALID, "data set is NULL");
+	memset(d, 0, sizeof(*d));
+	if (!paths || n == 0)
+		return hml__error_set(HML_EINVALID, "no data files to load");
+	if (!label || !*label)
+		return hml__error_set(HML_EINVALID, "region label is empty");
+	if (policy != HML__NONFINITE_DROP && policy != HML__NONFINITE_ERROR)
+		return hml__error_set(HML_EINVALID, "unknown NaN/Inf policy %d",
+		                      (int)policy);
+	for (i = 0; i < n; i++)
+		if ((rc = load_file(d, paths[i], &first, label, policy)) < 0)
+			goto done;
+	if (d->rows == 0) {
+		rc = no_rows(paths, n, label);
+		goto done;
+	}
+	/* Dropped rows leave room at the end: give it back (a failure to
+	 * shrink keeps the larger block, which is as good). */
+	if (d->nonfinite_rows) {
+		if ((p = realloc(d->x, (size_t)(d->rows * d->in_features) * sizeof(float))))
+			d->x = p;
+		if ((p = realloc(d->y, (size_t)(d->rows * d->out_features) * sizeof(float))))
+			d->y = p;
+	}
+done:
+	if (rc < 0)
+		hml__dataset_release(d);
+	return rc;
+}

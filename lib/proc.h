@@ -1,0 +1,60 @@
+/*
+ * lib/proc.h - running an application as a child process (internal).
+ *
+ * argv is executed directly (posix_spawn / fork+execv), never through a
+ * shell. The child gets the parent's environment plus `env` entries
+ * ("KEY=VALUE", overriding; "KEY=" with nothing after '=' keeps the empty
+ * value, "KEY" alone removes KEY).
+ */
+#ifndef HML_LIB_PROC_H
+#define HML_LIB_PROC_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct hml__proc_result {
+	int exited;        /**< 1 when the child exited normally */
+	int exit_code;     /**< its exit status when exited */
+	int signal;        /**< the terminating signal when !exited */
+	int interrupted;   /**< 1 when hml__proc_interrupt() was called while it
+	                        ran, or before it started (then it was not started:
+	                        exited and signal are 0) */
+	double wall_s;     /**< wall-clock seconds from spawn to reap */
+} hml__proc_result;
+
+/**
+ * Run argv[0] (an absolute or relative path, not searched in PATH) with
+ * `env` added, stdout to `stdout_path` (NULL: inherit) and stderr to
+ * `stderr_path` (NULL: inherit; the same path as stdout_path: one file,
+ * one offset), wait for it and fill *res. Returns 0 when the child ran
+ * (whatever its status) or was not started because of a pending
+ * interrupt (res->interrupted), HML_ENOTFOUND / HML_EIO when it could not
+ * be started ("cannot run 'P': <strerror>", "cannot write 'F': ...").
+ * SIGINT and SIGTERM are blocked in the calling thread for the moment of
+ * fork(). An ignored SIGCHLD is set to the default for the run (else the
+ * child could not be waited for) and restored. Not reentrant: one child
+ * at a time per process.
+ */
+int hml__proc_run(const char *const *argv, const char *const *env,
+                  const char *stdout_path, const char *stderr_path,
+                  hml__proc_result *res);
+
+/**
+ * Async-signal-safe and thread-safe: forward SIGINT to the running child
+ * (if any) and mark the run interrupted. With no child running, the
+ * interrupt stays pending and the next hml__proc_run() reports it without
+ * starting its program. Reporting consumes it: the run after starts clean.
+ * The CLI calls it from its SIGINT/SIGTERM handler.
+ */
+void hml__proc_interrupt(void);
+
+/** "exit 3", "killed by SIGSEGV", "interrupted": a description of *res (static). */
+const char *hml__proc_describe(const hml__proc_result *res);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,1324 @@
+/*
+ * lib/train.cpp - training a surrogate through libtorch, behind the C
+ * interface of train.h. The CLI's only libtorch translation unit.
+ *
+ * The deployed model is defined once, by the family's TorchScript template
+ * (models/FAMILY.ts, embedded through hml_models.h). Training runs an eager
+ * C++ forward on the very same parameter tensors, because the TorchScript
+ * interpreter costs a few microseconds per operation, which is most of a
+ * small model's training step (HML_TRAIN_FORWARD=script trains through the
+ * template's core() instead, for comparison). An MLP's backward is written
+ * out as well (MlpStep): autograd's numbers without autograd's overheads
+ * (bench/train.sh measures the throughput against PyTorch's). After
+ * training, the saved file is loaded back and its forward is compared with
+ * the eager forward on the validation and test rows: any difference beyond
+ * rounding is an error, so the two can never drift apart silently.
+ *
+ * All parameters live in one flat buffer (and all gradients in another):
+ * the module's parameters are views into it. The optimiser, gradient
+ * clipping, zeroing and the copy of the best weights then each cost one
+ * operation on one tensor per step instead of one per parameter.
+ */
+#include <torch/torch.h>
+#include <torch/script.h>
+#include <torch/csrc/jit/runtime/graph_executor.h>
+#include <ATen/Parallel.h>
+#if __has_include(<torch/version.h>)
+#  include <torch/version.h>
+#endif
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <new>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "error.h"
+#include "hml_models.h"
+#include "train.h"
+#include "util.h"
+
+namespace {
+
+const char *const activations[] = { "relu", "tanh", "gelu", "silu", "sigmoid" };
+enum { NACT = sizeof(activations) / sizeof(activations[0]) };
+
+/* An architecture spec, parsed. */
+struct Arch {
+	const hml__model_family_src *src = nullptr;
+	std::string family;
+	std::vector<int64_t> widths;
+	std::string act;
+	double dropout = 0;
+	int kernel = 0;           /* cnn only */
+	std::string canonical;
+};
+
+/* The shapes a model maps between, from the data. */
+struct Layout {
+	bool cnn = false;
+	std::vector<int64_t> in_row, out_row;   /* the region's per-row shapes */
+	std::vector<int64_t> core_in, core_out; /* inside core(): [F] or [C, H, W] */
+	int64_t in_features = 0, out_features = 0;
+};
+
+int line_len(const char *s)
+{
+	return (int)std::strcspn(s, "\r\n");
+}
+
+/* c10::Error::what() appends a C++ back-trace; the message alone is enough. */
+const char *what_of(const std::exception &e)
+{
+	if (auto c = dynamic_cast<const c10::Error *>(&e))
+		return c->what_without_backtrace();
+	return e.what();
+}
+
+std::string shape_str(const std::vector<int64_t> &v)
+{
+	char buf[160];
+
+	hml__format_shape(buf, sizeof(buf), v.data(), (int)v.size());
+	return buf;
+}
+
+const hml__model_family_src *find_family(const std::string &name)
+{
+	for (size_t i = 0; i < HML__MODEL_NFAMILIES; i++)
+		if (name == hml__model_families[i].family)
+			return &hml__model_families[i];
+	return nullptr;
+}
+
+std::string family_list()
+{
+	std::string s;
+
+	for (size_t i = 0; i < HML__MODEL_NFAMILIES; i++) {
+		if (i)
+			s += ", ";
+		s += hml__model_families[i].family;
+	}
+	return s;
+}
+
+/* Integer limits [lo, hi] from the family's "limits" object. */
+void json_limits(json_t *doc, const char *key, int64_t *lo, int64_t *hi)
+{
+	json_t *v = json_object_get(json_object_get(doc, "limits"), key);
+
+	if (json_is_array(v) && json_array_size(v) == 2 &&
+	    json_is_integer(json_array_get(v, 0)) && json_is_integer(json_array_get(v, 1))) {
+		*lo = json_integer_value(json_array_get(v, 0));
+		*hi = json_integer_value(json_array_get(v, 1));
+	}
+}
+
+bool parse_widths(const std::string &s, std::vector<int64_t> &out)
+{
+	size_t i = 0;
+
+	out.clear();
+	while (i <= s.size()) {
+		size_t j = s.find_first_of("x,", i);
+		std::string part = s.substr(i, j == std::string::npos ? std::string::npos : j - i);
+		int64_t v;
+
+		if (part.empty() || hml__parse_i64(part.c_str(), &v) != 0 || v < 1)
+			return false;
+		out.push_back(v);
+		if (j == std::string::npos)
+			break;
+		i = j + 1;
+	}
+	return !out.empty();
+}
+
+std::string format_double(double v)
+{
+	char buf[64];
+
+	std::snprintf(buf, sizeof(buf), "%.17g", v);
+	/* The shortest text that reads back the same number. */
+	for (int prec = 1; prec <= 17; prec++) {
+		char t[64];
+
+		std::snprintf(t, sizeof(t), "%.*g", prec, v);
+		if (std::strtod(t, nullptr) == v) {
+			std::snprintf(buf, sizeof(buf), "%s", t);
+			break;
+		}
+	}
+	return buf;
+}
+
+/*
+ * FAMILY[:WIDTHS][:ACTIVATION][:key=value]...; the defaults of what is
+ * left out come from models/FAMILY.json.
+ */
+int parse_arch(const char *spec, Arch &a)
+{
+	std::vector<std::string> fields;
+	std::string s = spec ? spec : "mlp:64x64:relu";
+	json_t *doc = nullptr, *defs;
+	json_error_t jerr;
+	int64_t lo_layers = 1, hi_layers = 32, lo_width = 1, hi_width = 16384;
+	int64_t lo_kernel = 1, hi_kernel = 15;
+	bool have_widths = false, have_act = false, have_dropout = false, have_kernel = false;
+	int rc = 0;
+
+	for (size_t i = 0;;) {
+		size_t j = s.find(':', i);
+		fields.push_back(s.substr(i, j == std::string::npos ? std::string::npos : j - i));
+		if (j == std::string::npos)
+			break;
+		i = j + 1;
+	}
+	a = Arch();
+	a.family = fields[0];
+	if (a.family.empty())
+		return hml__error_set(HML_EINVALID, "arch '%s' names no model family (families: %s)",
+		                      s.c_str(), family_list().c_str());
+	if (!(a.src = find_family(a.family)))
+		return hml__error_set(HML_EINVALID, "unknown model family '%s' in arch '%s' (families: %s)",
+		                      a.family.c_str(), s.c_str(), family_list().c_str());
+	if (!(doc = json_loads(a.src->json, 0, &jerr)))
+		return hml__error_set(HML_EMODEL, "models/%s.json: %s (line %d)", a.family.c_str(),
+		                      jerr.text, jerr.line);
+	defs = json_object_get(doc, "defaults");
+	json_limits(doc, "layers", &lo_layers, &hi_layers);
+	json_limits(doc, "width", &lo_width, &hi_width);
+	json_limits(doc, "kernel", &lo_kernel, &hi_kernel);
+
+	for (size_t f = 1; f < fields.size() && rc == 0; f++) {
+		const std::string &x = fields[f];
+		size_t eq = x.find('=');
+
+		if (x.empty()) {
+			rc = hml__error_set(HML_EINVALID, "empty field in arch '%s'", s.c_str());
+		} else if (eq != std::string::npos) {
+			std::string key = x.substr(0, eq), val = x.substr(eq + 1);
+			double dv;
+			int64_t iv;
+
+			if (key == "dropout") {
+				if (have_dropout)
+					rc = hml__error_set(HML_EINVALID, "arch '%s' gives dropout twice", s.c_str());
+				else if (hml__parse_double(val.c_str(), &dv) != 0 || !(dv >= 0 && dv < 1))
+					rc = hml__error_set(HML_EINVALID,
+						"bad dropout '%s' in arch '%s' (expected a probability, 0 <= p < 1)",
+						val.c_str(), s.c_str());
+				else
+					a.dropout = dv;
+				have_dropout = true;
+			} else if (key == "kernel" && a.family == "cnn") {
+				if (have_kernel)
+					rc = hml__error_set(HML_EINVALID, "arch '%s' gives kernel twice", s.c_str());
+				else if (hml__parse_i64(val.c_str(), &iv) != 0 || iv < lo_kernel ||
+				         iv > hi_kernel || iv % 2 == 0)
+					rc = hml__error_set(HML_EINVALID,
+						"bad kernel '%s' in arch '%s' (expected an odd size from %lld to %lld)",
+						val.c_str(), s.c_str(), (long long)lo_kernel, (long long)hi_kernel);
+				else
+					a.kernel = (int)iv;
+				have_kernel = true;
+			} else {
+				rc = hml__error_set(HML_EINVALID, "unknown option '%s' in arch '%s' (%s takes: %s)",
+				                    key.c_str(), s.c_str(), a.family.c_str(),
+				                    a.family == "cnn" ? "dropout, kernel" : "dropout");
+			}
+		} else if (x[0] >= '0' && x[0] <= '9') {
+			if (have_widths) {
+				rc = hml__error_set(HML_EINVALID, "arch '%s' gives the widths twice", s.c_str());
+			} else if (!parse_widths(x, a.widths)) {
+				rc = hml__error_set(HML_EINVALID,
+					"bad widths '%s' in arch '%s' (expected positive integers joined by 'x', e.g. 64x64)",
+					x.c_str(), s.c_str());
+			} else if ((int64_t)a.widths.size() < lo_layers || (int64_t)a.widths.size() > hi_layers) {
+				rc = hml__error_set(HML_EINVALID,
+					"arch '%s' has %zu hidden layers; %s takes %lld to %lld",
+					s.c_str(), a.widths.size(), a.family.c_str(),
+					(long long)lo_layers, (long long)hi_layers);
+			} else {
+				for (int64_t w : a.widths) {
+					if (w < lo_width || w > hi_width) {
+						rc = hml__error_set(HML_EINVALID,
+							"width %lld in arch '%s' is outside %lld to %lld",
+							(long long)w, s.c_str(), (long long)lo_width, (long long)hi_width);
+						break;
+					}
+				}
+			}
+			have_widths = true;
+		} else {
+			bool known = false;
+
+			for (int k = 0; k < NACT; k++)
+				known = known || x == activations[k];
+			if (have_act)
+				rc = hml__error_set(HML_EINVALID, "arch '%s' gives the activation twice", s.c_str());
+			else if (!known)
+				rc = hml__error_set(HML_EINVALID,
+					"unknown activation '%s' in arch '%s' (known: relu, tanh, gelu, silu, sigmoid)",
+					x.c_str(), s.c_str());
+			else
+				a.act = x;
+			have_act = true;
+		}
+	}
+	if (rc == 0 && !have_widths) {
+		json_t *w = json_object_get(defs, "widths");
+		size_t i;
+		json_t *v;
+
+		json_array_foreach(w, i, v)
+			a.widths.push_back(json_integer_value(v));
+		if (a.widths.empty())
+			a.widths = { 64, 64 };
+	}
+	if (rc == 0 && !have_act) {
+		const char *d = json_string_value(json_object_get(defs, "activation"));
+		a.act = d ? d : "relu";
+	}
+	if (rc == 0 && !have_kernel && a.family == "cnn") {
+		json_t *k = json_object_get(defs, "kernel");
+		a.kernel = json_is_integer(k) ? (int)json_integer_value(k) : 3;
+	}
+	if (rc == 0 && !have_dropout) {
+		json_t *p = json_object_get(defs, "dropout");
+		a.dropout = json_is_number(p) ? json_number_value(p) : 0;
+	}
+	json_decref(doc);
+	if (rc < 0)
+		return rc;
+
+	a.canonical = a.family + ":";
+	for (size_t i = 0; i < a.widths.size(); i++)
+		a.canonical += (i ? "x" : "") + std::to_string(a.widths[i]);
+	a.canonical += ":" + a.act;
+	if (a.family == "cnn")
+		a.canonical += ":kernel=" + std::to_string(a.kernel);
+	if (a.dropout > 0)
+		a.canonical += ":dropout=" + format_double(a.dropout);
+	return 0;
+}
+
+int check_options(const hml__train_options *o, Arch &a)
+{
+	int rc;
+
+	if ((rc = parse_arch(o->arch, a)) < 0)
+		return rc;
+	if (o->epochs <= 0)
+		return hml__error_set(HML_EINVALID, "epochs must be positive, not %d", o->epochs);
+	if (o->batch <= 0)
+		return hml__error_set(HML_EINVALID, "batch must be positive, not %lld", (long long)o->batch);
+	if (!(o->lr > 0) || !std::isfinite(o->lr))
+		return hml__error_set(HML_EINVALID, "learning rate must be positive, not %g", o->lr);
+	if (!std::isfinite(o->weight_decay) || (o->weight_decay < 0 && o->weight_decay != -1.0))
+		return hml__error_set(HML_EINVALID, "weight decay must be 0 or more, not %g", o->weight_decay);
+	if (o->optimizer && std::strcmp(o->optimizer, "adam") && std::strcmp(o->optimizer, "adamw"))
+		return hml__error_set(HML_EINVALID, "unknown optimizer '%s' (known: adam, adamw)", o->optimizer);
+	if (o->schedule && std::strcmp(o->schedule, "plateau") && std::strcmp(o->schedule, "cosine") &&
+	    std::strcmp(o->schedule, "none"))
+		return hml__error_set(HML_EINVALID, "unknown schedule '%s' (known: plateau, cosine, none)",
+		                      o->schedule);
+	if (o->patience < 0)
+		return hml__error_set(HML_EINVALID, "patience must be 0 (off) or more, not %d", o->patience);
+	if (!(o->clip >= 0) || !std::isfinite(o->clip))
+		return hml__error_set(HML_EINVALID, "gradient clipping norm must be 0 (off) or more, not %g", o->clip);
+	if (o->threads < 0)
+		return hml__error_set(HML_EINVALID, "threads must be 0 (libtorch's default) or more, not %d",
+		                      o->threads);
+	if (!(o->val_fraction > 0 && o->val_fraction < 1))
+		return hml__error_set(HML_EINVALID, "validation fraction must be between 0 and 1, not %g",
+		                      o->val_fraction);
+	if (!(o->test_fraction > 0 && o->test_fraction < 1))
+		return hml__error_set(HML_EINVALID, "test fraction must be between 0 and 1, not %g",
+		                      o->test_fraction);
+	if (o->val_fraction + o->test_fraction >= 1)
+		return hml__error_set(HML_EINVALID,
+			"validation and test fractions (%g + %g) leave no rows for training",
+			o->val_fraction, o->test_fraction);
+	if (o->infer_batch < 0)
+		return hml__error_set(HML_EINVALID, "inference batch must be positive, not %lld",
+		                      (long long)o->infer_batch);
+	if (!(o->max_seconds >= 0) || std::isnan(o->max_seconds))
+		return hml__error_set(HML_EINVALID, "time limit must be 0 (none) or more, not %g", o->max_seconds);
+	return 0;
+}
+
+int make_layout(const hml__dataset *d, const Arch &a, Layout &l)
+{
+	l = Layout();
+	l.in_row.assign(d->in_shape, d->in_shape + d->in_ndim);
+	l.out_row.assign(d->out_shape, d->out_shape + d->out_ndim);
+	l.in_features = d->in_features;
+	l.out_features = d->out_features;
+	if (d->in_ndim < 1 || d->out_ndim < 1 || d->in_features < 1 || d->out_features < 1)
+		return hml__error_set(HML_EINVALID, "data rows %s -> %s have no features",
+		                      shape_str(l.in_row).c_str(), shape_str(l.out_row).c_str());
+	if (a.family != "cnn") {
+		l.core_in = { l.in_features };
+		l.core_out = { l.out_features };
+		return 0;
+	}
+	l.cnn = true;
+	if (d->in_ndim != 2 && d->in_ndim != 3)
+		return hml__error_set(HML_EINVALID,
+			"arch '%s' needs whole-field rows [C,H,W] or [H,W]; region rows are %s",
+			a.canonical.c_str(), shape_str(l.in_row).c_str());
+	if (d->out_ndim != 2 && d->out_ndim != 3)
+		return hml__error_set(HML_EINVALID,
+			"arch '%s' needs whole-field outputs [C,H,W] or [H,W]; region outputs are %s",
+			a.canonical.c_str(), shape_str(l.out_row).c_str());
+	l.core_in = l.in_row;
+	l.core_out = l.out_row;
+	if (d->in_ndim == 2)
+		l.core_in.insert(l.core_in.begin(), 1);
+	if (d->out_ndim == 2)
+		l.core_out.insert(l.core_out.begin(), 1);
+	if (l.core_in[1] != l.core_out[1] || l.core_in[2] != l.core_out[2])
+		return hml__error_set(HML_EINVALID,
+			"arch '%s' keeps the field's size, but the region maps %s to %s",
+			a.canonical.c_str(), shape_str(l.in_row).c_str(), shape_str(l.out_row).c_str());
+	return 0;
+}
+
+/* --- the template -------------------------------------------------------- */
+
+typedef std::map<std::string, std::string> Vars;
+
+struct Expander {
+	std::vector<std::string> lines;
+	const Vars *vars;
+	int nhidden;
+	std::string out, err;
+};
+
+bool substitute(Expander &t, size_t ln, int index, std::string &line)
+{
+	std::string res;
+	size_t i = 0;
+
+	while (i < line.size()) {
+		size_t open = line.find('{', i), close;
+
+		if (open == std::string::npos) {
+			res += line.substr(i);
+			break;
+		}
+		res += line.substr(i, open - i);
+		if ((close = line.find('}', open)) == std::string::npos) {
+			t.err = "unclosed '{' on line " + std::to_string(ln + 1);
+			return false;
+		}
+		std::string name = line.substr(open + 1, close - open - 1);
+		if (name == "i" && index >= 0) {
+			res += std::to_string(index);
+		} else {
+			auto v = t.vars->find(name);
+			if (v == t.vars->end()) {
+				t.err = "unknown variable '{" + name + "}' on line " + std::to_string(ln + 1);
+				return false;
+			}
+			res += v->second;
+		}
+		i = close + 1;
+	}
+	line = res;
+	return true;
+}
+
+/* Lines from *i up to the @end closing this block (or the end at top level). */
+bool expand_block(Expander &t, size_t &i, int index, bool emit, bool top)
+{
+	while (i < t.lines.size()) {
+		std::string line = t.lines[i];
+
+		if (line.compare(0, 7, "@repeat") == 0) {
+			size_t start = ++i;
+			int n = t.nhidden;
+
+			if (line != "@repeat hidden") {
+				t.err = "unknown directive '" + line + "' on line " + std::to_string(start);
+				return false;
+			}
+			if (n == 0 || !emit) {
+				if (!expand_block(t, i, -1, false, false))
+					return false;
+			}
+			for (int k = 0; emit && k < n; k++) {
+				i = start;
+				if (!expand_block(t, i, k, true, false))
+					return false;
+			}
+			i++;
+		} else if (line.compare(0, 4, "@if ") == 0) {
+			auto v = t.vars->find(line.substr(4));
+			bool cond = v != t.vars->end() && !v->second.empty() && v->second != "0";
+
+			i++;
+			if (!expand_block(t, i, index, emit && cond, false))
+				return false;
+			i++;
+		} else if (line == "@end") {
+			if (top) {
+				t.err = "@end without a block on line " + std::to_string(i + 1);
+				return false;
+			}
+			return true;
+		} else if (!line.empty() && line[0] == '@') {
+			t.err = "unknown directive '" + line + "' on line " + std::to_string(i + 1);
+			return false;
+		} else {
+			if (emit && (line.empty() || line[0] != '#')) {
+				if (!substitute(t, i, index, line))
+					return false;
+				t.out += line;
+				t.out += '\n';
+			}
+			i++;
+		}
+	}
+	if (!top) {
+		t.err = "a block has no @end";
+		return false;
+	}
+	return true;
+}
+
+int expand_template(const Arch &a, const Layout &l, std::string &out)
+{
+	static const std::map<std::string, std::string> act_fn = {
+		{ "relu", "torch.relu" }, { "tanh", "torch.tanh" }, { "gelu", "torch.gelu" },
+		{ "silu", "torch.silu" }, { "sigmoid", "torch.sigmoid" },
+	};
+	Vars vars;
+	Expander t;
+	size_t i = 0;
+	std::string dp = format_double(a.dropout);
+
+	if (dp.find_first_of(".e") == std::string::npos)
+		dp += ".0";
+	vars["act"] = act_fn.at(a.act);
+	vars["dropout"] = a.dropout > 0 ? dp : "0";
+	vars["in_features"] = std::to_string(l.in_features);
+	vars["out_features"] = std::to_string(l.out_features);
+	if (l.cnn) {
+		vars["in_channels"] = std::to_string(l.core_in[0]);
+		vars["out_channels"] = std::to_string(l.core_out[0]);
+		vars["height"] = std::to_string(l.core_in[1]);
+		vars["width"] = std::to_string(l.core_in[2]);
+		vars["kernel"] = std::to_string(a.kernel);
+		vars["pad"] = std::to_string(a.kernel / 2);
+	}
+	std::istringstream in(a.src->ts);
+	for (std::string line; std::getline(in, line);)
+		t.lines.push_back(line);
+	t.vars = &vars;
+	t.nhidden = (int)a.widths.size();
+	if (!expand_block(t, i, -1, true, true))
+		return hml__error_set(HML_EMODEL, "models/%s.ts: %s", a.family.c_str(), t.err.c_str());
+	out = t.out;
+	return 0;
+}
+
+/* --- the model ----------------------------------------------------------- */
+
+struct Model {
+	Arch arch;
+	Layout lay;
+	torch::jit::Module module;
+	std::vector<std::string> names;      /* w0, b0, ..., w_out, b_out */
+	std::vector<torch::Tensor> params;   /* leaves: views into flat */
+	std::vector<torch::Tensor> grads;    /* their .grad: views into flat_grad */
+	std::vector<int64_t> offsets;
+	torch::Tensor flat, flat_grad;
+	int64_t count = 0;                   /* trainable numbers */
+	bool script = false;                 /* train through the template's core() */
+	c10::optional<torch::jit::Method> core;
+
+	torch::Tensor forward(const torch::Tensor &x, bool train);
+	void set_training(bool on);
+};
+
+torch::Tensor activate(const torch::Tensor &x, const std::string &act)
+{
+	if (act == "relu")
+		return at::relu(x);
+	if (act == "tanh")
+		return at::tanh(x);
+	if (act == "gelu")
+		return at::gelu(x);
+	if (act == "silu")
+		return at::silu(x);
+	return at::sigmoid(x);
+}
+
+/* core() of the template, on normalised data; mirrors models/FAMILY.ts. */
+torch::Tensor Model::forward(const torch::Tensor &x, bool train)
+{
+	size_t n = arch.widths.size();
+	torch::Tensor h = x;
+
+	if (script)
+		return core->operator()({ x }).toTensor();
+	for (size_t l = 0; l < n; l++) {
+		if (lay.cnn)
+			h = at::conv2d(h, params[2 * l], params[2 * l + 1], { 1, 1 },
+			               { arch.kernel / 2, arch.kernel / 2 });
+		else
+			h = at::linear(h, params[2 * l], params[2 * l + 1]);
+		h = activate(h, arch.act);
+		if (arch.dropout > 0)
+			h = at::dropout(h, arch.dropout, train);
+	}
+	if (lay.cnn)
+		return at::conv2d(h, params[2 * n], params[2 * n + 1], { 1, 1 },
+		                  { arch.kernel / 2, arch.kernel / 2 });
+	return at::linear(h, params[2 * n], params[2 * n + 1]);
+}
+
+void Model::set_training(bool on)
+{
+	if (script)
+		module.train(on);
+}
+
+/*
+ * Parameters in PyTorch's default initialisation (nn.Linear / nn.Conv2d:
+ * kaiming_uniform_(a = sqrt(5)) for weights, U(-1/sqrt(fan_in),
+ * 1/sqrt(fan_in)) for biases), layer by layer, weight before bias, as an
+ * nn.Sequential of the same layers draws them after torch.manual_seed().
+ */
+void make_params(Model &m)
+{
+	std::vector<std::vector<int64_t>> shapes;
+	std::vector<int64_t> sizes;
+	int64_t total = 0;
+	size_t n = m.arch.widths.size();
+
+	sizes.push_back(m.lay.cnn ? m.lay.core_in[0] : m.lay.in_features);
+	for (int64_t w : m.arch.widths)
+		sizes.push_back(w);
+	sizes.push_back(m.lay.cnn ? m.lay.core_out[0] : m.lay.out_features);
+	for (size_t l = 0; l <= n; l++) {
+		std::string suffix = l < n ? std::to_string(l) : "_out";
+
+		if (m.lay.cnn)
+			shapes.push_back({ sizes[l + 1], sizes[l], m.arch.kernel, m.arch.kernel });
+		else
+			shapes.push_back({ sizes[l + 1], sizes[l] });
+		shapes.push_back({ sizes[l + 1] });
+		m.names.push_back("w" + suffix);
+		m.names.push_back("b" + suffix);
+	}
+	/* 64-byte aligned slots; the gaps stay zero, with zero gradients. */
+	for (const auto &s : shapes) {
+		int64_t numel = 1;
+
+		for (int64_t v : s)
+			numel *= v;
+		m.offsets.push_back(total);
+		total += (numel + 15) / 16 * 16;
+		m.count += numel;
+	}
+	m.flat = torch::zeros({ total });
+	m.flat_grad = torch::zeros({ total });
+	torch::NoGradGuard no_grad;
+	for (size_t p = 0; p < shapes.size(); p++) {
+		int64_t numel = 1;
+
+		for (int64_t v : shapes[p])
+			numel *= v;
+		torch::Tensor view = m.flat.narrow(0, m.offsets[p], numel).view(shapes[p]);
+		if (p % 2 == 0) {
+			torch::nn::init::kaiming_uniform_(view, std::sqrt(5.0));
+		} else {
+			const auto &w = shapes[p - 1];
+			int64_t fan_in = 1;
+
+			for (size_t k = 1; k < w.size(); k++)
+				fan_in *= w[k];
+			double bound = fan_in > 0 ? 1.0 / std::sqrt((double)fan_in) : 0;
+			view.uniform_(-bound, bound);
+		}
+		torch::Tensor leaf = view.detach().requires_grad_(true);
+		leaf.mutable_grad() = m.flat_grad.narrow(0, m.offsets[p], numel).view(shapes[p]);
+		m.params.push_back(leaf);
+		m.grads.push_back(leaf.grad());
+	}
+}
+
+c10::IValue int_list(const std::vector<int64_t> &v)
+{
+	return c10::IValue(c10::List<int64_t>(v));
+}
+
+int build_module(Model &m, const torch::Tensor &in_mean, const torch::Tensor &in_std,
+                 const torch::Tensor &out_mean, const torch::Tensor &out_std)
+{
+	std::string src;
+	int rc;
+
+	if ((rc = expand_template(m.arch, m.lay, src)) < 0)
+		return rc;
+	m.module = torch::jit::Module(c10::QualifiedName(m.lay.cnn ? "__torch__.hml.CNN" : "__torch__.hml.MLP"));
+	m.module.register_attribute("training", c10::BoolType::get(), true);
+	for (size_t p = 0; p < m.params.size(); p++)
+		m.module.register_parameter(m.names[p], m.params[p], false);
+	m.module.register_buffer("in_mean", in_mean);
+	m.module.register_buffer("in_std", in_std);
+	m.module.register_buffer("out_mean", out_mean);
+	m.module.register_buffer("out_std", out_std);
+	m.module.register_attribute("hml_input_shape", c10::ListType::ofInts(), int_list(m.lay.in_row));
+	m.module.register_attribute("hml_output_shape", c10::ListType::ofInts(), int_list(m.lay.out_row));
+	m.module.register_attribute("hml_arch", c10::StringType::get(), m.arch.canonical);
+	try {
+		m.module.define(src);
+	} catch (const std::exception &e) {
+		const char *w = what_of(e);
+		return hml__error_set(HML_EMODEL, "models/%s.ts does not compile: %.*s",
+		                      m.arch.family.c_str(), line_len(w), w);
+	}
+	m.core = m.module.get_method("core");
+	return 0;
+}
+
+/*
+ * An MLP's training step with the backward written out. For the small
+ * networks surrogates are, autograd's share of a step (its graph, a fresh
+ * tensor for every activation and gradient, and the accumulation of each
+ * gradient into .grad) outweighs the arithmetic. Here the activations live
+ * in buffers kept from step to step and the gradients land straight in
+ * flat_grad, so a step allocates nothing but the loss. The arithmetic is
+ * autograd's, kernel for kernel (the derivatives of linear = addmm(b, h,
+ * w.t()), of mse_loss and of each activation in derivatives.yaml; dropout
+ * draws its noise as at::dropout does), so the numbers are the same bits;
+ * HML_TRAIN_FORWARD=script still trains through autograd.
+ */
+class MlpStep {
+public:
+	MlpStep(const Model &m, int64_t batch);
+	/* Forward, loss and backward on x [rows, in] and y [rows, out]: sets
+	 * every gradient in m.flat_grad and adds loss * rows to loss_sum. */
+	void run(const torch::Tensor &x, const torch::Tensor &y, torch::Tensor &loss_sum);
+
+private:
+	const Model &m;
+	size_t n;                            /* hidden layers */
+	int act;                             /* index into activations[] */
+	bool keep_pre;                       /* gelu, silu: backward needs the input */
+	std::vector<torch::Tensor> grads;    /* m.grads: handles to write through */
+	std::vector<torch::Tensor> pre, post, noise, dropped;
+	torch::Tensor out, gout, grad[2], one;
+};
+
+MlpStep::MlpStep(const Model &model, int64_t batch)
+	: m(model), n(model.arch.widths.size()), grads(model.grads)
+{
+	int64_t widest = 1;
+
+	for (act = 0; act < NACT - 1 && m.arch.act != activations[act]; act++)
+		;
+	keep_pre = m.arch.act == "gelu" || m.arch.act == "silu";
+	for (int64_t w : m.arch.widths) {
+		pre.push_back(torch::empty({ batch, w }));
+		post.push_back(keep_pre ? torch::empty({ batch, w }) : pre.back());
+		if (m.arch.dropout > 0) {
+			noise.push_back(torch::empty({ batch, w }));
+			dropped.push_back(torch::empty({ batch, w }));
+		}
+		widest = std::max(widest, w);
+	}
+	out = torch::empty({ batch, m.lay.out_features });
+	gout = torch::empty({ batch, m.lay.out_features });
+	grad[0] = torch::empty({ batch * widest });
+	grad[1] = torch::empty({ batch * widest });
+	one = torch::ones({});
+}
+
+void MlpStep::run(const torch::Tensor &x, const torch::Tensor &y, torch::Tensor &loss_sum)
+{
+	c10::InferenceMode no_autograd;
+	const int64_t rows = x.size(0);
+	const double p = m.arch.dropout;
+	const int64_t batch_dim[] = { 0 };
+	std::vector<torch::Tensor> in(n + 1);   /* each layer's input */
+	torch::Tensor g;
+
+	in[0] = x;
+	for (size_t l = 0; l < n; l++) {
+		torch::Tensor a = pre[l].narrow(0, 0, rows), h = post[l].narrow(0, 0, rows);
+
+		at::addmm_out(a, m.params[2 * l + 1], in[l], m.params[2 * l].t());
+		switch (act) {
+		case 0: at::relu_(a); break;
+		case 1: at::tanh_(a); break;
+		case 2: at::gelu_out(h, a); break;
+		case 3: at::silu_out(h, a); break;
+		default: at::sigmoid_(a); break;
+		}
+		in[l + 1] = h;
+		if (p > 0) {
+			torch::Tensor z = noise[l].narrow(0, 0, rows), d = dropped[l].narrow(0, 0, rows);
+
+			z.bernoulli_(1 - p);
+			z.div_(1 - p);
+			in[l + 1] = at::mul_out(d, h, z);
+		}
+	}
+	torch::Tensor o = out.narrow(0, 0, rows);
+	at::addmm_out(o, m.params[2 * n + 1], in[n], m.params[2 * n].t());
+	loss_sum.add_(at::mse_loss(o, y), (double)rows);
+
+	g = gout.narrow(0, 0, rows);
+	at::mse_loss_backward_out(g, one, o, y, at::Reduction::Mean);
+	for (size_t l = n + 1; l-- > 0;) {
+		at::mm_out(grads[2 * l], g.t(), in[l]);
+		at::sum_out(grads[2 * l + 1], g, at::IntArrayRef(batch_dim));
+		if (l == 0)
+			break;
+		int64_t w = m.arch.widths[l - 1];
+		torch::Tensor gh = grad[l % 2].narrow(0, 0, rows * w).view({ rows, w });
+
+		at::mm_out(gh, g, m.params[2 * l]);
+		if (p > 0)
+			gh.mul_(noise[l - 1].narrow(0, 0, rows));
+		switch (act) {
+		case 0: at::threshold_backward_out(gh, gh, post[l - 1].narrow(0, 0, rows), 0); break;
+		case 1: at::tanh_backward_out(gh, gh, post[l - 1].narrow(0, 0, rows)); break;
+		case 2: at::gelu_backward_out(gh, gh, pre[l - 1].narrow(0, 0, rows)); break;
+		case 3: at::silu_backward_out(gh, gh, pre[l - 1].narrow(0, 0, rows)); break;
+		default: at::sigmoid_backward_out(gh, gh, post[l - 1].narrow(0, 0, rows)); break;
+		}
+		g = gh;
+	}
+}
+
+/* --- data ---------------------------------------------------------------- */
+
+/* Unbiased integer in [0, n) from a 64-bit generator (the same on every
+ * platform, unlike std::uniform_int_distribution). */
+uint64_t below(std::mt19937_64 &g, uint64_t n)
+{
+	uint64_t limit = UINT64_MAX - UINT64_MAX % n, v;
+
+	do
+		v = g();
+	while (v >= limit);
+	return v % n;
+}
+
+void shuffle(std::vector<int64_t> &v, std::mt19937_64 &g)
+{
+	for (size_t i = v.size(); i > 1; i--)
+		std::swap(v[i - 1], v[below(g, i)]);
+}
+
+torch::Tensor index_tensor(const std::vector<int64_t> &v)
+{
+	return torch::from_blob(const_cast<int64_t *>(v.data()), { (int64_t)v.size() },
+	                        torch::kLong).clone();
+}
+
+/* Rows reshaped to [n, *shape]: what core() sees ([n, F] or [n, C, H, W])
+ * or what the application passes ([n, *in_row]). */
+torch::Tensor batch_view(const torch::Tensor &t, const std::vector<int64_t> &shape)
+{
+	std::vector<int64_t> s = { t.size(0) };
+
+	s.insert(s.end(), shape.begin(), shape.end());
+	return t.reshape(s);
+}
+
+/* Mean and std per feature (MLP) or per channel (CNN), in double, shaped
+ * to broadcast in forward(). Constant features get std `constant_std`: 1
+ * for inputs (they normalise to 0), 0 for outputs (forward() then returns
+ * the constant exactly, whatever the network says). */
+void statistics(const torch::Tensor &rows, const std::vector<int64_t> &core, bool cnn,
+                double constant_std, torch::Tensor &mean, torch::Tensor &stdv)
+{
+	torch::NoGradGuard no_grad;
+	torch::Tensor d = rows.to(torch::kDouble);
+
+	if (cnn) {
+		const int64_t dims[] = { 0, 2 };
+
+		d = d.reshape({ d.size(0), core[0], -1 });
+		mean = d.mean(at::IntArrayRef(dims));
+		stdv = d.std(at::IntArrayRef(dims), false);
+	} else {
+		const int64_t dims[] = { 0 };
+
+		mean = d.mean(at::IntArrayRef(dims));
+		stdv = d.std(at::IntArrayRef(dims), false);
+	}
+	stdv = torch::where(stdv < 1e-8, torch::full_like(stdv, constant_std), stdv);
+	mean = mean.to(torch::kFloat);
+	stdv = stdv.to(torch::kFloat);
+	if (cnn) {
+		mean = mean.reshape({ core[0], 1, 1 });
+		stdv = stdv.reshape({ core[0], 1, 1 });
+	}
+}
+
+/* Rows of activations per forward chunk in evaluation: about 64 MiB. */
+int64_t eval_chunk(const Model &m)
+{
+	int64_t widest = 1, spatial = 1, per_row;
+
+	for (int64_t w : m.arch.widths)
+		widest = std::max(widest, w);
+	widest = std::max({ widest, m.lay.in_features, m.lay.out_features });
+	if (m.lay.cnn)
+		spatial = m.lay.core_in[1] * m.lay.core_in[2];
+	per_row = widest * spatial;
+	return std::max<int64_t>(1, (int64_t(16) << 20) / per_row);
+}
+
+/* core() over x in chunks, in evaluation mode; normalised outputs. */
+torch::Tensor predict(Model &m, const torch::Tensor &x)
+{
+	torch::NoGradGuard no_grad;
+	int64_t n = x.size(0), chunk = eval_chunk(m);
+	std::vector<torch::Tensor> parts;
+
+	m.set_training(false);
+	for (int64_t s = 0; s < n; s += chunk)
+		parts.push_back(m.forward(x.narrow(0, s, std::min(chunk, n - s)), false));
+	m.set_training(true);
+	return parts.size() == 1 ? parts[0] : torch::cat(parts);
+}
+
+/* The saved module's forward on raw rows, in the same chunks. */
+torch::Tensor predict_saved(torch::jit::Module &mod, const torch::Tensor &x, int64_t chunk)
+{
+	torch::NoGradGuard no_grad;
+	int64_t n = x.size(0);
+	std::vector<torch::Tensor> parts;
+
+	for (int64_t s = 0; s < n; s += chunk)
+		parts.push_back(mod.forward({ x.narrow(0, s, std::min(chunk, n - s)) }).toTensor());
+	return parts.size() == 1 ? parts[0] : torch::cat(parts);
+}
+
+int write_all(const char *path, int fd, const std::string &bytes)
+{
+	const char *p = bytes.data();
+	size_t left = bytes.size();
+
+	if (lseek(fd, 0, SEEK_SET) < 0 || ftruncate(fd, 0) < 0)
+		return hml__error_set(HML_EIO, "cannot write model '%s': %s", path, std::strerror(errno));
+	while (left > 0) {
+		ssize_t w = write(fd, p, left);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return hml__error_set(HML_EIO, "cannot write model '%s': %s", path, std::strerror(errno));
+		p += w;
+		left -= (size_t)w;
+	}
+	if (fsync(fd) < 0 && errno != EINVAL)
+		return hml__error_set(HML_EIO, "cannot write model '%s': %s", path, std::strerror(errno));
+	return 0;
+}
+
+/* Restores the process-wide graph-executor setting on every path. */
+struct ExecutorOptimize {
+	bool saved;
+	explicit ExecutorOptimize(bool on) : saved(torch::jit::getGraphExecutorOptimize())
+	{
+		torch::jit::setGraphExecutorOptimize(on);
+	}
+	~ExecutorOptimize() { torch::jit::setGraphExecutorOptimize(saved); }
+};
+
+void set_lr(torch::optim::Optimizer &opt, bool adamw, double lr)
+{
+	for (auto &g : opt.param_groups()) {
+		if (adamw)
+			static_cast<torch::optim::AdamWOptions &>(g.options()).lr(lr);
+		else
+			static_cast<torch::optim::AdamOptions &>(g.options()).lr(lr);
+	}
+}
+
+int train(const hml__dataset *d, const hml__train_options *o, const char *out_path,
+          hml__train_result *res, int fd)
+{
+	Model m;
+	int rc;
+	int64_t rows = d->rows, n_val, n_test, n_train;
+	const bool adamw = o->optimizer && std::strcmp(o->optimizer, "adamw") == 0;
+	const char *sched = o->schedule ? o->schedule : "plateau";
+	const double wd = o->weight_decay >= 0 ? o->weight_decay : adamw ? 1e-2 : 0.0;
+	const char *fwd_env = std::getenv("HML_TRAIN_FORWARD");
+
+	if ((rc = check_options(o, m.arch)) < 0)
+		return rc;
+	std::snprintf(res->arch, sizeof(res->arch), "%s", m.arch.canonical.c_str());
+	if ((rc = make_layout(d, m.arch, m.lay)) < 0)
+		return rc;
+	if (fwd_env && std::strcmp(fwd_env, "script") == 0)
+		m.script = true;
+	else if (fwd_env && *fwd_env && std::strcmp(fwd_env, "eager") != 0)
+		return hml__error_set(HML_EINVALID, "HML_TRAIN_FORWARD is '%s'; expected eager or script", fwd_env);
+	if (rows < 1 || !d->x || !d->y)
+		return hml__error_set(HML_EINVALID, "the data set has no rows");
+
+	/* The split: a seeded permutation; test rows first, then validation. */
+	n_test = (int64_t)std::llround((double)rows * o->test_fraction);
+	n_val = (int64_t)std::llround((double)rows * o->val_fraction);
+	n_train = rows - n_val - n_test;
+	if (n_test < 1 || n_val < 1 || n_train < 1)
+		return hml__error_set(HML_EINVALID,
+			"%lld rows are too few for a train/validation/test split (fractions %g and %g)",
+			(long long)rows, o->val_fraction, o->test_fraction);
+	res->n_train = n_train;
+	res->n_val = n_val;
+	res->n_test = n_test;
+
+	if (o->threads > 0)
+		at::set_num_threads(o->threads);
+
+	std::vector<int64_t> order(rows);
+	for (int64_t i = 0; i < rows; i++)
+		order[i] = i;
+	std::mt19937_64 split_rng(o->seed);
+	shuffle(order, split_rng);
+	std::vector<int64_t> test_idx(order.begin(), order.begin() + n_test);
+	std::vector<int64_t> val_idx(order.begin() + n_test, order.begin() + n_test + n_val);
+	std::vector<int64_t> train_idx(order.begin() + n_test + n_val, order.end());
+
+	torch::Tensor X = torch::from_blob(const_cast<float *>(d->x), { rows, d->in_features }, torch::kFloat);
+	torch::Tensor Y = torch::from_blob(const_cast<float *>(d->y), { rows, d->out_features }, torch::kFloat);
+	{
+		int64_t bad_x = (~torch::isfinite(X)).sum().item<int64_t>();
+		int64_t bad_y = (~torch::isfinite(Y)).sum().item<int64_t>();
+		if (bad_x + bad_y > 0)
+			return hml__error_set(HML_EINVALID,
+				"the data hold %lld NaN/Inf values (%lld in inputs, %lld in outputs); drop those rows first",
+				(long long)(bad_x + bad_y), (long long)bad_x, (long long)bad_y);
+	}
+	torch::Tensor xtr = batch_view(X.index_select(0, index_tensor(train_idx)), m.lay.core_in);
+	torch::Tensor ytr = batch_view(Y.index_select(0, index_tensor(train_idx)), m.lay.core_out);
+	torch::Tensor xva_raw = X.index_select(0, index_tensor(val_idx));
+	torch::Tensor yva = batch_view(Y.index_select(0, index_tensor(val_idx)), m.lay.core_out);
+	torch::Tensor xte_raw = X.index_select(0, index_tensor(test_idx));
+	torch::Tensor yte = batch_view(Y.index_select(0, index_tensor(test_idx)), m.lay.core_out);
+
+	torch::Tensor in_mean, in_std, out_mean, out_std;
+	statistics(xtr, m.lay.core_in, m.lay.cnn, 1.0, in_mean, in_std);
+	statistics(ytr, m.lay.core_out, m.lay.cnn, 0.0, out_mean, out_std);
+	/* Normalised once, with the very operations of the template's forward;
+	 * constant outputs train towards 0 (their scale in forward() is 0). */
+	torch::Tensor xn = (xtr - in_mean) / in_std;
+	torch::Tensor yn = (ytr - out_mean) / torch::where(out_std == 0, torch::ones_like(out_std), out_std);
+	torch::Tensor xva = (batch_view(xva_raw, m.lay.core_in) - in_mean) / in_std;
+	torch::Tensor xte = (batch_view(xte_raw, m.lay.core_in) - in_mean) / in_std;
+	xtr = torch::Tensor();
+	ytr = torch::Tensor();
+
+	torch::manual_seed(o->seed);
+	make_params(m);
+	if ((rc = build_module(m, in_mean, in_std, out_mean, out_std)) < 0)
+		return rc;
+	res->params = m.count;
+
+	/* The optimiser sees one parameter: the flat buffer holding them all. */
+	m.flat.mutable_grad() = m.flat_grad;
+	std::unique_ptr<torch::optim::Optimizer> opt;
+	if (adamw)
+		opt.reset(new torch::optim::AdamW(std::vector<torch::Tensor>{ m.flat },
+		                                  torch::optim::AdamWOptions(o->lr).weight_decay(wd)));
+	else
+		opt.reset(new torch::optim::Adam(std::vector<torch::Tensor>{ m.flat },
+		                                 torch::optim::AdamOptions(o->lr).weight_decay(wd)));
+
+	torch::Tensor best = m.flat.clone();
+	double best_val = INFINITY, lr = o->lr, t0 = hml__now(), step_time = 0;
+	const int plateau_wait = o->patience > 0 ? std::max(1, o->patience / 2) : 5;
+	int since_best = 0, since_lr = 0, epoch;
+	std::mt19937_64 batch_rng(o->seed ^ 0x9e3779b97f4a7c15ULL);
+	std::vector<int64_t> perm(n_train);
+	torch::Tensor xs = torch::empty_like(xn), ys = torch::empty_like(yn); /* shuffled rows */
+	torch::Tensor loss_sum = torch::zeros({});
+	std::unique_ptr<MlpStep> manual;
+
+	if (!m.script && !m.lay.cnn)
+		manual.reset(new MlpStep(m, std::min(o->batch, n_train)));
+
+	for (int64_t i = 0; i < n_train; i++)
+		perm[i] = i;
+	m.set_training(true);
+	for (epoch = 1; epoch <= o->epochs; epoch++) {
+		double ts = hml__now(), train_loss, val_rmse;
+
+		if (std::strcmp(sched, "cosine") == 0) {
+			lr = o->lr * 0.5 * (1.0 + std::cos(M_PI * (epoch - 1) / o->epochs));
+			set_lr(*opt, adamw, lr);
+		}
+		shuffle(perm, batch_rng);
+		torch::Tensor p = torch::from_blob(perm.data(), { n_train }, torch::kLong);
+		at::index_select_out(xs, xn, 0, p);
+		at::index_select_out(ys, yn, 0, p);
+		loss_sum.zero_();
+		for (int64_t s = 0; s < n_train; s += o->batch) {
+			int64_t len = std::min(o->batch, n_train - s);
+
+			if (manual) {
+				manual->run(xs.narrow(0, s, len), ys.narrow(0, s, len), loss_sum);
+			} else {
+				m.flat_grad.zero_();
+				torch::Tensor loss = torch::mse_loss(m.forward(xs.narrow(0, s, len), true),
+				                                     ys.narrow(0, s, len));
+				loss.backward();
+				loss_sum.add_(loss.detach(), (double)len);
+			}
+			if (o->clip > 0)
+				torch::nn::utils::clip_grad_norm_({ m.flat }, o->clip);
+			opt->step();
+		}
+		step_time += hml__now() - ts;
+		train_loss = loss_sum.item<double>() / (double)n_train;
+
+		{
+			torch::Tensor pred = predict(m, xva) * out_std + out_mean;
+			val_rmse = std::sqrt((pred - yva).square().mean().item<double>());
+		}
+		res->epochs_run = epoch;
+		if (val_rmse < best_val) {
+			best_val = val_rmse;
+			res->best_epoch = epoch;
+			best.copy_(m.flat);
+			since_best = 0;
+			since_lr = 0;
+		} else {
+			since_best++;
+			since_lr++;
+		}
+		if (std::strcmp(sched, "plateau") == 0 && since_lr >= plateau_wait && lr > 1e-6) {
+			lr = std::max(lr * 0.5, 1e-6);
+			set_lr(*opt, adamw, lr);
+			since_lr = 0;
+		}
+		if (o->progress && o->progress(o->payload, epoch, o->epochs, train_loss, val_rmse) != 0) {
+			res->interrupted = 1;
+			break;
+		}
+		if (o->patience > 0 && since_best >= o->patience) {
+			res->stopped_early = 1;
+			break;
+		}
+		if (o->max_seconds > 0 && hml__now() - t0 >= o->max_seconds) {
+			res->out_of_time = epoch < o->epochs;
+			break;
+		}
+	}
+	res->train_seconds = hml__now() - t0;
+	res->train_step_seconds = step_time;
+	res->samples_per_second = step_time > 0 ? (double)n_train * res->epochs_run / step_time : 0;
+	res->final_lr = lr;
+	if (res->best_epoch == 0)
+		return hml__error_set(HML_EINVALID,
+			"training diverged: the validation error was not finite in any of %d epochs (try a smaller learning rate)",
+			res->epochs_run);
+
+	/* The best epoch's weights, as contiguous tensors of their own. */
+	m.flat.copy_(best);
+	torch::Tensor eager_val = predict(m, xva) * out_std + out_mean;
+	torch::Tensor eager_test = predict(m, xte) * out_std + out_mean;
+	for (size_t p = 0; p < m.params.size(); p++)
+		m.module.register_parameter(m.names[p], m.params[p].detach().clone().requires_grad_(true), false);
+	m.module.eval();
+	std::ostringstream bytes;
+	m.module.save(bytes);
+	std::string blob = bytes.str();
+	if ((rc = write_all(out_path, fd, blob)) < 0)
+		return rc;
+
+	/* Measure the file as the runtime will run it. */
+	ExecutorOptimize no_opt(false);
+	std::istringstream in(blob);
+	torch::jit::Module saved = torch::jit::load(in, torch::kCPU);
+	saved.eval();
+	int64_t chunk = eval_chunk(m);
+	torch::Tensor val = batch_view(predict_saved(saved, batch_view(xva_raw, m.lay.in_row), chunk),
+	                              m.lay.core_out);
+	torch::Tensor test = batch_view(predict_saved(saved, batch_view(xte_raw, m.lay.in_row), chunk),
+	                               m.lay.core_out);
+	{
+		torch::NoGradGuard no_grad;
+		double scale = std::max({ 1.0, yva.abs().max().item<double>(), yte.abs().max().item<double>() });
+		double diff = std::max((val - eager_val).abs().max().item<double>(),
+		                       (test - eager_test).abs().max().item<double>());
+		torch::Tensor err = test - yte;
+
+		res->forward_max_diff = diff;
+		if (!(diff <= 1e-5 * scale))
+			return hml__error_set(HML_EMODEL,
+				"the saved model's forward differs from the training forward by %g", diff);
+		res->val_rmse = std::sqrt((val - yva).square().mean().item<double>());
+		res->test_rmse = std::sqrt(err.square().mean().item<double>());
+		res->test_mae = err.abs().mean().item<double>();
+		res->test_max_abs = err.abs().max().item<double>();
+	}
+
+	/* Latency: the mean of at least 20 calls at the application's batch
+	 * after 3 warm-up calls, inputs cycled from the data. */
+	{
+		torch::NoGradGuard no_grad;
+		int64_t ib = o->infer_batch > 0 ? o->infer_batch : o->batch;
+		std::vector<int64_t> rows_idx(ib);
+		int calls = 0;
+		double start, elapsed;
+
+		for (int64_t i = 0; i < ib; i++)
+			rows_idx[i] = i % rows;
+		torch::Tensor x = batch_view(X.index_select(0, index_tensor(rows_idx)), m.lay.in_row);
+		std::vector<c10::IValue> args = { x };
+		for (int w = 0; w < 3; w++)
+			saved.forward(args);
+		start = hml__now();
+		do {
+			saved.forward(args);
+			calls++;
+			elapsed = hml__now() - start;
+		} while (calls < 20 || (elapsed < 0.2 && calls < 10000));
+		res->latency_batch = ib;
+		res->latency_s_per_sample = elapsed / calls / (double)ib;
+	}
+	return 0;
+}
+
+} // namespace
+
+extern "C" {
+
+int hml__train(const hml__dataset *d, const hml__train_options *o, const char *out_path,
+               hml__train_result *res)
+{
+	hml__train_options defaults = HML__TRAIN_OPTIONS_INIT;
+	int fd = -1, rc;
+
+	if (!res || !d || !out_path)
+		return hml__error_set(HML_EINVALID, "train: no %s given", !d ? "data set" : !out_path ? "output path" : "result");
+	std::memset(res, 0, sizeof(*res));
+	if (!o)
+		o = &defaults;
+	/* Fail on an unwritable path before hours of training, not after. */
+	if ((fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666)) < 0)
+		return hml__error_set(HML_EIO, "cannot write model '%s': %s", out_path, std::strerror(errno));
+	try {
+		rc = train(d, o, out_path, res, fd);
+	} catch (const std::bad_alloc &) {
+		rc = hml__error_oom();
+	} catch (const std::exception &e) {
+		const char *w = what_of(e);
+		rc = hml__error_set(HML_EMODEL, "training failed: %.*s", line_len(w), w);
+	} catch (...) {
+		rc = hml__error_set(HML_EMODEL, "training failed: unknown C++ exception");
+	}
+	if (close(fd) < 0 && rc == 0)
+		rc = hml__error_set(HML_EIO, "cannot write model '%s': %s", out_path, std::strerror(errno));
+	if (rc < 0)
+		unlink(out_path);
+	return rc;
+}
+
+int hml__train_check(const hml__train_options *o, char *canonical, size_t size)
+{
+	Arch a;
+	int rc;
+
+	if (!o)
+		return hml__error_set(HML_EINVALID, "train: no options given");
+	try {
+		rc = check_options(o, a);
+		if (rc == 0 && canonical && size)
+			std::snprintf(canonical, size, "%s", a.canonical.c_str());
+	} catch (const std::bad_alloc &) {
+		rc = hml__error_oom();
+	} catch (const std::exception &e) {
+		rc = hml__error_set(HML_EMODEL, "arch '%s': %.*s", o->arch ? o->arch : "",
+		                    line_len(e.what()), e.what());
+	}
+	return rc;
+}
+
+int hml__train_predict(const char *model_path, const float *x, int64_t rows, int in_ndim,
+                       const int64_t *in_shape, float *y, int64_t y_size, int64_t *out_features)
+{
+	int rc = 0;
+
+	if (!model_path || (!x && rows > 0) || in_ndim < 1 || in_ndim > HML_MAX_DIMS || !in_shape)
+		return hml__error_set(HML_EINVALID, "predict: bad arguments");
+	if (access(model_path, R_OK) != 0)
+		return hml__error_set(errno == ENOENT ? HML_ENOTFOUND : HML_EIO, "cannot open model '%s': %s",
+		                      model_path, std::strerror(errno));
+	try {
+		ExecutorOptimize no_opt(false);
+		torch::NoGradGuard no_grad;
+		std::vector<int64_t> shape = { rows };
+		shape.insert(shape.end(), in_shape, in_shape + in_ndim);
+		torch::jit::Module mod = torch::jit::load(model_path, torch::kCPU);
+		mod.eval();
+		torch::Tensor in = torch::from_blob(const_cast<float *>(x), shape, torch::kFloat);
+		torch::Tensor out = mod.forward({ in }).toTensor().to(torch::kFloat).contiguous();
+		int64_t per_row = rows > 0 ? out.numel() / rows : 0;
+
+		if (out_features)
+			*out_features = per_row;
+		if (out.numel() > y_size)
+			rc = hml__error_set(HML_ESHAPE, "model '%s' returned %lld values for %lld rows; room for %lld",
+			                    model_path, (long long)out.numel(), (long long)rows, (long long)y_size);
+		else
+			std::memcpy(y, out.data_ptr<float>(), (size_t)out.numel() * sizeof(float));
+	} catch (const std::bad_alloc &) {
+		rc = hml__error_oom();
+	} catch (const std::exception &e) {
+		const char *w = what_of(e);
+		rc = hml__error_set(HML_EMODEL, "model '%s': %.*s", model_path, line_len(w), w);
+	}
+	return rc;
+}
+
+const char *hml__train_family_json(const char *family)
+{
+	for (size_t i = 0; family && i < HML__MODEL_NFAMILIES; i++)
+		if (std::strcmp(family, hml__model_families[i].family) == 0)
+			return hml__model_families[i].json;
+	return nullptr;
+}
+
+const char *hml__train_families(void)
+{
+	static const std::string list = family_list();
+
+	return list.c_str();
+}
+
+const char *hml__torch_version(void)
+{
+#ifdef TORCH_VERSION
+	return TORCH_VERSION;
+#else
+	return "unknown";
+#endif
+}
+
+} // extern "C"

@@ -1,0 +1,128 @@
+/*
+ * lib/train.h - training a surrogate through libtorch (internal; the C++
+ * shim lib/train.cpp behind extern "C", linked only by the CLI).
+ *
+ * The model is a torch::jit::Module whose methods are TorchScript source
+ * from the family templates in models/ (embedded at build time). Its
+ * forward() takes application rows [batch, *in_shape] (float32), normalises
+ * them with the training split's mean/std (buffers stored in the model),
+ * runs the family's network and de-normalises to [batch, *out_shape]. The
+ * saved file is plain TorchScript: torch.jit.load() in Python and the hml
+ * runtime both load it. Attributes hml_input_shape / hml_output_shape
+ * declare the per-row shapes (without the batch dimension), which the
+ * runtime checks against the region before the first call.
+ *
+ * Architecture spec: FAMILY:WIDTHS[:ACTIVATION][:key=value]...
+ *   mlp:64x64:relu            two hidden layers of 64, ReLU
+ *   mlp:128x128x64:tanh:dropout=0.1
+ *   cnn:16x16:relu:kernel=3   whole-field data [C,H,W] or [H,W]: conv layers
+ *                             with 16 and 16 channels, 'same' padding
+ * Activations: relu, tanh, gelu, silu, sigmoid.
+ */
+#ifndef HML_LIB_TRAIN_H
+#define HML_LIB_TRAIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dataset.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct hml__train_options {
+	const char *arch;         /**< spec as above; NULL: "mlp:64x64:relu" */
+	int epochs;               /**< maximum epochs (default 100) */
+	int64_t batch;            /**< mini-batch rows (default 256) */
+	double lr;                /**< initial learning rate (default 1e-3) */
+	double weight_decay;      /**< default 0 (adam) / 1e-2 (adamw) */
+	const char *optimizer;    /**< "adam" (default) or "adamw" */
+	const char *schedule;     /**< "plateau" (default: x0.5 after patience/2 flat epochs), "cosine", "none" */
+	int patience;             /**< early stopping: epochs without val improvement (default 10; 0 = off) */
+	double clip;              /**< gradient norm clipping (default 5; 0 = off) */
+	uint64_t seed;            /**< split, initialisation and shuffling (default 42) */
+	int threads;              /**< at::set_num_threads (0: leave libtorch's default) */
+	double val_fraction;      /**< default 0.1 */
+	double test_fraction;     /**< default 0.1 */
+	int64_t infer_batch;      /**< rows per call for the latency measurement (default batch) */
+	double max_seconds;       /**< stop after this much training time (0 = no limit) */
+	/** Called after every epoch; a nonzero return stops training (interrupt). */
+	int (*progress)(void *payload, int epoch, int epochs, double train_loss,
+	                double val_rmse);
+	void *payload;
+} hml__train_options;
+
+#define HML__TRAIN_OPTIONS_INIT { NULL, 100, 256, 1e-3, -1.0, "adam", "plateau", \
+	10, 5.0, 42, 0, 0.1, 0.1, 0, 0.0, NULL, NULL }
+
+typedef struct hml__train_result {
+	char arch[256];              /**< canonical spec actually trained */
+	int64_t params;              /**< trainable parameter count */
+	int64_t n_train, n_val, n_test;
+	int epochs_run, best_epoch;
+	int stopped_early;           /**< 1: patience ran out */
+	int interrupted;             /**< 1: progress callback asked to stop */
+	double train_seconds;        /**< wall time of the epoch loop */
+	double samples_per_second;   /**< training rows processed / train_seconds */
+	double final_lr;
+	/* errors in application units (after de-normalisation), best epoch's model */
+	double val_rmse, test_rmse, test_mae, test_max_abs;
+	double latency_s_per_sample; /**< mean forward time at infer_batch / infer_batch */
+	int64_t latency_batch;
+	int out_of_time;             /**< 1: max_seconds ran out */
+	double train_step_seconds;   /**< the part of train_seconds spent in training steps */
+	/** Largest |saved module's forward - training forward| over the
+	 * validation and test rows (application units); hml__train fails when
+	 * it exceeds 1e-5 relative to the outputs' scale. */
+	double forward_max_diff;
+} hml__train_result;
+
+/**
+ * Train on `d` and save the TorchScript model to `out_path` (the best
+ * validation epoch's weights). Deterministic for a given seed and thread
+ * count. Errors: HML_EINVALID for a bad spec or option ("unknown activation
+ * 'foo' in arch 'mlp:64:foo'"), too few rows for the split, a CNN on row
+ * data; HML_EIO when the file cannot be written; HML_EMODEL for a libtorch
+ * failure (its message). An interrupted run still saves the best model so
+ * far and sets res->interrupted.
+ */
+int hml__train(const hml__dataset *d, const hml__train_options *o,
+               const char *out_path, hml__train_result *res);
+
+/**
+ * Check the options and the arch spec that do not depend on the data (the
+ * arch grammar, epochs, batch, lr, fractions, optimizer, schedule, ...)
+ * before any data is loaded. Fills `canonical` (may be NULL) with the
+ * canonical spec ("mlp:64x64:relu"). Errors: HML_EINVALID as hml__train.
+ */
+int hml__train_check(const hml__train_options *o, char *canonical, size_t size);
+
+/**
+ * Run the TorchScript model at `model_path` on `rows` rows of x (float32,
+ * [rows, *in_shape]) and write its outputs (float32) to y, which holds
+ * y_size floats; *out_features (may be NULL) gets the per-row output count.
+ * Errors: HML_ENOTFOUND / HML_EMODEL for a file that does not load,
+ * HML_ESHAPE when the outputs do not fit in y_size floats.
+ */
+int hml__train_predict(const char *model_path, const float *x, int64_t rows,
+                       int in_ndim, const int64_t *in_shape, float *y,
+                       int64_t y_size, int64_t *out_features);
+
+/**
+ * The embedded description of model family `family` (models/FAMILY.json:
+ * arch defaults, limits, default search space) as NUL-terminated JSON, or
+ * NULL for an unknown family. Static storage.
+ */
+const char *hml__train_family_json(const char *family);
+
+/** "mlp, cnn": the families compiled in (static storage). */
+const char *hml__train_families(void);
+
+/** "1.13.1": the libtorch version the shim was built with. */
+const char *hml__torch_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,32 @@
+# models/mlp.ts - the MLP family: TorchScript methods of the trained module.
+#
+# hml fills in this template (see hml-train(1), MODEL FAMILIES) and compiles
+# it with torch::jit::Module::define() onto a module that holds
+#   parameters  w0, b0, w1, b1, ... (hidden layers), w_out, b_out
+#               Linear layout: w [out, in], b [out]
+#   buffers     in_mean, in_std [in_features]; out_mean, out_std [out_features]
+#   attributes  hml_input_shape, hml_output_shape (List[int], per row),
+#               hml_arch (str), training (bool)
+# Template syntax:
+#   {name}            replaced by a variable (in_features, act, dropout, ...)
+#   @repeat hidden    the lines up to the matching @end, once per hidden
+#                     layer, with {i} the layer's index (0, 1, ...)
+#   @if name          the lines up to the matching @end, only when the
+#                     variable is set and not "0"
+# Lines starting with '#' in the first column (these) are not emitted.
+
+def core(self, x: Tensor) -> Tensor:
+    h = x
+@repeat hidden
+    h = {act}(torch.linear(h, self.w{i}, self.b{i}))
+@if dropout
+    h = torch.dropout(h, {dropout}, self.training)
+@end
+@end
+    return torch.linear(h, self.w_out, self.b_out)
+
+def forward(self, x: Tensor) -> Tensor:
+    n = x.size(0)
+    z = (x.reshape([n, {in_features}]) - self.in_mean) / self.in_std
+    y = self.core(z) * self.out_std + self.out_mean
+    return y.reshape([n] + self.hml_output_shape)

@@ -1,0 +1,82 @@
+#!/usr/bin/env bats
+# The hml command itself: dispatch, help, versions, exit codes, and that
+# every command has its --help, its man page and its Bats test.
+
+load helpers
+
+setup() { common_setup; }
+
+commands() {
+	"$HML" --json --version | "$PY" -c 'import json,sys; print("\n".join(json.load(sys.stdin)["commands"]))'
+}
+
+@test "--version names hml, libtorch, HDF5 and jansson" {
+	run hml --version
+	assert_success
+	assert_line --regexp '^hml [0-9]+\.[0-9]+\.[0-9]+$'
+	assert_line --regexp '^libtorch [0-9]+\.[0-9]+'
+	assert_line --regexp '^hdf5 1\.'
+	assert_line --regexp '^jansson 2\.'
+	run --separate-stderr hml --json --version
+	assert_success
+	echo "$output" > v.json
+	[ "$(json v.json 'd["schema_version"]')" = 1 ]
+	[ "$(json v.json 'd["libtorch"] != "unknown"')" = True ]
+}
+
+@test "--help lists every command; hml alone is a usage error" {
+	run hml --help
+	assert_success
+	for c in $(commands); do assert_output --partial "  $c "; done
+	run hml
+	[ "$status" -eq 2 ]
+	assert_output --partial "usage: hml"
+}
+
+@test "every command has --help, help CMD, a man page and a Bats test" {
+	for c in $(commands); do
+		run hml "$c" --help
+		assert_success
+		assert_output --partial "usage: hml $c"
+		run hml help "$c"
+		assert_success
+		assert_output --partial "usage: hml $c"
+		page="$HML_SOURCE_DIR/man/hml-$c.1"
+		[ -f "$page" ] || { echo "no man page for $c"; false; }
+		MANWIDTH=80 run man --warnings -l "$page"
+		assert_success
+		[ "$c" = ls ] || ls "$HML_SOURCE_DIR"/tests/e2e/*-"$c".bats >/dev/null ||
+			{ echo "no Bats test for $c"; false; }
+	done
+	for p in hml.1 hml-workflow.5 hml-manifest.5 hml-runtime.3; do
+		[ -f "$HML_SOURCE_DIR/man/$p" ]
+	done
+}
+
+@test "unknown commands and options are usage errors (exit 2)" {
+	run hml frobnicate
+	[ "$status" -eq 2 ]
+	assert_output "hml: error: unknown command 'frobnicate' (see 'hml --help')"
+	run hml --frob show
+	[ "$status" -eq 2 ]
+	assert_output --partial "unknown option '--frob'"
+	run hml show --frob
+	[ "$status" -eq 2 ]
+	assert_output --partial "show: unknown option '--frob'"
+	run hml help frobnicate
+	[ "$status" -eq 2 ]
+	run hml train --epochs
+	[ "$status" -eq 2 ]
+	assert_output --partial "needs a value"
+	run hml train --epochs ten
+	[ "$status" -eq 2 ]
+	assert_output --partial "needs an integer, not 'ten'"
+	run hml -C
+	[ "$status" -eq 2 ]
+}
+
+@test "a failed write of the results is an error, not a silent success" {
+	run sh -c "'$HML' --version > /dev/full"
+	[ "$status" -eq 1 ]
+	assert_output --partial "cannot write the output"
+}

@@ -1,0 +1,115 @@
+#!/usr/bin/env bats
+# hml deploy: choosing a model by id, as the most accurate, or as the
+# fastest within an error bound; the printed environment runs the region
+# as inference; bad choices fail without touching the manifest.
+
+load helpers
+
+# One experiment for the file: a small collection and two models of
+# different quality (m1 trained longer than m2).
+setup_file() {
+	export EXP0="$BATS_FILE_TMPDIR/exp"
+	cd "$BATS_FILE_TMPDIR"
+	"$HML" -q -C "$EXP0" collect binomial --args '--options 8192 --seed {seed}' >/dev/null
+	"$HML" -q -C "$EXP0" train --epochs 30 --seed 1 --threads 2 >/dev/null
+	"$HML" -q -C "$EXP0" train --epochs 2 --seed 2 --threads 2 --arch mlp:16:tanh >/dev/null
+}
+
+setup() {
+	common_setup
+	cp -r "$EXP0" "$WORK/exp"
+	cd "$WORK"
+}
+
+m() { json exp/manifest.json "$1"; }
+
+@test "deploy MODEL records the deployment and prints the environment" {
+	run --separate-stderr hml -C exp deploy m2
+	assert_success
+	assert_line "export HML_MODE_BINOMIAL='infer'"
+	assert_line "export HML_MODEL_BINOMIAL='$(cd exp && pwd)/models/m2.pt'"
+	[ "$(m 'len(d["deployments"])')" = 1 ]
+	[ "$(m 'd["deployments"][0]["id"]')" = p1 ]
+	[ "$(m 'd["deployments"][0]["model"]')" = m2 ]
+	[ "$(m 'd["deployments"][0]["selection"]')" = id ]
+	[ "$(m '"time" in d["deployments"][0]["provenance"]')" = True ]
+	# The printed lines are what a shell needs to run the application with it.
+	eval "$output"
+	run binomial --options 8192 --seed 3
+	assert_success
+	assert_output --partial "mode infer"
+}
+
+@test "--best deploys the model with the lowest validation RMSE; --json gives the record" {
+	want=$(m 'min(d["models"], key=lambda r: r["metrics"]["val_rmse"])["id"]')
+	run --separate-stderr hml -C exp --json deploy --best
+	assert_success
+	echo "$output" > out.json
+	[ "$(json out.json 'd["schema_version"]')" = 1 ]
+	[ "$(json out.json 'd["deployment"]["model"]')" = "$want" ]
+	[ "$(json out.json 'd["deployment"]["selection"]')" = best ]
+	[ "$(json out.json 'd["deployment"]["env"]["HML_MODE_BINOMIAL"]')" = infer ]
+	[ "$(json out.json 'd["deployment"] == json.load(open("exp/manifest.json"))["deployments"][-1]')" = True ]
+}
+
+@test "--max-error picks the fastest model within the bound" {
+	run --separate-stderr hml -C exp --json deploy --max-error 1e9
+	assert_success
+	echo "$output" > out.json
+	want=$(m 'min(d["models"], key=lambda r: r["metrics"]["latency_seconds_per_sample"])["id"]')
+	[ "$(json out.json 'd["deployment"]["model"]')" = "$want" ]
+	[ "$(json out.json 'd["deployment"]["max_error"]')" = 1000000000.0 ]
+}
+
+@test "no model within --max-error: exit 3, nothing recorded" {
+	cp exp/manifest.json before.json
+	run hml -C exp deploy --max-error 1e-12
+	[ "$status" -eq 3 ]
+	assert_output --regexp "^hml: error: no model has a validation RMSE within 1e-12 \(the lowest is .*, model 'm[12]'\)$"
+	cmp before.json exp/manifest.json
+}
+
+@test "none or several choices are usage errors" {
+	run hml -C exp deploy
+	[ "$status" -eq 2 ]
+	assert_output --partial "give exactly one of MODEL, --best and --max-error E"
+	run hml -C exp deploy m1 --best
+	[ "$status" -eq 2 ]
+	run hml -C exp deploy --max-error -1
+	[ "$status" -eq 2 ]
+}
+
+@test "unknown model, missing experiment: exit 3" {
+	run hml -C exp deploy m9
+	[ "$status" -eq 3 ]
+	assert_output "hml: error: no model 'm9' in experiment 'exp'"
+	run hml -C nowhere deploy --best
+	[ "$status" -eq 3 ]
+	assert_output --partial "no experiment at 'nowhere'"
+	[ ! -e nowhere ]
+}
+
+@test "a model file changed since training is refused" {
+	cp exp/manifest.json before.json
+	printf 'x' >> exp/models/m1.pt
+	run hml -C exp deploy m1
+	[ "$status" -eq 3 ]
+	assert_output --partial "models/m1.pt' changed since it was registered (SHA-256 differs)"
+	cmp before.json exp/manifest.json
+}
+
+@test "a model whose rows do not match its region's data is refused" {
+	# The newest data set of the workflow now has 4 input features.
+	"$PY" - <<'PY'
+import json
+p = "exp/manifest.json"
+d = json.load(open(p))
+d["datasets"][-1]["regions"]["binomial"]["input_shape"] = [4]
+json.dump(d, open(p, "w"), indent=2)
+PY
+	cp exp/manifest.json before.json
+	run hml -C exp deploy m1
+	[ "$status" -eq 3 ]
+	assert_output "hml: error: model 'm1' has input rows [5] but region 'binomial' of data set 'd1' has [4]"
+	cmp before.json exp/manifest.json
+}

@@ -1,0 +1,93 @@
+#!/usr/bin/env bats
+# hml evaluate: accurate and surrogate runs of the workflow, the error of the
+# quantity of interest, the speedups, and a recorded report.
+
+load helpers
+
+setup_file() {
+	export EXP0="$BATS_FILE_TMPDIR/exp"
+	cd "$BATS_FILE_TMPDIR"
+	"$HML" -q -C "$EXP0" collect binomial --args '--options 8192 --seed {seed}' >/dev/null
+	"$HML" -q -C "$EXP0" train --epochs 30 --threads 2 >/dev/null
+}
+
+setup() {
+	common_setup
+	cp -r "$EXP0" "$WORK/exp"
+	cd "$WORK"
+}
+
+@test "evaluate MODEL records the QoI errors and the speedups" {
+	run --separate-stderr hml -C exp --json evaluate m1 --repeat 2 --args '--options 8192 --seed 42'
+	assert_success
+	echo "$output" > out.json
+	e='d["evaluation"]'
+	[ "$(json out.json "$e['id']")" = e1 ]
+	[ "$(json out.json "$e['model']")" = m1 ]
+	[ "$(json out.json "$e['qoi']['dataset']")" = price ]
+	[ "$(json out.json "$e['qoi']['values']")" = 8192 ]
+	# Prices average about 2.4; a model trained this briefly is within 0.5.
+	[ "$(json out.json "0 < $e['qoi']['rmse'] < 0.5")" = True ]
+	[ "$(json out.json "$e['qoi']['max_abs'] >= $e['qoi']['rmse']")" = True ]
+	[ "$(json out.json "len($e['accurate']['wall_seconds']) == 2 == len($e['surrogate']['region_seconds'])")" = True ]
+	[ "$(json out.json "$e['surrogate']['model_calls'] == 2 * 2 and $e['surrogate']['fallback_calls'] == 0")" = True ]
+	# The tree is ~1000x the cost of a small MLP: the region speedup is large.
+	[ "$(json out.json "$e['speedup']['region']['min'] > 5")" = True ]
+	[ "$(json out.json "$e['speedup']['end_to_end']['mean'] > 0")" = True ]
+	# The report and the compared QoI files are registered with their hashes.
+	# (The report cannot hold its own hash; the manifest's record does.)
+	[ "$(json out.json "(lambda r, c: (r['provenance']['sha256'].pop('eval/e1.json'), r == c)[1])($e, json.load(open('exp/eval/e1.json')))")" = True ]
+	[ "$(json out.json "$e == json.load(open('exp/manifest.json'))['evaluations'][0]")" = True ]
+	for f in e1-accurate.h5 e1-surrogate.h5; do
+		h=$(sha256sum "exp/eval/$f" | cut -d' ' -f1)
+		[ "$(json out.json "$e['provenance']['sha256']['eval/$f']")" = "$h" ]
+	done
+	# The RMSE is that of the two files.
+	run h5 exp/eval/e1-accurate.h5 "round(float(np.sqrt(np.mean((h5py.File('exp/eval/e1-surrogate.h5')['price'][:] - f['price'][:])**2))), 6)"
+	[ "$output" = "$(json out.json "round($e['qoi']['rmse'], 6)")" ]
+	# No scratch files are left behind.
+	[ -z "$(ls -A exp/eval | grep -v '^e1')" ]
+}
+
+@test "without MODEL the deployed model is evaluated; human output names the errors" {
+	hml -q -C exp deploy m1 >/dev/null
+	run hml -C exp evaluate --repeat 1 -- --options 4096 --seed 5
+	assert_success
+	assert_output --partial "e1: model m1 on workflow binomial, 1 measured runs each"
+	assert_output --regexp "quantity of interest 'price' \(4096 values\): RMSE [0-9.e-]+, MAPE"
+	assert_output --partial "speedup"
+}
+
+@test "no deployment and no model named: exit 3" {
+	run hml -C exp evaluate
+	[ "$status" -eq 3 ]
+	assert_output "hml: error: no model is deployed in experiment 'exp': run 'hml deploy' or name a model"
+	run hml -C exp evaluate m7
+	[ "$status" -eq 3 ]
+	run hml -C exp evaluate --repeat 0 m1
+	[ "$status" -eq 2 ]
+}
+
+@test "an application run that fails: exit 1 with its log, nothing recorded" {
+	cp exp/manifest.json before.json
+	run hml -C exp evaluate m1 --repeat 1 --args '--options 8192 --bogus'
+	[ "$status" -eq 1 ]
+	assert_output --partial "binomial: error: unknown argument '--bogus'"
+	assert_output --partial "hml: error: accurate run of"
+	assert_output --partial "failed: exit"
+	cmp before.json exp/manifest.json
+	[ -z "$(ls -A exp/eval)" ]
+}
+
+@test "an interrupted evaluation exits 130 and records nothing" {
+	cp exp/manifest.json before.json
+	"$HML" -q -C exp evaluate m1 --repeat 5 --args '--options 65536 --seed 1' &
+	pid=$!
+	sleep 2
+	kill -INT "$pid"
+	status=0
+	wait "$pid" || status=$?
+	[ "$status" -eq 130 ]
+	cmp before.json exp/manifest.json
+	[ -z "$(ls -A exp/eval)" ]
+}

@@ -1,0 +1,302 @@
+/*
+ * tests/unit/fsutil.c - atomic writes (and what a failed one leaves),
+ * mkdir -p, reading files, SHA-256 against known digests, paths, the
+ * executable's directory, time and host name.
+ */
+#define _XOPEN_SOURCE 700
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "error.h"
+#include "fsutil.h"
+
+static char tmpdir[512];
+
+static const char *path_in(const char *name)
+{
+	static char bufs[8][1024];
+	static int k;
+	char *p = bufs[k++ % 8];
+
+	snprintf(p, sizeof(bufs[0]), "%s/%s", tmpdir, name);
+	return p;
+}
+
+static void put(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "wb");
+
+	if (!f || fputs(text, f) < 0 || fclose(f) != 0) {
+		perror(path);
+		exit(1);
+	}
+}
+
+/* Contents of `path` or NULL; caller frees. */
+static char *get(const char *path)
+{
+	char *buf = NULL;
+	size_t n = 0;
+
+	if (hml__read_file(path, &buf, &n) < 0)
+		return NULL;
+	return buf;
+}
+
+/* Number of entries in `dir` whose name starts with ".tmp-". */
+static int count_tmp(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	while (d && (e = readdir(d)) != NULL)
+		if (strncmp(e->d_name, ".tmp-", 5) == 0)
+			n++;
+	if (d)
+		closedir(d);
+	return n;
+}
+
+static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st; (void)flag; (void)ftw;
+	chmod(p, 0700);
+	return remove(p);
+}
+
+static void rm_rf(const char *p)
+{
+	nftw(p, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+TEST(atomic_write_creates_and_replaces)
+{
+	const char *p = path_in("atomic.txt");
+	char *s;
+
+	CHECK_OK(hml__write_atomic(p, "first\n", 6));
+	CHECK_STR(s = get(p), "first\n");
+	free(s);
+	CHECK_OK(hml__write_atomic(p, "second, longer\n", 15));
+	CHECK_STR(s = get(p), "second, longer\n");
+	free(s);
+	CHECK_OK(hml__write_atomic(p, "", 0));
+	CHECK_STR(s = get(p), "");
+	free(s);
+	CHECK_EQ_INT(count_tmp(tmpdir), 0);
+}
+
+TEST(atomic_write_failures_keep_the_old_file)
+{
+	const char *file = path_in("plain");
+	const char *dir = path_in("adir");
+	const char *inner = path_in("adir/keep");
+	const char *p = path_in("kept.txt");
+	char *s;
+	pid_t pid;
+	int status;
+
+	put(file, "x");
+	/* The parent is a regular file: nothing can be created there. */
+	CHECK_FAILS(hml__write_atomic(path_in("plain/x.json"), "{}", 2), HML_EIO,
+	            "cannot write '");
+	CHECK_CONTAINS(hml_error_last()->message, "Not a directory");
+	/* The target is a non-empty directory: the rename fails and the
+	 * temporary file goes. */
+	CHECK(mkdir(dir, 0777) == 0);
+	put(inner, "inner");
+	CHECK_FAILS(hml__write_atomic(dir, "data", 4), HML_EIO, "cannot write '");
+	CHECK_STR(s = get(inner), "inner");
+	free(s);
+	CHECK_EQ_INT(count_tmp(tmpdir), 0);
+
+	/* A write that fails half-way (file size limit, as a full disk would):
+	 * the old content stays and no temporary file remains. */
+	put(p, "the old content\n");
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0) {
+		struct rlimit rl = { 8, 8 };
+		static char big[4096];
+
+		signal(SIGXFSZ, SIG_IGN);
+		memset(big, 'n', sizeof(big));
+		setrlimit(RLIMIT_FSIZE, &rl);
+		_exit(hml__write_atomic(p, big, sizeof(big)) == HML_EIO &&
+		      strstr(hml_error_last()->message, "File too large") ? 0 : 1);
+	}
+	CHECK(pid > 0 && waitpid(pid, &status, 0) == pid);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	CHECK_STR(s = get(p), "the old content\n");
+	free(s);
+	CHECK_EQ_INT(count_tmp(tmpdir), 0);
+}
+
+TEST(mkdir_p_makes_every_level)
+{
+	struct stat st;
+	char *s;
+
+	CHECK_OK(hml__mkdir_p(path_in("a/b/c")));
+	CHECK(stat(path_in("a/b/c"), &st) == 0 && S_ISDIR(st.st_mode));
+	CHECK_OK(hml__mkdir_p(path_in("a/b/c")));        /* exists: fine */
+	CHECK_OK(hml__mkdir_p(path_in("a//b/d/")));      /* doubled and trailing '/' */
+	CHECK(stat(path_in("a/b/d"), &st) == 0 && S_ISDIR(st.st_mode));
+	put(path_in("a/file"), "not a directory");
+	CHECK_FAILS(hml__mkdir_p(path_in("a/file/exp")), HML_EIO, "cannot create directory '");
+	CHECK_CONTAINS(hml_error_last()->message, "Not a directory");
+	CHECK_EQ_INT(errno, ENOTDIR);
+	CHECK_FAILS(hml__mkdir_p(path_in("a/file")), HML_EIO, "Not a directory");
+	CHECK_STR(s = get(path_in("a/file")), "not a directory");
+	free(s);
+	CHECK_FAILS(hml__mkdir_p(""), HML_EINVALID, "empty name");
+	if (geteuid() != 0) {
+		CHECK(mkdir(path_in("ro"), 0555) == 0);
+		CHECK_FAILS(hml__mkdir_p(path_in("ro/x/y")), HML_EIO, "Permission denied");
+		chmod(path_in("ro"), 0755);
+	}
+}
+
+TEST(read_file_whole)
+{
+	const char *p = path_in("read.txt");
+	char *buf = NULL;
+	size_t n = 99;
+
+	put(p, "line 1\nline 2\n");
+	CHECK_OK(hml__read_file(p, &buf, &n));
+	CHECK_STR(buf, "line 1\nline 2\n");
+	CHECK_EQ_INT(n, 14);
+	free(buf);
+	put(p, "");
+	CHECK_OK(hml__read_file(p, &buf, &n));
+	CHECK_STR(buf, "");
+	CHECK_EQ_INT(n, 0);
+	free(buf);
+	/* Files whose size stat() does not know. */
+	CHECK_OK(hml__read_file("/proc/self/status", &buf, &n));
+	CHECK(n > 100 && strstr(buf, "Pid:") != NULL);
+	free(buf);
+	/* size may be NULL */
+	put(p, "abc");
+	CHECK_OK(hml__read_file(p, &buf, NULL));
+	CHECK_STR(buf, "abc");
+	free(buf);
+
+	buf = (char *)p;
+	CHECK_FAILS(hml__read_file(path_in("missing.txt"), &buf, &n), HML_ENOTFOUND,
+	            "cannot read '");
+	CHECK_CONTAINS(hml_error_last()->message, "missing.txt': No such file or directory");
+	CHECK(buf == NULL);
+	CHECK_FAILS(hml__read_file(tmpdir, &buf, &n), HML_EIO, "Is a directory");
+}
+
+TEST(sha256_known_digests)
+{
+	const char *p = path_in("hash.bin");
+	char hex[65];
+	FILE *f;
+
+	put(p, "abc");
+	CHECK_OK(hml__sha256_file(p, hex));
+	CHECK_STR(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+	put(p, "");
+	CHECK_OK(hml__sha256_file(p, hex));
+	CHECK_STR(hex, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+	/* One million 'a': many 64 KiB reads and a partial last one. */
+	f = fopen(p, "wb");
+	for (int i = 0; f && i < 1000000; i++)
+		fputc('a', f);
+	CHECK(f && fclose(f) == 0);
+	CHECK_OK(hml__sha256_file(p, hex));
+	CHECK_STR(hex, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+	CHECK_FAILS(hml__sha256_file(path_in("nope.bin"), hex), HML_ENOTFOUND, "nope.bin");
+	CHECK_STR(hex, "");
+}
+
+TEST(paths)
+{
+	char *p, cwd[PATH_MAX];
+	struct stat st;
+
+	CHECK_STR(p = hml__path_join("a", "b"), "a/b"); free(p);
+	CHECK_STR(p = hml__path_join("a/", "b"), "a/b"); free(p);
+	CHECK_STR(p = hml__path_join("a//", "b/c"), "a/b/c"); free(p);
+	CHECK_STR(p = hml__path_join("/", "b"), "/b"); free(p);
+	CHECK_STR(p = hml__path_join("a", "/abs"), "/abs"); free(p);
+	CHECK_STR(p = hml__path_join("", "b"), "b"); free(p);
+	CHECK_STR(p = hml__path_join("a", ""), "a"); free(p);
+
+	CHECK(getcwd(cwd, sizeof(cwd)) != NULL);
+	CHECK_STR(p = hml__path_abs("."), cwd); free(p);
+	CHECK_OK(hml__mkdir_p(path_in("x/y")));
+	p = hml__path_abs(path_in("x/../x/y/"));
+	CHECK(p && p[0] == '/' && strstr(p, "/x/y") && !strstr(p, ".."));
+	free(p);
+	CHECK(hml__path_abs(path_in("no/such")) == NULL);
+	CHECK_EQ_INT(hml_error_last()->code, HML_ENOTFOUND);
+	CHECK_CONTAINS(hml_error_last()->message, "cannot resolve '");
+
+	/* The test binary lives in the directory hml__exe_dir names. */
+	p = hml__exe_dir();
+	CHECK(p && p[0] == '/');
+	if (p) {
+		char exe[PATH_MAX];
+
+		snprintf(exe, sizeof(exe), "%s/test_fsutil", p);
+		CHECK(stat(exe, &st) == 0 && S_ISREG(st.st_mode));
+	}
+	free(p);
+}
+
+TEST(time_and_host)
+{
+	char t[32], h[256], small[4];
+	int y, mo, d, hh, mm, ss;
+	char z = 0;
+
+	hml__time_iso(t, sizeof(t));
+	CHECK_EQ_INT(strlen(t), 20);
+	CHECK(sscanf(t, "%4d-%2d-%2dT%2d:%2d:%2d%c", &y, &mo, &d, &hh, &mm, &ss, &z) == 7);
+	CHECK(y >= 2024 && mo >= 1 && mo <= 12 && d >= 1 && d <= 31 && z == 'Z');
+	CHECK(t[4] == '-' && t[10] == 'T');
+	hml__hostname(h, sizeof(h));
+	CHECK(h[0] != '\0');
+	hml__hostname(small, sizeof(small));
+	CHECK(strlen(small) < sizeof(small));
+}
+
+int main(void)
+{
+	const char *base = getenv("HML_TEST_TMP");
+
+	snprintf(tmpdir, sizeof(tmpdir), "%s/fsutil-XXXXXX", base ? base : "/tmp");
+	if (!mkdtemp(tmpdir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	RUN(atomic_write_creates_and_replaces);
+	RUN(atomic_write_failures_keep_the_old_file);
+	RUN(mkdir_p_makes_every_level);
+	RUN(read_file_whole);
+	RUN(sha256_known_digests);
+	RUN(paths);
+	RUN(time_and_host);
+	rm_rf(tmpdir);
+	return check_report();
+}

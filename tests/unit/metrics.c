@@ -1,0 +1,81 @@
+/* Unit tests: error metrics and summaries (lib/metrics.c). */
+#include <math.h>
+
+#include "check.h"
+#include "metrics.h"
+
+TEST(errors_known_values)
+{
+	double a[] = { 1, 2, 0, 4 }, b[] = { 1, 3, 1, 2 };
+	hml__errors e;
+
+	hml__errors_compute(&e, a, b, 4);
+	CHECK_EQ_INT(e.n, 4);
+	CHECK_NEAR(e.rmse, sqrt((0 + 1 + 1 + 4) / 4.0), 1e-12);
+	CHECK_NEAR(e.mae, 1.0, 1e-12);
+	CHECK_NEAR(e.max_abs, 2.0, 1e-12);
+	/* a == 0 is left out of the MAPE: (0 + 1/2 + 2/4) / 3 */
+	CHECK_EQ_INT(e.mape_n, 3);
+	CHECK_NEAR(e.mape, 100.0 * (0.5 + 0.5) / 3, 1e-9);
+}
+
+TEST(mape_leaves_out_values_near_zero)
+{
+	/* 1e-300 and 1e-4 are below 1e-3 * 2: a model's 0.01 there is no
+	 * relative error worth averaging. */
+	double a[] = { 1e-300, 1e-4, 1, 2 }, b[] = { 0.01, 0.01, 1.5, 2 };
+	hml__errors e;
+
+	hml__errors_compute(&e, a, b, 4);
+	CHECK_EQ_INT(e.n, 4);
+	CHECK_EQ_INT(e.mape_n, 2);
+	CHECK_NEAR(e.mape, 100.0 * 0.5 / 2, 1e-9);
+}
+
+TEST(errors_skip_nonfinite)
+{
+	double a[] = { 1, NAN, 3 }, b[] = { 1, 2, INFINITY };
+	hml__errors e;
+
+	hml__errors_compute(&e, a, b, 3);
+	CHECK_EQ_INT(e.n, 1);
+	CHECK_EQ_INT(e.nonfinite, 2);
+	CHECK_NEAR(e.rmse, 0.0, 0);
+}
+
+TEST(errors_empty)
+{
+	hml__errors e;
+
+	hml__errors_compute(&e, NULL, NULL, 0);
+	CHECK(isnan(e.rmse) && isnan(e.mape) && e.n == 0);
+}
+
+TEST(summary)
+{
+	double v[] = { 4, 1, 3, 2 };
+	hml__summary s;
+
+	hml__summary_compute(&s, v, 4);
+	CHECK_NEAR(s.mean, 2.5, 1e-12);
+	CHECK_NEAR(s.min, 1, 0);
+	CHECK_NEAR(s.max, 4, 0);
+	CHECK_NEAR(s.median, 2.5, 1e-12);
+	CHECK_NEAR(s.stdev, sqrt(5.0 / 3.0), 1e-12);
+	CHECK_NEAR(v[0], 4, 0); /* not reordered */
+	hml__summary_compute(&s, v, 1);
+	CHECK_NEAR(s.stdev, 0, 0);
+	CHECK_NEAR(s.median, 4, 0);
+	hml__summary_compute(&s, v, 0);
+	CHECK(isnan(s.mean));
+}
+
+int main(void)
+{
+	RUN(errors_known_values);
+	RUN(mape_leaves_out_values_near_zero);
+	RUN(errors_skip_nonfinite);
+	RUN(errors_empty);
+	RUN(summary);
+	return check_report();
+}

@@ -1,0 +1,505 @@
+/*
+ * tests/unit/workflow.c - workflow.json: a full document read back field by
+ * field, defaults, lookup by path, by directory and by bundled name, and
+ * every kind of malformed document, each with the key its message names.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "check.h"
+#include "fsutil.h"
+#include "workflow.h"
+
+static char tmpdir[256];
+
+static const char *VALID =
+	"{\n"
+	"  \"schema_version\": 1,\n"
+	"  \"name\": \"demo\",\n"
+	"  \"description\": \"a test workflow\",\n"
+	"  \"program\": \"app\",\n"
+	"  \"env\": {\"OMP_PROC_BIND\": \"false\", \"EMPTY\": \"\"},\n"
+	"  \"collect\": {\"args\": [\"--n\", \"100\", \"--seed\", \"{seed}\"], \"runs\": 2, \"seed\": 7},\n"
+	"  \"evaluate\": {\"args\": [\"--n\", \"100\"], \"repeat\": 5},\n"
+	"  \"regions\": [\n"
+	"    {\"label\": \"first\", \"batch\": 64,\n"
+	"     \"model\": {\"family\": \"mlp\", \"arch\": \"mlp:32x32:relu\",\n"
+	"               \"train\": {\"epochs\": 10, \"batch\": 32, \"lr\": 0.01},\n"
+	"               \"search_space\": {\"layers\": [1, 3]}}},\n"
+	"    {\"label\": \"second.b-2\", \"model\": {\"family\": \"cnn\"}}\n"
+	"  ],\n"
+	"  \"qoi\": {\"dataset\": \"price\", \"metric\": \"mape\"}\n"
+	"}\n";
+
+static int write_text(const char *path, const char *text, mode_t mode)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		return -1;
+	fputs(text, f);
+	fclose(f);
+	return chmod(path, mode);
+}
+
+/* DIR/<sub>/ with an executable "app" in it; returns DIR/<sub>. */
+static const char *make_dir(const char *sub)
+{
+	static char dirs[8][512];
+	static int k;
+	char *d = dirs[k++ % 8], app[600];
+
+	snprintf(d, sizeof(dirs[0]), "%s/%s", tmpdir, sub);
+	if (hml__mkdir_p(d) < 0) {
+		fprintf(stderr, "cannot make %s\n", d);
+		exit(1);
+	}
+	snprintf(app, sizeof(app), "%s/app", d);
+	write_text(app, "#!/bin/sh\nexit 0\n", 0755);
+	return d;
+}
+
+/* Write `doc` as DIR/<sub>/workflow.json; returns the file's path. */
+static const char *write_doc(const char *sub, const json_t *doc)
+{
+	static char path[600];
+	const char *d = make_dir(sub);
+	char *text = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+
+	snprintf(path, sizeof(path), "%s/workflow.json", d);
+	write_text(path, text, 0644);
+	free(text);
+	return path;
+}
+
+static const char *write_raw(const char *sub, const char *text)
+{
+	static char path[600];
+	const char *d = make_dir(sub);
+
+	snprintf(path, sizeof(path), "%s/workflow.json", d);
+	write_text(path, text, 0644);
+	return path;
+}
+
+/*
+ * Set (value != NULL, stolen) or delete (value == NULL) the element at a
+ * dotted path of `doc`: "collect.args", "regions.0.model.family".
+ */
+static void set_path(json_t *doc, const char *path, json_t *value)
+{
+	char buf[256], *key, *next, *save = NULL;
+	json_t *cur = doc;
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	key = strtok_r(buf, ".", &save);
+	while ((next = strtok_r(NULL, ".", &save)) != NULL) {
+		cur = json_is_array(cur) ? json_array_get(cur, (size_t)atoi(key))
+		                         : json_object_get(cur, key);
+		key = next;
+	}
+	if (json_is_array(cur)) {
+		if (value)
+			json_array_set_new(cur, (size_t)atoi(key), value);
+		else
+			json_array_remove(cur, (size_t)atoi(key));
+	} else if (value) {
+		json_object_set_new(cur, key, value);
+	} else {
+		json_object_del(cur, key);
+	}
+}
+
+static json_t *valid_doc(void)
+{
+	json_error_t e;
+	json_t *doc = json_loads(VALID, 0, &e);
+
+	if (!doc) {
+		fprintf(stderr, "VALID does not parse: %s\n", e.text);
+		exit(1);
+	}
+	return doc;
+}
+
+/* sha256sum's opinion of a file. */
+static void sha256sum(const char *path, char hex[65])
+{
+	char cmd[700];
+	FILE *p;
+
+	hex[0] = '\0';
+	snprintf(cmd, sizeof(cmd), "sha256sum '%s'", path);
+	if ((p = popen(cmd, "r")) != NULL) {
+		if (fscanf(p, "%64s", hex) != 1)
+			hex[0] = '\0';
+		pclose(p);
+	}
+}
+
+TEST(load_full_document)
+{
+	hml__workflow *w = NULL;
+	const char *path = write_raw("full", VALID);
+	char *abs = hml__path_abs(path), want[65];
+	const hml__workflow_region *r;
+
+	CHECK_OK(hml__workflow_load(&w, path));
+	if (!w)
+		goto done;
+	CHECK_STR(w->name, "demo");
+	CHECK_STR(w->description, "a test workflow");
+	CHECK_STR(w->path, abs);
+	CHECK(w->dir && strlen(w->dir) + strlen("/workflow.json") == strlen(abs) &&
+	      strncmp(w->dir, abs, strlen(w->dir)) == 0);
+	CHECK(w->program && w->program[0] == '/');
+	CHECK(w->program && strlen(w->program) > 4 &&
+	      strcmp(w->program + strlen(w->program) - 4, "/app") == 0);
+	CHECK(w->program && strncmp(w->program, w->dir, strlen(w->dir)) == 0);
+	CHECK_STR(w->env[0], "OMP_PROC_BIND=false");
+	CHECK_STR(w->env[1], "EMPTY=");
+	CHECK(w->env[2] == NULL);
+	CHECK_STR(w->collect_args[0], "--n");
+	CHECK_STR(w->collect_args[3], "{seed}");
+	CHECK(w->collect_args[4] == NULL);
+	CHECK_EQ_INT(w->collect_runs, 2);
+	CHECK_EQ_INT(w->collect_seed, 7);
+	CHECK_STR(w->evaluate_args[1], "100");
+	CHECK(w->evaluate_args[2] == NULL);
+	CHECK_EQ_INT(w->evaluate_repeat, 5);
+	CHECK_EQ_INT(w->nregions, 2);
+	CHECK_STR(w->regions[0].label, "first");
+	CHECK_EQ_INT(w->regions[0].batch, 64);
+	CHECK_STR(w->regions[0].family, "mlp");
+	CHECK_STR(w->regions[0].arch, "mlp:32x32:relu");
+	CHECK(json_integer_value(json_object_get(w->regions[0].train, "epochs")) == 10);
+	CHECK(json_is_array(json_object_get(w->regions[0].search_space, "layers")));
+	CHECK_STR(w->regions[1].label, "second.b-2");
+	CHECK_EQ_INT(w->regions[1].batch, 0);
+	CHECK_STR(w->regions[1].family, "cnn");
+	CHECK(w->regions[1].arch == NULL);
+	CHECK(w->regions[1].train == NULL);
+	CHECK(w->regions[1].search_space == NULL);
+	CHECK_STR(w->qoi_dataset, "price");
+	CHECK_STR(w->qoi_metric, "mape");
+	CHECK(json_is_object(w->json));
+	sha256sum(path, want);
+	CHECK_EQ_INT(strlen(want), 64);
+	CHECK_STR(w->sha256, want);
+
+	r = hml__workflow_region_find(w, NULL);
+	CHECK(r == &w->regions[0]);
+	r = hml__workflow_region_find(w, "second.b-2");
+	CHECK(r == &w->regions[1]);
+	CHECK(hml__workflow_region_find(w, "third") == NULL);
+	CHECK(hml__workflow_region_find(NULL, NULL) == NULL);
+done:
+	hml__workflow_free(w);
+	hml__workflow_free(NULL);
+	free(abs);
+}
+
+TEST(defaults)
+{
+	json_t *doc = valid_doc();
+	hml__workflow *w = NULL;
+
+	set_path(doc, "description", NULL);
+	set_path(doc, "env", NULL);
+	set_path(doc, "collect.runs", NULL);
+	set_path(doc, "collect.seed", NULL);
+	set_path(doc, "evaluate.repeat", NULL);
+	set_path(doc, "qoi.metric", NULL);
+	set_path(doc, "regions.0.batch", NULL);
+	set_path(doc, "regions.0.model.arch", NULL);
+	CHECK_OK(hml__workflow_load(&w, write_doc("defaults", doc)));
+	if (w) {
+		CHECK_STR(w->description, "");
+		CHECK(w->env && w->env[0] == NULL);
+		CHECK_EQ_INT(w->collect_runs, 1);
+		CHECK_EQ_INT(w->collect_seed, 1);
+		CHECK_EQ_INT(w->evaluate_repeat, 3);
+		CHECK_STR(w->qoi_metric, "rmse");
+		CHECK_EQ_INT(w->regions[0].batch, 0);
+		CHECK(w->regions[0].arch == NULL);
+	}
+	hml__workflow_free(w);
+	json_decref(doc);
+}
+
+TEST(path_forms)
+{
+	hml__workflow *w = NULL;
+	const char *path = write_raw("forms", VALID);
+	char dir[600], rel[64], cwd[1024];
+
+	/* A directory means DIR/workflow.json. */
+	snprintf(dir, sizeof(dir), "%s/forms", tmpdir);
+	CHECK_OK(hml__workflow_load(&w, dir));
+	CHECK(w && strcmp(w->name, "demo") == 0);
+	hml__workflow_free(w);
+	w = NULL;
+	/* A relative path, resolved against the working directory, recorded absolute. */
+	CHECK(getcwd(cwd, sizeof(cwd)) != NULL);
+	CHECK(chdir(tmpdir) == 0);
+	snprintf(rel, sizeof(rel), "forms/workflow.json");
+	CHECK_OK(hml__workflow_load(&w, rel));
+	CHECK(w && w->path[0] == '/' && w->program[0] == '/');
+	hml__workflow_free(w);
+	w = NULL;
+	/* Any file name ending in .json is a path too. */
+	CHECK(rename(path, "forms/other.json") == 0);
+	CHECK_OK(hml__workflow_load(&w, "forms/other.json"));
+	hml__workflow_free(w);
+	w = NULL;
+	CHECK(chdir("forms") == 0);
+	CHECK_OK(hml__workflow_load(&w, "other.json"));
+	hml__workflow_free(w);
+	w = NULL;
+	CHECK(chdir(cwd) == 0);
+
+	CHECK_FAILS(hml__workflow_load(&w, "/nonexistent/dir/workflow.json"), HML_ENOTFOUND,
+	            "cannot read workflow '/nonexistent/dir/workflow.json': No such file or directory");
+	CHECK(w == NULL);
+	snprintf(dir, sizeof(dir), "%s/empty-dir", tmpdir);
+	hml__mkdir_p(dir);
+	CHECK_FAILS(hml__workflow_load(&w, dir), HML_ENOTFOUND, "empty-dir/workflow.json");
+	CHECK_FAILS(hml__workflow_load(&w, ""), HML_EINVALID, "needs a name or a path");
+	/* Not a regular file: refused without opening it (a FIFO would block). */
+	snprintf(dir, sizeof(dir), "%s/fifo.json", tmpdir);
+	CHECK(mkfifo(dir, 0644) == 0);
+	CHECK_FAILS(hml__workflow_load(&w, dir), HML_EINVALID, "not a regular file");
+	CHECK_CONTAINS(hml_error_last()->message, "fifo.json");
+	snprintf(dir, sizeof(dir), "%s/nested/workflow.json", tmpdir);
+	hml__mkdir_p(dir);
+	snprintf(dir, sizeof(dir), "%s/nested", tmpdir);
+	CHECK_FAILS(hml__workflow_load(&w, dir), HML_EINVALID,
+	            "nested/workflow.json': not a regular file");
+	CHECK(w == NULL);
+}
+
+TEST(bundled_names)
+{
+	hml__workflow *w = NULL;
+	char env[1200], a[600], b[600], *sp;
+
+	snprintf(a, sizeof(a), "%s/bundle-a", tmpdir);
+	snprintf(b, sizeof(b), "%s/bundle-b", tmpdir);
+	hml__mkdir_p(a);
+	write_raw("bundle-b/demo", VALID);
+	snprintf(env, sizeof(env), "%s:%s", a, b);
+	setenv("HML_WORKFLOW_PATH", env, 1);
+
+	sp = hml__workflow_search_path();
+	CHECK(sp && strncmp(sp, env, strlen(env)) == 0);
+	CHECK_CONTAINS(sp, "/workflows:");
+	CHECK_CONTAINS(sp, "/libexec/hml/workflows");
+	free(sp);
+
+	CHECK_OK(hml__workflow_load(&w, "demo"));
+	CHECK(w && strstr(w->path, "/bundle-b/demo/workflow.json") != NULL);
+	hml__workflow_free(w);
+	w = NULL;
+
+	/* The first directory that has it wins. */
+	write_raw("bundle-a/demo", VALID);
+	CHECK_OK(hml__workflow_load(&w, "demo"));
+	CHECK(w && strstr(w->path, "/bundle-a/demo/workflow.json") != NULL);
+	hml__workflow_free(w);
+	w = NULL;
+
+	CHECK_FAILS(hml__workflow_load(&w, "nosuch"), HML_ENOTFOUND, "unknown workflow 'nosuch' (looked in: ");
+	CHECK_CONTAINS(hml_error_last()->message, a);
+	CHECK_CONTAINS(hml_error_last()->message, b);
+	CHECK_CONTAINS(hml_error_last()->message, "/libexec/hml/workflows)");
+	CHECK(w == NULL);
+	CHECK_FAILS(hml__workflow_load(&w, "bad name!"), HML_EINVALID,
+	            "invalid workflow name 'bad name!'");
+	CHECK_FAILS(hml__workflow_load(&w, ".."), HML_EINVALID, "invalid workflow name '..'");
+
+	/* Empty entries of the variable are skipped; the build tree has binomial. */
+	setenv("HML_WORKFLOW_PATH", "", 1);
+	sp = hml__workflow_search_path();
+	CHECK(sp && sp[0] == '/');
+	free(sp);
+	CHECK_OK(hml__workflow_load(&w, "binomial"));
+	if (w) {
+		CHECK_STR(w->name, "binomial");
+		CHECK(strstr(w->path, "/workflows/binomial/workflow.json") != NULL);
+		CHECK(access(w->program, X_OK) == 0);
+		CHECK_EQ_INT(w->nregions, 1);
+		CHECK_STR(w->regions[0].label, "binomial");
+		CHECK_EQ_INT(w->regions[0].batch, 4096);
+		CHECK_STR(w->qoi_dataset, "price");
+	}
+	hml__workflow_free(w);
+	unsetenv("HML_WORKFLOW_PATH");
+}
+
+TEST(bad_json)
+{
+	hml__workflow *w = NULL;
+
+	CHECK_FAILS(hml__workflow_load(&w, write_raw("syntax", "{\n  \"name\": \"x\",\n  oops\n}\n")),
+	            HML_EINVALID, "invalid JSON: ");
+	CHECK_CONTAINS(hml_error_last()->message, "(line 3, column");
+	CHECK_CONTAINS(hml_error_last()->message, "/syntax/workflow.json'");
+	CHECK_FAILS(hml__workflow_load(&w, write_raw("empty", "")), HML_EINVALID, "invalid JSON");
+	CHECK_FAILS(hml__workflow_load(&w, write_raw("truncated", "{\"schema_version\": 1, \"name\"")),
+	            HML_EINVALID, "invalid JSON");
+	CHECK_FAILS(hml__workflow_load(&w, write_raw("array", "[1, 2]")), HML_EINVALID,
+	            "the document must be a JSON object");
+	CHECK_FAILS(hml__workflow_load(&w, write_raw("dup", "{\"name\": \"a\", \"name\": \"b\"}")),
+	            HML_EINVALID, "duplicate");
+	CHECK(w == NULL);
+}
+
+/* One malformed document: a change to VALID and the expected failure. */
+typedef struct bad_case {
+	const char *path;      /* dotted path changed */
+	const char *value;     /* new value as JSON text, NULL: delete the key */
+	int code;
+	const char *message;   /* expected part of the message */
+} bad_case;
+
+static const bad_case bad_cases[] = {
+	{ "colect", "{}", HML_EINVALID, "unknown key 'colect'" },
+	{ "collect.arg", "[]", HML_EINVALID, "unknown key 'collect.arg'" },
+	{ "evaluate.repeats", "2", HML_EINVALID, "unknown key 'evaluate.repeats'" },
+	{ "qoi.metrc", "\"rmse\"", HML_EINVALID, "unknown key 'qoi.metrc'" },
+	{ "regions.0.lable", "\"x\"", HML_EINVALID, "unknown key 'regions[0].lable'" },
+	{ "regions.1.model.familly", "\"mlp\"", HML_EINVALID, "unknown key 'regions[1].model.familly'" },
+	{ "regions.0.model.train.epoch", "5", HML_EINVALID, "unknown key 'regions[0].model.train.epoch'" },
+	{ "schema_version", NULL, HML_EINVALID, "key 'schema_version' is missing" },
+	{ "schema_version", "\"1\"", HML_EINVALID, "key 'schema_version' must be an integer" },
+	{ "schema_version", "0", HML_EINVALID, "key 'schema_version' must be an integer from 1" },
+	{ "schema_version", "2", HML_ENOTSUPPORTED, "schema_version 2 is newer" },
+	{ "name", NULL, HML_EINVALID, "key 'name' is missing" },
+	{ "name", "3", HML_EINVALID, "key 'name' must be a string" },
+	{ "name", "\"\"", HML_EINVALID, "key 'name' must not be empty" },
+	{ "name", "\"two words\"", HML_EINVALID, "key 'name' is 'two words'" },
+	{ "description", "[]", HML_EINVALID, "key 'description' must be a string" },
+	{ "program", NULL, HML_EINVALID, "key 'program' is missing" },
+	{ "program", "[\"app\"]", HML_EINVALID, "key 'program' must be a string" },
+	{ "env", "[]", HML_EINVALID, "key 'env' must be an object" },
+	{ "env.OMP_PROC_BIND", "1", HML_EINVALID, "key 'env.OMP_PROC_BIND' must be a string" },
+	{ "env.A=B", "\"x\"", HML_EINVALID, "key 'env.A=B' is not a valid environment variable name" },
+	{ "collect", NULL, HML_EINVALID, "key 'collect' is missing" },
+	{ "collect", "[]", HML_EINVALID, "key 'collect' must be an object" },
+	{ "collect.args", NULL, HML_EINVALID, "key 'collect.args' is missing" },
+	{ "collect.args", "\"--n 100\"", HML_EINVALID, "key 'collect.args' must be an array of strings" },
+	{ "collect.args", "[\"--n\", 100]", HML_EINVALID, "key 'collect.args' must be an array of strings (item 1 is not)" },
+	{ "collect.runs", "\"2\"", HML_EINVALID, "key 'collect.runs' must be an integer" },
+	{ "collect.runs", "1.5", HML_EINVALID, "key 'collect.runs' must be an integer" },
+	{ "collect.runs", "0", HML_EINVALID, "key 'collect.runs' must be an integer from 1 to 1000000, not 0" },
+	{ "collect.seed", "-1", HML_EINVALID, "key 'collect.seed' must be an integer from 0" },
+	{ "evaluate", NULL, HML_EINVALID, "key 'evaluate' is missing" },
+	{ "evaluate.args", NULL, HML_EINVALID, "key 'evaluate.args' is missing" },
+	{ "evaluate.repeat", "0", HML_EINVALID, "key 'evaluate.repeat' must be an integer from 1" },
+	{ "regions", NULL, HML_EINVALID, "key 'regions' is missing" },
+	{ "regions", "[]", HML_EINVALID, "key 'regions' must be a non-empty array of objects" },
+	{ "regions", "{}", HML_EINVALID, "key 'regions' must be a non-empty array of objects" },
+	{ "regions.1", "\"second\"", HML_EINVALID, "key 'regions[1]' must be an object" },
+	{ "regions.0.label", NULL, HML_EINVALID, "key 'regions[0].label' is missing" },
+	{ "regions.0.label", "7", HML_EINVALID, "key 'regions[0].label' must be a string" },
+	{ "regions.1.label", "\"a b\"", HML_EINVALID, "key 'regions[1].label' is 'a b'" },
+	{ "regions.1.label", "\"first\"", HML_EINVALID, "key 'regions[1].label' repeats label 'first' of regions[0]" },
+	{ "regions.0.batch", "-1", HML_EINVALID, "key 'regions[0].batch' must be an integer from 0" },
+	{ "regions.0.batch", "\"64\"", HML_EINVALID, "key 'regions[0].batch' must be an integer" },
+	{ "regions.0.model", NULL, HML_EINVALID, "key 'regions[0].model' is missing" },
+	{ "regions.0.model", "\"mlp\"", HML_EINVALID, "key 'regions[0].model' must be an object" },
+	{ "regions.1.model.family", NULL, HML_EINVALID, "key 'regions[1].model.family' is missing" },
+	{ "regions.1.model.family", "\"rnn\"", HML_EINVALID, "key 'regions[1].model.family' must be \"mlp\" or \"cnn\", not 'rnn'" },
+	{ "regions.0.model.arch", "\"cnn:16:relu\"", HML_EINVALID, "key 'regions[0].model.arch' is 'cnn:16:relu', which is not of family 'mlp'" },
+	{ "regions.0.model.arch", "64", HML_EINVALID, "key 'regions[0].model.arch' must be a string" },
+	{ "regions.0.model.train", "[]", HML_EINVALID, "key 'regions[0].model.train' must be an object" },
+	{ "regions.0.model.train.lr", "\"fast\"", HML_EINVALID, "key 'regions[0].model.train.lr' must be a non-negative number" },
+	{ "regions.0.model.train.epochs", "2.5", HML_EINVALID, "key 'regions[0].model.train.epochs' must be a non-negative integer" },
+	{ "regions.0.model.train.optimizer", "1", HML_EINVALID, "key 'regions[0].model.train.optimizer' must be a string" },
+	{ "regions.0.model.search_space", "[]", HML_EINVALID, "key 'regions[0].model.search_space' must be an object" },
+	{ "qoi", NULL, HML_EINVALID, "key 'qoi' is missing" },
+	{ "qoi.dataset", NULL, HML_EINVALID, "key 'qoi.dataset' is missing" },
+	{ "qoi.dataset", "false", HML_EINVALID, "key 'qoi.dataset' must be a string" },
+	{ "qoi.metric", "\"mse\"", HML_EINVALID, "key 'qoi.metric' must be \"rmse\", \"mape\" or \"max_abs\", not 'mse'" },
+	{ "program", "\"nope\"", HML_ENOTFOUND, "program '" },
+	{ "program", "\"/nonexistent/app\"", HML_ENOTFOUND, "program '/nonexistent/app' not found" },
+	{ "program", "\".\"", HML_ENOTFOUND, "is not a file" },
+};
+
+TEST(malformed_documents)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(bad_cases) / sizeof(bad_cases[0]); i++) {
+		const bad_case *c = &bad_cases[i];
+		json_t *doc = valid_doc(), *value = NULL;
+		hml__workflow *w = NULL;
+		char sub[32];
+		int rc;
+
+		if (c->value && !(value = json_loads(c->value, JSON_DECODE_ANY, NULL))) {
+			fprintf(stderr, "case %zu: bad value %s\n", i, c->value);
+			CHECK(0);
+			continue;
+		}
+		set_path(doc, c->path, value);
+		snprintf(sub, sizeof(sub), "bad-%zu", i);
+		rc = hml__workflow_load(&w, write_doc(sub, doc));
+		if (rc != c->code || !strstr(hml_error_last()->message, c->message)) {
+			fprintf(stderr, "case %zu (%s = %s): rc %d, message \"%s\"; expected %d, \"%s\"\n",
+			        i, c->path, c->value ? c->value : "(deleted)", rc,
+			        hml_error_last()->message, c->code, c->message);
+			CHECK(0);
+		}
+		/* Every message names the file. */
+		CHECK_CONTAINS(hml_error_last()->message, "workflow '");
+		CHECK(w == NULL);
+		json_decref(doc);
+	}
+}
+
+TEST(program_not_executable)
+{
+	hml__workflow *w = NULL;
+	char app[600];
+	const char *path = write_raw("noexec", VALID);
+
+	snprintf(app, sizeof(app), "%s/noexec/app", tmpdir);
+	chmod(app, 0644);
+	CHECK_FAILS(hml__workflow_load(&w, path), HML_ENOTFOUND, "is not executable");
+	CHECK_CONTAINS(hml_error_last()->message, app);
+	unlink(app);
+	CHECK_FAILS(hml__workflow_load(&w, path), HML_ENOTFOUND, "not found");
+	CHECK_CONTAINS(hml_error_last()->message, app);
+	CHECK(w == NULL);
+}
+
+int main(void)
+{
+	const char *base = getenv("HML_TEST_TMP");
+
+	snprintf(tmpdir, sizeof(tmpdir), "%s/workflow-XXXXXX", base && *base ? base : "/tmp");
+	if (!mkdtemp(tmpdir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	RUN(load_full_document);
+	RUN(defaults);
+	RUN(path_forms);
+	RUN(bundled_names);
+	RUN(bad_json);
+	RUN(malformed_documents);
+	RUN(program_not_executable);
+	{
+		char cmd[512];
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+		if (system(cmd) != 0)
+			fprintf(stderr, "could not remove %s\n", tmpdir);
+	}
+	return check_report();
+}
