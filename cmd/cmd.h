@@ -116,13 +116,35 @@ cmd_progress *cmd_progress_start(const char *label, double total);
 void cmd_progress_update(cmd_progress *p, double done, const char *detail);
 void cmd_progress_end(cmd_progress *p);
 
-/* --- shared by deploy and evaluate (cmd/experiment.c) ------------------ */
+/* --- reading and writing experiment records (cmd/experiment.c) -------- */
 
 struct hml__store;
 struct hml__workflow;
 
 /* A number field of a JSON object (integer or real); NAN when absent. */
 double cmd_json_number(const json_t *obj, const char *key);
+
+/* A string field of a JSON object (NULL-safe); NULL when absent or not a string. */
+const char *cmd_json_string(const json_t *obj, const char *key);
+
+/* A finite number as a JSON real, NaN or Inf as null (JSON has neither). New. */
+json_t *cmd_json_real(double v);
+
+/* A shape as a JSON array of integers. New. */
+json_t *cmd_json_shape(const int64_t *shape, int ndim);
+
+/*
+ * The file `role` of a record ("data" of a data set, "model" of a model),
+ * checked: it exists and still has the SHA-256 recorded in the record's
+ * provenance. `kind` names the record in messages ("data set", "model"),
+ * `since` the event that recorded the hash ("collected", "registered").
+ * HML_EINVALID "model 'm1' has no model file in the manifest";
+ * HML_ENOTFOUND "data file 'P' of data set 'd1' is missing";
+ * HML_EINVALID "model file 'P' changed since it was registered (SHA-256
+ * differs)". *abs_path (malloc'ed, absolute) is the file.
+ */
+int cmd_record_file(struct hml__store *s, const json_t *rec, const char *kind,
+                    const char *role, const char *since, char **abs_path);
 
 /* A model record by id, checked: its file exists and still has the SHA-256
  * recorded when it was registered. HML_ENOTFOUND "no model 'm9' in

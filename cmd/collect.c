@@ -245,15 +245,6 @@ static const char *dtype_name(hml_dtype t)
 	return t == HML_F32 ? "float" : t == HML_F64 ? "double" : "unknown";
 }
 
-static json_t *shape_json(const int64_t *shape, int ndim)
-{
-	json_t *a = json_array();
-
-	for (int d = 0; d < ndim; d++)
-		json_array_append_new(a, json_integer(shape[d]));
-	return a;
-}
-
 static json_t *regions_json(const hml__region_info *infos, size_t n)
 {
 	json_t *o = json_object();
@@ -263,8 +254,8 @@ static json_t *regions_json(const hml__region_info *infos, size_t n)
 
 		json_object_set_new(o, r->label, json_pack("{s:I, s:I, s:o, s:o, s:s, s:s, s:o, s:o}",
 			"rows", (json_int_t)r->rows, "calls", (json_int_t)r->calls,
-			"input_shape", shape_json(r->in_shape, r->in_ndim),
-			"output_shape", shape_json(r->out_shape, r->out_ndim),
+			"input_shape", cmd_json_shape(r->in_shape, r->in_ndim),
+			"output_shape", cmd_json_shape(r->out_shape, r->out_ndim),
 			"input_dtype", dtype_name(r->in_dtype),
 			"output_dtype", dtype_name(r->out_dtype),
 			"input_functor", r->input_functor ? json_string(r->input_functor) : json_null(),

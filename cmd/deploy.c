@@ -52,13 +52,6 @@ static void print_quoted(const char *s)
 	putchar('\'');
 }
 
-static const char *str_at(const json_t *o, const char *k)
-{
-	const json_t *v = json_object_get(o, k);
-
-	return json_is_string(v) ? json_string_value(v) : NULL;
-}
-
 /* The model chosen by --best or --max-error, or NULL with an error set. */
 static const json_t *choose(const hml__store *s)
 {
@@ -71,7 +64,7 @@ static const json_t *choose(const hml__store *s)
 		const json_t *metrics = json_object_get(m, "metrics");
 		double err = cmd_json_number(metrics, "val_rmse");
 		double lat = cmd_json_number(metrics, "latency_seconds_per_sample");
-		const char *r = str_at(m, "region");
+		const char *r = cmd_json_string(m, "region");
 
 		if (region && (!r || strcmp(r, region) != 0))
 			continue;
@@ -109,7 +102,7 @@ static const json_t *choose(const hml__store *s)
 	else
 		hml__error_set(HML_ENOTFOUND,
 			"no model has a validation RMSE within %g (the lowest is %g, model '%s')",
-			max_error, best_err, str_at(most_accurate, "id"));
+			max_error, best_err, cmd_json_string(most_accurate, "id"));
 	return NULL;
 }
 
@@ -119,9 +112,8 @@ int cmd_deploy(int argc, char **argv)
 	hml__workflow *w = NULL;
 	const json_t *model = NULL;
 	json_t *rec = NULL, *env;
-	const char *selection, *id, *key;
-	char *path = NULL, *label = NULL, *mid = NULL, pid[32];
-	double val_rmse, latency;
+	const char *selection, *id, *label, *key;
+	char *path = NULL, pid[32];
 	int first, rc, code = HML_EXIT_OK, nsel;
 
 	if ((rc = cmd_parse(&spec, argc, argv, &first)) != 0)
@@ -148,22 +140,12 @@ int cmd_deploy(int argc, char **argv)
 			goto fail;
 		}
 		selection = best ? "best" : "max-error";
-		id = str_at(m, "id");
+		id = cmd_json_string(m, "id");
 	}
 	if ((rc = cmd_model_get(s, id, &model, &path)) < 0 ||
 	    (rc = cmd_model_workflow(s, model, &w)) < 0)
 		goto fail;
-	/* Copies: registering re-reads the manifest, which frees `model`. */
-	label = hml__strdup(str_at(model, "region"));
-	mid = hml__strdup(id);
-	if (!label || !mid) {
-		rc = HML_ENOMEM;
-		goto fail;
-	}
-	id = mid;
-	val_rmse = cmd_json_number(json_object_get(model, "metrics"), "val_rmse");
-	latency = cmd_json_number(json_object_get(model, "metrics"), "latency_seconds_per_sample");
-	model = NULL;
+	label = cmd_json_string(model, "region");
 	env = cmd_deploy_env(label, path);
 	rec = json_pack("{s:s, s:s, s:s, s:s}", "model", id, "region", label,
 	                "workflow", w->name, "selection", selection);
@@ -177,9 +159,14 @@ int cmd_deploy(int argc, char **argv)
 		goto fail;
 	}
 	rec = NULL;
-	cmd_info("%s: deployed model '%s' for region '%s' of workflow '%s' "
-	         "(validation RMSE %.4g, %.3g us per sample)", pid, id, label, w->name,
-	         val_rmse, latency * 1e6);
+	{
+		const json_t *metrics = json_object_get(model, "metrics");
+
+		cmd_info("%s: deployed model '%s' for region '%s' of workflow '%s' "
+		         "(validation RMSE %.4g, %.3g us per sample)", pid, id, label, w->name,
+		         cmd_json_number(metrics, "val_rmse"),
+		         cmd_json_number(metrics, "latency_seconds_per_sample") * 1e6);
+	}
 	if (g_cmd.json) {
 		const json_t *d = hml__store_find(s, "deployments", pid);
 
@@ -199,8 +186,6 @@ fail:
 	code = cmd_fail(rc);
 done:
 	json_decref(rec);
-	free(label);
-	free(mid);
 	free(path);
 	hml__workflow_free(w);
 	hml__store_free(s);

@@ -182,21 +182,14 @@ static int read_profile(const char *path, const char *label, double *region_s,
 	return 0;
 }
 
-/* A finite number as a real, anything else (no values, a zero time) as
- * null: JSON has no NaN or Inf. */
-static json_t *num_json(double v)
-{
-	return isfinite(v) ? json_real(v) : json_null();
-}
-
 static json_t *summary_json(const double *v, size_t n)
 {
 	hml__summary s;
 
 	hml__summary_compute(&s, v, n);
-	return json_pack("{s:o, s:o, s:o, s:o, s:o}", "mean", num_json(s.mean),
-	                 "median", num_json(s.median), "min", num_json(s.min),
-	                 "max", num_json(s.max), "stdev", num_json(s.stdev));
+	return json_pack("{s:o, s:o, s:o, s:o, s:o}", "mean", cmd_json_real(s.mean),
+	                 "median", cmd_json_real(s.median), "min", cmd_json_real(s.min),
+	                 "max", cmd_json_real(s.max), "stdev", cmd_json_real(s.stdev));
 }
 
 static json_t *array_json(const double *v, size_t n)
@@ -204,7 +197,7 @@ static json_t *array_json(const double *v, size_t n)
 	json_t *a = json_array();
 
 	for (size_t i = 0; i < n; i++)
-		json_array_append_new(a, num_json(v[i]));
+		json_array_append_new(a, cmd_json_real(v[i]));
 	return a;
 }
 
@@ -231,7 +224,6 @@ int cmd_evaluate(int argc, char **argv)
 	hml__workflow *w = NULL;
 	const json_t *model = NULL;
 	const char *id = NULL, *label;
-	char *own_id = NULL, *own_label = NULL;
 	char *model_path = NULL, *tmp = NULL, **app_args = NULL, eid[32];
 	char **acc_env = NULL, **sur_env = NULL;
 	size_t nargs = 0, nacc = 0, nsur = 0;
@@ -281,17 +273,7 @@ int cmd_evaluate(int argc, char **argv)
 	if ((rc = cmd_model_get(s, id, &model, &model_path)) < 0 ||
 	    (rc = cmd_model_workflow(s, model, &w)) < 0)
 		goto fail;
-	/* Copies: registering the evaluation re-reads the manifest, which
-	 * frees `model` and the deployment record. */
-	own_id = hml__strdup(id);
-	own_label = hml__strdup(json_string_value(json_object_get(model, "region")));
-	if (!own_id || !own_label) {
-		rc = HML_ENOMEM;
-		goto fail;
-	}
-	id = own_id;
-	label = own_label;
-	model = NULL;
+	label = cmd_json_string(model, "region");
 	if (!w->qoi_dataset) {
 		rc = hml__error_set(HML_EINVALID, "workflow '%s' declares no quantity of interest ('qoi')",
 		                    w->name);
@@ -449,8 +431,8 @@ int cmd_evaluate(int argc, char **argv)
 			json_array_append_new(json_object_get(rec, "argv"), json_string(app_args[i]));
 		json_object_set_new(rec, "qoi", json_pack("{s:s, s:s, s:o, s:o, s:o, s:o, s:I, s:I, s:I}",
 			"dataset", w->qoi_dataset, "metric", w->qoi_metric ? w->qoi_metric : "rmse",
-			"rmse", num_json(err.rmse), "mape", num_json(err.mape),
-			"max_abs", num_json(err.max_abs), "mae", num_json(err.mae),
+			"rmse", cmd_json_real(err.rmse), "mape", cmd_json_real(err.mape),
+			"max_abs", cmd_json_real(err.max_abs), "mae", cmd_json_real(err.mae),
 			"values", (json_int_t)err.n, "mape_values", (json_int_t)err.mape_n,
 			"nonfinite", (json_int_t)err.nonfinite));
 		json_object_set_new(rec, "accurate", json_pack("{s:o, s:o}",
@@ -522,8 +504,6 @@ done:
 	free(qa); free(qb);
 	free(tmp);
 	free(model_path);
-	free(own_id);
-	free(own_label);
 	hml__workflow_free(w);
 	hml__store_free(s);
 	return cmd_finish(code);

@@ -1,6 +1,7 @@
 /*
- * cmd/experiment.c - model records as deploy and evaluate need them:
- * found, integrity-checked, tied back to their workflow and region.
+ * cmd/experiment.c - experiment records as the commands need them: JSON
+ * fields read and written, record files integrity-checked, models tied
+ * back to their workflow and region.
  */
 #include <ctype.h>
 #include <math.h>
@@ -22,32 +23,44 @@ double cmd_json_number(const json_t *obj, const char *key)
 	return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
-static const char *str_at(const json_t *obj, const char *key)
+const char *cmd_json_string(const json_t *obj, const char *key)
 {
 	const json_t *v = obj ? json_object_get(obj, key) : NULL;
 
 	return json_is_string(v) ? json_string_value(v) : NULL;
 }
 
-int cmd_model_get(hml__store *s, const char *id, const json_t **model, char **abs_path)
+json_t *cmd_json_real(double v)
 {
-	const json_t *m = hml__store_find(s, "models", id);
-	const char *rel, *want;
+	return isfinite(v) ? json_real(v) : json_null();
+}
+
+json_t *cmd_json_shape(const int64_t *shape, int ndim)
+{
+	json_t *a = json_array();
+
+	for (int k = 0; a && k < ndim; k++)
+		json_array_append_new(a, json_integer(shape[k]));
+	return a;
+}
+
+int cmd_record_file(hml__store *s, const json_t *rec, const char *kind, const char *role,
+                    const char *since, char **abs_path)
+{
+	const char *id = cmd_json_string(rec, "id"), *rel, *want;
 	char hex[65], *path;
 	int rc;
 
-	*model = NULL;
 	*abs_path = NULL;
-	if (!m)
-		return hml__error_set(HML_ENOTFOUND, "no model '%s' in experiment '%s'",
-		                      id, hml__store_dir(s));
-	rel = str_at(json_object_get(m, "files"), "model");
+	id = id ? id : "?";
+	rel = cmd_json_string(json_object_get(rec, "files"), role);
 	if (!rel)
-		return hml__error_set(HML_EINVALID, "model '%s' has no model file in the manifest", id);
+		return hml__error_set(HML_EINVALID, "%s '%s' has no %s file in the manifest",
+		                      kind, id, role);
 	if (!(path = hml__store_path(s, rel)))
 		return HML_ENOMEM;
 	if (path[0] != '/' && access(path, F_OK) == 0) {
-		/* Absolute, so that the printed environment works from anywhere. */
+		/* Absolute, so that printed paths work from anywhere. */
 		char *abs = hml__path_abs(path);
 
 		free(path);
@@ -55,11 +68,12 @@ int cmd_model_get(hml__store *s, const char *id, const json_t **model, char **ab
 			return HML_ENOMEM;
 	}
 	if (access(path, R_OK) != 0) {
-		rc = hml__error_set(HML_ENOTFOUND, "model file '%s' of model '%s' is missing", path, id);
+		rc = hml__error_set(HML_ENOTFOUND, "%s file '%s' of %s '%s' is missing",
+		                    role, path, kind, id);
 		free(path);
 		return rc;
 	}
-	want = str_at(json_object_get(json_object_get(m, "provenance"), "sha256"), rel);
+	want = cmd_json_string(json_object_get(json_object_get(rec, "provenance"), "sha256"), rel);
 	if (want) {
 		if ((rc = hml__sha256_file(path, hex)) < 0) {
 			free(path);
@@ -67,13 +81,28 @@ int cmd_model_get(hml__store *s, const char *id, const json_t **model, char **ab
 		}
 		if (strcmp(hex, want) != 0) {
 			rc = hml__error_set(HML_EINVALID,
-				"model file '%s' changed since it was registered (SHA-256 differs)", path);
+				"%s file '%s' changed since it was %s (SHA-256 differs)", role, path, since);
 			free(path);
 			return rc;
 		}
 	}
-	*model = m;
 	*abs_path = path;
+	return 0;
+}
+
+int cmd_model_get(hml__store *s, const char *id, const json_t **model, char **abs_path)
+{
+	const json_t *m = hml__store_find(s, "models", id);
+	int rc;
+
+	*model = NULL;
+	*abs_path = NULL;
+	if (!m)
+		return hml__error_set(HML_ENOTFOUND, "no model '%s' in experiment '%s'",
+		                      id, hml__store_dir(s));
+	if ((rc = cmd_record_file(s, m, "model", "model", "registered", abs_path)) < 0)
+		return rc;
+	*model = m;
 	return 0;
 }
 
@@ -84,7 +113,7 @@ static const json_t *newest_dataset(const hml__store *s, const char *name, const
 	size_t i;
 
 	json_array_foreach(sets, i, d) {
-		const char *wf = str_at(json_object_get(d, "workflow"), "name");
+		const char *wf = cmd_json_string(json_object_get(d, "workflow"), "name");
 
 		if (wf && strcmp(wf, name) == 0 &&
 		    json_object_get(json_object_get(d, "regions"), label))
@@ -115,8 +144,8 @@ static void shape_text(char *buf, size_t size, const json_t *shape)
 
 int cmd_model_workflow(hml__store *s, const json_t *model, hml__workflow **out)
 {
-	const char *id = str_at(model, "id"), *label = str_at(model, "region");
-	const char *wname = str_at(model, "workflow"), *wpath = NULL;
+	const char *id = cmd_json_string(model, "id"), *label = cmd_json_string(model, "region");
+	const char *wname = cmd_json_string(model, "workflow"), *wpath = NULL;
 	const json_t *ds = json_object_get(model, "datasets"), *d, *reg;
 	hml__workflow *w = NULL;
 	size_t i;
@@ -128,7 +157,7 @@ int cmd_model_workflow(hml__store *s, const json_t *model, hml__workflow **out)
 	json_array_foreach(ds, i, d) {
 		const json_t *rec = json_is_string(d) ? hml__store_find(s, "datasets",
 		                                                        json_string_value(d)) : NULL;
-		if (rec && (wpath = str_at(json_object_get(rec, "workflow"), "path")))
+		if (rec && (wpath = cmd_json_string(json_object_get(rec, "workflow"), "path")))
 			break;
 	}
 	rc = HML_ENOTFOUND;
@@ -163,7 +192,7 @@ int cmd_model_workflow(hml__store *s, const json_t *model, hml__workflow **out)
 			shape_text(b, sizeof(b), rs);
 			rc = hml__error_set(HML_ESHAPE,
 				"model '%s' has %s rows %s but region '%s' of data set '%s' has %s",
-				id, k ? "output" : "input", a, label, str_at(d, "id"), b);
+				id, k ? "output" : "input", a, label, cmd_json_string(d, "id"), b);
 			goto fail;
 		}
 	}

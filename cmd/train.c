@@ -92,19 +92,13 @@ typedef struct train_state {
 	const char **ids;      /* data set ids (borrowed from the manifest) */
 	char **paths;          /* their data files, absolute */
 	size_t n;
-	const char *label;     /* borrowed from argv or the manifest as first read */
+	const char *label;     /* borrowed from argv or the manifest */
 	const char *wname;     /* workflow name of the data sets (likewise) */
-	char *label_copy;      /* label, kept across hml__store_add */
 	hml__dataset d;
 	char *tmp;             /* model being written */
 	cmd_progress *bar;
 	int interrupted_at;    /* epoch the user interrupted at, or 0 */
 } train_state;
-
-static const char *str_at(const json_t *o, const char *key)
-{
-	return json_string_value(o ? json_object_get(o, key) : NULL);
-}
 
 static void state_release(train_state *st)
 {
@@ -112,7 +106,6 @@ static void state_release(train_state *st)
 		free(st->paths[i]);
 	free(st->paths);
 	free(st->ids);
-	free(st->label_copy);
 	hml__dataset_release(&st->d);
 	if (st->tmp)
 		unlink(st->tmp);
@@ -128,6 +121,14 @@ static void state_release(train_state *st)
 static const json_t *region_of(const json_t *d, const char *label)
 {
 	return json_object_get(json_object_get(d, "regions"), label);
+}
+
+/* The workflow name of data set `d` ("" when it has none). */
+static const char *workflow_of(const json_t *d)
+{
+	const char *name = cmd_json_string(json_object_get(d, "workflow"), "name");
+
+	return name ? name : "";
 }
 
 static int has_rows(const json_t *d, const char *label)
@@ -170,7 +171,7 @@ static int pick_region(train_state *st, const json_t *sets)
 		int wanted = !data_ids.n;
 
 		for (int k = 0; k < data_ids.n; k++)
-			wanted |= str_at(d, "id") && strcmp(data_ids.items[k], str_at(d, "id")) == 0;
+			wanted |= cmd_json_string(d, "id") && strcmp(data_ids.items[k], cmd_json_string(d, "id")) == 0;
 		if (!wanted)
 			continue;
 		json_object_foreach((json_t *)json_object_get(d, "regions"), key, r)
@@ -217,11 +218,10 @@ static int pick_datasets(train_state *st)
 			if (!has_rows(d, st->label))
 				return hml__error_set(HML_EINVALID,
 					"data set '%s' has no rows of region '%s'", id, st->label);
-			if (st->wname && strcmp(st->wname, str_at(json_object_get(d, "workflow"), "name")
-			                                   ? str_at(json_object_get(d, "workflow"), "name") : "") != 0)
+			if (st->wname && strcmp(st->wname, workflow_of(d)) != 0)
 				return hml__error_set(HML_EINVALID,
 					"data sets '%s' and '%s' come from different workflows", st->ids[0], id);
-			st->wname = str_at(json_object_get(d, "workflow"), "name");
+			st->wname = workflow_of(d);
 			if ((rc = push_id(st, id)) < 0)
 				return rc;
 		}
@@ -231,7 +231,7 @@ static int pick_datasets(train_state *st)
 	for (i = json_array_size(sets); i-- > 0;) {
 		d = json_array_get(sets, i);
 		if (has_rows(d, st->label)) {
-			st->wname = str_at(json_object_get(d, "workflow"), "name");
+			st->wname = workflow_of(d);
 			break;
 		}
 	}
@@ -240,50 +240,31 @@ static int pick_datasets(train_state *st)
 
 		json_array_foreach(sets, i, d)
 			known |= region_of(d, st->label) != NULL;
-		return hml__error_set(known ? HML_EINVALID : HML_ENOTFOUND,
-			known ? "region '%s' has no collected rows in experiment '%s'"
-			      : "no data set of experiment '%s' holds region '%s'",
-			known ? st->label : hml__store_dir(st->s),
-			known ? hml__store_dir(st->s) : st->label);
+		if (known)
+			return hml__error_set(HML_EINVALID,
+				"region '%s' has no collected rows in experiment '%s'",
+				st->label, hml__store_dir(st->s));
+		return hml__error_set(HML_ENOTFOUND, "no data set of experiment '%s' holds region '%s'",
+		                      hml__store_dir(st->s), st->label);
 	}
-	json_array_foreach(sets, i, d) {
-		const char *wn = str_at(json_object_get(d, "workflow"), "name");
-
-		if (has_rows(d, st->label) && wn && strcmp(wn, st->wname) == 0 &&
-		    (rc = push_id(st, str_at(d, "id"))) < 0)
+	json_array_foreach(sets, i, d)
+		if (has_rows(d, st->label) && strcmp(workflow_of(d), st->wname) == 0 &&
+		    (rc = push_id(st, cmd_json_string(d, "id"))) < 0)
 			return rc;
-	}
 	return 0;
 }
 
 /* Absolute data paths, each checked against its recorded SHA-256. */
 static int check_data_files(train_state *st)
 {
+	int rc;
+
 	if (!(st->paths = calloc(st->n ? st->n : 1, sizeof(*st->paths))))
 		return hml__error_oom();
-	for (size_t i = 0; i < st->n; i++) {
-		const json_t *d = hml__store_find(st->s, "datasets", st->ids[i]);
-		const char *rel = str_at(json_object_get(d, "files"), "data");
-		const char *want = rel ? str_at(json_object_get(json_object_get(d, "provenance"),
-		                                                "sha256"), rel) : NULL;
-		char got[65];
-		int rc;
-
-		if (!rel)
-			return hml__error_set(HML_EINVALID, "data set '%s' has no data file in the manifest",
-			                      st->ids[i]);
-		if (!(st->paths[i] = hml__store_path(st->s, rel)))
-			return hml__error_oom();
-		if (access(st->paths[i], F_OK) != 0)
-			return hml__error_set(HML_ENOTFOUND, "data file '%s' of data set '%s' is missing",
-			                      st->paths[i], st->ids[i]);
-		if ((rc = hml__sha256_file(st->paths[i], got)) < 0)
+	for (size_t i = 0; i < st->n; i++)
+		if ((rc = cmd_record_file(st->s, hml__store_find(st->s, "datasets", st->ids[i]),
+		                          "data set", "data", "collected", &st->paths[i])) < 0)
 			return rc;
-		if (want && strcmp(want, got) != 0)
-			return hml__error_set(HML_EINVALID,
-				"data file '%s' changed since it was collected (SHA-256 differs)",
-				st->paths[i]);
-	}
 	return 0;
 }
 
@@ -341,21 +322,6 @@ static int on_epoch(void *payload, int epoch, int total, double loss, double val
 	return 0;
 }
 
-static json_t *shape_json(const int64_t *shape, int ndim)
-{
-	json_t *a = json_array();
-
-	for (int k = 0; k < ndim; k++)
-		json_array_append_new(a, json_integer(shape[k]));
-	return a;
-}
-
-/* Finite numbers as reals, others as null (JSON has no NaN). */
-static json_t *real_or_null(double v)
-{
-	return isfinite(v) ? json_real(v) : json_null();
-}
-
 static json_t *model_record(const train_state *st, const hml__train_options *o,
                             const char *nf, const hml__train_result *res)
 {
@@ -364,8 +330,8 @@ static json_t *model_record(const train_state *st, const hml__train_options *o,
 
 	for (size_t i = 0; i < st->n; i++) {
 		const json_t *d = hml__store_find(st->s, "datasets", st->ids[i]);
-		const char *rel = str_at(json_object_get(d, "files"), "data");
-		const char *sha = rel ? str_at(json_object_get(json_object_get(d, "provenance"),
+		const char *rel = cmd_json_string(json_object_get(d, "files"), "data");
+		const char *sha = rel ? cmd_json_string(json_object_get(json_object_get(d, "provenance"),
 		                                               "sha256"), rel) : NULL;
 
 		json_array_append_new(ids, json_string(st->ids[i]));
@@ -382,8 +348,8 @@ static json_t *model_record(const train_state *st, const hml__train_options *o,
 		"region", st->label,
 		"family", family,
 		"arch", res->arch,
-		"input_shape", shape_json(st->d.in_shape, st->d.in_ndim),
-		"output_shape", shape_json(st->d.out_shape, st->d.out_ndim),
+		"input_shape", cmd_json_shape(st->d.in_shape, st->d.in_ndim),
+		"output_shape", cmd_json_shape(st->d.out_shape, st->d.out_ndim),
 		"datasets", ids,
 		"data_sha256", data_sha,
 		"rows",
@@ -403,20 +369,20 @@ static json_t *model_record(const train_state *st, const hml__train_options *o,
 		"test_fraction", o->test_fraction,
 		"max_seconds", o->max_seconds > 0 ? json_real(o->max_seconds) : json_null(),
 		"metrics",
-		"val_rmse", real_or_null(res->val_rmse),
-		"test_rmse", real_or_null(res->test_rmse),
-		"test_mae", real_or_null(res->test_mae),
-		"test_max_abs", real_or_null(res->test_max_abs),
+		"val_rmse", cmd_json_real(res->val_rmse),
+		"test_rmse", cmd_json_real(res->test_rmse),
+		"test_mae", cmd_json_real(res->test_mae),
+		"test_max_abs", cmd_json_real(res->test_max_abs),
 		"params", (json_int_t)res->params,
 		"epochs_run", res->epochs_run, "best_epoch", res->best_epoch,
 		"stopped_early", res->stopped_early, "out_of_time", res->out_of_time,
 		"train_seconds", res->train_seconds,
 		"train_step_seconds", res->train_step_seconds,
 		"samples_per_second", res->samples_per_second,
-		"final_lr", real_or_null(res->final_lr),
-		"latency_seconds_per_sample", real_or_null(res->latency_s_per_sample),
+		"final_lr", cmd_json_real(res->final_lr),
+		"latency_seconds_per_sample", cmd_json_real(res->latency_s_per_sample),
 		"latency_batch", (json_int_t)res->latency_batch,
-		"forward_max_diff", real_or_null(res->forward_max_diff),
+		"forward_max_diff", cmd_json_real(res->forward_max_diff),
 		"normalisation",
 		"per feature (mlp) or channel (cnn) mean and std of the training split, "
 		"inside the model: buffers in_mean, in_std, out_mean, out_std");
@@ -434,7 +400,7 @@ static void print_result(const train_state *st, const char *id, const json_t *re
 		return;
 	}
 	printf("%s: %s on region '%s' (%lld train / %lld validation / %lld test rows)\n",
-	       id, str_at(rec, "arch"), st->label,
+	       id, cmd_json_string(rec, "arch"), st->label,
 	       (long long)json_integer_value(json_object_get(rows, "train")),
 	       (long long)json_integer_value(json_object_get(rows, "validation")),
 	       (long long)json_integer_value(json_object_get(rows, "test")));
@@ -499,7 +465,7 @@ int cmd_train(int argc, char **argv)
 		goto fail;
 
 	/* The workflow of the data, for its training defaults. */
-	wpath = str_at(json_object_get(hml__store_find(st.s, "datasets", st.ids[0]), "workflow"),
+	wpath = cmd_json_string(json_object_get(hml__store_find(st.s, "datasets", st.ids[0]), "workflow"),
 	               "path");
 	if (wpath && hml__workflow_load(&st.w, wpath) < 0 &&
 	    (!st.wname || hml__workflow_load(&st.w, st.wname) < 0)) {
@@ -567,13 +533,6 @@ int cmd_train(int argc, char **argv)
 	{
 		const hml__store_file files[] = { { "model", st.tmp, ".pt" } };
 
-		/* Registering re-reads the manifest: what pointed into it dangles. */
-		if (!(st.label_copy = hml__strdup(st.label))) {
-			rc = HML_ENOMEM;
-			goto fail;
-		}
-		st.label = st.label_copy;
-		st.wname = NULL;
 		json_incref(rec);
 		if ((rc = hml__store_add(st.s, "models", rec, files, 1, 1, id, sizeof(id))) < 0) {
 			/* A locked or full experiment must not cost a long training. */

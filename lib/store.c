@@ -44,7 +44,19 @@ struct hml__store {
 	char *manifest_path;
 	char *lock_path;
 	json_t *manifest;
+	json_t *retired;   /* earlier manifests, kept so borrowed records stay valid */
 };
+
+/* Make `m` (stolen) the current manifest. The one it replaces is kept
+ * until hml__store_free, so what callers borrowed from it stays valid. */
+static void manifest_replace(hml__store *s, json_t *m)
+{
+	if (s->manifest && (s->retired || (s->retired = json_array())))
+		json_array_append_new(s->retired, s->manifest);
+	else
+		json_decref(s->manifest);
+	s->manifest = m;
+}
 
 typedef struct collection_info {
 	const char *name;
@@ -574,6 +586,7 @@ void hml__store_free(hml__store *s)
 	if (!s)
 		return;
 	json_decref(s->manifest);
+	json_decref(s->retired);
 	free(s->dir);
 	free(s->manifest_path);
 	free(s->lock_path);
@@ -597,8 +610,7 @@ int hml__store_reload(hml__store *s)
 
 	if ((rc = manifest_load(s->manifest_path, &m)) < 0)
 		return rc;
-	json_decref(s->manifest);
-	s->manifest = m;
+	manifest_replace(s, m);
 	return 0;
 }
 
@@ -895,8 +907,7 @@ int hml__store_add(hml__store *s, const char *collection, json_t *record,
 	}
 	if ((rc = manifest_write(s->manifest_path, m)) < 0)
 		goto done;
-	json_decref(s->manifest);
-	s->manifest = m;
+	manifest_replace(s, m);
 	m = NULL;
 	if (id_out && id_size)
 		snprintf(id_out, id_size, "%s", id);
@@ -952,8 +963,7 @@ int hml__store_update(hml__store *s, int (*fn)(json_t *manifest, void *payload),
 	}
 	if ((rc = manifest_write(s->manifest_path, m)) < 0)
 		goto done;
-	json_decref(s->manifest);
-	s->manifest = m;
+	manifest_replace(s, m);
 	m = NULL;
 	rc = 0;
 

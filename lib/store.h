@@ -61,7 +61,13 @@ void hml__store_free(hml__store *s);
 /** The experiment directory as given to open. */
 const char *hml__store_dir(const hml__store *s);
 
-/** The manifest as last read or written by this handle. Borrowed; do not modify. */
+/**
+ * The manifest as last read or written by this handle. Borrowed; do not
+ * modify. What is borrowed from it (here, through hml__store_find, ...)
+ * stays valid until hml__store_free, even after hml__store_add,
+ * hml__store_update or hml__store_reload replace it: those keep the
+ * earlier manifests (a few KiB each) for the handle's lifetime.
+ */
 const json_t *hml__store_manifest(const hml__store *s);
 
 /** Re-read the manifest from disk (after another process committed). */
@@ -117,7 +123,7 @@ int hml__store_add(hml__store *s, const char *collection, json_t *record,
 int hml__store_update(hml__store *s, int (*fn)(json_t *manifest, void *payload),
                       void *payload);
 
-/** The record with `id` in `collection`, or NULL. Borrowed. */
+/** The record with `id` in `collection`, or NULL. Borrowed (valid until hml__store_free). */
 const json_t *hml__store_find(const hml__store *s, const char *collection,
                               const char *id);
 

@@ -576,6 +576,31 @@ TEST(updates)
 	hml__store_free(other);
 }
 
+/* What a caller borrowed from the manifest outlives the writes that
+ * replace it (valgrind: no read of freed memory). */
+TEST(borrowed_records_outlive_writes)
+{
+	const char *dir = fresh("exp-borrow");
+	hml__store *s = NULL;
+	const json_t *d1, *man;
+	const char *label;
+	char id[16];
+
+	CHECK_OK(hml__store_open(&s, dir, 1));
+	CHECK_OK(add_data(s, "x", id));
+	d1 = hml__store_find(s, "datasets", "d1");
+	man = hml__store_manifest(s);
+	label = json_string_value(json_object_get(d1, "id"));
+	CHECK_OK(add_data(s, "y", id));
+	CHECK_OK(hml__store_update(s, set_note, "hi"));
+	CHECK_OK(hml__store_reload(s));
+	CHECK(hml__store_manifest(s) != man);
+	CHECK_STR(label, "d1");
+	CHECK_STR(json_string_value(json_object_get(d1, "id")), "d1");
+	CHECK_EQ_INT(json_array_size(json_object_get(man, "datasets")), 1);
+	hml__store_free(s);
+}
+
 TEST(unwritable_places)
 {
 	hml__store *s = NULL;
@@ -862,6 +887,7 @@ int main(void)
 	RUN(ids_are_never_reused);
 	RUN(corrupt_manifests_are_left_alone);
 	RUN(updates);
+	RUN(borrowed_records_outlive_writes);
 	RUN(unwritable_places);
 	RUN(lock_timeout_names_the_holder);
 	RUN(four_writers_at_once);
