@@ -84,6 +84,16 @@ typedef struct cmd_spec {
  */
 int cmd_parse(const cmd_spec *spec, int argc, char **argv, int *first);
 
+/*
+ * Parse the options that come before a command name (`hml -C DIR --json
+ * show`): the options of argv[1 ..] up to the first argument that is not
+ * an option (or just past "--"), against spec->options and then the same
+ * global options table cmd_parse() uses, so that every global option is
+ * accepted in either place. *next is the index of that argument (argc when
+ * none). Returns 0, 1 (--help printed) or -1 (usage error printed).
+ */
+int cmd_parse_leading(const cmd_spec *spec, int argc, char **argv, int *next);
+
 /* Print the help text of a command (from its spec) to f. */
 void cmd_print_help(const cmd_spec *spec, FILE *f);
 

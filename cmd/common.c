@@ -173,8 +173,24 @@ static const cmd_option *find_short(const cmd_option *opts, char c)
 	return NULL;
 }
 
+/* "train: " before a command's messages; nothing before hml's own. */
+static const char *who(const cmd_spec *spec, char *buf, size_t size)
+{
+	snprintf(buf, size, "%s%s", spec->name, spec->name[0] ? ": " : "");
+	return buf;
+}
+
+/* "hml train --help" or "hml --help". */
+static const char *help_ref(const cmd_spec *spec, char *buf, size_t size)
+{
+	snprintf(buf, size, "hml%s%s --help", spec->name[0] ? " " : "", spec->name);
+	return buf;
+}
+
 static int set_value(const cmd_spec *spec, const cmd_option *o, const char *v)
 {
+	char w[64];
+
 	switch (o->kind) {
 	case CMD_OPT_FLAG:
 		if (o->value)
@@ -186,13 +202,15 @@ static int set_value(const cmd_spec *spec, const cmd_option *o, const char *v)
 	case CMD_OPT_INT:
 		if (hml__parse_i64(v, (int64_t *)o->value) == 0)
 			return 0;
-		cmd_error("%s: option '--%s' needs an integer, not '%s'", spec->name, o->name, v);
+		cmd_error("%soption '--%s' needs an integer, not '%s'", who(spec, w, sizeof(w)),
+		          o->name, v);
 		return -1;
 	case CMD_OPT_DOUBLE:
 		if (hml__parse_double(v, (double *)o->value) == 0 &&
 		    isfinite(*(double *)o->value))
 			return 0;
-		cmd_error("%s: option '--%s' needs a number, not '%s'", spec->name, o->name, v);
+		cmd_error("%soption '--%s' needs a number, not '%s'", who(spec, w, sizeof(w)),
+		          o->name, v);
 		return -1;
 	case CMD_OPT_LIST: {
 		cmd_list *l = o->value;
@@ -210,6 +228,69 @@ static int set_value(const cmd_spec *spec, const cmd_option *o, const char *v)
 	return -1;
 }
 
+/*
+ * Parse the option at argv[*i] (an argument starting with '-', not "--")
+ * against spec->options, then the global options; a value may be taken
+ * from argv[*i + 1], advancing *i. Returns 0, 1 (--help printed) or -1
+ * (a usage error was printed).
+ */
+static int parse_option(const cmd_spec *spec, int argc, char **argv, int *i)
+{
+	const char *a = argv[*i], *val = NULL;
+	const cmd_option *o;
+	char shortbuf[3] = "-?", w[64], ref[80];
+
+	if (a[1] == '-') {
+		const char *name = a + 2, *eq = strchr(name, '=');
+		size_t len = eq ? (size_t)(eq - name) : strlen(name);
+
+		if (!(o = find_long(spec->options, name, len)))
+			o = find_long(global_options, name, len);
+		if (!o) {
+			cmd_error("%sunknown option '--%.*s' (see '%s')", who(spec, w, sizeof(w)),
+			          (int)len, name, help_ref(spec, ref, sizeof(ref)));
+			return -1;
+		}
+		if (eq) {
+			if (o->kind == CMD_OPT_FLAG) {
+				cmd_error("%soption '--%s' takes no value", who(spec, w, sizeof(w)),
+				          o->name);
+				return -1;
+			}
+			val = eq + 1;
+		}
+	} else {
+		shortbuf[1] = a[1];
+		if (!(o = find_short(spec->options, a[1])))
+			o = find_short(global_options, a[1]);
+		if (!o) {
+			cmd_error("%sunknown option '%s' (see '%s')", who(spec, w, sizeof(w)), a,
+			          help_ref(spec, ref, sizeof(ref)));
+			return -1;
+		}
+		if (a[2] != '\0') {
+			if (o->kind == CMD_OPT_FLAG) {
+				cmd_error("%soption '%s' takes no value", who(spec, w, sizeof(w)),
+				          shortbuf);
+				return -1;
+			}
+			val = a + 2;
+		}
+	}
+	if (o->kind == CMD_OPT_FLAG && o->value == NULL) { /* --help */
+		cmd_print_help(spec, stdout);
+		return 1;
+	}
+	if (o->kind != CMD_OPT_FLAG && !val) {
+		if (*i + 1 >= argc) {
+			cmd_error("%soption '--%s' needs a value", who(spec, w, sizeof(w)), o->name);
+			return -1;
+		}
+		val = argv[++*i];
+	}
+	return set_value(spec, o, val);
+}
+
 int cmd_parse(const cmd_spec *spec, int argc, char **argv, int *first)
 {
 	char **pos = malloc((size_t)argc * sizeof(*pos));
@@ -221,9 +302,6 @@ int cmd_parse(const cmd_spec *spec, int argc, char **argv, int *first)
 	}
 	for (i = 1; i < argc && rc == 0; i++) {
 		char *a = argv[i];
-		const cmd_option *o = NULL;
-		const char *val = NULL;
-		char shortbuf[3] = "-?";
 
 		if (only_pos || a[0] != '-' || a[1] == '\0') {
 			pos[npos++] = a;
@@ -233,60 +311,7 @@ int cmd_parse(const cmd_spec *spec, int argc, char **argv, int *first)
 			only_pos = 1;
 			continue;
 		}
-		if (a[1] == '-') {
-			const char *name = a + 2, *eq = strchr(name, '=');
-			size_t len = eq ? (size_t)(eq - name) : strlen(name);
-
-			if (!(o = find_long(spec->options, name, len)))
-				o = find_long(global_options, name, len);
-			if (!o) {
-				cmd_error("%s: unknown option '--%.*s' (see 'hml %s --help')",
-				          spec->name, (int)len, name, spec->name);
-				rc = -1;
-				break;
-			}
-			if (eq) {
-				if (o->kind == CMD_OPT_FLAG) {
-					cmd_error("%s: option '--%s' takes no value", spec->name, o->name);
-					rc = -1;
-					break;
-				}
-				val = eq + 1;
-			}
-		} else {
-			shortbuf[1] = a[1];
-			if (!(o = find_short(spec->options, a[1])))
-				o = find_short(global_options, a[1]);
-			if (!o) {
-				cmd_error("%s: unknown option '%s' (see 'hml %s --help')",
-				          spec->name, a, spec->name);
-				rc = -1;
-				break;
-			}
-			if (a[2] != '\0') {
-				if (o->kind == CMD_OPT_FLAG) {
-					cmd_error("%s: option '%s' takes no value", spec->name, shortbuf);
-					rc = -1;
-					break;
-				}
-				val = a + 2;
-			}
-		}
-		if (o->kind == CMD_OPT_FLAG && o->value == NULL) { /* --help */
-			cmd_print_help(spec, stdout);
-			rc = 1;
-			break;
-		}
-		if (o->kind != CMD_OPT_FLAG && !val) {
-			if (i + 1 >= argc) {
-				cmd_error("%s: option '--%s' needs a value", spec->name, o->name);
-				rc = -1;
-				break;
-			}
-			val = argv[++i];
-		}
-		if (set_value(spec, o, val) < 0)
-			rc = -1;
+		rc = parse_option(spec, argc, argv, &i);
 	}
 	if (rc == 0 && (npos < spec->min_args ||
 	                (spec->max_args >= 0 && npos > spec->max_args))) {
@@ -307,6 +332,27 @@ int cmd_parse(const cmd_spec *spec, int argc, char **argv, int *first)
 		*first = k;
 	}
 	free(pos);
+	if (rc == 1)
+		fflush(stdout);
+	return rc;
+}
+
+int cmd_parse_leading(const cmd_spec *spec, int argc, char **argv, int *next)
+{
+	int i, rc = 0;
+
+	for (i = 1; i < argc && rc == 0; i++) {
+		const char *a = argv[i];
+
+		if (a[0] != '-' || a[1] == '\0')
+			break;
+		if (strcmp(a, "--") == 0) {
+			i++;
+			break;
+		}
+		rc = parse_option(spec, argc, argv, &i);
+	}
+	*next = i;
 	if (rc == 1)
 		fflush(stdout);
 	return rc;

@@ -2,7 +2,8 @@
  * hml - the command line: collect, train, deploy, evaluate.
  *
  * One table of subcommands; each lives in cmd/<name>.c. Global options
- * (-C DIR, -q, --json) may come before or after the subcommand name.
+ * (-C/--dir DIR, -q, --json) may come before or after the subcommand name:
+ * both places are parsed with cmd/common.c's one global options table.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,7 +45,7 @@ static const command *find_command(const char *name)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: hml [-C DIR] [-q] [--json] <command> [options] [args]\n"
+		"usage: hml [-C DIR | --dir DIR] [-q] [--json] <command> [options] [args]\n"
 		"       hml --version | --help | help <command>\n"
 		"\n"
 		"Machine-learning surrogates for marked regions of C applications.\n"
@@ -55,10 +56,10 @@ static void usage(FILE *f)
 	fprintf(f,
 		"\n"
 		"global options:\n"
-		"  -C DIR     experiment directory (default ./hml-experiment)\n"
-		"  -q         quiet: no progress and no informational messages\n"
-		"  --json     print results as one JSON document\n"
-		"  --version  print the versions of hml and its libraries\n"
+		"  -C, --dir DIR  experiment directory (default ./hml-experiment, or $HML_EXPERIMENT)\n"
+		"  -q, --quiet    no progress bar or informational messages\n"
+		"  --json         print results as one JSON document\n"
+		"  --version      print the versions of hml and its libraries\n"
 		"\n"
 		"The life cycle:  hml collect binomial && hml train && hml deploy --best && hml evaluate\n"
 		"See hml(1) and hml-<command>(1).\n");
@@ -104,8 +105,14 @@ static int help(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+	int want_help = 0, want_version = 0, i, rc;
+	const cmd_option leading[] = {
+		{ "version", 'V', CMD_OPT_FLAG, &want_version, NULL, "print the versions" },
+		{ "help", 'h', CMD_OPT_FLAG, &want_help, NULL, "show this help" },
+		{ NULL, 0, 0, NULL, NULL, NULL }
+	};
+	const cmd_spec spec = { "", "", "", NULL, leading, 0, -1 };
 	const command *c;
-	int i;
 
 	g_cmd.dir = getenv("HML_EXPERIMENT");
 	if (!g_cmd.dir || !*g_cmd.dir)
@@ -113,31 +120,14 @@ int main(int argc, char **argv)
 	hml__store_set_command(argc, argv);
 	hml__store_set_version("libtorch", hml__torch_version());
 
-	/* Global options before the command name. */
-	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
-		const char *a = argv[i];
-
-		if (strcmp(a, "-C") == 0) {
-			if (i + 1 >= argc) {
-				cmd_error("option '-C' needs a directory");
-				return HML_EXIT_USAGE;
-			}
-			g_cmd.dir = argv[++i];
-		} else if (strncmp(a, "-C", 2) == 0) {
-			g_cmd.dir = a + 2;
-		} else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
-			g_cmd.quiet = 1;
-		} else if (strcmp(a, "--json") == 0) {
-			g_cmd.json = 1;
-		} else if (strcmp(a, "--version") == 0 || strcmp(a, "-V") == 0) {
-			return print_version();
-		} else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-			usage(stdout);
-			return cmd_finish(HML_EXIT_OK);
-		} else {
-			cmd_error("unknown option '%s' (see 'hml --help')", a);
-			return HML_EXIT_USAGE;
-		}
+	/* Global options before the command name: the same table as after it. */
+	if ((rc = cmd_parse_leading(&spec, argc, argv, &i)) != 0)
+		return rc > 0 ? cmd_finish(HML_EXIT_OK) : HML_EXIT_USAGE;
+	if (want_version)
+		return print_version();
+	if (want_help) {
+		usage(stdout);
+		return cmd_finish(HML_EXIT_OK);
 	}
 	if (i >= argc) {
 		usage(stderr);

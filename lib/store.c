@@ -760,148 +760,185 @@ static int card_write(const char *path, const json_t *rec)
 	return manifest_write(path, rec);
 }
 
+/* A registration in progress: the files' final names, hashes and how far
+ * the moves went, so that a failure can put everything back. */
+typedef struct add_plan {
+	const collection_info *ci;
+	const hml__store_file *files;
+	size_t nfiles;
+	char id[32];
+	char (*hashes)[65];
+	char **rels, **finals;   /* "<subdir>/<id><ext>" and its absolute path */
+	char *card_rel, *card_abs;
+	size_t nrenamed;
+	int card_written;
+} add_plan;
+
+static void plan_release(add_plan *p)
+{
+	for (size_t i = 0; p->rels && p->finals && i < p->nfiles; i++) {
+		free(p->finals[i]);
+		free(p->rels[i]);
+	}
+	free(p->finals);
+	free(p->rels);
+	free(p->hashes);
+	free(p->card_rel);
+	free(p->card_abs);
+}
+
+/* The arguments of hml__store_add, checked before anything is touched. */
+static int add_check(const collection_info *ci, const char *collection, const json_t *record,
+                     const hml__store_file *files, size_t nfiles, int card)
+{
+	if (!json_is_object(record))
+		return hml__error_set(HML_EINVALID, "a record of '%s' must be a JSON object",
+		                      collection ? collection : "?");
+	if (!ci)
+		return hml__error_set(HML_EINVALID, "unknown collection '%s'",
+		                      collection ? collection : "(null)");
+	if (!ci->subdir && (nfiles || card))
+		return hml__error_set(HML_EINVALID, "records of '%s' have no files", ci->name);
+	for (size_t i = 0; i < nfiles; i++)
+		if (!files[i].role || !files[i].tmp_path || !files[i].ext ||
+		    (card && strcmp(files[i].role, "card") == 0))
+			return hml__error_set(HML_EINVALID, "file %zu of a '%s' record is not described",
+			                      i, ci->name);
+	return 0;
+}
+
+/* "<subdir>/<id><suffix>" and its absolute path. */
+static int plan_name(const hml__store *s, const add_plan *p, const char *suffix,
+                     char **rel, char **abs)
+{
+	size_t len = strlen(p->ci->subdir) + strlen(p->id) + strlen(suffix) + 2;
+
+	if (!(*rel = malloc(len)))
+		return hml__error_oom();
+	snprintf(*rel, len, "%s/%s%s", p->ci->subdir, p->id, suffix);
+	return (*abs = hml__store_path(s, *rel)) ? 0 : HML_ENOMEM;
+}
+
+/* The final names of the files and of the card: distinct, and none may
+ * exist (an artefact is never overwritten). */
+static int plan_names(const hml__store *s, add_plan *p, int card)
+{
+	struct stat st;
+	int rc;
+
+	for (size_t i = 0; i < p->nfiles; i++) {
+		if ((rc = plan_name(s, p, p->files[i].ext, &p->rels[i], &p->finals[i])) < 0)
+			return rc;
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(p->rels[j], p->rels[i]) == 0)
+				return hml__error_set(HML_EINVALID,
+					"two files of record '%s' would both be '%s'", p->id, p->rels[i]);
+		if (lstat(p->finals[i], &st) == 0)
+			return exists_error(s, p->rels[i]);
+	}
+	if (!card)
+		return 0;
+	if ((rc = plan_name(s, p, ".json", &p->card_rel, &p->card_abs)) < 0)
+		return rc;
+	for (size_t i = 0; i < p->nfiles; i++)
+		if (strcmp(p->rels[i], p->card_rel) == 0)
+			return hml__error_set(HML_EINVALID,
+				"a file of record '%s' would overwrite its card '%s'", p->id, p->card_rel);
+	return lstat(p->card_abs, &st) == 0 ? exists_error(s, p->card_rel) : 0;
+}
+
+/* Rename the files to their final names and list them in rec["files"]. */
+static int plan_move(const hml__store *s, add_plan *p, json_t *rec)
+{
+	json_t *fobj = json_object_get(rec, "files");
+
+	for (size_t i = 0; i < p->nfiles; i++) {
+		if (rename_noreplace(p->files[i].tmp_path, p->finals[i]) < 0) {
+			if (errno == EEXIST)
+				return exists_error(s, p->rels[i]);
+			return hml__error_set(HML_EIO, "cannot move '%s' to '%s': %s",
+			                      p->files[i].tmp_path, p->finals[i], strerror(errno));
+		}
+		p->nrenamed++;
+		if (json_object_set_new(fobj, p->files[i].role, json_string(p->rels[i])))
+			return hml__error_oom();
+	}
+	if (p->card_rel && json_object_set_new(fobj, "card", json_string(p->card_rel)))
+		return hml__error_oom();
+	return 0;
+}
+
+/* Provenance, then the card: the card is the whole record, so its own
+ * hash can only be in the manifest's copy. */
+static int plan_seal(add_plan *p, json_t *rec)
+{
+	char card_hash[65];
+	json_t *prov;
+	int rc;
+
+	if (!(prov = provenance_new((const char *const *)p->rels, p->hashes, p->nfiles)))
+		return HML_ENOMEM;
+	json_object_set_new(rec, "provenance", prov);
+	if (!p->card_rel)
+		return 0;
+	if ((rc = card_write(p->card_abs, rec)) < 0)
+		return rc;
+	p->card_written = 1;
+	if ((rc = hml__sha256_file(p->card_abs, card_hash)) < 0)
+		return rc;
+	json_object_set_new(json_object_get(prov, "sha256"), p->card_rel, json_string(card_hash));
+	return 0;
+}
+
+/* Put every file back where the caller had it, keeping the error. */
+static void plan_undo(add_plan *p)
+{
+	hml__error_saved saved;
+
+	hml__error_save(&saved);
+	if (p->card_written)
+		unlink(p->card_abs);
+	while (p->nrenamed-- > 0)
+		rename(p->finals[p->nrenamed], p->files[p->nrenamed].tmp_path);
+	hml__error_restore(&saved);
+}
+
 int hml__store_add(hml__store *s, const char *collection, json_t *record,
                    const hml__store_file *files, size_t nfiles, int card,
                    char *id_out, size_t id_size)
 {
-	const collection_info *ci = collection_find(collection);
-	char (*hashes)[65] = NULL, **finals = NULL, **rels = NULL;
-	char *card_rel = NULL, *card_abs = NULL, id[32], card_hash[65];
-	json_t *m = NULL, *rec = NULL, *prov, *fobj;
-	size_t nrenamed = 0, i;
-	int fd = -1, rc = 0, card_written = 0;
-	struct stat st;
+	add_plan p = { collection_find(collection), files, nfiles, "", NULL, NULL, NULL,
+	               NULL, NULL, 0, 0 };
+	json_t *m = NULL, *rec = NULL;
+	int fd = -1, rc;
 
 	if (id_out && id_size)
 		id_out[0] = '\0';
-	if (!json_is_object(record)) {
-		rc = hml__error_set(HML_EINVALID, "a record of '%s' must be a JSON object",
-		                    collection ? collection : "?");
+	if ((rc = add_check(p.ci, collection, record, files, nfiles, card)) < 0)
 		goto done;
-	}
-	if (!ci) {
-		rc = hml__error_set(HML_EINVALID, "unknown collection '%s'",
-		                    collection ? collection : "(null)");
-		goto done;
-	}
-	if (!ci->subdir && (nfiles || card)) {
-		rc = hml__error_set(HML_EINVALID, "records of '%s' have no files", ci->name);
-		goto done;
-	}
-	for (i = 0; i < nfiles; i++)
-		if (!files[i].role || !files[i].tmp_path || !files[i].ext ||
-		    (card && strcmp(files[i].role, "card") == 0)) {
-			rc = hml__error_set(HML_EINVALID, "file %zu of a '%s' record is not described",
-			                    i, ci->name);
-			goto done;
-		}
-	hashes = calloc(nfiles + 1, sizeof(*hashes));
-	finals = calloc(nfiles + 1, sizeof(*finals));
-	rels = calloc(nfiles + 2, sizeof(*rels));
-	if (!hashes || !finals || !rels) {
+	p.hashes = calloc(nfiles + 1, sizeof(*p.hashes));
+	p.finals = calloc(nfiles + 1, sizeof(*p.finals));
+	p.rels = calloc(nfiles + 2, sizeof(*p.rels));
+	if (!p.hashes || !p.finals || !p.rels) {
 		rc = hml__error_oom();
 		goto done;
 	}
 	/* Hash before taking the lock: a large data file keeps no one waiting. */
-	for (i = 0; i < nfiles; i++)
-		if ((rc = hml__sha256_file(files[i].tmp_path, hashes[i])) < 0)
+	for (size_t i = 0; i < nfiles; i++)
+		if ((rc = hml__sha256_file(files[i].tmp_path, p.hashes[i])) < 0)
 			goto done;
 
-	if ((rc = lock_take(s, &fd)) < 0)
+	if ((rc = lock_take(s, &fd)) < 0 || (rc = manifest_load(s->manifest_path, &m)) < 0)
 		goto done;
-	if ((rc = manifest_load(s->manifest_path, &m)) < 0)
-		goto done;
-	snprintf(id, sizeof(id), "%c%ld", ci->prefix, next_id(s, m, ci));
-	if (!(rec = record_new(id, record))) {
+	snprintf(p.id, sizeof(p.id), "%c%ld", p.ci->prefix, next_id(s, m, p.ci));
+	if (!(rec = record_new(p.id, record))) {
 		rc = hml__error_oom();
 		goto done;
 	}
-	fobj = json_object_get(rec, "files");
-
-	/* Final names: none may exist (an artefact is never overwritten). */
-	for (i = 0; i < nfiles; i++) {
-		size_t len = strlen(ci->subdir) + strlen(id) + strlen(files[i].ext) + 2;
-
-		if (!(rels[i] = malloc(len))) {
-			rc = hml__error_oom();
-			goto done;
-		}
-		snprintf(rels[i], len, "%s/%s%s", ci->subdir, id, files[i].ext);
-		if (!(finals[i] = hml__store_path(s, rels[i]))) {
-			rc = HML_ENOMEM;
-			goto done;
-		}
-		for (size_t j = 0; j < i; j++)
-			if (strcmp(rels[j], rels[i]) == 0) {
-				rc = hml__error_set(HML_EINVALID, "two files of record '%s' would both be '%s'",
-				                    id, rels[i]);
-				goto done;
-			}
-		if (lstat(finals[i], &st) == 0) {
-			rc = exists_error(s, rels[i]);
-			goto done;
-		}
-	}
-	if (card) {
-		size_t len = strlen(ci->subdir) + strlen(id) + 7;
-
-		if (!(card_rel = malloc(len))) {
-			rc = hml__error_oom();
-			goto done;
-		}
-		snprintf(card_rel, len, "%s/%s.json", ci->subdir, id);
-		if (!(card_abs = hml__store_path(s, card_rel))) {
-			rc = HML_ENOMEM;
-			goto done;
-		}
-		for (i = 0; i < nfiles; i++)
-			if (strcmp(rels[i], card_rel) == 0) {
-				rc = hml__error_set(HML_EINVALID, "a file of record '%s' would overwrite its card '%s'",
-				                    id, card_rel);
-				goto done;
-			}
-		if (lstat(card_abs, &st) == 0) {
-			rc = exists_error(s, card_rel);
-			goto done;
-		}
-	}
-
-	for (i = 0; i < nfiles; i++) {
-		if (rename_noreplace(files[i].tmp_path, finals[i]) < 0) {
-			if (errno == EEXIST)
-				rc = exists_error(s, rels[i]);
-			else
-				rc = hml__error_set(HML_EIO, "cannot move '%s' to '%s': %s",
-				                    files[i].tmp_path, finals[i], strerror(errno));
-			goto done;
-		}
-		nrenamed++;
-		if (json_object_set_new(fobj, files[i].role, json_string(rels[i]))) {
-			rc = hml__error_oom();
-			goto done;
-		}
-	}
-	if (card && json_object_set_new(fobj, "card", json_string(card_rel))) {
-		rc = hml__error_oom();
+	if ((rc = plan_names(s, &p, card)) < 0 || (rc = plan_move(s, &p, rec)) < 0 ||
+	    (rc = plan_seal(&p, rec)) < 0)
 		goto done;
-	}
-	if (!(prov = provenance_new((const char *const *)rels, hashes, nfiles))) {
-		rc = HML_ENOMEM;
-		goto done;
-	}
-	json_object_set_new(rec, "provenance", prov);
-
-	/* The card is the whole record; its own hash can only be in the
-	 * manifest's copy. */
-	if (card) {
-		if ((rc = card_write(card_abs, rec)) < 0)
-			goto done;
-		card_written = 1;
-		if ((rc = hml__sha256_file(card_abs, card_hash)) < 0)
-			goto done;
-		json_object_set_new(json_object_get(prov, "sha256"), card_rel, json_string(card_hash));
-	}
-	if (json_array_append(json_object_get(m, ci->name), rec)) {
+	if (json_array_append(json_object_get(m, p.ci->name), rec)) {
 		rc = hml__error_oom();
 		goto done;
 	}
@@ -910,30 +947,13 @@ int hml__store_add(hml__store *s, const char *collection, json_t *record,
 	manifest_replace(s, m);
 	m = NULL;
 	if (id_out && id_size)
-		snprintf(id_out, id_size, "%s", id);
+		snprintf(id_out, id_size, "%s", p.id);
 
 done:
-	if (rc < 0) {
-		hml__error_saved saved;
-
-		/* Put everything back where the caller had it. */
-		hml__error_save(&saved);
-		if (card_written)
-			unlink(card_abs);
-		while (nrenamed-- > 0)
-			rename(finals[nrenamed], files[nrenamed].tmp_path);
-		hml__error_restore(&saved);
-	}
+	if (rc < 0)
+		plan_undo(&p);
 	lock_release(fd);
-	for (i = 0; finals && rels && i < nfiles; i++) {
-		free(finals[i]);
-		free(rels[i]);
-	}
-	free(finals);
-	free(rels);
-	free(hashes);
-	free(card_rel);
-	free(card_abs);
+	plan_release(&p);
 	json_decref(rec);
 	json_decref(m);
 	json_decref(record);

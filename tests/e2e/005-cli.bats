@@ -75,6 +75,33 @@ commands() {
 	[ "$status" -eq 2 ]
 }
 
+@test "global options are accepted before and after the command name" {
+	mkdir -p exp
+	printf '{"schema_version": 1}\n' > exp/manifest.json
+	for args in "--dir exp show" "--dir=exp show" "-C exp show" "-Cexp show" \
+	            "show --dir exp" "show --dir=exp" "show -C exp" "show -Cexp" \
+	            "--json -C exp show" "-C exp show --json" "-q --dir exp --json show"; do
+		run --separate-stderr hml $args
+		[ "$status" -eq 0 ] || { echo "hml $args: exit $status: $stderr"; false; }
+	done
+	run --separate-stderr hml --json --dir exp show
+	assert_success
+	echo "$output" > s.json
+	[ "$(json s.json 'd["schema_version"]')" = 1 ]
+	# The last -C wins, wherever it stands; a missing experiment is exit 3.
+	run hml --dir nowhere show --dir exp
+	assert_success
+	run hml --dir exp show --dir nowhere
+	[ "$status" -eq 3 ]
+	assert_output --partial "no experiment at 'nowhere'"
+	run hml --dir
+	[ "$status" -eq 2 ]
+	assert_output "hml: error: option '--dir' needs a value"
+	run hml --json=1 show
+	[ "$status" -eq 2 ]
+	assert_output "hml: error: option '--json' takes no value"
+}
+
 @test "a failed write of the results is an error, not a silent success" {
 	run sh -c "'$HML' --version > /dev/full"
 	[ "$status" -eq 1 ]
