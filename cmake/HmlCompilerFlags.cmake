@@ -12,3 +12,12 @@ if(HML_SANITIZE)
   add_compile_options(-fsanitize=${HML_SANITIZE} -fno-omit-frame-pointer)
   add_link_options(-fsanitize=${HML_SANITIZE})
 endif()
+
+# Fuzzing: every object is instrumented for libFuzzer's coverage and
+# checked by AddressSanitizer and UndefinedBehaviorSanitizer; only the
+# fuzz executables link libFuzzer's main.
+if(HML_FUZZ)
+  add_compile_options(-fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
+                      -fno-sanitize-recover=undefined)
+  add_link_options(-fsanitize=address,undefined)
+endif()
