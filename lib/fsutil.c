@@ -17,6 +17,7 @@
 
 #include "error.h"
 #include "fsutil.h"
+#include "proc.h"
 #include "util.h"
 
 /* Temporary names must differ between threads of one process too. */
@@ -170,6 +171,37 @@ done:
 
 int hml__read_file(const char *path, char **out, size_t *size)
 {
+	return hml__read_file_max(path, HML__READ_MAX, out, size);
+}
+
+/* Open for reading without blocking on a FIFO, and accept only a regular
+ * file (procfs files are regular too): a FIFO, a device or a socket in
+ * place of a file hml reads would block it or feed it without end. */
+static int open_regular(const char *path, struct stat *st)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+
+	if (fd < 0)
+		return io_error(errno, "read", path);
+	if (fstat(fd, st) < 0) {
+		int rc = io_error(errno, "read", path);
+
+		close(fd);
+		return rc;
+	}
+	if (!S_ISREG(st->st_mode)) {
+		close(fd);
+		if (S_ISDIR(st->st_mode))
+			return io_error(EISDIR, "read", path);
+		return hml__error_set(HML_EINVALID, "cannot read '%s': not a regular file", path);
+	}
+	/* Back to blocking reads: a regular file never blocks anyway. */
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	return fd;
+}
+
+int hml__read_file_max(const char *path, size_t max, char **out, size_t *size)
+{
 	char *buf = NULL;
 	size_t len = 0, cap = 0;
 	struct stat st;
@@ -178,18 +210,15 @@ int hml__read_file(const char *path, char **out, size_t *size)
 	*out = NULL;
 	if (size)
 		*size = 0;
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return io_error(errno, "read", path);
-	if (fstat(fd, &st) < 0) {
-		rc = io_error(errno, "read", path);
+	if ((fd = open_regular(path, &st)) < 0)
+		return fd;
+	if ((uint64_t)st.st_size > max) {
+		rc = hml__error_set(HML_EINVALID, "cannot read '%s': it is larger than %zu bytes",
+		                    path, max);
 		goto done;
 	}
-	if (S_ISDIR(st.st_mode)) {
-		rc = io_error(EISDIR, "read", path);
-		goto done;
-	}
-	/* Regular files are read in one go; pipes and /proc files grow. */
-	cap = (S_ISREG(st.st_mode) && st.st_size > 0) ? (size_t)st.st_size + 1 : 4096;
+	/* Read in one go; /proc files report size 0 and grow. */
+	cap = st.st_size > 0 ? (size_t)st.st_size + 1 : 4096;
 	if (!(buf = malloc(cap))) {
 		rc = hml__error_oom();
 		goto done;
@@ -216,7 +245,11 @@ int hml__read_file(const char *path, char **out, size_t *size)
 		}
 		if (n == 0)
 			break;
-		len += (size_t)n;
+		if ((len += (size_t)n) > max) {
+			rc = hml__error_set(HML_EINVALID, "cannot read '%s': it is larger than %zu bytes",
+			                    path, max);
+			goto done;
+		}
 	}
 	buf[len] = '\0';
 	*out = buf;
@@ -238,11 +271,12 @@ int hml__sha256_file(const char *path, char hex[65])
 	unsigned int mdlen = 0;
 	EVP_MD_CTX *ctx = NULL;
 	unsigned char *buf = NULL;
+	struct stat st;
 	int fd, rc = 0;
 
 	hex[0] = '\0';
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return io_error(errno, "read", path);
+	if ((fd = open_regular(path, &st)) < 0)
+		return fd;
 	if (!(buf = malloc(BUFSIZE)) || !(ctx = EVP_MD_CTX_new())) {
 		rc = hml__error_oom();
 		goto done;
@@ -252,9 +286,13 @@ int hml__sha256_file(const char *path, char hex[65])
 		goto done;
 	}
 	for (;;) {
-		ssize_t n = read(fd, buf, BUFSIZE);
+		ssize_t n;
 
-		if (n < 0) {
+		if (hml__proc_interrupt_pending()) {
+			rc = hml__error_set(HML_ERROR, "interrupted while hashing '%s'", path);
+			goto done;
+		}
+		if ((n = read(fd, buf, BUFSIZE)) < 0) {
 			if (errno == EINTR)
 				continue;
 			rc = io_error(errno, "read", path);

@@ -37,6 +37,11 @@ extern char **environ;
 static atomic_int proc_child;
 static atomic_int proc_interrupted;
 
+int hml__proc_interrupt_pending(void)
+{
+	return atomic_load(&proc_interrupted);
+}
+
 void hml__proc_interrupt(void)
 {
 	pid_t pid;

@@ -51,6 +51,13 @@ int hml__proc_run(const char *const *argv, const char *const *env,
  */
 void hml__proc_interrupt(void);
 
+/**
+ * Nonzero while an interrupt is pending (hml__proc_interrupt() was called
+ * and no run has consumed it). Long work outside a child process (hashing
+ * a file, waiting for a lock) polls it to stop promptly.
+ */
+int hml__proc_interrupt_pending(void);
+
 /** "exit 3", "killed by SIGSEGV", "interrupted": a description of *res (static). */
 const char *hml__proc_describe(const hml__proc_result *res);
 

@@ -31,6 +31,7 @@
 #include "error.h"
 #include "fsutil.h"
 #include "h5util.h"
+#include "proc.h"
 #include "hml/version.h"
 #include "store.h"
 #include "util.h"
@@ -85,22 +86,28 @@ static const collection_info *collection_find(const char *name)
 	return NULL;
 }
 
-/* A JSON string of `s`, with bytes that are not UTF-8 replaced by '?' (a
- * command line or a directory name may hold any bytes). */
-static json_t *string_lossy(const char *s)
+json_t *hml__json_bytes(const char *s)
 {
-	json_t *j = json_string(s ? s : "");
-	char *copy;
+	static const char digits[] = "0123456789abcdef";
+	json_t *j;
+	char *hex;
+	size_t n;
 
-	if (j || !s)
+	if (!s)
+		return json_null();
+	if ((j = json_string(s)) != NULL)
 		return j;
-	if (!(copy = strdup(s)))
+	/* Not UTF-8: JSON cannot hold it as a string; keep every byte. */
+	n = strlen(s);
+	if (!(hex = malloc(2 * n + 1)))
 		return NULL;
-	for (char *p = copy; *p; p++)
-		if ((unsigned char)*p >= 0x80)
-			*p = '?';
-	j = json_string(copy);
-	free(copy);
+	for (size_t i = 0; i < n; i++) {
+		hex[2 * i] = digits[(unsigned char)s[i] >> 4];
+		hex[2 * i + 1] = digits[(unsigned char)s[i] & 15];
+	}
+	hex[2 * n] = '\0';
+	j = json_pack("{s:s}", "hex", hex);
+	free(hex);
 	return j;
 }
 
@@ -114,7 +121,7 @@ void hml__store_set_command(int argc, char **argv)
 	json_decref(g_command);
 	g_command = json_array();
 	for (i = 0; g_command && i < argc; i++)
-		json_array_append_new(g_command, string_lossy(argv[i]));
+		json_array_append_new(g_command, hml__json_bytes(argv[i]));
 	if (argc < 1)
 		return;
 	/* "hml train" for the lock file: the program's name and its first
@@ -140,7 +147,7 @@ void hml__store_set_version(const char *name, const char *version)
 		return;
 	if (!g_versions && !(g_versions = json_object()))
 		return;
-	json_object_set_new(g_versions, name, string_lossy(version ? version : "unknown"));
+	json_object_set_new(g_versions, name, hml__json_bytes(version ? version : "unknown"));
 }
 
 /* The command line: as main() set it, else as the kernel has it. */
@@ -156,7 +163,7 @@ static json_t *command_json(void)
 		return NULL;
 	if (hml__read_file("/proc/self/cmdline", &buf, &len) == 0)
 		for (size_t off = 0; off < len; off += strlen(buf + off) + 1)
-			json_array_append_new(a, string_lossy(buf + off));
+			json_array_append_new(a, hml__json_bytes(buf + off));
 	free(buf);
 	return a;
 }
@@ -183,7 +190,7 @@ static json_t *user_json(void)
 	uid_t uid = geteuid();
 
 	if (getpwuid_r(uid, &pw, buf, sizeof(buf), &res) == 0 && res && res->pw_name)
-		return string_lossy(res->pw_name);
+		return hml__json_bytes(res->pw_name);
 	snprintf(buf, sizeof(buf), "%ld", (long)uid);
 	return json_string(buf);
 }
@@ -212,10 +219,10 @@ static json_t *provenance_new(const char *const *rels, char (*hashes)[65], size_
 	if (!p || !sums)
 		goto oom;
 	if (json_object_set_new(p, "time", json_string(when)) ||
-	    json_object_set_new(p, "host", string_lossy(host)) ||
+	    json_object_set_new(p, "host", hml__json_bytes(host)) ||
 	    json_object_set_new(p, "user", user_json()) ||
 	    json_object_set_new(p, "command", command_json()) ||
-	    json_object_set_new(p, "cwd", cwd ? string_lossy(cwd) : json_null()) ||
+	    json_object_set_new(p, "cwd", cwd ? hml__json_bytes(cwd) : json_null()) ||
 	    json_object_set_new(p, "versions", versions_json()))
 		goto oom;
 	for (size_t i = 0; i < n; i++)
@@ -265,6 +272,18 @@ static int corrupt(const char *path, const char *reason)
 	return hml__error_set(HML_EINVALID, "manifest '%s' is corrupt: %s", path, reason);
 }
 
+/* Does a record before arr[i] have the id `id`? */
+static int duplicate_id(const json_t *arr, size_t i, const char *id)
+{
+	for (size_t k = 0; k < i; k++) {
+		const char *other = json_string_value(json_object_get(json_array_get(arr, k), "id"));
+
+		if (other && strcmp(other, id) == 0)
+			return 1;
+	}
+	return 0;
+}
+
 /* Check the structure every reader relies on. Missing collections are
  * added (empty) to the copy in memory. */
 static int manifest_validate(const char *path, json_t *m)
@@ -311,6 +330,11 @@ static int manifest_validate(const char *path, json_t *m)
 			}
 			if (id && !json_is_string(id)) {
 				snprintf(why, sizeof(why), "%s[%zu].id is not a string", name, i);
+				return corrupt(path, why);
+			}
+			if (id && duplicate_id(arr, i, json_string_value(id))) {
+				snprintf(why, sizeof(why), "%s[%zu].id '%.32s' is used twice", name, i,
+				         json_string_value(id));
 				return corrupt(path, why);
 			}
 		}
@@ -452,6 +476,11 @@ static int lock_take(const hml__store *s, int *out)
 		if (errno != EWOULDBLOCK) {
 			rc = hml__error_set(HML_EIO, "cannot lock experiment '%s': %s", s->dir,
 			                    strerror(errno));
+			goto fail;
+		}
+		if (hml__proc_interrupt_pending()) {
+			rc = hml__error_set(HML_ERROR, "interrupted while waiting for the lock of experiment '%s'",
+			                    s->dir);
 			goto fail;
 		}
 		if (hml__now() - start >= timeout) {

@@ -134,6 +134,13 @@ const json_t *hml__store_find(const hml__store *s, const char *collection,
 json_t *hml__store_provenance(const hml__store *s, const char *const *rel_files,
                               size_t nfiles);
 
+/**
+ * `s` as JSON without loss: a string when it is UTF-8, else {"hex":
+ * "<every byte as two hex digits>"} (a command line, a directory or a host
+ * name may hold any bytes). NULL gives null. New reference; NULL on OOM.
+ */
+json_t *hml__json_bytes(const char *s);
+
 /** Set once by main(): the command line recorded in provenance. */
 void hml__store_set_command(int argc, char **argv);
 

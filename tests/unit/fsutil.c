@@ -23,6 +23,7 @@
 #include "check.h"
 #include "error.h"
 #include "fsutil.h"
+#include "proc.h"
 
 static char tmpdir[512];
 
@@ -229,6 +230,45 @@ TEST(sha256_known_digests)
 	CHECK_STR(hex, "");
 }
 
+/* Reads are bounded and never block: FIFOs and devices are refused at
+ * once; so is a file past the bound; hashing stops on an interrupt. */
+TEST(reads_are_bounded_and_never_block)
+{
+	const char *fifo = path_in("pipe"), *p = path_in("big.txt");
+	char *buf = (char *)p, hex[65];
+	size_t n = 7;
+
+	CHECK(mkfifo(fifo, 0600) == 0);
+	CHECK_FAILS(hml__read_file(fifo, &buf, &n), HML_EINVALID,
+	            "pipe': not a regular file");
+	CHECK(buf == NULL && n == 0);
+	CHECK_FAILS(hml__sha256_file(fifo, hex), HML_EINVALID, "not a regular file");
+	CHECK_FAILS(hml__read_file("/dev/zero", &buf, &n), HML_EINVALID, "not a regular file");
+	put(p, "0123456789");
+	CHECK_OK(hml__read_file_max(p, 10, &buf, &n));
+	CHECK_STR(buf, "0123456789");
+	free(buf);
+	CHECK_FAILS(hml__read_file_max(p, 9, &buf, &n), HML_EINVALID,
+	            "big.txt': it is larger than 9 bytes");
+	CHECK(buf == NULL);
+	/* A procfs file grows past its reported size 0: bounded as it grows. */
+	CHECK_FAILS(hml__read_file_max("/proc/self/status", 100, &buf, &n), HML_EINVALID,
+	            "is larger than 100 bytes");
+
+	hml__proc_interrupt();
+	CHECK_FAILS(hml__sha256_file(p, hex), HML_ERROR, "interrupted while hashing");
+	/* A run consumes the pending interrupt (and does not start). */
+	{
+		const char *argv[] = { "/bin/true", NULL };
+		hml__proc_result res;
+
+		CHECK_OK(hml__proc_run(argv, NULL, NULL, NULL, &res));
+		CHECK(res.interrupted);
+	}
+	CHECK(!hml__proc_interrupt_pending());
+	CHECK_OK(hml__sha256_file(p, hex));
+}
+
 TEST(paths)
 {
 	char *p, cwd[PATH_MAX];
@@ -295,6 +335,7 @@ int main(void)
 	RUN(mkdir_p_makes_every_level);
 	RUN(read_file_whole);
 	RUN(sha256_known_digests);
+	RUN(reads_are_bounded_and_never_block);
 	RUN(paths);
 	RUN(time_and_host);
 	rm_rf(tmpdir);

@@ -488,6 +488,8 @@ TEST(corrupt_manifests_are_left_alone)
 		  "is corrupt: evaluations[0].id is not a string" },
 		{ "{\"schema_version\": 1, \"schema_version\": 1}\n", HML_EINVALID,
 		  "duplicate object key" },
+		{ "{\"schema_version\": 1, \"models\": [{\"id\": \"m1\"}, {\"id\": \"m1\"}]}\n",
+		  HML_EINVALID, "is corrupt: models[1].id 'm1' is used twice" },
 	};
 	const char *dir = fresh("exp-corrupt");
 	hml__store *s = NULL, *early = NULL;
@@ -870,6 +872,57 @@ TEST(stray_temporary_files_are_ignored)
 	hml__store_free(s);
 }
 
+/* A manifest that is not a regular file, or is too large to be one, is
+ * refused at once (no blocking on a FIFO, no read until memory runs out)
+ * and left where it is. */
+TEST(manifests_that_are_not_files)
+{
+	const char *dir = fresh("exp-fifo");
+	hml__store *s = NULL;
+	char mpath[1100];
+	struct stat st;
+	FILE *f;
+
+	CHECK_OK(hml__store_open(&s, dir, 1));
+	hml__store_free(s);
+	s = NULL;
+	snprintf(mpath, sizeof(mpath), "%s/manifest.json", dir);
+	unlink(mpath);
+	CHECK(mkfifo(mpath, 0600) == 0);
+	CHECK_FAILS(hml__store_open(&s, dir, 0), HML_EINVALID, "not a regular file");
+	CHECK_FAILS(hml__store_open(&s, dir, 1), HML_EINVALID, "not a regular file");
+	CHECK(lstat(mpath, &st) == 0 && S_ISFIFO(st.st_mode));
+	unlink(mpath);
+
+	/* One byte past the bound, as a sparse file. */
+	CHECK((f = fopen(mpath, "wb")) != NULL);
+	if (f) {
+		CHECK(fseeko(f, (off_t)HML__READ_MAX, SEEK_SET) == 0);
+		CHECK(fputc('}', f) == '}');
+		fclose(f);
+	}
+	CHECK_FAILS(hml__store_open(&s, dir, 0), HML_EINVALID, "is larger than");
+	CHECK(s == NULL);
+	CHECK(lstat(mpath, &st) == 0 && st.st_size == (off_t)HML__READ_MAX + 1);
+}
+
+/* Provenance keeps bytes that are not UTF-8 (argv, cwd) instead of
+ * replacing them. */
+TEST(json_bytes_are_lossless)
+{
+	json_t *j = hml__json_bytes("caf\xe9 \xff");
+
+	CHECK(json_is_object(j));
+	CHECK_STR(json_string_value(json_object_get(j, "hex")), "636166e920ff");
+	json_decref(j);
+	j = hml__json_bytes("plain \xc3\xa9");
+	CHECK_STR(json_string_value(j), "plain \xc3\xa9");
+	json_decref(j);
+	j = hml__json_bytes(NULL);
+	CHECK(json_is_null(j));
+	json_decref(j);
+}
+
 int main(void)
 {
 	const char *base = getenv("HML_TEST_TMP");
@@ -893,6 +946,8 @@ int main(void)
 	RUN(four_writers_at_once);
 	RUN(failed_writes_put_files_back);
 	RUN(stray_temporary_files_are_ignored);
+	RUN(manifests_that_are_not_files);
+	RUN(json_bytes_are_lossless);
 	rm_rf(tmpdir);
 	return check_report();
 }

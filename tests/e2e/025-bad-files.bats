@@ -1,0 +1,61 @@
+#!/usr/bin/env bats
+# Files that are not what hml expects: a manifest replaced by a FIFO, by an
+# endless device or by a huge file costs no run, blocks nothing and is left
+# as it was; the experiment is refused with one line and exit 3.
+
+load helpers
+
+setup() { common_setup; }
+
+# fresh_experiment: an experiment with a valid, empty manifest.
+fresh_experiment() {
+	mkdir -p exp/data exp/models exp/eval
+	printf '{"schema_version": 1}\n' > exp/manifest.json
+}
+
+@test "a manifest that is a FIFO is refused at once, by show and by collect" {
+	fresh_experiment
+	rm exp/manifest.json
+	mkfifo exp/manifest.json
+	run timeout 20 "$HML" -C exp show
+	[ "$status" -eq 3 ]
+	assert_output "hml: error: cannot read 'exp/manifest.json': not a regular file"
+	run timeout 60 "$HML" -C exp collect binomial -- --options 64
+	[ "$status" -eq 3 ]
+	assert_output --partial "not a regular file"
+	[ -p exp/manifest.json ]
+	[ -z "$(ls exp/data)" ]   # the application never ran
+}
+
+@test "a manifest linked to an endless device or too large costs no run" {
+	fresh_experiment
+	ln -sf /dev/zero exp/manifest.json
+	run timeout 20 "$HML" -C exp show
+	[ "$status" -eq 3 ]
+	assert_output --partial "not a regular file"
+	rm exp/manifest.json
+	truncate -s 100M exp/manifest.json
+	run timeout 60 "$HML" -C exp collect binomial -- --options 64
+	[ "$status" -eq 3 ]
+	assert_output --partial "manifest.json': it is larger than 67108864 bytes"
+	[ "$(stat -c %s exp/manifest.json)" -eq 104857600 ]
+	[ -z "$(ls exp/data)" ]
+}
+
+@test "a workflow.json that is a FIFO is refused without blocking" {
+	mkdir wf
+	mkfifo wf/workflow.json
+	run timeout 20 "$HML" -C exp collect wf/workflow.json
+	[ "$status" -eq 3 ]
+	assert_output --partial "not a regular file"
+}
+
+@test "a manifest with one id twice is corrupt and left alone" {
+	fresh_experiment
+	printf '{"schema_version": 1, "models": [{"id": "m1"}, {"id": "m1"}]}\n' > exp/manifest.json
+	cp exp/manifest.json before.json
+	run hml -C exp show
+	[ "$status" -eq 3 ]
+	assert_output --partial "is corrupt: models[1].id 'm1' is used twice"
+	cmp before.json exp/manifest.json
+}
