@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "config.h"
 #include "error.h"
@@ -82,7 +83,8 @@ static const char *env_lookup(const char *key, const char *label,
 	return (v && *v) ? v : NULL;
 }
 
-static int env_int(int *out, const char *key, const char *label, int min)
+static int env_int(int *out, const char *key, const char *label, int min, int max,
+                   const char *why)
 {
 	char name[128];
 	const char *v = env_lookup(key, label, name, sizeof(name));
@@ -90,11 +92,19 @@ static int env_int(int *out, const char *key, const char *label, int min)
 
 	if (!v)
 		return 0;
-	if (hml__parse_i64(v, &x) < 0 || x < min || x > 1000000000)
+	if (hml__parse_i64(v, &x) < 0 || x < min || x > max)
 		return hml__error_set(HML_EINVALID,
-			"invalid %s '%s': expected an integer >= %d", name, v, min);
+			"invalid %s '%s': expected an integer from %d to %d%s", name, v, min, max,
+			why ? why : "");
 	*out = (int)x;
 	return 0;
+}
+
+int hml__threads_max(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return (int)(HML__THREADS_PER_CORE * (n > 0 ? (n < 4096 ? n : 4096) : 1));
 }
 
 static int env_double(double *out, const char *key, const char *label,
@@ -132,7 +142,7 @@ int hml__config_resolve(hml__config *c, const char *label,
                         const hml_region_options *opts)
 {
 	hml_region_options defaults = HML_REGION_OPTIONS_INIT;
-	char name[128];
+	char name[128], why[64];
 	const char *v;
 	int64_t bytes;
 	int rc;
@@ -178,7 +188,8 @@ int hml__config_resolve(hml__config *c, const char *label,
 	c->interleave = HML__DEFAULT_INTERLEAVE;
 	if (opts->interleave > 0)
 		c->interleave = opts->interleave;
-	else if ((rc = env_int(&c->interleave, "INTERLEAVE", label, 1)) < 0)
+	else if ((rc = env_int(&c->interleave, "INTERLEAVE", label, 1, HML__INTERLEAVE_MAX,
+	                       NULL)) < 0)
 		return rc;
 
 	c->shadow = HML__DEFAULT_SHADOW;
@@ -192,9 +203,15 @@ int hml__config_resolve(hml__config *c, const char *label,
 	                          "a fraction in (0, 1]")) < 0)
 		return rc;
 
+	/* Thousands of threads on a few cores only stall the process. */
+	snprintf(why, sizeof(why), " (%d per online core)", HML__THREADS_PER_CORE);
+	if (opts->threads > hml__threads_max())
+		return hml__error_set(HML_EINVALID,
+			"invalid threads %d in options: expected at most %d%s", opts->threads,
+			hml__threads_max(), why);
 	if (opts->threads > 0)
 		c->threads = opts->threads;
-	else if ((rc = env_int(&c->threads, "THREADS", label, 0)) < 0)
+	else if ((rc = env_int(&c->threads, "THREADS", label, 0, hml__threads_max(), why)) < 0)
 		return rc;
 
 	c->flush_seconds = HML__DEFAULT_FLUSH_SECONDS;

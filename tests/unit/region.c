@@ -291,7 +291,18 @@ TEST(bad_settings)
 	setenv("HML_INTERLEAVE_R", "two", 1);
 	CHECK_FAILS(hml_region_open(&r, "r", NULL), HML_EINVALID, "HML_INTERLEAVE_R 'two'");
 	setenv("HML_INTERLEAVE_R", "0", 1);
-	CHECK_FAILS(hml_region_open(&r, "r", NULL), HML_EINVALID, "expected an integer >= 1");
+	CHECK_FAILS(hml_region_open(&r, "r", NULL), HML_EINVALID,
+	            "expected an integer from 1 to 1000000000");
+	env_clear();
+	/* Thread counts are bounded (10000 threads on 2 cores hung in infer mode). */
+	setenv("HML_THREADS", "10000", 1);
+	CHECK_FAILS(hml_region_open(&r, "r", NULL), HML_EINVALID,
+	            "invalid HML_THREADS '10000': expected an integer from 0 to ");
+	CHECK_CONTAINS(hml_error_last()->message, "(16 per online core)");
+	env_clear();
+	CHECK_OK(hml_region_options_init(&o, HML_REGION_OPTIONS_VERSION));
+	o.threads = 100000;
+	CHECK_FAILS(hml_region_open(&r, "r", &o), HML_EINVALID, "invalid threads 100000 in options");
 	env_clear();
 	setenv("HML_SHADOW", "1.5", 1);
 	CHECK_FAILS(hml_region_open(&r, "r", NULL), HML_EINVALID, "invalid HML_SHADOW '1.5'");
