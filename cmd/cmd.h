@@ -130,6 +130,7 @@ void cmd_progress_end(cmd_progress *p);
 
 struct hml__store;
 struct hml__workflow;
+struct hml__model_view;
 
 /* A number field of a JSON object (integer or real); NAN when absent. */
 double cmd_json_number(const json_t *obj, const char *key);
@@ -159,21 +160,27 @@ int cmd_record_file(struct hml__store *s, const json_t *rec, const char *kind,
 /* A model record by id, checked: its file exists and still has the SHA-256
  * recorded when it was registered. HML_ENOTFOUND "no model 'm9' in
  * experiment 'DIR'", HML_EINVALID "model file 'P' changed since it was
- * registered (SHA-256 differs)". *abs_path (malloc'ed) is the model file. */
-int cmd_model_get(struct hml__store *s, const char *id, const json_t **model,
+ * registered (SHA-256 differs)". *model borrows from the store;
+ * *abs_path (malloc'ed) is the model file. */
+int cmd_model_get(struct hml__store *s, const char *id, struct hml__model_view *model,
                   char **abs_path);
 
 /* The workflow a model was trained for (through its data sets' recorded
  * workflow.json, else its name), checked: the workflow has the model's
  * region, and the region's rows in the newest data set of that workflow
  * have the model's input/output shapes (HML_ESHAPE naming both). */
-int cmd_model_workflow(struct hml__store *s, const json_t *model,
+int cmd_model_workflow(struct hml__store *s, const struct hml__model_view *model,
                        struct hml__workflow **out);
 
 /* The environment variables that run `label` with the model at `path`:
- * HML_MODE_<LABEL>=infer and HML_MODEL_<LABEL>=<path> (LABEL upper-cased,
- * other characters '_', as the runtime reads them). New object. */
+ * HML_MODE_<LABEL>=infer and HML_MODEL_<LABEL>=<path>, named by
+ * lib/envname.h as the runtime reads them. New object; NULL when the label
+ * is too long for a variable name (an hml error is set). */
 json_t *cmd_deploy_env(const char *label, const char *path);
+
+/* Warn about every entry of the workflow's env that hml sets itself for
+ * each run and so ignores (lib/childenv.h). */
+void cmd_workflow_env_check(const struct hml__workflow *w);
 
 /* Subcommands. */
 int cmd_collect(int argc, char **argv);

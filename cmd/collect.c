@@ -15,10 +15,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "argv.h"
+#include "childenv.h"
 #include "cmd.h"
 #include "dataset.h"
 #include "fsutil.h"
 #include "proc.h"
+#include "records.h"
 #include "store.h"
 #include "util.h"
 #include "workflow.h"
@@ -26,6 +29,8 @@
 #define RUNS_MAX 1000000
 #define TAIL_LINES 10
 #define UNSET INT64_MIN
+
+extern char **environ;
 
 static const char description[] =
 	"Runs the workflow's application N times (seeds S, S+1, ...) with\n"
@@ -43,147 +48,6 @@ typedef struct collect_opts {
 	char **extra;       /* after "--" (NULL when there was none) */
 	int nextra;
 } collect_opts;
-
-/* ---- arguments -------------------------------------------------------------- */
-
-/* Split on blanks, no quoting (the application is never run by a shell). */
-static char **split_blanks(const char *s)
-{
-	size_t n = 0, cap = 8;
-	char **v = calloc(cap, sizeof(*v));
-
-	while (v && *s) {
-		size_t len;
-
-		s += strspn(s, " \t\n");
-		if (!*s)
-			break;
-		len = strcspn(s, " \t\n");
-		if (n + 2 > cap) {
-			char **bigger = realloc(v, (cap *= 2) * sizeof(*v));
-			if (!bigger)
-				goto oom;
-			v = bigger;
-		}
-		if (!(v[n] = strndup(s, len)))
-			goto oom;
-		v[++n] = NULL;
-		s += len;
-	}
-	return v;
-oom:
-	hml__strv_free(v);
-	return NULL;
-}
-
-static char **strv_copy(char *const *src, int n)
-{
-	char **v = calloc((size_t)n + 1, sizeof(*v));
-
-	for (int i = 0; v && i < n; i++)
-		if (!(v[i] = strdup(src[i]))) {
-			hml__strv_free(v);
-			return NULL;
-		}
-	return v;
-}
-
-/* `arg` with every "{seed}" replaced by the seed (malloc'ed). */
-static char *subst_seed(const char *arg, int64_t seed)
-{
-	char num[32], *out, *o;
-	const char *p;
-	size_t count = 0, len;
-
-	snprintf(num, sizeof(num), "%lld", (long long)seed);
-	for (p = arg; (p = strstr(p, "{seed}")) != NULL; p += 6)
-		count++;
-	len = strlen(arg) + count * strlen(num) + 1;
-	if (!(out = malloc(len)))
-		return NULL;
-	for (o = out, p = arg; *p;) {
-		if (strncmp(p, "{seed}", 6) == 0) {
-			o += sprintf(o, "%s", num);
-			p += 6;
-		} else {
-			*o++ = *p++;
-		}
-	}
-	*o = '\0';
-	return out;
-}
-
-/* program + args with the seed substituted. */
-static char **run_argv(const char *program, char *const *args, int64_t seed)
-{
-	size_t n = 0, i;
-	char **v;
-
-	while (args[n])
-		n++;
-	if (!(v = calloc(n + 2, sizeof(*v))) || !(v[0] = strdup(program))) {
-		free(v);
-		return NULL;
-	}
-	for (i = 0; i < n; i++)
-		if (!(v[i + 1] = subst_seed(args[i], seed))) {
-			hml__strv_free(v);
-			return NULL;
-		}
-	return v;
-}
-
-/*
- * The runtime reads HML_<KEY>_<LABEL> before HML_<KEY>: a deployment's
- * HML_MODE_BINOMIAL=infer left in the shell must not turn collection into
- * inference, so those are removed for every region of the workflow.
- */
-static char **run_env(const hml__workflow *w, const char *db)
-{
-	static const char *const removed[] = { "HML_QOI", "HML_PROFILE", "HML_MODEL" };
-	static const char *const per_label[] = { "MODE", "DB", "MODEL", "PROFILE" };
-	size_t nenv = 0, n = 0, i, k, cap;
-	char **v;
-
-	while (w->env[nenv])
-		nenv++;
-	cap = nenv + 3 + w->nregions * 4 + 3;
-	if (!(v = calloc(cap, sizeof(*v))))
-		return NULL;
-	for (i = 0; i < nenv; i++)
-		if (!(v[n++] = strdup(w->env[i])))
-			goto oom;
-	for (i = 0; i < 3; i++)
-		if (!(v[n++] = strdup(removed[i])))
-			goto oom;
-	for (i = 0; i < w->nregions; i++) {
-		for (k = 0; k < 4; k++) {
-			const char *l = w->regions[i].label;
-			size_t len = strlen(per_label[k]) + strlen(l) + 6, j, off;
-			char *e = malloc(len);
-
-			if (!e)
-				goto oom;
-			off = (size_t)snprintf(e, len, "HML_%s_", per_label[k]);
-			for (j = 0; l[j]; j++)
-				e[off + j] = (l[j] >= 'a' && l[j] <= 'z') ? (char)(l[j] - 'a' + 'A')
-				           : ((l[j] >= 'A' && l[j] <= 'Z') || (l[j] >= '0' && l[j] <= '9'))
-				           ? l[j] : '_';
-			e[off + j] = '\0';
-			v[n++] = e;
-		}
-	}
-	if (!(v[n++] = strdup("HML_MODE=collect")))
-		goto oom;
-	if (!(v[n] = malloc(strlen(db) + 8)))
-		goto oom;
-	sprintf(v[n++], "HML_DB=%s", db);
-	v[n] = NULL;
-	return v;
-oom:
-	hml__strv_free(v);
-	return NULL;
-}
 
 /* ---- the application's output ---------------------------------------------- */
 
@@ -303,24 +167,18 @@ static void rows_text(char *buf, size_t size, const hml__region_info *infos, siz
 /* Without a WORKFLOW argument: the one workflow of the experiment's data sets. */
 static int workflow_from_store(hml__store *s, const char **path)
 {
-	const json_t *sets = json_object_get(hml__store_manifest(s), "datasets");
 	const char *found = NULL, *found_name = NULL, *other_name = NULL;
-	json_t *rec;
-	size_t i;
+	hml__dataset_view d;
 
 	*path = NULL;
-	json_array_foreach((json_t *)sets, i, rec) {
-		const json_t *wf = json_object_get(rec, "workflow");
-		const char *p = json_string_value(json_object_get(wf, "path"));
-		const char *name = json_string_value(json_object_get(wf, "name"));
-
-		if (!p)
+	for (size_t i = 0; hml__records_dataset_at(&d, s, i); i++) {
+		if (!d.workflow_path)
 			continue;
 		if (!found) {
-			found = p;
-			found_name = name;
-		} else if (strcmp(found, p) != 0) {
-			other_name = name;
+			found = d.workflow_path;
+			found_name = d.workflow_name;
+		} else if (strcmp(found, d.workflow_path) != 0) {
+			other_name = d.workflow_name;
 		}
 	}
 	if (!found) {
@@ -414,18 +272,16 @@ static int read_regions(collect_state *st)
 static int prepare(collect_state *st, const collect_opts *o)
 {
 	char cwd[4096];
+	int rc;
 
 	if (o->args)
-		st->args = split_blanks(o->args);
+		rc = hml__argv_split(&st->args, o->args);
 	else if (o->extra)
-		st->args = strv_copy(o->extra, o->nextra);
-	else {
-		int n = 0;
-
-		while (st->w->collect_args[n])
-			n++;
-		st->args = strv_copy(st->w->collect_args, n);
-	}
+		rc = hml__argv_copy(&st->args, (const char *const *)o->extra, o->nextra);
+	else
+		rc = hml__argv_copy(&st->args, (const char *const *)st->w->collect_args, -1);
+	if (rc < 0)
+		return rc;
 	st->tmp_data = hml__store_tmp_path(st->s, "data", ".h5");
 	st->tmp_log = hml__store_tmp_path(st->s, "data", ".log");
 	st->tmp_run = hml__store_tmp_path(st->s, "data", ".run.log");
@@ -454,21 +310,25 @@ static int prepare(collect_state *st, const collect_opts *o)
 static int run_all(collect_state *st, int64_t first_seed, int runs, int *interrupted,
                    char *why, size_t why_size)
 {
-	char **env = run_env(st->w, st->db);
+	const hml__run_config config = { HML__RUN_COLLECT, st->db, NULL, NULL, NULL, NULL };
+	char **env = NULL;
 	cmd_progress *bar = cmd_progress_start("collect", runs);
 	int k, ok = 0;
 
 	why[0] = '\0';
-	if (!env) {
-		snprintf(why, why_size, "out of memory");
+	if (hml__childenv_build(&env, &config, (const char *const *)environ,
+	                        (const char *const *)st->w->env) < 0) {
+		snprintf(why, why_size, "%s", hml_error_last()->message);
 		goto done;
 	}
 	for (k = 0; k < runs; k++) {
 		int64_t seed = first_seed + k;
-		char **argv = run_argv(st->w->program, st->args, seed);
+		char **argv = NULL;
 		char header[256], footer[256], detail[64];
 		hml__proc_result res;
 		int rc;
+
+		hml__argv_build(&argv, st->w->program, (const char *const *)st->args, &seed);
 
 		if (cmd_interrupted) {
 			*interrupted = 1;
@@ -486,8 +346,8 @@ static int run_all(collect_state *st, int64_t first_seed, int runs, int *interru
 		if (!bar)
 			cmd_info("collect: %s: run %d of %d (seed %lld)", st->w->name, k + 1, runs,
 			         (long long)seed);
-		rc = hml__proc_run((const char *const *)argv, (const char *const *)env,
-		                   st->tmp_run, st->tmp_run, &res);
+		rc = hml__proc_run_env((const char *const *)argv, (const char *const *)env,
+		                       st->tmp_run, st->tmp_run, &res);
 		if (rc < 0) {
 			snprintf(why, why_size, "%s (run %d of %d)", hml_error_last()->message,
 			         k + 1, runs);
@@ -534,20 +394,22 @@ done:
 
 static void print_result(const collect_state *st, const char *id)
 {
-	const json_t *rec = hml__store_find(st->s, "datasets", id);
-	const char *data = json_string_value(json_object_get(json_object_get(rec, "files"), "data"));
+	hml__dataset_view d;
 	size_t nruns = json_array_size(st->runs);
 	char rows[1024];
 
+	if (hml__records_dataset(&d, st->s, id) < 0) {
+		cmd_warn("%s", hml_error_last()->message);
+		return;
+	}
 	if (g_cmd.json) {
-		cmd_json_print(json_pack("{s:O}", "dataset", rec ? (json_t *)rec : json_null()));
+		cmd_json_print(json_pack("{s:O}", "dataset", d.json));
 		return;
 	}
 	rows_text(rows, sizeof(rows), st->infos, st->ninfos);
 	printf("%s: %s (%zu run%s, %lld call%s) -> %s%s\n", id, rows, nruns,
 	       nruns == 1 ? "" : "s", (long long)st->calls, st->calls == 1 ? "" : "s",
-	       data ? data : "?", json_is_false(json_object_get(rec, "complete"))
-	       ? " (incomplete)" : "");
+	       d.file ? d.file : "?", d.complete ? "" : " (incomplete)");
 }
 
 int cmd_collect(int argc, char **argv)
@@ -626,6 +488,7 @@ int cmd_collect(int argc, char **argv)
 		code = cmd_fail(rc);
 		goto done;
 	}
+	cmd_workflow_env_check(st.w);
 	runs = o.runs != UNSET ? (int)o.runs : st.w->collect_runs;
 	seed = o.seed != UNSET ? o.seed : st.w->collect_seed;
 	if ((rc = prepare(&st, &o)) < 0) {

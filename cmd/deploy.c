@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "records.h"
 #include "store.h"
 #include "util.h"
 #include "workflow.h"
@@ -53,56 +54,50 @@ static void print_quoted(const char *s)
 }
 
 /* The model chosen by --best or --max-error, or NULL with an error set. */
-static const json_t *choose(const hml__store *s)
+static const char *choose(const hml__store *s)
 {
-	const json_t *models = json_object_get(hml__store_manifest(s), "models"), *m;
-	const json_t *pick = NULL, *most_accurate = NULL;
+	hml__model_view m, pick = { 0 }, most_accurate = { 0 };
 	double pick_key = INFINITY, best_err = INFINITY;
 	size_t i, n = 0;
 
-	json_array_foreach(models, i, m) {
-		const json_t *metrics = json_object_get(m, "metrics");
-		double err = cmd_json_number(metrics, "val_rmse");
-		double lat = cmd_json_number(metrics, "latency_seconds_per_sample");
-		const char *r = cmd_json_string(m, "region");
-
-		if (region && (!r || strcmp(r, region) != 0))
+	for (i = 0; hml__records_model_at(&m, s, i); i++) {
+		if (region && (!m.region || strcmp(m.region, region) != 0))
 			continue;
 		n++;
-		if (!isfinite(err))
+		if (!isfinite(m.val_rmse))
 			continue;
-		if (err < best_err) {
-			best_err = err;
+		if (m.val_rmse < best_err) {
+			best_err = m.val_rmse;
 			most_accurate = m;
 		}
 		if (best) {
-			if (err < pick_key) {
-				pick_key = err;
+			if (m.val_rmse < pick_key) {
+				pick_key = m.val_rmse;
 				pick = m;
 			}
-		} else if (err <= max_error) {
-			double key = isfinite(lat) ? lat : INFINITY;
+		} else if (m.val_rmse <= max_error) {
+			double key = isfinite(m.latency_s) ? m.latency_s : INFINITY;
 
-			if (!pick || key < pick_key) {
+			if (!pick.json || key < pick_key) {
 				pick_key = key;
 				pick = m;
 			}
 		}
 	}
-	if (pick)
-		return pick;
+	if (pick.json)
+		return pick.id;
 	if (n == 0 && region)
 		hml__error_set(HML_ENOTFOUND, "no model of region '%s' in experiment '%s'",
 		               region, hml__store_dir(s));
 	else if (n == 0)
 		hml__error_set(HML_ENOTFOUND, "no model in experiment '%s' (run 'hml train' first)",
 		               hml__store_dir(s));
-	else if (!most_accurate)
+	else if (!most_accurate.json)
 		hml__error_set(HML_EINVALID, "no model has a validation RMSE in its record");
 	else
 		hml__error_set(HML_ENOTFOUND,
 			"no model has a validation RMSE within %g (the lowest is %g, model '%s')",
-			max_error, best_err, cmd_json_string(most_accurate, "id"));
+			max_error, best_err, most_accurate.id);
 	return NULL;
 }
 
@@ -110,7 +105,7 @@ int cmd_deploy(int argc, char **argv)
 {
 	hml__store *s = NULL;
 	hml__workflow *w = NULL;
-	const json_t *model = NULL;
+	hml__model_view model;
 	json_t *rec = NULL, *env;
 	const char *selection, *id, *label, *key;
 	char *path = NULL, pid[32];
@@ -133,20 +128,20 @@ int cmd_deploy(int argc, char **argv)
 		selection = "id";
 		id = argv[first];
 	} else {
-		const json_t *m = choose(s);
-
-		if (!m) {
+		if (!(id = choose(s))) {
 			rc = hml_error_last()->code;
 			goto fail;
 		}
 		selection = best ? "best" : "max-error";
-		id = cmd_json_string(m, "id");
 	}
 	if ((rc = cmd_model_get(s, id, &model, &path)) < 0 ||
-	    (rc = cmd_model_workflow(s, model, &w)) < 0)
+	    (rc = cmd_model_workflow(s, &model, &w)) < 0)
 		goto fail;
-	label = cmd_json_string(model, "region");
-	env = cmd_deploy_env(label, path);
+	label = model.region;
+	if (!(env = cmd_deploy_env(label, path))) {
+		rc = hml_error_last()->code;
+		goto fail;
+	}
 	rec = json_pack("{s:s, s:s, s:s, s:s}", "model", id, "region", label,
 	                "workflow", w->name, "selection", selection);
 	if (!isnan(max_error))
@@ -159,14 +154,9 @@ int cmd_deploy(int argc, char **argv)
 		goto fail;
 	}
 	rec = NULL;
-	{
-		const json_t *metrics = json_object_get(model, "metrics");
-
-		cmd_info("%s: deployed model '%s' for region '%s' of workflow '%s' "
-		         "(validation RMSE %.4g, %.3g us per sample)", pid, id, label, w->name,
-		         cmd_json_number(metrics, "val_rmse"),
-		         cmd_json_number(metrics, "latency_seconds_per_sample") * 1e6);
-	}
+	cmd_info("%s: deployed model '%s' for region '%s' of workflow '%s' "
+	         "(validation RMSE %.4g, %.3g us per sample)", pid, id, label, w->name,
+	         model.val_rmse, model.latency_s * 1e6);
 	if (g_cmd.json) {
 		const json_t *d = hml__store_find(s, "deployments", pid);
 

@@ -3,15 +3,17 @@
  * fields read and written, record files integrity-checked, models tied
  * back to their workflow and region.
  */
-#include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "childenv.h"
 #include "cmd.h"
 #include "dataset.h"
+#include "envname.h"
 #include "fsutil.h"
+#include "records.h"
 #include "store.h"
 #include "util.h"
 #include "workflow.h"
@@ -53,7 +55,7 @@ int cmd_record_file(hml__store *s, const json_t *rec, const char *kind, const ch
 
 	*abs_path = NULL;
 	id = id ? id : "?";
-	rel = cmd_json_string(json_object_get(rec, "files"), role);
+	rel = hml__record_file(rec, role);
 	if (!rel)
 		return hml__error_set(HML_EINVALID, "%s '%s' has no %s file in the manifest",
 		                      kind, id, role);
@@ -73,7 +75,7 @@ int cmd_record_file(hml__store *s, const json_t *rec, const char *kind, const ch
 		free(path);
 		return rc;
 	}
-	want = cmd_json_string(json_object_get(json_object_get(rec, "provenance"), "sha256"), rel);
+	want = hml__record_sha256(rec, rel);
 	if (want) {
 		if ((rc = hml__sha256_file(path, hex)) < 0) {
 			free(path);
@@ -90,36 +92,31 @@ int cmd_record_file(hml__store *s, const json_t *rec, const char *kind, const ch
 	return 0;
 }
 
-int cmd_model_get(hml__store *s, const char *id, const json_t **model, char **abs_path)
+int cmd_model_get(hml__store *s, const char *id, hml__model_view *model, char **abs_path)
 {
-	const json_t *m = hml__store_find(s, "models", id);
 	int rc;
 
-	*model = NULL;
 	*abs_path = NULL;
-	if (!m)
-		return hml__error_set(HML_ENOTFOUND, "no model '%s' in experiment '%s'",
-		                      id, hml__store_dir(s));
-	if ((rc = cmd_record_file(s, m, "model", "model", "registered", abs_path)) < 0)
+	if ((rc = hml__records_model(model, s, id)) < 0 ||
+	    (rc = cmd_record_file(s, model->json, "model", "model", "registered", abs_path)) < 0)
 		return rc;
-	*model = m;
 	return 0;
 }
 
 /* The newest data set of workflow `name` that holds region `label`. */
-static const json_t *newest_dataset(const hml__store *s, const char *name, const char *label)
+static int newest_dataset(hml__dataset_view *found, const hml__store *s, const char *name,
+                          const char *label)
 {
-	const json_t *sets = json_object_get(hml__store_manifest(s), "datasets"), *d, *found = NULL;
-	size_t i;
+	hml__dataset_view d;
+	int any = 0;
 
-	json_array_foreach(sets, i, d) {
-		const char *wf = cmd_json_string(json_object_get(d, "workflow"), "name");
-
-		if (wf && strcmp(wf, name) == 0 &&
-		    json_object_get(json_object_get(d, "regions"), label))
-			found = d;
-	}
-	return found;
+	for (size_t i = 0; hml__records_dataset_at(&d, s, i); i++)
+		if (d.workflow_name && strcmp(d.workflow_name, name) == 0 &&
+		    hml__dataset_view_region(&d, label)) {
+			*found = d;
+			any = 1;
+		}
+	return any;
 }
 
 static int same_shape(const json_t *a, const json_t *b)
@@ -142,60 +139,81 @@ static void shape_text(char *buf, size_t size, const json_t *shape)
 	hml__format_shape(buf, size, dims, (int)n);
 }
 
-int cmd_model_workflow(hml__store *s, const json_t *model, hml__workflow **out)
+/* The workflow.json recorded by the first of the model's data sets that
+ * still has one. */
+static const char *model_workflow_path(const hml__store *s, const hml__model_view *model)
 {
-	const char *id = cmd_json_string(model, "id"), *label = cmd_json_string(model, "region");
-	const char *wname = cmd_json_string(model, "workflow"), *wpath = NULL;
-	const json_t *ds = json_object_get(model, "datasets"), *d, *reg;
-	hml__workflow *w = NULL;
+	hml__dataset_view dv;
+	const json_t *d;
 	size_t i;
+
+	json_array_foreach(model->datasets, i, d) {
+		const json_t *rec = json_is_string(d) ? hml__store_find(s, "datasets",
+		                                                        json_string_value(d)) : NULL;
+		if (!rec)
+			continue;
+		hml__dataset_view_of(&dv, rec);
+		if (dv.workflow_path)
+			return dv.workflow_path;
+	}
+	return NULL;
+}
+
+/* The model's rows have the shapes of its region's in the newest data set. */
+static int check_shapes(const hml__store *s, const hml__model_view *model,
+                        const hml__workflow *w)
+{
+	const json_t *mine[2] = { model->input_shape, model->output_shape };
+	const char *side[2] = { "input_shape", "output_shape" };
+	hml__dataset_view d;
+	const json_t *reg;
+
+	if (!newest_dataset(&d, s, w->name, model->region))
+		return 0;
+	reg = hml__dataset_view_region(&d, model->region);
+	for (int k = 0; k < 2; k++) {
+		const json_t *theirs = json_object_get(reg, side[k]);
+		char a[96], b[96];
+
+		if (!mine[k] || same_shape(mine[k], theirs))
+			continue;
+		shape_text(a, sizeof(a), mine[k]);
+		shape_text(b, sizeof(b), theirs);
+		return hml__error_set(HML_ESHAPE,
+			"model '%s' has %s rows %s but region '%s' of data set '%s' has %s",
+			model->id, k ? "output" : "input", a, model->region, d.id, b);
+	}
+	return 0;
+}
+
+int cmd_model_workflow(hml__store *s, const hml__model_view *model, hml__workflow **out)
+{
+	const char *id = model->id ? model->id : "?";
+	const char *wpath = model_workflow_path(s, model);
+	hml__workflow *w = NULL;
 	int rc;
 
 	*out = NULL;
-	if (!label)
-		return hml__error_set(HML_EINVALID, "model '%s' names no region", id ? id : "?");
-	json_array_foreach(ds, i, d) {
-		const json_t *rec = json_is_string(d) ? hml__store_find(s, "datasets",
-		                                                        json_string_value(d)) : NULL;
-		if (rec && (wpath = cmd_json_string(json_object_get(rec, "workflow"), "path")))
-			break;
-	}
+	if (!model->region)
+		return hml__error_set(HML_EINVALID, "model '%s' names no region", id);
 	rc = HML_ENOTFOUND;
 	if (wpath)
 		rc = hml__workflow_load(&w, wpath);
-	if (rc < 0 && wname)
-		rc = hml__workflow_load(&w, wname);
+	if (rc < 0 && model->workflow)
+		rc = hml__workflow_load(&w, model->workflow);
 	if (rc < 0) {
-		if (!wpath && !wname)
+		if (!wpath && !model->workflow)
 			rc = hml__error_set(HML_EINVALID, "model '%s' names no workflow", id);
 		return rc;
 	}
-	if (!hml__workflow_region_find(w, label)) {
+	if (!hml__workflow_region_find(w, model->region)) {
 		rc = hml__error_set(HML_EINVALID,
 			"model '%s' is for region '%s', which workflow '%s' does not have",
-			id, label, w->name);
+			id, model->region, w->name);
 		goto fail;
 	}
-	d = newest_dataset(s, w->name, label);
-	reg = d ? json_object_get(json_object_get(d, "regions"), label) : NULL;
-	if (reg) {
-		const char *side[2] = { "input_shape", "output_shape" };
-
-		for (int k = 0; k < 2; k++) {
-			const json_t *ms = json_object_get(model, side[k]);
-			const json_t *rs = json_object_get(reg, side[k]);
-			char a[96], b[96];
-
-			if (!ms || same_shape(ms, rs))
-				continue;
-			shape_text(a, sizeof(a), ms);
-			shape_text(b, sizeof(b), rs);
-			rc = hml__error_set(HML_ESHAPE,
-				"model '%s' has %s rows %s but region '%s' of data set '%s' has %s",
-				id, k ? "output" : "input", a, label, cmd_json_string(d, "id"), b);
-			goto fail;
-		}
-	}
+	if ((rc = check_shapes(s, model, w)) < 0)
+		goto fail;
 	*out = w;
 	return 0;
 fail:
@@ -203,24 +221,31 @@ fail:
 	return rc;
 }
 
-/* The runtime's per-region variable: HML_<KEY>_<LABEL>, upper-cased. */
-static void region_var(char *buf, size_t size, const char *key, const char *label)
-{
-	size_t n = (size_t)snprintf(buf, size, "HML_%s_", key);
-
-	for (; *label && n + 1 < size; label++, n++)
-		buf[n] = isalnum((unsigned char)*label) ? (char)toupper((unsigned char)*label) : '_';
-	buf[n < size ? n : size - 1] = '\0';
-}
-
 json_t *cmd_deploy_env(const char *label, const char *path)
 {
-	char name[192];
+	char name[HML__ENVNAME_MAX];
 	json_t *env = json_object();
 
-	region_var(name, sizeof(name), "MODE", label);
+	if (!env) {
+		hml__error_oom();
+		return NULL;
+	}
+	if (hml__envname_region(name, sizeof(name), HML__ENV_MODE, label) < 0)
+		goto fail;
 	json_object_set_new(env, name, json_string("infer"));
-	region_var(name, sizeof(name), "MODEL", label);
+	if (hml__envname_region(name, sizeof(name), HML__ENV_MODEL, label) < 0)
+		goto fail;
 	json_object_set_new(env, name, json_string(path));
 	return env;
+fail:
+	json_decref(env);
+	return NULL;
+}
+
+void cmd_workflow_env_check(const hml__workflow *w)
+{
+	for (char **e = w->env; e && *e; e++)
+		if (hml__childenv_controls(*e))
+			cmd_warn("workflow '%s' sets %.*s in its env; hml sets it for each run, "
+			         "so it is ignored", w->name, (int)strcspn(*e, "="), *e);
 }

@@ -192,10 +192,24 @@ int hml__proc_run(const char *const *argv, const char *const *env,
                   const char *stdout_path, const char *stderr_path,
                   hml__proc_result *res)
 {
+	char **envp;
+	int rc;
+
+	memset(res, 0, sizeof(*res));
+	if (!(envp = compose_env(env)))
+		return HML_ENOMEM;
+	rc = hml__proc_run_env(argv, (const char *const *)envp, stdout_path, stderr_path, res);
+	free(envp);
+	return rc;
+}
+
+int hml__proc_run_env(const char *const *argv, const char *const *envp,
+                      const char *stdout_path, const char *stderr_path,
+                      hml__proc_result *res)
+{
 	int out_fd = -1, err_fd = -1, report[2] = { -1, -1 };
 	int rc = 0, status = 0, child_errno = 0, chld_changed = 0;
 	struct sigaction chld_saved;
-	char **envp = NULL;
 	sigset_t block, old;
 	double t0;
 	ssize_t got;
@@ -204,10 +218,8 @@ int hml__proc_run(const char *const *argv, const char *const *env,
 	memset(res, 0, sizeof(*res));
 	if (!argv || !argv[0] || !*argv[0])
 		return hml__error_set(HML_EINVALID, "no program to run");
-	if (!(envp = compose_env(env))) {
-		rc = HML_ENOMEM;
-		goto done;
-	}
+	if (!envp)
+		return hml__error_set(HML_EINVALID, "no environment for '%s'", argv[0]);
 	if (stdout_path && (rc = open_output(stdout_path, &out_fd)) < 0)
 		goto done;
 	if (stderr_path) {
@@ -240,7 +252,7 @@ int hml__proc_run(const char *const *argv, const char *const *env,
 	t0 = hml__now();
 	pid = fork();
 	if (pid == 0)
-		child(argv, envp, out_fd, err_fd, report[1]);
+		child(argv, (char **)envp, out_fd, err_fd, report[1]);
 	if (pid > 0) {
 		atomic_store(&proc_child, (int)pid);
 		if (atomic_load(&proc_interrupted))
@@ -284,7 +296,6 @@ done:
 		close(report[0]);
 	if (report[1] >= 0)
 		close(report[1]);
-	free(envp);
 	return rc;
 }
 

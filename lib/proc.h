@@ -2,9 +2,11 @@
  * lib/proc.h - running an application as a child process (internal).
  *
  * argv is executed directly (posix_spawn / fork+execv), never through a
- * shell. The child gets the parent's environment plus `env` entries
- * ("KEY=VALUE", overriding; "KEY=" with nothing after '=' keeps the empty
- * value, "KEY" alone removes KEY).
+ * shell. With hml__proc_run() the child gets the parent's environment plus
+ * `env` entries ("KEY=VALUE", overriding; "KEY=" with nothing after '='
+ * keeps the empty value, "KEY" alone removes KEY); with hml__proc_run_env()
+ * exactly the environment given (see lib/childenv.h for how hml composes
+ * an application's).
  */
 #ifndef HML_LIB_PROC_H
 #define HML_LIB_PROC_H
@@ -41,6 +43,15 @@ typedef struct hml__proc_result {
 int hml__proc_run(const char *const *argv, const char *const *env,
                   const char *stdout_path, const char *stderr_path,
                   hml__proc_result *res);
+
+/**
+ * hml__proc_run() with the child's complete environment `envp`
+ * (NULL-terminated "KEY=VALUE" list, used as it is; nothing of the
+ * parent's is added). HML_EINVALID when envp is NULL.
+ */
+int hml__proc_run_env(const char *const *argv, const char *const *envp,
+                      const char *stdout_path, const char *stderr_path,
+                      hml__proc_result *res);
 
 /**
  * Async-signal-safe and thread-safe: forward SIGINT to the running child

@@ -8,7 +8,7 @@
  *   "name": "binomial",
  *   "description": "European options on a binomial tree",
  *   "program": "binomial",                 // relative to the workflow.json's directory, or absolute
- *   "env": {"OMP_PROC_BIND": "false"},     // optional, added to the application's environment
+ *   "env": {"OMP_PROC_BIND": "false"},     // optional, added to the application's environment (lib/childenv.h)
  *   "collect":  {"args": ["--options", "16384", "--seed", "{seed}"], "runs": 1, "seed": 1},
  *   "evaluate": {"args": ["--options", "16384", "--seed", "42"], "repeat": 3},
  *   "regions": [

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "envname.h"
 #include "error.h"
 #include "util.h"
 
@@ -61,24 +62,20 @@ int hml__label_check(const char *label)
 }
 
 /*
- * Look a setting up in the environment: HML_<KEY>_<LABEL> first, so one
- * region can infer while another collects, then HML_<KEY>. `name` receives
- * the variable that was found, for error messages.
+ * Look a setting up in the environment: the per-region variable first
+ * (HML_<KEY>_<LABEL>), so one region can infer while another collects,
+ * then the global one. `name` receives the variable that was found, for
+ * error messages.
  */
-static const char *env_lookup(const char *key, const char *label,
+static const char *env_lookup(const char *var, const char *label,
                               char *name, size_t size)
 {
 	const char *v;
-	size_t len, i;
 
-	len = (size_t)snprintf(name, size, "HML_%s_", key);
-	for (i = 0; label[i] && len + 1 < size; i++, len++)
-		name[len] = isalnum((unsigned char)label[i])
-			? (char)toupper((unsigned char)label[i]) : '_';
-	name[len] = '\0';
-	if ((v = getenv(name)) != NULL && *v)
+	if (hml__envname_region(name, size, var, label) == 0 &&
+	    (v = getenv(name)) != NULL && *v)
 		return v;
-	snprintf(name, size, "HML_%s", key);
+	snprintf(name, size, "%s", var);
 	v = getenv(name);
 	return (v && *v) ? v : NULL;
 }
@@ -86,7 +83,7 @@ static const char *env_lookup(const char *key, const char *label,
 static int env_int(int *out, const char *key, const char *label, int min, int max,
                    const char *why)
 {
-	char name[128];
+	char name[HML__ENVNAME_MAX];
 	const char *v = env_lookup(key, label, name, sizeof(name));
 	int64_t x;
 
@@ -110,7 +107,7 @@ int hml__threads_max(void)
 static int env_double(double *out, const char *key, const char *label,
                       double lo, double hi, const char *what)
 {
-	char name[128];
+	char name[HML__ENVNAME_MAX];
 	const char *v = env_lookup(key, label, name, sizeof(name));
 	double x;
 
@@ -126,7 +123,7 @@ static int env_double(double *out, const char *key, const char *label,
 static int set_string(char **dst, const char *opt, const char *key,
                       const char *label, const char *fallback)
 {
-	char name[128];
+	char name[HML__ENVNAME_MAX];
 	const char *v = opt ? opt : env_lookup(key, label, name, sizeof(name));
 
 	if (!v)
@@ -142,7 +139,7 @@ int hml__config_resolve(hml__config *c, const char *label,
                         const hml_region_options *opts)
 {
 	hml_region_options defaults = HML_REGION_OPTIONS_INIT;
-	char name[128], why[64];
+	char name[HML__ENVNAME_MAX], why[64];
 	const char *v;
 	int64_t bytes;
 	int rc;
@@ -161,7 +158,7 @@ int hml__config_resolve(hml__config *c, const char *label,
 			return hml__error_set(HML_EINVALID, "invalid mode %d in options",
 			                      (int)opts->mode);
 		c->mode = opts->mode;
-	} else if ((v = env_lookup("MODE", label, name, sizeof(name))) != NULL) {
+	} else if ((v = env_lookup(HML__ENV_MODE, label, name, sizeof(name))) != NULL) {
 		if (hml_mode_parse(&c->mode, v) < 0)
 			return hml__error_set(HML_EINVALID,
 				"unknown mode '%s' in %s (expected off, collect, infer, interleave or shadow)",
@@ -175,7 +172,7 @@ int hml__config_resolve(hml__config *c, const char *label,
 		                      (int)opts->on_error);
 	if (opts->on_error != HML_ON_ERROR_DEFAULT) {
 		c->on_error = opts->on_error;
-	} else if ((v = env_lookup("ON_ERROR", label, name, sizeof(name))) != NULL) {
+	} else if ((v = env_lookup(HML__ENV_ON_ERROR, label, name, sizeof(name))) != NULL) {
 		if (strcmp(v, "fallback") == 0)
 			c->on_error = HML_ON_ERROR_FALLBACK;
 		else if (strcmp(v, "fail") == 0)
@@ -188,8 +185,8 @@ int hml__config_resolve(hml__config *c, const char *label,
 	c->interleave = HML__DEFAULT_INTERLEAVE;
 	if (opts->interleave > 0)
 		c->interleave = opts->interleave;
-	else if ((rc = env_int(&c->interleave, "INTERLEAVE", label, 1, HML__INTERLEAVE_MAX,
-	                       NULL)) < 0)
+	else if ((rc = env_int(&c->interleave, HML__ENV_INTERLEAVE, label, 1,
+	                       HML__INTERLEAVE_MAX, NULL)) < 0)
 		return rc;
 
 	c->shadow = HML__DEFAULT_SHADOW;
@@ -199,7 +196,7 @@ int hml__config_resolve(hml__config *c, const char *label,
 		return hml__error_set(HML_EINVALID,
 			"invalid shadow fraction %g in options: expected a number in (0, 1]",
 			opts->shadow);
-	else if ((rc = env_double(&c->shadow, "SHADOW", label, 0.0, 1.0,
+	else if ((rc = env_double(&c->shadow, HML__ENV_SHADOW, label, 0.0, 1.0,
 	                          "a fraction in (0, 1]")) < 0)
 		return rc;
 
@@ -211,29 +208,30 @@ int hml__config_resolve(hml__config *c, const char *label,
 			hml__threads_max(), why);
 	if (opts->threads > 0)
 		c->threads = opts->threads;
-	else if ((rc = env_int(&c->threads, "THREADS", label, 0, hml__threads_max(), why)) < 0)
+	else if ((rc = env_int(&c->threads, HML__ENV_THREADS, label, 0, hml__threads_max(),
+	                       why)) < 0)
 		return rc;
 
 	c->flush_seconds = HML__DEFAULT_FLUSH_SECONDS;
 	if (opts->flush_seconds > 0.0)
 		c->flush_seconds = opts->flush_seconds;
-	else if ((rc = env_double(&c->flush_seconds, "FLUSH_SECONDS", label, 0.0,
+	else if ((rc = env_double(&c->flush_seconds, HML__ENV_FLUSH_SECONDS, label, 0.0,
 	                          1e9, "a positive number of seconds")) < 0)
 		return rc;
 
 	c->flush_bytes = HML__DEFAULT_FLUSH_BYTES;
 	if (opts->flush_bytes > 0) {
 		c->flush_bytes = opts->flush_bytes;
-	} else if ((v = env_lookup("FLUSH_BYTES", label, name, sizeof(name))) != NULL) {
+	} else if ((v = env_lookup(HML__ENV_FLUSH_BYTES, label, name, sizeof(name))) != NULL) {
 		if (hml__parse_i64(v, &bytes) < 0 || bytes <= 0)
 			return hml__error_set(HML_EINVALID,
 				"invalid %s '%s': expected a positive number of bytes", name, v);
 		c->flush_bytes = (size_t)bytes;
 	}
 
-	if ((rc = set_string(&c->model, opts->model, "MODEL", label, NULL)) < 0 ||
-	    (rc = set_string(&c->db, opts->db, "DB", label, HML__DEFAULT_DB)) < 0 ||
-	    (rc = set_string(&c->profile, opts->profile, "PROFILE", label, NULL)) < 0)
+	if ((rc = set_string(&c->model, opts->model, HML__ENV_MODEL, label, NULL)) < 0 ||
+	    (rc = set_string(&c->db, opts->db, HML__ENV_DB, label, HML__DEFAULT_DB)) < 0 ||
+	    (rc = set_string(&c->profile, opts->profile, HML__ENV_PROFILE, label, NULL)) < 0)
 		goto fail;
 	if (c->profile && strcmp(c->profile, "0") == 0) {
 		free(c->profile);

@@ -25,6 +25,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "envname.h"
 #include "error.h"
 #include "model.h"
 #include "util.h"
@@ -217,7 +218,7 @@ int load(hml__model *m, const char *path, int threads)
 	 * dense models surrogates are; the plain interpreter is faster from
 	 * the first call. Process-wide; HML_JIT_OPTIMIZE=1 keeps it on. */
 	{
-		const char *opt = getenv("HML_JIT_OPTIMIZE");
+		const char *opt = getenv(HML__ENV_JIT_OPTIMIZE);
 		torch::jit::setGraphExecutorOptimize(opt && strcmp(opt, "1") == 0);
 	}
 #ifdef HML_WITH_CUDA

@@ -1,15 +1,13 @@
-#include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "error.h"
 #include "h5util.h"
-#include "hml/version.h"
 #include "profile.h"
+#include "profilefile.h"
 #include "util.h"
 
 typedef struct record {
@@ -88,53 +86,22 @@ static void print_table(const record *recs, size_t n)
 	}
 }
 
-/* JSON has no NaN or infinity: a model that produced them reports null. */
-static const char *num(char *buf, size_t size, double v)
-{
-	if (isfinite(v))
-		snprintf(buf, size, "%.9g", v);
-	else
-		snprintf(buf, size, "null");
-	return buf;
-}
-
+/* The profile file (lib/profilefile.h) of the selected records. */
 static int write_json(const char *path, const record *recs, size_t n)
 {
-	char tmp[4096], a[32], b[32];
-	FILE *f;
-	size_t i;
-	int ok;
+	hml__profile_record *out = calloc(n ? n : 1, sizeof(*out));
+	int rc;
 
-	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
-	if (!(f = fopen(tmp, "w")))
-		return -1;
-	fprintf(f, "{\n  \"schema_version\": 1,\n  \"hml_version\": \"%s\",\n"
-	           "  \"pid\": %ld,\n  \"regions\": [", hml_version(), (long)getpid());
-	for (i = 0; i < n; i++) {
-		const hml_region_stats *s = &recs[i].stats;
-		/* Labels are restricted to [A-Za-z0-9_.-]: no escaping needed. */
-		fprintf(f, "%s\n    {\"label\": \"%s\", \"mode\": \"%s\", \"calls\": %llu, "
-		        "\"original_calls\": %llu, \"model_calls\": %llu, \"shadow_calls\": %llu, "
-		        "\"fallback_calls\": %llu, \"rows_in\": %llu, \"rows_out\": %llu, "
-		        "\"region_s\": %.9g, \"gather_s\": %.9g, \"forward_s\": %.9g, "
-		        "\"scatter_s\": %.9g, \"original_s\": %.9g, \"write_s\": %.9g, "
-		        "\"shadow_rmse\": %s, \"shadow_max_abs\": %s}",
-		        i ? "," : "", recs[i].label, hml_mode_name(recs[i].mode),
-		        (unsigned long long)s->calls, (unsigned long long)s->original_calls,
-		        (unsigned long long)s->model_calls, (unsigned long long)s->shadow_calls,
-		        (unsigned long long)s->fallback_calls, (unsigned long long)s->rows_in,
-		        (unsigned long long)s->rows_out, s->region_s, s->gather_s, s->forward_s,
-		        s->scatter_s, s->original_s, s->write_s,
-		        num(a, sizeof(a), s->shadow_rmse), num(b, sizeof(b), s->shadow_max_abs));
+	if (!out)
+		return hml__error_oom();
+	for (size_t i = 0; i < n; i++) {
+		snprintf(out[i].label, sizeof(out[i].label), "%s", recs[i].label);
+		snprintf(out[i].mode, sizeof(out[i].mode), "%s", hml_mode_name(recs[i].mode));
+		out[i].stats = recs[i].stats;
 	}
-	fprintf(f, "\n  ]\n}\n");
-	ok = !ferror(f);
-	ok = (fclose(f) == 0) && ok;
-	if (!ok || rename(tmp, path) != 0) {
-		remove(tmp);
-		return -1;
-	}
-	return 0;
+	rc = hml__profile_file_write(path, out, n);
+	free(out);
+	return rc;
 }
 
 static void at_exit(void)
@@ -174,7 +141,7 @@ static void at_exit(void)
 			if (records[j].dest && strcmp(records[j].dest, dest) == 0)
 				sel[n++] = records[j];
 		if (write_json(dest, sel, n) < 0)
-			hml__log(HML_LOG_WARNING, "cannot write profile '%s'", dest);
+			hml__log(HML_LOG_WARNING, "%s", hml_error_last()->message);
 	}
 	free(sel);
 done:

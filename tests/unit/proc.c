@@ -400,6 +400,22 @@ TEST(sigchld_ignored_by_the_parent)
 	}
 }
 
+TEST(complete_environment_given)
+{
+	const char *out = tmp("env-exact.txt");
+	const char *argv[] = { "/usr/bin/env", NULL };
+	const char *envp[] = { "ONLY=this", "AND=that", NULL };
+	hml__proc_result r;
+
+	setenv("HML_TEST_PARENT", "not inherited", 1);
+	CHECK_OK(hml__proc_run_env(argv, envp, out, NULL, &r));
+	CHECK_EQ_INT(r.exit_code, 0);
+	CHECK_STR(slurp(out), "ONLY=this\nAND=that\n");
+	CHECK_FAILS(hml__proc_run_env(argv, NULL, out, NULL, &r), HML_EINVALID,
+	            "no environment for '/usr/bin/env'");
+	unsetenv("HML_TEST_PARENT");
+}
+
 int main(void)
 {
 	const char *base = getenv("HML_TEST_TMP");
@@ -415,6 +431,7 @@ int main(void)
 	RUN(killed_by_signal);
 	RUN(argv_passed_verbatim);
 	RUN(environment_override_and_removal);
+	RUN(complete_environment_given);
 	RUN(stdout_and_stderr_redirected);
 	RUN(output_file_unwritable);
 	RUN(missing_program);

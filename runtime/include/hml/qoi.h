@@ -19,7 +19,8 @@ extern "C" {
 /**
  * Write `data` (row-major, `ndim` dims of `shape`, element type `dtype`) as
  * dataset `name` of the file named by HML_QOI. Returns 0 when written or when
- * HML_QOI is unset; HML_EINVALID for bad arguments, HML_EIO when the file
+ * HML_QOI is unset; HML_EINVALID for bad arguments (including a shape whose
+ * size in bytes does not fit in 64 bits), HML_EIO when the file
  * cannot be created or is not HDF5 (an existing non-HDF5 file is left
  * untouched).
  */

@@ -1,0 +1,59 @@
+/*
+ * lib/envname.h - the names of the environment variables the runtime reads
+ * (internal; shared by the runtime and the CLI).
+ *
+ * A region setting is read from HML_<KEY>_<LABEL> first, then from the
+ * global HML_<KEY>; <LABEL> is the region label upper-cased, with every
+ * character other than a letter or a digit turned into '_'
+ * ("bin.omial-2" -> HML_MODE_BIN_OMIAL_2). The runtime looks names up and
+ * the CLI builds them (collect, evaluate, deploy) through this one module,
+ * so the two cannot drift apart.
+ */
+#ifndef HML_LIB_ENVNAME_H
+#define HML_LIB_ENVNAME_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Region settings: global name, and the prefix of the per-region forms. */
+#define HML__ENV_MODE          "HML_MODE"
+#define HML__ENV_MODEL         "HML_MODEL"
+#define HML__ENV_DB            "HML_DB"
+#define HML__ENV_PROFILE       "HML_PROFILE"
+#define HML__ENV_ON_ERROR      "HML_ON_ERROR"
+#define HML__ENV_INTERLEAVE    "HML_INTERLEAVE"
+#define HML__ENV_SHADOW        "HML_SHADOW"
+#define HML__ENV_THREADS       "HML_THREADS"
+#define HML__ENV_FLUSH_SECONDS "HML_FLUSH_SECONDS"
+#define HML__ENV_FLUSH_BYTES   "HML_FLUSH_BYTES"
+/* Process-wide settings (global form only). */
+#define HML__ENV_QOI           "HML_QOI"
+#define HML__ENV_JIT_OPTIMIZE  "HML_JIT_OPTIMIZE"
+
+/* Every prefix every HML variable has. */
+#define HML__ENV_PREFIX        "HML_"
+
+/* Room for the longest per-region name (a 64-character label), with '\0'. */
+#define HML__ENVNAME_MAX 96
+
+/**
+ * Write the per-region name of `var` (one of the HML__ENV_* region
+ * settings) for region `label` into buf: "<var>_<LABEL>". Returns 0, or
+ * HML_EINVALID "variable name for region 'L' is longer than N characters"
+ * when it does not fit in `size` bytes (buf then holds "").
+ */
+int hml__envname_region(char *buf, size_t size, const char *var, const char *label);
+
+/**
+ * Does `entry` ("KEY=VALUE" or "KEY") name `var` itself or one of its
+ * per-region forms ("<var>_<anything>")? 1 or 0.
+ */
+int hml__envname_matches(const char *entry, const char *var);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,142 @@
+/*
+ * lib/profilefile.c - the profile JSON, written with jansson by the
+ * runtime and read with it by the CLI.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "error.h"
+#include "hml/version.h"
+#include "profilefile.h"
+
+/* The counters and timers of hml_region_stats, by their JSON names. */
+#define U64_FIELDS(X) X(calls) X(original_calls) X(model_calls) X(shadow_calls) \
+	X(fallback_calls) X(rows_in) X(rows_out)
+#define DBL_FIELDS(X) X(region_s) X(gather_s) X(forward_s) X(scatter_s) \
+	X(original_s) X(write_s) X(shadow_rmse) X(shadow_max_abs)
+
+static json_t *number(double v)
+{
+	return isfinite(v) ? json_real(v) : json_null();
+}
+
+static json_t *record_json(const hml__profile_record *r)
+{
+	const hml_region_stats *s = &r->stats;
+	json_t *o = json_pack("{s:s, s:s}", "label", r->label, "mode", r->mode);
+	int bad = !o;
+
+#define SET_U64(f) bad |= !o || json_object_set_new(o, #f, json_integer((json_int_t)s->f)) < 0;
+#define SET_DBL(f) bad |= !o || json_object_set_new(o, #f, number(s->f)) < 0;
+	U64_FIELDS(SET_U64)
+	DBL_FIELDS(SET_DBL)
+#undef SET_U64
+#undef SET_DBL
+	if (bad) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+int hml__profile_file_write(const char *path, const hml__profile_record *recs, size_t n)
+{
+	char tmp[4096];
+	json_t *doc, *regions = json_array(), *r;
+	int rc = 0;
+
+	doc = json_pack("{s:i, s:s, s:I, s:o}", "schema_version", HML__PROFILE_SCHEMA,
+	                "hml_version", hml_version(), "pid", (json_int_t)getpid(),
+	                "regions", regions);
+	for (size_t i = 0; doc && i < n; i++)
+		if (!(r = record_json(&recs[i])) || json_array_append_new(regions, r) < 0) {
+			json_decref(doc);
+			doc = NULL;
+		}
+	if (!doc)
+		return hml__error_oom();
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid()) >= sizeof(tmp)) {
+		rc = hml__error_set(HML_EIO, "cannot write profile '%s': name too long", path);
+		goto done;
+	}
+	if (json_dump_file(doc, tmp, JSON_INDENT(2) | JSON_PRESERVE_ORDER) != 0) {
+		rc = hml__error_set(HML_EIO, "cannot write profile '%s': %s", path, strerror(errno));
+		remove(tmp);
+		goto done;
+	}
+	if (rename(tmp, path) != 0) {
+		rc = hml__error_set(HML_EIO, "cannot write profile '%s': %s", path, strerror(errno));
+		remove(tmp);
+	}
+done:
+	json_decref(doc);
+	return rc;
+}
+
+static double get_number(const json_t *o, const char *key)
+{
+	const json_t *v = json_object_get(o, key);
+
+	return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+static void record_read(const json_t *o, hml__profile_record *out)
+{
+	hml_region_stats *s = &out->stats;
+	const char *mode = json_string_value(json_object_get(o, "mode"));
+	json_int_t i;
+
+	snprintf(out->label, sizeof(out->label), "%s",
+	         json_string_value(json_object_get(o, "label")));
+	snprintf(out->mode, sizeof(out->mode), "%s", mode ? mode : "");
+#define GET_U64(f) i = json_integer_value(json_object_get(o, #f)); s->f = i > 0 ? (uint64_t)i : 0;
+#define GET_DBL(f) s->f = get_number(o, #f);
+	U64_FIELDS(GET_U64)
+	DBL_FIELDS(GET_DBL)
+#undef GET_U64
+#undef GET_DBL
+}
+
+int hml__profile_file_find(const char *path, const char *label, hml__profile_record *out)
+{
+	json_error_t err;
+	json_t *doc = json_load_file(path, 0, &err), *r;
+	const json_t *version;
+	size_t i;
+	int rc = HML_ENOTFOUND;
+
+	memset(out, 0, sizeof(*out));
+	if (!doc)
+		return hml__error_set(HML_EIO, "cannot read profile '%s': %s", path, err.text);
+	version = json_object_get(doc, "schema_version");
+	if (!json_is_integer(version) || !json_is_array(json_object_get(doc, "regions"))) {
+		rc = hml__error_set(HML_EIO, "cannot read profile '%s': not an hml profile", path);
+		goto done;
+	}
+	if (json_integer_value(version) > HML__PROFILE_SCHEMA) {
+		rc = hml__error_set(HML_ENOTSUPPORTED,
+			"profile '%s' has schema_version %lld; this hml reads %d", path,
+			(long long)json_integer_value(version), HML__PROFILE_SCHEMA);
+		goto done;
+	}
+	json_array_foreach(json_object_get(doc, "regions"), i, r) {
+		const json_t *l = json_object_get(r, "label");
+
+		if (json_is_string(l) && strcmp(json_string_value(l), label) == 0) {
+			record_read(r, out);
+			rc = 0;
+			break;
+		}
+	}
+	if (rc < 0)
+		rc = hml__error_set(HML_ENOTFOUND,
+			"the application never entered region '%s' (profile '%s')", label, path);
+done:
+	json_decref(doc);
+	return rc;
+}

@@ -1,0 +1,56 @@
+/*
+ * lib/profilefile.h - the profile JSON: what the runtime writes at exit to
+ * the file HML_PROFILE names and `hml evaluate` reads (internal; writer
+ * and reader side by side).
+ *
+ * {"schema_version": 1, "hml_version": "0.1.0", "pid": 1234,
+ *  "regions": [{"label": "binomial", "mode": "infer", "calls": 4,
+ *               "original_calls": 0, "model_calls": 4, "shadow_calls": 0,
+ *               "fallback_calls": 0, "rows_in": 0, "rows_out": 0,
+ *               "region_s": 0.01, "gather_s": ..., "forward_s": ...,
+ *               "scatter_s": ..., "original_s": ..., "write_s": ...,
+ *               "shadow_rmse": null, "shadow_max_abs": null}, ...]}
+ *
+ * Counts are integers, times seconds; a number that is NaN or infinite
+ * (JSON has neither) is written as null and read back as NaN.
+ */
+#ifndef HML_LIB_PROFILEFILE_H
+#define HML_LIB_PROFILEFILE_H
+
+#include <stddef.h>
+
+#include "hml/region.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define HML__PROFILE_SCHEMA 1
+
+/** One region's profile record. */
+typedef struct hml__profile_record {
+	char label[72];          /**< the region label (at most 64 characters) */
+	char mode[16];           /**< "off", "collect", "infer", ... */
+	hml_region_stats stats;  /**< its counts and timings */
+} hml__profile_record;
+
+/**
+ * Write the records of `n` regions as a profile file at `path`,
+ * atomically (a temporary file in the same directory, then rename), with
+ * this process's pid. 0, HML_ENOMEM, or HML_EIO "cannot write profile
+ * 'P': <reason>" (no file left behind).
+ */
+int hml__profile_file_write(const char *path, const hml__profile_record *recs, size_t n);
+
+/**
+ * Read the record of region `label` from the profile file `path` into
+ * *out. HML_EIO "cannot read profile 'P': <reason>" for a missing or
+ * malformed file, HML_ENOTSUPPORTED for a newer schema_version,
+ * HML_ENOTFOUND "the application never entered region 'L' (profile 'P')".
+ */
+int hml__profile_file_find(const char *path, const char *label, hml__profile_record *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,140 @@
+/*
+ * lib/qoifile.c - the QoI file, written by the runtime (hml_qoi_write)
+ * and read by hml evaluate.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "h5util.h"
+#include "hml/version.h"
+#include "qoifile.h"
+#include "util.h"
+
+int hml__qoi_check(const char *name, const void *data, hml_dtype dtype,
+                   int ndim, const int64_t *shape)
+{
+	uint64_t count = 1, limit;
+	char text[256];
+	int d;
+
+	if (!name || !*name)
+		return hml__error_set(HML_EINVALID, "quantity of interest has no name");
+	if (strchr(name, '/') || strcmp(name, ".") == 0)
+		return hml__error_set(HML_EINVALID,
+			"quantity of interest '%s': the name cannot contain '/'", name);
+	if (!data)
+		return hml__error_set(HML_EINVALID,
+			"quantity of interest '%s': data is NULL", name);
+	if (hml_dtype_size(dtype) == 0)
+		return hml__error_set(HML_EINVALID,
+			"quantity of interest '%s': unknown dtype %d", name, (int)dtype);
+	if (ndim < 1 || ndim > HML_MAX_DIMS)
+		return hml__error_set(HML_EINVALID,
+			"quantity of interest '%s': %d dims (1 to %d allowed)",
+			name, ndim, HML_MAX_DIMS);
+	if (!shape)
+		return hml__error_set(HML_EINVALID,
+			"quantity of interest '%s': shape is NULL", name);
+	/* The byte count must fit in a signed 64-bit size: beyond it HDF5
+	 * wraps the element count and the file would claim absurd dims. */
+	limit = (uint64_t)INT64_MAX / hml_dtype_size(dtype);
+	for (d = 0; d < ndim; d++) {
+		if (shape[d] <= 0)
+			return hml__error_set(HML_EINVALID,
+				"quantity of interest '%s': dim %d is %lld", name, d,
+				(long long)shape[d]);
+		if ((uint64_t)shape[d] > limit / count) {
+			hml__format_shape(text, sizeof(text), shape, ndim);
+			return hml__error_set(HML_EINVALID,
+				"quantity of interest '%s': shape %s has too many elements",
+				name, text);
+		}
+		count *= (uint64_t)shape[d];
+	}
+	return 0;
+}
+
+int hml__qoi_file_write(const char *path, const char *name, const void *data,
+                        hml_dtype dtype, int ndim, const int64_t *shape)
+{
+	hsize_t dims[HML_MAX_DIMS];
+	hid_t file = H5I_INVALID_HID, space = H5I_INVALID_HID, dset = H5I_INVALID_HID;
+	hid_t file_type = dtype == HML_F32 ? H5T_IEEE_F32LE : H5T_IEEE_F64LE;
+	htri_t exists;
+	int rc, d;
+
+	if ((rc = hml__qoi_check(name, data, dtype, ndim, shape)) < 0)
+		return rc;
+	if (!path || !*path)
+		return hml__error_set(HML_EINVALID,
+			"quantity of interest '%s': no file name", name);
+	hml__h5_init();
+	for (d = 0; d < ndim; d++)
+		dims[d] = (hsize_t)shape[d];
+	if ((rc = hml__h5_open_rw(&file, path)) < 0)
+		goto done;
+	if ((exists = H5Lexists(file, name, H5P_DEFAULT)) < 0 ||
+	    (exists && H5Ldelete(file, name, H5P_DEFAULT) < 0)) {
+		rc = hml__h5_error(HML_EIO, "cannot replace '%s' in '%s'", name, path);
+		goto done;
+	}
+	if ((space = H5Screate_simple(ndim, dims, NULL)) < 0 ||
+	    (dset = H5Dcreate2(file, name, file_type, space, H5P_DEFAULT,
+	                       H5P_DEFAULT, H5P_DEFAULT)) < 0 ||
+	    H5Dwrite(dset, hml__h5_type(dtype), H5S_ALL, H5S_ALL, H5P_DEFAULT,
+	             data) < 0) {
+		rc = hml__h5_error(HML_EIO, "cannot write '%s' to '%s'", name, path);
+		goto done;
+	}
+	rc = hml__h5_attr_set_str(dset, "hml_version", hml_version());
+done:
+	if (dset >= 0)
+		H5Dclose(dset);
+	if (space >= 0)
+		H5Sclose(space);
+	if (file >= 0 && H5Fclose(file) < 0 && rc == 0)
+		rc = hml__h5_error(HML_EIO, "cannot write '%s'", path);
+	return rc;
+}
+
+int hml__qoi_file_read(const char *path, const char *name, double **out, size_t *n)
+{
+	hid_t f = H5I_INVALID_HID, d = H5I_INVALID_HID, sp = H5I_INVALID_HID;
+	hssize_t count;
+	int rc = 0;
+
+	*out = NULL;
+	*n = 0;
+	hml__h5_init();
+	if ((rc = hml__h5_open_ro(&f, path)) < 0)
+		return rc;
+	if (H5Lexists(f, name, H5P_DEFAULT) <= 0) {
+		rc = hml__error_set(HML_ENOTFOUND,
+			"the application wrote no quantity of interest '%s' to '%s'", name, path);
+		goto done;
+	}
+	if ((d = H5Dopen2(f, name, H5P_DEFAULT)) < 0 || (sp = H5Dget_space(d)) < 0 ||
+	    (count = H5Sget_simple_extent_npoints(sp)) < 0) {
+		rc = hml__h5_error(HML_EIO, "cannot read '%s' in '%s'", name, path);
+		goto done;
+	}
+	if (!(*out = malloc((size_t)(count ? count : 1) * sizeof(double)))) {
+		rc = hml__error_oom();
+		goto done;
+	}
+	if (count && H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, *out) < 0) {
+		rc = hml__h5_error(HML_EIO, "cannot read '%s' in '%s'", name, path);
+		free(*out);
+		*out = NULL;
+		goto done;
+	}
+	*n = (size_t)count;
+done:
+	if (sp >= 0)
+		H5Sclose(sp);
+	if (d >= 0)
+		H5Dclose(d);
+	H5Fclose(f);
+	return rc;
+}

@@ -1,0 +1,54 @@
+/*
+ * lib/qoifile.h - the QoI file: what an application records with
+ * hml_qoi_write() and `hml evaluate` compares (internal; writer and
+ * reader side by side).
+ *
+ * Layout: an HDF5 file (the one HML_QOI names) with one dataset per
+ * quantity of interest at the root, named as given, shaped as given,
+ * stored as little-endian IEEE float or double as the application's data,
+ * with a string attribute "hml_version". Writing a name again replaces the
+ * dataset. h5py and h5dump read it as is.
+ */
+#ifndef HML_LIB_QOIFILE_H
+#define HML_LIB_QOIFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hml/common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/**
+ * Check a quantity of interest before it is written: a name without '/',
+ * data, a known dtype, 1 to HML_MAX_DIMS positive dims whose product (in
+ * bytes) fits in 64 bits. 0 or HML_EINVALID naming the problem, e.g.
+ * "quantity of interest 'q': shape [a, b] has too many elements".
+ */
+int hml__qoi_check(const char *name, const void *data, hml_dtype dtype,
+                   int ndim, const int64_t *shape);
+
+/**
+ * Write `data` (row-major, `ndim` dims of `shape`) as dataset `name` of
+ * the HDF5 file `path`, created when missing, replacing a dataset of that
+ * name. Checks its arguments as hml__qoi_check() does. HML_EIO when the
+ * file cannot be created or is not HDF5 (an existing non-HDF5 file is
+ * left untouched).
+ */
+int hml__qoi_file_write(const char *path, const char *name, const void *data,
+                        hml_dtype dtype, int ndim, const int64_t *shape);
+
+/**
+ * Read dataset `name` of the QoI file `path`, flattened, as doubles:
+ * *out (malloc'ed, yours; NULL on failure) holds *n values.
+ * HML_ENOTFOUND "the application wrote no quantity of interest 'N' to
+ * 'P'" (or the file is missing), HML_EIO when it cannot be read.
+ */
+int hml__qoi_file_read(const char *path, const char *name, double **out, size_t *n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,94 @@
+/*
+ * lib/records.h - typed views of the experiment's records (internal).
+ *
+ * Commands read the manifest through these views instead of chains of
+ * json_object_get(): each view names the fields a command needs, typed,
+ * with NULL (strings, JSON parts) or NaN (numbers) where the record lacks
+ * one. The layout of the records is documented in hml-manifest(5).
+ *
+ * Views borrow from the store: every pointer in them stays valid until
+ * hml__store_free() (see hml__store_manifest()). Filling a view never
+ * fails; looking a record up by id can (HML_ENOTFOUND).
+ */
+#ifndef HML_LIB_RECORDS_H
+#define HML_LIB_RECORDS_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "store.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** A trained or imported model ("models"). */
+typedef struct hml__model_view {
+	const json_t *json;          /**< the whole record */
+	const char *id;
+	const char *region;          /**< the label it replaces */
+	const char *workflow;        /**< the workflow's name */
+	const char *file;            /**< files.model, relative to the experiment */
+	const json_t *input_shape;   /**< array of integers (one row), or NULL */
+	const json_t *output_shape;
+	const json_t *datasets;      /**< array of the data-set ids it was trained on, or NULL */
+	double val_rmse;             /**< metrics.val_rmse */
+	double latency_s;            /**< metrics.latency_seconds_per_sample */
+} hml__model_view;
+
+/** A collected data set ("datasets"). */
+typedef struct hml__dataset_view {
+	const json_t *json;
+	const char *id;
+	const char *workflow_name;   /**< workflow.name */
+	const char *workflow_path;   /**< workflow.path: the workflow.json it ran */
+	const char *file;            /**< files.data, relative to the experiment */
+	int complete;                /**< 0 when a run failed part-way */
+	const json_t *regions;       /**< object: label -> {rows, calls, input_shape, ...} */
+} hml__dataset_view;
+
+/** A deployment ("deployments"). */
+typedef struct hml__deployment_view {
+	const json_t *json;
+	const char *id;
+	const char *model;           /**< the deployed model's id */
+	const char *region;
+	const json_t *env;           /**< object: variable -> value */
+} hml__deployment_view;
+
+void hml__model_view_of(hml__model_view *out, const json_t *rec);
+void hml__dataset_view_of(hml__dataset_view *out, const json_t *rec);
+void hml__deployment_view_of(hml__deployment_view *out, const json_t *rec);
+
+/** Records in `collection` ("models", "datasets", ...) of the manifest. */
+size_t hml__records_count(const hml__store *s, const char *collection);
+
+/** The i-th (from 0, oldest first) model / data set: 1 and *out filled,
+ *  or 0 past the end. */
+int hml__records_model_at(hml__model_view *out, const hml__store *s, size_t i);
+int hml__records_dataset_at(hml__dataset_view *out, const hml__store *s, size_t i);
+
+/** The model with `id`: 0, or HML_ENOTFOUND "no model 'm9' in experiment 'DIR'". */
+int hml__records_model(hml__model_view *out, const hml__store *s, const char *id);
+
+/** The data set with `id`: 0, or HML_ENOTFOUND "no data set 'd9' in experiment 'DIR'". */
+int hml__records_dataset(hml__dataset_view *out, const hml__store *s, const char *id);
+
+/** The region `label` of a data set ({rows, calls, input_shape, ...}) or NULL. */
+const json_t *hml__dataset_view_region(const hml__dataset_view *d, const char *label);
+
+/** The latest deployment: 0, or HML_ENOTFOUND "no model is deployed in
+ *  experiment 'DIR': run 'hml deploy' or name a model". */
+int hml__records_latest_deployment(hml__deployment_view *out, const hml__store *s);
+
+/** files[role] of any record (relative path) or NULL. */
+const char *hml__record_file(const json_t *rec, const char *role);
+
+/** The SHA-256 (hex) recorded in a record's provenance for `rel`, or NULL. */
+const char *hml__record_sha256(const json_t *rec, const char *rel);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

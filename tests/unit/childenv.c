@@ -1,0 +1,191 @@
+/*
+ * tests/unit/childenv.c - a run's environment, built from scratch: the
+ * caller's HML_* variables gone (global and per region, any label), the
+ * workflow's env without what the configuration controls, then exactly
+ * what the configuration needs.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "childenv.h"
+#include "util.h"
+
+/* The value of `key` in env, or NULL; counts how often the key appears. */
+static const char *get(char **env, const char *key, int *times)
+{
+	const char *found = NULL;
+	size_t n = strlen(key);
+
+	*times = 0;
+	for (char **e = env; e && *e; e++)
+		if (strncmp(*e, key, n) == 0 && (*e)[n] == '=') {
+			found = *e + n + 1;
+			(*times)++;
+		}
+	return found;
+}
+
+static int count_prefix(char **env, const char *prefix)
+{
+	int n = 0;
+
+	for (char **e = env; e && *e; e++)
+		n += strncmp(*e, prefix, strlen(prefix)) == 0;
+	return n;
+}
+
+/* A shell after `eval "$(hml deploy --best)"`, with more HML_ settings. */
+static const char *const shell[] = {
+	"PATH=/usr/bin:/bin", "HOME=/home/u", "OMP_NUM_THREADS=2",
+	"HML_MODE_BINOMIAL=infer", "HML_MODEL_BINOMIAL=/exp/models/m1.pt",
+	"HML_MODE=shadow", "HML_MODEL=/x.pt", "HML_DB=/tmp/other.h5",
+	"HML_QOI=/tmp/q.h5", "HML_PROFILE=1", "HML_ON_ERROR_OTHER=fallback",
+	"HML_THREADS=7", "HML_MODE_SOME_OTHER_REGION=collect", "HML_FUTURE_KNOB=1",
+	"HML_JIT_OPTIMIZE=1", "PATH=/duplicate", "NOEQUALS", NULL
+};
+
+/* A workflow's env that tries to set what the configuration controls. */
+static const char *const wf_env[] = {
+	"OMP_PROC_BIND=false", "OMP_NUM_THREADS=4", "HML_THREADS=3", "HML_INTERLEAVE=8",
+	"HML_MODE_BINOMIAL=infer", "HML_MODEL_BINOMIAL=/wf.pt", "HML_MODE=collect",
+	"HML_DB_BINOMIAL=/wf.h5", "HML_QOI=/wf-q.h5", "HML_PROFILE_BINOMIAL=/wf.json",
+	"HML_ON_ERROR=fallback", NULL
+};
+
+TEST(caller_hml_variables_removed)
+{
+	const hml__run_config c = { HML__RUN_ACCURATE, NULL, NULL, NULL, NULL, NULL };
+	char **env = NULL;
+	int times;
+
+	CHECK_OK(hml__childenv_build(&env, &c, shell, NULL));
+	/* Exactly one HML_ variable: the configuration's mode. */
+	CHECK_EQ_INT(count_prefix(env, "HML_"), 1);
+	CHECK_STR(get(env, "HML_MODE", &times), "off");
+	CHECK_EQ_INT(times, 1);
+	/* Everything else passes, each key once (the last value wins). */
+	CHECK_STR(get(env, "HOME", &times), "/home/u");
+	CHECK_STR(get(env, "OMP_NUM_THREADS", &times), "2");
+	CHECK_STR(get(env, "PATH", &times), "/duplicate");
+	CHECK_EQ_INT(times, 1);
+	CHECK_EQ_INT(count_prefix(env, "NOEQUALS"), 0);
+	hml__strv_free(env);
+}
+
+TEST(workflow_env_cannot_override_the_configuration)
+{
+	const hml__run_config c = { HML__RUN_ACCURATE, NULL, NULL, NULL, "/run/q.h5", "/run/p.json" };
+	char **env = NULL;
+	int times;
+
+	CHECK_OK(hml__childenv_build(&env, &c, shell, wf_env));
+	/* The workflow tunes the runtime and the application... */
+	CHECK_STR(get(env, "OMP_PROC_BIND", &times), "false");
+	CHECK_STR(get(env, "OMP_NUM_THREADS", &times), "4");
+	CHECK_EQ_INT(times, 1);
+	CHECK_STR(get(env, "HML_THREADS", &times), "3");
+	CHECK_STR(get(env, "HML_INTERLEAVE", &times), "8");
+	/* ... but cannot change what the run is. */
+	CHECK_STR(get(env, "HML_MODE", &times), "off");
+	CHECK_EQ_INT(times, 1);
+	CHECK_STR(get(env, "HML_QOI", &times), "/run/q.h5");
+	CHECK_STR(get(env, "HML_PROFILE", &times), "/run/p.json");
+	CHECK(get(env, "HML_MODE_BINOMIAL", &times) == NULL);
+	CHECK(get(env, "HML_MODEL_BINOMIAL", &times) == NULL);
+	CHECK(get(env, "HML_DB_BINOMIAL", &times) == NULL);
+	CHECK(get(env, "HML_PROFILE_BINOMIAL", &times) == NULL);
+	CHECK(get(env, "HML_ON_ERROR", &times) == NULL);
+	CHECK_EQ_INT(count_prefix(env, "HML_"), 5);
+	hml__strv_free(env);
+}
+
+TEST(collect_configuration)
+{
+	const hml__run_config c = { HML__RUN_COLLECT, "/exp/data/.tmp-1.h5", NULL, NULL, NULL, NULL };
+	char **env = NULL;
+	int times;
+
+	CHECK_OK(hml__childenv_build(&env, &c, shell, wf_env));
+	CHECK_STR(get(env, "HML_MODE", &times), "collect");
+	CHECK_STR(get(env, "HML_DB", &times), "/exp/data/.tmp-1.h5");
+	CHECK(get(env, "HML_MODE_BINOMIAL", &times) == NULL);
+	CHECK(get(env, "HML_MODEL", &times) == NULL);
+	CHECK(get(env, "HML_QOI", &times) == NULL);
+	CHECK(get(env, "HML_PROFILE", &times) == NULL);
+	hml__strv_free(env);
+}
+
+TEST(surrogate_configuration)
+{
+	const hml__run_config c = { HML__RUN_SURROGATE, NULL, "bin.omial-2", "/exp/models/m2.pt",
+	                            "/run/q.h5", NULL };
+	char **env = NULL;
+	int times;
+
+	CHECK_OK(hml__childenv_build(&env, &c, shell, wf_env));
+	CHECK_STR(get(env, "HML_MODE", &times), "off");
+	CHECK_STR(get(env, "HML_ON_ERROR", &times), "fail");
+	CHECK_STR(get(env, "HML_MODE_BIN_OMIAL_2", &times), "infer");
+	CHECK_STR(get(env, "HML_MODEL_BIN_OMIAL_2", &times), "/exp/models/m2.pt");
+	CHECK_STR(get(env, "HML_QOI", &times), "/run/q.h5");
+	/* The shell's deployment of another model is gone. */
+	CHECK(get(env, "HML_MODE_BINOMIAL", &times) == NULL);
+	CHECK(get(env, "HML_MODEL_BINOMIAL", &times) == NULL);
+	CHECK(get(env, "HML_PROFILE", &times) == NULL);
+	hml__strv_free(env);
+}
+
+TEST(empty_inputs)
+{
+	const hml__run_config c = { HML__RUN_ACCURATE, NULL, NULL, NULL, NULL, NULL };
+	char **env = NULL;
+
+	CHECK_OK(hml__childenv_build(&env, &c, NULL, NULL));
+	CHECK(env && env[0] && strcmp(env[0], "HML_MODE=off") == 0 && !env[1]);
+	hml__strv_free(env);
+}
+
+TEST(incomplete_configuration)
+{
+	const hml__run_config collect = { HML__RUN_COLLECT, NULL, NULL, NULL, NULL, NULL };
+	const hml__run_config sur = { HML__RUN_SURROGATE, NULL, "r", NULL, NULL, NULL };
+	char label[100], **env = (char **)1;
+	hml__run_config long_label = { HML__RUN_SURROGATE, NULL, label, "/m.pt", NULL, NULL };
+
+	CHECK_FAILS(hml__childenv_build(&env, &collect, shell, NULL), HML_EINVALID,
+	            "a collect run needs a data file");
+	CHECK(env == NULL);
+	CHECK_FAILS(hml__childenv_build(&env, &sur, shell, NULL), HML_EINVALID,
+	            "a surrogate run needs a region and a model");
+	memset(label, 'a', sizeof(label) - 1);
+	label[sizeof(label) - 1] = '\0';
+	CHECK_FAILS(hml__childenv_build(&env, &long_label, shell, NULL), HML_EINVALID,
+	            "variable name for region");
+	CHECK(env == NULL);
+}
+
+TEST(controls)
+{
+	CHECK(hml__childenv_controls("HML_MODE=off"));
+	CHECK(hml__childenv_controls("HML_MODE_X=infer"));
+	CHECK(hml__childenv_controls("HML_MODEL_X=/m.pt"));
+	CHECK(hml__childenv_controls("HML_ON_ERROR_X=fail"));
+	CHECK(hml__childenv_controls("HML_QOI"));
+	CHECK(!hml__childenv_controls("HML_THREADS=2"));
+	CHECK(!hml__childenv_controls("HML_MODELS=2"));
+	CHECK(!hml__childenv_controls("HML_DBX=2"));
+	CHECK(!hml__childenv_controls("OMP_NUM_THREADS=2"));
+}
+
+int main(void)
+{
+	RUN(caller_hml_variables_removed);
+	RUN(workflow_env_cannot_override_the_configuration);
+	RUN(collect_configuration);
+	RUN(surrogate_configuration);
+	RUN(empty_inputs);
+	RUN(incomplete_configuration);
+	RUN(controls);
+	return check_report();
+}

@@ -1,0 +1,131 @@
+/*
+ * tests/unit/profilefile.c - the profile JSON: what the runtime writes at
+ * exit, hml evaluate reads back (round trip); non-finite numbers; bad
+ * files.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "profilefile.h"
+
+static char dir[512];
+
+static const char *path_of(char *buf, size_t size, const char *name)
+{
+	snprintf(buf, size, "%s/%s", dir, name);
+	return buf;
+}
+
+static void write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+}
+
+TEST(round_trip)
+{
+	hml__profile_record recs[2], back;
+	char path[640];
+
+	memset(recs, 0, sizeof(recs));
+	snprintf(recs[0].label, sizeof(recs[0].label), "binomial");
+	snprintf(recs[0].mode, sizeof(recs[0].mode), "infer");
+	recs[0].stats = (hml_region_stats){ 4, 1, 3, 0, 1, 16384, 0, 0.125, 0.01, 0.02,
+	                                    0.03, 0.04, 0.0, NAN, INFINITY };
+	snprintf(recs[1].label, sizeof(recs[1].label), "bin.omial-2");
+	snprintf(recs[1].mode, sizeof(recs[1].mode), "shadow");
+	recs[1].stats = (hml_region_stats){ 9000000000ULL, 2, 3, 4, 5, 6, 7, 1e-9, 2, 3, 4,
+	                                    5, 6, 0.25, 0.5 };
+	path_of(path, sizeof(path), "p.json");
+	CHECK_OK(hml__profile_file_write(path, recs, 2));
+	for (int i = 0; i < 2; i++) {
+		const hml_region_stats *a = &recs[i].stats, *b = &back.stats;
+
+		CHECK_OK(hml__profile_file_find(path, recs[i].label, &back));
+		CHECK_STR(back.label, recs[i].label);
+		CHECK_STR(back.mode, recs[i].mode);
+		CHECK(a->calls == b->calls && a->original_calls == b->original_calls &&
+		      a->model_calls == b->model_calls && a->shadow_calls == b->shadow_calls &&
+		      a->fallback_calls == b->fallback_calls && a->rows_in == b->rows_in &&
+		      a->rows_out == b->rows_out);
+		CHECK(a->region_s == b->region_s && a->gather_s == b->gather_s &&
+		      a->forward_s == b->forward_s && a->scatter_s == b->scatter_s &&
+		      a->original_s == b->original_s && a->write_s == b->write_s);
+		if (i == 0)
+			CHECK(isnan(b->shadow_rmse) && isnan(b->shadow_max_abs));
+		else
+			CHECK(b->shadow_rmse == 0.25 && b->shadow_max_abs == 0.5);
+	}
+	/* Written through a temporary file, which is gone. */
+	{
+		char tmp[700];
+
+		snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
+		CHECK(access(tmp, F_OK) != 0);
+	}
+}
+
+TEST(region_not_entered)
+{
+	hml__profile_record rec, back;
+	char path[640];
+
+	memset(&rec, 0, sizeof(rec));
+	snprintf(rec.label, sizeof(rec.label), "a");
+	snprintf(rec.mode, sizeof(rec.mode), "off");
+	path_of(path, sizeof(path), "a.json");
+	CHECK_OK(hml__profile_file_write(path, &rec, 1));
+	CHECK_FAILS(hml__profile_file_find(path, "b", &back), HML_ENOTFOUND,
+	            "the application never entered region 'b'");
+	CHECK_OK(hml__profile_file_write(path, NULL, 0));
+	CHECK_FAILS(hml__profile_file_find(path, "a", &back), HML_ENOTFOUND, "region 'a'");
+}
+
+TEST(bad_files)
+{
+	hml__profile_record back;
+	char path[640];
+
+	path_of(path, sizeof(path), "none.json");
+	CHECK_FAILS(hml__profile_file_find(path, "a", &back), HML_EIO, "cannot read profile");
+	path_of(path, sizeof(path), "bad.json");
+	write_text(path, "{\"regions\": [");
+	CHECK_FAILS(hml__profile_file_find(path, "a", &back), HML_EIO, "cannot read profile");
+	write_text(path, "[1, 2]");
+	CHECK_FAILS(hml__profile_file_find(path, "a", &back), HML_EIO, "not an hml profile");
+	write_text(path, "{\"schema_version\": 2, \"regions\": []}");
+	CHECK_FAILS(hml__profile_file_find(path, "a", &back), HML_ENOTSUPPORTED,
+	            "schema_version 2");
+	path_of(path, sizeof(path), "no-such-dir/p.json");
+	CHECK_FAILS(hml__profile_file_write(path, NULL, 0), HML_EIO, "cannot write profile");
+}
+
+int main(void)
+{
+	const char *base = getenv("HML_TEST_TMP");
+
+	snprintf(dir, sizeof(dir), "%s/profilefile-XXXXXX", base && *base ? base : "/tmp");
+	if (!mkdtemp(dir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	RUN(round_trip);
+	RUN(region_not_entered);
+	RUN(bad_files);
+	{
+		char cmd[600];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+		if (system(cmd) != 0)
+			fprintf(stderr, "could not remove %s\n", dir);
+	}
+	return check_report();
+}

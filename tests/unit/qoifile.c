@@ -1,0 +1,112 @@
+/*
+ * tests/unit/qoifile.c - the QoI file: what hml_qoi_write() writes,
+ * hml evaluate reads back (round trip), and shapes that cannot be
+ * written.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "hml/qoi.h"
+#include "qoifile.h"
+
+static char dir[512];
+
+static const char *path_of(char *buf, size_t size, const char *name)
+{
+	snprintf(buf, size, "%s/%s", dir, name);
+	return buf;
+}
+
+TEST(round_trip_double_and_float)
+{
+	double d[6] = { 1.5, -2.25, 3e10, 0.0, 1e-300, 42.0 }, *back = NULL;
+	float f[6] = { 0.5f, 1.5f, -3.0f, 7.25f, 8.0f, 9.5f };
+	int64_t shape[2] = { 2, 3 };
+	char path[640];
+	size_t n = 0;
+
+	path_of(path, sizeof(path), "rt.h5");
+	unlink(path);
+	CHECK_OK(hml_qoi_write_to(path, "price", d, HML_F64, 2, shape));
+	CHECK_OK(hml__qoi_file_write(path, "state", f, HML_F32, 1, (int64_t[]){ 6 }));
+	CHECK_OK(hml__qoi_file_read(path, "price", &back, &n));
+	CHECK_EQ_INT(n, 6);
+	for (size_t i = 0; back && i < n; i++)
+		CHECK(back[i] == d[i]);
+	free(back);
+	CHECK_OK(hml__qoi_file_read(path, "state", &back, &n));
+	CHECK_EQ_INT(n, 6);
+	for (size_t i = 0; back && i < n; i++)
+		CHECK(back[i] == (double)f[i]);
+	free(back);
+	/* Writing a name again replaces it. */
+	CHECK_OK(hml__qoi_file_write(path, "price", d, HML_F64, 1, (int64_t[]){ 2 }));
+	CHECK_OK(hml__qoi_file_read(path, "price", &back, &n));
+	CHECK_EQ_INT(n, 2);
+	free(back);
+}
+
+TEST(read_errors)
+{
+	char path[640];
+	double *back = (double *)1, v = 1.0;
+	size_t n = 7;
+
+	path_of(path, sizeof(path), "missing.h5");
+	CHECK(hml__qoi_file_read(path, "price", &back, &n) < 0);
+	CHECK(back == NULL && n == 0);
+	path_of(path, sizeof(path), "other.h5");
+	CHECK_OK(hml__qoi_file_write(path, "other", &v, HML_F64, 1, (int64_t[]){ 1 }));
+	CHECK_FAILS(hml__qoi_file_read(path, "price", &back, &n), HML_ENOTFOUND,
+	            "the application wrote no quantity of interest 'price'");
+}
+
+/* 2^32 x 2^32 doubles: the element count overflows 64 bits. Refused, and
+ * no file is made (before the check the file claimed 1.8e19 rows). */
+TEST(shape_overflow_refused)
+{
+	int64_t huge[2] = { INT64_C(1) << 32, INT64_C(1) << 32 };
+	int64_t bytes[1] = { INT64_MAX / 4 + 1 };
+	int64_t fits[1] = { INT64_MAX / 8 };
+	char path[640];
+	struct stat st;
+	double v = 0.0;
+
+	path_of(path, sizeof(path), "overflow.h5");
+	unlink(path);
+	CHECK_FAILS(hml_qoi_write_to(path, "q", &v, HML_F64, 2, huge), HML_EINVALID,
+	            "quantity of interest 'q': shape [4294967296, 4294967296] has too many elements");
+	CHECK(stat(path, &st) != 0);
+	CHECK_FAILS(hml_qoi_write_to(path, "q", &v, HML_F32, 1, bytes), HML_EINVALID,
+	            "too many elements");
+	CHECK_FAILS(hml_qoi_write("q", &v, HML_F64, 2, huge), HML_EINVALID, "too many elements");
+	/* The largest count whose bytes fit passes the check. */
+	CHECK_OK(hml__qoi_check("q", &v, HML_F64, 1, fits));
+	CHECK(stat(path, &st) != 0);
+}
+
+int main(void)
+{
+	const char *base = getenv("HML_TEST_TMP");
+
+	snprintf(dir, sizeof(dir), "%s/qoifile-XXXXXX", base && *base ? base : "/tmp");
+	if (!mkdtemp(dir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	RUN(round_trip_double_and_float);
+	RUN(read_errors);
+	RUN(shape_overflow_refused);
+	{
+		char cmd[600];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+		if (system(cmd) != 0)
+			fprintf(stderr, "could not remove %s\n", dir);
+	}
+	return check_report();
+}
