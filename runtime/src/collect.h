@@ -8,11 +8,11 @@
  *
  * Flush policy: calls are buffered in memory and written when the buffer
  * reaches flush_bytes, when flush_seconds have passed since the last write
- * (checked at each append), on hml__collector_flush() and on close. The file
- * is opened, appended to and closed at each flush, so at any moment outside
- * a flush the file on disk is a complete, closed HDF5 file holding every
- * call up to the last flush: a process killed between flushes loses only
- * the calls still buffered.
+ * (checked at each recorded call), on hml__collector_flush() and on
+ * close. The file is opened, appended to and closed at each flush, so at
+ * any moment outside a flush the file on disk is a complete, closed HDF5
+ * file holding every call up to the last flush: a process killed between
+ * flushes loses only the calls still buffered.
  */
 #ifndef HML_RUNTIME_COLLECT_H
 #define HML_RUNTIME_COLLECT_H
