@@ -5,6 +5,7 @@
 
 #include <hdf5.h>
 
+#include "collection.h"
 #include "dataset.h"
 #include "error.h"
 #include "h5util.h"
@@ -18,9 +19,9 @@
  * size_t byte counts and HDF5's hsize_t selections hold with room. */
 #define ELEMENTS_MAX ((int64_t)1 << 60)
 
-enum { IN = 0, OUT = 1 };
+enum { IN = HML__COLL_IN, OUT = HML__COLL_OUT };
 
-static const char *const side_name[2] = { "input", "output" };
+static const char *const *const side_name = hml__coll_side_name;
 
 /* One region group of an open file. `rows` are the complete rows: the
  * shorter side, and no more than the calls table accounts for when the
@@ -57,151 +58,73 @@ static void region_close(region *r)
 static int open_side(region *r, const char *path, const char *label, int side,
                      int64_t *extent)
 {
-	hsize_t dims[HML_MAX_DIMS + 1];
-	hid_t type = H5I_INVALID_HID, space = H5I_INVALID_HID;
-	int rc = 0, nd, d;
+	hml__coll_data info;
+	int rc, d;
 
-	if ((r->dset[side] = H5Dopen2(r->group, side_name[side], H5P_DEFAULT)) < 0 ||
-	    (type = H5Dget_type(r->dset[side])) < 0 ||
-	    (space = H5Dget_space(r->dset[side])) < 0 ||
-	    (nd = H5Sget_simple_extent_ndims(space)) < 0) {
-		rc = hml__h5_error(HML_EIO, "cannot read '%s/%s' in '%s'",
-		                   label, side_name[side], path);
-		goto done;
-	}
-	if (nd < 1 || nd > HML_MAX_DIMS + 1) {
-		rc = hml__error_set(HML_EINVALID,
+	if ((rc = hml__coll_data_open(&r->dset[side], &info, r->group, path, label,
+	                              side)) < 0)
+		return rc;
+	if (info.rank < 1 || info.rank > HML_MAX_DIMS + 1)
+		return hml__error_set(HML_EINVALID,
 			"'%s': region '%s': %s has rank %d (1 to %d allowed)",
-			path, label, side_name[side], nd, HML_MAX_DIMS + 1);
-		goto done;
-	}
-	if (!(r->dtype[side] = hml__h5_dtype(type))) {
-		rc = hml__error_set(HML_EINVALID,
-			"'%s': region '%s': %s is not float or double data",
-			path, label, side_name[side]);
-		goto done;
-	}
-	if (H5Sget_simple_extent_dims(space, dims, NULL) < 0) {
-		rc = hml__h5_error(HML_EIO, "cannot read '%s/%s' in '%s'",
-		                   label, side_name[side], path);
-		goto done;
-	}
-	r->ndim[side] = nd - 1;
+			path, label, side_name[side], info.rank, HML_MAX_DIMS + 1);
+	if (!(r->dtype[side] = info.dtype))
+		return hml__error_set(HML_EINVALID,
+			"'%s': region '%s': %s is %s data, not float32 or float64",
+			path, label, side_name[side], info.type_name);
+	r->ndim[side] = info.ndim;
 	r->features[side] = 1;
-	for (d = 1; d < nd; d++) {
-		if (dims[d] == 0 || dims[d] > (hsize_t)INT32_MAX) {
-			rc = hml__error_set(HML_EINVALID,
+	for (d = 0; d < info.ndim; d++) {
+		if (info.shape[d] <= 0 || info.shape[d] > INT32_MAX)
+			return hml__error_set(HML_EINVALID,
 				"'%s': region '%s': %s dim %d is %llu", path, label,
-				side_name[side], d, (unsigned long long)dims[d]);
-			goto done;
-		}
-		r->shape[side][d - 1] = (int64_t)dims[d];
-		if (r->features[side] > ELEMENTS_MAX / (int64_t)dims[d]) {
-			rc = hml__error_set(HML_EINVALID,
+				side_name[side], d + 1, (unsigned long long)info.shape[d]);
+		r->shape[side][d] = info.shape[d];
+		if (r->features[side] > ELEMENTS_MAX / info.shape[d])
+			return hml__error_set(HML_EINVALID,
 				"'%s': region '%s': %s rows are too large", path,
 				label, side_name[side]);
-			goto done;
-		}
-		r->features[side] *= (int64_t)dims[d];
+		r->features[side] *= info.shape[d];
 	}
-	if (dims[0] > (hsize_t)(ELEMENTS_MAX / r->features[side])) {
-		rc = hml__error_set(HML_EINVALID, "'%s': region '%s': %s is too large",
-		                    path, label, side_name[side]);
-		goto done;
-	}
-	*extent = (int64_t)dims[0];
-done:
-	if (space >= 0)
-		H5Sclose(space);
-	if (type >= 0)
-		H5Tclose(type);
-	return rc;
+	if (info.rows > ELEMENTS_MAX / r->features[side])
+		return hml__error_set(HML_EINVALID, "'%s': region '%s': %s is too large",
+		                      path, label, side_name[side]);
+	*extent = info.rows;
+	return 0;
 }
-
-typedef struct {
-	int64_t input_offset, input_rows, output_offset, output_rows;
-} call_rows;
 
 /* The rows of `calls` and, when it is a table of the collector's records,
  * the input and output rows its last record accounts for (*limited = 1). */
 static int read_calls(region *r, const char *path, const char *label,
                       int64_t accounted[2], int *limited)
 {
-	static const char *const fields[4] = {
-		"input_offset", "input_rows", "output_offset", "output_rows"
-	};
-	hsize_t dims[1], last[1], one[1] = { 1 };
-	hid_t dset = H5I_INVALID_HID, ftype = H5I_INVALID_HID;
-	hid_t space = H5I_INVALID_HID, mtype = H5I_INVALID_HID, mem = H5I_INVALID_HID;
-	call_rows rec;
-	htri_t exists;
-	int rc = 0, i;
+	const hml__call_record *rec;
+	hml__coll_calls info;
+	hid_t dset = H5I_INVALID_HID;
+	int rc;
 
 	r->calls = 0;
 	*limited = 0;
-	if ((exists = H5Lexists(r->group, "calls", H5P_DEFAULT)) < 0) {
-		rc = hml__h5_error(HML_EIO, "cannot read region '%s' in '%s'", label, path);
-		goto done;
-	}
-	if (!exists)
-		goto done;
-	if ((dset = H5Dopen2(r->group, "calls", H5P_DEFAULT)) < 0 ||
-	    (ftype = H5Dget_type(dset)) < 0 || (space = H5Dget_space(dset)) < 0) {
-		rc = hml__h5_error(HML_EIO, "cannot read '%s/calls' in '%s'", label, path);
-		goto done;
-	}
+	if ((rc = hml__coll_has(r->group, path, label, HML__COLL_CALLS)) <= 0)
+		return rc;
+	if ((rc = hml__coll_calls_open(&dset, &info, r->group, path, label)) < 0)
+		return rc;
+	H5Dclose(dset);
 	/* Anything but a one-dimensional table is not the collector's. */
-	if (H5Sget_simple_extent_ndims(space) != 1 ||
-	    H5Sget_simple_extent_dims(space, dims, NULL) != 1)
-		goto done;
-	r->calls = (int64_t)dims[0];
-	if (H5Tget_class(ftype) != H5T_COMPOUND)
-		goto done;
-	for (i = 0; i < 4; i++)
-		if (H5Tget_member_index(ftype, fields[i]) < 0)
-			goto done;
+	r->calls = info.ncalls;
+	if (!info.table || !info.fields)
+		return 0;
 	*limited = 1;
-	accounted[IN] = accounted[OUT] = 0;
-	if (r->calls == 0)
-		goto done;
-	last[0] = dims[0] - 1;
-	if ((mtype = H5Tcreate(H5T_COMPOUND, sizeof(call_rows))) < 0 ||
-	    H5Tinsert(mtype, fields[0], HOFFSET(call_rows, input_offset),
-	              H5T_NATIVE_INT64) < 0 ||
-	    H5Tinsert(mtype, fields[1], HOFFSET(call_rows, input_rows),
-	              H5T_NATIVE_INT64) < 0 ||
-	    H5Tinsert(mtype, fields[2], HOFFSET(call_rows, output_offset),
-	              H5T_NATIVE_INT64) < 0 ||
-	    H5Tinsert(mtype, fields[3], HOFFSET(call_rows, output_rows),
-	              H5T_NATIVE_INT64) < 0 ||
-	    H5Sselect_hyperslab(space, H5S_SELECT_SET, last, NULL, one, NULL) < 0 ||
-	    (mem = H5Screate_simple(1, one, NULL)) < 0 ||
-	    H5Dread(dset, mtype, mem, space, H5P_DEFAULT, &rec) < 0) {
-		rc = hml__h5_error(HML_EIO, "cannot read '%s/calls' in '%s'", label, path);
-		goto done;
-	}
-	if (rec.input_offset < 0 || rec.input_rows < 0 || rec.output_offset < 0 ||
-	    rec.output_rows < 0 || rec.input_offset > INT64_MAX - rec.input_rows ||
-	    rec.output_offset > INT64_MAX - rec.output_rows) {
-		rc = hml__error_set(HML_EIO,
+	rec = &info.last;
+	if (rec->input_offset < 0 || rec->input_rows < 0 || rec->output_offset < 0 ||
+	    rec->output_rows < 0 || rec->input_offset > INT64_MAX - rec->input_rows ||
+	    rec->output_offset > INT64_MAX - rec->output_rows)
+		return hml__error_set(HML_EIO,
 			"region '%s' in '%s' is damaged: its last call record is invalid",
 			label, path);
-		goto done;
-	}
-	accounted[IN] = rec.input_offset + rec.input_rows;
-	accounted[OUT] = rec.output_offset + rec.output_rows;
-done:
-	if (mem >= 0)
-		H5Sclose(mem);
-	if (mtype >= 0)
-		H5Tclose(mtype);
-	if (space >= 0)
-		H5Sclose(space);
-	if (ftype >= 0)
-		H5Tclose(ftype);
-	if (dset >= 0)
-		H5Dclose(dset);
-	return rc;
+	accounted[IN] = rec->input_offset + rec->input_rows;
+	accounted[OUT] = rec->output_offset + rec->output_rows;
+	return 0;
 }
 
 static int region_open(region *r, hid_t file, const char *path, const char *label)
@@ -272,19 +195,18 @@ static herr_t add_label(hid_t root, const char *name, const link_info *info,
 {
 	label_list *l = payload;
 	hid_t group;
-	htri_t in, out;
+	int in, out;
 	char **p;
 
 	if (info->type == H5L_TYPE_EXTERNAL)
 		return 0;
 	if ((group = open_group(root, name)) < 0)
 		return 0;       /* not a group, or a dangling soft link */
-	in = H5Lexists(group, "input", H5P_DEFAULT);
-	out = in > 0 ? H5Lexists(group, "output", H5P_DEFAULT) : 0;
+	in = hml__coll_has(group, l->path, name, side_name[IN]);
+	out = in > 0 ? hml__coll_has(group, l->path, name, side_name[OUT]) : 0;
 	H5Gclose(group);
 	if (in < 0 || out < 0) {
-		l->rc = hml__h5_error(HML_EIO, "cannot read group '%s' in '%s'",
-		                      name, l->path);
+		l->rc = in < 0 ? in : out;
 		return -1;
 	}
 	if (!in || !out)
@@ -326,18 +248,6 @@ static int list_labels(hid_t file, const char *path, char ***labels, size_t *n)
 }
 
 /* ---- region_info --------------------------------------------------------- */
-
-/* A string attribute, or NULL when it is absent or not a string. */
-static int optional_str(hid_t obj, const char *name, char **out)
-{
-	int rc = hml__h5_attr_get_str(obj, name, out);
-
-	if (rc == HML_ENOTFOUND || rc == HML_EINVALID) {
-		*out = NULL;
-		return 0;
-	}
-	return rc;
-}
 
 void hml__region_info_free(hml__region_info *infos, size_t n)
 {
@@ -390,8 +300,10 @@ int hml__region_info_list(const char *path, hml__region_info **out, size_t *n)
 		memcpy(p->out_shape, r.shape[OUT], sizeof(p->out_shape));
 		p->in_dtype = r.dtype[IN];
 		p->out_dtype = r.dtype[OUT];
-		if ((rc = optional_str(r.group, "input_functor", &p->input_functor)) < 0 ||
-		    (rc = optional_str(r.group, "output_functor", &p->output_functor)) < 0)
+		if ((rc = hml__coll_attr_text(r.group, hml__coll_attr_functor[IN],
+		                              &p->input_functor)) < 0 ||
+		    (rc = hml__coll_attr_text(r.group, hml__coll_attr_functor[OUT],
+		                              &p->output_functor)) < 0)
 			goto done;
 		region_close(&r);
 	}
@@ -445,23 +357,23 @@ static int no_region(hid_t file, const char *path, const char *label)
 static int has_region(hid_t file, const char *path, const char *label)
 {
 	link_info linfo;
-	htri_t exists, in, out;
+	htri_t exists;
 	hid_t group;
+	int in, out;
 
 	/* A label with '/' would be taken as a path into the file. */
-	if (!*label || strchr(label, '/') || strcmp(label, ".") == 0)
+	if (!hml__coll_label_ok(label))
 		return 0;
 	if ((exists = H5Lexists(file, label, H5P_DEFAULT)) < 0)
 		return hml__h5_error(HML_EIO, "cannot read '%s'", path);
 	if (!exists || H5Lget_info(file, label, &linfo, H5P_DEFAULT) < 0 ||
 	    linfo.type == H5L_TYPE_EXTERNAL || (group = open_group(file, label)) < 0)
 		return 0;
-	in = H5Lexists(group, "input", H5P_DEFAULT);
-	out = in > 0 ? H5Lexists(group, "output", H5P_DEFAULT) : 0;
+	in = hml__coll_has(group, path, label, side_name[IN]);
+	out = in > 0 ? hml__coll_has(group, path, label, side_name[OUT]) : 0;
 	H5Gclose(group);
 	if (in < 0 || out < 0)
-		return hml__h5_error(HML_EIO, "cannot read region '%s' in '%s'",
-		                     label, path);
+		return in < 0 ? in : out;
 	return in > 0 && out > 0;
 }
 

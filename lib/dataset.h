@@ -1,10 +1,11 @@
 /*
  * lib/dataset.h - reading collected region data for training (internal).
  *
- * A collection file (written by the runtime, see hml-runtime(3)) holds one
- * group per region label with datasets `input` [rows, *in_shape] and
- * `output` [rows, *out_shape] (float or double), a compound `calls` table
- * and attributes input_functor, output_functor, runs.
+ * A collection file (written by the runtime's collector, see hml-runtime(3))
+ * holds one group per region label with datasets `input` [rows, *in_shape]
+ * and `output` [rows, *out_shape] (float or double), a compound `calls`
+ * table and attributes: the layout is defined once, in lib/collection.h.
+ * Files made by other tools (h5py) with the same names read too.
  */
 #ifndef HML_LIB_DATASET_H
 #define HML_LIB_DATASET_H
@@ -41,7 +42,8 @@ typedef struct hml__region_info {
  * group has the collector's table (a collector killed in a flush can leave
  * rows past it).
  * Errors: HML_ENOTFOUND, HML_EIO "'PATH' is not an HDF5 file",
- * HML_EINVALID "'PATH': region 'L': input is not float or double data" /
+ * HML_EINVALID "'PATH': region 'L': input is int32 data, not float32 or
+ * float64" /
  * "... output has rank 0 (1 to 9 allowed)" for unusable layouts.
  */
 int hml__region_info_list(const char *path, hml__region_info **out, size_t *n);

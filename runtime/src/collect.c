@@ -1,28 +1,22 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "collect.h"
+#include "collection.h"
 #include "error.h"
 #include "h5util.h"
-#include "hml/version.h"
 #include "util.h"
 
 #define DEFAULT_FLUSH_BYTES ((size_t)16 << 20)
 #define DEFAULT_FLUSH_SECONDS 1.0
-#define CHUNK_ROWS_MAX 65536
-/* Overridable only to test deep chunk indexes with little data. */
-#ifndef HML_COLLECT_CHUNK_BYTES
-#define HML_COLLECT_CHUNK_BYTES ((size_t)1 << 20)
-#endif
-#ifndef HML_COLLECT_CALLS_CHUNK
-#define HML_COLLECT_CALLS_CHUNK 1024
-#endif
 
-enum { IN = 0, OUT = 1 };
+enum { IN = HML__COLL_IN, OUT = HML__COLL_OUT };
+_Static_assert((int)HML__COLLECTOR_INPUT == (int)IN &&
+               (int)HML__COLLECTOR_OUTPUT == (int)OUT,
+               "the collector's sides are the layout's");
 
-static const char *const side_name[2] = { "input", "output" };
+static const char *const *const side_name = hml__coll_side_name;
 
 typedef struct {
 	unsigned char *p;
@@ -44,6 +38,9 @@ struct hml__collector {
 	 * rows already in the file. */
 	buffer buf[2];
 	int64_t buf_rows[2];
+	/* Rows placed by hml__collector_next() for the call not yet
+	 * committed (after the buffered ones), -1 when none. */
+	int64_t next_rows[2];
 	hml__call_record *recs;
 	size_t nrecs, caprecs;
 };
@@ -77,32 +74,8 @@ static void h5set_close(h5set *s)
 	h5set_init(s);
 }
 
-static hid_t calls_type(void)
-{
-	hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(hml__call_record));
-
-	if (t < 0)
-		return t;
-	if (H5Tinsert(t, "run", HOFFSET(hml__call_record, run), H5T_NATIVE_INT64) < 0 ||
-	    H5Tinsert(t, "call", HOFFSET(hml__call_record, call), H5T_NATIVE_INT64) < 0 ||
-	    H5Tinsert(t, "input_offset", HOFFSET(hml__call_record, input_offset),
-	              H5T_NATIVE_INT64) < 0 ||
-	    H5Tinsert(t, "input_rows", HOFFSET(hml__call_record, input_rows),
-	              H5T_NATIVE_INT64) < 0 ||
-	    H5Tinsert(t, "output_offset", HOFFSET(hml__call_record, output_offset),
-	              H5T_NATIVE_INT64) < 0 ||
-	    H5Tinsert(t, "output_rows", HOFFSET(hml__call_record, output_rows),
-	              H5T_NATIVE_INT64) < 0 ||
-	    H5Tinsert(t, "original_seconds", HOFFSET(hml__call_record, original_seconds),
-	              H5T_NATIVE_DOUBLE) < 0) {
-		H5Tclose(t);
-		return H5I_INVALID_HID;
-	}
-	return t;
-}
-
 static int shape_mismatch(const hml__collector *c, int side, const int64_t *have,
-                          int have_ndim, hml_dtype have_dtype)
+                          int have_ndim, const char *have_type)
 {
 	char h[160], w[160];
 
@@ -110,7 +83,7 @@ static int shape_mismatch(const hml__collector *c, int side, const int64_t *have
 	hml__format_shape(w, sizeof(w), c->shape[side], c->ndim[side]);
 	return hml__error_set(HML_ESHAPE,
 		"region '%s' in '%s' holds %s rows %s of %s but this run gives %s of %s",
-		c->label, c->path, side_name[side], h, hml_dtype_name(have_dtype),
+		c->label, c->path, side_name[side], h, have_type,
 		w, hml_dtype_name(c->dtype[side]));
 }
 
@@ -119,197 +92,61 @@ static int shape_mismatch(const hml__collector *c, int side, const int64_t *have
 static int open_data(const hml__collector *c, hid_t group, int side, hid_t *out,
                      int64_t *rows)
 {
-	hsize_t dims[HML_MAX_DIMS + 1], maxdims[HML_MAX_DIMS + 1];
-	int64_t have[HML_MAX_DIMS + 1];
-	hid_t dset = H5I_INVALID_HID, type = H5I_INVALID_HID, space = H5I_INVALID_HID;
-	hml_dtype dt;
-	htri_t exists;
-	int rc = 0, nd, d, same;
+	hml__coll_data info;
+	hid_t dset = H5I_INVALID_HID;
+	int rc, d, same;
 
 	*out = H5I_INVALID_HID;
 	*rows = 0;
-	if ((exists = H5Lexists(group, side_name[side], H5P_DEFAULT)) < 0) {
-		rc = hml__h5_error(HML_EIO, "cannot read region '%s' in '%s'",
-		                   c->label, c->path);
-		goto done;
-	}
-	if (!exists)
-		goto done;
-	if ((dset = H5Dopen2(group, side_name[side], H5P_DEFAULT)) < 0 ||
-	    (type = H5Dget_type(dset)) < 0 || (space = H5Dget_space(dset)) < 0 ||
-	    (nd = H5Sget_simple_extent_ndims(space)) < 0) {
-		rc = hml__h5_error(HML_EIO, "cannot read '%s/%s' in '%s'",
-		                   c->label, side_name[side], c->path);
-		goto done;
-	}
-	if (nd < 1 || nd > HML_MAX_DIMS + 1) {
-		rc = shape_mismatch(c, side, have, 0, hml__h5_dtype(type));
-		goto done;
-	}
-	H5Sget_simple_extent_dims(space, dims, maxdims);
-	for (d = 1; d < nd; d++)
-		have[d - 1] = (int64_t)dims[d];
-	dt = hml__h5_dtype(type);
-	same = dt == c->dtype[side] && nd - 1 == c->ndim[side];
+	if ((rc = hml__coll_has(group, c->path, c->label, side_name[side])) <= 0)
+		return rc;
+	if ((rc = hml__coll_data_open(&dset, &info, group, c->path, c->label, side)) < 0)
+		return rc;
+	same = info.rank >= 1 && info.rank <= HML_MAX_DIMS + 1 && info.dtype == c->dtype[side] &&
+	       info.ndim == c->ndim[side];
 	for (d = 0; same && d < c->ndim[side]; d++)
-		same = have[d] == c->shape[side][d];
+		same = info.shape[d] == c->shape[side][d];
 	if (!same) {
-		rc = shape_mismatch(c, side, have, nd - 1, dt);
+		rc = shape_mismatch(c, side, info.shape, info.ndim, info.type_name);
 		goto done;
 	}
-	if (maxdims[0] != H5S_UNLIMITED) {
+	if (!info.growing) {
 		rc = hml__error_set(HML_EIO, "'%s/%s' in '%s' cannot grow",
 		                    c->label, side_name[side], c->path);
 		goto done;
 	}
-	*rows = (int64_t)dims[0];
+	*rows = info.rows;
 	*out = dset;
 	dset = H5I_INVALID_HID;
 done:
-	if (space >= 0)
-		H5Sclose(space);
-	if (type >= 0)
-		H5Tclose(type);
 	if (dset >= 0)
 		H5Dclose(dset);
 	return rc;
 }
 
-/* A chunked data set of `rank` dims, empty and unlimited along rows. */
-static int create_rows(const hml__collector *c, hid_t group, const char *name,
-                       hid_t type, int rank, const hsize_t *chunk, hid_t *out)
-{
-	hsize_t dims[HML_MAX_DIMS + 1], maxdims[HML_MAX_DIMS + 1];
-	hid_t space = H5I_INVALID_HID, dcpl = H5I_INVALID_HID;
-	int rc = 0, d;
-
-	for (d = 0; d < rank; d++)
-		dims[d] = maxdims[d] = chunk[d];
-	dims[0] = 0;
-	maxdims[0] = H5S_UNLIMITED;
-	/* No modification times: a flush then changes as few metadata blocks
-	 * as it can, which narrows the window in which a killed process leaves
-	 * a file whose metadata is half written. */
-	if ((space = H5Screate_simple(rank, dims, maxdims)) < 0 ||
-	    (dcpl = H5Pcreate(H5P_DATASET_CREATE)) < 0 ||
-	    H5Pset_chunk(dcpl, rank, chunk) < 0 ||
-	    H5Pset_obj_track_times(dcpl, 0) < 0 ||
-	    (*out = H5Dcreate2(group, name, type, space, H5P_DEFAULT, dcpl,
-	                       H5P_DEFAULT)) < 0)
-		rc = hml__h5_error(HML_EIO, "cannot create '%s/%s' in '%s'",
-		                   c->label, name, c->path);
-	if (dcpl >= 0)
-		H5Pclose(dcpl);
-	if (space >= 0)
-		H5Sclose(space);
-	return rc;
-}
-
-static int create_data(const hml__collector *c, hid_t group, int side, hid_t *out)
-{
-	hsize_t chunk[HML_MAX_DIMS + 1];
-	size_t rows = HML_COLLECT_CHUNK_BYTES / c->row_bytes[side];
-	int d;
-
-	if (rows < 1)
-		rows = 1;
-	if (rows > CHUNK_ROWS_MAX)
-		rows = CHUNK_ROWS_MAX;
-	chunk[0] = rows;
-	for (d = 0; d < c->ndim[side]; d++)
-		chunk[d + 1] = (hsize_t)c->shape[side][d];
-	return create_rows(c, group, side_name[side], hml__h5_type(c->dtype[side]),
-	                   c->ndim[side] + 1, chunk, out);
-}
-
+/* Open or create the calls table; where its last record's rows end is
+ * where the next rows go. */
 static int open_calls(const hml__collector *c, hid_t group, h5set *s)
 {
-	hsize_t dims[1], maxdims[1], chunk[1] = { HML_COLLECT_CALLS_CHUNK };
-	hsize_t last[1], one[1] = { 1 };
-	hid_t space = H5I_INVALID_HID, type = H5I_INVALID_HID, mem = H5I_INVALID_HID;
-	hml__call_record rec;
-	htri_t exists;
-	int rc = 0;
+	hml__coll_calls info;
+	int rc;
 
-	if ((exists = H5Lexists(group, "calls", H5P_DEFAULT)) < 0) {
-		rc = hml__h5_error(HML_EIO, "cannot read region '%s' in '%s'",
-		                   c->label, c->path);
-		goto done;
-	}
-	if (!exists) {
-		if ((type = calls_type()) < 0) {
-			rc = hml__h5_error(HML_EIO, "cannot create '%s/calls' in '%s'",
-			                   c->label, c->path);
-			goto done;
-		}
-		rc = create_rows(c, group, "calls", type, 1, chunk, &s->calls);
-		goto done;
-	}
-	if ((s->calls = H5Dopen2(group, "calls", H5P_DEFAULT)) < 0 ||
-	    (space = H5Dget_space(s->calls)) < 0) {
-		rc = hml__h5_error(HML_EIO, "cannot read '%s/calls' in '%s'",
-		                   c->label, c->path);
-		goto done;
-	}
-	if (H5Sget_simple_extent_ndims(space) != 1 ||
-	    H5Sget_simple_extent_dims(space, dims, maxdims) != 1 ||
-	    maxdims[0] != H5S_UNLIMITED) {
-		rc = hml__error_set(HML_EIO, "'%s/calls' in '%s' is not a growing table",
-		                    c->label, c->path);
-		goto done;
-	}
-	s->ncalls = (int64_t)dims[0];
-	if (s->ncalls == 0)
-		goto done;
-	/* Where the last call's rows end is where the next rows go. */
-	last[0] = dims[0] - 1;
-	if ((type = calls_type()) < 0 ||
-	    H5Sselect_hyperslab(space, H5S_SELECT_SET, last, NULL, one, NULL) < 0 ||
-	    (mem = H5Screate_simple(1, one, NULL)) < 0 ||
-	    H5Dread(s->calls, type, mem, space, H5P_DEFAULT, &rec) < 0) {
-		rc = hml__h5_error(HML_EIO, "cannot read '%s/calls' in '%s'",
-		                   c->label, c->path);
-		goto done;
-	}
-	s->rows[IN] = rec.input_offset + rec.input_rows;
-	s->rows[OUT] = rec.output_offset + rec.output_rows;
-done:
-	if (mem >= 0)
-		H5Sclose(mem);
-	if (type >= 0)
-		H5Tclose(type);
-	if (space >= 0)
-		H5Sclose(space);
-	return rc;
-}
-
-static int write_attrs(const hml__collector *c, hid_t group, int64_t runs)
-{
-	static const char *const names[2][4] = {
-		{ "input_functor", "input_arrays", "input_domain", "input_dtype" },
-		{ "output_functor", "output_arrays", "output_domain", "output_dtype" },
-	};
-	char created[32];
-	struct tm tm;
-	time_t now = time(NULL);
-	int rc, i;
-
-	if (!gmtime_r(&now, &tm) ||
-	    !strftime(created, sizeof(created), "%Y-%m-%dT%H:%M:%SZ", &tm))
-		snprintf(created, sizeof(created), "unknown");
-	if ((rc = hml__h5_attr_set_str(group, "hml_version", hml_version())) < 0)
+	if ((rc = hml__coll_has(group, c->path, c->label, HML__COLL_CALLS)) < 0)
 		return rc;
-	for (i = 0; i < 2; i++) {
-		if ((rc = hml__h5_attr_set_str(group, names[i][0], c->functor[i])) < 0 ||
-		    (rc = hml__h5_attr_set_str(group, names[i][1], c->arrays[i])) < 0 ||
-		    (rc = hml__h5_attr_set_str(group, names[i][2], c->domain[i])) < 0 ||
-		    (rc = hml__h5_attr_set_str(group, names[i][3],
-		                               hml_dtype_name(c->dtype[i]))) < 0)
-			return rc;
-	}
-	if ((rc = hml__h5_attr_set_str(group, "created", created)) < 0)
+	if (rc == 0)
+		return hml__coll_calls_create(&s->calls, group, c->path, c->label);
+	if ((rc = hml__coll_calls_open(&s->calls, &info, group, c->path, c->label)) < 0)
 		return rc;
-	return hml__h5_attr_set_i64(group, "runs", runs);
+	if (!info.table || !info.growing)
+		return hml__error_set(HML_EIO, "'%s/calls' in '%s' is not a growing table",
+		                      c->label, c->path);
+	if (info.fields != 2)
+		return hml__error_set(HML_EIO, "'%s/calls' in '%s' is not a table of calls",
+		                      c->label, c->path);
+	s->ncalls = info.ncalls;
+	s->rows[IN] = info.last.input_offset + info.last.input_rows;
+	s->rows[OUT] = info.last.output_offset + info.last.output_rows;
+	return 0;
 }
 
 /* Open the region's group in `file`, creating what is missing. An existing
@@ -319,7 +156,7 @@ static int write_attrs(const hml__collector *c, hid_t group, int64_t runs)
 static int attach(const hml__collector *c, hid_t file, h5set *s, int64_t runs,
                   int *created)
 {
-	hid_t gcpl = H5I_INVALID_HID;
+	hml__coll_meta meta;
 	htri_t exists;
 	int rc = 0, i;
 
@@ -335,16 +172,15 @@ static int attach(const hml__collector *c, hid_t file, h5set *s, int64_t runs,
 			goto done;
 		}
 	} else {
-		if ((gcpl = H5Pcreate(H5P_GROUP_CREATE)) < 0 ||
-		    H5Pset_obj_track_times(gcpl, 0) < 0 ||
-		    (s->group = H5Gcreate2(file, c->label, H5P_DEFAULT, gcpl,
-		                           H5P_DEFAULT)) < 0) {
-			rc = hml__h5_error(HML_EIO, "cannot create region '%s' in '%s'",
-			                   c->label, c->path);
-			goto done;
+		for (i = 0; i < 2; i++) {
+			meta.functor[i] = c->functor[i];
+			meta.arrays[i] = c->arrays[i];
+			meta.domain[i] = c->domain[i];
+			meta.dtype[i] = c->dtype[i];
 		}
 		*created = 1;
-		if ((rc = write_attrs(c, s->group, runs)) < 0)
+		if ((rc = hml__coll_group_create(&s->group, file, c->path, c->label,
+		                                 &meta, runs)) < 0)
 			goto done;
 	}
 	for (i = 0; i < 2; i++)
@@ -352,7 +188,9 @@ static int attach(const hml__collector *c, hid_t file, h5set *s, int64_t runs,
 			goto done;
 	for (i = 0; i < 2; i++)
 		if (s->data[i] < 0 &&
-		    (rc = create_data(c, s->group, i, &s->data[i])) < 0)
+		    (rc = hml__coll_data_create(&s->data[i], s->group, c->path, c->label,
+		                                i, c->dtype[i], c->ndim[i],
+		                                c->shape[i])) < 0)
 			goto done;
 	if ((rc = open_calls(c, s->group, s)) < 0)
 		goto done;
@@ -366,8 +204,6 @@ static int attach(const hml__collector *c, hid_t file, h5set *s, int64_t runs,
 		}
 	}
 done:
-	if (gcpl >= 0)
-		H5Pclose(gcpl);
 	if (rc < 0)
 		h5set_close(s);
 	return rc;
@@ -392,8 +228,7 @@ static int check_desc(const hml__collector_desc *d)
 
 	if (!d->path || !*d->path)
 		return hml__error_set(HML_EINVALID, "collector file name is empty");
-	if (!d->label || !*d->label || strchr(d->label, '/') ||
-	    strcmp(d->label, ".") == 0)
+	if (!hml__coll_label_ok(d->label))
 		return hml__error_set(HML_EINVALID,
 			"region label '%s' cannot name an HDF5 group",
 			d->label ? d->label : "");
@@ -494,18 +329,12 @@ int hml__collector_open(hml__collector **out, const hml__collector_desc *desc)
 		goto done;
 	if ((rc = attach(c, file, &s, 0, &created)) < 0)
 		goto done;
-	if (!created) {
-		rc = hml__h5_attr_get_i64(s.group, "runs", &runs);
-		if (rc == HML_ENOTFOUND)
-			runs = 0;
-		else if (rc < 0)
-			goto done;
-		if (runs < 0)
-			runs = 0;
-	}
-	if ((rc = hml__h5_attr_set_i64(s.group, "runs", runs + 1)) < 0)
+	if (!created && (rc = hml__coll_runs_get(s.group, &runs)) < 0)
+		goto done;
+	if ((rc = hml__coll_runs_set(s.group, runs + 1)) < 0)
 		goto done;
 	c->run = runs;
+	c->next_rows[IN] = c->next_rows[OUT] = -1;
 	c->last_flush = hml__now();
 done:
 	h5set_close(&s);
@@ -517,37 +346,18 @@ done:
 	return rc;
 }
 
-/* Write `rows` rows from `buf` at row `old` of a data set that holds
- * `have` rows, growing it as needed. */
-static int append_rows(const hml__collector *c, hid_t dset, const char *name,
-                       hid_t mem_type, int64_t have, int64_t old, int64_t rows,
-                       int nfeat, const int64_t *feat, const void *buf)
+int hml__collector_probe(const char *path)
 {
-	hsize_t dims[HML_MAX_DIMS + 1], start[HML_MAX_DIMS + 1], count[HML_MAX_DIMS + 1];
-	hid_t fspace = H5I_INVALID_HID, mspace = H5I_INVALID_HID;
-	int rc = 0, d;
+	hid_t file;
+	int rc;
 
-	if (rows == 0)
-		return 0;
-	dims[0] = (hsize_t)(old + rows > have ? old + rows : have);
-	start[0] = (hsize_t)old;
-	count[0] = (hsize_t)rows;
-	for (d = 0; d < nfeat; d++) {
-		dims[d + 1] = count[d + 1] = (hsize_t)feat[d];
-		start[d + 1] = 0;
-	}
-	if (H5Dset_extent(dset, dims) < 0 ||
-	    (fspace = H5Dget_space(dset)) < 0 ||
-	    H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, NULL, count, NULL) < 0 ||
-	    (mspace = H5Screate_simple(nfeat + 1, count, NULL)) < 0 ||
-	    H5Dwrite(dset, mem_type, mspace, fspace, H5P_DEFAULT, buf) < 0)
-		rc = hml__h5_error(HML_EIO, "cannot write '%s/%s' to '%s'",
-		                   c->label, name, c->path);
-	if (mspace >= 0)
-		H5Sclose(mspace);
-	if (fspace >= 0)
-		H5Sclose(fspace);
-	return rc;
+	if (!path || !*path)
+		return hml__error_set(HML_EINVALID, "collector file name is empty");
+	hml__h5_init();
+	if ((rc = hml__h5_open_rw(&file, path)) < 0)
+		return rc;
+	H5Fclose(file);
+	return 0;
 }
 
 /* After a failed flush: a calls table that grew without its records would
@@ -588,10 +398,10 @@ static int flush(hml__collector *c)
 	if ((rc = attach(c, file, &s, c->run + 1, &created)) < 0)
 		goto done;
 	for (side = 0; side < 2; side++) {
-		rc = append_rows(c, s.data[side], side_name[side],
-		                 hml__h5_type(c->dtype[side]), s.dims[side],
-		                 s.rows[side], c->buf_rows[side], c->ndim[side],
-		                 c->shape[side], c->buf[side].p);
+		rc = hml__coll_rows_write(s.data[side], c->path, c->label,
+		                          side_name[side], hml__h5_type(c->dtype[side]),
+		                          s.dims[side], s.rows[side], c->buf_rows[side],
+		                          c->ndim[side], c->shape[side], c->buf[side].p);
 		if (rc < 0)
 			goto done;
 	}
@@ -610,14 +420,14 @@ static int flush(hml__collector *c)
 	}
 	/* The calls table goes last: a record only ever points at rows that
 	 * were written before it. */
-	if ((type = calls_type()) < 0) {
+	if ((type = hml__coll_calls_type()) < 0) {
 		rc = hml__h5_error(HML_EIO, "cannot write '%s/calls' to '%s'",
 		                   c->label, c->path);
 		goto done;
 	}
 	touched = 1;
-	rc = append_rows(c, s.calls, "calls", type, s.ncalls, s.ncalls,
-	                 (int64_t)c->nrecs, 0, &zero, recs);
+	rc = hml__coll_rows_write(s.calls, c->path, c->label, HML__COLL_CALLS, type,
+	                          s.ncalls, s.ncalls, (int64_t)c->nrecs, 0, &zero, recs);
 done:
 	if (rc < 0 && touched) {
 		hml__error_save(&saved);
@@ -629,7 +439,12 @@ done:
 	h5set_close(&s);
 	rc = close_file(c, file, rc);
 	if (rc == 0) {
+		/* Rows placed for a call still in progress (a flush from an
+		 * exit handler inside the region) move to the front. */
 		for (side = 0; side < 2; side++) {
+			if (c->next_rows[side] > 0)
+				memmove(c->buf[side].p, c->buf[side].p + c->buf[side].len,
+				        (size_t)c->next_rows[side] * c->row_bytes[side]);
 			c->buf[side].len = 0;
 			c->buf_rows[side] = 0;
 		}
@@ -688,14 +503,68 @@ static int reserve_record(hml__collector *c)
 	return 0;
 }
 
+int hml__collector_next(hml__collector *c, int side, int64_t rows, void **dst)
+{
+	size_t bytes;
+	int rc;
+
+	if (!c || !dst || (side != IN && side != OUT))
+		return hml__error_set(HML_EINVALID, "collector, side or destination is invalid");
+	if (rows < 0)
+		return hml__error_set(HML_EINVALID, "region '%s': %lld %s rows",
+		                      c->label, (long long)rows, side_name[side]);
+	if ((uint64_t)rows > (SIZE_MAX / 2 - c->buf[side].len) / c->row_bytes[side])
+		return hml__error_oom();
+	bytes = (size_t)rows * c->row_bytes[side];
+	if ((rc = reserve_bytes(&c->buf[side], c->buf[side].len + bytes)) < 0)
+		return rc;
+	*dst = c->buf[side].p ? c->buf[side].p + c->buf[side].len : NULL;
+	c->next_rows[side] = rows;
+	return 0;
+}
+
+int hml__collector_commit(hml__collector *c, double original_seconds)
+{
+	hml__call_record *r;
+	size_t buffered;
+	int i, rc;
+
+	if (!c)
+		return hml__error_set(HML_EINVALID, "collector is NULL");
+	if (c->next_rows[IN] < 0 || c->next_rows[OUT] < 0)
+		return hml__error_set(HML_EINVALID,
+			"region '%s': a call is recorded before its rows were placed",
+			c->label);
+	if ((rc = reserve_record(c)) < 0)
+		return rc;
+	r = &c->recs[c->nrecs++];
+	r->run = c->run;
+	r->call = c->calls++;
+	r->input_offset = c->buf_rows[IN];
+	r->input_rows = c->next_rows[IN];
+	r->output_offset = c->buf_rows[OUT];
+	r->output_rows = c->next_rows[OUT];
+	r->original_seconds = original_seconds;
+	for (i = 0; i < 2; i++) {
+		c->buf[i].len += (size_t)c->next_rows[i] * c->row_bytes[i];
+		c->buf_rows[i] += c->next_rows[i];
+		c->next_rows[i] = -1;
+	}
+	c->rows += r->input_rows;
+	buffered = c->buf[IN].len + c->buf[OUT].len + c->nrecs * sizeof(*c->recs);
+	if (buffered >= c->flush_bytes ||
+	    hml__now() - c->last_flush >= c->flush_seconds)
+		return flush(c);
+	return 0;
+}
+
 int hml__collector_append(hml__collector *c, const void *in, int64_t in_rows,
                           const void *out, int64_t out_rows,
                           double original_seconds)
 {
 	const void *src[2] = { in, out };
 	const int64_t rows[2] = { in_rows, out_rows };
-	size_t bytes[2], buffered;
-	hml__call_record *r;
+	void *dst[2];
 	int i, rc;
 
 	if (!c)
@@ -708,36 +577,18 @@ int hml__collector_append(hml__collector *c, const void *in, int64_t in_rows,
 			return hml__error_set(HML_EINVALID,
 				"region '%s': %lld %s rows but no data", c->label,
 				(long long)rows[i], side_name[i]);
-		if ((uint64_t)rows[i] > (SIZE_MAX / 2 - c->buf[i].len) / c->row_bytes[i])
-			return hml__error_oom();
-		bytes[i] = (size_t)rows[i] * c->row_bytes[i];
 	}
-	/* Reserve everything first: a failure leaves the collector as it was. */
-	for (i = 0; i < 2; i++)
-		if ((rc = reserve_bytes(&c->buf[i], c->buf[i].len + bytes[i])) < 0)
-			return rc;
-	if ((rc = reserve_record(c)) < 0)
-		return rc;
-	r = &c->recs[c->nrecs++];
-	r->run = c->run;
-	r->call = c->calls++;
-	r->input_offset = c->buf_rows[IN];
-	r->input_rows = in_rows;
-	r->output_offset = c->buf_rows[OUT];
-	r->output_rows = out_rows;
-	r->original_seconds = original_seconds;
+	/* Both places first: a failure leaves the collector as it was. */
 	for (i = 0; i < 2; i++) {
-		if (bytes[i])
-			memcpy(c->buf[i].p + c->buf[i].len, src[i], bytes[i]);
-		c->buf[i].len += bytes[i];
-		c->buf_rows[i] += rows[i];
+		if ((rc = hml__collector_next(c, i, rows[i], &dst[i])) < 0) {
+			c->next_rows[IN] = c->next_rows[OUT] = -1;
+			return rc;
+		}
 	}
-	c->rows += in_rows;
-	buffered = c->buf[IN].len + c->buf[OUT].len + c->nrecs * sizeof(*c->recs);
-	if (buffered >= c->flush_bytes ||
-	    hml__now() - c->last_flush >= c->flush_seconds)
-		return flush(c);
-	return 0;
+	for (i = 0; i < 2; i++)
+		if (rows[i])
+			memcpy(dst[i], src[i], (size_t)rows[i] * c->row_bytes[i]);
+	return hml__collector_commit(c, original_seconds);
 }
 
 int hml__collector_flush(hml__collector *c)

@@ -2,21 +2,17 @@
  * runtime/src/collect.h - appending a region's calls to an HDF5 file
  * (internal).
  *
- * Layout, one group per region label:
- *   /<label>/input   [rows, *in_features]   dtype of the application data
- *   /<label>/output  [rows, *out_features]
- *   /<label>/calls   compound, one record per call (see hml__call_record)
- * chunked and extendible along rows. Group attributes: hml_version,
- * input_functor, output_functor, input_arrays, output_arrays, input_domain,
- * output_domain, input_dtype, output_dtype, created; `runs` counts the processes that appended.
+ * The collector owns its file: it alone opens, checks and writes it. The
+ * layout (one group per region label with `input`, `output`, `calls` and
+ * attributes) is defined in lib/collection.h, beside the CLI's reader.
  *
  * Flush policy: calls are buffered in memory and written when the buffer
  * reaches flush_bytes, when flush_seconds have passed since the last write
- * (checked at each append), on hml__collector_flush() and on close. The file
- * is opened, appended to and closed at each flush, so at any moment outside
- * a flush the file on disk is a complete, closed HDF5 file holding every
- * call up to the last flush: a process killed between flushes loses only
- * the calls still buffered.
+ * (checked at each recorded call), on hml__collector_flush() and on
+ * close. The file is opened, appended to and closed at each flush, so at
+ * any moment outside a flush the file on disk is a complete, closed HDF5
+ * file holding every call up to the last flush: a process killed between
+ * flushes loses only the calls still buffered.
  */
 #ifndef HML_RUNTIME_COLLECT_H
 #define HML_RUNTIME_COLLECT_H
@@ -28,6 +24,9 @@ extern "C" {
 #endif
 
 typedef struct hml__collector hml__collector;
+
+/** The sides of a call, for hml__collector_next(). */
+enum { HML__COLLECTOR_INPUT = 0, HML__COLLECTOR_OUTPUT = 1 };
 
 typedef struct hml__collector_desc {
 	const char *path;            /**< HDF5 file, created if missing */
@@ -42,17 +41,6 @@ typedef struct hml__collector_desc {
 	double flush_seconds;        /**< <= 0: 1 s */
 } hml__collector_desc;
 
-/** One record of the `calls` dataset. */
-typedef struct hml__call_record {
-	int64_t run;             /**< which process run (0, 1, ... per file) */
-	int64_t call;            /**< call number within the run */
-	int64_t input_offset;    /**< first row of this call in `input` */
-	int64_t input_rows;
-	int64_t output_offset;
-	int64_t output_rows;
-	double original_seconds; /**< time of the original code */
-} hml__call_record;
-
 /**
  * Open (create) the file, create the group or check that an existing one
  * has the same feature shapes and dtypes, bump `runs`, and close the file
@@ -64,9 +52,38 @@ typedef struct hml__call_record {
 int hml__collector_open(hml__collector **out, const hml__collector_desc *desc);
 
 /**
+ * Check now that `path` can be collected into (the region's open, before
+ * the first call's work): opens it read-write, creating an empty HDF5 file
+ * when it is missing, and closes it. Errors as hml__collector_open()'s
+ * HML_EIO; an empty name is HML_EINVALID.
+ */
+int hml__collector_probe(const char *path);
+
+/**
+ * Where the next call's `rows` rows of `side` (HML__COLLECTOR_INPUT or
+ * _OUTPUT) go:
+ * *dst receives room for them in the collector's buffer, row-major in the
+ * desc's dtype, to be filled by the caller. Nothing is recorded until
+ * hml__collector_commit(); placing a side again replaces its rows. *dst
+ * stays valid until the next call on this collector (a flush moves it).
+ * Errors: HML_EINVALID (negative rows), HML_ENOMEM; the collector is then
+ * as it was.
+ */
+int hml__collector_next(hml__collector *c, int side, int64_t rows, void **dst);
+
+/**
+ * Record the call whose rows were placed with hml__collector_next() for
+ * both sides, with the original code's time. May flush (see policy).
+ * Errors: HML_EINVALID when a side was not placed; HML_ENOMEM (nothing
+ * recorded); a flush's HML_EIO (the call stays buffered).
+ */
+int hml__collector_commit(hml__collector *c, double original_seconds);
+
+/**
  * Buffer one call: `in_rows` rows of input and `out_rows` rows of output,
- * row-major in the desc's dtypes, plus the original code's time. Copies the
- * data. May flush (see policy). `run`, `call` and offsets are filled in.
+ * row-major in the desc's dtypes, plus the original code's time: copies
+ * the data with hml__collector_next() and records it with
+ * hml__collector_commit().
  */
 int hml__collector_append(hml__collector *c, const void *in, int64_t in_rows,
                           const void *out, int64_t out_rows,

@@ -117,13 +117,6 @@ int hml__exprs_eval(const hml__exprs *x, const int64_t *symvals,
  * with "...". */
 void hml__clip(char *buf, size_t size, const char *text);
 
-/* What the collector records about a map. The strings are owned by the map;
- * hml__tmap_array_names() returns "S, X, T" in malloc'ed memory (NULL and
- * HML_ENOMEM when out of memory). */
-const char *hml__tmap_functor_text(const hml_tmap *map);
-const char *hml__tmap_domain(const hml_tmap *map);
-char *hml__tmap_array_names(const hml_tmap *map);
-
 #ifdef __cplusplus
 }
 #endif

@@ -6,10 +6,9 @@
 #include "collect.h"
 #include "config.h"
 #include "error.h"
-#include "functor_internal.h"
-#include "h5util.h"
 #include "model.h"
 #include "profile.h"
+#include "tmap_internal.h"
 #include "util.h"
 
 /* What the current call does. */
@@ -25,7 +24,7 @@ typedef struct side {
 	int64_t shape[HML_MAX_DIMS];   /* feature shape, last = sum over maps */
 	int64_t row_size;              /* elements per row */
 	hml_dtype app_dtype;           /* widest application dtype */
-	void *buf;                     /* gathered in app dtype (collect, shadow truth) */
+	void *buf;                     /* gathered in app dtype (shadow truth) */
 	void *mbuf;                    /* gathered in the model dtype (inputs only) */
 } side;
 
@@ -126,13 +125,13 @@ static int side_freeze(side *s, const char *label, const char *what)
 	return 0;
 }
 
-static int side_alloc(side *s, int model_buf, hml_dtype model_dtype)
+static int side_alloc(side *s, int app_buf, int model_buf, hml_dtype model_dtype)
 {
 	size_t n = (size_t)(s->rows * s->row_size);
 
 	/* Idempotent: a freeze retried after running out of memory keeps what
 	 * the first attempt allocated. */
-	if (!s->buf && !(s->buf = malloc(n * hml_dtype_size(s->app_dtype))))
+	if (app_buf && !s->buf && !(s->buf = malloc(n * hml_dtype_size(s->app_dtype))))
 		return hml__error_oom();
 	if (model_buf && !s->mbuf && !(s->mbuf = malloc(n * hml_dtype_size(model_dtype))))
 		return hml__error_oom();
@@ -225,7 +224,6 @@ int hml_region_open(hml_region **out, const char *label,
                     const hml_region_options *opts)
 {
 	hml_region *r = NULL;
-	hid_t probe;
 	int rc;
 
 	if (!out)
@@ -253,11 +251,8 @@ int hml_region_open(hml_region **out, const char *label,
 	}
 	if (r->cfg.mode == HML_MODE_COLLECT) {
 		/* Find an unusable file now, not after the first call's work. */
-		hml__h5_init();
-		rc = hml__h5_open_rw(&probe, r->cfg.db);
-		if (rc == 0)
-			H5Fclose(probe);
-		else if ((rc = degrade(r, rc, &r->collect_broken, "not collecting")) < 0)
+		if ((rc = hml__collector_probe(r->cfg.db)) < 0 &&
+		    (rc = degrade(r, rc, &r->collect_broken, "not collecting")) < 0)
 			goto fail;
 	}
 	if ((rc = hml__registry_add(r)) < 0)
@@ -391,8 +386,10 @@ static int freeze(hml_region *r)
 	if ((rc = side_freeze(&r->in, r->label, "input")) < 0 ||
 	    (rc = side_freeze(&r->out, r->label, "output")) < 0)
 		return rc;
-	if ((rc = side_alloc(&r->in, uses_model(m), r->model_dtype)) < 0 ||
-	    (rc = side_alloc(&r->out, 0, r->model_dtype)) < 0)
+	/* Collected rows are gathered straight into the collector's buffer;
+	 * only shadow calls gather the outputs here. */
+	if ((rc = side_alloc(&r->in, 0, uses_model(m), r->model_dtype)) < 0 ||
+	    (rc = side_alloc(&r->out, m == HML_MODE_SHADOW, 0, r->model_dtype)) < 0)
 		return rc;
 	r->frozen = 1;
 	return 0;
@@ -489,6 +486,26 @@ static int run_model(hml_region *r, const void **out, hml_dtype *out_dtype)
 	return 0;
 }
 
+/* Gather one side of a collected call straight into the collector's
+ * buffer. *placed tells a failure of the collector (no room) from one of
+ * the gather. */
+static int collect_side(hml_region *r, side *s, int which, int *placed)
+{
+	const void *x;
+	void *dst;
+	int rc;
+
+	*placed = 0;
+	if ((rc = hml__collector_next(r->col, which, s->rows, &dst)) < 0)
+		return rc;
+	*placed = 1;
+	if ((rc = side_gather(s, dst, s->app_dtype, r->cfg.threads, &x)) < 0)
+		return rc;
+	if (x != dst)
+		memcpy(dst, x, (size_t)(s->rows * s->row_size) * hml_dtype_size(s->app_dtype));
+	return 0;
+}
+
 /* Which path this call takes, before any work is done. `*wanted` is set
  * when the call wanted the model but cannot have it (a fallback). */
 static enum path choose(hml_region *r, int run_original, int *wanted)
@@ -529,10 +546,10 @@ static enum path choose(hml_region *r, int run_original, int *wanted)
 
 int hml_region_begin_if(hml_region *r, int run_original)
 {
-	const void *y, *x;
+	const void *y;
 	hml_dtype ydt;
 	double t;
-	int rc, fell_back;
+	int rc, fell_back, placed;
 
 	if (!r)
 		return hml__error_set(HML_EINVALID, "region is NULL");
@@ -590,12 +607,12 @@ int hml_region_begin_if(hml_region *r, int run_original)
 		/* Inputs are gathered before the original code, which may
 		 * overwrite them (in-place time steps). */
 		t = hml__now();
-		rc = side_gather(&r->in, r->in.buf, r->in.app_dtype, r->cfg.threads, &x);
-		if (rc == 0 && x != r->in.buf)
-			memcpy(r->in.buf, x, (size_t)(r->in.rows * r->in.row_size) *
-			       hml_dtype_size(r->in.app_dtype));
+		rc = collect_side(r, &r->in, HML__COLLECTOR_INPUT, &placed);
 		r->stats.gather_s += hml__now() - t;
-		if (rc < 0) {
+		if (rc < 0 && !placed &&
+		    (rc = degrade(r, rc, &r->collect_broken, "not collecting")) == 0) {
+			r->path = PATH_ORIGINAL;
+		} else if (rc < 0) {
 			r->path = PATH_NONE;
 			return rc;
 		}
@@ -646,9 +663,8 @@ static int shadow_compare(hml_region *r)
 
 int hml_region_end(hml_region *r)
 {
-	const void *y;
 	double t, orig;
-	int rc = 0;
+	int rc = 0, placed;
 
 	if (!r)
 		return hml__error_set(HML_EINVALID, "region is NULL");
@@ -678,12 +694,11 @@ int hml_region_end(hml_region *r)
 	r->stats.original_s += orig;
 	r->stats.original_calls++;
 	if (r->path == PATH_COLLECT) {
-		rc = side_gather(&r->out, r->out.buf, r->out.app_dtype, r->cfg.threads, &y);
+		rc = collect_side(r, &r->out, HML__COLLECTOR_OUTPUT, &placed);
 		if (rc == 0) {
 			double t1 = hml__now();
 			r->stats.gather_s += t1 - t;
-			rc = hml__collector_append(r->col, r->in.buf, r->in.rows, y,
-			                           r->out.rows, orig);
+			rc = hml__collector_commit(r->col, orig);
 			r->stats.write_s += hml__now() - t1;
 		}
 		if (rc == 0) {

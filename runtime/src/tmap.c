@@ -16,6 +16,7 @@
 
 #include "error.h"
 #include "functor_internal.h"
+#include "tmap_internal.h"
 #include "util.h"
 
 /* Elements one work item copies; a few thousand short rows, or part of a

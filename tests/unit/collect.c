@@ -26,6 +26,7 @@
 
 #include "check.h"
 #include "collect.h"
+#include "collection.h"
 #include "error.h"
 #include "h5util.h"
 #include "hml/version.h"
@@ -804,6 +805,7 @@ TEST(bad_descriptions)
 	CHECK_OK(hml__collector_open(&c, &d));
 	if (c) {
 		double row[5] = { 0 };
+		void *dst = NULL;
 		const int64_t n[1] = { 2 };
 		CHECK_OK(append_known(c, &L_F64, 0, 0));
 		CHECK_FAILS(hml__collector_append(c, NULL, 2, row, 1, 0), HML_EINVALID,
@@ -812,6 +814,19 @@ TEST(bad_descriptions)
 		            "-1 input rows");
 		CHECK_EQ_INT(hml__collector_append(c, row, INT64_MAX / 2, row, 1, 0),
 		             HML_ENOMEM);
+		/* Rows placed for a call are recorded only by a commit with
+		 * both sides placed; a call never committed leaves nothing. */
+		CHECK_FAILS(hml__collector_commit(c, 0), HML_EINVALID,
+		            "a call is recorded before its rows were placed");
+		CHECK_OK(hml__collector_next(c, HML__COLLECTOR_INPUT, 3, &dst));
+		CHECK(dst != NULL);
+		CHECK_FAILS(hml__collector_commit(c, 0), HML_EINVALID,
+		            "before its rows were placed");
+		CHECK_FAILS(hml__collector_next(c, HML__COLLECTOR_OUTPUT, -2, &dst),
+		            HML_EINVALID, "-2 output rows");
+		CHECK_EQ_INT(hml__collector_next(c, 2, 1, &dst), HML_EINVALID);
+		CHECK_EQ_INT(hml__collector_next(NULL, 0, 1, &dst), HML_EINVALID);
+		CHECK_EQ_INT(hml__collector_commit(NULL, 0), HML_EINVALID);
 		CHECK_OK(append_known(c, &L_F64, 0, 1));
 		CHECK_EQ_INT(hml__collector_rows(c), 1 + 2);
 		CHECK_OK(hml__collector_close(c));

@@ -800,10 +800,10 @@ TEST(unusable_layouts)
 	H5Gclose(g);
 	H5Fclose(file);
 	CHECK_FAILS(hml__region_info_list(p, &info, &n), HML_EINVALID,
-	            "region 'r': input is not float or double data");
+	            "region 'r': input is int32 data, not float32 or float64");
 	CHECK(info == NULL && n == 0);
 	CHECK_FAILS(hml__dataset_load(&d, lp, 1, "r", HML__NONFINITE_DROP),
-	            HML_EINVALID, "region 'r': input is not float or double data");
+	            HML_EINVALID, "region 'r': input is int32 data, not float32 or float64");
 
 	file = H5Fcreate(q, H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT);
 	g = H5Gcreate2(file, "r", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);

@@ -6,6 +6,7 @@
 
 #include "check.h"
 #include "functor_internal.h"
+#include "tmap_internal.h"
 #include "hml/tensor.h"
 
 /* Parse and bind; NULL (and a counted failure) when either fails. */
