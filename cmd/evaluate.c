@@ -419,7 +419,7 @@ int cmd_evaluate(int argc, char **argv)
 				w->qoi_dataset, na, nb);
 			goto fail;
 		}
-		hml__errors_compute(&err, qa, qb, na);
+		hml__errors_compute_floor(&err, qa, qb, na, w->qoi_mape_floor);
 		if (err.nonfinite)
 			cmd_warn("%zu values of '%s' are NaN or Inf; they are left out of the errors",
 			         err.nonfinite, w->qoi_dataset);
