@@ -33,15 +33,15 @@ minibude() {
 }
 
 @test "minibude: collect, train, deploy, evaluate a surrogate of the energies" {
-	local small='--poses 8192 --protein 256 --batch 256'
+	local small='--poses 4096 --protein 192 --batch 256'
 	run --separate-stderr hml --json collect minibude --args "$small --seed {seed}"
 	assert_success
 	echo "$output" > collect.json
-	[ "$(json collect.json 'd["dataset"]["regions"]["minibude"]["rows"]')" = 8192 ]
+	[ "$(json collect.json 'd["dataset"]["regions"]["minibude"]["rows"]')" = 4096 ]
 	# Float application data stays float32 in the file.
 	[ "$(h5 hml-experiment/data/d1.h5 'str(f["minibude/input"].dtype), f["minibude/input"].shape[1], str(f["minibude/output"].dtype)')" = "('float32', 6, 'float32')" ]
 
-	run --separate-stderr hml --json train --epochs 40 --threads 2
+	run --separate-stderr hml --json train --arch mlp:32x32:relu --epochs 20 --threads 2
 	assert_success
 	run --separate-stderr hml --json deploy --best
 	assert_success
@@ -55,13 +55,20 @@ minibude() {
 	run --separate-stderr hml --json evaluate --repeat 1 --args "$small --seed 42"
 	assert_success
 	echo "$output" > eval.json
+	# Energies span about -80 to 1500 (clashes); mape_floor 1 keeps exactly
+	# the poses with |E| >= 1, most of them. The bound: the surrogate's
+	# MAPE is finite and under a quarter of the best constant's (the mean
+	# energy, ~2500%), computed from the registered accurate QoI file.
 	"$PY" - <<'PY'
-import json, math
-q = json.load(open("eval.json"))["evaluation"]["qoi"]
-assert q["dataset"] == "energy" and q["metric"] == "mape" and q["values"] == 8192, q
-# mape_floor 1: only |E| >= 1 counts, and most poses do.
-assert 0.5 * 8192 < q["mape_values"] <= 8192, q
-assert math.isfinite(q["mape"]) and 0 < q["mape"] < MAPE_BOUND, q
+import h5py, json, math, numpy as np
+d = json.load(open("eval.json"))["evaluation"]
+q = d["qoi"]
+assert q["dataset"] == "energy" and q["metric"] == "mape" and q["values"] == 4096, q
+a = h5py.File("hml-experiment/eval/%s-accurate.h5" % d["id"], "r")["energy"][:].astype(np.float64)
+kept = np.abs(a) >= 1
+assert q["mape_values"] == kept.sum() and kept.mean() > 0.5, q
+const = 100 * np.mean(np.abs(a[kept] - a.mean()) / np.abs(a[kept]))
+assert math.isfinite(q["mape"]) and 0 < q["mape"] < 0.25 * const, (q, const)
 PY
 
 	run --separate-stderr hml --json show

@@ -243,12 +243,9 @@ int main(int argc, char **argv)
 		sum += price[i];
 	}
 #ifndef HML_BASELINE
-	{
-		int64_t shape[1] = { o.options };
-		if (hml_qoi_write("price", price, HML_F64, 1, shape) < 0) {
-			rc = fail("cannot record the quantity of interest");
-			goto done;
-		}
+	if (HML_QOI_WRITE_1D("price", price, HML_F64, o.options) < 0) {
+		rc = fail("cannot record the quantity of interest");
+		goto done;
 	}
 #endif
 	if (!o.quiet)

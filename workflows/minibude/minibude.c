@@ -405,12 +405,9 @@ int main(int argc, char **argv)
 	if (o.check)
 		failed = check_energies(&d, energy);
 #ifndef HML_BASELINE
-	{
-		int64_t shape[1] = { o.poses };
-		if (hml_qoi_write("energy", energy, HML_F32, 1, shape) < 0) {
-			rc = fail("cannot record the quantity of interest");
-			goto done;
-		}
+	if (HML_QOI_WRITE_1D("energy", energy, HML_F32, o.poses) < 0) {
+		rc = fail("cannot record the quantity of interest");
+		goto done;
 	}
 #endif
 	if (!o.quiet)
