@@ -582,6 +582,37 @@ TEST(mixed_dtypes_and_integer_inputs)
 	}
 }
 
+/* A region declared over one batch of N rows walks 3 batches with
+ * hml_region_seek(), inputs and outputs alike. */
+TEST(seek_batches)
+{
+	double x[3 * N][2], y[3 * N][2];
+	hml_region *r;
+	int b, i;
+
+	env_clear();
+	r = open_with("seek", HML_MODE_INFER, "identity.pt", HML_ON_ERROR_FAIL);
+	if (!r)
+		return;
+	fill(&x[0][0], 3 * N * 2, 1.0);
+	memset(y, 0, sizeof(y));
+	map_rows(r, 0, &x[0][0], 2, 0);
+	map_rows(r, 1, &y[0][0], 2, 0);
+	for (b = 2; b >= 0; b--) {
+		CHECK_OK(hml_region_seek(r, (int64_t)b * N));
+		CHECK_EQ_INT(hml_region_begin(r), 0);
+		CHECK_OK(hml_region_end(r));
+	}
+	for (i = 0; i < 3 * N; i++) {
+		CHECK_NEAR(y[i][0], x[i][0], 0.0);
+		CHECK_NEAR(y[i][1], x[i][1], 0.0);
+	}
+	CHECK_EQ_INT(stats_of(r).model_calls, 3);
+	CHECK_FAILS(hml_region_seek(r, -1), HML_EINVALID, "cannot seek to row -1");
+	CHECK_FAILS(hml_region_seek(NULL, 0), HML_EINVALID, "region is NULL");
+	hml_region_free(r);
+}
+
 /* Row counts of concatenated maps must agree. */
 TEST(concatenation_mismatch)
 {
@@ -1261,6 +1292,7 @@ int main(void)
 	RUN(infer_identity);
 	RUN(infer_concatenated_inputs);
 	RUN(mixed_dtypes_and_integer_inputs);
+	RUN(seek_batches);
 	RUN(concatenation_mismatch);
 	RUN(infer_mlp_reference);
 	RUN(interleave_pattern);
