@@ -18,6 +18,9 @@
 #
 # usage: bench/apps.sh [BUILD_DIR] [REPEAT] [APP ...]
 #   default apps: binomial bonds minibude (others add theirs to APPS below)
+#   HML_BENCH_TRAIN="--epochs 10" adds options to every `hml train` (the
+#   table then says so): for a loaded machine where training at the
+#   workflow's own epochs would take too long.
 set -eu
 
 build=${1:-build}
@@ -52,16 +55,20 @@ for app in $APPS; do
 	exp="$tmp/$app"
 	echo "  $app: collect, train, deploy, evaluate ..." >&2
 	"$hml" -C "$exp" -q --json collect "$app" > "$tmp/$app-collect.json"
-	"$hml" -C "$exp" -q --json train --threads "$HML_THREADS" > "$tmp/$app-train.json"
+	# shellcheck disable=SC2086
+	"$hml" -C "$exp" -q --json train --threads "$HML_THREADS" ${HML_BENCH_TRAIN:-} \
+		> "$tmp/$app-train.json"
 	"$hml" -C "$exp" -q --json deploy --best > /dev/null
 	"$hml" -C "$exp" -q --json evaluate --repeat "$repeat" > "$tmp/$app-eval.json"
 	set -- $(annotation "$src/workflows/$app/$app.c")
 	echo "$app $1 $2" >> "$tmp/lines"
 done
 
-"$py" - "$tmp" $APPS <<'PY'
+HML_BENCH_TRAIN="${HML_BENCH_TRAIN:-}" "$py" - "$tmp" $APPS <<'PY'
 import json, os, statistics, sys
 tmp, apps = sys.argv[1], sys.argv[2:]
+extra = os.environ.get("HML_BENCH_TRAIN", "").strip()
+how = "workflow default" + (", " + extra if extra else "") + ", hml train"
 lines = {l.split()[0]: l.split()[1:] for l in open(os.path.join(tmp, "lines"))}
 hdr = ("app", "accurate s", "surrogate s", "e2e x", "region x", "QoI error", "model (chosen by)", "hml lines")
 rows = []
@@ -78,7 +85,7 @@ for app in apps:
                  "%.2f" % ev["speedup"]["end_to_end"]["mean"],
                  "%.1f" % ev["speedup"]["region"]["mean"],
                  "%s %.4g%s" % (q["metric"], err, unit),
-                 "%s (workflow default, hml train)" % tr.get("arch", "?"),
+                 "%s (%s)" % (tr.get("arch", "?"), how),
                  "%d/%d (%.1f%%)" % (n, total, 100.0 * n / total)))
 w = [max(len(str(r[i])) for r in rows + [hdr]) for i in range(len(hdr))]
 for r in [hdr] + rows:
