@@ -325,7 +325,7 @@ static int read_errors(evaluation *e, const char *a1, const char *s1)
 			name, na, nb);
 		goto done;
 	}
-	hml__errors_compute(&e->err, qa, qb, na);
+	hml__errors_compute_floor(&e->err, qa, qb, na, e->w->qoi_mape_floor);
 	if (e->err.nonfinite)
 		cmd_warn("%zu values of '%s' are NaN or Inf; they are left out of the errors",
 		         e->err.nonfinite, name);

@@ -9,6 +9,12 @@
 
 void hml__errors_compute(hml__errors *e, const double *a, const double *b, size_t n)
 {
+	hml__errors_compute_floor(e, a, b, n, 0.0);
+}
+
+void hml__errors_compute_floor(hml__errors *e, const double *a, const double *b, size_t n,
+                               double mape_floor)
+{
 	double sq = 0, abs_sum = 0, rel = 0, mx = 0, amax = 0, floor_;
 
 	memset(e, 0, sizeof(*e));
@@ -28,7 +34,7 @@ void hml__errors_compute(hml__errors *e, const double *a, const double *b, size_
 		abs_sum += d;
 		if (d > mx)
 			mx = d;
-		if (a[i] != 0 && fabs(a[i]) > floor_) {
+		if (mape_floor > 0 ? fabs(a[i]) >= mape_floor : a[i] != 0 && fabs(a[i]) > floor_) {
 			rel += d / fabs(a[i]);
 			e->mape_n++;
 		}

@@ -19,8 +19,10 @@ typedef struct hml__errors {
 	double mae;         /**< mean(|b - a|) */
 	double max_abs;     /**< max |b - a| */
 	double mape;        /**< mean(|b - a| / |a|) * 100 over the values with
-	                         |a| > HML__MAPE_FLOOR * max|a| (relative errors of values
-	                         near zero, such as worthless options, say nothing) */
+	                         |a| > HML__MAPE_FLOOR * max|a|, or |a| >= the absolute
+	                         floor given to hml__errors_compute_floor() (relative
+	                         errors of values near zero, such as worthless
+	                         options, say nothing) */
 	size_t n;           /**< values compared */
 	size_t mape_n;      /**< values in the MAPE */
 	size_t nonfinite;   /**< pairs where either value is NaN or Inf (excluded, counted) */
@@ -28,6 +30,14 @@ typedef struct hml__errors {
 
 /** Errors of `b` (surrogate) against `a` (reference), n values each. */
 void hml__errors_compute(hml__errors *e, const double *a, const double *b, size_t n);
+
+/**
+ * Like hml__errors_compute(), but when `mape_floor` > 0 the MAPE leaves out
+ * exactly the values with |a| < mape_floor (an absolute mask, e.g. 1 for
+ * miniBUDE's energies) instead of the relative HML__MAPE_FLOOR rule.
+ */
+void hml__errors_compute_floor(hml__errors *e, const double *a, const double *b, size_t n,
+                               double mape_floor);
 
 typedef struct hml__summary {
 	double mean, min, max, stdev;  /**< stdev: sample standard deviation (0 for n < 2) */

@@ -26,9 +26,10 @@ int hml__qoi_check(const char *name, const void *data, hml_dtype dtype,
 	if (!data)
 		return hml__error_set(HML_EINVALID,
 			"quantity of interest '%s': data is NULL", name);
-	if (hml_dtype_size(dtype) == 0)
+	if (dtype != HML_F32 && dtype != HML_F64)
 		return hml__error_set(HML_EINVALID,
-			"quantity of interest '%s': unknown dtype %d", name, (int)dtype);
+			"quantity of interest '%s': dtype %d is not float32 or float64", name,
+			(int)dtype);
 	if (ndim < 1 || ndim > HML_MAX_DIMS)
 		return hml__error_set(HML_EINVALID,
 			"quantity of interest '%s': %d dims (1 to %d allowed)",

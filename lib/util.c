@@ -76,6 +76,8 @@ size_t hml_dtype_size(hml_dtype dtype)
 	switch (dtype) {
 	case HML_F32: return sizeof(float);
 	case HML_F64: return sizeof(double);
+	case HML_I32: return sizeof(int32_t);
+	case HML_I64: return sizeof(int64_t);
 	default: return 0;
 	}
 }
@@ -85,6 +87,8 @@ const char *hml_dtype_name(hml_dtype dtype)
 	switch (dtype) {
 	case HML_F32: return "float32";
 	case HML_F64: return "float64";
+	case HML_I32: return "int32";
+	case HML_I64: return "int64";
 	default: return "unknown";
 	}
 }

@@ -6,6 +6,7 @@
  * for. Every message names the key by its path ("regions[0].model.arch").
  */
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -385,8 +386,8 @@ static int parse_regions(const vctx *v, hml__workflow *w)
 
 static int parse_qoi(const vctx *v, hml__workflow *w)
 {
-	static const char *const keys[] = { "dataset", "metric", NULL };
-	json_t *q;
+	static const char *const keys[] = { "dataset", "metric", "mape_floor", NULL };
+	json_t *q, *fl;
 	int rc;
 
 	if ((rc = get_object(v, w->json, "", "qoi", 1, &q)) < 0 ||
@@ -400,6 +401,12 @@ static int parse_qoi(const vctx *v, hml__workflow *w)
 	    strcmp(w->qoi_metric, "max_abs") != 0)
 		return bad_key(v, "qoi.metric", "must be \"rmse\", \"mape\" or \"max_abs\", not '%s'",
 		               w->qoi_metric);
+	if ((fl = json_object_get(q, "mape_floor")) != NULL) {
+		if (!json_is_number(fl) || !(json_number_value(fl) >= 0) ||
+		    !isfinite(json_number_value(fl)))
+			return bad_key(v, "qoi.mape_floor", "must be a number >= 0");
+		w->qoi_mape_floor = json_number_value(fl);
+	}
 	return 0;
 }
 

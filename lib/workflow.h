@@ -18,6 +18,7 @@
  *                "search_space": { ... free-form, used by hml search ... }}}
  *   ],
  *   "qoi": {"dataset": "price", "metric": "rmse"}    // metric: rmse | mape | max_abs
+ *          optional "mape_floor": 1.0 (MAPE over |accurate| >= 1 only)
  * }
  *
  * "{seed}" in an argument is replaced by the run's seed (collect: seed,
@@ -62,6 +63,7 @@ typedef struct hml__workflow {
 	size_t nregions;
 	char *qoi_dataset;
 	char *qoi_metric;    /**< "rmse", "mape" or "max_abs" */
+	double qoi_mape_floor; /**< "mape_floor": MAPE leaves out |accurate| below it; 0: relative rule */
 	json_t *json;        /**< the whole document */
 	char sha256[65];     /**< of the workflow.json file */
 } hml__workflow;

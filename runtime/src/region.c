@@ -270,12 +270,20 @@ fail:
 
 static int add_map(hml_region *r, side *s, hml_tmap *map)
 {
+	const hml_array *a;
+
 	if (!r || !map)
 		return hml__error_set(HML_EINVALID, "region or map is NULL");
 	if (r->started)
 		return hml__error_set(HML_EINVALID,
 			"region '%s': maps must be added before the first hml_region_begin()",
 			r->label);
+	/* Model outputs are floating point; refuse integer targets up front. */
+	for (size_t k = 0; s == &r->out && (a = hml_tmap_array(map, k)) != NULL; k++)
+		if (a->dtype != HML_F32 && a->dtype != HML_F64)
+			return hml__error_set(HML_ENOTSUPPORTED,
+				"region '%s': output array '%s' is %s; outputs must be float32 or float64",
+				r->label, a->name ? a->name : "?", hml_dtype_name(a->dtype));
 	return side_add(s, map);
 }
 
@@ -337,6 +345,22 @@ hml_tmap *hml_region_input_map(hml_region *r, size_t k)
 hml_tmap *hml_region_output_map(hml_region *r, size_t k)
 {
 	return (r && k < r->out.n) ? r->out.maps[k] : NULL;
+}
+
+int hml_region_seek(hml_region *r, int64_t rows)
+{
+	size_t k;
+	int rc;
+
+	if (!r)
+		return hml__error_set(HML_EINVALID, "region is NULL");
+	for (k = 0; k < r->in.n; k++)
+		if ((rc = hml_tmap_seek(r->in.maps[k], rows)) < 0)
+			return rc;
+	for (k = 0; k < r->out.n; k++)
+		if ((rc = hml_tmap_seek(r->out.maps[k], rows)) < 0)
+			return rc;
+	return 0;
 }
 
 static int open_collector(hml_region *r)

@@ -38,6 +38,7 @@ struct hml_tmap {
 	char *text;                       /* functor text */
 	char *domain;                     /* resolved domain, e.g. "1:99, 1:199" */
 	hml_array *arrays;                /* descriptors, names copied */
+	void **base;                      /* data as bound or last set (hml_tmap_seek) */
 	size_t narrays;
 	tpiece *pieces;
 	int nloop;                        /* domain dimensions after merging, >= 1 */
@@ -138,7 +139,7 @@ static int check_arrays(binder *b, size_t narrays)
 		if (!a->data)
 			return hml__error_set(HML_EINVALID, "array %s for functor '%s' has no data",
 			                      label, b->txt);
-		if (a->dtype != HML_F32 && a->dtype != HML_F64)
+		if (hml_dtype_size(a->dtype) == 0)
 			return hml__error_set(HML_EINVALID,
 				"array %s for functor '%s' has an unknown dtype %d", label, b->txt,
 				(int)a->dtype);
@@ -582,16 +583,19 @@ static int copy_arrays(hml_tmap *map, const hml_array *arrays, size_t narrays)
 {
 	size_t k;
 
-	if (!(map->arrays = calloc(narrays ? narrays : 1, sizeof(*map->arrays))))
+	if (!(map->arrays = calloc(narrays ? narrays : 1, sizeof(*map->arrays))) ||
+	    !(map->base = calloc(narrays ? narrays : 1, sizeof(*map->base))))
 		return hml__error_oom();
 	map->narrays = narrays;
 	map->dtype = HML_F32;
 	for (k = 0; k < narrays; k++) {
 		map->arrays[k] = arrays[k];
 		map->arrays[k].name = NULL;
+		map->base[k] = arrays[k].data;
 		if (arrays[k].name && !(map->arrays[k].name = hml__strdup(arrays[k].name)))
 			return HML_ENOMEM;
-		if (arrays[k].dtype == HML_F64)
+		/* Integers widen to double: exact for int32, and for int64 up to 2^53. */
+		if (arrays[k].dtype != HML_F32)
 			map->dtype = HML_F64;
 	}
 	return 0;
@@ -664,6 +668,7 @@ void hml_tmap_free(hml_tmap *map)
 	for (k = 0; map->arrays && k < map->narrays; k++)
 		free((char *)map->arrays[k].name);
 	free(map->arrays);
+	free(map->base);
 	free(map->pieces);
 	free(map->domain);
 	free(map->text);
@@ -718,6 +723,32 @@ int hml_tmap_set_data(hml_tmap *map, size_t k, void *data)
 			"no data given for array %s of functor '%s'", label, txt);
 	}
 	map->arrays[k].data = data;
+	map->base[k] = data;
+	return 0;
+}
+
+int hml_tmap_seek(hml_tmap *map, int64_t rows)
+{
+	char txt[TEXT_MAX + 8];
+	size_t k;
+
+	if (!map)
+		return hml__error_set(HML_EINVALID, "hml_tmap_seek: no map");
+	if (rows < 0) {
+		hml__clip(txt, sizeof(txt), map->text);
+		return hml__error_set(HML_EINVALID,
+			"tensor map of functor '%s': cannot seek to row %lld", txt, (long long)rows);
+	}
+	for (k = 0; k < map->narrays; k++) {
+		const hml_array *a = &map->arrays[k];
+		int64_t step = (int64_t)hml_dtype_size(a->dtype);
+		int d;
+
+		/* Overflow is impossible: the memory is the application's. */
+		for (d = 1; d < a->ndim; d++)
+			step *= a->shape[d];
+		map->arrays[k].data = (char *)map->base[k] + rows * step;
+	}
 	return 0;
 }
 
@@ -825,12 +856,39 @@ KERNEL(copy_ff, float, float)
 KERNEL(copy_dd, double, double)
 KERNEL(copy_fd, float, double)
 KERNEL(copy_df, double, float)
+KERNEL(copy_fi, float, int32_t)
+KERNEL(copy_fl, float, int64_t)
+KERNEL(copy_di, double, int32_t)
+KERNEL(copy_dl, double, int64_t)
 
+/* `to` is a float type; `from` any dtype (integers are read, never written). */
 static kernel_fn pick_kernel(hml_dtype to, hml_dtype from)
 {
-	if (to == HML_F32)
-		return from == HML_F32 ? copy_ff : copy_fd;
-	return from == HML_F32 ? copy_df : copy_dd;
+	switch (from) {
+	case HML_F32: return to == HML_F32 ? copy_ff : copy_df;
+	case HML_I32: return to == HML_F32 ? copy_fi : copy_di;
+	case HML_I64: return to == HML_F32 ? copy_fl : copy_dl;
+	default:      return to == HML_F32 ? copy_fd : copy_dd;
+	}
+}
+
+/* Outputs are floating point: scattering into an integer array would
+ * silently truncate model values, so it is refused. */
+static int check_scatter_dtypes(const hml_tmap *map, const char *fname)
+{
+	char txt[TEXT_MAX + 8], label[80];
+	size_t k;
+
+	for (k = 0; k < map->narrays; k++) {
+		if (map->arrays[k].dtype == HML_F32 || map->arrays[k].dtype == HML_F64)
+			continue;
+		hml__clip(txt, sizeof(txt), map->text);
+		array_label(label, sizeof(label), &map->arrays[k], k);
+		return hml__error_set(HML_ENOTSUPPORTED,
+			"%s: array %s of functor '%s' is %s; outputs must be float32 or float64",
+			fname, label, txt, hml_dtype_name(map->arrays[k].dtype));
+	}
+	return 0;
 }
 
 typedef struct xfer {
@@ -859,6 +917,7 @@ static void copy_part(const xfer *x, int64_t r0, int64_t r1, int64_t l0, int64_t
 		const tpiece *tp = &m->pieces[p];
 		char *arr = m->arrays[p].data;
 		size_t aes = hml_dtype_size(m->arrays[p].dtype);
+		/* Scatter runs only into float arrays (check_scatter_dtypes). */
 		kernel_fn kern = x->scatter ? pick_kernel(m->arrays[p].dtype, x->tdtype)
 		                            : pick_kernel(x->tdtype, m->arrays[p].dtype);
 		int64_t ext = tp->bext[nf - 1], bs = tp->bstride[nf - 1];
@@ -939,7 +998,10 @@ static int transfer(const hml_tmap *map, void *tensor, hml_dtype dtype,
 	if (!tensor)
 		return hml__error_set(HML_EINVALID, "%s: no buffer", fname);
 	if (dtype != HML_F32 && dtype != HML_F64)
-		return hml__error_set(HML_EINVALID, "%s: unknown dtype %d", fname, (int)dtype);
+		return hml__error_set(HML_EINVALID, "%s: tensor dtype %d is not float32 or float64",
+		                      fname, (int)dtype);
+	if (scatter && (d = check_scatter_dtypes(map, fname)) < 0)
+		return d;
 	last = map->fshape[map->nf - 1];
 	if (col < 0 || tlast < 1 || col > tlast - last) {
 		hml__clip(txt, sizeof(txt), map->text);

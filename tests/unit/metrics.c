@@ -32,6 +32,25 @@ TEST(mape_leaves_out_values_near_zero)
 	CHECK_NEAR(e.mape, 100.0 * 0.5 / 2, 1e-9);
 }
 
+TEST(mape_absolute_floor)
+{
+	/* With a floor of 1, exactly |a| >= 1 counts (miniBUDE's energies):
+	 * 0.5 and -0.99 are out although they are above the relative rule. */
+	double a[] = { 0.5, -0.99, 1, -4, 0 }, b[] = { 0.7, 3, 1.5, -3, 0.2 };
+	hml__errors e;
+
+	hml__errors_compute_floor(&e, a, b, 5, 1.0);
+	CHECK_EQ_INT(e.n, 5);
+	CHECK_EQ_INT(e.mape_n, 2);
+	CHECK_NEAR(e.mape, 100.0 * (0.5 + 0.25) / 2, 1e-9);
+	/* A floor of 0 is the relative rule. */
+	hml__errors_compute_floor(&e, a, b, 5, 0.0);
+	CHECK_EQ_INT(e.mape_n, 4);
+	/* Nothing above the floor: no MAPE. */
+	hml__errors_compute_floor(&e, a, b, 5, 100.0);
+	CHECK(e.mape_n == 0 && isnan(e.mape));
+}
+
 TEST(errors_skip_nonfinite)
 {
 	double a[] = { 1, NAN, 3 }, b[] = { 1, 2, INFINITY };
@@ -74,6 +93,7 @@ int main(void)
 {
 	RUN(errors_known_values);
 	RUN(mape_leaves_out_values_near_zero);
+	RUN(mape_absolute_floor);
 	RUN(errors_skip_nonfinite);
 	RUN(errors_empty);
 	RUN(summary);

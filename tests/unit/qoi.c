@@ -161,6 +161,13 @@ TEST(write_read_replace)
 	CHECK_EQ_INT(read_qoi(path, "prices", dims, &fsize, got, 16, version), 2);
 	CHECK_EQ_INT(read_qoi(path, "third", dims, &fsize, got, 16, version), 1);
 	CHECK_NEAR(got[1], 11.25, 0);
+
+	/* The one-line macro for a 1-D array. */
+	CHECK_OK(HML_QOI_WRITE_1D("macro", grid[1], HML_F32, 3));
+	CHECK_EQ_INT(read_qoi(path, "macro", dims, &fsize, got, 16, version), 1);
+	CHECK_EQ_INT(dims[0], 3);
+	CHECK_EQ_INT(fsize, 4);
+	CHECK_NEAR(got[2], -3, 0);
 	unsetenv("HML_QOI");
 
 	/* h5dump reads it. */
@@ -184,7 +191,10 @@ TEST(bad_arguments)
 	CHECK_FAILS(hml_qoi_write("a/b", v, HML_F64, 1, s4), HML_EINVALID, "'a/b'");
 	CHECK_FAILS(hml_qoi_write("x", NULL, HML_F64, 1, s4), HML_EINVALID,
 	            "quantity of interest 'x': data is NULL");
-	CHECK_FAILS(hml_qoi_write("x", v, (hml_dtype)3, 1, s4), HML_EINVALID, "unknown dtype 3");
+	CHECK_FAILS(hml_qoi_write("x", v, (hml_dtype)9, 1, s4), HML_EINVALID,
+	            "dtype 9 is not float32 or float64");
+	CHECK_FAILS(hml_qoi_write("x", v, HML_I32, 1, s4), HML_EINVALID,
+	            "dtype 3 is not float32 or float64");
 	CHECK_FAILS(hml_qoi_write("x", v, HML_F64, 0, s4), HML_EINVALID, "0 dims");
 	CHECK_FAILS(hml_qoi_write("x", v, HML_F64, 9, s9), HML_EINVALID, "9 dims");
 	CHECK_FAILS(hml_qoi_write("x", v, HML_F64, -1, s4), HML_EINVALID, "-1 dims");

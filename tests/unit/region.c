@@ -523,6 +523,107 @@ TEST(infer_concatenated_inputs)
 	hml_region_free(r);
 }
 
+/* Inputs of three dtypes (double, int32, float) in two maps, outputs into a
+ * float and a double array of two columns each: the identity model returns
+ * every value converted; collect mode stores the integers as float64. */
+TEST(mixed_dtypes_and_integer_inputs)
+{
+	double rate[N], p[N][2];
+	int32_t days[N][2];
+	float f[N], y[N][2];
+	hml_symbol sym = { "N", N };
+	hml_array in0[2] = { HML_ARRAY_1D(rate, HML_F64, N), HML_ARRAY_2D(days, HML_I32, N, 2) };
+	hml_array in1 = HML_ARRAY_1D(f, HML_F32, N);
+	hml_array outs[2] = { HML_ARRAY_2D(y, HML_F32, N, 2), HML_ARRAY_2D(p, HML_F64, N, 2) };
+	hml_array bad_out = HML_ARRAY_2D(days, HML_I32, N, 2);
+	hml_region_options o;
+	hml_region *r;
+	char db[4096];
+	int i, k;
+
+	env_clear();
+	for (i = 0; i < N; i++) {
+		rate[i] = 0.25 * i;
+		days[i][0] = 1998 + i;
+		days[i][1] = -i;
+		f[i] = 0.5f * (float)i;
+	}
+	for (k = 0; k < 2; k++) {
+		if (k == 0) {
+			r = open_with("mixed", HML_MODE_INFER, "identity.pt", HML_ON_ERROR_FAIL);
+		} else {
+			tmp_path(db, sizeof(db), "region_mixed.h5");
+			remove(db);
+			CHECK_OK(hml_region_options_init(&o, HML_REGION_OPTIONS_VERSION));
+			o.mode = HML_MODE_COLLECT;
+			o.db = db;
+			o.on_error = HML_ON_ERROR_FAIL;
+			r = NULL;
+			CHECK_OK(hml_region_open(&r, "mixed", &o));
+		}
+		if (!r)
+			return;
+		CHECK_EQ_INT(hml_region_input(r, "[i, 0:3] = ([i], [i, 0:2])", "0:N", in0, 2, &sym, 1), 0);
+		CHECK_EQ_INT(hml_region_input(r, "[i, 0:1] = ([i])", "0:N", &in1, 1, &sym, 1), 1);
+		CHECK_FAILS(hml_region_output(r, "[i, 0:2] = ([i, 0:2])", "0:N", &bad_out, 1, &sym, 1),
+		            HML_ENOTSUPPORTED, "output array 'days' is int32");
+		CHECK_EQ_INT(hml_region_output(r, "[i, 0:4] = ([i, 0:2], [i, 0:2])", "0:N", outs, 2,
+		                               &sym, 1), 0);
+		memset(y, 0, sizeof(y));
+		memset(p, 0, sizeof(p));
+		if (hml_region_begin(r)) {
+			for (i = 0; i < N; i++) {
+				y[i][0] = (float)rate[i];
+				y[i][1] = (float)days[i][0];
+				p[i][0] = days[i][1];
+				p[i][1] = f[i];
+			}
+		}
+		CHECK_OK(hml_region_end(r));
+		for (i = 0; i < N; i++) {
+			CHECK_NEAR(y[i][0], rate[i], 0.0);
+			CHECK_NEAR(y[i][1], days[i][0], 0.0);
+			CHECK_NEAR(p[i][0], days[i][1], 0.0);
+			CHECK_NEAR(p[i][1], f[i], 0.0);
+		}
+		CHECK_EQ_INT(stats_of(r).model_calls, k == 0 ? 1 : 0);
+		CHECK_EQ_INT(stats_of(r).rows_in, k == 0 ? 0 : N);
+		CHECK_OK(hml_region_flush(r));
+		hml_region_free(r);
+	}
+}
+
+/* A region declared over one batch of N rows walks 3 batches with
+ * hml_region_seek(), inputs and outputs alike. */
+TEST(seek_batches)
+{
+	double x[3 * N][2], y[3 * N][2];
+	hml_region *r;
+	int b, i;
+
+	env_clear();
+	r = open_with("seek", HML_MODE_INFER, "identity.pt", HML_ON_ERROR_FAIL);
+	if (!r)
+		return;
+	fill(&x[0][0], 3 * N * 2, 1.0);
+	memset(y, 0, sizeof(y));
+	map_rows(r, 0, &x[0][0], 2, 0);
+	map_rows(r, 1, &y[0][0], 2, 0);
+	for (b = 2; b >= 0; b--) {
+		CHECK_OK(hml_region_seek(r, (int64_t)b * N));
+		CHECK_EQ_INT(hml_region_begin(r), 0);
+		CHECK_OK(hml_region_end(r));
+	}
+	for (i = 0; i < 3 * N; i++) {
+		CHECK_NEAR(y[i][0], x[i][0], 0.0);
+		CHECK_NEAR(y[i][1], x[i][1], 0.0);
+	}
+	CHECK_EQ_INT(stats_of(r).model_calls, 3);
+	CHECK_FAILS(hml_region_seek(r, -1), HML_EINVALID, "cannot seek to row -1");
+	CHECK_FAILS(hml_region_seek(NULL, 0), HML_EINVALID, "region is NULL");
+	hml_region_free(r);
+}
+
 /* Row counts of concatenated maps must agree. */
 TEST(concatenation_mismatch)
 {
@@ -1201,6 +1302,8 @@ int main(void)
 	RUN(off_mode);
 	RUN(infer_identity);
 	RUN(infer_concatenated_inputs);
+	RUN(mixed_dtypes_and_integer_inputs);
+	RUN(seek_batches);
 	RUN(concatenation_mismatch);
 	RUN(infer_mlp_reference);
 	RUN(interleave_pattern);

@@ -810,7 +810,7 @@ TEST(set_data_and_lifetime)
 	CHECK_FAILS(hml_tmap_set_data(map, 0, NULL), HML_EINVALID, "no data given for array #0 of functor '[i, 0:1] = ([i])'");
 	CHECK_FAILS(hml_tmap_set_data(NULL, 0, b), HML_EINVALID, "no map");
 	CHECK_FAILS(hml_tmap_gather(map, NULL, HML_F64, 0), HML_EINVALID, "no buffer");
-	CHECK_FAILS(hml_tmap_gather(map, dst, (hml_dtype)7, 0), HML_EINVALID, "unknown dtype 7");
+	CHECK_FAILS(hml_tmap_gather(map, dst, (hml_dtype)7, 0), HML_EINVALID, "tensor dtype 7 is not float32 or float64");
 	CHECK_FAILS(hml_tmap_gather(NULL, dst, HML_F64, 0), HML_EINVALID, "no map");
 	CHECK_FAILS(hml_tmap_scatter(map, NULL, HML_F64, 0), HML_EINVALID, "no buffer");
 	hml_tmap_free(map);
@@ -965,11 +965,117 @@ TEST(errors_shapes)
 	                     NULL, 0), 0);
 }
 
+/* Integer inputs (dates, counts) beside float ones: gathered converted to
+ * either float type, widened to float64 by hml_tmap_dtype(); never written. */
+TEST(integer_inputs)
+{
+	double rate[10], back[10 * 8];
+	int32_t dates[10][6];
+	int64_t big[10];
+	float fdst[10 * 8];
+	double ddst[10 * 8];
+	hml_array arrays[3] = {
+		HML_ARRAY_1D(rate, HML_F64, 10),
+		HML_ARRAY_2D(dates, HML_I32, 10, 6),
+		HML_ARRAY_1D(big, HML_I64, 10),
+	};
+	hml_array only_int = HML_ARRAY_2D(dates, HML_I32, 10, 6);
+	hml_tmap *map, *imap = NULL;
+	int i, k, bad = 0;
+
+	for (i = 0; i < 10; i++) {
+		rate[i] = 0.03 + 0.01 * i;
+		for (k = 0; k < 6; k++)
+			dates[i][k] = (k % 3 == 0 ? 1998 : 1) + i * 7 + k - 30;
+		big[i] = ((int64_t)1 << 52) + i;
+	}
+	map = bind("[i, 0:8] = ([i], [i, 0:6], [i])", "0:10", arrays, 3, NULL, 0);
+	if (!map)
+		return;
+	CHECK_EQ_INT(hml_tmap_dtype(map), HML_F64);
+	CHECK_OK(hml_tmap_gather(map, fdst, HML_F32, 0));
+	CHECK_OK(hml_tmap_gather(map, ddst, HML_F64, 1));
+	for (i = 0; i < 10; i++) {
+		bad += ddst[i * 8] != rate[i] || fdst[i * 8] != (float)rate[i];
+		for (k = 0; k < 6; k++)
+			bad += ddst[i * 8 + 1 + k] != (double)dates[i][k] ||
+			       fdst[i * 8 + 1 + k] != (float)dates[i][k];
+		/* int64 up to 2^53 is exact in double. */
+		bad += ddst[i * 8 + 7] != (double)big[i] || (int64_t)ddst[i * 8 + 7] != big[i];
+		bad += fdst[i * 8 + 7] != (float)big[i];
+	}
+	CHECK_EQ_INT(bad, 0);
+	CHECK(hml_tmap_contiguous(map, HML_F64) == NULL);
+
+	/* A map of integers alone is float64 and never zero-copy. */
+	imap = bind("[i, 0:6] = ([i, 0:6])", NULL, &only_int, 1, NULL, 0);
+	if (imap) {
+		CHECK_EQ_INT(hml_tmap_dtype(imap), HML_F64);
+		CHECK(hml_tmap_contiguous(imap, HML_F32) == NULL);
+		CHECK(hml_tmap_contiguous(imap, HML_F64) == NULL);
+		CHECK_OK(hml_tmap_gather(imap, ddst, HML_F64, 0));
+		CHECK_NEAR(ddst[6 * 3 + 2], (double)dates[3][2], 0.0);
+	}
+
+	/* Outputs are floating point: scattering into integers is refused and
+	 * leaves the application memory as it was. */
+	for (i = 0; i < 10 * 8; i++)
+		back[i] = -1.0;
+	CHECK_FAILS(hml_tmap_scatter(map, back, HML_F64, 0), HML_ENOTSUPPORTED,
+	            "array 'dates' of functor '[i, 0:8] = ([i], [i, 0:6], [i])' is int32; outputs must be float32 or float64");
+	CHECK_FAILS(hml_tmap_scatter_from(imap, back, HML_F32, 6, 0, 0), HML_ENOTSUPPORTED,
+	            "is int32");
+	CHECK_NEAR(rate[2], 0.05, 1e-15);
+	CHECK_EQ_INT(dates[3][2], 1 + 21 + 2 - 30);
+	hml_tmap_free(imap);
+	hml_tmap_free(map);
+}
+
+/* A map declared with one batch's shape walks a larger array batch by batch. */
+TEST(seek_batches)
+{
+	double x[12][3], dst[4 * 4];
+	int32_t n[12];
+	hml_array arrays[2] = { HML_ARRAY_2D(x, HML_F64, 4, 3), HML_ARRAY_1D(n, HML_I32, 4) };
+	hml_tmap *map;
+	int i, k, off, bad = 0;
+
+	for (i = 0; i < 12; i++) {
+		n[i] = 100 + i;
+		for (k = 0; k < 3; k++)
+			x[i][k] = i * 10 + k;
+	}
+	map = bind("[i, 0:4] = ([i, 0:3], [i])", "0:4", arrays, 2, NULL, 0);
+	if (!map)
+		return;
+	for (off = 8; off >= 0; off -= 4) {
+		CHECK_OK(hml_tmap_seek(map, off));
+		CHECK(hml_tmap_array(map, 0)->data == (void *)x[off]);
+		CHECK_OK(hml_tmap_gather(map, dst, HML_F64, 0));
+		for (i = 0; i < 4; i++) {
+			for (k = 0; k < 3; k++)
+				bad += dst[i * 4 + k] != x[off + i][k];
+			bad += dst[i * 4 + 3] != n[off + i];
+		}
+	}
+	CHECK_EQ_INT(bad, 0);
+	/* Seeking is relative to the memory last set, not cumulative. */
+	CHECK_OK(hml_tmap_set_data(map, 1, n + 4));
+	CHECK_OK(hml_tmap_seek(map, 4));
+	CHECK(hml_tmap_array(map, 1)->data == (void *)(n + 8));
+	CHECK(hml_tmap_array(map, 0)->data == (void *)x[4]);
+	CHECK_FAILS(hml_tmap_seek(map, -1), HML_EINVALID, "cannot seek to row -1");
+	CHECK_FAILS(hml_tmap_seek(NULL, 0), HML_EINVALID, "no map");
+	hml_tmap_free(map);
+}
+
 int main(void)
 {
 	RUN(rows_five_arrays_to_float);
 	RUN(stencil_2d_interior);
 	RUN(concatenation_mixed_widths_and_dtypes);
+	RUN(integer_inputs);
+	RUN(seek_batches);
 	RUN(strided_and_offset_slices);
 	RUN(affine_rows);
 	RUN(whole_field_with_halos);

@@ -33,7 +33,7 @@ static const char *VALID =
 	"               \"search_space\": {\"layers\": [1, 3]}}},\n"
 	"    {\"label\": \"second.b-2\", \"model\": {\"family\": \"cnn\"}}\n"
 	"  ],\n"
-	"  \"qoi\": {\"dataset\": \"price\", \"metric\": \"mape\"}\n"
+	"  \"qoi\": {\"dataset\": \"price\", \"metric\": \"mape\", \"mape_floor\": 1}\n"
 	"}\n";
 
 static int write_text(const char *path, const char *text, mode_t mode)
@@ -187,6 +187,7 @@ TEST(load_full_document)
 	CHECK(w->regions[1].search_space == NULL);
 	CHECK_STR(w->qoi_dataset, "price");
 	CHECK_STR(w->qoi_metric, "mape");
+	CHECK_NEAR(w->qoi_mape_floor, 1.0, 0.0);
 	CHECK(json_is_object(w->json));
 	sha256sum(path, want);
 	CHECK_EQ_INT(strlen(want), 64);
@@ -215,6 +216,7 @@ TEST(defaults)
 	set_path(doc, "collect.seed", NULL);
 	set_path(doc, "evaluate.repeat", NULL);
 	set_path(doc, "qoi.metric", NULL);
+	set_path(doc, "qoi.mape_floor", NULL);
 	set_path(doc, "regions.0.batch", NULL);
 	set_path(doc, "regions.0.model.arch", NULL);
 	CHECK_OK(hml__workflow_load(&w, write_doc("defaults", doc)));
@@ -225,6 +227,7 @@ TEST(defaults)
 		CHECK_EQ_INT(w->collect_seed, 1);
 		CHECK_EQ_INT(w->evaluate_repeat, 3);
 		CHECK_STR(w->qoi_metric, "rmse");
+		CHECK_NEAR(w->qoi_mape_floor, 0.0, 0.0);
 		CHECK_EQ_INT(w->regions[0].batch, 0);
 		CHECK(w->regions[0].arch == NULL);
 	}
@@ -426,6 +429,8 @@ static const bad_case bad_cases[] = {
 	{ "qoi.dataset", NULL, HML_EINVALID, "key 'qoi.dataset' is missing" },
 	{ "qoi.dataset", "false", HML_EINVALID, "key 'qoi.dataset' must be a string" },
 	{ "qoi.metric", "\"mse\"", HML_EINVALID, "key 'qoi.metric' must be \"rmse\", \"mape\" or \"max_abs\", not 'mse'" },
+	{ "qoi.mape_floor", "\"1\"", HML_EINVALID, "key 'qoi.mape_floor' must be a number >= 0" },
+	{ "qoi.mape_floor", "-1", HML_EINVALID, "key 'qoi.mape_floor' must be a number >= 0" },
 	{ "program", "\"nope\"", HML_ENOTFOUND, "program '" },
 	{ "program", "\"/nonexistent/app\"", HML_ENOTFOUND, "program '/nonexistent/app' not found" },
 	{ "program", "\".\"", HML_ENOTFOUND, "is not a file" },

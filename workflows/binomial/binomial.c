@@ -208,16 +208,11 @@ int main(int argc, char **argv)
 	for (off = 0; off < o.options; off += o.batch) {
 		long n = o.options - off < o.batch ? o.options - off : o.batch;
 #ifndef HML_BASELINE
-		int k, run = 1;
+		int run = 1;
 		/* The maps have the batch's shape: a last, shorter batch runs
 		 * outside the region (not collected, never a model call). */
-		if (n == o.batch) {
-			void *ptrs[5] = { S + off, X + off, vdt + off, pu + off, pd + off };
-			for (k = 0; k < 5; k++)
-				hml_tmap_set_data(hml_region_input_map(region, 0), (size_t)k, ptrs[k]);
-			hml_tmap_set_data(hml_region_output_map(region, 0), 0, price + off);
+		if (n == o.batch && (run = hml_region_seek(region, off)) == 0)
 			run = hml_region_begin(region);
-		}
 		if (run < 0) {
 			rc = fail("region 'binomial' failed");
 			goto done;
@@ -248,12 +243,9 @@ int main(int argc, char **argv)
 		sum += price[i];
 	}
 #ifndef HML_BASELINE
-	{
-		int64_t shape[1] = { o.options };
-		if (hml_qoi_write("price", price, HML_F64, 1, shape) < 0) {
-			rc = fail("cannot record the quantity of interest");
-			goto done;
-		}
+	if (HML_QOI_WRITE_1D("price", price, HML_F64, o.options) < 0) {
+		rc = fail("cannot record the quantity of interest");
+		goto done;
 	}
 #endif
 	if (!o.quiet)

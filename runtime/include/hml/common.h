@@ -26,16 +26,26 @@ extern "C" {
 /** Largest number of dimensions an array or a tensor may have. */
 #define HML_MAX_DIMS 8
 
-/** Element types of application data and of model tensors. */
+/**
+ * Element types of application data and of model tensors.
+ *
+ * Model tensors, collected data and quantities of interest are always
+ * floating point. The integer types describe application *inputs* (dates,
+ * counts, categories): a region gathers them converted to the model's float
+ * type and collects them as float64, which holds every int32 and every int64
+ * up to 2^53 exactly. An integer array cannot receive model outputs.
+ */
 typedef enum hml_dtype {
-	HML_F32 = 1, /**< float  */
-	HML_F64 = 2  /**< double */
+	HML_F32 = 1, /**< float   */
+	HML_F64 = 2, /**< double  */
+	HML_I32 = 3, /**< int32_t (inputs only) */
+	HML_I64 = 4  /**< int64_t (inputs only) */
 } hml_dtype;
 
 /** Size in bytes of one element of `dtype`, 0 for an unknown dtype. */
 HML_EXTERN size_t hml_dtype_size(hml_dtype dtype);
 
-/** "float32" or "float64"; "unknown" otherwise. Static storage. */
+/** "float32", "float64", "int32" or "int64"; "unknown" otherwise. Static storage. */
 HML_EXTERN const char *hml_dtype_name(hml_dtype dtype);
 
 /**

@@ -27,6 +27,14 @@ extern "C" {
 HML_EXTERN int hml_qoi_write(const char *name, const void *data, hml_dtype dtype,
                              int ndim, const int64_t *shape);
 
+/**
+ * hml_qoi_write() of a 1-D array of `n` elements, the common case (every
+ * option price, every energy): one line in the application. C only (it
+ * builds the shape as a compound literal).
+ */
+#define HML_QOI_WRITE_1D(name, data, dtype, n) \
+	hml_qoi_write((name), (data), (dtype), 1, (const int64_t[1]){ (int64_t)(n) })
+
 /** Like hml_qoi_write() with an explicit file path instead of HML_QOI. */
 HML_EXTERN int hml_qoi_write_to(const char *path, const char *name,
                                 const void *data, hml_dtype dtype,

@@ -118,7 +118,10 @@ HML_EXTERN void hml_region_free(hml_region *r);
  * free it; you may still call hml_tmap_set_data() on it). Several input maps
  * are concatenated along the last feature dimension, in the order added;
  * their row counts and other feature extents must agree. Maps can only be
- * added before the first hml_region_begin().
+ * added before the first hml_region_begin(). Input maps may bind arrays of
+ * different dtypes, integers included (converted to the model's float type,
+ * collected as float64); an output map binds float32 or float64 arrays only
+ * (HML_ENOTSUPPORTED otherwise).
  */
 HML_EXTERN int hml_region_add_input(hml_region *r, hml_tmap *map);
 HML_EXTERN int hml_region_add_output(hml_region *r, hml_tmap *map);
@@ -139,6 +142,15 @@ HML_EXTERN int hml_region_output(hml_region *r, const char *functor,
 /** Input (or output) map number k, owned by the region; NULL if none. */
 HML_EXTERN hml_tmap *hml_region_input_map(hml_region *r, size_t k);
 HML_EXTERN hml_tmap *hml_region_output_map(hml_region *r, size_t k);
+
+/**
+ * hml_tmap_seek() on every input and output map: for an application that
+ * declares its maps with the shape of one batch and calls the region once
+ * per batch, `hml_region_seek(r, first_row_of_batch)` before
+ * hml_region_begin() points the region at that batch. Fails with
+ * HML_EINVALID for a NULL region or rows < 0.
+ */
+HML_EXTERN int hml_region_seek(hml_region *r, int64_t rows);
 
 /**
  * Start a call. Returns 1 when the original code must run now, 0 when the

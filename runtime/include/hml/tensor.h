@@ -96,7 +96,10 @@ HML_EXTERN int hml_tmap_features(const hml_tmap *map, int64_t *shape);
 /** Elements in one row (product of the feature shape). */
 HML_EXTERN int64_t hml_tmap_row_size(const hml_tmap *map);
 
-/** The widest dtype among the bound arrays (F64 if any is double). */
+/**
+ * The float type that holds every bound array's values: F32 when all are
+ * float32, F64 otherwise (any double or integer array; see hml_dtype).
+ */
 HML_EXTERN hml_dtype hml_tmap_dtype(const hml_tmap *map);
 
 /** The map's array k as it was bound (with its current data pointer). */
@@ -109,8 +112,20 @@ HML_EXTERN const hml_array *hml_tmap_array(const hml_tmap *map, size_t k);
 HML_EXTERN int hml_tmap_set_data(hml_tmap *map, size_t k, void *data);
 
 /**
+ * Move every array of the map `rows` rows past the memory it was bound to (or
+ * last given with hml_tmap_set_data()), a row being one index of its first
+ * dimension: for `double x[n][9]` declared {B, 9}, data becomes x + rows*9.
+ * This is how a map declared with the shape of one batch walks a larger
+ * array, batch after batch; seeking to 0 returns to the start. The caller
+ * guarantees that each array's memory holds `rows` more rows than its
+ * declared shape. Fails with HML_EINVALID for a NULL map or rows < 0.
+ */
+HML_EXTERN int hml_tmap_seek(hml_tmap *map, int64_t rows);
+
+/**
  * Copy the mapped application values into `dst`, a row-major buffer of
- * rows * row_size elements of `dtype`, converting element types.
+ * rows * row_size elements of `dtype` (HML_F32 or HML_F64), converting
+ * element types; integer arrays are converted to `dtype`.
  * Parallel with OpenMP on large maps (`threads` <= 0: OpenMP's default).
  */
 HML_EXTERN int hml_tmap_gather(const hml_tmap *map, void *dst, hml_dtype dtype,
@@ -119,6 +134,7 @@ HML_EXTERN int hml_tmap_gather(const hml_tmap *map, void *dst, hml_dtype dtype,
 /**
  * The inverse of hml_tmap_gather(): write the values of `src` (rows *
  * row_size elements of `dtype`) into the mapped application memory.
+ * Fails with HML_ENOTSUPPORTED when a mapped array is an integer array.
  * Pieces of an output functor should not overlap; if they do, which write
  * lands is unspecified.
  */
