@@ -13,6 +13,10 @@
 
 #include "error.h"
 
+/* The LAPACKE *_work entry points skip LAPACKE's NaN scan of every input
+ * matrix, an O(n^2) pass that costs more than a one-column triangular solve;
+ * the inputs are checked to be finite once, in hml__gp_set_data(). */
+
 #define SQRT5 2.23606797749978969641
 
 /* Bounds of the fitted hyper-parameters (natural units). */
@@ -97,7 +101,7 @@ static int factor_into(const hml__gp *gp, double *K, const double *ls, double s2
 		for (size_t i = j + 1; i < n; i++)
 			K[i + j * n] = s2 * matern52(dist2(gp->X + i * d, gp->X + j * d, ls, d));
 	}
-	return LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', (lapack_int)n, K, (lapack_int)n);
+	return LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'L', (lapack_int)n, K, (lapack_int)n);
 }
 
 /* Factorise with a jitter that grows until the factorisation succeeds. */
@@ -123,7 +127,7 @@ static int refactor(hml__gp *gp)
 		return hml__error_set(HML_ERROR, "gaussian process: kernel matrix is not "
 		                      "positive definite");
 	memcpy(gp->alpha, gp->y, n * sizeof *gp->alpha);
-	LAPACKE_dpotrs(LAPACK_COL_MAJOR, 'L', (lapack_int)n, 1, gp->L, (lapack_int)n,
+	LAPACKE_dpotrs_work(LAPACK_COL_MAJOR, 'L', (lapack_int)n, 1, gp->L, (lapack_int)n,
 	               gp->alpha, (lapack_int)n);
 	gp->logdet = 0;
 	for (size_t i = 0; i < n; i++)
@@ -247,7 +251,7 @@ int hml__gp_predict(const hml__gp *gp, const double *Xs, size_t m, double *mean,
 	}
 	if (var) {
 		/* v = L^-1 Ks; var = s2 - |v|^2, all columns in one BLAS-3 solve */
-		LAPACKE_dtrtrs(LAPACK_COL_MAJOR, 'L', 'N', 'N', (lapack_int)n, (lapack_int)m,
+		LAPACKE_dtrtrs_work(LAPACK_COL_MAJOR, 'L', 'N', 'N', (lapack_int)n, (lapack_int)m,
 		               gp->L, (lapack_int)n, Ks, (lapack_int)n);
 		for (size_t j = 0; j < m; j++) {
 			double q = 0;
@@ -288,13 +292,13 @@ static double neg_lml(unsigned nt, const double *theta, double *grad, void *data
 	}
 	double *a = gp->alpha; /* restored by refactor() after the fit */
 	memcpy(a, gp->y, n * sizeof *a);
-	LAPACKE_dpotrs(LAPACK_COL_MAJOR, 'L', (lapack_int)n, 1, K, (lapack_int)n, a,
+	LAPACKE_dpotrs_work(LAPACK_COL_MAJOR, 'L', (lapack_int)n, 1, K, (lapack_int)n, a,
 	               (lapack_int)n);
 	double f = 0.5 * (double)n * log(2 * M_PI);
 	for (size_t i = 0; i < n; i++)
 		f += 0.5 * gp->y[i] * a[i] + log(K[i + i * n]);
 	if (grad) {
-		LAPACKE_dpotri(LAPACK_COL_MAJOR, 'L', (lapack_int)n, K, (lapack_int)n);
+		LAPACKE_dpotri_work(LAPACK_COL_MAJOR, 'L', (lapack_int)n, K, (lapack_int)n);
 		memset(grad, 0, nt * sizeof *grad);
 		for (size_t j = 0; j < n; j++) {
 			const double *xj = gp->X + j * d;

@@ -251,6 +251,30 @@ TEST(files)
 	}
 }
 
+/* The example of hml-workflow(5), SEARCH SPACE, parses. */
+TEST(manual_example)
+{
+	hml__space *s = NULL;
+	CHECK_OK(parse_text(&s,
+		"{\"layers\": {\"type\": \"int\", \"low\": 1, \"high\": 3},"
+		" \"width_1\": {\"type\": \"int\", \"low\": 8, \"high\": 256, \"log\": true},"
+		" \"width_2\": {\"type\": \"int\", \"low\": 8, \"high\": 256, \"log\": true,"
+		"   \"when\": {\"parent\": \"layers\", \"min\": 2}},"
+		" \"width_3\": {\"type\": \"int\", \"low\": 8, \"high\": 256, \"log\": true,"
+		"   \"when\": {\"parent\": \"layers\", \"min\": 3}},"
+		" \"activation\": {\"type\": \"choice\", \"values\": [\"relu\", \"tanh\", \"gelu\", \"silu\"]},"
+		" \"dropout\": {\"type\": \"float\", \"low\": 0, \"high\": 0.2},"
+		" \"lr\": {\"type\": \"float\", \"low\": 1e-4, \"high\": 1e-2, \"log\": true},"
+		" \"batch\": {\"type\": \"choice\", \"values\": [64, 128, 256, 512]},"
+		" \"weight_decay\": {\"type\": \"float\", \"low\": 1e-7, \"high\": 1e-3, \"log\": true},"
+		" \"optimizer\": {\"type\": \"choice\", \"values\": [\"adam\", \"sgd\"]},"
+		" \"momentum\": {\"type\": \"float\", \"low\": 0, \"high\": 0.99,"
+		"   \"when\": {\"parent\": \"optimizer\", \"values\": [\"sgd\"]}},"
+		" \"epochs\": {\"type\": \"int\", \"low\": 20, \"high\": 200}}"));
+	CHECK(s && hml__space_count(s) == 12 && hml__space_dim(s) == 16);
+	hml__space_free(s);
+}
+
 int main(void)
 {
 	RUN(dimensions_and_names);
@@ -259,5 +283,6 @@ int main(void)
 	RUN(bad_samples);
 	RUN(malformed_spaces);
 	RUN(files);
+	RUN(manual_example);
 	return check_report();
 }
