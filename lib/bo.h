@@ -33,11 +33,15 @@
  *    gradients would buy little); a suggestion that snaps onto an earlier
  *    trial's point is replaced by the next best candidate;
  *  - cost stays bounded as the history grows: the GPs condition on at most
- *    `window` trials (the better half by the current scalarisation, the rest
- *    the most recently completed), and the GP hyper-parameters are refitted
- *    only when the count of completed trials crosses the next of the
- *    boundaries 4, 4 + max(refit_every, 4/8), ... (spacing max(refit_every,
- *    b/8)), on the first b completed trials in completion order.
+ *    `window` trials (the pending ones, up to half the window; of the
+ *    completed ones the better half by the current scalarisation, the rest
+ *    the most recently completed), and the GP hyper-parameters (L-BFGS on
+ *    the marginal likelihood, lib/gp.h) are refitted only at boundaries of
+ *    the count of completed trials: 4, then each time max(refit_every, b/8)
+ *    more have completed since the last boundary b; a fit at boundary b
+ *    uses the first b completed trials in completion order (at most the
+ *    last 128 of them) and starts from fixed values, so it depends on the
+ *    history alone.
  * Threads: the linear algebra runs on the calling thread; hml__bo_ask()
  * holds the OpenMP thread count (which an OpenMP build of OpenBLAS follows)
  * to one while it runs and restores it after: matrices of a few hundred
