@@ -11,7 +11,8 @@ PKGS="build-essential cmake pkg-config git ca-certificates
   libtorch-dev libhdf5-dev hdf5-tools libjansson-dev libssl-dev
   libopenblas0-openmp libopenblas-openmp-dev
   bats bats-assert bats-support
-  python3 python3-torch python3-h5py python3-numpy
+  liblapacke-dev libnlopt-dev
+  python3 python3-torch python3-h5py python3-numpy python3-sklearn
   clang libclang-rt-14-dev"
 
 missing=
