@@ -321,9 +321,10 @@ int main(int argc, char **argv)
 	for (c = 0; c < calls; c++) {
 #ifndef HML_BASELINE
 		int run;
+		size_t piece;
 		if (o.rows) {   /* double buffers: point the maps at this step's */
-			for (run = 0; run < 3; run++)
-				hml_tmap_set_data(hml_region_input_map(region, 0), (size_t)run, u);
+			for (piece = 0; piece < 3; piece++)
+				hml_tmap_set_data(hml_region_input_map(region, 0), piece, u);
 			hml_tmap_set_data(hml_region_output_map(region, 0), 0, v);
 		}
 		if ((run = hml_region_begin(region)) < 0) {
