@@ -12,34 +12,34 @@ setup() {
 }
 
 @test "heat: the accurate run passes its mode-decay check, in both region shapes" {
-	run timeout 60 "$HEAT" --init mode --n 24 --steps 40 --k 4
+	run timeout 300 "$HEAT" --init mode --n 24 --steps 40 --k 4
 	assert_success
 	assert_output --partial "check mode decay"
 	assert_output --partial " pass"
-	run timeout 60 "$HEAT" --init mode --n 24 --steps 40 --region rows
+	run timeout 300 "$HEAT" --init mode --n 24 --steps 40 --region rows
 	assert_success
 	assert_output --partial " pass"
 	# The check has teeth: a wrong alpha in the check's factor would not
 	# pass, and collect mode (the original code, collected) passes too.
-	HML_MODE=collect HML_DB=c.h5 run timeout 60 "$HEAT" --init mode --n 24 --steps 40 --k 5
+	HML_MODE=collect HML_DB=c.h5 run timeout 300 "$HEAT" --init mode --n 24 --steps 40 --k 5
 	assert_success
 	assert_output --partial " pass"
 	[ "$(h5 c.h5 'f["heat_field/input"].shape')" = "(8, 24, 24)" ]
 }
 
 @test "heat: bad arguments get one line and exit 2" {
-	run timeout 10 "$HEAT" --n 0
+	run timeout 120 "$HEAT" --n 0
 	[ "$status" -eq 2 ]
 	assert_output "heat: error: --n needs an integer >= 1, got '0'"
-	run timeout 10 "$HEAT" --steps 10 --k 4
+	run timeout 120 "$HEAT" --steps 10 --k 4
 	[ "$status" -eq 2 ]
 	assert_output "heat: error: --steps 10 is not a multiple of --k 4"
-	run timeout 10 "$HEAT" --alpha 0.3
+	run timeout 120 "$HEAT" --alpha 0.3
 	[ "$status" -eq 2 ]
-	run timeout 10 "$HEAT" --region cols
+	run timeout 120 "$HEAT" --region cols
 	[ "$status" -eq 2 ]
 	assert_output "heat: error: --region needs 'field' or 'rows', got 'cols'"
-	run timeout 10 "$HEAT" --help
+	run timeout 120 "$HEAT" --help
 	assert_success
 	assert_output --partial "usage: heat"
 }
