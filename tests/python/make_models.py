@@ -20,6 +20,7 @@ Models:
   declared.pt      Linear(5,1) with hml_input_shape [5], hml_output_shape [1]
   field_cnn.pt     traced Conv2d(4,8,3)-Tanh-Conv2d(8,4,3), [N,4,8,16] -> same
   identity.pt      no parameters; returns its input unchanged
+  affine.pt        no parameters; returns 2 * x + 1 (in-place region tests)
   tuple_out.pt     returns a tuple of two tensors
   argmax_out.pt    float32 model that returns int64 indices [N, 1]
   no_forward.pt    a scripted module with an exported method and no forward
@@ -87,6 +88,11 @@ class Identity(nn.Module):
         return x
 
 
+class Affine(nn.Module):
+    def forward(self, x):
+        return 2 * x + 1
+
+
 class TupleOut(nn.Module):
     def __init__(self):
         super().__init__()
@@ -144,6 +150,7 @@ def main():
 
     torch.manual_seed(1237)
     save(torch.jit.script(Identity().eval()), out, "identity")
+    save(torch.jit.script(Affine().eval()), out, "affine")
     save(torch.jit.script(TupleOut().eval()), out, "tuple_out")
     save(torch.jit.script(ArgmaxOut().eval()), out, "argmax_out",
          torch.randn(16, 5))

@@ -139,6 +139,23 @@ HML_EXTERN int hml_region_output(hml_region *r, const char *functor,
                                  const hml_array *arrays, size_t narrays,
                                  const hml_symbol *symbols, size_t nsymbols);
 
+/**
+ * A region that updates memory in place (a time step over a whole field):
+ * bind `functor` once as an input and once as an output, as
+ * hml_region_input() and hml_region_output() would with the same
+ * arguments. The input is gathered before the original code runs in every
+ * mode, so collect records the values from before the call and the model
+ * reads them; the outputs are then written over the same memory. The two
+ * maps are the region's last input and last output (point both at new
+ * memory with hml_tmap_set_data() if the field moves). Returns 0, or a
+ * negative code from parsing or binding (the region is then unchanged) or
+ * from adding the maps (after the first call: HML_EINVALID).
+ */
+HML_EXTERN int hml_region_inout(hml_region *r, const char *functor,
+                                const char *domain,
+                                const hml_array *arrays, size_t narrays,
+                                const hml_symbol *symbols, size_t nsymbols);
+
 /** Input (or output) map number k, owned by the region; NULL if none. */
 HML_EXTERN hml_tmap *hml_region_input_map(hml_region *r, size_t k);
 HML_EXTERN hml_tmap *hml_region_output_map(hml_region *r, size_t k);
