@@ -163,15 +163,10 @@ int cmd_deploy(int argc, char **argv)
 		goto fail;
 	label = cmd_json_string(model, "region");
 	if (target && strcmp(target, "c") == 0) {
-		char rel[64];
-
-		if ((rc = cmd_deploy_compile(s, model, path, march, cid, sizeof(cid))) < 0)
+		if ((rc = cmd_deploy_compile(s, model, path, march, cid, sizeof(cid))) < 0 ||
+		    (rc = cmd_record_file(s, hml__store_find(s, "compiled", cid), "compiled model",
+		                          "library", "compiled", &so_path)) < 0)
 			goto fail;
-		snprintf(rel, sizeof(rel), "models/%s.so", cid);
-		if (!(so_path = hml__store_path(s, rel))) {
-			rc = hml__error_oom();
-			goto fail;
-		}
 	}
 	env = cmd_deploy_env(label, so_path ? so_path : path);
 	rec = json_pack("{s:s, s:s, s:s, s:s, s:s}", "model", id, "region", label,
