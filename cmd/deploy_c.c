@@ -170,8 +170,8 @@ int cmd_deploy_compile(hml__store *s, const json_t *model, const char *pt_path,
 	hml__cg_model d;
 	hml__cg_options o = { id, NULL };
 	char *cc = NULL, *tmp[5] = { NULL }, hash[65], version[256], arch_flag[128];
-	const char *flags[] = { "-std=c11", "-O3", "-fPIC", "-shared", "-fvisibility=hidden",
-	                        "-fopenmp", arch_flag };
+	const char *flags[] = { "-std=c11", "-O3", "-ffp-contract=fast", "-fPIC", "-shared",
+	                        "-fvisibility=hidden", "-fopenmp", arch_flag };
 	size_t nflags = sizeof(flags) / sizeof(flags[0]) - (march ? 0 : 1);
 	const char *argv[16];
 	json_t *rec = NULL, *fl, *agree = NULL;

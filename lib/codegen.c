@@ -383,8 +383,8 @@ static void put_mlp_kernel(gen *g, const char *name, const char *rows, int nrows
 	snprintf(in_stride, sizeof(in_stride), "%lld", (long long)m->layers[0].in);
 	snprintf(out_stride, sizeof(out_stride), "%lld", (long long)m->layers[m->nlayers - 1].out);
 	snprintf(w_stride, sizeof(w_stride), "%lld", (long long)g->maxw);
-	fprintf(g->f, "\nstatic void hml_%s_%s(const float *restrict x, float *restrict y%s)\n{\n",
-	        g->id, name, nrows > 1 ? ", const int r" : "");
+	fprintf(g->f, "\nHML_%s_KERNEL\nstatic void hml_%s_%s(const float *restrict x, float *restrict y%s)\n{\n",
+	        g->up, g->id, name, nrows > 1 ? ", const int r" : "");
 	if (m->nlayers > 1)
 		fprintf(g->f, "\tfloat h[2][%d * %lld];\n\n", nrows, (long long)g->maxw);
 	for (int l = 0; l < m->nlayers; l++) {
@@ -462,13 +462,13 @@ static void put_cnn(gen *g)
 	fprintf(g->f, "#define HML_%s_SCRATCH (2 * %lld * HML_%s_PLANE)\n\n", g->up,
 	        (long long)cmax, g->up);
 	fprintf(g->f, "/* buf: HML_%s_SCRATCH floats, zero at the borders */\n"
-	        "static void hml_%s_sample(const float *restrict x, float *restrict y, float *buf)\n{\n"
+	        "HML_%s_KERNEL\nstatic void hml_%s_sample(const float *restrict x, float *restrict y, float *buf)\n{\n"
 	        "\tfloat *a = buf, *b = buf + HML_%s_SCRATCH / 2;\n\n"
 	        "\tfor (int c = 0; c < %lld; c++)\n\t\tfor (int i = 0; i < HML_%s_H; i++)\n"
 	        "\t\t\tfor (int j = 0; j < HML_%s_W; j++)\n"
 	        "\t\t\t\ta[c * HML_%s_PLANE + (i + HML_%s_P) * HML_%s_WP + j + HML_%s_P] =\n"
 	        "\t\t\t\t\t(x[(c * HML_%s_H + i) * HML_%s_W + j] - hml_%s_in_mean[c]) / hml_%s_in_std[c];\n",
-	        g->up, id, g->up, (long long)c, g->up, g->up, g->up, g->up, g->up, g->up, g->up,
+	        g->up, g->up, id, g->up, (long long)c, g->up, g->up, g->up, g->up, g->up, g->up, g->up,
 	        g->up, id, id);
 	for (int l = 0; l < m->nlayers; l++) {
 		const hml__cg_layer *y = &m->layers[l];
@@ -623,6 +623,12 @@ static int put_source(gen *g, const hml__cg_options *o)
 	        g->up, (long long)prod(g->m->in_shape, g->m->in_ndim), g->up,
 	        (long long)prod(g->m->out_shape, g->m->out_ndim));
 	put_prototypes(g);
+	fprintf(g->f, "\n/* kernels: a copy for AVX2 CPUs chosen at load time, unless disabled */\n"
+	        "#if defined(__x86_64__) && defined(__has_attribute) && !defined(HML_CMODEL_NO_CLONES)\n"
+	        "#if __has_attribute(target_clones)\n"
+	        "#define HML_%s_KERNEL __attribute__((target_clones(\"arch=x86-64-v3\", \"default\")))\n"
+	        "#endif\n#endif\n#ifndef HML_%s_KERNEL\n#define HML_%s_KERNEL\n#endif\n",
+	        g->up, g->up, g->up);
 	if ((rc = put_constants(g)) < 0)
 		return rc;
 	put_activations(g);

@@ -275,7 +275,7 @@ TEST(mlp_batches)
 	m.out_ndim = 1, m.out_shape[0] = 2;
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
 		roundtrip(&m, "mlp_batch", rows[i], "-fopenmp");
-	roundtrip(&m, "mlp_native", 100, "-march=native");
+	roundtrip(&m, "mlp_native", 100, "-march=native -ffp-contract=fast");
 	hml__cg_model_release(&m);
 }
 
