@@ -168,29 +168,21 @@ static void cnn_ref(const hml__cg_model *m, int64_t H, int64_t W, const double *
 			y[o * H * W + p] = a[o * H * W + p] * m->out_std[o] + m->out_mean[o];
 }
 
-/* Generate, compile, load; run `rows` rows in float and double and compare
+/* Run `rows` rows through the loaded model in float and double and compare
  * with the reference to 1e-5 of the outputs' scale. */
-static void roundtrip(const hml__cg_model *m, const char *name, int64_t rows, const char *cflags)
+static void compare(const hml__cg_model *m, hml__cmodel *cm, const char *name, int64_t rows);
+
+/* Generate, compile, load, compare at each of the `n` row counts. */
+static void roundtrip(const hml__cg_model *m, const char *name, const int64_t *rows, size_t n,
+                      const char *cflags)
 {
 	char c[256], so[256];
-	int64_t nin = 1, nout = 1, shape[HML_MAX_DIMS + 1], oshape[HML_MAX_DIMS];
 	hml__cg_options o = { name, "00ff" };
 	hml__cmodel *cm = NULL;
-	double *x, *ref, maxdiff = 0, scale = 1;
-	float *xf;
-	uint64_t seed = 7;
-	const void *out;
-	hml_dtype dt;
-	int ndim;
+	int64_t shape[HML_MAX_DIMS];
 
-	snprintf(c, sizeof(c), "%s", tmp_path(name));
-	strcat(c, ".c");
-	snprintf(so, sizeof(so), "%s", tmp_path(name));
-	strcat(so, ".so");
-	for (int d = 0; d < m->in_ndim; d++)
-		nin *= m->in_shape[d];
-	for (int d = 0; d < m->out_ndim; d++)
-		nout *= m->out_shape[d];
+	snprintf(c, sizeof(c), "%s.c", tmp_path(name));
+	snprintf(so, sizeof(so), "%s.so", tmp_path(name));
 	CHECK_OK(hml__cg_write(m, &o, c, NULL));
 	CHECK(compile_so(c, so, cflags) == 0);
 	CHECK_OK(hml__cmodel_load(&cm, so));
@@ -200,6 +192,25 @@ static void roundtrip(const hml__cg_model *m, const char *name, int64_t rows, co
 	CHECK_STR(hml__cmodel_hash(cm), "00ff");
 	CHECK_EQ_INT(hml__cmodel_declared_input(cm, shape), m->in_ndim);
 	CHECK_EQ_INT(shape[m->in_ndim - 1], m->in_shape[m->in_ndim - 1]);
+	for (size_t i = 0; i < n; i++)
+		compare(m, cm, name, rows[i]);
+	hml__cmodel_free(cm);
+}
+
+static void compare(const hml__cg_model *m, hml__cmodel *cm, const char *name, int64_t rows)
+{
+	int64_t nin = 1, nout = 1, shape[HML_MAX_DIMS + 1], oshape[HML_MAX_DIMS];
+	double *x, *ref, maxdiff = 0, scale = 1;
+	float *xf;
+	uint64_t seed = 7;
+	const void *out;
+	hml_dtype dt;
+	int ndim;
+
+	for (int d = 0; d < m->in_ndim; d++)
+		nin *= m->in_shape[d];
+	for (int d = 0; d < m->out_ndim; d++)
+		nout *= m->out_shape[d];
 	x = malloc((size_t)(rows * nin) * sizeof(double));
 	xf = malloc((size_t)(rows * nin) * sizeof(float));
 	ref = malloc((size_t)(rows * nout) * sizeof(double));
@@ -243,7 +254,6 @@ static void roundtrip(const hml__cg_model *m, const char *name, int64_t rows, co
 	free(x);
 	free(xf);
 	free(ref);
-	hml__cmodel_free(cm);
 }
 
 TEST(mlp_every_activation)
@@ -258,7 +268,7 @@ TEST(mlp_every_activation)
 		CHECK_OK(make_model(&m, HML__CG_MLP, 3, sizes, 0, (hml__cg_act)a, 100 + (uint64_t)a));
 		m.in_ndim = 1, m.in_shape[0] = 5;
 		m.out_ndim = 1, m.out_shape[0] = 3;
-		roundtrip(&m, name, 3, "");
+		roundtrip(&m, name, (const int64_t[]){ 3 }, 1, "");
 		hml__cg_model_release(&m);
 	}
 }
@@ -273,9 +283,8 @@ TEST(mlp_batches)
 	CHECK_OK(make_model(&m, HML__CG_MLP, 3, sizes, 0, HML__ACT_TANH, 5));
 	m.in_ndim = 2, m.in_shape[0] = 2, m.in_shape[1] = 3;
 	m.out_ndim = 1, m.out_shape[0] = 2;
-	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
-		roundtrip(&m, "mlp_batch", rows[i], "-fopenmp");
-	roundtrip(&m, "mlp_native", 100, "-march=native -ffp-contract=fast");
+	roundtrip(&m, "mlp_batch", rows, sizeof(rows) / sizeof(rows[0]), "-fopenmp");
+	roundtrip(&m, "mlp_native", (const int64_t[]){ 100 }, 1, "-march=native -ffp-contract=fast");
 	hml__cg_model_release(&m);
 }
 
@@ -288,13 +297,13 @@ TEST(cnn)
 	CHECK_OK(make_model(&m, HML__CG_CNN, 2, sizes, 3, HML__ACT_RELU, 11));
 	m.in_ndim = 3, m.in_shape[0] = 2, m.in_shape[1] = 5, m.in_shape[2] = 6;
 	m.out_ndim = 3, m.out_shape[0] = 3, m.out_shape[1] = 5, m.out_shape[2] = 6;
-	roundtrip(&m, "cnn3", 3, "");
+	roundtrip(&m, "cnn3", (const int64_t[]){ 3 }, 1, "");
 	hml__cg_model_release(&m);
 	/* [H, W] rows, kernel 5 wider than the field's height */
 	CHECK_OK(make_model(&m, HML__CG_CNN, 2, sizes1, 5, HML__ACT_SILU, 12));
 	m.in_ndim = 2, m.in_shape[0] = 4, m.in_shape[1] = 7;
 	m.out_ndim = 2, m.out_shape[0] = 4, m.out_shape[1] = 7;
-	roundtrip(&m, "cnn5", 2, "");
+	roundtrip(&m, "cnn5", (const int64_t[]){ 2 }, 1, "");
 	hml__cg_model_release(&m);
 }
 
