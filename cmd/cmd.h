@@ -182,6 +182,19 @@ json_t *cmd_deploy_env(const char *label, const char *path);
  * each run and so ignores (lib/childenv.h). */
 void cmd_workflow_env_check(const struct hml__workflow *w);
 
+/*
+ * hml deploy --target c (cmd/deploy_c.c): compile the TorchScript model at
+ * `pt_path` of record `model` to C, build it with `cc` from PATH (flags
+ * -std=c11 -O3 -ffp-contract=fast -fPIC -shared -fvisibility=hidden -fopenmp
+ * [-march=ARCH]),
+ * check it against the TorchScript model, and register a "compiled" record
+ * whose id goes to cid. HML_ERROR when there is no cc or it fails,
+ * HML_ENOTSUPPORTED for a model that cannot be compiled, HML_ESHAPE when
+ * the model's shapes are not its record's; nothing registered then.
+ */
+int cmd_deploy_compile(struct hml__store *s, const json_t *model, const char *pt_path,
+                       const char *march, char *cid, size_t cid_size);
+
 /* Subcommands. */
 int cmd_collect(int argc, char **argv);
 int cmd_train(int argc, char **argv);

@@ -21,12 +21,18 @@
 static int best;
 static double max_error = NAN;
 static const char *region;
+static const char *target;
+static const char *march;
 
 static const cmd_option options[] = {
 	{ "best", 0, CMD_OPT_FLAG, &best, NULL, "the model with the lowest validation RMSE" },
 	{ "max-error", 0, CMD_OPT_DOUBLE, &max_error, "E",
 	  "the fastest model whose validation RMSE is at most E" },
 	{ "region", 'r', CMD_OPT_STRING, &region, "R", "consider only models of region R" },
+	{ "target", 't', CMD_OPT_STRING, &target, "T",
+	  "torchscript (default: the trained model) or c (compiled to a shared object)" },
+	{ "march", 0, CMD_OPT_STRING, &march, "ARCH",
+	  "with --target c: compile for this CPU (-march=ARCH, e.g. native; default portable)" },
 	{ NULL, 0, 0, NULL, NULL, NULL }
 };
 
@@ -36,7 +42,9 @@ static const cmd_spec spec = {
 	"Records a deployment of MODEL (an id such as m3), of the most accurate model\n"
 	"(--best), or of the fastest model whose validation RMSE is within E\n"
 	"(--max-error E), and prints the variables an application needs to run the\n"
-	"model's region as inference: eval \"$(hml deploy --best)\".",
+	"model's region as inference: eval \"$(hml deploy --best)\".\n"
+	"--target c compiles the model to C with its weights as constants and\n"
+	"registers models/<c-id>.{c,h,so}; the environment then names the .so.",
 	options, 0, 1
 };
 
@@ -108,7 +116,7 @@ int cmd_deploy(int argc, char **argv)
 	hml__model_view model;
 	json_t *rec = NULL, *env;
 	const char *selection, *id, *label, *key;
-	char *path = NULL, pid[32];
+	char *path = NULL, *so_path = NULL, pid[32], cid[32] = "";
 	int first, rc, code = HML_EXIT_OK, nsel;
 
 	if ((rc = cmd_parse(&spec, argc, argv, &first)) != 0)
@@ -116,6 +124,14 @@ int cmd_deploy(int argc, char **argv)
 	nsel = (first < argc) + best + !isnan(max_error);
 	if (nsel != 1) {
 		cmd_error("deploy: give exactly one of MODEL, --best and --max-error E");
+		return HML_EXIT_USAGE;
+	}
+	if (target && strcmp(target, "c") != 0 && strcmp(target, "torchscript") != 0) {
+		cmd_error("deploy: unknown --target '%s' (torchscript or c)", target);
+		return HML_EXIT_USAGE;
+	}
+	if (march && (!target || strcmp(target, "c") != 0)) {
+		cmd_error("deploy: --march needs --target c");
 		return HML_EXIT_USAGE;
 	}
 	if (!isnan(max_error) && max_error < 0) {
@@ -138,12 +154,21 @@ int cmd_deploy(int argc, char **argv)
 	    (rc = cmd_model_workflow(s, &model, &w)) < 0)
 		goto fail;
 	label = model.region;
-	if (!(env = cmd_deploy_env(label, path))) {
+	if (target && strcmp(target, "c") == 0) {
+		if ((rc = cmd_deploy_compile(s, model.json, path, march, cid, sizeof(cid))) < 0 ||
+		    (rc = cmd_record_file(s, hml__store_find(s, "compiled", cid), "compiled model",
+		                          "library", "compiled", &so_path)) < 0)
+			goto fail;
+	}
+	if (!(env = cmd_deploy_env(label, so_path ? so_path : path))) {
 		rc = hml_error_last()->code;
 		goto fail;
 	}
-	rec = json_pack("{s:s, s:s, s:s, s:s}", "model", id, "region", label,
-	                "workflow", w->name, "selection", selection);
+	rec = json_pack("{s:s, s:s, s:s, s:s, s:s}", "model", id, "region", label,
+	                "workflow", w->name, "selection", selection,
+	                "target", cid[0] ? "c" : "torchscript");
+	if (cid[0])
+		json_object_set_new(rec, "compiled", json_string(cid));
 	if (!isnan(max_error))
 		json_object_set_new(rec, "max_error", json_real(max_error));
 	json_object_set_new(rec, "env", env);
@@ -159,8 +184,11 @@ int cmd_deploy(int argc, char **argv)
 	         model.val_rmse, model.latency_s * 1e6);
 	if (g_cmd.json) {
 		const json_t *d = hml__store_find(s, "deployments", pid);
+		json_t *doc = json_pack("{s:O}", "deployment", d);
 
-		cmd_json_print(json_pack("{s:O}", "deployment", d));
+		if (cid[0])
+			json_object_set(doc, "compiled", (json_t *)hml__store_find(s, "compiled", cid));
+		cmd_json_print(doc);
 	} else {
 		json_t *v;
 
@@ -177,6 +205,7 @@ fail:
 done:
 	json_decref(rec);
 	free(path);
+	free(so_path);
 	hml__workflow_free(w);
 	hml__store_free(s);
 	return cmd_finish(code);

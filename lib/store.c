@@ -70,6 +70,7 @@ static const collection_info collections[] = {
 	{ "models", 'm', "models" },
 	{ "deployments", 'p', NULL },
 	{ "evaluations", 'e', "eval" },
+	{ "compiled", 'c', "models" },   /* hml deploy --target c: c1.c, c1.h, c1.so */
 };
 #define NCOLLECTIONS (sizeof(collections) / sizeof(collections[0]))
 

@@ -6,6 +6,7 @@
  *   DIR/models/         <id>.pt + <id>.json cards     (collection "models",      ids m1, ...)
  *   DIR/eval/           <id>.json reports             (collection "evaluations", ids e1, ...)
  *                                                     (collection "deployments", ids p1, ...)
+ *   DIR/models/         <id>.c, <id>.h, <id>.so       (collection "compiled",    ids c1, ...)
  *   DIR/.lock           flock()ed while the manifest is rewritten
  *
  * Concurrency: artefacts are produced under temporary names
@@ -91,11 +92,11 @@ typedef struct hml__store_file {
 
 /**
  * Register a record in `collection` ("datasets", "models", "deployments",
- * "evaluations"): under the lock, re-read the manifest, give the record the
+ * "evaluations", "compiled"): under the lock, re-read the manifest, give the record the
  * next id of the collection (d/m/p/e + one more than the largest number
  * used in the manifest or in the names of the collection's directory, so
  * an id is never reused), rename each file to
- * "<subdir>/<id><ext>" (subdir data/, models/, eval/ by collection), set
+ * "<subdir>/<id><ext>" (subdir data/, models/, eval/, models/ by collection), set
  * record["files"][role] to the relative final path, record["id"] and
  * record["provenance"] (with the SHA-256 of every file), append it, and
  * write the manifest. When `card` is nonzero the finished record is also

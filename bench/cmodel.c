@@ -1,0 +1,138 @@
+/*
+ * bench/cmodel - inference latency of a model compiled to C (hml deploy
+ * --target c) against the same model run by libtorch (the runtime's
+ * TorchScript backend), in one process, on the binomial rows (5 features).
+ *
+ *   bench_cmodel THREADS SECONDS TITLE MODEL.pt C.so [C-NATIVE.so]
+ *
+ * For batches of 1, 64 and 4096 rows: the best mean time per call over 5
+ * rounds of SECONDS/5 each, through the runtime's two loaders (the
+ * TorchScript shim and runtime/src/cmodel.c, output fetch included), and
+ * the ratio libtorch / C (> 1: C is faster). bench/cmodel.sh trains the
+ * models and compiles them with hml deploy --target c.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cmodel.h"
+#include "error.h"
+#include "model.h"
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void die(const char *what)
+{
+	fprintf(stderr, "bench_cmodel: error: %s: %s\n", what, hml_error_last()->message);
+	exit(1);
+}
+
+typedef struct runner {
+	hml__model *torch;
+	hml__cmodel *c;
+} runner;
+
+static void call(const runner *r, const float *x, int64_t rows)
+{
+	int64_t shape[2] = { rows, 5 }, oshape[HML_MAX_DIMS];
+	const void *out;
+	hml_dtype dt;
+	int nd, rc;
+
+	if (r->torch)
+		rc = hml__model_forward(r->torch, x, HML_F32, 2, shape) ||
+		     hml__model_output(r->torch, &out, &dt, &nd, oshape);
+	else
+		rc = hml__cmodel_forward(r->c, x, HML_F32, 2, shape) ||
+		     hml__cmodel_output(r->c, &out, &dt, &nd, oshape);
+	if (rc)
+		die("forward");
+}
+
+/* Best mean seconds per call over 5 rounds. */
+static double time_calls(const runner *r, const float *x, int64_t rows, double seconds)
+{
+	double best = INFINITY;
+
+	for (int i = 0; i < 3; i++)
+		call(r, x, rows);
+	for (int round = 0; round < 5; round++) {
+		double t0 = now(), t;
+		long n = 0;
+
+		do {
+			for (int k = 0; k < 16; k++)
+				call(r, x, rows);
+			n += 16;
+		} while ((t = now() - t0) < seconds / 5);
+		if (t / (double)n < best)
+			best = t / (double)n;
+	}
+	return best;
+}
+
+/* Row i of the input: the binomial options' ranges (S, K, r, sigma, T). */
+static void fill(float *x, int64_t rows)
+{
+	static const float lo[5] = { 50, 50, 0.01f, 0.1f, 0.25f }, hi[5] = { 150, 150, 0.05f, 0.5f, 2 };
+	uint64_t s = 1;
+
+	for (int64_t i = 0; i < rows * 5; i++) {
+		s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+		x[i] = lo[i % 5] + (hi[i % 5] - lo[i % 5]) * (float)((double)(s >> 11) / 9007199254740992.0);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	static const int64_t batches[] = { 1, 64, 4096 };
+	int threads = argc > 1 ? atoi(argv[1]) : 0;
+	double seconds = argc > 2 ? atof(argv[2]) : 0;
+	int nso = argc - 5;
+	runner r[3] = { { NULL, NULL }, { NULL, NULL }, { NULL, NULL } };
+	float *x = malloc(4096 * 5 * sizeof(float));
+
+	if (argc < 6 || argc > 7 || threads < 1 || !(seconds > 0)) {
+		fprintf(stderr, "usage: bench_cmodel THREADS SECONDS TITLE MODEL.pt C.so [C-NATIVE.so]\n");
+		return 2;
+	}
+	if (hml__model_load(&r[0].torch, argv[4], threads) < 0)
+		die(argv[4]);
+	for (int k = 0; k < nso; k++)
+		if (hml__cmodel_load(&r[k + 1].c, argv[5 + k]) < 0)
+			die(argv[5 + k]);
+	fill(x, 4096);
+	printf("%s: %d threads, mean time per call (best of 5 rounds); ratio = libtorch / C\n",
+	       argv[3], threads);
+	printf("%8s %13s %13s %9s", "batch", "libtorch us", "C us", "ratio");
+	if (nso > 1)
+		printf(" %15s %9s", "C native us", "ratio");
+	printf("\n");
+	for (size_t b = 0; b < sizeof(batches) / sizeof(batches[0]); b++) {
+		double t[3];
+
+		for (int k = 0; k <= nso; k++)
+			t[k] = time_calls(&r[k], x, batches[b], seconds);
+		printf("%8lld %13.3f %13.3f %8.1fx", (long long)batches[b], t[0] * 1e6, t[1] * 1e6,
+		       t[0] / t[1]);
+		if (nso > 1)
+			printf(" %15.3f %8.1fx", t[2] * 1e6, t[0] / t[2]);
+		printf("\n");
+	}
+	for (int k = 0; k < 3; k++) {
+		hml__model_free(r[k].torch);
+		hml__cmodel_free(r[k].c);
+	}
+	free(x);
+	return 0;
+}

@@ -1,0 +1,686 @@
+/*
+ * lib/codegen.c - the C deployment form of an hml model (see codegen.h).
+ *
+ * MLP kernel: weights are written transposed ([in][out]) so that the inner
+ * loop runs over a layer's outputs with unit stride and vectorises without
+ * reassociating any sum: every output is still accumulated in input order,
+ * bias first, as a plain dot product would. Rows go through in blocks of
+ * BR (the accumulators of a block stay in L1 and each weight row is loaded
+ * once per block); a single row takes a copy of the kernel specialised to
+ * one row. Two ping-pong buffers of BR x (widest layer) floats on the stack
+ * are the only intermediates.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codegen.h"
+#include "error.h"
+#include "hml/cmodel.h"
+
+static const char *const act_names[] = {
+	"identity", "relu", "tanh", "gelu", "silu", "sigmoid"
+};
+#define NACT ((int)(sizeof(act_names) / sizeof(act_names[0])))
+
+/* The body of `static inline float act(float v)` for each activation. */
+static const char *const act_bodies[] = {
+	"return v;",
+	"return v > 0.0f ? v : 0.0f;",
+	"return tanhf(v);",
+	"return 0.5f * v * (1.0f + erff(v * 0.707106781186547524f));",
+	"return v / (1.0f + expf(-v));",
+	"return 1.0f / (1.0f + expf(-v));",
+};
+
+const char *hml__cg_act_name(hml__cg_act a)
+{
+	return (int)a >= 0 && (int)a < NACT ? act_names[a] : NULL;
+}
+
+int hml__cg_act_parse(const char *name)
+{
+	for (int i = 0; name && i < NACT; i++)
+		if (strcmp(name, act_names[i]) == 0)
+			return i;
+	return -1;
+}
+
+/* --- the description --------------------------------------------------- */
+
+static float *zeros(int64_t n)
+{
+	return calloc((size_t)(n > 0 ? n : 1), sizeof(float));
+}
+
+int hml__cg_model_init(hml__cg_model *m, hml__cg_family family, int nlayers,
+                       const int64_t *sizes, int kernel)
+{
+	int64_t k2 = family == HML__CG_CNN ? (int64_t)kernel * kernel : 1;
+
+	memset(m, 0, sizeof(*m));
+	if ((family != HML__CG_MLP && family != HML__CG_CNN) || nlayers < 1 || nlayers > 64 ||
+	    (family == HML__CG_CNN && (kernel < 1 || kernel % 2 == 0)))
+		return hml__error_set(HML_EINVALID, "bad model description (%d layers, kernel %d)",
+		                      nlayers, kernel);
+	for (int l = 0; l <= nlayers; l++)
+		if (sizes[l] < 1 || sizes[l] > (1 << 20))
+			return hml__error_set(HML_EINVALID, "bad layer size %lld", (long long)sizes[l]);
+	m->family = family;
+	if (!(m->layers = calloc((size_t)nlayers, sizeof(*m->layers))))
+		return hml__error_oom();
+	m->nlayers = nlayers;
+	for (int l = 0; l < nlayers; l++) {
+		hml__cg_layer *y = &m->layers[l];
+
+		y->in = sizes[l];
+		y->out = sizes[l + 1];
+		y->kernel = family == HML__CG_CNN ? kernel : 0;
+		y->act = HML__ACT_IDENTITY;
+		y->weight = zeros(y->in * y->out * k2);
+		y->bias = zeros(y->out);
+		if (!y->weight || !y->bias)
+			return hml__error_oom();
+	}
+	m->in_mean = zeros(sizes[0]);
+	m->in_std = zeros(sizes[0]);
+	m->out_mean = zeros(sizes[nlayers]);
+	m->out_std = zeros(sizes[nlayers]);
+	if (!m->in_mean || !m->in_std || !m->out_mean || !m->out_std)
+		return hml__error_oom();
+	return 0;
+}
+
+void hml__cg_model_release(hml__cg_model *m)
+{
+	if (!m)
+		return;
+	for (int l = 0; m->layers && l < m->nlayers; l++) {
+		free(m->layers[l].weight);
+		free(m->layers[l].bias);
+	}
+	free(m->layers);
+	free(m->in_mean);
+	free(m->in_std);
+	free(m->out_mean);
+	free(m->out_std);
+	memset(m, 0, sizeof(*m));
+}
+
+static int64_t prod(const int64_t *v, int n)
+{
+	int64_t p = 1;
+
+	for (int i = 0; i < n; i++)
+		p *= v[i];
+	return p;
+}
+
+static int finite_all(const float *v, int64_t n, int nonzero)
+{
+	for (int64_t i = 0; i < n; i++)
+		if (!isfinite(v[i]) || (nonzero && v[i] == 0.0f))
+			return 0;
+	return 1;
+}
+
+static int64_t weight_count(const hml__cg_layer *y)
+{
+	return y->in * y->out * (y->kernel ? (int64_t)y->kernel * y->kernel : 1);
+}
+
+/* The CNN's per-row shape as [C, H, W]; 0 when it is not one. */
+static int cnn_dims(const int64_t *shape, int ndim, int64_t *c, int64_t *h, int64_t *w)
+{
+	if (ndim == 2) {
+		*c = 1, *h = shape[0], *w = shape[1];
+		return 1;
+	}
+	if (ndim == 3) {
+		*c = shape[0], *h = shape[1], *w = shape[2];
+		return 1;
+	}
+	return 0;
+}
+
+static int check_shapes(const hml__cg_model *m)
+{
+	const hml__cg_layer *first = &m->layers[0], *last = &m->layers[m->nlayers - 1];
+	int64_t ci, hi, wi, co, ho, wo;
+
+	if (m->in_ndim < 1 || m->in_ndim > 8 || m->out_ndim < 1 || m->out_ndim > 8)
+		return hml__error_set(HML_ESHAPE, "model '%s' has %d input and %d output dimensions",
+		                      m->arch, m->in_ndim, m->out_ndim);
+	if (m->family == HML__CG_MLP) {
+		if (prod(m->in_shape, m->in_ndim) != first->in ||
+		    prod(m->out_shape, m->out_ndim) != last->out)
+			return hml__error_set(HML_ESHAPE,
+				"model '%s' declares %lld input and %lld output features, "
+				"its layers take %lld and give %lld", m->arch,
+				(long long)prod(m->in_shape, m->in_ndim),
+				(long long)prod(m->out_shape, m->out_ndim),
+				(long long)first->in, (long long)last->out);
+		return 0;
+	}
+	if (!cnn_dims(m->in_shape, m->in_ndim, &ci, &hi, &wi) ||
+	    !cnn_dims(m->out_shape, m->out_ndim, &co, &ho, &wo))
+		return hml__error_set(HML_ESHAPE, "CNN '%s' rows must be [C, H, W] or [H, W]", m->arch);
+	if (ci != first->in || co != last->out || hi != ho || wi != wo || hi < 1 || wi < 1)
+		return hml__error_set(HML_ESHAPE,
+			"CNN '%s' declares %lld x %lld x %lld in and %lld x %lld x %lld out, "
+			"its layers take %lld and give %lld channels", m->arch,
+			(long long)ci, (long long)hi, (long long)wi, (long long)co, (long long)ho,
+			(long long)wo, (long long)first->in, (long long)last->out);
+	return 0;
+}
+
+int hml__cg_model_check(const hml__cg_model *m)
+{
+	int64_t nin, nout;
+
+	if (!m || !m->layers || m->nlayers < 1 ||
+	    (m->family != HML__CG_MLP && m->family != HML__CG_CNN))
+		return hml__error_set(HML_EINVALID, "empty model description");
+	for (int l = 0; l < m->nlayers; l++) {
+		const hml__cg_layer *y = &m->layers[l];
+
+		if (l > 0 && y->in != m->layers[l - 1].out)
+			return hml__error_set(HML_ESHAPE,
+				"layer %d of '%s' takes %lld inputs, layer %d gives %lld",
+				l, m->arch, (long long)y->in, l - 1, (long long)m->layers[l - 1].out);
+		if ((m->family == HML__CG_CNN) != (y->kernel > 0) ||
+		    (y->kernel && y->kernel % 2 == 0))
+			return hml__error_set(HML_EINVALID, "layer %d of '%s' has kernel %d",
+			                      l, m->arch, y->kernel);
+		if (!hml__cg_act_name(y->act))
+			return hml__error_set(HML_EINVALID, "layer %d of '%s' has a bad activation",
+			                      l, m->arch);
+		if (!finite_all(y->weight, weight_count(y), 0) || !finite_all(y->bias, y->out, 0))
+			return hml__error_set(HML_EINVALID,
+				"layer %d of '%s' has a weight that is not finite", l, m->arch);
+	}
+	nin = m->layers[0].in;
+	nout = m->layers[m->nlayers - 1].out;
+	if (!finite_all(m->in_mean, nin, 0) || !finite_all(m->in_std, nin, 1) ||
+	    !finite_all(m->out_mean, nout, 0) || !finite_all(m->out_std, nout, 0))
+		return hml__error_set(HML_EINVALID,
+			"the normalisation of '%s' has a zero or non-finite value", m->arch);
+	return check_shapes(m);
+}
+
+/* --- writing C --------------------------------------------------------- */
+
+typedef struct gen {
+	FILE *f;
+	const hml__cg_model *m;
+	const char *id;
+	char up[64];       /* the id in upper case */
+	int br;            /* MLP rows per block */
+	int64_t maxw;      /* widest hidden layer */
+} gen;
+
+/* A float constant that reads back as the same float. */
+static void put_float(FILE *f, double v)
+{
+	char buf[48];
+
+	snprintf(buf, sizeof(buf), "%.9g", (double)(float)v);
+	fputs(buf, f);
+	if (!strpbrk(buf, ".e"))
+		fputs(".0", f);
+	fputc('f', f);
+}
+
+static void put_array(FILE *f, const double *v, int64_t n)
+{
+	for (int64_t i = 0; i < n; i++) {
+		fputs(i % 6 == 0 ? "\n\t" : " ", f);
+		put_float(f, v[i]);
+		fputc(',', f);
+	}
+	fputc('\n', f);
+}
+
+/*
+ * Layer l's weights and bias in double with the normalisation folded in,
+ * laid out for the kernel: MLP [in][out] (transposed), CNN [out][in][k][k].
+ */
+static int folded(const hml__cg_model *m, int l, double **w_out, double **b_out)
+{
+	const hml__cg_layer *y = &m->layers[l];
+	int64_t n = weight_count(y), kk = y->kernel ? (int64_t)y->kernel * y->kernel : 1;
+	double *w = malloc((size_t)n * sizeof(double)), *b = malloc((size_t)y->out * sizeof(double));
+
+	if (!w || !b) {
+		free(w);
+		free(b);
+		return hml__error_oom();
+	}
+	for (int64_t o = 0; o < y->out; o++) {
+		double bias = y->bias[o];
+
+		for (int64_t i = 0; i < y->in; i++) {
+			for (int64_t k = 0; k < kk; k++) {
+				double v = y->weight[(o * y->in + i) * kk + k];
+
+				if (l == 0 && m->family == HML__CG_MLP) {
+					v /= (double)m->in_std[i];
+					bias -= v * (double)m->in_mean[i];
+				}
+				if (l == m->nlayers - 1)
+					v *= (double)m->out_std[o];
+				if (m->family == HML__CG_MLP)
+					w[i * y->out + o] = v;
+				else
+					w[(o * y->in + i) * kk + k] = v;
+			}
+		}
+		if (l == m->nlayers - 1)
+			bias = bias * (double)m->out_std[o] + (double)m->out_mean[o];
+		b[o] = bias;
+	}
+	*w_out = w;
+	*b_out = b;
+	return 0;
+}
+
+static int put_constants(gen *g)
+{
+	const hml__cg_model *m = g->m;
+
+	for (int l = 0; l < m->nlayers; l++) {
+		const hml__cg_layer *y = &m->layers[l];
+		double *w = NULL, *b = NULL;
+		int rc;
+
+		if ((rc = folded(m, l, &w, &b)) < 0)
+			return rc;
+		if (m->family == HML__CG_MLP)
+			fprintf(g->f, "\n/* layer %d: %lld -> %lld, %s */\n"
+			        "static const float hml_%s_w%d[%lld * %lld] = {", l, (long long)y->in,
+			        (long long)y->out, act_names[y->act], g->id, l, (long long)y->in,
+			        (long long)y->out);
+		else
+			fprintf(g->f, "\n/* layer %d: conv %lld -> %lld channels, %dx%d, %s */\n"
+			        "static const float hml_%s_w%d[%lld * %lld * %d * %d] = {", l,
+			        (long long)y->in, (long long)y->out, y->kernel, y->kernel,
+			        act_names[y->act], g->id, l, (long long)y->out, (long long)y->in,
+			        y->kernel, y->kernel);
+		put_array(g->f, w, weight_count(y));
+		fprintf(g->f, "};\nstatic const float hml_%s_b%d[%lld] = {", g->id, l, (long long)y->out);
+		put_array(g->f, b, y->out);
+		fputs("};\n", g->f);
+		free(w);
+		free(b);
+	}
+	if (m->family == HML__CG_CNN) {
+		int64_t c = m->layers[0].in;
+		double *v = malloc((size_t)c * 2 * sizeof(double));
+
+		if (!v)
+			return hml__error_oom();
+		for (int64_t i = 0; i < c; i++) {
+			v[i] = m->in_mean[i];
+			v[c + i] = m->in_std[i];
+		}
+		fprintf(g->f, "\n/* input normalisation per channel: mean, std */\n"
+		        "static const float hml_%s_in_mean[%lld] = {", g->id, (long long)c);
+		put_array(g->f, v, c);
+		fprintf(g->f, "};\nstatic const float hml_%s_in_std[%lld] = {", g->id, (long long)c);
+		put_array(g->f, v + c, c);
+		fputs("};\n", g->f);
+		free(v);
+	}
+	return 0;
+}
+
+static void put_activations(gen *g)
+{
+	int used[NACT] = { 0 };
+
+	for (int l = 0; l < g->m->nlayers; l++)
+		used[g->m->layers[l].act] = 1;
+	for (int a = 0; a < NACT; a++)
+		if (used[a])
+			fprintf(g->f, "\nstatic inline float hml_%s_%s(float v)\n{\n\t%s\n}\n",
+			        g->id, act_names[a], act_bodies[a]);
+}
+
+/*
+ * One MLP layer over `rows` rows (a literal: "1" or "r"): from `src` (row
+ * stride `sstride`) into `dst` (row stride `dstride`), bias, then the sum
+ * in input order, then the activation, all on the block's accumulators.
+ */
+static void put_mlp_layer(gen *g, int l, const char *rows, const char *src, const char *sstride,
+                          const char *dst, const char *dstride)
+{
+	const hml__cg_layer *y = &g->m->layers[l];
+	long long in = y->in, out = y->out;
+	const char *id = g->id;
+
+	fprintf(g->f, "\t/* layer %d: %lld -> %lld, %s */\n", l, in, out, act_names[y->act]);
+	fprintf(g->f, "\tfor (int k = 0; k < %s; k++)\n\t\tfor (int j = 0; j < %lld; j++)\n"
+	        "\t\t\t%s[k * %s + j] = hml_%s_b%d[j];\n", rows, out, dst, dstride, id, l);
+	fprintf(g->f, "\tfor (int i = 0; i < %lld; i++)\n\t\tfor (int k = 0; k < %s; k++) {\n"
+	        "\t\t\tconst float v = %s[k * %s + i];\n\t\t\tfloat *restrict o = %s + k * %s;\n\n"
+	        "\t\t\tfor (int j = 0; j < %lld; j++)\n\t\t\t\to[j] += v * hml_%s_w%d[i * %lld + j];\n"
+	        "\t\t}\n", in, rows, src, sstride, dst, dstride, out, id, l, out);
+	if (y->act != HML__ACT_IDENTITY)
+		fprintf(g->f, "\tfor (int k = 0; k < %s; k++)\n\t\tfor (int j = 0; j < %lld; j++)\n"
+		        "\t\t\t%s[k * %s + j] = hml_%s_%s(%s[k * %s + j]);\n", rows, out, dst,
+		        dstride, id, act_names[y->act], dst, dstride);
+}
+
+/* static void hml_<id>_<name>(const float *x, float *y[, int r]): the MLP
+ * on one row (rows = "1") or on a block of r <= BR rows. */
+static void put_mlp_kernel(gen *g, const char *name, const char *rows, int nrows)
+{
+	const hml__cg_model *m = g->m;
+	char in_stride[32], out_stride[32], w_stride[32];
+
+	snprintf(in_stride, sizeof(in_stride), "%lld", (long long)m->layers[0].in);
+	snprintf(out_stride, sizeof(out_stride), "%lld", (long long)m->layers[m->nlayers - 1].out);
+	snprintf(w_stride, sizeof(w_stride), "%lld", (long long)g->maxw);
+	fprintf(g->f, "\nHML_%s_KERNEL\nstatic void hml_%s_%s(const float *restrict x, float *restrict y%s)\n{\n",
+	        g->up, g->id, name, nrows > 1 ? ", const int r" : "");
+	if (m->nlayers > 1)
+		fprintf(g->f, "\tfloat h[2][%d * %lld];\n\n", nrows, (long long)g->maxw);
+	for (int l = 0; l < m->nlayers; l++) {
+		char src[16], dst[16];
+		int last = l == m->nlayers - 1;
+
+		snprintf(src, sizeof(src), l == 0 ? "x" : "h[%d]", (l - 1) % 2);
+		snprintf(dst, sizeof(dst), last ? "y" : "h[%d]", l % 2);
+		put_mlp_layer(g, l, rows, src, l == 0 ? in_stride : w_stride, dst,
+		              last ? out_stride : w_stride);
+	}
+	fputs("}\n", g->f);
+}
+
+static void put_mlp(gen *g)
+{
+	const hml__cg_model *m = g->m;
+	long long nin = m->layers[0].in, nout = m->layers[m->nlayers - 1].out;
+	const char *id = g->id;
+
+	put_mlp_kernel(g, "row", "1", 1);
+	put_mlp_kernel(g, "block", "r", g->br);
+	fprintf(g->f,
+		"\nint hml_%s_forward_f32(const float *x, float *y, int64_t rows)\n{\n"
+		"\tconst int64_t nb = (rows + %d - 1) / %d;\n\n"
+		"\tif (rows < %d) {\n"
+		"\t\tfor (int64_t i = 0; i < rows; i++)\n"
+		"\t\t\thml_%s_row(x + i * %lld, y + i * %lld);\n"
+		"\t\treturn 0;\n\t}\n"
+		"#ifdef _OPENMP\n#pragma omp parallel for schedule(static) if (rows >= %d)\n#endif\n"
+		"\tfor (int64_t b = 0; b < nb; b++) {\n"
+		"\t\tconst int64_t i = b * %d;\n\n"
+		"\t\thml_%s_block(x + i * %lld, y + i * %lld, rows - i < %d ? (int)(rows - i) : %d);\n"
+		"\t}\n\treturn 0;\n}\n",
+		id, g->br, g->br, 2 * g->br, id, nin, nout, 1024, g->br, id, nin, nout, g->br, g->br);
+	fprintf(g->f,
+		"\nint hml_%s_forward_f64(const double *x, double *y, int64_t rows)\n{\n"
+		"\tconst int64_t nb = (rows + %d - 1) / %d;\n\n"
+		"#ifdef _OPENMP\n#pragma omp parallel for schedule(static) if (rows >= %d)\n#endif\n"
+		"\tfor (int64_t b = 0; b < nb; b++) {\n"
+		"\t\tconst int64_t i0 = b * %d;\n"
+		"\t\tconst int r = rows - i0 < %d ? (int)(rows - i0) : %d;\n"
+		"\t\tfloat xf[%d * %lld], yf[%d * %lld];\n\n"
+		"\t\tfor (int64_t k = 0; k < r * %lld; k++)\n"
+		"\t\t\txf[k] = (float)x[i0 * %lld + k];\n"
+		"\t\tif (r == 1)\n\t\t\thml_%s_row(xf, yf);\n"
+		"\t\telse\n\t\t\thml_%s_block(xf, yf, r);\n"
+		"\t\tfor (int64_t k = 0; k < r * %lld; k++)\n"
+		"\t\t\ty[i0 * %lld + k] = yf[k];\n"
+		"\t}\n\treturn 0;\n}\n",
+		id, g->br, g->br, 1024, g->br, g->br, g->br, g->br, nin, g->br, nout, nin, nin,
+		id, id, nout, nout);
+}
+
+/* The CNN on one sample: zero-padded planes of (H + 2P) x (W + 2P). */
+static void put_cnn(gen *g)
+{
+	const hml__cg_model *m = g->m;
+	const char *id = g->id;
+	int64_t c = 0, h = 0, w = 0, cmax = 0;
+	int pmax = 0;
+
+	cnn_dims(m->in_shape, m->in_ndim, &c, &h, &w);
+	for (int l = 0; l < m->nlayers; l++) {
+		if (m->layers[l].in > cmax)
+			cmax = m->layers[l].in;
+		if (m->layers[l].kernel / 2 > pmax)
+			pmax = m->layers[l].kernel / 2;
+	}
+	fprintf(g->f, "\nenum { HML_%s_H = %lld, HML_%s_W = %lld, HML_%s_P = %d,\n"
+	        "       HML_%s_HP = %lld, HML_%s_WP = %lld, HML_%s_PLANE = %lld };\n",
+	        g->up, (long long)h, g->up, (long long)w, g->up, pmax, g->up,
+	        (long long)(h + 2 * pmax), g->up, (long long)(w + 2 * pmax), g->up,
+	        (long long)((h + 2 * pmax) * (w + 2 * pmax)));
+	fprintf(g->f, "#define HML_%s_SCRATCH (2 * %lld * HML_%s_PLANE)\n\n", g->up,
+	        (long long)cmax, g->up);
+	fprintf(g->f, "/* buf: HML_%s_SCRATCH floats, zero at the borders */\n"
+	        "HML_%s_KERNEL\nstatic void hml_%s_sample(const float *restrict x, float *restrict y, float *buf)\n{\n"
+	        "\tfloat *a = buf, *b = buf + HML_%s_SCRATCH / 2;\n\n"
+	        "\tfor (int c = 0; c < %lld; c++)\n\t\tfor (int i = 0; i < HML_%s_H; i++)\n"
+	        "\t\t\tfor (int j = 0; j < HML_%s_W; j++)\n"
+	        "\t\t\t\ta[c * HML_%s_PLANE + (i + HML_%s_P) * HML_%s_WP + j + HML_%s_P] =\n"
+	        "\t\t\t\t\t(x[(c * HML_%s_H + i) * HML_%s_W + j] - hml_%s_in_mean[c]) / hml_%s_in_std[c];\n",
+	        g->up, g->up, id, g->up, (long long)c, g->up, g->up, g->up, g->up, g->up, g->up, g->up,
+	        g->up, id, id);
+	for (int l = 0; l < m->nlayers; l++) {
+		const hml__cg_layer *y = &m->layers[l];
+		int last = l == m->nlayers - 1, off = pmax - y->kernel / 2;
+
+		fprintf(g->f, "\t/* layer %d: conv %lld -> %lld, %dx%d, %s */\n", l,
+		        (long long)y->in, (long long)y->out, y->kernel, y->kernel, act_names[y->act]);
+		fprintf(g->f, "\tfor (int co = 0; co < %lld; co++) {\n", (long long)y->out);
+		if (last)
+			fprintf(g->f, "\t\tfloat *o = y + co * HML_%s_H * HML_%s_W;\n"
+			        "\t\tconst int os = HML_%s_W;\n", g->up, g->up, g->up);
+		else
+			fprintf(g->f, "\t\tfloat *o = b + co * HML_%s_PLANE + HML_%s_P * HML_%s_WP + HML_%s_P;\n"
+			        "\t\tconst int os = HML_%s_WP;\n", g->up, g->up, g->up, g->up, g->up);
+		fprintf(g->f,
+			"\n\t\tfor (int i = 0; i < HML_%s_H; i++)\n\t\t\tfor (int j = 0; j < HML_%s_W; j++)\n"
+			"\t\t\t\to[i * os + j] = hml_%s_b%d[co];\n"
+			"\t\tfor (int ci = 0; ci < %lld; ci++)\n"
+			"\t\t\tfor (int ky = 0; ky < %d; ky++)\n\t\t\t\tfor (int kx = 0; kx < %d; kx++) {\n"
+			"\t\t\t\t\tconst float wv = hml_%s_w%d[((co * %lld + ci) * %d + ky) * %d + kx];\n\n"
+			"\t\t\t\t\tfor (int i = 0; i < HML_%s_H; i++) {\n"
+			"\t\t\t\t\t\tconst float *s = a + ci * HML_%s_PLANE + (i + ky + %d) * HML_%s_WP + kx + %d;\n\n"
+			"\t\t\t\t\t\tfor (int j = 0; j < HML_%s_W; j++)\n"
+			"\t\t\t\t\t\t\to[i * os + j] += wv * s[j];\n"
+			"\t\t\t\t\t}\n\t\t\t\t}\n",
+			g->up, g->up, id, l, (long long)y->in, y->kernel, y->kernel, id, l,
+			(long long)y->in, y->kernel, y->kernel, g->up,
+			g->up, off, g->up, off, g->up);
+		if (y->act != HML__ACT_IDENTITY)
+			fprintf(g->f, "\t\tfor (int i = 0; i < HML_%s_H; i++)\n"
+			        "\t\t\tfor (int j = 0; j < HML_%s_W; j++)\n"
+			        "\t\t\t\to[i * os + j] = hml_%s_%s(o[i * os + j]);\n",
+			        g->up, g->up, id, act_names[y->act]);
+		fputs("\t}\n", g->f);
+		if (!last)
+			fputs("\t{\n\t\tfloat *t = a;\n\n\t\ta = b;\n\t\tb = t;\n\t}\n", g->f);
+	}
+	fputs("}\n", g->f);
+	{
+		long long nin = m->layers[0].in * h * w, nout = m->layers[m->nlayers - 1].out * h * w;
+
+		fprintf(g->f,
+			"\nint hml_%s_forward_f32(const float *x, float *y, int64_t rows)\n{\n"
+			"\tfloat *buf;\n\n\tif (rows <= 0)\n\t\treturn 0;\n"
+			"\tif (!(buf = calloc(HML_%s_SCRATCH, sizeof(float))))\n\t\treturn -1;\n"
+			"\tfor (int64_t i = 0; i < rows; i++)\n"
+			"\t\thml_%s_sample(x + i * %lld, y + i * %lld, buf);\n"
+			"\tfree(buf);\n\treturn 0;\n}\n", id, g->up, id, nin, nout);
+		fprintf(g->f,
+			"\nint hml_%s_forward_f64(const double *x, double *y, int64_t rows)\n{\n"
+			"\tfloat *buf;\n\n\tif (rows <= 0)\n\t\treturn 0;\n"
+			"\tif (!(buf = calloc(HML_%s_SCRATCH + %lld + %lld, sizeof(float))))\n\t\treturn -1;\n"
+			"\tfor (int64_t i = 0; i < rows; i++) {\n"
+			"\t\tfloat *xf = buf + HML_%s_SCRATCH, *yf = xf + %lld;\n\n"
+			"\t\tfor (int64_t k = 0; k < %lld; k++)\n\t\t\txf[k] = (float)x[i * %lld + k];\n"
+			"\t\thml_%s_sample(xf, yf, buf);\n"
+			"\t\tfor (int64_t k = 0; k < %lld; k++)\n\t\t\ty[i * %lld + k] = yf[k];\n"
+			"\t}\n\tfree(buf);\n\treturn 0;\n}\n",
+			id, g->up, nin, nout, g->up, nin, nin, nin, id, nout, nout);
+	}
+}
+
+static void put_shape(FILE *f, const int64_t *shape, int ndim)
+{
+	fputc('{', f);
+	for (int i = 0; i < ndim; i++)
+		fprintf(f, "%s%lld", i ? ", " : " ", (long long)shape[i]);
+	fputs(" }", f);
+}
+
+static void put_c_string(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; s && *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fputc('\\', f);
+		if ((unsigned char)*s >= 0x20 && *s != 0x7f)
+			fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+static void put_typedef(FILE *f)
+{
+	fputs("#ifndef HML_CMODEL_V1_DEFINED\n#define HML_CMODEL_V1_DEFINED\n"
+	      "/* the compiled-model ABI, version 1 (hml/cmodel.h) */\n"
+	      "typedef struct hml_cmodel_v1_info {\n\t", f);
+	fputs(HML_CMODEL_STR(HML_CMODEL_V1_FIELDS), f);
+	fputs("\n} hml_cmodel_v1_info;\n#endif\n", f);
+}
+
+static void put_entry(gen *g, const hml__cg_options *o)
+{
+	const hml__cg_model *m = g->m;
+	FILE *f = g->f;
+
+	fprintf(f, "\n#ifndef HML_CMODEL_NO_ENTRY\n#if defined(__GNUC__)\n"
+	        "__attribute__((visibility(\"default\")))\n#endif\n"
+	        "const hml_cmodel_v1_info hml_cmodel_v1 = {\n"
+	        "\t%#xu, %uu, (uint32_t)sizeof(hml_cmodel_v1_info), %uu, \"%s\",\n\t%d, %d, ",
+	        HML_CMODEL_MAGIC, HML_CMODEL_ABI_VERSION, HML_CMODEL_DTYPE_F32, HML_CMODEL_TAG,
+	        m->in_ndim, m->out_ndim);
+	put_shape(f, m->in_shape, m->in_ndim);
+	fputs(", ", f);
+	put_shape(f, m->out_shape, m->out_ndim);
+	fprintf(f, ", %lld, %lld,\n\t", (long long)prod(m->in_shape, m->in_ndim),
+	        (long long)prod(m->out_shape, m->out_ndim));
+	put_c_string(f, g->id);
+	fputs(", ", f);
+	put_c_string(f, o->hash ? o->hash : "");
+	fputs(", ", f);
+	put_c_string(f, m->arch);
+	fprintf(f, ",\n\thml_%s_forward_f32, hml_%s_forward_f64\n};\n#endif\n", g->id, g->id);
+}
+
+static void put_prototypes(gen *g)
+{
+	fprintf(g->f, "\n/* x: rows * HML_%s_IN_FEATURES values, y: rows * HML_%s_OUT_FEATURES;\n"
+	        " * float32 arithmetic; 0, or -1 when scratch memory runs out */\n"
+	        "int hml_%s_forward_f32(const float *x, float *y, int64_t rows);\n"
+	        "int hml_%s_forward_f64(const double *x, double *y, int64_t rows);\n",
+	        g->up, g->up, g->id, g->id);
+}
+
+static void put_header(gen *g, const char *hash)
+{
+	const hml__cg_model *m = g->m;
+
+	fprintf(g->f, "/* generated by hml deploy --target c: model %s (%s)%s%s */\n"
+	        "#ifndef HML_MODEL_%s_H\n#define HML_MODEL_%s_H\n\n#include <stdint.h>\n\n"
+	        "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n",
+	        g->id, m->arch, hash ? ", sha256 " : "", hash ? hash : "", g->up, g->up);
+	put_typedef(g->f);
+	fprintf(g->f, "\nenum { HML_%s_IN_FEATURES = %lld, HML_%s_OUT_FEATURES = %lld };\n",
+	        g->up, (long long)prod(m->in_shape, m->in_ndim), g->up,
+	        (long long)prod(m->out_shape, m->out_ndim));
+	put_prototypes(g);
+	fputs("\n#ifndef HML_CMODEL_NO_ENTRY\nextern const hml_cmodel_v1_info hml_cmodel_v1;\n#endif\n"
+	      "\n#ifdef __cplusplus\n}\n#endif\n#endif\n", g->f);
+}
+
+static int put_source(gen *g, const hml__cg_options *o)
+{
+	int rc;
+
+	fprintf(g->f, "/* generated by hml deploy --target c: model %s (%s)%s%s\n"
+	        " * standalone: cc -std=c11 -O2 -c THIS.c (add -fopenmp for threads); needs libm */\n"
+	        "#include <math.h>\n#include <stdint.h>\n#include <stdlib.h>\n\n",
+	        g->id, g->m->arch, o->hash ? ", sha256 " : "", o->hash ? o->hash : "");
+	put_typedef(g->f);
+	fprintf(g->f, "\nenum { HML_%s_IN_FEATURES = %lld, HML_%s_OUT_FEATURES = %lld };\n",
+	        g->up, (long long)prod(g->m->in_shape, g->m->in_ndim), g->up,
+	        (long long)prod(g->m->out_shape, g->m->out_ndim));
+	put_prototypes(g);
+	fprintf(g->f, "\n/* kernels: a copy for AVX2 CPUs chosen at load time, unless disabled */\n"
+	        "#if defined(__x86_64__) && defined(__has_attribute) && !defined(HML_CMODEL_NO_CLONES)\n"
+	        "#if __has_attribute(target_clones)\n"
+	        "#define HML_%s_KERNEL __attribute__((target_clones(\"arch=x86-64-v3\", \"default\")))\n"
+	        "#endif\n#endif\n#ifndef HML_%s_KERNEL\n#define HML_%s_KERNEL\n#endif\n",
+	        g->up, g->up, g->up);
+	if ((rc = put_constants(g)) < 0)
+		return rc;
+	put_activations(g);
+	if (g->m->family == HML__CG_MLP)
+		put_mlp(g);
+	else
+		put_cnn(g);
+	put_entry(g, o);
+	return 0;
+}
+
+static int write_file(gen *g, const char *path, const hml__cg_options *o, int header)
+{
+	int rc = 0;
+
+	if (!(g->f = fopen(path, "w")))
+		return hml__error_set(HML_EIO, "cannot write '%s': %s", path, strerror(errno));
+	if (header)
+		put_header(g, o->hash);
+	else
+		rc = put_source(g, o);
+	if (ferror(g->f) && rc == 0)
+		rc = hml__error_set(HML_EIO, "cannot write '%s': %s", path, strerror(errno));
+	if (fclose(g->f) != 0 && rc == 0)
+		rc = hml__error_set(HML_EIO, "cannot write '%s': %s", path, strerror(errno));
+	g->f = NULL;
+	return rc;
+}
+
+int hml__cg_write(const hml__cg_model *m, const hml__cg_options *o,
+                  const char *c_path, const char *h_path)
+{
+	gen g = { NULL, m, o ? o->id : NULL, { 0 }, 1, 1 };
+	int rc;
+	size_t n;
+
+	if ((rc = hml__cg_model_check(m)) < 0)
+		return rc;
+	n = g.id ? strlen(g.id) : 0;
+	if (n == 0 || n >= sizeof(g.up) || strspn(g.id, "abcdefghijklmnopqrstuvwxyz"
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") != n)
+		return hml__error_set(HML_EINVALID, "bad model id '%s' for generated C",
+		                      g.id ? g.id : "");
+	for (size_t i = 0; i <= n; i++)
+		g.up[i] = (char)(g.id[i] >= 'a' && g.id[i] <= 'z' ? g.id[i] - 'a' + 'A' : g.id[i]);
+	for (int l = 0; l < m->nlayers - 1; l++)
+		if (m->layers[l].out > g.maxw)
+			g.maxw = m->layers[l].out;
+	/* a block's two buffers stay within ~32 KiB */
+	g.br = (int)(4096 / g.maxw);
+	g.br = g.br < 1 ? 1 : g.br > 32 ? 32 : g.br;
+	if ((rc = write_file(&g, c_path, o, 0)) < 0)
+		return rc;
+	return h_path ? write_file(&g, h_path, o, 1) : 0;
+}

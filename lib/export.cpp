@@ -1,0 +1,240 @@
+/*
+ * lib/export.cpp - an hml-trained TorchScript model read into the
+ * description of lib/codegen.h (see export.h). Every libtorch exception is
+ * caught here; none crosses into C.
+ */
+#include <torch/script.h>
+
+#include <cerrno>
+#include <cstring>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+#include "error.h"
+#include "export.h"
+
+namespace {
+
+struct Unsupported {
+	std::string why;
+};
+
+const char *what_of(const std::exception &e)
+{
+	if (auto c = dynamic_cast<const c10::Error *>(&e))
+		return c->what_without_backtrace();
+	return e.what();
+}
+
+std::vector<std::string> split(const std::string &s, char sep)
+{
+	std::vector<std::string> out;
+	std::stringstream in(s);
+
+	for (std::string f; std::getline(in, f, sep);)
+		out.push_back(f);
+	return out;
+}
+
+std::vector<int64_t> int_attr(const torch::jit::Module &mod, const char *name)
+{
+	if (!mod.hasattr(name))
+		throw Unsupported{ std::string("it has no ") + name + " attribute" };
+	c10::IValue v = mod.attr(name);
+	if (!v.isIntList())
+		throw Unsupported{ std::string("its ") + name + " is not a list of integers" };
+	return v.toIntVector();
+}
+
+torch::Tensor get(const std::map<std::string, torch::Tensor> &m, const std::string &name)
+{
+	auto it = m.find(name);
+
+	if (it == m.end())
+		throw Unsupported{ "it has no '" + name + "' tensor" };
+	return it->second.detach().to(torch::kFloat).contiguous();
+}
+
+void copy_to(float *dst, const torch::Tensor &t, int64_t n, const std::string &name)
+{
+	if (t.numel() != n)
+		throw Unsupported{ "'" + name + "' has " + std::to_string(t.numel()) +
+		                   " values, expected " + std::to_string(n) };
+	std::memcpy(dst, t.data_ptr<float>(), (size_t)n * sizeof(float));
+}
+
+/* The module's tensors into `out`; throws Unsupported. */
+void read_module(const torch::jit::Module &mod, hml__cg_model *out)
+{
+	std::map<std::string, torch::Tensor> params, bufs;
+	std::vector<int64_t> sizes;
+	int kernel = 0, nhidden = 0;
+
+	if (!mod.hasattr("hml_arch") || !mod.attr("hml_arch").isString())
+		throw Unsupported{ "it has no hml_arch attribute (not an hml MLP or CNN)" };
+	std::string arch = mod.attr("hml_arch").toStringRef();
+	std::vector<std::string> f = split(arch, ':');
+	if (f.size() < 3 || (f[0] != "mlp" && f[0] != "cnn"))
+		throw Unsupported{ "its architecture '" + arch + "' is not of the mlp or cnn family" };
+	int act = hml__cg_act_parse(f[2].c_str());
+	if (act < 0)
+		throw Unsupported{ "activation '" + f[2] + "' has no C form" };
+	bool cnn = f[0] == "cnn";
+	for (const auto &p : mod.named_parameters(false))
+		params[p.name] = p.value;
+	for (const auto &b : mod.named_buffers(false))
+		bufs[b.name] = b.value;
+	while (params.count("w" + std::to_string(nhidden)))
+		nhidden++;
+	if (params.size() != (size_t)(2 * nhidden + 2))
+		throw Unsupported{ "its parameters are not w0, b0, ..., w_out, b_out" };
+	for (int l = 0; l <= nhidden; l++) {
+		std::string s = l < nhidden ? std::to_string(l) : "_out";
+		torch::Tensor w = get(params, "w" + s);
+
+		if (w.dim() != (cnn ? 4 : 2) || (cnn && (w.size(2) != w.size(3) || w.size(2) % 2 == 0)) ||
+		    (cnn && kernel && w.size(2) != kernel))
+			throw Unsupported{ "weight 'w" + s + "' does not have the family's layout" };
+		if (cnn)
+			kernel = (int)w.size(2);
+		if (l == 0)
+			sizes.push_back(w.size(1));
+		else if (w.size(1) != sizes.back())
+			throw Unsupported{ "weight 'w" + s + "' does not follow the layer before it" };
+		sizes.push_back(w.size(0));
+	}
+	if (hml__cg_model_init(out, cnn ? HML__CG_CNN : HML__CG_MLP, nhidden + 1, sizes.data(),
+	                       kernel) < 0)
+		throw Unsupported{ hml_error_last()->message };
+	for (int l = 0; l <= nhidden; l++) {
+		std::string s = l < nhidden ? std::to_string(l) : "_out";
+		hml__cg_layer *y = &out->layers[l];
+		int64_t kk = cnn ? (int64_t)kernel * kernel : 1;
+
+		copy_to(y->weight, get(params, "w" + s), y->in * y->out * kk, "w" + s);
+		copy_to(y->bias, get(params, "b" + s), y->out, "b" + s);
+		y->act = l < nhidden ? (hml__cg_act)act : HML__ACT_IDENTITY;
+	}
+	copy_to(out->in_mean, get(bufs, "in_mean"), sizes.front(), "in_mean");
+	copy_to(out->in_std, get(bufs, "in_std"), sizes.front(), "in_std");
+	copy_to(out->out_mean, get(bufs, "out_mean"), sizes.back(), "out_mean");
+	copy_to(out->out_std, get(bufs, "out_std"), sizes.back(), "out_std");
+	std::vector<int64_t> in = int_attr(mod, "hml_input_shape"), o = int_attr(mod, "hml_output_shape");
+	if (in.empty() || in.size() > 8 || o.empty() || o.size() > 8)
+		throw Unsupported{ "its hml_input_shape or hml_output_shape has a bad rank" };
+	out->in_ndim = (int)in.size();
+	out->out_ndim = (int)o.size();
+	std::copy(in.begin(), in.end(), out->in_shape);
+	std::copy(o.begin(), o.end(), out->out_shape);
+	std::snprintf(out->arch, sizeof(out->arch), "%s", arch.c_str());
+}
+
+torch::Tensor t_of(float *p, std::vector<int64_t> shape)
+{
+	return torch::from_blob(p, shape, torch::kFloat);
+}
+
+torch::Tensor activate(const torch::Tensor &x, hml__cg_act a)
+{
+	switch (a) {
+	case HML__ACT_RELU: return torch::relu(x);
+	case HML__ACT_TANH: return torch::tanh(x);
+	case HML__ACT_GELU: return torch::gelu(x);
+	case HML__ACT_SILU: return torch::silu(x);
+	case HML__ACT_SIGMOID: return torch::sigmoid(x);
+	default: return x;
+	}
+}
+
+/* The description evaluated by libtorch, on x [n, *in_shape]. */
+torch::Tensor describe_forward(const hml__cg_model *m, const torch::Tensor &x)
+{
+	int64_t n = x.size(0), cin = m->layers[0].in, cout = m->layers[m->nlayers - 1].out;
+	bool cnn = m->family == HML__CG_CNN;
+	std::vector<int64_t> pshape = cnn ? std::vector<int64_t>{ 1, 1 } : std::vector<int64_t>{};
+	std::vector<int64_t> ishape = { cin }, oshape = { cout };
+	torch::Tensor h;
+
+	ishape.insert(ishape.end(), pshape.begin(), pshape.end());
+	oshape.insert(oshape.end(), pshape.begin(), pshape.end());
+	if (cnn)
+		h = x.reshape({ n, cin, x.size(-2), x.size(-1) });
+	else
+		h = x.reshape({ n, cin });
+	h = (h - t_of(m->in_mean, ishape)) / t_of(m->in_std, ishape);
+	for (int l = 0; l < m->nlayers; l++) {
+		const hml__cg_layer *y = &m->layers[l];
+
+		if (cnn)
+			h = torch::conv2d(h, t_of(y->weight, { y->out, y->in, y->kernel, y->kernel }),
+			                  t_of(y->bias, { y->out }), 1, y->kernel / 2);
+		else
+			h = torch::linear(h, t_of(y->weight, { y->out, y->in }), t_of(y->bias, { y->out }));
+		h = activate(h, y->act);
+	}
+	h = h * t_of(m->out_std, oshape) + t_of(m->out_mean, oshape);
+	std::vector<int64_t> shape = { n };
+	shape.insert(shape.end(), m->out_shape, m->out_shape + m->out_ndim);
+	return h.reshape(shape);
+}
+
+/* The module's forward must compute what the description says. */
+void verify(torch::jit::Module &mod, const hml__cg_model *m)
+{
+	torch::NoGradGuard no_grad;
+	std::vector<int64_t> shape = { 8 };
+	shape.insert(shape.end(), m->in_shape, m->in_shape + m->in_ndim);
+	torch::manual_seed(1);
+	torch::Tensor x = torch::randn(shape);
+	int64_t cin = m->layers[0].in;
+	/* rows on the data's scale: mean + std * N(0, 1) per feature/channel */
+	torch::Tensor xs = x.reshape({ 8, cin, -1 }) * t_of(m->in_std, { cin, 1 }) +
+	                   t_of(m->in_mean, { cin, 1 });
+	x = xs.reshape(shape).contiguous();
+	torch::Tensor want = describe_forward(m, x);
+	torch::Tensor got = mod.forward({ x }).toTensor().to(torch::kFloat);
+	if (got.sizes() != want.sizes())
+		throw Unsupported{ "its forward returns a tensor of another shape than its hml_output_shape" };
+	double scale = std::max(1.0, want.abs().max().item<double>());
+	double diff = (got - want).abs().max().item<double>();
+	if (!(diff <= 1e-4 * scale))
+		throw Unsupported{ "its forward does not compute the " +
+		                   std::string(m->family == HML__CG_CNN ? "CNN" : "MLP") +
+		                   " its parameters describe (the graph was changed)" };
+}
+
+} // namespace
+
+extern "C" int hml__export_model(const char *path, hml__cg_model *out)
+{
+	int rc = 0;
+
+	std::memset(out, 0, sizeof(*out));
+	if (access(path, R_OK) != 0)
+		return hml__error_set(errno == ENOENT ? HML_ENOTFOUND : HML_EIO,
+		                      "cannot open model '%s': %s", path, std::strerror(errno));
+	try {
+		torch::jit::Module mod = torch::jit::load(path, torch::kCPU);
+
+		mod.eval();
+		read_module(mod, out);
+		if ((rc = hml__cg_model_check(out)) == 0)
+			verify(mod, out);
+	} catch (const Unsupported &u) {
+		rc = hml__error_set(HML_ENOTSUPPORTED, "cannot compile model '%s' to C: %s",
+		                    path, u.why.c_str());
+	} catch (const std::exception &e) {
+		const char *w = what_of(e);
+		rc = hml__error_set(HML_EMODEL, "cannot read model '%s': %.*s", path,
+		                    (int)std::strcspn(w, "\r\n"), w);
+	} catch (...) {
+		rc = hml__error_set(HML_EMODEL, "cannot read model '%s': unknown error", path);
+	}
+	if (rc < 0)
+		hml__cg_model_release(out);
+	return rc;
+}

@@ -1,0 +1,35 @@
+/*
+ * lib/export.h - reading an hml-trained TorchScript model into the
+ * torch-free description of lib/codegen.h (internal; libtorch, in
+ * lib/export.cpp behind extern "C", linked only by the CLI).
+ */
+#ifndef HML_LIB_EXPORT_H
+#define HML_LIB_EXPORT_H
+
+#include "codegen.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/**
+ * Read the TorchScript model at `path` into `out` (caller's storage; release
+ * with hml__cg_model_release, also after a failure). The model must be one
+ * hml trains (models/mlp.ts, models/cnn.ts): an "hml_arch" attribute of
+ * family mlp or cnn, parameters w0, b0, ..., w_out, b_out and nothing else,
+ * buffers in_mean, in_std, out_mean, out_std, attributes hml_input_shape /
+ * hml_output_shape. The description is then checked against the file: the
+ * module's forward and the description, evaluated with libtorch on random
+ * rows, must agree to 1e-4 relative, so a model whose graph is not the
+ * plain family graph is refused rather than compiled wrong. Parameters of
+ * another floating type are converted to float32.
+ * Errors: HML_ENOTFOUND / HML_EIO (file), HML_EMODEL (not TorchScript),
+ * HML_ENOTSUPPORTED "cannot compile model 'PATH' to C: REASON" (not an hml
+ * MLP or CNN, and why), HML_ESHAPE (its shapes disagree with its weights).
+ */
+int hml__export_model(const char *path, hml__cg_model *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,186 @@
+#!/usr/bin/env bats
+# hml deploy --target c: the trained model compiled to C and registered as a
+# "compiled" record; its outputs match the TorchScript model's; the
+# standalone source builds into an application with libc and libm alone;
+# models that cannot be compiled, a missing C compiler and shapes that
+# disagree fail without registering anything.
+
+load helpers
+
+setup_file() {
+	export EXP0="$BATS_FILE_TMPDIR/exp"
+	cd "$BATS_FILE_TMPDIR"
+	"$HML" -q -C "$EXP0" collect binomial --args '--options 2048 --seed {seed}' >/dev/null
+	"$HML" -q -C "$EXP0" train --epochs 3 --seed 1 --threads 2 >/dev/null
+}
+
+setup() {
+	common_setup
+	cp -r "$EXP0" "$WORK/exp"
+	cd "$WORK"
+}
+
+m() { json exp/manifest.json "$1"; }
+
+# replace_model FILE: FILE becomes models/m1.pt, its new hash recorded.
+replace_model() {
+	cp "$1" exp/models/m1.pt
+	"$PY" - <<'EOF'
+import hashlib, json
+p = "exp/manifest.json"
+d = json.load(open(p))
+h = hashlib.sha256(open("exp/models/m1.pt", "rb").read()).hexdigest()
+d["models"][0]["provenance"]["sha256"]["models/m1.pt"] = h
+json.dump(d, open(p, "w"))
+EOF
+}
+
+# nothing_registered: no compiled record, no deployment, no generated file.
+nothing_registered() {
+	[ "$(m 'len(d.get("compiled", [])) + len(d["deployments"])')" = 0 ]
+	! ls exp/models | grep -v -e '^m1\.pt$' -e '^m1\.json$'
+}
+
+@test "deploy --target c registers the compiled model and points HML_MODEL at it" {
+	run --separate-stderr hml -C exp --json deploy --target c m1
+	assert_success
+	echo "$output" > out.json
+	[ "$(json out.json 'd["deployment"]["target"]')" = c ]
+	[ "$(json out.json 'd["deployment"]["compiled"]')" = c1 ]
+	[ "$(json out.json 'd["deployment"]["env"]["HML_MODEL_BINOMIAL"]')" = "$(cd exp && pwd)/models/c1.so" ]
+	[ "$(json out.json 'd["compiled"]["model"]')" = m1 ]
+	[ "$(json out.json 'sorted(d["compiled"]["files"].values())')" = \
+	  "['models/c1.c', 'models/c1.h', 'models/c1.so']" ]
+	[ "$(json out.json '"-fopenmp" in d["compiled"]["compiler"]["flags"]')" = True ]
+	[ "$(json out.json 'len(d["compiled"]["compiler"]["version"]) > 0')" = True ]
+	[ "$(json out.json 'd["compiled"]["agreement"]["max_abs_diff"] <= 1e-5 * d["compiled"]["agreement"]["scale"]')" = True ]
+	[ "$(json out.json 'sorted(d["compiled"]["provenance"]["sha256"])')" = \
+	  "['models/c1.c', 'models/c1.h', 'models/c1.so']" ]
+	[ "$(m 'd["compiled"][0] == json.load(open("out.json"))["compiled"]')" = True ]
+	# --march native is recorded; the text form prints the environment
+	run --separate-stderr hml -C exp deploy --target c --march native --best
+	assert_success
+	assert_line "export HML_MODEL_BINOMIAL='$(cd exp && pwd)/models/c2.so'"
+	[ "$(m '"-march=native" in d["compiled"][1]["compiler"]["flags"]')" = True ]
+}
+
+@test "the standalone source runs with libc and libm alone and matches TorchScript" {
+	hml -q -C exp deploy --target c m1 >/dev/null
+	cat > app.c <<'EOF'
+#include <stdio.h>
+#include "c1.h"
+/* rows of HML_M1_IN_FEATURES numbers on stdin; one output row per line */
+int main(void)
+{
+	float x[HML_M1_IN_FEATURES], y[HML_M1_OUT_FEATURES];
+
+	for (;;) {
+		for (int i = 0; i < HML_M1_IN_FEATURES; i++)
+			if (scanf("%f", &x[i]) != 1)
+				return 0;
+		if (hml_m1_forward_f32(x, y, 1) != 0)
+			return 1;
+		for (int j = 0; j < HML_M1_OUT_FEATURES; j++)
+			printf("%.9g%c", y[j], j + 1 < HML_M1_OUT_FEATURES ? ' ' : '\n');
+	}
+}
+EOF
+	cp exp/models/c1.c exp/models/c1.h .
+	run cc -std=c11 -O2 -Wall -Wextra -pedantic -Werror -o app app.c c1.c -lm
+	assert_success
+	run sh -c "ldd ./app | grep -v -e libc.so -e libm.so -e ld-linux -e linux-vdso"
+	assert_output ""
+	# rows of the collected data, through the app and through libtorch
+	"$PY" - <<'EOF'
+import glob, h5py, numpy as np
+x = h5py.File(sorted(glob.glob("exp/data/*.h5"))[0], "r")["binomial/input"][:300]
+np.savetxt("rows.txt", x.reshape(len(x), -1).astype(np.float32), fmt="%.9g")
+EOF
+	./app < rows.txt > c.txt
+	run "$PY" - <<'EOF'
+import numpy as np, torch
+x = np.loadtxt("rows.txt", dtype=np.float32)
+want = torch.jit.load("exp/models/m1.pt")(torch.from_numpy(x)).detach().numpy().reshape(len(x), -1)
+got = np.loadtxt("c.txt", dtype=np.float64).reshape(len(x), -1)
+diff, scale = np.abs(got - want).max(), max(1.0, np.abs(want).max())
+print(f"rows {len(x)} diff {diff:.3g} scale {scale:.3g}")
+assert diff <= 1e-5 * scale, (diff, scale)
+EOF
+	assert_success
+	assert_output --partial "rows 300"
+}
+
+@test "no C compiler on PATH: a clear message, nothing registered" {
+	run --separate-stderr env PATH=/nonexistent "$HML" -C exp deploy --target c m1
+	assert_failure 1
+	[[ "$stderr" == *"no C compiler: 'cc' is not on PATH"* ]]
+	nothing_registered
+}
+
+@test "a model that is not an hml MLP or CNN is refused with the reason" {
+	replace_model "$MODELS/mlp_f32.pt"
+	run --separate-stderr hml -C exp deploy --target c m1
+	assert_failure 3
+	[[ "$stderr" == *"cannot compile model"*"to C: it has no hml_arch attribute (not an hml MLP or CNN)"* ]]
+	nothing_registered
+}
+
+@test "a model whose graph is not the family's is refused" {
+	cat > changed.py <<'EOF'
+# The parameters and attributes of an hml MLP, with another forward (tanh).
+import sys, torch
+from typing import List
+
+class Changed(torch.nn.Module):
+    hml_input_shape: List[int]
+    hml_output_shape: List[int]
+    hml_arch: str
+
+    def __init__(self, src):
+        super().__init__()
+        for n, p in src.named_parameters():
+            self.register_parameter(n, torch.nn.Parameter(p.detach().clone()))
+        for n, b in src.named_buffers():
+            self.register_buffer(n, b.clone())
+        self.hml_input_shape = list(src.hml_input_shape)
+        self.hml_output_shape = list(src.hml_output_shape)
+        self.hml_arch = src.hml_arch
+
+    def forward(self, x):
+        h = (x - self.in_mean) / self.in_std
+        h = torch.tanh(torch.nn.functional.linear(h, self.w0, self.b0))
+        h = torch.tanh(torch.nn.functional.linear(h, self.w1, self.b1))
+        return torch.nn.functional.linear(h, self.w_out, self.b_out) * self.out_std + self.out_mean
+
+torch.jit.script(Changed(torch.jit.load(sys.argv[1]))).save(sys.argv[2])
+EOF
+	"$PY" changed.py exp/models/m1.pt changed.pt
+	replace_model changed.pt
+	run --separate-stderr hml -C exp deploy --target c m1
+	assert_failure 3
+	[[ "$stderr" == *"its forward does not compute the MLP its parameters describe"* ]]
+	nothing_registered
+}
+
+@test "a model whose shapes are not its region's is refused" {
+	"$PY" -c '
+import torch
+m = torch.jit.load("exp/models/m1.pt")
+m.hml_input_shape = [5, 1]
+m.save("shape.pt")'
+	replace_model shape.pt
+	run --separate-stderr hml -C exp deploy --target c m1
+	assert_failure 3
+	[[ "$stderr" == *"model 'm1' maps rows of [5,1] to [1], but its record (the region's data) has [5] to [1]"* ]]
+	nothing_registered
+}
+
+@test "bad --target and --march are usage errors" {
+	run --separate-stderr hml -C exp deploy --target wasm m1
+	assert_failure 2
+	[[ "$stderr" == *"unknown --target 'wasm'"* ]]
+	run --separate-stderr hml -C exp deploy --march native m1
+	assert_failure 2
+	[[ "$stderr" == *"--march needs --target c"* ]]
+	nothing_registered
+}

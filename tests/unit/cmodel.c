@@ -1,0 +1,467 @@
+/*
+ * tests/unit/cmodel.c - the compiled-model contract, generator and loader
+ * side by side: models described by hand (every activation, an MLP and
+ * CNNs) are generated (lib/codegen.c), compiled with the system C compiler,
+ * loaded (runtime/src/cmodel.c) and compared with the description evaluated
+ * here in double; the standalone source compiles with `cc -std=c11 -O2` and
+ * runs on libc and libm alone; foreign, corrupt and mismatched shared
+ * objects are refused, without ever running their code.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "cmodel.h"
+#include "codegen.h"
+#include "error.h"
+#include "hml/cmodel.h"
+
+static char tmpdir[512];
+
+static const char *tmp_path(const char *name)
+{
+	static char bufs[8][640];
+	static int next;
+	char *p = bufs[next++ % 8];
+
+	snprintf(p, sizeof(bufs[0]), "%s/%s", tmpdir, name);
+	return p;
+}
+
+static double uniform(uint64_t *s, double lo, double hi)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	z ^= z >> 31;
+	return lo + (hi - lo) * (double)(z >> 11) / 9007199254740992.0;
+}
+
+static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int sh(const char *fmt, ...)
+{
+	char cmd[4096];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	return system(cmd);
+}
+
+/* cc -shared; 0 on success. */
+static int compile_so(const char *c, const char *so, const char *extra)
+{
+	return sh("cc -std=c11 -O2 -fPIC -shared -fvisibility=hidden %s -o '%s' '%s' -lm",
+	          extra, so, c);
+}
+
+static void fill(uint64_t *seed, float *v, int64_t n, double lo, double hi)
+{
+	for (int64_t i = 0; i < n; i++)
+		v[i] = (float)uniform(seed, lo, hi);
+}
+
+/* A random model: sizes[0..nlayers], act after every hidden layer. */
+static int make_model(hml__cg_model *m, hml__cg_family fam, int nlayers, const int64_t *sizes,
+                      int kernel, hml__cg_act act, uint64_t seed)
+{
+	int rc = hml__cg_model_init(m, fam, nlayers, sizes, kernel);
+
+	if (rc < 0)
+		return rc;
+	for (int l = 0; l < nlayers; l++) {
+		hml__cg_layer *y = &m->layers[l];
+		int64_t kk = kernel ? (int64_t)kernel * kernel : 1;
+		double bound = 1.0 / sqrt((double)(y->in * kk));
+
+		fill(&seed, y->weight, y->in * y->out * kk, -bound, bound);
+		fill(&seed, y->bias, y->out, -bound, bound);
+		y->act = l < nlayers - 1 ? act : HML__ACT_IDENTITY;
+	}
+	fill(&seed, m->in_mean, sizes[0], -2, 5);
+	fill(&seed, m->in_std, sizes[0], 0.5, 3);
+	fill(&seed, m->out_mean, sizes[nlayers], -1, 10);
+	fill(&seed, m->out_std, sizes[nlayers], 0.1, 4);
+	snprintf(m->arch, sizeof(m->arch), "%s:test:%s", fam == HML__CG_MLP ? "mlp" : "cnn",
+	         hml__cg_act_name(act));
+	return 0;
+}
+
+static double act_ref(hml__cg_act a, double v)
+{
+	switch (a) {
+	case HML__ACT_RELU: return v > 0 ? v : 0;
+	case HML__ACT_TANH: return tanh(v);
+	case HML__ACT_GELU: return 0.5 * v * (1 + erf(v / sqrt(2.0)));
+	case HML__ACT_SILU: return v / (1 + exp(-v));
+	case HML__ACT_SIGMOID: return 1 / (1 + exp(-v));
+	default: return v;
+	}
+}
+
+/* The description in double, unfolded: one MLP row. */
+static void mlp_ref(const hml__cg_model *m, const double *x, double *y)
+{
+	double a[512], b[512];
+	int64_t n = m->layers[0].in;
+
+	for (int64_t i = 0; i < n; i++)
+		a[i] = (x[i] - m->in_mean[i]) / m->in_std[i];
+	for (int l = 0; l < m->nlayers; l++) {
+		const hml__cg_layer *L = &m->layers[l];
+
+		for (int64_t o = 0; o < L->out; o++) {
+			double s = L->bias[o];
+
+			for (int64_t i = 0; i < L->in; i++)
+				s += (double)L->weight[o * L->in + i] * a[i];
+			b[o] = act_ref(L->act, s);
+		}
+		memcpy(a, b, (size_t)L->out * sizeof(double));
+	}
+	for (int64_t o = 0; o < m->layers[m->nlayers - 1].out; o++)
+		y[o] = a[o] * m->out_std[o] + m->out_mean[o];
+}
+
+/* One CNN sample [C, H, W] in double, zero padding on the normalised field. */
+static void cnn_ref(const hml__cg_model *m, int64_t H, int64_t W, const double *x, double *y)
+{
+	static double a[8 * 64], b[8 * 64];
+	int64_t c0 = m->layers[0].in;
+
+	for (int64_t c = 0; c < c0; c++)
+		for (int64_t p = 0; p < H * W; p++)
+			a[c * H * W + p] = (x[c * H * W + p] - m->in_mean[c]) / m->in_std[c];
+	for (int l = 0; l < m->nlayers; l++) {
+		const hml__cg_layer *L = &m->layers[l];
+		int k = L->kernel, p = k / 2;
+
+		for (int64_t o = 0; o < L->out; o++)
+			for (int64_t i = 0; i < H; i++)
+				for (int64_t j = 0; j < W; j++) {
+					double s = L->bias[o];
+
+					for (int64_t c = 0; c < L->in; c++)
+						for (int ky = 0; ky < k; ky++)
+							for (int kx = 0; kx < k; kx++) {
+								int64_t ii = i + ky - p, jj = j + kx - p;
+
+								if (ii >= 0 && ii < H && jj >= 0 && jj < W)
+									s += (double)L->weight[((o * L->in + c) * k + ky) * k + kx] *
+									     a[(c * H + ii) * W + jj];
+							}
+					b[(o * H + i) * W + j] = act_ref(L->act, s);
+				}
+		memcpy(a, b, (size_t)(L->out * H * W) * sizeof(double));
+	}
+	for (int64_t o = 0; o < m->layers[m->nlayers - 1].out; o++)
+		for (int64_t p = 0; p < H * W; p++)
+			y[o * H * W + p] = a[o * H * W + p] * m->out_std[o] + m->out_mean[o];
+}
+
+/* Run `rows` rows through the loaded model in float and double and compare
+ * with the reference to 1e-5 of the outputs' scale. */
+static void compare(const hml__cg_model *m, hml__cmodel *cm, const char *name, int64_t rows);
+
+/* Generate, compile, load, compare at each of the `n` row counts. */
+static void roundtrip(const hml__cg_model *m, const char *name, const int64_t *rows, size_t n,
+                      const char *cflags)
+{
+	char c[256], so[256];
+	hml__cg_options o = { name, "00ff" };
+	hml__cmodel *cm = NULL;
+	int64_t shape[HML_MAX_DIMS];
+
+	snprintf(c, sizeof(c), "%s.c", tmp_path(name));
+	snprintf(so, sizeof(so), "%s.so", tmp_path(name));
+	CHECK_OK(hml__cg_write(m, &o, c, NULL));
+	CHECK(compile_so(c, so, cflags) == 0);
+	CHECK_OK(hml__cmodel_load(&cm, so));
+	if (!cm)
+		return;
+	CHECK_STR(hml__cmodel_id(cm), name);
+	CHECK_STR(hml__cmodel_hash(cm), "00ff");
+	CHECK_EQ_INT(hml__cmodel_declared_input(cm, shape), m->in_ndim);
+	CHECK_EQ_INT(shape[m->in_ndim - 1], m->in_shape[m->in_ndim - 1]);
+	for (size_t i = 0; i < n; i++)
+		compare(m, cm, name, rows[i]);
+	hml__cmodel_free(cm);
+}
+
+static void compare(const hml__cg_model *m, hml__cmodel *cm, const char *name, int64_t rows)
+{
+	int64_t nin = 1, nout = 1, shape[HML_MAX_DIMS + 1], oshape[HML_MAX_DIMS];
+	double *x, *ref, maxdiff = 0, scale = 1;
+	float *xf;
+	uint64_t seed = 7;
+	const void *out;
+	hml_dtype dt;
+	int ndim;
+
+	for (int d = 0; d < m->in_ndim; d++)
+		nin *= m->in_shape[d];
+	for (int d = 0; d < m->out_ndim; d++)
+		nout *= m->out_shape[d];
+	x = malloc((size_t)(rows * nin) * sizeof(double));
+	xf = malloc((size_t)(rows * nin) * sizeof(float));
+	ref = malloc((size_t)(rows * nout) * sizeof(double));
+	for (int64_t r = 0; r < rows; r++) {
+		for (int64_t i = 0; i < nin; i++) {
+			int64_t ch = m->family == HML__CG_MLP ? i : i / (nin / m->layers[0].in);
+
+			x[r * nin + i] = m->in_mean[ch] + m->in_std[ch] * uniform(&seed, -2, 2);
+			xf[r * nin + i] = (float)x[r * nin + i];
+			x[r * nin + i] = xf[r * nin + i];
+		}
+		if (m->family == HML__CG_MLP)
+			mlp_ref(m, x + r * nin, ref + r * nout);
+		else
+			cnn_ref(m, m->out_shape[m->out_ndim - 2], m->out_shape[m->out_ndim - 1],
+			        x + r * nin, ref + r * nout);
+	}
+	for (int64_t i = 0; i < rows * nout; i++)
+		scale = fmax(scale, fabs(ref[i]));
+	shape[0] = rows;
+	memcpy(shape + 1, m->in_shape, (size_t)m->in_ndim * sizeof(int64_t));
+	for (int pass = 0; pass < 2; pass++) {
+		hml_dtype want = pass ? HML_F64 : HML_F32;
+
+		CHECK_OK(hml__cmodel_forward(cm, pass ? (const void *)x : (const void *)xf, want,
+		                             m->in_ndim + 1, shape));
+		CHECK_OK(hml__cmodel_output(cm, &out, &dt, &ndim, oshape));
+		CHECK_EQ_INT(dt, want);
+		CHECK_EQ_INT(ndim, m->out_ndim + 1);
+		CHECK_EQ_INT(oshape[0], rows);
+		for (int64_t i = 0; i < rows * nout; i++) {
+			double v = pass ? ((const double *)out)[i] : ((const float *)out)[i];
+
+			maxdiff = fmax(maxdiff, fabs(v - ref[i]));
+		}
+	}
+	if (!(maxdiff <= 1e-5 * scale))
+		fprintf(stderr, "%s (%lld rows): max diff %g, scale %g\n", name, (long long)rows,
+		        maxdiff, scale);
+	CHECK(maxdiff <= 1e-5 * scale);
+	free(x);
+	free(xf);
+	free(ref);
+}
+
+TEST(mlp_every_activation)
+{
+	static const int64_t sizes[] = { 5, 24, 16, 3 };
+
+	for (int a = 0; a <= HML__ACT_SIGMOID; a++) {
+		hml__cg_model m;
+		char name[32];
+
+		snprintf(name, sizeof(name), "mlp_%s", hml__cg_act_name((hml__cg_act)a));
+		CHECK_OK(make_model(&m, HML__CG_MLP, 3, sizes, 0, (hml__cg_act)a, 100 + (uint64_t)a));
+		m.in_ndim = 1, m.in_shape[0] = 5;
+		m.out_ndim = 1, m.out_shape[0] = 3;
+		roundtrip(&m, name, (const int64_t[]){ 3 }, 1, "");
+		hml__cg_model_release(&m);
+	}
+}
+
+/* Row path, blocks with a ragged tail, and the OpenMP path. */
+TEST(mlp_batches)
+{
+	static const int64_t sizes[] = { 6, 64, 64, 2 };
+	static const int64_t rows[] = { 1, 2, 63, 64, 65, 2500 };
+	hml__cg_model m;
+
+	CHECK_OK(make_model(&m, HML__CG_MLP, 3, sizes, 0, HML__ACT_TANH, 5));
+	m.in_ndim = 2, m.in_shape[0] = 2, m.in_shape[1] = 3;
+	m.out_ndim = 1, m.out_shape[0] = 2;
+	roundtrip(&m, "mlp_batch", rows, sizeof(rows) / sizeof(rows[0]), "-fopenmp");
+	roundtrip(&m, "mlp_native", (const int64_t[]){ 100 }, 1, "-march=native -ffp-contract=fast");
+	hml__cg_model_release(&m);
+}
+
+TEST(cnn)
+{
+	static const int64_t sizes[] = { 2, 4, 3 };
+	static const int64_t sizes1[] = { 1, 3, 1 };
+	hml__cg_model m;
+
+	CHECK_OK(make_model(&m, HML__CG_CNN, 2, sizes, 3, HML__ACT_RELU, 11));
+	m.in_ndim = 3, m.in_shape[0] = 2, m.in_shape[1] = 5, m.in_shape[2] = 6;
+	m.out_ndim = 3, m.out_shape[0] = 3, m.out_shape[1] = 5, m.out_shape[2] = 6;
+	roundtrip(&m, "cnn3", (const int64_t[]){ 3 }, 1, "");
+	hml__cg_model_release(&m);
+	/* [H, W] rows, kernel 5 wider than the field's height */
+	CHECK_OK(make_model(&m, HML__CG_CNN, 2, sizes1, 5, HML__ACT_SILU, 12));
+	m.in_ndim = 2, m.in_shape[0] = 4, m.in_shape[1] = 7;
+	m.out_ndim = 2, m.out_shape[0] = 4, m.out_shape[1] = 7;
+	roundtrip(&m, "cnn5", (const int64_t[]){ 2 }, 1, "");
+	hml__cg_model_release(&m);
+}
+
+/* The .c and .h alone, with a main of the application's, on libc and libm. */
+TEST(standalone)
+{
+	static const int64_t sizes[] = { 5, 16, 1 };
+	hml__cg_model m;
+	hml__cg_options o = { "m7", NULL };
+	FILE *f;
+	double want[2], x[10] = { 1, 2, 3, 4, 5, 0.5, -1, 2.5, 7, 0 };
+	char line[256];
+
+	CHECK_OK(make_model(&m, HML__CG_MLP, 2, sizes, 0, HML__ACT_GELU, 3));
+	m.in_ndim = 1, m.in_shape[0] = 5;
+	m.out_ndim = 1, m.out_shape[0] = 1;
+	CHECK_OK(hml__cg_write(&m, &o, tmp_path("m7.c"), tmp_path("m7.h")));
+	f = fopen(tmp_path("app.c"), "w");
+	fputs("#include <stdio.h>\n#include \"m7.h\"\nint main(void)\n{\n"
+	      "\tconst float x[2 * HML_M7_IN_FEATURES] = { 1, 2, 3, 4, 5, 0.5f, -1, 2.5f, 7, 0 };\n"
+	      "\tfloat y[2];\n\tdouble xd[10], yd[2];\n"
+	      "\tfor (int i = 0; i < 10; i++) xd[i] = x[i];\n"
+	      "\tif (hml_m7_forward_f32(x, y, 2) || hml_m7_forward_f64(xd, yd, 2)) return 1;\n"
+	      "\tprintf(\"%.9g %.9g %.9g %.9g %s\\n\", y[0], y[1], yd[0], yd[1], hml_cmodel_v1.arch);\n"
+	      "\treturn 0;\n}\n", f);
+	fclose(f);
+	CHECK(sh("cd '%s' && cc -std=c11 -O2 -Wall -Wextra -pedantic -Werror -o app app.c m7.c -lm",
+	         tmpdir) == 0);
+	/* only libc and libm (and the loader, vdso) in the executable */
+	CHECK(sh("ldd '%s/app' | grep -v -e libc.so -e libm.so -e ld-linux -e linux-vdso "
+	         "| grep . && exit 1 || exit 0", tmpdir) == 0);
+	CHECK(sh("'%s/app' > '%s/app.out'", tmpdir, tmpdir) == 0);
+	f = fopen(tmp_path("app.out"), "r");
+	CHECK(f && fgets(line, sizeof(line), f));
+	if (f)
+		fclose(f);
+	mlp_ref(&m, x, &want[0]);
+	mlp_ref(&m, x + 5, &want[1]);
+	{
+		double y0, y1, d0, d1;
+		char arch[64];
+
+		CHECK_EQ_INT(sscanf(line, "%lf %lf %lf %lf %63s", &y0, &y1, &d0, &d1, arch), 5);
+		CHECK_NEAR(y0, want[0], 1e-5 * fmax(1, fabs(want[0])));
+		CHECK_NEAR(y1, want[1], 1e-5 * fmax(1, fabs(want[1])));
+		CHECK_NEAR(d0, y0, 0);
+		CHECK_NEAR(d1, y1, 0);
+		CHECK_STR(arch, "mlp:test:gelu");
+	}
+	hml__cg_model_release(&m);
+}
+
+static void write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	fputs(text, f);
+	fclose(f);
+}
+
+TEST(refused)
+{
+	static const int64_t sizes[] = { 5, 8, 1 };
+	hml__cg_model m;
+	hml__cg_options o = { "m1", NULL };
+	hml__cmodel *cm = NULL;
+	char cmd[2048];
+	int64_t shape[3] = { 4, 4 };
+	float x[16] = { 0 };
+
+	CHECK_FAILS(hml__cmodel_load(&cm, tmp_path("missing.so")), HML_ENOTFOUND, "missing.so");
+	write_text(tmp_path("text.so"), "this is not a shared object, it is text of some length\n"
+	           "padding padding padding padding padding padding\n");
+	CHECK_FAILS(hml__cmodel_load(&cm, tmp_path("text.so")), HML_EMODEL, "not an ELF shared object");
+	/* a foreign object whose constructor would kill the process */
+	write_text(tmp_path("foreign.c"), "#include <stdlib.h>\n"
+	           "__attribute__((constructor)) static void boom(void) { abort(); }\n"
+	           "int hml_cmodel_v1 = 1;\n");
+	CHECK(compile_so(tmp_path("foreign.c"), tmp_path("foreign.so"), "") == 0);
+	CHECK_FAILS(hml__cmodel_load(&cm, tmp_path("foreign.so")), HML_EMODEL,
+	            "not a model compiled by hml");
+	/* the tag but another magic number, then another version */
+	snprintf(cmd, sizeof(cmd), "#include <stdint.h>\n#include \"hml/cmodel.h\"\n"
+	         "static int f(const float *x, float *y, int64_t r) { (void)x; (void)y; (void)r; abort(); }\n"
+	         "static int d(const double *x, double *y, int64_t r) { (void)x; (void)y; (void)r; abort(); }\n"
+	         "__attribute__((visibility(\"default\"))) const hml_cmodel_v1_info hml_cmodel_v1 = {\n"
+	         "MAGIC, VERSION, sizeof(hml_cmodel_v1_info), 1, HML_CMODEL_TAG, 1, 1, {5}, {1}, 5, 1,\n"
+	         "\"x\", \"\", \"a\", f, d };\n");
+	write_text(tmp_path("fake.c"), "#include <stdlib.h>\n");
+	{
+		FILE *f = fopen(tmp_path("fake.c"), "a");
+
+		fputs(cmd, f);
+		fclose(f);
+	}
+	snprintf(cmd, sizeof(cmd), "-I'%s/runtime/include' -DMAGIC=0x1234u -DVERSION=1",
+	         getenv("HML_SOURCE_DIR") ? getenv("HML_SOURCE_DIR") : ".");
+	CHECK(compile_so(tmp_path("fake.c"), tmp_path("magic.so"), cmd) == 0);
+	CHECK_FAILS(hml__cmodel_load(&cm, tmp_path("magic.so")), HML_EMODEL, "bad magic number");
+	snprintf(cmd, sizeof(cmd), "-I'%s/runtime/include' -DMAGIC=HML_CMODEL_MAGIC -DVERSION=2",
+	         getenv("HML_SOURCE_DIR") ? getenv("HML_SOURCE_DIR") : ".");
+	CHECK(compile_so(tmp_path("fake.c"), tmp_path("version.so"), cmd) == 0);
+	CHECK_FAILS(hml__cmodel_load(&cm, tmp_path("version.so")), HML_ENOTSUPPORTED,
+	            "ABI version 2, this runtime reads 1");
+	/* a good model cut short */
+	CHECK_OK(make_model(&m, HML__CG_MLP, 2, sizes, 0, HML__ACT_RELU, 9));
+	m.in_ndim = 1, m.in_shape[0] = 5;
+	m.out_ndim = 1, m.out_shape[0] = 1;
+	CHECK_OK(hml__cg_write(&m, &o, tmp_path("good.c"), NULL));
+	CHECK(compile_so(tmp_path("good.c"), tmp_path("good.so"), "") == 0);
+	CHECK(sh("head -c 3000 '%s' > '%s'", tmp_path("good.so"), tmp_path("cut.so")) == 0);
+	CHECK(hml__cmodel_load(&cm, tmp_path("cut.so")) == HML_EMODEL);
+	CHECK(cm == NULL);
+	CHECK(hml__cmodel_sniff(tmp_path("good.so")) == 1);
+	CHECK(hml__cmodel_sniff(tmp_path("text.so")) == 0);
+	/* a shape that is not the model's */
+	CHECK_OK(hml__cmodel_load(&cm, tmp_path("good.so")));
+	if (cm) {
+		const void *out;
+		hml_dtype dt;
+		int nd;
+		int64_t os[HML_MAX_DIMS];
+
+		CHECK_FAILS(hml__cmodel_output(cm, &out, &dt, &nd, os), HML_EINVALID, "has not run");
+		CHECK_FAILS(hml__cmodel_forward(cm, x, HML_F32, 2, shape), HML_ESHAPE,
+		            "takes rows of [5], not [4]");
+		shape[1] = 5;
+		CHECK_OK(hml__cmodel_forward(cm, x, HML_F32, 2, shape));
+		shape[0] = 0;
+		CHECK_OK(hml__cmodel_forward(cm, x, HML_F64, 2, shape));
+		CHECK_OK(hml__cmodel_output(cm, &out, &dt, &nd, os));
+		CHECK_EQ_INT(os[0], 0);
+	}
+	hml__cmodel_free(cm);
+	/* descriptions the generator refuses */
+	o.id = "bad-id";
+	CHECK_FAILS(hml__cg_write(&m, &o, tmp_path("x.c"), NULL), HML_EINVALID, "bad model id");
+	o.id = "m1";
+	m.in_shape[0] = 4;
+	CHECK_FAILS(hml__cg_write(&m, &o, tmp_path("x.c"), NULL), HML_ESHAPE,
+	            "declares 4 input and 1 output features");
+	m.in_shape[0] = 5;
+	m.in_std[2] = 0;
+	CHECK_FAILS(hml__cg_write(&m, &o, tmp_path("x.c"), NULL), HML_EINVALID, "normalisation");
+	hml__cg_model_release(&m);
+}
+
+int main(void)
+{
+	const char *base = getenv("HML_TEST_TMP");
+
+	snprintf(tmpdir, sizeof(tmpdir), "%s/cmodel-%d", base ? base : "/tmp", (int)getpid());
+	mkdir(tmpdir, 0755);
+	RUN(mlp_every_activation);
+	RUN(mlp_batches);
+	RUN(cnn);
+	RUN(standalone);
+	RUN(refused);
+	sh("rm -rf '%s'", tmpdir);
+	return check_report();
+}

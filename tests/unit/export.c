@@ -1,0 +1,222 @@
+/*
+ * tests/unit/export.c - TorchScript models trained by the shim (lib/train.cpp)
+ * read back (lib/export.cpp), generated as C, compiled with the system C
+ * compiler and loaded by the runtime's loader: on the training rows the
+ * compiled model's outputs match the TorchScript model's within 1e-5 of
+ * the outputs' scale, for every activation of the MLP family and for CNNs
+ * on [C, H, W] and [H, W] rows, in float and in double. Models that are not
+ * hml MLPs or CNNs are refused with the reason.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "cmodel.h"
+#include "codegen.h"
+#include "dataset.h"
+#include "error.h"
+#include "export.h"
+#include "train.h"
+
+static char tmpdir[512];
+
+static const char *tmp_path(const char *name)
+{
+	static char bufs[8][640];
+	static int next;
+	char *p = bufs[next++ % 8];
+
+	snprintf(p, sizeof(bufs[0]), "%s/%s", tmpdir, name);
+	return p;
+}
+
+static double uniform(uint64_t *s, double lo, double hi)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	z ^= z >> 31;
+	return lo + (hi - lo) * ((double)(z >> 11) * (1.0 / 9007199254740992.0));
+}
+
+/* rows of `in` features on very different scales (as option data are);
+ * y: two smooth functions of them. */
+static void make_rows(hml__dataset *d, int64_t rows)
+{
+	uint64_t seed = 3;
+
+	memset(d, 0, sizeof(*d));
+	d->rows = rows;
+	d->in_ndim = d->out_ndim = 1;
+	d->in_shape[0] = d->in_features = 4;
+	d->out_shape[0] = d->out_features = 2;
+	d->x = calloc((size_t)(rows * 4), sizeof(float));
+	d->y = calloc((size_t)(rows * 2), sizeof(float));
+	for (int64_t r = 0; r < rows; r++) {
+		float *x = d->x + r * 4;
+
+		x[0] = (float)uniform(&seed, 50, 150);
+		x[1] = (float)uniform(&seed, 0.01, 0.05);
+		x[2] = (float)uniform(&seed, -1, 1);
+		x[3] = (float)uniform(&seed, 1000, 3000);
+		d->y[r * 2] = (float)(x[0] * exp(x[2]) / 10);
+		d->y[r * 2 + 1] = (float)(sin(x[3] / 500) + x[1] * 20);
+	}
+}
+
+/* Fields [c, 6, 7] (c = 0: [6, 7] rows); y: a blur. */
+static void make_fields(hml__dataset *d, int64_t rows, int c)
+{
+	uint64_t seed = 5;
+	int64_t n = 6 * 7;
+
+	memset(d, 0, sizeof(*d));
+	d->rows = rows;
+	d->in_ndim = d->out_ndim = c ? 3 : 2;
+	if (c) {
+		d->in_shape[0] = d->out_shape[0] = c;
+		d->in_shape[1] = d->out_shape[1] = 6;
+		d->in_shape[2] = d->out_shape[2] = 7;
+	} else {
+		d->in_shape[0] = d->out_shape[0] = 6;
+		d->in_shape[1] = d->out_shape[1] = 7;
+	}
+	d->in_features = d->out_features = n * (c ? c : 1);
+	d->x = calloc((size_t)(rows * d->in_features), sizeof(float));
+	d->y = calloc((size_t)(rows * d->out_features), sizeof(float));
+	for (int64_t i = 0; i < rows * d->in_features; i++)
+		d->x[i] = (float)uniform(&seed, 2, 4);
+	for (int64_t i = 0; i < rows * d->in_features; i++)
+		d->y[i] = 0.5f * d->x[i] + 0.25f * d->x[i > 0 ? i - 1 : i] + 0.25f * d->x[(i + 1) % (rows * d->in_features)];
+}
+
+static void release(hml__dataset *d)
+{
+	free(d->x);
+	free(d->y);
+	memset(d, 0, sizeof(*d));
+}
+
+/* Train `arch` on d, compile it, compare on all of d's rows. */
+static void agree(const hml__dataset *d, const char *arch, const char *name)
+{
+	hml__train_options o = HML__TRAIN_OPTIONS_INIT;
+	hml__train_result res;
+	hml__cg_model m;
+	hml__cg_options go = { name, "feed" };
+	hml__cmodel *cm = NULL;
+	char pt[600], c[600], so[600], cmd[2048];
+	int64_t shape[HML_MAX_DIMS + 1], oshape[HML_MAX_DIMS + 1];
+	float *want = malloc((size_t)(d->rows * d->out_features) * sizeof(float));
+	double *xd = malloc((size_t)(d->rows * d->in_features) * sizeof(double));
+	double diff = 0, scale = 1;
+	const void *out;
+	hml_dtype dt;
+	int nd;
+
+	snprintf(pt, sizeof(pt), "%s.pt", tmp_path(name));
+	snprintf(c, sizeof(c), "%s.c", tmp_path(name));
+	snprintf(so, sizeof(so), "%s.so", tmp_path(name));
+	o.arch = arch;
+	o.epochs = 2;
+	o.batch = 32;
+	o.threads = 1;
+	o.patience = 0;
+	CHECK_OK(hml__train(d, &o, pt, &res));
+	CHECK_OK(hml__export_model(pt, &m));
+	CHECK_STR(m.arch, res.arch);
+	CHECK_OK(hml__cg_write(&m, &go, c, NULL));
+	snprintf(cmd, sizeof(cmd), "cc -std=c11 -O2 -fPIC -shared -o '%s' '%s' -lm", so, c);
+	CHECK(system(cmd) == 0);
+	CHECK_OK(hml__cmodel_load(&cm, so));
+	CHECK_OK(hml__train_predict(pt, d->x, d->rows, d->in_ndim, d->in_shape, want,
+	                            d->rows * d->out_features, NULL));
+	shape[0] = d->rows;
+	memcpy(shape + 1, d->in_shape, (size_t)d->in_ndim * sizeof(int64_t));
+	for (int64_t i = 0; i < d->rows * d->in_features; i++)
+		xd[i] = d->x[i];
+	for (int64_t i = 0; i < d->rows * d->out_features; i++)
+		scale = fmax(scale, fabs(want[i]));
+	for (int pass = 0; cm && pass < 2; pass++) {
+		CHECK_OK(hml__cmodel_forward(cm, pass ? (const void *)xd : (const void *)d->x,
+		                             pass ? HML_F64 : HML_F32, d->in_ndim + 1, shape));
+		CHECK_OK(hml__cmodel_output(cm, &out, &dt, &nd, oshape));
+		for (int64_t i = 0; i < d->rows * d->out_features; i++) {
+			double v = pass ? ((const double *)out)[i] : ((const float *)out)[i];
+
+			diff = fmax(diff, fabs(v - want[i]));
+		}
+	}
+	printf("%-22s max |C - TorchScript| = %.3g (scale %.3g)\n", res.arch, diff, scale);
+	CHECK(diff <= 1e-5 * scale);
+	hml__cmodel_free(cm);
+	hml__cg_model_release(&m);
+	free(want);
+	free(xd);
+}
+
+TEST(mlp_every_activation)
+{
+	static const char *const acts[] = { "relu", "tanh", "gelu", "silu", "sigmoid" };
+	hml__dataset d;
+
+	make_rows(&d, 300);
+	for (size_t i = 0; i < sizeof(acts) / sizeof(acts[0]); i++) {
+		char arch[64], name[32];
+
+		snprintf(arch, sizeof(arch), "mlp:32x16:%s", acts[i]);
+		snprintf(name, sizeof(name), "mlp_%s", acts[i]);
+		agree(&d, arch, name);
+	}
+	release(&d);
+}
+
+TEST(cnn)
+{
+	hml__dataset d;
+
+	make_fields(&d, 40, 2);
+	agree(&d, "cnn:4x3:tanh:kernel=3", "cnn_chw");
+	release(&d);
+	make_fields(&d, 40, 0);
+	agree(&d, "cnn:3:gelu:kernel=5", "cnn_hw");
+	release(&d);
+}
+
+TEST(refused)
+{
+	hml__cg_model m;
+	char path[600];
+	const char *models = getenv("HML_TEST_MODELS");
+
+	CHECK_FAILS(hml__export_model(tmp_path("none.pt"), &m), HML_ENOTFOUND, "none.pt");
+	if (!models)
+		return;
+	snprintf(path, sizeof(path), "%s/mlp_f32.pt", models);
+	CHECK_FAILS(hml__export_model(path, &m), HML_ENOTSUPPORTED,
+	            "to C: it has no hml_arch attribute (not an hml MLP or CNN)");
+	snprintf(path, sizeof(path), "%s/state_dict.pt", models);
+	CHECK_FAILS(hml__export_model(path, &m), HML_EMODEL, "cannot read model");
+}
+
+int main(void)
+{
+	const char *base = getenv("HML_TEST_TMP");
+	char cmd[600];
+
+	snprintf(tmpdir, sizeof(tmpdir), "%s/export-%d", base ? base : "/tmp", (int)getpid());
+	mkdir(tmpdir, 0755);
+	RUN(mlp_every_activation);
+	RUN(cnn);
+	RUN(refused);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "cannot remove '%s'\n", tmpdir);
+	return check_report();
+}
