@@ -3,7 +3,10 @@
  * interface of train.h. The CLI's only libtorch translation unit.
  *
  * The deployed model is defined once, by the family's TorchScript template
- * (models/FAMILY.ts, embedded through hml_models.h). Training runs an eager
+ * (models/FAMILY.ts, expanded in plain C by lib/arch.c, which also parses
+ * and checks the arch spec; this file only compiles the expansion with
+ * libtorch). The saved model runs in the runtime's libtorch plugin like
+ * any other. Training runs an eager
  * C++ forward on the very same parameter tensors, because the TorchScript
  * interpreter costs a few microseconds per operation, which is most of a
  * small model's training step (HML_TRAIN_FORWARD=script trains through the

@@ -8,7 +8,7 @@
  * and uses the table only when the backend answers with that same version
  * and a table at least as large as it knows; a mismatch is an error, never
  * a call into an unknown layout. Backends:
- *   - libhml-torch.so (model.cpp): TorchScript through libtorch, entry point
+ *   - libhml-torch.so (torch_backend.cpp): TorchScript through libtorch, entry point
  *     HML__TORCH_ENTRY, found next to libhml (model.h says where).
  * A second backend (a compiled model .so recognised by its own magic
  * symbol) fills in the same table.
