@@ -6,6 +6,11 @@
 #   runtime overhead      (region time - forward time) / region time, infer mode
 #   gather/scatter        memcpy time / gather (scatter) time   (bench_gather)
 # Off, baseline and collect runs alternate REPEAT times; medians are quoted.
+# Like with like: both binomial executables are built from the same source
+# with the same flags, functions and loops aligned to 64 bytes
+# (workflows/binomial/CMakeLists.txt), so the priced loop's code sits the
+# same way in both; same OMP_NUM_THREADS; the timed part is the priced loop
+# as the program reports it (start-up is bench/startup.sh's business).
 #
 # usage: bench/runtime.sh [BUILD_DIR] [OPTIONS] [REPEAT]
 # OPTIONS should be a multiple of the batch (4096): a shorter last batch
@@ -27,6 +32,8 @@ export HML_THREADS="${HML_THREADS:-$OMP_NUM_THREADS}"
 priced() { sed -n 's/^binomial: priced in \([0-9.]*\) s$/\1/p'; }
 
 echo "binomial, $options options, batch 4096, $OMP_NUM_THREADS threads, $repeat repeats"
+echo "controlled: same source and flags in both builds (-falign-functions=64 -falign-loops=64),"
+echo "  same threads, runs alternated, priced-loop time only (no start-up), medians"
 : > "$tmp/times"
 i=0
 while [ "$i" -lt "$repeat" ]; do

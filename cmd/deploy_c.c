@@ -19,6 +19,7 @@
 
 #include "cmd.h"
 #include "cmodel.h"
+#include "model.h"
 #include "codegen.h"
 #include "export.h"
 #include "fsutil.h"
@@ -119,7 +120,7 @@ static int check_agreement(const hml__cg_model *d, const char *pt, const char *s
 		u = (double)(seed >> 11) / 9007199254740992.0 * 4 - 2;
 		x[i] = (float)(d->in_mean[ch] + d->in_std[ch] * u);
 	}
-	if ((rc = hml__train_predict(pt, x, AGREE_ROWS, d->in_ndim, d->in_shape, want,
+	if ((rc = hml__model_predict_f32(pt, x, AGREE_ROWS, d->in_ndim, d->in_shape, want,
 	                             AGREE_ROWS * nout, NULL)) < 0 ||
 	    (rc = hml__cmodel_load(&cm, so)) < 0)
 		goto done;

@@ -17,6 +17,7 @@
 #include "hml/version.h"
 #include "store.h"
 #include "train.h"
+#include "util.h"
 
 typedef struct command {
 	const char *name;

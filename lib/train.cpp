@@ -3,7 +3,10 @@
  * interface of train.h. The CLI's only libtorch translation unit.
  *
  * The deployed model is defined once, by the family's TorchScript template
- * (models/FAMILY.ts, embedded through hml_models.h). Training runs an eager
+ * (models/FAMILY.ts, expanded in plain C by lib/arch.c, which also parses
+ * and checks the arch spec; this file only compiles the expansion with
+ * libtorch). The saved model runs in the runtime's libtorch plugin like
+ * any other. Training runs an eager
  * C++ forward on the very same parameter tensors, because the TorchScript
  * interpreter costs a few microseconds per operation, which is most of a
  * small model's training step (HML_TRAIN_FORWARD=script trains through the
@@ -23,16 +26,12 @@
 #include <torch/script.h>
 #include <torch/csrc/jit/runtime/graph_executor.h>
 #include <ATen/Parallel.h>
-#if __has_include(<torch/version.h>)
-#  include <torch/version.h>
-#endif
 
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <map>
 #include <new>
 #include <random>
 #include <sstream>
@@ -42,21 +41,15 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include <jansson.h>
-
 #include "error.h"
-#include "hml_models.h"
 #include "train.h"
 #include "util.h"
 
 namespace {
 
-const char *const activations[] = { "relu", "tanh", "gelu", "silu", "sigmoid" };
-enum { NACT = sizeof(activations) / sizeof(activations[0]) };
-
-/* An architecture spec, parsed. */
+/* An architecture spec, parsed in C (lib/arch.h), with C++ views of it. */
 struct Arch {
-	const hml__model_family_src *src = nullptr;
+	hml__arch c;
 	std::string family;
 	std::vector<int64_t> widths;
 	std::string act;
@@ -65,13 +58,15 @@ struct Arch {
 	std::string canonical;
 };
 
-/* The shapes a model maps between, from the data. */
+/* The shapes a model maps between, from the data (lib/arch.h). */
 struct Layout {
+	hml__arch_layout c;
 	bool cnn = false;
 	std::vector<int64_t> in_row, out_row;   /* the region's per-row shapes */
 	std::vector<int64_t> core_in, core_out; /* inside core(): [F] or [C, H, W] */
 	int64_t in_features = 0, out_features = 0;
 };
+
 
 int line_len(const char *s)
 {
@@ -86,455 +81,50 @@ const char *what_of(const std::exception &e)
 	return e.what();
 }
 
-std::string shape_str(const std::vector<int64_t> &v)
-{
-	char buf[160];
-
-	hml__format_shape(buf, sizeof(buf), v.data(), (int)v.size());
-	return buf;
-}
-
-const hml__model_family_src *find_family(const std::string &name)
-{
-	for (size_t i = 0; i < HML__MODEL_NFAMILIES; i++)
-		if (name == hml__model_families[i].family)
-			return &hml__model_families[i];
-	return nullptr;
-}
-
-std::string family_list()
-{
-	std::string s;
-
-	for (size_t i = 0; i < HML__MODEL_NFAMILIES; i++) {
-		if (i)
-			s += ", ";
-		s += hml__model_families[i].family;
-	}
-	return s;
-}
-
-/* Integer limits [lo, hi] from the family's "limits" object. */
-void json_limits(json_t *doc, const char *key, int64_t *lo, int64_t *hi)
-{
-	json_t *v = json_object_get(json_object_get(doc, "limits"), key);
-
-	if (json_is_array(v) && json_array_size(v) == 2 &&
-	    json_is_integer(json_array_get(v, 0)) && json_is_integer(json_array_get(v, 1))) {
-		*lo = json_integer_value(json_array_get(v, 0));
-		*hi = json_integer_value(json_array_get(v, 1));
-	}
-}
-
-bool parse_widths(const std::string &s, std::vector<int64_t> &out)
-{
-	size_t i = 0;
-
-	out.clear();
-	while (i <= s.size()) {
-		size_t j = s.find_first_of("x,", i);
-		std::string part = s.substr(i, j == std::string::npos ? std::string::npos : j - i);
-		int64_t v;
-
-		if (part.empty() || hml__parse_i64(part.c_str(), &v) != 0 || v < 1)
-			return false;
-		out.push_back(v);
-		if (j == std::string::npos)
-			break;
-		i = j + 1;
-	}
-	return !out.empty();
-}
-
-std::string format_double(double v)
-{
-	char buf[64];
-
-	std::snprintf(buf, sizeof(buf), "%.17g", v);
-	/* The shortest text that reads back the same number. */
-	for (int prec = 1; prec <= 17; prec++) {
-		char t[64];
-
-		std::snprintf(t, sizeof(t), "%.*g", prec, v);
-		if (std::strtod(t, nullptr) == v) {
-			std::snprintf(buf, sizeof(buf), "%s", t);
-			break;
-		}
-	}
-	return buf;
-}
-
-/*
- * FAMILY[:WIDTHS][:ACTIVATION][:key=value]...; the defaults of what is
- * left out come from models/FAMILY.json.
- */
-int parse_arch(const char *spec, Arch &a)
-{
-	std::vector<std::string> fields;
-	std::string s = spec ? spec : "mlp:64x64:relu";
-	json_t *doc = nullptr, *defs;
-	json_error_t jerr;
-	int64_t lo_layers = 1, hi_layers = 32, lo_width = 1, hi_width = 16384;
-	int64_t lo_kernel = 1, hi_kernel = 15;
-	bool have_widths = false, have_act = false, have_dropout = false, have_kernel = false;
-	int rc = 0;
-
-	for (size_t i = 0;;) {
-		size_t j = s.find(':', i);
-		fields.push_back(s.substr(i, j == std::string::npos ? std::string::npos : j - i));
-		if (j == std::string::npos)
-			break;
-		i = j + 1;
-	}
-	a = Arch();
-	a.family = fields[0];
-	if (a.family.empty())
-		return hml__error_set(HML_EINVALID, "arch '%s' names no model family (families: %s)",
-		                      s.c_str(), family_list().c_str());
-	if (!(a.src = find_family(a.family)))
-		return hml__error_set(HML_EINVALID, "unknown model family '%s' in arch '%s' (families: %s)",
-		                      a.family.c_str(), s.c_str(), family_list().c_str());
-	if (!(doc = json_loads(a.src->json, 0, &jerr)))
-		return hml__error_set(HML_EMODEL, "models/%s.json: %s (line %d)", a.family.c_str(),
-		                      jerr.text, jerr.line);
-	defs = json_object_get(doc, "defaults");
-	json_limits(doc, "layers", &lo_layers, &hi_layers);
-	json_limits(doc, "width", &lo_width, &hi_width);
-	json_limits(doc, "kernel", &lo_kernel, &hi_kernel);
-
-	for (size_t f = 1; f < fields.size() && rc == 0; f++) {
-		const std::string &x = fields[f];
-		size_t eq = x.find('=');
-
-		if (x.empty()) {
-			rc = hml__error_set(HML_EINVALID, "empty field in arch '%s'", s.c_str());
-		} else if (eq != std::string::npos) {
-			std::string key = x.substr(0, eq), val = x.substr(eq + 1);
-			double dv;
-			int64_t iv;
-
-			if (key == "dropout") {
-				if (have_dropout)
-					rc = hml__error_set(HML_EINVALID, "arch '%s' gives dropout twice", s.c_str());
-				else if (hml__parse_double(val.c_str(), &dv) != 0 || !(dv >= 0 && dv < 1))
-					rc = hml__error_set(HML_EINVALID,
-						"bad dropout '%s' in arch '%s' (expected a probability, 0 <= p < 1)",
-						val.c_str(), s.c_str());
-				else
-					a.dropout = dv;
-				have_dropout = true;
-			} else if (key == "kernel" && a.family == "cnn") {
-				if (have_kernel)
-					rc = hml__error_set(HML_EINVALID, "arch '%s' gives kernel twice", s.c_str());
-				else if (hml__parse_i64(val.c_str(), &iv) != 0 || iv < lo_kernel ||
-				         iv > hi_kernel || iv % 2 == 0)
-					rc = hml__error_set(HML_EINVALID,
-						"bad kernel '%s' in arch '%s' (expected an odd size from %lld to %lld)",
-						val.c_str(), s.c_str(), (long long)lo_kernel, (long long)hi_kernel);
-				else
-					a.kernel = (int)iv;
-				have_kernel = true;
-			} else {
-				rc = hml__error_set(HML_EINVALID, "unknown option '%s' in arch '%s' (%s takes: %s)",
-				                    key.c_str(), s.c_str(), a.family.c_str(),
-				                    a.family == "cnn" ? "dropout, kernel" : "dropout");
-			}
-		} else if (x[0] >= '0' && x[0] <= '9') {
-			if (have_widths) {
-				rc = hml__error_set(HML_EINVALID, "arch '%s' gives the widths twice", s.c_str());
-			} else if (!parse_widths(x, a.widths)) {
-				rc = hml__error_set(HML_EINVALID,
-					"bad widths '%s' in arch '%s' (expected positive integers joined by 'x', e.g. 64x64)",
-					x.c_str(), s.c_str());
-			} else if ((int64_t)a.widths.size() < lo_layers || (int64_t)a.widths.size() > hi_layers) {
-				rc = hml__error_set(HML_EINVALID,
-					"arch '%s' has %zu hidden layers; %s takes %lld to %lld",
-					s.c_str(), a.widths.size(), a.family.c_str(),
-					(long long)lo_layers, (long long)hi_layers);
-			} else {
-				for (int64_t w : a.widths) {
-					if (w < lo_width || w > hi_width) {
-						rc = hml__error_set(HML_EINVALID,
-							"width %lld in arch '%s' is outside %lld to %lld",
-							(long long)w, s.c_str(), (long long)lo_width, (long long)hi_width);
-						break;
-					}
-				}
-			}
-			have_widths = true;
-		} else {
-			bool known = false;
-
-			for (int k = 0; k < NACT; k++)
-				known = known || x == activations[k];
-			if (have_act)
-				rc = hml__error_set(HML_EINVALID, "arch '%s' gives the activation twice", s.c_str());
-			else if (!known)
-				rc = hml__error_set(HML_EINVALID,
-					"unknown activation '%s' in arch '%s' (known: relu, tanh, gelu, silu, sigmoid)",
-					x.c_str(), s.c_str());
-			else
-				a.act = x;
-			have_act = true;
-		}
-	}
-	if (rc == 0 && !have_widths) {
-		json_t *w = json_object_get(defs, "widths");
-		size_t i;
-		json_t *v;
-
-		json_array_foreach(w, i, v)
-			a.widths.push_back(json_integer_value(v));
-		if (a.widths.empty())
-			a.widths = { 64, 64 };
-	}
-	if (rc == 0 && !have_act) {
-		const char *d = json_string_value(json_object_get(defs, "activation"));
-		a.act = d ? d : "relu";
-	}
-	if (rc == 0 && !have_kernel && a.family == "cnn") {
-		json_t *k = json_object_get(defs, "kernel");
-		a.kernel = json_is_integer(k) ? (int)json_integer_value(k) : 3;
-	}
-	if (rc == 0 && !have_dropout) {
-		json_t *p = json_object_get(defs, "dropout");
-		a.dropout = json_is_number(p) ? json_number_value(p) : 0;
-	}
-	json_decref(doc);
-	if (rc < 0)
-		return rc;
-
-	a.canonical = a.family + ":";
-	for (size_t i = 0; i < a.widths.size(); i++)
-		a.canonical += (i ? "x" : "") + std::to_string(a.widths[i]);
-	a.canonical += ":" + a.act;
-	if (a.family == "cnn")
-		a.canonical += ":kernel=" + std::to_string(a.kernel);
-	if (a.dropout > 0)
-		a.canonical += ":dropout=" + format_double(a.dropout);
-	return 0;
-}
-
 int check_options(const hml__train_options *o, Arch &a)
 {
 	int rc;
 
-	if ((rc = parse_arch(o->arch, a)) < 0)
+	if ((rc = hml__train_check_arch(o, &a.c)) < 0)
 		return rc;
-	if (o->epochs <= 0)
-		return hml__error_set(HML_EINVALID, "epochs must be positive, not %d", o->epochs);
-	if (o->batch <= 0)
-		return hml__error_set(HML_EINVALID, "batch must be positive, not %lld", (long long)o->batch);
-	if (!(o->lr > 0) || !std::isfinite(o->lr))
-		return hml__error_set(HML_EINVALID, "learning rate must be positive, not %g", o->lr);
-	if (!std::isfinite(o->weight_decay) || (o->weight_decay < 0 && o->weight_decay != -1.0))
-		return hml__error_set(HML_EINVALID, "weight decay must be 0 or more, not %g", o->weight_decay);
-	if (o->optimizer && std::strcmp(o->optimizer, "adam") && std::strcmp(o->optimizer, "adamw"))
-		return hml__error_set(HML_EINVALID, "unknown optimizer '%s' (known: adam, adamw)", o->optimizer);
-	if (o->schedule && std::strcmp(o->schedule, "plateau") && std::strcmp(o->schedule, "cosine") &&
-	    std::strcmp(o->schedule, "none"))
-		return hml__error_set(HML_EINVALID, "unknown schedule '%s' (known: plateau, cosine, none)",
-		                      o->schedule);
-	if (o->patience < 0)
-		return hml__error_set(HML_EINVALID, "patience must be 0 (off) or more, not %d", o->patience);
-	if (!(o->clip >= 0) || !std::isfinite(o->clip))
-		return hml__error_set(HML_EINVALID, "gradient clipping norm must be 0 (off) or more, not %g", o->clip);
-	if (o->threads < 0)
-		return hml__error_set(HML_EINVALID, "threads must be 0 (libtorch's default) or more, not %d",
-		                      o->threads);
-	if (!(o->val_fraction > 0 && o->val_fraction < 1))
-		return hml__error_set(HML_EINVALID, "validation fraction must be between 0 and 1, not %g",
-		                      o->val_fraction);
-	if (!(o->test_fraction > 0 && o->test_fraction < 1))
-		return hml__error_set(HML_EINVALID, "test fraction must be between 0 and 1, not %g",
-		                      o->test_fraction);
-	if (o->val_fraction + o->test_fraction >= 1)
-		return hml__error_set(HML_EINVALID,
-			"validation and test fractions (%g + %g) leave no rows for training",
-			o->val_fraction, o->test_fraction);
-	if (o->infer_batch < 0)
-		return hml__error_set(HML_EINVALID, "inference batch must be positive, not %lld",
-		                      (long long)o->infer_batch);
-	if (!(o->max_seconds >= 0) || std::isnan(o->max_seconds))
-		return hml__error_set(HML_EINVALID, "time limit must be 0 (none) or more, not %g", o->max_seconds);
+	a.family = a.c.family;
+	a.widths.assign(a.c.widths, a.c.widths + a.c.nwidths);
+	a.act = a.c.act;
+	a.dropout = a.c.dropout;
+	a.kernel = a.c.kernel;
+	a.canonical = a.c.canonical;
 	return 0;
 }
 
 int make_layout(const hml__dataset *d, const Arch &a, Layout &l)
 {
+	int rc;
+
 	l = Layout();
-	l.in_row.assign(d->in_shape, d->in_shape + d->in_ndim);
-	l.out_row.assign(d->out_shape, d->out_shape + d->out_ndim);
-	l.in_features = d->in_features;
-	l.out_features = d->out_features;
-	if (d->in_ndim < 1 || d->out_ndim < 1 || d->in_features < 1 || d->out_features < 1)
-		return hml__error_set(HML_EINVALID, "data rows %s -> %s have no features",
-		                      shape_str(l.in_row).c_str(), shape_str(l.out_row).c_str());
-	if (a.family != "cnn") {
-		l.core_in = { l.in_features };
-		l.core_out = { l.out_features };
-		return 0;
-	}
-	l.cnn = true;
-	if (d->in_ndim != 2 && d->in_ndim != 3)
-		return hml__error_set(HML_EINVALID,
-			"arch '%s' needs whole-field rows [C,H,W] or [H,W]; region rows are %s",
-			a.canonical.c_str(), shape_str(l.in_row).c_str());
-	if (d->out_ndim != 2 && d->out_ndim != 3)
-		return hml__error_set(HML_EINVALID,
-			"arch '%s' needs whole-field outputs [C,H,W] or [H,W]; region outputs are %s",
-			a.canonical.c_str(), shape_str(l.out_row).c_str());
-	l.core_in = l.in_row;
-	l.core_out = l.out_row;
-	if (d->in_ndim == 2)
-		l.core_in.insert(l.core_in.begin(), 1);
-	if (d->out_ndim == 2)
-		l.core_out.insert(l.core_out.begin(), 1);
-	if (l.core_in[1] != l.core_out[1] || l.core_in[2] != l.core_out[2])
-		return hml__error_set(HML_EINVALID,
-			"arch '%s' keeps the field's size, but the region maps %s to %s",
-			a.canonical.c_str(), shape_str(l.in_row).c_str(), shape_str(l.out_row).c_str());
+	if ((rc = hml__arch_layout_of(&l.c, &a.c, d)) < 0)
+		return rc;
+	l.cnn = a.c.cnn != 0;
+	l.in_row.assign(l.c.in_row, l.c.in_row + l.c.in_ndim);
+	l.out_row.assign(l.c.out_row, l.c.out_row + l.c.out_ndim);
+	l.core_in.assign(l.c.core_in, l.c.core_in + l.c.core_in_ndim);
+	l.core_out.assign(l.c.core_out, l.c.core_out + l.c.core_out_ndim);
+	l.in_features = l.c.in_features;
+	l.out_features = l.c.out_features;
 	return 0;
-}
-
-/* --- the template -------------------------------------------------------- */
-
-typedef std::map<std::string, std::string> Vars;
-
-struct Expander {
-	std::vector<std::string> lines;
-	const Vars *vars;
-	int nhidden;
-	std::string out, err;
-};
-
-bool substitute(Expander &t, size_t ln, int index, std::string &line)
-{
-	std::string res;
-	size_t i = 0;
-
-	while (i < line.size()) {
-		size_t open = line.find('{', i), close;
-
-		if (open == std::string::npos) {
-			res += line.substr(i);
-			break;
-		}
-		res += line.substr(i, open - i);
-		if ((close = line.find('}', open)) == std::string::npos) {
-			t.err = "unclosed '{' on line " + std::to_string(ln + 1);
-			return false;
-		}
-		std::string name = line.substr(open + 1, close - open - 1);
-		if (name == "i" && index >= 0) {
-			res += std::to_string(index);
-		} else {
-			auto v = t.vars->find(name);
-			if (v == t.vars->end()) {
-				t.err = "unknown variable '{" + name + "}' on line " + std::to_string(ln + 1);
-				return false;
-			}
-			res += v->second;
-		}
-		i = close + 1;
-	}
-	line = res;
-	return true;
-}
-
-/* Lines from *i up to the @end closing this block (or the end at top level). */
-bool expand_block(Expander &t, size_t &i, int index, bool emit, bool top)
-{
-	while (i < t.lines.size()) {
-		std::string line = t.lines[i];
-
-		if (line.compare(0, 7, "@repeat") == 0) {
-			size_t start = ++i;
-			int n = t.nhidden;
-
-			if (line != "@repeat hidden") {
-				t.err = "unknown directive '" + line + "' on line " + std::to_string(start);
-				return false;
-			}
-			if (n == 0 || !emit) {
-				if (!expand_block(t, i, -1, false, false))
-					return false;
-			}
-			for (int k = 0; emit && k < n; k++) {
-				i = start;
-				if (!expand_block(t, i, k, true, false))
-					return false;
-			}
-			i++;
-		} else if (line.compare(0, 4, "@if ") == 0) {
-			auto v = t.vars->find(line.substr(4));
-			bool cond = v != t.vars->end() && !v->second.empty() && v->second != "0";
-
-			i++;
-			if (!expand_block(t, i, index, emit && cond, false))
-				return false;
-			i++;
-		} else if (line == "@end") {
-			if (top) {
-				t.err = "@end without a block on line " + std::to_string(i + 1);
-				return false;
-			}
-			return true;
-		} else if (!line.empty() && line[0] == '@') {
-			t.err = "unknown directive '" + line + "' on line " + std::to_string(i + 1);
-			return false;
-		} else {
-			if (emit && (line.empty() || line[0] != '#')) {
-				if (!substitute(t, i, index, line))
-					return false;
-				t.out += line;
-				t.out += '\n';
-			}
-			i++;
-		}
-	}
-	if (!top) {
-		t.err = "a block has no @end";
-		return false;
-	}
-	return true;
 }
 
 int expand_template(const Arch &a, const Layout &l, std::string &out)
 {
-	static const std::map<std::string, std::string> act_fn = {
-		{ "relu", "torch.relu" }, { "tanh", "torch.tanh" }, { "gelu", "torch.gelu" },
-		{ "silu", "torch.silu" }, { "sigmoid", "torch.sigmoid" },
-	};
-	Vars vars;
-	Expander t;
-	size_t i = 0;
-	std::string dp = format_double(a.dropout);
+	char *src = nullptr;
+	int rc;
 
-	if (dp.find_first_of(".e") == std::string::npos)
-		dp += ".0";
-	vars["act"] = act_fn.at(a.act);
-	vars["dropout"] = a.dropout > 0 ? dp : "0";
-	vars["in_features"] = std::to_string(l.in_features);
-	vars["out_features"] = std::to_string(l.out_features);
-	if (l.cnn) {
-		vars["in_channels"] = std::to_string(l.core_in[0]);
-		vars["out_channels"] = std::to_string(l.core_out[0]);
-		vars["height"] = std::to_string(l.core_in[1]);
-		vars["width"] = std::to_string(l.core_in[2]);
-		vars["kernel"] = std::to_string(a.kernel);
-		vars["pad"] = std::to_string(a.kernel / 2);
-	}
-	std::istringstream in(a.src->ts);
-	for (std::string line; std::getline(in, line);)
-		t.lines.push_back(line);
-	t.vars = &vars;
-	t.nhidden = (int)a.widths.size();
-	if (!expand_block(t, i, -1, true, true))
-		return hml__error_set(HML_EMODEL, "models/%s.ts: %s", a.family.c_str(), t.err.c_str());
-	out = t.out;
+	if ((rc = hml__arch_expand(&src, &a.c, &l.c)) < 0)
+		return rc;
+	out = src;
+	std::free(src);
 	return 0;
 }
+
 
 /* --- the model ----------------------------------------------------------- */
 
@@ -720,7 +310,7 @@ public:
 private:
 	const Model &m;
 	size_t n;                            /* hidden layers */
-	int act;                             /* index into activations[] */
+	int act;                             /* index into hml__arch_activations */
 	bool keep_pre;                       /* gelu, silu: backward needs the input */
 	std::vector<torch::Tensor> grads;    /* m.grads: handles to write through */
 	std::vector<torch::Tensor> pre, post, noise, dropped;
@@ -732,8 +322,7 @@ MlpStep::MlpStep(const Model &model, int64_t batch)
 {
 	int64_t widest = 1;
 
-	for (act = 0; act < NACT - 1 && m.arch.act != activations[act]; act++)
-		;
+	act = m.arch.c.act_index;
 	keep_pre = m.arch.act == "gelu" || m.arch.act == "silu";
 	for (int64_t w : m.arch.widths) {
 		pre.push_back(torch::empty({ batch, w }));
@@ -1238,87 +827,6 @@ int hml__train(const hml__dataset *d, const hml__train_options *o, const char *o
 	if (rc < 0)
 		unlink(out_path);
 	return rc;
-}
-
-int hml__train_check(const hml__train_options *o, char *canonical, size_t size)
-{
-	Arch a;
-	int rc;
-
-	if (!o)
-		return hml__error_set(HML_EINVALID, "train: no options given");
-	try {
-		rc = check_options(o, a);
-		if (rc == 0 && canonical && size)
-			std::snprintf(canonical, size, "%s", a.canonical.c_str());
-	} catch (const std::bad_alloc &) {
-		rc = hml__error_oom();
-	} catch (const std::exception &e) {
-		rc = hml__error_set(HML_EMODEL, "arch '%s': %.*s", o->arch ? o->arch : "",
-		                    line_len(e.what()), e.what());
-	}
-	return rc;
-}
-
-int hml__train_predict(const char *model_path, const float *x, int64_t rows, int in_ndim,
-                       const int64_t *in_shape, float *y, int64_t y_size, int64_t *out_features)
-{
-	int rc = 0;
-
-	if (!model_path || (!x && rows > 0) || in_ndim < 1 || in_ndim > HML_MAX_DIMS || !in_shape)
-		return hml__error_set(HML_EINVALID, "predict: bad arguments");
-	if (access(model_path, R_OK) != 0)
-		return hml__error_set(errno == ENOENT ? HML_ENOTFOUND : HML_EIO, "cannot open model '%s': %s",
-		                      model_path, std::strerror(errno));
-	try {
-		ExecutorOptimize no_opt(false);
-		torch::NoGradGuard no_grad;
-		std::vector<int64_t> shape = { rows };
-		shape.insert(shape.end(), in_shape, in_shape + in_ndim);
-		torch::jit::Module mod = torch::jit::load(model_path, torch::kCPU);
-		mod.eval();
-		torch::Tensor in = torch::from_blob(const_cast<float *>(x), shape, torch::kFloat);
-		torch::Tensor out = mod.forward({ in }).toTensor().to(torch::kFloat).contiguous();
-		int64_t per_row = rows > 0 ? out.numel() / rows : 0;
-
-		if (out_features)
-			*out_features = per_row;
-		if (out.numel() > y_size)
-			rc = hml__error_set(HML_ESHAPE, "model '%s' returned %lld values for %lld rows; room for %lld",
-			                    model_path, (long long)out.numel(), (long long)rows, (long long)y_size);
-		else
-			std::memcpy(y, out.data_ptr<float>(), (size_t)out.numel() * sizeof(float));
-	} catch (const std::bad_alloc &) {
-		rc = hml__error_oom();
-	} catch (const std::exception &e) {
-		const char *w = what_of(e);
-		rc = hml__error_set(HML_EMODEL, "model '%s': %.*s", model_path, line_len(w), w);
-	}
-	return rc;
-}
-
-const char *hml__train_family_json(const char *family)
-{
-	for (size_t i = 0; family && i < HML__MODEL_NFAMILIES; i++)
-		if (std::strcmp(family, hml__model_families[i].family) == 0)
-			return hml__model_families[i].json;
-	return nullptr;
-}
-
-const char *hml__train_families(void)
-{
-	static const std::string list = family_list();
-
-	return list.c_str();
-}
-
-const char *hml__torch_version(void)
-{
-#ifdef TORCH_VERSION
-	return TORCH_VERSION;
-#else
-	return "unknown";
-#endif
 }
 
 } // extern "C"

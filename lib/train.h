@@ -1,6 +1,9 @@
 /*
  * lib/train.h - training a surrogate through libtorch (internal; the C++
- * shim lib/train.cpp behind extern "C", linked only by the CLI).
+ * shim lib/train.cpp behind extern "C", linked only by the CLI). The checks
+ * that need no libtorch (options, arch spec: lib/arch.h) are in
+ * lib/train_check.c; in a build without libtorch (HML_WITH_TORCH=OFF)
+ * hml__train fails with HML_ENOTSUPPORTED.
  *
  * The model is a torch::jit::Module whose methods are TorchScript source
  * from the family templates in models/ (embedded at build time). Its
@@ -12,12 +15,8 @@
  * declare the per-row shapes (without the batch dimension), which the
  * runtime checks against the region before the first call.
  *
- * Architecture spec: FAMILY:WIDTHS[:ACTIVATION][:key=value]...
- *   mlp:64x64:relu            two hidden layers of 64, ReLU
- *   mlp:128x128x64:tanh:dropout=0.1
- *   cnn:16x16:relu:kernel=3   whole-field data [C,H,W] or [H,W]: conv layers
- *                             with 16 and 16 channels, 'same' padding
- * Activations: relu, tanh, gelu, silu, sigmoid.
+ * Architecture spec: FAMILY:WIDTHS[:ACTIVATION][:key=value]..., see
+ * lib/arch.h (cnn: conv layers with 'same' padding).
  */
 #ifndef HML_LIB_TRAIN_H
 #define HML_LIB_TRAIN_H
@@ -25,6 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "arch.h"
 #include "dataset.h"
 
 #ifdef __cplusplus
@@ -98,29 +98,8 @@ int hml__train(const hml__dataset *d, const hml__train_options *o,
  */
 int hml__train_check(const hml__train_options *o, char *canonical, size_t size);
 
-/**
- * Run the TorchScript model at `model_path` on `rows` rows of x (float32,
- * [rows, *in_shape]) and write its outputs (float32) to y, which holds
- * y_size floats; *out_features (may be NULL) gets the per-row output count.
- * Errors: HML_ENOTFOUND / HML_EMODEL for a file that does not load,
- * HML_ESHAPE when the outputs do not fit in y_size floats.
- */
-int hml__train_predict(const char *model_path, const float *x, int64_t rows,
-                       int in_ndim, const int64_t *in_shape, float *y,
-                       int64_t y_size, int64_t *out_features);
-
-/**
- * The embedded description of model family `family` (models/FAMILY.json:
- * arch defaults, limits, default search space) as NUL-terminated JSON, or
- * NULL for an unknown family. Static storage.
- */
-const char *hml__train_family_json(const char *family);
-
-/** "mlp, cnn": the families compiled in (static storage). */
-const char *hml__train_families(void);
-
-/** "1.13.1": the libtorch version the shim was built with. */
-const char *hml__torch_version(void);
+/** hml__train_check, giving the parsed arch in `a` (for lib/train.cpp). */
+int hml__train_check_arch(const hml__train_options *o, hml__arch *a);
 
 #ifdef __cplusplus
 }

@@ -33,6 +33,14 @@ void hml__format_shape(char *buf, size_t size, const int64_t *shape, int ndim);
 void hml__convert(void *dst, hml_dtype dst_dtype, const void *src,
                   hml_dtype src_dtype, size_t n);
 
+/**
+ * The libtorch version this build of hml was configured with ("1.13.0"),
+ * "none" in a build without libtorch (HML_WITH_TORCH=OFF). Recorded as
+ * provenance by the CLI; the runtime refuses a libtorch plugin built with
+ * any other. Static storage.
+ */
+const char *hml__torch_version(void);
+
 #ifdef __cplusplus
 }
 #endif

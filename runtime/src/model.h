@@ -1,7 +1,13 @@
 /*
- * runtime/src/model.h - the libtorch shim (internal). The only C++ in the
- * runtime lives behind this C interface, in model.cpp; no C++ exception
- * crosses it: every function catches everything and records an hml error.
+ * runtime/src/model.h - model inference (internal): what the rest of the
+ * runtime calls to run a region's model. Implemented in model.c, which
+ * forwards to a backend loaded at run time (backend.h): TorchScript runs in
+ * libhml-torch.so, the libtorch plugin, dlopen-ed on the first load, so a
+ * process that never loads a model never maps libtorch. The plugin is
+ * looked up in $HML_TORCH_PLUGIN when set (a path; for tests and for
+ * programs that link the runtime statically), else beside the object that
+ * holds this code (libhml.so), else in its hml/ subdirectory (the installed
+ * LIBDIR/hml/libhml-torch.so). No C++ exception crosses this interface.
  */
 #ifndef HML_RUNTIME_MODEL_H
 #define HML_RUNTIME_MODEL_H
@@ -19,8 +25,11 @@ typedef struct hml__model hml__model;
  * HML_WITH_CUDA build when one is present). `threads` > 0 sets libtorch's
  * intra-op thread count (process-wide). `*out` is yours (hml__model_free).
  * Errors: HML_ENOTFOUND (no such file), HML_EIO (unreadable),
- * HML_EMODEL (not a TorchScript archive, or no forward method); the message
- * is "cannot open model 'PATH': REASON".
+ * HML_EMODEL (not a TorchScript archive, or no forward method),
+ * HML_ENOTFOUND / HML_ENOTSUPPORTED when the libtorch plugin cannot be
+ * loaded or is not this build's, HML_ENOTSUPPORTED in a build without
+ * libtorch (HML_WITH_TORCH=OFF); the message is "cannot open model 'PATH':
+ * REASON".
  */
 int hml__model_load(hml__model **out, const char *path, int threads);
 
@@ -56,8 +65,19 @@ int hml__model_forward(hml__model *m, const void *in, hml_dtype dtype,
 int hml__model_output(const hml__model *m, const void **data, hml_dtype *dtype,
                       int *ndim, int64_t *shape);
 
-/** "1.13.1": the libtorch version compiled against. Static storage. */
-const char *hml__torch_version(void);
+/** The name of the backend running `m` ("torch"). Static storage. */
+const char *hml__model_backend(const hml__model *m);
+
+/**
+ * Load the model at `path`, run it once on `rows` rows of x (float32,
+ * [rows, *in_shape]) and write its outputs (float32) to y, which holds
+ * y_size floats; *per_row (may be NULL) gets the outputs per row. The one
+ * way the CLI and the tests run a TorchScript model: through the same
+ * backend as applications. HML_ESHAPE when the outputs do not fit in y.
+ */
+int hml__model_predict_f32(const char *path, const float *x, int64_t rows, int in_ndim,
+                           const int64_t *in_shape, float *y, int64_t y_size,
+                           int64_t *per_row);
 
 #ifdef __cplusplus
 }

@@ -71,3 +71,36 @@ wfdir=$(find "$prefix" -path '*/hml/workflows/binomial' -type d | head -n 1)
 		{ echo "installed collect: unexpected record:" >&2; cat collect.json >&2; exit 1; }
 )
 echo "package: the installed hml runs the installed binomial workflow"
+
+# libhml links no libtorch; the installed plugin, LIBDIR/hml/libhml-torch.so,
+# is found next to the installed libhml with no environment variable, and
+# loaded only when a region opens a model (LD_DEBUG=files lists every
+# object the dynamic loader maps).
+plugin=$libdir/hml/libhml-torch.so
+[ -f "$plugin" ] || { echo "the libtorch plugin is not installed in $libdir/hml" >&2; exit 1; }
+if readelf -d "$lib" | grep NEEDED | grep -q torch; then
+	echo "libhml.so links libtorch:" >&2; readelf -d "$lib" | grep NEEDED >&2; exit 1
+fi
+(
+	unset HML_WORKFLOW_PATH LD_LIBRARY_PATH HML_EXPERIMENT HML_TORCH_PLUGIN
+	cd "$scratch"
+	HML_MODE=off LD_DEBUG=files "$wfdir/binomial" --options 64 --batch 64 --quiet 2> off.log ||
+		{ echo "the installed binomial does not run in off mode" >&2; exit 1; }
+	if grep -q 'file=.*torch' off.log; then
+		echo "binomial in off mode loads libtorch:" >&2; grep 'file=.*torch' off.log >&2; exit 1
+	fi
+	"${HML_TEST_PYTHON:-/usr/bin/python3}" -c 'import torch, sys
+m = torch.nn.Sequential(torch.nn.Linear(5, 8), torch.nn.Tanh(), torch.nn.Linear(8, 1))
+torch.jit.script(m).save(sys.argv[1])' m.pt
+	HML_MODE=infer HML_MODEL=m.pt HML_PROFILE=p.json LD_DEBUG=files \
+		"$wfdir/binomial" --options 64 --batch 64 --quiet 2> infer.log ||
+		{ echo "the installed binomial cannot run a model" >&2; tail -n 5 infer.log >&2; exit 1; }
+	# The loader names it by the path it was reached through (libhml's
+	# directory, with its ..): compare the real paths.
+	loaded=$(sed -n 's/.*file=\([^ ]*libhml-torch\.so\) .*/\1/p' infer.log | head -n 1)
+	[ -n "$loaded" ] && [ "$(realpath "$loaded")" = "$(realpath "$plugin")" ] ||
+		{ echo "infer mode did not load $plugin" >&2; grep 'file=.*hml' infer.log >&2; exit 1; }
+	grep -q '"model_calls": 1,' p.json ||
+		{ echo "infer mode made no model call:" >&2; cat p.json >&2; exit 1; }
+)
+echo "package: the installed libhml runs a model through the installed plugin, and only then loads libtorch"

@@ -17,6 +17,7 @@
 
 #include "check.h"
 #include "cmodel.h"
+#include "model.h"
 #include "codegen.h"
 #include "dataset.h"
 #include "error.h"
@@ -135,7 +136,7 @@ static void agree(const hml__dataset *d, const char *arch, const char *name)
 	snprintf(cmd, sizeof(cmd), "cc -std=c11 -O2 -fPIC -shared -o '%s' '%s' -lm", so, c);
 	CHECK(system(cmd) == 0);
 	CHECK_OK(hml__cmodel_load(&cm, so));
-	CHECK_OK(hml__train_predict(pt, d->x, d->rows, d->in_ndim, d->in_shape, want,
+	CHECK_OK(hml__model_predict_f32(pt, d->x, d->rows, d->in_ndim, d->in_shape, want,
 	                            d->rows * d->out_features, NULL));
 	shape[0] = d->rows;
 	memcpy(shape + 1, d->in_shape, (size_t)d->in_ndim * sizeof(int64_t));

@@ -8,12 +8,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "check.h"
 #include "error.h"
 #include "model.h"
 #include "reference.h"
+#include "util.h"
 
 static const char *models_dir;
 static char path_buf[4096];
@@ -523,11 +525,52 @@ TEST(repeated)
 
 TEST(version)
 {
-	const char *v = hml__torch_version();
+	const char *v = hml__torch_version();   /* the build's; the plugin must match it */
+	hml__model *m = NULL;
 
 	CHECK(v != NULL && strlen(v) > 0);
-	CHECK(strcmp(v, "unknown") != 0);
+	CHECK(strcmp(v, "none") != 0);
 	CHECK(v[0] >= '1' && v[0] <= '9' && strchr(v, '.') != NULL);
+	CHECK_OK(hml__model_load(&m, model_path("mlp_f32.pt"), 0));
+	CHECK_STR(hml__model_backend(m), "torch");
+	hml__model_free(m);
+}
+
+/* In a child (the plugin is loaded once per process): load with
+ * HML_TORCH_PLUGIN set to `plugin`; its exit status says whether the load
+ * failed with `code` and a message containing `needle`. */
+static int plugin_fails(const char *plugin, int code, const char *needle)
+{
+	pid_t pid = fork();
+	int status;
+
+	if (pid == 0) {
+		hml__model *m = NULL;
+		int rc;
+
+		setenv("HML_TORCH_PLUGIN", plugin, 1);
+		rc = hml__model_load(&m, model_path("mlp_f32.pt"), 0);
+		if (rc != code || !strstr(hml_error_last()->message, needle)) {
+			fprintf(stderr, "plugin '%s': %d: %s\n", plugin, rc, hml_error_last()->message);
+			_exit(1);
+		}
+		/* a second load gives the same error, without a second dlopen */
+		rc = hml__model_load(&m, model_path("mlp_f32.pt"), 0);
+		_exit(rc == code && strstr(hml_error_last()->message, needle) ? 0 : 1);
+	}
+	return pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+	       WEXITSTATUS(status) == 0;
+}
+
+TEST(plugin_errors)
+{
+	char p[1024];
+
+	snprintf(p, sizeof(p), "%s/no-such-plugin.so", models_dir);
+	CHECK(plugin_fails(p, HML_ENOTFOUND, "the libtorch backend cannot be loaded: "));
+	/* a shared object that is no hml backend is refused, never called */
+	CHECK(plugin_fails("libm.so.6", HML_ENOTSUPPORTED,
+	                   "the libtorch backend 'libm.so.6' is not an hml backend of interface version 1"));
 }
 
 int main(void)
@@ -537,6 +580,7 @@ int main(void)
 		fprintf(stderr, "HML_TEST_MODELS is not set (run through ctest)\n");
 		return 1;
 	}
+	RUN(plugin_errors);   /* first: before this process loads the plugin */
 	RUN(mlp_f32);
 	RUN(mlp_f64);
 	RUN(batch_one);

@@ -1,7 +1,10 @@
 /*
- * runtime/src/model.cpp - the libtorch shim: TorchScript inference behind
- * the C interface of model.h. Every extern "C" function catches every C++
- * exception and turns it into an hml error.
+ * runtime/src/torch_backend.cpp - libhml-torch.so, the libtorch backend:
+ * TorchScript inference behind the C table of backend.h, loaded by
+ * model.c the first time a region opens a TorchScript model. Every
+ * function of the table catches every C++ exception and turns it into an
+ * hml error (this plugin's own copy of lib/error.c; the loader reads it
+ * through last_error). The only symbol it exports is its entry point.
  */
 #include <torch/script.h>
 #include <ATen/Parallel.h>
@@ -25,12 +28,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "backend.h"
 #include "envname.h"
 #include "error.h"
-#include "model.h"
 #include "util.h"
 
-struct hml__model {
+struct torch_model {
 	torch::jit::Module module;
 	std::string path;
 	hml_dtype dtype = HML_F32;
@@ -102,26 +105,8 @@ const char *scalar_name(torch::ScalarType t)
 	}
 }
 
-int check_file(const char *path)
-{
-	struct stat st;
-	int fd;
-
-	if (stat(path, &st) != 0) {
-		if (errno == ENOENT || errno == ENOTDIR)
-			return hml__error_set(HML_ENOTFOUND, "cannot open model '%s': no such file", path);
-		return hml__error_set(HML_EIO, "cannot open model '%s': %s", path, std::strerror(errno));
-	}
-	if (S_ISDIR(st.st_mode))
-		return hml__error_set(HML_EIO, "cannot open model '%s': is a directory", path);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return hml__error_set(HML_EIO, "cannot open model '%s': %s", path, std::strerror(errno));
-	close(fd);
-	return 0;
-}
-
 /* The element type of the first floating-point parameter or buffer. */
-int find_dtype(hml__model *m)
+int find_dtype(torch_model *m)
 {
 	std::optional<torch::ScalarType> t;
 
@@ -154,7 +139,7 @@ int find_dtype(hml__model *m)
 }
 
 /* Read the integer-list attribute `name` into shape, *ndim = 0 if absent. */
-int read_declared(hml__model *m, const char *name, int64_t *shape, int *ndim)
+int read_declared(torch_model *m, const char *name, int64_t *shape, int *ndim)
 {
 	std::vector<int64_t> v;
 
@@ -187,7 +172,7 @@ bad:
 		m->path.c_str(), name, a.type()->annotation_str().c_str());
 }
 
-int load(hml__model *m, const char *path, int threads)
+int load(torch_model *m, const char *path, int threads)
 {
 	int rc;
 
@@ -233,23 +218,27 @@ int load(hml__model *m, const char *path, int threads)
 	return 0;
 }
 
-} // namespace
-
-extern "C" {
-
-int hml__model_load(hml__model **out, const char *path, int threads)
+torch_model *self_of(void *p)
 {
-	hml__model *m = nullptr;
+	return static_cast<torch_model *>(p);
+}
+
+const torch_model *self_of(const void *p)
+{
+	return static_cast<const torch_model *>(p);
+}
+
+/* The table's functions: model.h's contract, on a torch_model. The loader
+ * (model.c) has checked the file and the arguments it can. */
+
+int torch_load(void **out, const char *path, int threads)
+{
+	torch_model *m = nullptr;
 	int rc;
 
-	if (out)
-		*out = nullptr;
-	if (!out || !path)
-		return hml__error_set(HML_EINVALID, "cannot open model: no path given");
-	if ((rc = check_file(path)) < 0)
-		return rc;
+	*out = nullptr;
 	try {
-		m = new hml__model();
+		m = new torch_model();
 		m->path = path;
 		rc = load(m, path, threads);
 	} catch (const std::bad_alloc &) {
@@ -261,51 +250,49 @@ int hml__model_load(hml__model **out, const char *path, int threads)
 		rc = hml__error_set(HML_EMODEL, "cannot open model '%s': unknown C++ exception", path);
 	}
 	if (rc < 0) {
-		hml__model_free(m);
+		delete m;
 		return rc;
 	}
 	*out = m;
 	return 0;
 }
 
-void hml__model_free(hml__model *m)
+void torch_free(void *p)
 {
 	try {
-		delete m;
+		delete self_of(p);
 	} catch (...) {
 	}
 }
 
-hml_dtype hml__model_dtype(const hml__model *m)
+hml_dtype torch_dtype(const void *p)
 {
-	return m ? m->dtype : HML_F32;
+	return self_of(p)->dtype;
 }
 
-int hml__model_declared_input(const hml__model *m, int64_t *shape)
+int torch_declared_input(const void *p, int64_t *shape)
 {
-	if (!m || m->in_ndim == 0)
-		return 0;
+	const torch_model *m = self_of(p);
+
 	std::memcpy(shape, m->in_shape, (size_t)m->in_ndim * sizeof(int64_t));
 	return m->in_ndim;
 }
 
-int hml__model_declared_output(const hml__model *m, int64_t *shape)
+int torch_declared_output(const void *p, int64_t *shape)
 {
-	if (!m || m->out_ndim == 0)
-		return 0;
+	const torch_model *m = self_of(p);
+
 	std::memcpy(shape, m->out_shape, (size_t)m->out_ndim * sizeof(int64_t));
 	return m->out_ndim;
 }
 
-int hml__model_forward(hml__model *m, const void *in, hml_dtype dtype,
-                       int ndim, const int64_t *shape)
+int torch_forward(void *p, const void *in, hml_dtype dtype, int ndim, const int64_t *shape)
 {
+	torch_model *m = self_of(p);
 	char dims[160];
 	int64_t n = 1;
 	int d, rc = 0;
 
-	if (!m)
-		return hml__error_set(HML_EINVALID, "cannot run model: no model given");
 	if (ndim < 1 || ndim > HML_MAX_DIMS + 1 || !shape)
 		return hml__error_set(HML_EINVALID, "cannot run model '%s': input has %d dims, expected 1 to %d",
 		                      m->path.c_str(), ndim, HML_MAX_DIMS + 1);
@@ -380,11 +367,10 @@ int hml__model_forward(hml__model *m, const void *in, hml_dtype dtype,
 	return rc;
 }
 
-int hml__model_output(const hml__model *m, const void **data, hml_dtype *dtype,
-                      int *ndim, int64_t *shape)
+int torch_output(const void *p, const void **data, hml_dtype *dtype, int *ndim, int64_t *shape)
 {
-	if (!m)
-		return hml__error_set(HML_EINVALID, "no model given");
+	const torch_model *m = self_of(p);
+
 	if (!m->output.defined())
 		return hml__error_set(HML_EINVALID, "model '%s' has no output: forward has not succeeded",
 		                      m->path.c_str());
@@ -402,13 +388,36 @@ int hml__model_output(const hml__model *m, const void **data, hml_dtype *dtype,
 	return 0;
 }
 
-const char *hml__torch_version(void)
+const char *torch_last_error(void)
 {
-#ifdef TORCH_VERSION
-	return TORCH_VERSION;
-#else
-	return "unknown";
-#endif
+	const hml_error *e = hml_error_last();
+
+	return e->message ? e->message : "unknown error";
 }
 
-} // extern "C"
+const hml__backend torch_backend = {
+	HML__BACKEND_ABI,
+	sizeof(hml__backend),
+	"torch",
+#ifdef TORCH_VERSION
+	TORCH_VERSION,
+#else
+	"unknown",
+#endif
+	torch_load,
+	torch_free,
+	torch_dtype,
+	torch_declared_input,
+	torch_declared_output,
+	torch_forward,
+	torch_output,
+	torch_last_error,
+};
+
+} // namespace
+
+extern "C" __attribute__((visibility("default")))
+const hml__backend *hml_torch_backend(int abi)
+{
+	return abi == HML__BACKEND_ABI ? &torch_backend : nullptr;
+}

@@ -1,0 +1,261 @@
+/*
+ * tests/unit/arch.c - architecture specs without libtorch (lib/arch.h and
+ * the option checks of lib/train_check.c): the grammar and its messages,
+ * canonical specs, the families' embedded descriptions, the shapes a model
+ * maps between, and the template expansion. Links no libtorch.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "arch.h"
+#include "check.h"
+#include "error.h"
+#include "train.h"
+
+TEST(bad_specs)
+{
+	static const struct { const char *arch, *needle; } cases[] = {
+		{ "foo:64", "unknown model family 'foo' in arch 'foo:64' (families: cnn, mlp)" },
+		{ "", "arch '' names no model family" },
+		{ ":64", "arch ':64' names no model family" },
+		{ "mlpx", "unknown model family 'mlpx'" },
+		{ "mlp:64:foo", "unknown activation 'foo' in arch 'mlp:64:foo' (known: relu, tanh, gelu, silu, sigmoid)" },
+		{ "mlp:64xfoo:relu", "bad widths '64xfoo' in arch 'mlp:64xfoo:relu'" },
+		{ "mlp:0x64", "bad widths '0x64'" },
+		{ "mlp:64x", "bad widths '64x'" },
+		{ "mlp:64xx64", "bad widths '64xx64'" },
+		{ "mlp:99999", "width 99999 in arch 'mlp:99999' is outside 1 to 16384" },
+		{ "cnn:5000", "width 5000 in arch 'cnn:5000' is outside 1 to 4096" },
+		{ "mlp:1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1",
+		  "has 33 hidden layers; mlp takes 1 to 32" },
+		{ "mlp::relu", "empty field in arch 'mlp::relu'" },
+		{ "mlp:", "empty field in arch 'mlp:'" },
+		{ "mlp:64:relu:tanh", "arch 'mlp:64:relu:tanh' gives the activation twice" },
+		{ "mlp:64:8", "arch 'mlp:64:8' gives the widths twice" },
+		{ "mlp:64:relu:dropout=1.5", "bad dropout '1.5' in arch 'mlp:64:relu:dropout=1.5'" },
+		{ "mlp:64:relu:dropout=x", "bad dropout 'x'" },
+		{ "mlp:dropout=0.1:dropout=0.2", "gives dropout twice" },
+		{ "mlp:64:relu:kernel=3", "unknown option 'kernel' in arch 'mlp:64:relu:kernel=3' (mlp takes: dropout)" },
+		{ "cnn:8:relu:kernel=4", "bad kernel '4' in arch 'cnn:8:relu:kernel=4' (expected an odd size from 1 to 15)" },
+		{ "cnn:8:relu:kernel=17", "bad kernel '17'" },
+		{ "cnn:kernel=3:kernel=5", "gives kernel twice" },
+		{ "cnn:8:relu:stride=2", "unknown option 'stride' in arch 'cnn:8:relu:stride=2' (cnn takes: dropout, kernel)" },
+	};
+	hml__arch a;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		CHECK_FAILS(hml__arch_parse(&a, cases[i].arch), HML_EINVALID, cases[i].needle);
+}
+
+TEST(canonical_specs)
+{
+	static const struct { const char *arch, *canonical; } cases[] = {
+		{ "mlp:64x64:relu", "mlp:64x64:relu" },
+		{ "mlp:64,64:relu", "mlp:64x64:relu" },
+		{ "mlp:128:tanh:dropout=0.1", "mlp:128:tanh:dropout=0.1" },
+		{ "mlp:silu", "mlp:64x64:silu" },
+		{ "mlp", "mlp:64x64:relu" },
+		{ "mlp:dropout=0.25:sigmoid:8x4", "mlp:8x4:sigmoid:dropout=0.25" },
+		{ "cnn", "cnn:16x16:relu:kernel=3" },
+		{ "cnn:4x4:gelu:kernel=5:dropout=0", "cnn:4x4:gelu:kernel=5" },
+	};
+	hml__arch a;
+	char buf[256];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		hml__train_options o = HML__TRAIN_OPTIONS_INIT;
+
+		CHECK_OK(hml__arch_parse(&a, cases[i].arch));
+		CHECK_STR(a.canonical, cases[i].canonical);
+		o.arch = cases[i].arch;
+		CHECK_OK(hml__train_check(&o, buf, sizeof(buf)));
+		CHECK_STR(buf, cases[i].canonical);
+	}
+	CHECK_OK(hml__arch_parse(&a, NULL));
+	CHECK_STR(a.canonical, "mlp:64x64:relu");
+	CHECK_OK(hml__arch_parse(&a, "cnn:8x4x2:tanh:kernel=5:dropout=0.1"));
+	CHECK_STR(a.family, "cnn");
+	CHECK(a.cnn);
+	CHECK_EQ_INT(a.nwidths, 3);
+	CHECK_EQ_INT(a.widths[2], 2);
+	CHECK_STR(a.act, "tanh");
+	CHECK_EQ_INT(a.act_index, 1);
+	CHECK_EQ_INT(a.kernel, 5);
+	CHECK_NEAR(a.dropout, 0.1, 0);
+}
+
+TEST(option_checks_need_no_torch)
+{
+	hml__train_options o = HML__TRAIN_OPTIONS_INIT;
+
+	o.arch = "mlp:8";
+	o.lr = 0;
+	CHECK_FAILS(hml__train_check(&o, NULL, 0), HML_EINVALID, "learning rate must be positive, not 0");
+	o.lr = 1e-3;
+	o.arch = "mlp:8:foo";
+	CHECK_FAILS(hml__train_check(&o, NULL, 0), HML_EINVALID, "unknown activation 'foo'");
+	CHECK_FAILS(hml__train_check(NULL, NULL, 0), HML_EINVALID, "no options");
+}
+
+TEST(family_descriptions_are_embedded)
+{
+	json_t *doc;
+	json_error_t err;
+
+	CHECK_STR(hml__arch_families(), "cnn, mlp");
+	CHECK(hml__arch_family_json("rnn") == NULL);
+	CHECK(hml__arch_family_json(NULL) == NULL);
+	for (int i = 0; i < 2; i++) {
+		const char *name = i ? "cnn" : "mlp";
+		const char *text = hml__arch_family_json(name);
+
+		CHECK(text != NULL);
+		doc = text ? json_loads(text, 0, &err) : NULL;
+		CHECK(doc != NULL);
+		CHECK_STR(json_string_value(json_object_get(doc, "family")), name);
+		CHECK(json_is_object(json_object_get(doc, "search_space")));
+		CHECK(json_is_array(json_object_get(json_object_get(doc, "defaults"), "widths")));
+		json_decref(doc);
+	}
+}
+
+static void set_rows(hml__dataset *d, int in_ndim, const int64_t *in, int out_ndim, const int64_t *out)
+{
+	memset(d, 0, sizeof(*d));
+	d->in_ndim = in_ndim;
+	d->out_ndim = out_ndim;
+	d->in_features = d->out_features = 1;
+	for (int i = 0; i < in_ndim; i++)
+		d->in_features *= (d->in_shape[i] = in[i]);
+	for (int i = 0; i < out_ndim; i++)
+		d->out_features *= (d->out_shape[i] = out[i]);
+}
+
+TEST(layouts)
+{
+	static const int64_t row[] = { 2, 3 }, one[] = { 1 }, five[] = { 5 }, hw[] = { 8, 8 }, chw[] = { 2, 8, 8 },
+	                     small[] = { 1, 4, 4 }, none[] = { 0 };
+	hml__dataset d;
+	hml__arch_layout l;
+	hml__arch mlp, cnn;
+
+	CHECK_OK(hml__arch_parse(&mlp, "mlp:8"));
+	CHECK_OK(hml__arch_parse(&cnn, "cnn:4"));
+	set_rows(&d, 2, row, 1, one);
+	CHECK_OK(hml__arch_layout_of(&l, &mlp, &d));
+	CHECK_EQ_INT(l.core_in_ndim, 1);
+	CHECK_EQ_INT(l.core_in[0], 6);
+	CHECK_EQ_INT(l.out_features, 1);
+	set_rows(&d, 1, five, 1, one);
+	CHECK_FAILS(hml__arch_layout_of(&l, &cnn, &d), HML_EINVALID,
+	            "arch 'cnn:4:relu:kernel=3' needs whole-field rows [C,H,W] or [H,W]; region rows are [5]");
+	set_rows(&d, 2, hw, 3, chw);
+	CHECK_OK(hml__arch_layout_of(&l, &cnn, &d));
+	CHECK_EQ_INT(l.core_in_ndim, 3);
+	CHECK(l.core_in[0] == 1 && l.core_in[1] == 8 && l.core_in[2] == 8);
+	CHECK(l.core_out[0] == 2 && l.core_out[1] == 8 && l.core_out[2] == 8);
+	set_rows(&d, 3, chw, 1, one);
+	CHECK_FAILS(hml__arch_layout_of(&l, &cnn, &d), HML_EINVALID, "needs whole-field outputs");
+	set_rows(&d, 3, chw, 3, small);
+	CHECK_FAILS(hml__arch_layout_of(&l, &cnn, &d), HML_EINVALID,
+	            "keeps the field's size, but the region maps [2, 8, 8] to [1, 4, 4]");
+	set_rows(&d, 1, none, 1, one);
+	CHECK_FAILS(hml__arch_layout_of(&l, &mlp, &d), HML_EINVALID, "data rows [0] -> [1] have no features");
+}
+
+static char *expand(const char *spec, const int64_t *in, int in_ndim, const int64_t *out, int out_ndim)
+{
+	hml__arch a;
+	hml__arch_layout l;
+	hml__dataset d;
+	char *src = NULL;
+
+	set_rows(&d, in_ndim, in, out_ndim, out);
+	CHECK_OK(hml__arch_parse(&a, spec));
+	CHECK_OK(hml__arch_layout_of(&l, &a, &d));
+	CHECK_OK(hml__arch_expand(&src, &a, &l));
+	return src;
+}
+
+TEST(template_expansion)
+{
+	static const int64_t five[] = { 5 }, one[] = { 1 }, hw[] = { 6, 7 };
+	char *s;
+
+	s = expand("mlp:16x8:tanh:dropout=0.5", five, 1, one, 1);
+	CHECK(s != NULL);
+	if (s) {
+		CHECK_CONTAINS(s, "h = torch.tanh(torch.linear(h, self.w0, self.b0))\n"
+		                  "    h = torch.dropout(h, 0.5, self.training)\n"
+		                  "    h = torch.tanh(torch.linear(h, self.w1, self.b1))\n");
+		CHECK(strstr(s, "self.w2") == NULL);
+		CHECK_CONTAINS(s, "x.reshape([n, 5])");
+		CHECK(strstr(s, "{") == NULL && strstr(s, "@") == NULL);
+		CHECK(strstr(s, "\n#") == NULL && s[0] != '#');   /* comment lines dropped */
+	}
+	free(s);
+	s = expand("mlp:4", five, 1, one, 1);
+	CHECK(s != NULL && strstr(s, "dropout") == NULL);
+	free(s);
+	s = expand("cnn:3:silu:kernel=5", hw, 2, hw, 2);
+	CHECK(s != NULL && strstr(s, "{") == NULL);
+	free(s);
+}
+
+TEST(bad_templates)
+{
+	static const struct { const char *ts, *needle; } cases[] = {
+		{ "x = {act\n", "models/mlp.ts: unclosed '{' on line 1" },
+		{ "ok\nx = {nope}\n", "unknown variable '{nope}' on line 2" },
+		{ "@end\n", "@end without a block on line 1" },
+		{ "@repeat layers\n@end\n", "unknown directive '@repeat layers' on line 1" },
+		{ "@while x\n", "unknown directive '@while x' on line 1" },
+		{ "@repeat hidden\nx\n", "a block has no @end" },
+		{ "@if dropout\nx\n", "a block has no @end" },
+		{ "y = {i}\n", "unknown variable '{i}'" },
+	};
+	static const int64_t five[] = { 5 }, one[] = { 1 };
+	hml__arch a;
+	hml__arch_layout l;
+	hml__dataset d;
+	char *src;
+
+	set_rows(&d, 1, five, 1, one);
+	CHECK_OK(hml__arch_parse(&a, "mlp:4"));
+	CHECK_OK(hml__arch_layout_of(&l, &a, &d));
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		a.template_src = cases[i].ts;
+		src = (char *)"untouched";
+		CHECK_FAILS(hml__arch_expand(&src, &a, &l), HML_EMODEL, cases[i].needle);
+		CHECK(src == NULL);
+	}
+}
+
+TEST(shortest_doubles)
+{
+	char buf[64];
+
+	hml__arch_format_double(buf, sizeof(buf), 0.1);
+	CHECK_STR(buf, "0.1");
+	hml__arch_format_double(buf, sizeof(buf), 1.0 / 3.0);
+	CHECK_STR(buf, "0.3333333333333333");
+	hml__arch_format_double(buf, sizeof(buf), 2);
+	CHECK_STR(buf, "2");
+}
+
+int main(void)
+{
+	RUN(bad_specs);
+	RUN(canonical_specs);
+	RUN(option_checks_need_no_torch);
+	RUN(family_descriptions_are_embedded);
+	RUN(layouts);
+	RUN(template_expansion);
+	RUN(bad_templates);
+	RUN(shortest_doubles);
+	return check_report();
+}
