@@ -26,6 +26,12 @@ struct hml__cmodel {
 	int64_t out_rows;       /* -1: no forward yet */
 };
 
+/* RTLD_NODELETE: a model built with -fopenmp may be what brought libgomp
+ * into the process; unloading it at free would unmap the code of OpenMP
+ * worker threads that are still parked (a crash seen when nothing else
+ * linked libgomp). A model's code stays mapped until exit. */
+#define DLOPEN_FLAGS (RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE)
+
 static const unsigned char elf_magic[4] = { 0x7f, 'E', 'L', 'F' };
 
 int hml__cmodel_sniff(const char *path)
@@ -150,10 +156,10 @@ int hml__cmodel_load(hml__cmodel **out, const char *path)
 		}
 		strcpy(rel, "./");
 		strcat(rel, path);
-		m->handle = dlopen(rel, RTLD_NOW | RTLD_LOCAL);
+		m->handle = dlopen(rel, DLOPEN_FLAGS);
 		free(rel);
 	} else {
-		m->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+		m->handle = dlopen(path, DLOPEN_FLAGS);
 	}
 	if (!m->handle) {
 		why = dlerror();

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "cmodel.h"
 #include "error.h"
 #include "model.h"
 #include "util.h"
@@ -46,6 +47,9 @@ static int check_file(const char *path)
 	}
 	if (S_ISDIR(st.st_mode))
 		return hml__error_set(HML_EIO, "cannot open model '%s': is a directory", path);
+	/* A FIFO would block the open below (and the backend's reads) forever. */
+	if (!S_ISREG(st.st_mode))
+		return hml__error_set(HML_EINVALID, "cannot open model '%s': not a regular file", path);
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
 		return hml__error_set(HML_EIO, "cannot open model '%s': %s", path, strerror(errno));
 	close(fd);
@@ -165,13 +169,60 @@ static int torch_backend(const char *path, const hml__backend **out)
 #endif
 
 /*
- * The backend for the model file at `path`. Every model is TorchScript
- * today, whose loader says best why a file is not one; a compiled model
- * (an ELF shared object with its own magic entry point) is recognised here
- * first once that backend exists.
+ * Compiled models (hml deploy --target c) run in this process through
+ * cmodel.c, behind the same table as a plugin: no libtorch is loaded.
+ */
+static const char *c_last_error(void)
+{
+	static _Thread_local char msg[2048];   /* lib/error.c keeps messages shorter */
+
+	snprintf(msg, sizeof(msg), "%s", hml_error_last()->message);
+	return msg;
+}
+
+static int c_load(void **out, const char *path, int threads)
+{
+	(void)threads;   /* the compiled model follows OpenMP's settings */
+	return hml__cmodel_load((hml__cmodel **)out, path);
+}
+
+static void c_free(void *m) { hml__cmodel_free(m); }
+static hml_dtype c_dtype(const void *m) { return hml__cmodel_dtype(m); }
+static int c_declared_input(const void *m, int64_t *shape)
+{
+	return hml__cmodel_declared_input(m, shape);
+}
+static int c_declared_output(const void *m, int64_t *shape)
+{
+	return hml__cmodel_declared_output(m, shape);
+}
+static int c_forward(void *m, const void *in, hml_dtype dtype, int ndim, const int64_t *shape)
+{
+	return hml__cmodel_forward(m, in, dtype, ndim, shape);
+}
+static int c_output(const void *m, const void **data, hml_dtype *dtype, int *ndim,
+                    int64_t *shape)
+{
+	return hml__cmodel_output(m, data, dtype, ndim, shape);
+}
+
+static const hml__backend c_backend = {
+	HML__BACKEND_ABI, sizeof(hml__backend), "c", "1", c_load, c_free, c_dtype,
+	c_declared_input, c_declared_output, c_forward, c_output, c_last_error
+};
+
+/*
+ * The backend for the model file at `path`: an ELF shared object is a
+ * compiled model (its loader checks the ABI tag, magic and version before
+ * running anything of it); anything else goes to TorchScript, whose loader
+ * says best why a file is not one.
  */
 static int backend_for(const char *path, const hml__backend **out)
 {
+	if (hml__cmodel_sniff(path)) {
+		*out = &c_backend;
+		return 0;
+	}
 	return torch_backend(path, out);
 }
 

@@ -41,6 +41,47 @@ nothing_registered() {
 	! ls exp/models | grep -v -e '^m1\.pt$' -e '^m1\.json$'
 }
 
+@test "the application runs the compiled model with no libtorch in its process" {
+	run --separate-stderr hml -C exp --json deploy --target c m1
+	assert_success
+	so="$(cd exp && pwd)/models/c1.so"
+	pt="$(cd exp && pwd)/models/m1.pt"
+	# The compiled model: libhml loads the .so itself, never the plugin.
+	HML_MODE=infer HML_MODEL="$so" HML_QOI=c.h5 HML_PROFILE=c.json LD_DEBUG=files \
+		binomial --options 1024 --batch 256 --seed 5 > c.out 2> c.ld
+	! grep -q -e 'libtorch' -e 'libhml-torch' c.ld
+	grep -q 'c1.so' c.ld
+	[ "$(json c.json 'd["regions"][0]["model_calls"]')" -gt 0 ]
+	[ "$(json c.json 'd["regions"][0]["fallback_calls"]')" = 0 ]
+	# The TorchScript model of the same weights gives the same prices.
+	HML_MODE=infer HML_MODEL="$pt" HML_QOI=t.h5 LD_DEBUG=files \
+		binomial --options 1024 --batch 256 --seed 5 > t.out 2> t.ld
+	grep -q 'libhml-torch' t.ld
+	"$PY" - <<'EOF2'
+import h5py, numpy as np
+c = h5py.File("c.h5", "r")["price"][()]
+t = h5py.File("t.h5", "r")["price"][()]
+scale = max(1.0, float(np.abs(t).max()))
+assert np.all(np.isfinite(c)), "non-finite prices"
+assert float(np.abs(c - t).max()) <= 1e-5 * scale, float(np.abs(c - t).max())
+EOF2
+}
+
+@test "a foreign or corrupt shared object as HML_MODEL is refused, never run" {
+	printf 'int hml_cmodel_v1;\n' > f.c
+	cc -shared -fPIC -o foreign.so f.c
+	HML_MODE=infer HML_MODEL=foreign.so HML_ON_ERROR=fail run binomial --options 64 --batch 64
+	assert_failure
+	assert_output --partial "foreign.so"
+	head -c 2000 /bin/true > cut.so
+	HML_MODE=infer HML_MODEL=cut.so HML_ON_ERROR=fail run binomial --options 64 --batch 64
+	assert_failure
+	mkfifo pipe.so
+	HML_MODE=infer HML_MODEL=pipe.so HML_ON_ERROR=fail run timeout 20 "$BINOMIAL" --options 64 --batch 64
+	assert_failure
+	assert_output --partial "not a regular file"
+}
+
 @test "deploy --target c registers the compiled model and points HML_MODEL at it" {
 	run --separate-stderr hml -C exp --json deploy --target c m1
 	assert_success
