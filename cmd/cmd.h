@@ -174,7 +174,7 @@ int cmd_model_workflow(struct hml__store *s, const struct hml__model_view *model
 
 /* The environment variables that run `label` with the model at `path`:
  * HML_MODE_<LABEL>=infer and HML_MODEL_<LABEL>=<path>, named by
- * lib/envname.h as the runtime reads them. New object; NULL when the label
+ * lib/core/envname.h as the runtime reads them. New object; NULL when the label
  * is too long for a variable name (an hml error is set). */
 json_t *cmd_deploy_env(const char *label, const char *path);
 

@@ -73,6 +73,7 @@ typedef struct evaluation {
 	hml__store *s;
 	hml__workflow *w;
 	const char *id, *label;
+	const char *target;       /* "torchscript", or "c" for a compiled deployment */
 	char *model_path, *tmp, **argv;
 	int nrep;
 	/* run */
@@ -155,11 +156,12 @@ static void log_tail(const char *path)
 /* The model: named, or the latest deployment's; then its workflow. */
 static int plan_model(evaluation *e, const char *named)
 {
-	hml__deployment_view dep;
+	hml__deployment_view dep = { 0 };
 	hml__model_view model;
 	int rc;
 
 	e->id = named;
+	e->target = "torchscript";
 	if (!e->id) {
 		if ((rc = hml__records_latest_deployment(&dep, e->s)) < 0)
 			return rc;
@@ -168,6 +170,19 @@ static int plan_model(evaluation *e, const char *named)
 	if ((rc = cmd_model_get(e->s, e->id, &model, &e->model_path)) < 0 ||
 	    (rc = cmd_model_workflow(e->s, &model, &e->w)) < 0)
 		return rc;
+	/* The latest deployment is evaluated as deployed: a compiled one runs
+	 * its checked shared object, not the TorchScript file. */
+	if (!named && cmd_json_string(dep.json, "compiled")) {
+		const char *cid = cmd_json_string(dep.json, "compiled");
+		char *so = NULL;
+
+		if ((rc = cmd_record_file(e->s, hml__store_find(e->s, "compiled", cid),
+		                          "compiled model", "library", "compiled", &so)) < 0)
+			return rc;
+		free(e->model_path);
+		e->model_path = so;
+		e->target = "c";
+	}
 	e->label = model.region;
 	if (!e->w->qoi_dataset)
 		return hml__error_set(HML_EINVALID,
@@ -341,7 +356,8 @@ static json_t *record_json(const evaluation *e)
 {
 	const hml__errors *err = &e->err;
 	const size_t n = (size_t)e->nrep;
-	json_t *rec = json_pack("{s:s, s:s, s:s, s:i}", "model", e->id, "region", e->label,
+	json_t *rec = json_pack("{s:s, s:s, s:s, s:s, s:i}", "model", e->id, "target", e->target,
+	                        "region", e->label,
 	                        "workflow", e->w->name, "repeat", e->nrep);
 
 	if (!rec)
@@ -404,8 +420,8 @@ static void print(const evaluation *e)
 	hml__summary_compute(&sw, e->sur.wall, n);
 	hml__summary_compute(&ar, e->acc.region, n);
 	hml__summary_compute(&sr, e->sur.region, n);
-	printf("%s: model %s on workflow %s, %d measured runs each\n", e->eid, e->id,
-	       e->w->name, e->nrep);
+	printf("%s: model %s (%s) on workflow %s, %d measured runs each\n", e->eid, e->id,
+	       e->target, e->w->name, e->nrep);
 	printf("quantity of interest '%s' (%zu values): RMSE %.4g, MAPE %.4g%% (of %zu values), max abs error %.4g  [metric: %s]\n",
 	       e->w->qoi_dataset, err->n, err->rmse, err->mape, err->mape_n, err->max_abs, metric);
 	printf("end to end:      accurate %.3f s (sd %.3f), surrogate %.3f s (sd %.3f), speedup %.2fx (%.2f-%.2f)\n",

@@ -4,7 +4,7 @@
  * A collection file (written by the runtime's collector, see hml-runtime(3))
  * holds one group per region label with datasets `input` [rows, *in_shape]
  * and `output` [rows, *out_shape] (float or double), a compound `calls`
- * table and attributes: the layout is defined once, in lib/collection.h.
+ * table and attributes: the layout is defined once, in lib/core/collection.h.
  * Files made by other tools (h5py) with the same names read too.
  */
 #ifndef HML_LIB_DATASET_H

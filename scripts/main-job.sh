@@ -2,8 +2,10 @@
 # The main job: the whole hml life cycle on the bundled binomial workflow.
 #   hml collect binomial   the tree's inputs and outputs -> HDF5
 #   hml train              an MLP surrogate through libtorch
-#   hml deploy --best      the most accurate model for the region
+#   hml deploy --best      the most accurate model for the region (TorchScript)
 #   hml evaluate           accurate vs surrogate runs: error of the prices, speedups
+#   hml deploy --best --target c   the same model compiled to C (no libtorch)
+#   hml evaluate           the compiled deployment, the same way
 #
 # usage: scripts/main-job.sh [BUILD_DIR] [OPTIONS]
 #   OPTIONS: options priced per run (a multiple of the 4096 batch; default 32768)
@@ -25,7 +27,11 @@ echo "== hml train"
 "$hml" -C "$exp" train
 echo "== hml deploy --best"
 "$hml" -C "$exp" deploy --best
-echo "== hml evaluate"
+echo "== hml evaluate (TorchScript through the libtorch plugin)"
+"$hml" -C "$exp" evaluate --args "--options $options --seed 42"
+echo "== hml deploy --best --target c"
+"$hml" -C "$exp" deploy --best --target c
+echo "== hml evaluate (the model compiled to C)"
 "$hml" -C "$exp" evaluate --args "--options $options --seed 42"
 echo "== hml show"
 "$hml" -C "$exp" show

@@ -4,7 +4,7 @@
  *
  * The collector owns its file: it alone opens, checks and writes it. The
  * layout (one group per region label with `input`, `output`, `calls` and
- * attributes) is defined in lib/collection.h, beside the CLI's reader.
+ * attributes) is defined in lib/core/collection.h, beside the CLI's reader.
  *
  * Flush policy: calls are buffered in memory and written when the buffer
  * reaches flush_bytes, when flush_seconds have passed since the last write

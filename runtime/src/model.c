@@ -174,7 +174,7 @@ static int torch_backend(const char *path, const hml__backend **out)
  */
 static const char *c_last_error(void)
 {
-	static _Thread_local char msg[2048];   /* lib/error.c keeps messages shorter */
+	static _Thread_local char msg[2048];   /* lib/core/error.c keeps messages shorter */
 
 	snprintf(msg, sizeof(msg), "%s", hml_error_last()->message);
 	return msg;

@@ -86,7 +86,7 @@ static void print_table(const record *recs, size_t n)
 	}
 }
 
-/* The profile file (lib/profilefile.h) of the selected records. */
+/* The profile file (lib/core/profilefile.h) of the selected records. */
 static int write_json(const char *path, const record *recs, size_t n)
 {
 	hml__profile_record *out = calloc(n ? n : 1, sizeof(*out));

@@ -1,6 +1,6 @@
 /*
  * runtime/src/qoi.c - hml_qoi_write(): the public face of the QoI file
- * (lib/qoifile.h holds its layout, writer and reader).
+ * (lib/core/qoifile.h holds its layout, writer and reader).
  */
 #include <stdlib.h>
 

@@ -3,7 +3,7 @@
  * TorchScript inference behind the C table of backend.h, loaded by
  * model.c the first time a region opens a TorchScript model. Every
  * function of the table catches every C++ exception and turns it into an
- * hml error (this plugin's own copy of lib/error.c; the loader reads it
+ * hml error (this plugin's own copy of lib/core/error.c; the loader reads it
  * through last_error). The only symbol it exports is its entry point.
  */
 #include <torch/script.h>

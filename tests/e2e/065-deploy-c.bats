@@ -225,3 +225,20 @@ m.save("shape.pt")'
 	[[ "$stderr" == *"--march needs --target c"* ]]
 	nothing_registered
 }
+
+@test "evaluate runs the latest deployment as deployed: the compiled model" {
+	run --separate-stderr hml -C exp deploy --target c m1
+	assert_success
+	run --separate-stderr hml -C exp --json evaluate --repeat 1 -- --options 2048 --batch 256
+	assert_success
+	echo "$output" > ev.json
+	[ "$(json ev.json 'd["evaluation"]["target"]')" = c ]
+	[ "$(json ev.json 'd["evaluation"]["surrogate"]["model_calls"] > 0')" = True ]
+	[ "$(json ev.json 'd["evaluation"]["surrogate"]["fallback_calls"]')" = 0 ]
+	[ "$(json ev.json 'd["evaluation"]["qoi"]["rmse"] is not None and d["evaluation"]["qoi"]["rmse"] > 0')" = True ]
+	# Named, the model is its TorchScript form.
+	run --separate-stderr hml -C exp --json evaluate --repeat 1 m1 -- --options 2048 --batch 256
+	assert_success
+	echo "$output" > ev2.json
+	[ "$(json ev2.json 'd["evaluation"]["target"]')" = torchscript ]
+}

@@ -53,7 +53,7 @@ setup() {
 	hml -q -C exp deploy m1 >/dev/null
 	run hml -C exp evaluate --repeat 1 -- --options 4096 --seed 5
 	assert_success
-	assert_output --partial "e1: model m1 on workflow binomial, 1 measured runs each"
+	assert_output --partial "e1: model m1 (torchscript) on workflow binomial, 1 measured runs each"
 	assert_output --regexp "quantity of interest 'price' \(4096 values\): RMSE [0-9.e-]+, MAPE"
 	assert_output --partial "speedup"
 }

@@ -1,5 +1,5 @@
 /*
- * tests/unit/collection.c - the collected-data layout (lib/collection.h)
+ * tests/unit/collection.c - the collected-data layout (lib/core/collection.h)
  * round trip: files written through the runtime's collector are read back
  * through the CLI's reader (lib/dataset.c) and by h5py, and files the
  * collector did not write are named and refused as each side's policy

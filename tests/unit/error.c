@@ -1,4 +1,4 @@
-/* Unit tests of lib/error.c: codes, one-line messages, thread-local state. */
+/* Unit tests of lib/core/error.c: codes, one-line messages, thread-local state. */
 #include <pthread.h>
 
 #include "check.h"

@@ -1,5 +1,5 @@
 /*
- * lib/qoifile.h - the QoI file: what an application records with
+ * lib/core/qoifile.h - the QoI file: what an application records with
  * hml_qoi_write() and `hml evaluate` compares (internal; writer and
  * reader side by side).
  *

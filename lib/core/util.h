@@ -1,5 +1,5 @@
 /*
- * lib/util.h - small helpers shared by the runtime and the CLI (internal).
+ * lib/core/util.h - small helpers shared by the runtime and the CLI (internal).
  */
 #ifndef HML_LIB_UTIL_H
 #define HML_LIB_UTIL_H

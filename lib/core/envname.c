@@ -1,5 +1,5 @@
 /*
- * lib/envname.c - HML_<KEY>_<LABEL>, built in one place.
+ * lib/core/envname.c - HML_<KEY>_<LABEL>, built in one place.
  */
 #include <string.h>
 

@@ -1,5 +1,5 @@
 /*
- * lib/qoifile.c - the QoI file, written by the runtime (hml_qoi_write)
+ * lib/core/qoifile.c - the QoI file, written by the runtime (hml_qoi_write)
  * and read by hml evaluate.
  */
 #include <stdlib.h>

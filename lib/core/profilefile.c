@@ -1,5 +1,5 @@
 /*
- * lib/profilefile.c - the profile JSON, written with jansson by the
+ * lib/core/profilefile.c - the profile JSON, written with jansson by the
  * runtime and read with it by the CLI.
  */
 #include <errno.h>

@@ -1,5 +1,5 @@
 /*
- * lib/error.h - recording errors (internal).
+ * lib/core/error.h - recording errors (internal).
  *
  * hml__error_set() records the code and a formatted one-line message for the
  * calling thread and returns the code, so a failure is reported where it is

@@ -1,5 +1,5 @@
 /*
- * lib/collection.h - the layout of a collection file: what the runtime's
+ * lib/core/collection.h - the layout of a collection file: what the runtime's
  * collector (runtime/src/collect.c) writes and the CLI's data-set reader
  * (lib/dataset.c) reads, defined once (internal).
  *

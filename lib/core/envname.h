@@ -1,5 +1,5 @@
 /*
- * lib/envname.h - the names of the environment variables the runtime reads
+ * lib/core/envname.h - the names of the environment variables the runtime reads
  * (internal; shared by the runtime and the CLI).
  *
  * A region setting is read from HML_<KEY>_<LABEL> first, then from the

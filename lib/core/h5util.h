@@ -1,5 +1,5 @@
 /*
- * lib/h5util.h - HDF5 helpers shared by the runtime's collector and QoI
+ * lib/core/h5util.h - HDF5 helpers shared by the runtime's collector and QoI
  * writer and by the CLI's data-set reader (internal).
  *
  * hml never lets HDF5 print: hml__h5_init() switches the automatic error
