@@ -134,7 +134,7 @@ static json_t *run_json(int64_t seed, char *const *argv, const hml__proc_result 
 	json_t *a = json_array(), *o;
 
 	for (; *argv; argv++)
-		json_array_append_new(a, json_string(*argv));
+		json_array_append_new(a, hml__json_bytes(*argv));
 	o = json_pack("{s:I, s:o}", "seed", (json_int_t)seed, "argv", a);
 	if (start_error) {
 		json_object_set_new(o, "status", json_string("not started"));

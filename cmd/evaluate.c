@@ -364,7 +364,7 @@ static json_t *record_json(const evaluation *e)
 		return NULL;
 	json_object_set_new(rec, "argv", json_array());
 	for (char **a = e->argv; *a; a++)
-		json_array_append_new(json_object_get(rec, "argv"), json_string(*a));
+		json_array_append_new(json_object_get(rec, "argv"), hml__json_bytes(*a));
 	json_object_set_new(rec, "qoi", json_pack("{s:s, s:s, s:o, s:o, s:o, s:o, s:I, s:I, s:I}",
 		"dataset", e->w->qoi_dataset, "metric", e->w->qoi_metric ? e->w->qoi_metric : "rmse",
 		"rmse", cmd_json_real(err->rmse), "mape", cmd_json_real(err->mape),

@@ -59,3 +59,25 @@ fresh_experiment() {
 	assert_output --partial "is corrupt: models[1].id 'm1' is used twice"
 	cmp before.json exp/manifest.json
 }
+
+@test "an application argument that is not UTF-8 is recorded without loss" {
+	# A workflow whose program drops its first argument and runs binomial.
+	mkdir wf
+	printf '#!/bin/sh\nshift\nexec "%s" "$@"\n' "$BINOMIAL" > wf/wrap
+	chmod +x wf/wrap
+	"$PY" - "$HML_SOURCE_DIR/workflows/binomial/workflow.json" <<'EOF2'
+import json, sys
+w = json.load(open(sys.argv[1]))
+w["program"] = "wrap"
+json.dump(w, open("wf/workflow.json", "w"))
+EOF2
+	run --separate-stderr hml -C exp --json collect wf/workflow.json -- $'caf\xe9' \
+		--options 64 --batch 64 --seed 3
+	assert_success
+	"$PY" - <<'EOF2'
+import json
+m = json.load(open("exp/manifest.json"))
+assert len(m["datasets"]) == 1
+assert m["datasets"][0]["runs"][0]["argv"][1] == {"hex": "636166e9"}, m["datasets"][0]["runs"][0]["argv"]
+EOF2
+}
