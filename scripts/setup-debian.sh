@@ -13,7 +13,7 @@ PKGS="build-essential cmake pkg-config git ca-certificates
   bats bats-assert bats-support
   liblapacke-dev libnlopt-dev
   python3 python3-torch python3-h5py python3-numpy python3-sklearn
-  clang libclang-rt-14-dev"
+  clang libclang-rt-14-dev hyperfine"
 
 missing=
 for p in $PKGS; do
