@@ -11,6 +11,7 @@
 
 #include "cmd.h"
 #include "fsutil.h"
+#include "records.h"
 #include "store.h"
 
 static const char description[] =
@@ -256,13 +257,14 @@ static int list_datasets(const json_t *recs)
 
 	json_array_foreach(recs, i, r) {
 		char regions[512], runs[64];
-		const char *wf = str(r, "workflow.name");
+		hml__dataset_view d;
 		const char *row[5];
 
-		region_list(regions, sizeof(regions), json_object_get(r, "regions"));
+		hml__dataset_view_of(&d, r);
+		region_list(regions, sizeof(regions), d.regions);
 		run_count(runs, sizeof(runs), json_object_get(r, "runs"));
-		row[0] = str(r, "id");
-		row[1] = wf ? wf : str(r, "workflow");
+		row[0] = d.id;
+		row[1] = d.workflow_name ? d.workflow_name : str(r, "workflow");
 		row[2] = yes_no(json_object_get(r, "complete"));
 		row[3] = regions;
 		row[4] = runs;
@@ -285,10 +287,12 @@ static int list_models(const json_t *recs)
 
 	json_array_foreach(recs, i, r) {
 		char val[32], test[32], lat[32], params[32];
+		hml__model_view m;
 		const char *row[7];
 
-		row[0] = str(r, "id");
-		row[1] = str(r, "region");
+		hml__model_view_of(&m, r);
+		row[0] = m.id;
+		row[1] = m.region;
 		row[2] = str(r, "arch");
 		row[3] = num(val, sizeof(val), r, "metrics.val_rmse");
 		row[4] = num(test, sizeof(test), r, "metrics.test_rmse");
@@ -312,17 +316,19 @@ static int list_deployments(const json_t *recs)
 
 	json_array_foreach(recs, i, r) {
 		char env[2048], sel[64];
+		hml__deployment_view d;
 		const char *row[5], *how = str(r, "selection");
 		const json_t *bound = json_object_get(r, "max_error");
 
-		env_list(env, sizeof(env), json_object_get(r, "env"));
+		hml__deployment_view_of(&d, r);
+		env_list(env, sizeof(env), d.env);
 		/* "max-error 0.05": the bound the model was chosen under. */
 		if (how && json_is_number(bound))
 			snprintf(sel, sizeof(sel), "%s %.4g", how, json_number_value(bound));
 		else
 			snprintf(sel, sizeof(sel), "%s", how ? how : "");
-		row[0] = str(r, "id");
-		row[1] = str(r, "model");
+		row[0] = d.id;
+		row[1] = d.model;
 		row[2] = sel;
 		row[3] = i + 1 == n ? "yes" : "no";
 		row[4] = env;

@@ -22,6 +22,7 @@
 #include "cmd.h"
 #include "dataset.h"
 #include "fsutil.h"
+#include "records.h"
 #include "store.h"
 #include "train.h"
 #include "util.h"
@@ -117,25 +118,15 @@ static void state_release(train_state *st)
 	data_ids.items = NULL;
 }
 
-/* The region record of data set `d` for `label`, or NULL. */
-static const json_t *region_of(const json_t *d, const char *label)
-{
-	return json_object_get(json_object_get(d, "regions"), label);
-}
-
 /* The workflow name of data set `d` ("" when it has none). */
-static const char *workflow_of(const json_t *d)
+static const char *workflow_of(const hml__dataset_view *d)
 {
-	const char *name = cmd_json_string(json_object_get(d, "workflow"), "name");
-
-	return name ? name : "";
+	return d->workflow_name ? d->workflow_name : "";
 }
 
-static int has_rows(const json_t *d, const char *label)
+static int has_rows(const hml__dataset_view *d, const char *label)
 {
-	const json_t *r = region_of(d, label);
-
-	return r && json_integer_value(json_object_get(r, "rows")) > 0;
+	return hml__dataset_view_rows(d, label) > 0;
 }
 
 static int push_id(train_state *st, const char *id)
@@ -153,9 +144,10 @@ static int push_id(train_state *st, const char *id)
  * The region to train: --region, else the one region the data sets hold
  * rows for. Named data sets must exist and hold it.
  */
-static int pick_region(train_state *st, const json_t *sets)
+static int pick_region(train_state *st)
 {
-	const json_t *d, *r;
+	hml__dataset_view d;
+	const json_t *r;
 	const char *key, *only = NULL;
 	json_t *seen;      /* labels with rows, as a set */
 	char names[512] = "";
@@ -167,15 +159,15 @@ static int pick_region(train_state *st, const json_t *sets)
 	}
 	if (!(seen = json_object()))
 		return hml__error_oom();
-	json_array_foreach(sets, i, d) {
+	for (i = 0; hml__records_dataset_at(&d, st->s, i); i++) {
 		int wanted = !data_ids.n;
 
 		for (int k = 0; k < data_ids.n; k++)
-			wanted |= cmd_json_string(d, "id") && strcmp(data_ids.items[k], cmd_json_string(d, "id")) == 0;
+			wanted |= d.id && strcmp(data_ids.items[k], d.id) == 0;
 		if (!wanted)
 			continue;
-		json_object_foreach((json_t *)json_object_get(d, "regions"), key, r)
-			if (json_integer_value(json_object_get(r, "rows")) > 0) {
+		json_object_foreach((json_t *)d.regions, key, r)
+			if (has_rows(&d, key)) {
 				json_object_set_new(seen, key, json_true());
 				only = only ? only : key;
 			}
@@ -200,46 +192,44 @@ static int pick_region(train_state *st, const json_t *sets)
 /* The data sets to train on, in manifest order. */
 static int pick_datasets(train_state *st)
 {
-	const json_t *sets = json_object_get(hml__store_manifest(st->s), "datasets"), *d;
+	hml__dataset_view d;
 	size_t i;
 	int rc;
 
 	for (int k = 0; k < data_ids.n; k++)
-		if (!hml__store_find(st->s, "datasets", data_ids.items[k]))
-			return hml__error_set(HML_ENOTFOUND, "no data set '%s' in experiment '%s'",
-			                      data_ids.items[k], hml__store_dir(st->s));
-	if ((rc = pick_region(st, sets)) < 0)
+		if ((rc = hml__records_dataset(&d, st->s, data_ids.items[k])) < 0)
+			return rc;
+	if ((rc = pick_region(st)) < 0)
 		return rc;
 	if (data_ids.n) {
 		for (int k = 0; k < data_ids.n; k++) {
 			const char *id = data_ids.items[k];
 
-			d = hml__store_find(st->s, "datasets", id);
-			if (!has_rows(d, st->label))
+			if ((rc = hml__records_dataset(&d, st->s, id)) < 0)
+				return rc;
+			if (!has_rows(&d, st->label))
 				return hml__error_set(HML_EINVALID,
 					"data set '%s' has no rows of region '%s'", id, st->label);
-			if (st->wname && strcmp(st->wname, workflow_of(d)) != 0)
+			if (st->wname && strcmp(st->wname, workflow_of(&d)) != 0)
 				return hml__error_set(HML_EINVALID,
 					"data sets '%s' and '%s' come from different workflows", st->ids[0], id);
-			st->wname = workflow_of(d);
+			st->wname = workflow_of(&d);
 			if ((rc = push_id(st, id)) < 0)
 				return rc;
 		}
 		return 0;
 	}
 	/* Default: the newest data set holding the region sets the workflow. */
-	for (i = json_array_size(sets); i-- > 0;) {
-		d = json_array_get(sets, i);
-		if (has_rows(d, st->label)) {
-			st->wname = workflow_of(d);
+	for (i = hml__records_count(st->s, "datasets"); i-- > 0;)
+		if (hml__records_dataset_at(&d, st->s, i) && has_rows(&d, st->label)) {
+			st->wname = workflow_of(&d);
 			break;
 		}
-	}
 	if (!st->wname) {
 		int known = 0;
 
-		json_array_foreach(sets, i, d)
-			known |= region_of(d, st->label) != NULL;
+		for (i = 0; hml__records_dataset_at(&d, st->s, i); i++)
+			known |= hml__dataset_view_region(&d, st->label) != NULL;
 		if (known)
 			return hml__error_set(HML_EINVALID,
 				"region '%s' has no collected rows in experiment '%s'",
@@ -247,9 +237,9 @@ static int pick_datasets(train_state *st)
 		return hml__error_set(HML_ENOTFOUND, "no data set of experiment '%s' holds region '%s'",
 		                      hml__store_dir(st->s), st->label);
 	}
-	json_array_foreach(sets, i, d)
-		if (has_rows(d, st->label) && strcmp(workflow_of(d), st->wname) == 0 &&
-		    (rc = push_id(st, cmd_json_string(d, "id"))) < 0)
+	for (i = 0; hml__records_dataset_at(&d, st->s, i); i++)
+		if (has_rows(&d, st->label) && strcmp(workflow_of(&d), st->wname) == 0 &&
+		    (rc = push_id(st, d.id)) < 0)
 			return rc;
 	return 0;
 }
@@ -329,10 +319,11 @@ static json_t *model_record(const train_state *st, const hml__train_options *o,
 	char family[32];
 
 	for (size_t i = 0; i < st->n; i++) {
-		const json_t *d = hml__store_find(st->s, "datasets", st->ids[i]);
-		const char *rel = cmd_json_string(json_object_get(d, "files"), "data");
-		const char *sha = rel ? cmd_json_string(json_object_get(json_object_get(d, "provenance"),
-		                                               "sha256"), rel) : NULL;
+		hml__dataset_view d;
+		const char *sha;
+
+		hml__dataset_view_of(&d, hml__store_find(st->s, "datasets", st->ids[i]));
+		sha = d.file ? hml__record_sha256(d.json, d.file) : NULL;
 
 		json_array_append_new(ids, json_string(st->ids[i]));
 		json_object_set_new(data_sha, st->ids[i], sha ? json_string(sha) : json_null());
@@ -425,6 +416,7 @@ int cmd_train(int argc, char **argv)
 	hml__nonfinite policy;
 	json_t *rec = NULL;
 	const char *wpath = NULL, *nf = "drop";
+	hml__dataset_view data0;
 	char canonical[256], id[32];
 	int first, rc, code = HML_EXIT_OK;
 
@@ -465,8 +457,8 @@ int cmd_train(int argc, char **argv)
 		goto fail;
 
 	/* The workflow of the data, for its training defaults. */
-	wpath = cmd_json_string(json_object_get(hml__store_find(st.s, "datasets", st.ids[0]), "workflow"),
-	               "path");
+	hml__dataset_view_of(&data0, hml__store_find(st.s, "datasets", st.ids[0]));
+	wpath = data0.workflow_path;
 	if (wpath && hml__workflow_load(&st.w, wpath) < 0 &&
 	    (!st.wname || hml__workflow_load(&st.w, st.wname) < 0)) {
 		cmd_warn("the workflow of data set '%s' cannot be loaded (%s); "

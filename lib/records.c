@@ -136,6 +136,12 @@ const json_t *hml__dataset_view_region(const hml__dataset_view *d, const char *l
 	return typed(d->regions, label, is_object);
 }
 
+long long hml__dataset_view_rows(const hml__dataset_view *d, const char *label)
+{
+	return (long long)json_integer_value(json_object_get(hml__dataset_view_region(d, label),
+	                                                     "rows"));
+}
+
 int hml__records_latest_deployment(hml__deployment_view *out, const hml__store *s)
 {
 	size_t n = hml__records_count(s, "deployments");

@@ -78,6 +78,10 @@ int hml__records_dataset(hml__dataset_view *out, const hml__store *s, const char
 /** The region `label` of a data set ({rows, calls, input_shape, ...}) or NULL. */
 const json_t *hml__dataset_view_region(const hml__dataset_view *d, const char *label);
 
+/** The rows collected for region `label` of a data set; 0 when it has no
+ *  such region or no integer row count. */
+long long hml__dataset_view_rows(const hml__dataset_view *d, const char *label);
+
 /** The latest deployment: 0, or HML_ENOTFOUND "no model is deployed in
  *  experiment 'DIR': run 'hml deploy' or name a model". */
 int hml__records_latest_deployment(hml__deployment_view *out, const hml__store *s);

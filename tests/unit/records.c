@@ -78,6 +78,8 @@ TEST(views)
 	CHECK_EQ_INT(d.complete, 0);
 	CHECK(hml__dataset_view_region(&d, "binomial") != NULL);
 	CHECK(hml__dataset_view_region(&d, "other") == NULL);
+	CHECK_EQ_INT(hml__dataset_view_rows(&d, "binomial"), 4096);
+	CHECK_EQ_INT(hml__dataset_view_rows(&d, "other"), 0);
 	CHECK_STR(hml__record_sha256(d.json, d.file),
 	          "2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881");
 
