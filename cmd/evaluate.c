@@ -172,11 +172,10 @@ static int plan_model(evaluation *e, const char *named)
 		return rc;
 	/* The latest deployment is evaluated as deployed: a compiled one runs
 	 * its checked shared object, not the TorchScript file. */
-	if (!named && cmd_json_string(dep.json, "compiled")) {
-		const char *cid = cmd_json_string(dep.json, "compiled");
+	if (!named && dep.compiled) {
 		char *so = NULL;
 
-		if ((rc = cmd_record_file(e->s, hml__store_find(e->s, "compiled", cid),
+		if ((rc = cmd_record_file(e->s, hml__store_find(e->s, "compiled", dep.compiled),
 		                          "compiled model", "library", "compiled", &so)) < 0)
 			return rc;
 		free(e->model_path);

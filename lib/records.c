@@ -77,6 +77,7 @@ void hml__deployment_view_of(hml__deployment_view *out, const json_t *rec)
 	out->model = str(rec, "model");
 	out->region = str(rec, "region");
 	out->env = typed(rec, "env", is_object);
+	out->compiled = str(rec, "compiled");
 }
 
 size_t hml__records_count(const hml__store *s, const char *collection)

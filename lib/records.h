@@ -55,6 +55,7 @@ typedef struct hml__deployment_view {
 	const char *model;           /**< the deployed model's id */
 	const char *region;
 	const json_t *env;           /**< object: variable -> value */
+	const char *compiled;        /**< the "compiled" record it runs (deploy --target c), or NULL */
 } hml__deployment_view;
 
 void hml__model_view_of(hml__model_view *out, const json_t *rec);

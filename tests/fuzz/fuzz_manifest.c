@@ -14,14 +14,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const char *const collections[] = { "datasets", "models", "deployments",
-	                                           "evaluations" };
+	                                           "evaluations", "compiled" };
 	hml__store *s = NULL;
 
 	fuzz_write("manifest.json", data, size);
 	if (hml__store_open(&s, fuzz_dir(), 0) == 0) {
 		const json_t *m = hml__store_manifest(s);
 
-		for (size_t c = 0; c < 4; c++) {
+		for (size_t c = 0; c < sizeof(collections) / sizeof(collections[0]); c++) {
 			const json_t *arr = json_object_get(m, collections[c]), *rec;
 			size_t i;
 

@@ -64,8 +64,8 @@ TEST(views)
 	free(tmp);
 	CHECK_OK(hml__store_add(s, "models", json_pack("{s:s}", "region", "other"),
 	                        NULL, 0, 0, id, sizeof(id)));
-	CHECK_OK(hml__store_add(s, "deployments", json_pack("{s:s, s:s}", "model", "m2",
-	                        "region", "other"), NULL, 0, 0, id, sizeof(id)));
+	CHECK_OK(hml__store_add(s, "deployments", json_pack("{s:s, s:s, s:s}", "model", "m2",
+	                        "region", "other", "compiled", "c1"), NULL, 0, 0, id, sizeof(id)));
 	CHECK_OK(hml__store_add(s, "deployments", json_pack("{s:s, s:s, s:{s:s}}", "model", "m1",
 	                        "region", "binomial", "env", "HML_MODE_BINOMIAL", "infer"),
 	                        NULL, 0, 0, id, sizeof(id)));
@@ -104,6 +104,9 @@ TEST(views)
 	CHECK_STR(p.model, "m1");
 	CHECK_STR(p.region, "binomial");
 	CHECK_STR(json_string_value(json_object_get(p.env, "HML_MODE_BINOMIAL")), "infer");
+	CHECK(p.compiled == NULL);
+	hml__deployment_view_of(&p, hml__store_find(s, "deployments", "p1"));
+	CHECK_STR(p.compiled, "c1");
 	hml__store_free(s);
 }
 
