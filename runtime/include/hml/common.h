@@ -73,6 +73,9 @@ typedef struct hml_array {
 /** Describe a 3-D row-major array `ptr[n0][n1][n2]`. */
 #define HML_ARRAY_3D(ptr, dt, n0, n1, n2) \
 	((hml_array){ #ptr, (void *)(ptr), (dt), 3, { (n0), (n1), (n2) } })
+/** Describe a 4-D row-major array `ptr[n0][n1][n2][n3]` (e.g. videos of frames). */
+#define HML_ARRAY_4D(ptr, dt, n0, n1, n2, n3) \
+	((hml_array){ #ptr, (void *)(ptr), (dt), 4, { (n0), (n1), (n2), (n3) } })
 
 /**
  * A name in a functor or a domain bound to a run-time integer, e.g. the row
