@@ -827,7 +827,9 @@ void *hml_tmap_contiguous(const hml_tmap *map, hml_dtype dtype)
 
 typedef void (*kernel_fn)(void *to, int64_t ts, const void *from, int64_t fs, int64_t n);
 
-#define KERNEL(NAME, TO, FROM)                                                 \
+/* SAME: TO and FROM are one type, so a contiguous run is a memcpy (int32
+ * and float32 share a size, not a representation: they need the cast). */
+#define KERNEL(NAME, TO, FROM, SAME)                                           \
 static void NAME(void *to_, int64_t ts, const void *from_, int64_t fs,         \
                  int64_t n)                                                    \
 {                                                                              \
@@ -835,7 +837,7 @@ static void NAME(void *to_, int64_t ts, const void *from_, int64_t fs,         \
 	const FROM *restrict from = from_;                                     \
 	int64_t k;                                                             \
 	if (ts == 1 && fs == 1) {                                              \
-		if (sizeof(TO) == sizeof(FROM))                                \
+		if (SAME)                                                      \
 			memcpy(to, from, (size_t)n * sizeof(TO));              \
 		else                                                           \
 			SIMD for (k = 0; k < n; k++)                           \
@@ -852,14 +854,14 @@ static void NAME(void *to_, int64_t ts, const void *from_, int64_t fs,         \
 	}                                                                      \
 }
 
-KERNEL(copy_ff, float, float)
-KERNEL(copy_dd, double, double)
-KERNEL(copy_fd, float, double)
-KERNEL(copy_df, double, float)
-KERNEL(copy_fi, float, int32_t)
-KERNEL(copy_fl, float, int64_t)
-KERNEL(copy_di, double, int32_t)
-KERNEL(copy_dl, double, int64_t)
+KERNEL(copy_ff, float, float, 1)
+KERNEL(copy_dd, double, double, 1)
+KERNEL(copy_fd, float, double, 0)
+KERNEL(copy_df, double, float, 0)
+KERNEL(copy_fi, float, int32_t, 0)
+KERNEL(copy_fl, float, int64_t, 0)
+KERNEL(copy_di, double, int32_t, 0)
+KERNEL(copy_dl, double, int64_t, 0)
 
 /* `to` is a float type; `from` any dtype (integers are read, never written). */
 static kernel_fn pick_kernel(hml_dtype to, hml_dtype from)

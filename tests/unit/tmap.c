@@ -1031,6 +1031,44 @@ TEST(integer_inputs)
 	hml_tmap_free(map);
 }
 
+/* Whole integer rows copied in contiguous runs: int32 -> float32 and
+ * int64 -> float64 share an element size but not a representation, so
+ * the runs are converted, not copied bit for bit (the particle filter's
+ * frames, a 4-D int32 array, one video per row). */
+TEST(integer_rows_contiguous)
+{
+	static int32_t frames[3][2][4][5];
+	static int64_t counts[3][40];
+	float fdst[3 * 40];
+	double ddst[3 * 40];
+	hml_array f4 = HML_ARRAY_4D(frames, HML_I32, 3, 2, 4, 5);
+	hml_array c2 = HML_ARRAY_2D(counts, HML_I64, 3, 40);
+	hml_symbol sym[3] = { { "T", 2 }, { "S", 4 }, { "V", 3 } };
+	hml_tmap *fm, *cm;
+	int i, bad = 0;
+
+	for (i = 0; i < 3 * 40; i++) {
+		(&frames[0][0][0][0])[i] = 100 + i;
+		(&counts[0][0])[i] = -7 * i;
+	}
+	fm = bind("[v, 0:T, 0:S, 0:5] = ([v, 0:T, 0:S, 0:5])", "0:V", &f4, 1, sym, 3);
+	cm = bind("[i, 0:40] = ([i, 0:40])", "0:3", &c2, 1, NULL, 0);
+	if (!fm || !cm)
+		goto done;
+	CHECK_OK(hml_tmap_gather(fm, fdst, HML_F32, 1));
+	CHECK_OK(hml_tmap_gather(fm, ddst, HML_F64, 1));
+	for (i = 0; i < 3 * 40; i++)
+		bad += fdst[i] != (float)(100 + i) || ddst[i] != (double)(100 + i);
+	CHECK_OK(hml_tmap_gather(cm, ddst, HML_F64, 1));
+	CHECK_OK(hml_tmap_gather(cm, fdst, HML_F32, 1));
+	for (i = 0; i < 3 * 40; i++)
+		bad += ddst[i] != -7.0 * i || fdst[i] != (float)(-7 * i);
+	CHECK_EQ_INT(bad, 0);
+done:
+	hml_tmap_free(fm);
+	hml_tmap_free(cm);
+}
+
 /* A map declared with one batch's shape walks a larger array batch by batch. */
 TEST(seek_batches)
 {
@@ -1075,6 +1113,7 @@ int main(void)
 	RUN(stencil_2d_interior);
 	RUN(concatenation_mixed_widths_and_dtypes);
 	RUN(integer_inputs);
+	RUN(integer_rows_contiguous);
 	RUN(seek_batches);
 	RUN(strided_and_offset_slices);
 	RUN(affine_rows);
