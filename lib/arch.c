@@ -64,8 +64,13 @@ void hml__arch_format_double(char *buf, size_t size, double v)
 
 /* The family's limits and defaults, from its JSON description. */
 typedef struct limits {
-	int64_t layers[2], width[2], kernel[2];
+	int64_t layers[2], width[2], kernel[2], pool[2];
 } limits;
+
+/* Which key=value options a spec gave (each at most once). */
+typedef struct seen_opts {
+	int dropout, kernel, pool, head;
+} seen_opts;
 
 static void json_limits(json_t *doc, const char *key, int64_t *range)
 {
@@ -121,16 +126,46 @@ static int parse_widths_field(hml__arch *a, const char *x, const char *spec, con
 }
 
 /* key=value; `seen` tracks which keys were given. */
+/* cnnvec's pool=P and head=H. 1 when `x` is neither, else 0 or an error. */
+static int parse_vec_option(hml__arch *a, const char *x, const char *val, const char *spec,
+                            const limits *lim, seen_opts *seen)
+{
+	int64_t iv;
+
+	if (strcmp(x, "pool") == 0) {
+		if (seen->pool++)
+			return hml__error_set(HML_EINVALID, "arch '%s' gives pool twice", spec);
+		if (hml__parse_i64(val, &iv) != 0 || iv < lim->pool[0] || iv > lim->pool[1])
+			return hml__error_set(HML_EINVALID,
+				"bad pool '%s' in arch '%s' (expected an integer from %lld to %lld)",
+				val, spec, (long long)lim->pool[0], (long long)lim->pool[1]);
+		a->pool = (int)iv;
+		return 0;
+	}
+	if (strcmp(x, "head") == 0) {
+		if (seen->head++)
+			return hml__error_set(HML_EINVALID, "arch '%s' gives head twice", spec);
+		if (hml__parse_i64(val, &iv) != 0 || iv < 0 || iv > lim->width[1])
+			return hml__error_set(HML_EINVALID,
+				"bad head '%s' in arch '%s' (expected 0, no hidden head layer, to %lld units)",
+				val, spec, (long long)lim->width[1]);
+		a->head = iv;
+		return 0;
+	}
+	return 1;
+}
+
 static int parse_option(hml__arch *a, char *x, char *eq, const char *spec, const limits *lim,
-                        int *seen_dropout, int *seen_kernel)
+                        seen_opts *seen)
 {
 	const char *val = eq + 1;
 	double dv;
 	int64_t iv;
+	int rc;
 
 	*eq = '\0';
 	if (strcmp(x, "dropout") == 0) {
-		if ((*seen_dropout)++)
+		if (seen->dropout++)
 			return hml__error_set(HML_EINVALID, "arch '%s' gives dropout twice", spec);
 		if (hml__parse_double(val, &dv) != 0 || !(dv >= 0 && dv < 1))
 			return hml__error_set(HML_EINVALID,
@@ -139,7 +174,7 @@ static int parse_option(hml__arch *a, char *x, char *eq, const char *spec, const
 		return 0;
 	}
 	if (strcmp(x, "kernel") == 0 && a->cnn) {
-		if ((*seen_kernel)++)
+		if (seen->kernel++)
 			return hml__error_set(HML_EINVALID, "arch '%s' gives kernel twice", spec);
 		if (hml__parse_i64(val, &iv) != 0 || iv < lim->kernel[0] || iv > lim->kernel[1] ||
 		    iv % 2 == 0)
@@ -149,8 +184,11 @@ static int parse_option(hml__arch *a, char *x, char *eq, const char *spec, const
 		a->kernel = (int)iv;
 		return 0;
 	}
+	if (a->vec && (rc = parse_vec_option(a, x, val, spec, lim, seen)) <= 0)
+		return rc;
 	return hml__error_set(HML_EINVALID, "unknown option '%s' in arch '%s' (%s takes: %s)",
-	                      x, spec, a->family, a->cnn ? "dropout, kernel" : "dropout");
+	                      x, spec, a->family,
+	                      a->vec ? "dropout, kernel, pool, head" : a->cnn ? "dropout, kernel" : "dropout");
 }
 
 static int parse_activation(hml__arch *a, const char *x, const char *spec, int *seen)
@@ -169,7 +207,7 @@ static int parse_activation(hml__arch *a, const char *x, const char *spec, int *
 }
 
 /* What the spec left out, from the family's "defaults". */
-static void apply_defaults(hml__arch *a, json_t *defs, int widths, int act, int dropout, int kernel)
+static void apply_defaults(hml__arch *a, json_t *defs, int widths, int act, const seen_opts *seen)
 {
 	if (!widths) {
 		json_t *w = json_object_get(defs, "widths"), *v;
@@ -186,20 +224,28 @@ static void apply_defaults(hml__arch *a, json_t *defs, int widths, int act, int 
 	}
 	if (!act) {
 		const char *d = json_string_value(json_object_get(defs, "activation"));
-		int seen = 0;
+		int once = 0;
 
-		if (!d || parse_activation(a, d, "", &seen) != 0) {
+		if (!d || parse_activation(a, d, "", &once) != 0) {
 			a->act = hml__arch_activations[0];
 			a->act_index = 0;
 		}
 	}
-	if (!kernel && a->cnn) {
+	if (!seen->kernel && a->cnn) {
 		json_t *k = json_object_get(defs, "kernel");
 		a->kernel = json_is_integer(k) ? (int)json_integer_value(k) : 3;
 	}
-	if (!dropout) {
+	if (!seen->dropout) {
 		json_t *p = json_object_get(defs, "dropout");
 		a->dropout = json_is_number(p) ? json_number_value(p) : 0;
+	}
+	if (!seen->pool && a->vec) {
+		json_t *p = json_object_get(defs, "pool");
+		a->pool = json_is_integer(p) ? (int)json_integer_value(p) : 2;
+	}
+	if (!seen->head && a->vec) {
+		json_t *h = json_object_get(defs, "head");
+		a->head = json_is_integer(h) ? json_integer_value(h) : 0;
 	}
 }
 
@@ -216,6 +262,9 @@ static void make_canonical(hml__arch *a)
 		n += (size_t)snprintf(a->canonical + n, size - n, ":%s", a->act);
 	if (a->cnn && n < size)
 		n += (size_t)snprintf(a->canonical + n, size - n, ":kernel=%d", a->kernel);
+	if (a->vec && n < size)
+		n += (size_t)snprintf(a->canonical + n, size - n, ":pool=%d:head=%lld", a->pool,
+		                      (long long)a->head);
 	if (a->dropout > 0 && n < size) {
 		hml__arch_format_double(num, sizeof(num), a->dropout);
 		snprintf(a->canonical + n, size - n, ":dropout=%s", num);
@@ -225,13 +274,15 @@ static void make_canonical(hml__arch *a)
 /* The fields after the family, in `rest` (modified in place). */
 static int parse_fields(hml__arch *a, char *rest, const char *spec, json_t *doc)
 {
-	limits lim = { { 1, 32 }, { 1, 16384 }, { 1, 15 } };
-	int widths = 0, act = 0, dropout = 0, kernel = 0, rc = 0;
+	limits lim = { { 1, 32 }, { 1, 16384 }, { 1, 15 }, { 1, 16 } };
+	seen_opts seen = { 0, 0, 0, 0 };
+	int widths = 0, act = 0, rc = 0;
 	char *x = rest;
 
 	json_limits(doc, "layers", lim.layers);
 	json_limits(doc, "width", lim.width);
 	json_limits(doc, "kernel", lim.kernel);
+	json_limits(doc, "pool", lim.pool);
 	if (lim.layers[1] > HML__ARCH_MAX_LAYERS)
 		lim.layers[1] = HML__ARCH_MAX_LAYERS;
 	while (x && rc == 0) {
@@ -242,7 +293,7 @@ static int parse_fields(hml__arch *a, char *rest, const char *spec, json_t *doc)
 		if (!*x)
 			rc = hml__error_set(HML_EINVALID, "empty field in arch '%s'", spec);
 		else if ((eq = strchr(x, '=')))
-			rc = parse_option(a, x, eq, spec, &lim, &dropout, &kernel);
+			rc = parse_option(a, x, eq, spec, &lim, &seen);
 		else if (*x >= '0' && *x <= '9')
 			rc = widths++ ? hml__error_set(HML_EINVALID, "arch '%s' gives the widths twice", spec)
 			              : parse_widths_field(a, x, spec, &lim);
@@ -251,7 +302,7 @@ static int parse_fields(hml__arch *a, char *rest, const char *spec, json_t *doc)
 		x = colon ? colon + 1 : NULL;
 	}
 	if (rc == 0)
-		apply_defaults(a, json_object_get(doc, "defaults"), widths, act, dropout, kernel);
+		apply_defaults(a, json_object_get(doc, "defaults"), widths, act, &seen);
 	return rc;
 }
 
@@ -276,7 +327,8 @@ int hml__arch_parse(hml__arch *a, const char *spec)
 		                      (int)flen, spec, spec, hml__arch_families());
 	a->family = f->family;
 	a->template_src = f->ts;
-	a->cnn = strcmp(f->family, "cnn") == 0;
+	a->vec = strcmp(f->family, "cnnvec") == 0;
+	a->cnn = a->vec || strcmp(f->family, "cnn") == 0;
 	if (!(doc = json_loads(f->json, 0, &jerr)))
 		return hml__error_set(HML_EMODEL, "models/%s.json: %s (line %d)", f->family, jerr.text,
 		                      jerr.line);
@@ -297,6 +349,31 @@ done:
 static void shape_str(char *buf, size_t size, const int64_t *shape, int ndim)
 {
 	hml__format_shape(buf, size, shape, ndim);
+}
+
+/* cnnvec: a field in, any output flattened to a vector; the size of the
+ * map after every layer's pooling must stay at least one pixel. */
+static int vec_layout(hml__arch_layout *l, const hml__arch *a, const hml__dataset *d, const char *in)
+{
+	int64_t h, w;
+
+	l->core_in_ndim = 3;
+	l->core_in[0] = 1;
+	memcpy(l->core_in + 3 - d->in_ndim, d->in_shape, sizeof(int64_t) * (size_t)d->in_ndim);
+	l->core_out_ndim = 1;
+	l->core_out[0] = l->out_features;
+	h = l->core_in[1];
+	w = l->core_in[2];
+	for (int i = 0; i < a->nwidths; i++) {
+		h /= a->pool;
+		w /= a->pool;
+		if (h < 1 || w < 1)
+			return hml__error_set(HML_EINVALID,
+				"arch '%s' pools rows %s below one pixel after layer %d (use fewer layers or a smaller pool)",
+				a->canonical, in, i + 1);
+	}
+	l->flat_features = a->widths[a->nwidths - 1] * h * w;
+	return 0;
 }
 
 int hml__arch_layout_of(hml__arch_layout *l, const hml__arch *a, const hml__dataset *d)
@@ -323,6 +400,8 @@ int hml__arch_layout_of(hml__arch_layout *l, const hml__arch *a, const hml__data
 	if (d->in_ndim != 2 && d->in_ndim != 3)
 		return hml__error_set(HML_EINVALID,
 			"arch '%s' needs whole-field rows [C,H,W] or [H,W]; region rows are %s", a->canonical, in);
+	if (a->vec)
+		return vec_layout(l, a, d, in);
 	if (d->out_ndim != 2 && d->out_ndim != 3)
 		return hml__error_set(HML_EINVALID,
 			"arch '%s' needs whole-field outputs [C,H,W] or [H,W]; region outputs are %s",
@@ -340,7 +419,7 @@ int hml__arch_layout_of(hml__arch_layout *l, const hml__arch *a, const hml__data
 
 /* --- the template -------------------------------------------------------- */
 
-enum { NVARS = 10 };
+enum { NVARS = 16 };
 
 typedef struct expander {
 	char **lines;
@@ -487,6 +566,12 @@ static void set_vars(expander *t, const hml__arch *a, const hml__arch_layout *l)
 		set_var(t, "width", "%lld", (long long)l->core_in[2]);
 		set_var(t, "kernel", "%lld", (long long)a->kernel);
 		set_var(t, "pad", "%lld", (long long)(a->kernel / 2));
+	}
+	if (a->vec) {
+		set_var(t, "pool", "%lld", (long long)a->pool);
+		set_var(t, "pooled", "%lld", (long long)(a->pool > 1));
+		set_var(t, "head", "%lld", (long long)a->head);
+		set_var(t, "flat_features", "%lld", (long long)l->flat_features);
 	}
 }
 

@@ -11,6 +11,14 @@
  *   mlp:64x64:relu            two hidden layers of 64, ReLU
  *   mlp:128x128x64:tanh:dropout=0.1
  *   cnn:16x16:relu:kernel=3   whole-field data [C,H,W] or [H,W]
+ *   cnnvec:8x16:relu:kernel=3:pool=2:head=64
+ *                             whole-field inputs, vector outputs: conv
+ *                             layers ('same' padding), each followed by a
+ *                             PxP average pool (stride P, sizes rounded
+ *                             down; pool=1: none), the last map flattened,
+ *                             an optional hidden linear layer of `head`
+ *                             units (head=0: none), a linear output layer
+ *                             to the region's output features
  * Activations: relu, tanh, gelu, silu, sigmoid.
  */
 #ifndef HML_LIB_ARCH_H
@@ -34,15 +42,18 @@ extern const char *const hml__arch_activations[];
 
 /** A parsed spec. Strings point to static storage. */
 typedef struct hml__arch {
-	const char *family;        /**< "mlp", "cnn" */
+	const char *family;        /**< "mlp", "cnn", "cnnvec" */
 	const char *template_src;  /**< models/FAMILY.ts, NUL-terminated */
 	int nwidths;               /**< hidden layers */
 	int64_t widths[HML__ARCH_MAX_LAYERS];
 	const char *act;           /**< one of hml__arch_activations */
 	int act_index;             /**< its index there */
 	double dropout;            /**< 0 <= p < 1 */
-	int kernel;                /**< cnn: odd kernel size; 0 otherwise */
-	int cnn;                   /**< 1 for the cnn family */
+	int kernel;                /**< cnn, cnnvec: odd kernel size; 0 otherwise */
+	int cnn;                   /**< 1 for the conv families (cnn, cnnvec) */
+	int vec;                   /**< 1 for cnnvec (a vector head) */
+	int pool;                  /**< cnnvec: pooling size after each conv layer (1: none) */
+	int64_t head;              /**< cnnvec: hidden units of the head (0: none) */
 	char canonical[256];       /**< "mlp:64x64:relu" */
 } hml__arch;
 
@@ -61,12 +72,14 @@ typedef struct hml__arch_layout {
 	int core_in_ndim, core_out_ndim;       /**< inside core(): [F] or [C,H,W] */
 	int64_t core_in[3], core_out[3];
 	int64_t in_features, out_features;
+	int64_t flat_features;                 /**< cnnvec: the last pooled map, flattened */
 } hml__arch_layout;
 
 /**
  * Fill `l` for rows of `d` (only its shapes are read). Errors: HML_EINVALID
- * for rows without features, a CNN on data that are not whole fields, or a
- * CNN that would change the field's size.
+ * for rows without features, a CNN on data that are not whole fields, a
+ * cnn that would change the field's size, or a cnnvec whose pooling leaves
+ * no pixel.
  */
 int hml__arch_layout_of(hml__arch_layout *l, const hml__arch *a, const hml__dataset *d);
 

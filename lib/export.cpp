@@ -78,6 +78,10 @@ void read_module(const torch::jit::Module &mod, hml__cg_model *out)
 		throw Unsupported{ "it has no hml_arch attribute (not an hml MLP or CNN)" };
 	std::string arch = mod.attr("hml_arch").toStringRef();
 	std::vector<std::string> f = split(arch, ':');
+	if (!f.empty() && f[0] == "cnnvec")
+		throw Unsupported{ "its architecture '" + arch + "' is of the cnnvec family, which the C "
+		                   "generator does not handle yet (pooling and a linear head after "
+		                   "conv layers); deploy it as TorchScript" };
 	if (f.size() < 3 || (f[0] != "mlp" && f[0] != "cnn"))
 		throw Unsupported{ "its architecture '" + arch + "' is not of the mlp or cnn family" };
 	int act = hml__cg_act_parse(f[2].c_str());

@@ -54,14 +54,18 @@ struct Arch {
 	std::vector<int64_t> widths;
 	std::string act;
 	double dropout = 0;
-	int kernel = 0;           /* cnn only */
+	int kernel = 0;           /* cnn, cnnvec */
+	int pool = 1;             /* cnnvec: pooling after each conv layer */
+	int64_t head = 0;         /* cnnvec: hidden units of the head */
 	std::string canonical;
 };
 
 /* The shapes a model maps between, from the data (lib/arch.h). */
 struct Layout {
 	hml__arch_layout c;
-	bool cnn = false;
+	bool cnn = false;                       /* conv layers (cnn, cnnvec) */
+	bool vec = false;                       /* cnnvec: pooled, flattened, linear head */
+	int64_t flat_features = 0;
 	std::vector<int64_t> in_row, out_row;   /* the region's per-row shapes */
 	std::vector<int64_t> core_in, core_out; /* inside core(): [F] or [C, H, W] */
 	int64_t in_features = 0, out_features = 0;
@@ -92,6 +96,8 @@ int check_options(const hml__train_options *o, Arch &a)
 	a.act = a.c.act;
 	a.dropout = a.c.dropout;
 	a.kernel = a.c.kernel;
+	a.pool = a.c.pool;
+	a.head = a.c.head;
 	a.canonical = a.c.canonical;
 	return 0;
 }
@@ -104,6 +110,8 @@ int make_layout(const hml__dataset *d, const Arch &a, Layout &l)
 	if ((rc = hml__arch_layout_of(&l.c, &a.c, d)) < 0)
 		return rc;
 	l.cnn = a.c.cnn != 0;
+	l.vec = a.c.vec != 0;
+	l.flat_features = l.c.flat_features;
 	l.in_row.assign(l.c.in_row, l.c.in_row + l.c.in_ndim);
 	l.out_row.assign(l.c.out_row, l.c.out_row + l.c.out_ndim);
 	l.core_in.assign(l.c.core_in, l.c.core_in + l.c.core_in_ndim);
@@ -158,10 +166,20 @@ torch::Tensor activate(const torch::Tensor &x, const std::string &act)
 	return at::sigmoid(x);
 }
 
+/* models/cnnvec.ts's pool(): p x p means, stride p, the rest dropped. */
+torch::Tensor avg_pool(const torch::Tensor &h, int64_t p)
+{
+	int64_t hh = h.size(2) / p, ww = h.size(3) / p;
+	torch::Tensor c = h.slice(2, 0, hh * p).slice(3, 0, ww * p);
+	const int64_t dims[] = { 3, 5 };
+
+	return c.reshape({ c.size(0), c.size(1), hh, p, ww, p }).mean(at::IntArrayRef(dims));
+}
+
 /* core() of the template, on normalised data; mirrors models/FAMILY.ts. */
 torch::Tensor Model::forward(const torch::Tensor &x, bool train)
 {
-	size_t n = arch.widths.size();
+	size_t n = arch.widths.size(), p = 2 * n;
 	torch::Tensor h = x;
 
 	if (script)
@@ -173,8 +191,18 @@ torch::Tensor Model::forward(const torch::Tensor &x, bool train)
 		else
 			h = at::linear(h, params[2 * l], params[2 * l + 1]);
 		h = activate(h, arch.act);
+		if (lay.vec && arch.pool > 1)
+			h = avg_pool(h, arch.pool);
 		if (arch.dropout > 0)
 			h = at::dropout(h, arch.dropout, train);
+	}
+	if (lay.vec) {
+		h = h.reshape({ h.size(0), lay.flat_features });
+		if (arch.head > 0) {
+			h = activate(at::linear(h, params[p], params[p + 1]), arch.act);
+			p += 2;
+		}
+		return at::linear(h, params[p], params[p + 1]);
 	}
 	if (lay.cnn)
 		return at::conv2d(h, params[2 * n], params[2 * n + 1], { 1, 1 },
@@ -208,11 +236,23 @@ void make_params(Model &m)
 	for (size_t l = 0; l <= n; l++) {
 		std::string suffix = l < n ? std::to_string(l) : "_out";
 
-		if (m.lay.cnn)
+		if (m.lay.vec && l == n) {
+			/* cnnvec: the head reads the flattened, pooled map. */
+			int64_t in = m.lay.flat_features;
+
+			if (m.arch.head > 0) {
+				shapes.push_back({ m.arch.head, in });
+				shapes.push_back({ m.arch.head });
+				m.names.push_back("w_head");
+				m.names.push_back("b_head");
+				in = m.arch.head;
+			}
+			shapes.push_back({ m.lay.out_features, in });
+		} else if (m.lay.cnn)
 			shapes.push_back({ sizes[l + 1], sizes[l], m.arch.kernel, m.arch.kernel });
 		else
 			shapes.push_back({ sizes[l + 1], sizes[l] });
-		shapes.push_back({ sizes[l + 1] });
+		shapes.push_back({ shapes.back()[0] });
 		m.names.push_back("w" + suffix);
 		m.names.push_back("b" + suffix);
 	}
@@ -266,7 +306,8 @@ int build_module(Model &m, const torch::Tensor &in_mean, const torch::Tensor &in
 
 	if ((rc = expand_template(m.arch, m.lay, src)) < 0)
 		return rc;
-	m.module = torch::jit::Module(c10::QualifiedName(m.lay.cnn ? "__torch__.hml.CNN" : "__torch__.hml.MLP"));
+	m.module = torch::jit::Module(c10::QualifiedName(m.lay.vec ? "__torch__.hml.CNNVec"
+	                                                 : m.lay.cnn ? "__torch__.hml.CNN" : "__torch__.hml.MLP"));
 	m.module.register_attribute("training", c10::BoolType::get(), true);
 	for (size_t p = 0; p < m.params.size(); p++)
 		m.module.register_parameter(m.names[p], m.params[p], false);
@@ -611,8 +652,8 @@ int train(const hml__dataset *d, const hml__train_options *o, const char *out_pa
 	torch::Tensor yte = batch_view(Y.index_select(0, index_tensor(test_idx)), m.lay.core_out);
 
 	torch::Tensor in_mean, in_std, out_mean, out_std;
-	statistics(xtr, m.lay.core_in, m.lay.cnn, 1.0, in_mean, in_std);
-	statistics(ytr, m.lay.core_out, m.lay.cnn, 0.0, out_mean, out_std);
+	statistics(xtr, m.lay.core_in, m.lay.core_in.size() == 3, 1.0, in_mean, in_std);
+	statistics(ytr, m.lay.core_out, m.lay.core_out.size() == 3, 0.0, out_mean, out_std);
 	/* Normalised once, with the very operations of the template's forward;
 	 * constant outputs train towards 0 (their scale in forward() is 0). */
 	torch::Tensor xn = (xtr - in_mean) / in_std;

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "arch.h"
 #include "error.h"
 #include "fsutil.h"
 #include "util.h"
@@ -337,8 +338,9 @@ static int parse_region(const vctx *v, const json_t *item, size_t idx,
 		return bad_key(v, full, "is '%s': a region label has at most %d " NAME_CHARS,
 		               r->label, LABEL_MAX);
 	snprintf(full, sizeof(full), "%s.family", mparent);
-	if (strcmp(r->family, "mlp") != 0 && strcmp(r->family, "cnn") != 0)
-		return bad_key(v, full, "must be \"mlp\" or \"cnn\", not '%s'", r->family);
+	if (!hml__arch_family_json(r->family))
+		return bad_key(v, full, "must be a model family (%s), not '%s'", hml__arch_families(),
+		               r->family);
 	if (r->arch) {
 		size_t n = strlen(r->family);
 

@@ -417,7 +417,7 @@ static const bad_case bad_cases[] = {
 	{ "regions.0.model", NULL, HML_EINVALID, "key 'regions[0].model' is missing" },
 	{ "regions.0.model", "\"mlp\"", HML_EINVALID, "key 'regions[0].model' must be an object" },
 	{ "regions.1.model.family", NULL, HML_EINVALID, "key 'regions[1].model.family' is missing" },
-	{ "regions.1.model.family", "\"rnn\"", HML_EINVALID, "key 'regions[1].model.family' must be \"mlp\" or \"cnn\", not 'rnn'" },
+	{ "regions.1.model.family", "\"rnn\"", HML_EINVALID, "key 'regions[1].model.family' must be a model family (cnn, cnnvec, mlp), not 'rnn'" },
 	{ "regions.0.model.arch", "\"cnn:16:relu\"", HML_EINVALID, "key 'regions[0].model.arch' is 'cnn:16:relu', which is not of family 'mlp'" },
 	{ "regions.0.model.arch", "64", HML_EINVALID, "key 'regions[0].model.arch' must be a string" },
 	{ "regions.0.model.train", "[]", HML_EINVALID, "key 'regions[0].model.train' must be an object" },

@@ -74,6 +74,17 @@ static double uniform01(uint64_t *state)
 	return (double)(z >> 11) * (1.0 / 9007199254740992.0);
 }
 
+/* The start of an independent stream for (seed, video, purpose): one
+ * splitmix64 step over the three, so that no two streams are shifts of
+ * one another. */
+static uint64_t stream(unsigned long seed, long video, uint64_t purpose)
+{
+	uint64_t s = (uint64_t)seed * 0xd1b54a32d192ed03ULL ^ (uint64_t)video * 0xa0761d6478bd642fULL ^ purpose;
+
+	(void)uniform01(&s);
+	return s;
+}
+
 /* Box-Muller; one draw per call keeps the streams simple. */
 static double normal(uint64_t *state)
 {
@@ -174,7 +185,7 @@ static void make_video(int32_t *frames, double *truth, long v, const struct opts
                        int (*off)[2], int ndisk)
 {
 	long s = o->size, t, p;
-	uint64_t rng = (uint64_t)o->seed * 0x100000001b3ULL + (uint64_t)v * 2 + 1;
+	uint64_t rng = stream(o->seed, v, 1);
 	/* x0 in [R, S-1-R-(T-1)], y0 in [R+2(T-1), S-1-R]: inside all along. */
 	long xmax = s - 1 - RADIUS - (o->frames - 1), ymin = RADIUS + 2 * (o->frames - 1);
 	long x0 = RADIUS + (long)(uniform01(&rng) * (double)(xmax - RADIUS + 1));
@@ -248,7 +259,7 @@ static void track(double *est, const int32_t *frames, const double *start, long 
                   const struct opts *o, struct filter *pf, int (*off)[2], int ndisk)
 {
 	long np = o->particles, s = o->size, t, j;
-	uint64_t rng = (uint64_t)o->seed * 0x9e3779b97f4a7c15ULL + (uint64_t)v * 2 + 2;
+	uint64_t rng = stream(o->seed, v, 2);
 
 	for (j = 0; j < np; j++) {
 		pf->x[j] = start[0];
