@@ -19,7 +19,7 @@
 TEST(bad_specs)
 {
 	static const struct { const char *arch, *needle; } cases[] = {
-		{ "foo:64", "unknown model family 'foo' in arch 'foo:64' (families: cnn, mlp)" },
+		{ "foo:64", "unknown model family 'foo' in arch 'foo:64' (families: cnn, cnnvec, mlp)" },
 		{ "", "arch '' names no model family" },
 		{ ":64", "arch ':64' names no model family" },
 		{ "mlpx", "unknown model family 'mlpx'" },
@@ -106,11 +106,11 @@ TEST(family_descriptions_are_embedded)
 	json_t *doc;
 	json_error_t err;
 
-	CHECK_STR(hml__arch_families(), "cnn, mlp");
+	CHECK_STR(hml__arch_families(), "cnn, cnnvec, mlp");
 	CHECK(hml__arch_family_json("rnn") == NULL);
 	CHECK(hml__arch_family_json(NULL) == NULL);
-	for (int i = 0; i < 2; i++) {
-		const char *name = i ? "cnn" : "mlp";
+	for (int i = 0; i < 3; i++) {
+		const char *name = i == 2 ? "cnnvec" : i ? "cnn" : "mlp";
 		const char *text = hml__arch_family_json(name);
 
 		CHECK(text != NULL);
@@ -247,6 +247,105 @@ TEST(shortest_doubles)
 	CHECK_STR(buf, "2");
 }
 
+/* cnnvec: conv layers, pooling, a vector head. The grammar, its canonical
+ * form and its messages; the shapes (pooled map flattened; any output
+ * shape); the expanded template. */
+TEST(cnnvec_specs)
+{
+	static const struct { const char *arch, *needle; } bad[] = {
+		{ "cnnvec:8:relu:pool=0", "bad pool '0' in arch 'cnnvec:8:relu:pool=0' (expected an integer from 1 to 16)" },
+		{ "cnnvec:8:relu:pool=x", "bad pool 'x'" },
+		{ "cnnvec:pool=2:pool=2", "arch 'cnnvec:pool=2:pool=2' gives pool twice" },
+		{ "cnnvec:8:relu:head=-1", "bad head '-1' in arch 'cnnvec:8:relu:head=-1' (expected 0, no hidden head layer, to 4096 units)" },
+		{ "cnnvec:head=8:head=8", "gives head twice" },
+		{ "cnnvec:8:relu:stride=2", "unknown option 'stride' in arch 'cnnvec:8:relu:stride=2' (cnnvec takes: dropout, kernel, pool, head)" },
+		{ "cnnvec:1x1x1x1x1x1x1x1x1", "has 9 hidden layers; cnnvec takes 1 to 8" },
+		{ "cnn:8:relu:pool=2", "unknown option 'pool' in arch 'cnn:8:relu:pool=2' (cnn takes: dropout, kernel)" },
+		{ "mlp:8:head=4", "unknown option 'head'" },
+	};
+	static const struct { const char *arch, *canonical; } good[] = {
+		{ "cnnvec", "cnnvec:8x8:relu:kernel=3:pool=2:head=64" },
+		{ "cnnvec:16:tanh:head=0:pool=1:kernel=5", "cnnvec:16:tanh:kernel=5:pool=1:head=0" },
+		{ "cnnvec:4x8:pool=4:dropout=0.1", "cnnvec:4x8:relu:kernel=3:pool=4:head=64:dropout=0.1" },
+	};
+	hml__arch a;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		CHECK_FAILS(hml__arch_parse(&a, bad[i].arch), HML_EINVALID, bad[i].needle);
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		CHECK_OK(hml__arch_parse(&a, good[i].arch));
+		CHECK_STR(a.canonical, good[i].canonical);
+		/* The canonical form reads back as itself. */
+		CHECK_OK(hml__arch_parse(&a, good[i].canonical));
+		CHECK_STR(a.canonical, good[i].canonical);
+	}
+	CHECK_OK(hml__arch_parse(&a, "cnnvec:4x8:gelu:kernel=5:pool=3:head=32"));
+	CHECK(a.cnn && a.vec);
+	CHECK_EQ_INT(a.pool, 3);
+	CHECK_EQ_INT(a.head, 32);
+	CHECK_EQ_INT(a.kernel, 5);
+	CHECK_OK(hml__arch_parse(&a, "cnn:4"));
+	CHECK(a.cnn && !a.vec);
+}
+
+TEST(cnnvec_layouts)
+{
+	static const int64_t frames[] = { 8, 32, 30 }, pos[] = { 8, 2 }, hw[] = { 9, 9 }, five[] = { 5 },
+	                     one[] = { 1 };
+	hml__dataset d;
+	hml__arch_layout l;
+	hml__arch a;
+
+	/* 32 x 30 -> 16 x 15 -> 8 x 7 (rounded down), 16 channels. */
+	CHECK_OK(hml__arch_parse(&a, "cnnvec:8x16:relu:pool=2"));
+	set_rows(&d, 3, frames, 2, pos);
+	CHECK_OK(hml__arch_layout_of(&l, &a, &d));
+	CHECK(l.core_in_ndim == 3 && l.core_in[0] == 8 && l.core_in[1] == 32 && l.core_in[2] == 30);
+	CHECK(l.core_out_ndim == 1 && l.core_out[0] == 16);
+	CHECK_EQ_INT(l.flat_features, 16 * 8 * 7);
+	/* [H, W] is one channel; pool=1 keeps the size. */
+	CHECK_OK(hml__arch_parse(&a, "cnnvec:4:relu:pool=1:head=0"));
+	set_rows(&d, 2, hw, 1, one);
+	CHECK_OK(hml__arch_layout_of(&l, &a, &d));
+	CHECK(l.core_in[0] == 1 && l.core_in[1] == 9 && l.flat_features == 4 * 81);
+	/* 9 -> 2 -> 0: pooled away. */
+	CHECK_OK(hml__arch_parse(&a, "cnnvec:4x4:relu:pool=4"));
+	CHECK_FAILS(hml__arch_layout_of(&l, &a, &d), HML_EINVALID,
+	            "arch 'cnnvec:4x4:relu:kernel=3:pool=4:head=64' pools rows [9, 9] below one pixel after layer 2");
+	set_rows(&d, 1, five, 1, one);
+	CHECK_FAILS(hml__arch_layout_of(&l, &a, &d), HML_EINVALID, "needs whole-field rows [C,H,W] or [H,W]; region rows are [5]");
+}
+
+TEST(cnnvec_template)
+{
+	static const int64_t frames[] = { 3, 8, 8 }, pos[] = { 3, 2 };
+	char *s = expand("cnnvec:4x6:tanh:kernel=5:pool=2:head=16", frames, 3, pos, 2), *t;
+
+	CHECK(s != NULL);
+	if (s) {
+		CHECK_CONTAINS(s, "h = torch.tanh(torch.conv2d(h, self.w0, self.b0, [1, 1], [2, 2]))\n"
+		                  "    h = self.pool(h)\n"
+		                  "    h = torch.tanh(torch.conv2d(h, self.w1, self.b1, [1, 1], [2, 2]))\n"
+		                  "    h = self.pool(h)\n");
+		CHECK_CONTAINS(s, "h = h.reshape([h.size(0), 24])");   /* 6 channels x 2 x 2 */
+		CHECK_CONTAINS(s, "h = torch.tanh(torch.linear(h, self.w_head, self.b_head))");
+		CHECK_CONTAINS(s, "return torch.linear(h, self.w_out, self.b_out)");
+		CHECK_CONTAINS(s, "x.reshape([n, 3, 8, 8])");
+		CHECK_CONTAINS(s, "hh = h.size(2) // 2");
+		CHECK(strstr(s, "{") == NULL && strstr(s, "@") == NULL);
+	}
+	free(s);
+	/* Neither pooling nor a hidden head layer. */
+	t = expand("cnnvec:4:relu:pool=1:head=0", frames, 3, pos, 2);
+	CHECK(t != NULL);
+	if (t) {
+		CHECK(strstr(t, "h = self.pool(h)") == NULL);
+		CHECK(strstr(t, "w_head") == NULL);
+		CHECK_CONTAINS(t, "h = h.reshape([h.size(0), 256])");
+	}
+	free(t);
+}
+
 int main(void)
 {
 	RUN(bad_specs);
@@ -257,5 +356,8 @@ int main(void)
 	RUN(template_expansion);
 	RUN(bad_templates);
 	RUN(shortest_doubles);
+	RUN(cnnvec_specs);
+	RUN(cnnvec_layouts);
+	RUN(cnnvec_template);
 	return check_report();
 }

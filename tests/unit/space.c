@@ -241,11 +241,12 @@ TEST(files)
 	CHECK_FAILS(hml__space_load(&s, path), HML_EINVALID, "invalid JSON: duplicate object key");
 	CHECK_FAILS(hml__space_load(&s, "/nonexistent/space.json"), HML_EIO,
 	            "cannot read search space '/nonexistent/space.json'");
-	const char *families[] = { "mlp", "cnn" };
-	for (int i = 0; i < 2; i++) {
+	const char *families[] = { "mlp", "cnn", "cnnvec" };
+	const size_t nparams[] = { 7, 7, 9 };   /* cnnvec adds pool and head */
+	for (int i = 0; i < 3; i++) {
 		snprintf(fam, sizeof fam, "%s/models/%s.json", src, families[i]);
 		CHECK_OK(hml__space_load(&s, fam));
-		CHECK(s && hml__space_count(s) == 7);
+		CHECK(s && hml__space_count(s) == nparams[i]);
 		hml__space_free(s);
 		s = NULL;
 	}

@@ -300,6 +300,71 @@ TEST(cnn_learns_a_heat_stencil_on_hw_rows)
 	check_heat(0);
 }
 
+/* Frames in, a position out (the particle filter's shape, small): a
+ * 3 x 3 bright square on a noisy [2, 12, 12] field (the same spot in both
+ * channels), output its centre (row, column) as [1, 2]. */
+static void make_spots(hml__dataset *d, int64_t rows, uint64_t seed)
+{
+	static const int64_t in[] = { 2, 12, 12 }, out[] = { 1, 2 };
+
+	memset(d, 0, sizeof(*d));
+	d->rows = rows;
+	set_shape(d, 3, in, 2, out);
+	for (int64_t r = 0; r < rows; r++) {
+		float *x = d->x + r * 288;
+		int cy = 1 + (int)uniform(&seed, 0, 10), cx = 1 + (int)uniform(&seed, 0, 10);
+
+		for (int k = 0; k < 288; k++)
+			x[k] = (float)uniform(&seed, 0, 0.2);
+		for (int c = 0; c < 2; c++)
+			for (int dy = -1; dy <= 1; dy++)
+				for (int dx = -1; dx <= 1; dx++)
+					x[c * 144 + (cy + dy) * 12 + cx + dx] += 1.0f;
+		d->y[2 * r] = (float)cy;
+		d->y[2 * r + 1] = (float)cx;
+	}
+}
+
+/* cnnvec: conv, pool, flatten, head; the saved file computes what
+ * training computed, the script forward trains the same model, and the
+ * runtime's inference finds spots it has never seen. */
+TEST(cnnvec_finds_a_spot)
+{
+	hml__dataset d, fresh;
+	hml__train_options o = quick("cnnvec:8x8:relu:kernel=3:pool=2:head=32", 60);
+	hml__train_result r, script;
+	const char *path = tmp_path("spots.pt");
+	float pred[2 * 50];
+	double sse = 0;
+	int64_t per_row = 0;
+
+	make_spots(&d, 1000, 5);
+	o.batch = 32;
+	CHECK_OK(hml__train(&d, &o, path, &r));
+	CHECK_STR(r.arch, "cnnvec:8x8:relu:kernel=3:pool=2:head=32");
+	/* conv 2->8, conv 8->8, head 8*3*3 -> 32, out 32 -> 2 */
+	CHECK_EQ_INT(r.params, 2 * 8 * 9 + 8 + 8 * 8 * 9 + 8 + 72 * 32 + 32 + 32 * 2 + 2);
+	CHECK(r.forward_max_diff <= 1e-5);
+	CHECK(r.test_rmse < 0.5);   /* pixels; the spots' centres span 1..10 */
+
+	make_spots(&fresh, 50, 77);
+	CHECK_OK(predict(path, fresh.x, fresh.rows, fresh.in_ndim, fresh.in_shape, pred, 100, &per_row));
+	CHECK_EQ_INT(per_row, 2);
+	for (int64_t i = 0; i < 100; i++)
+		sse += (pred[i] - fresh.y[i]) * (pred[i] - fresh.y[i]);
+	CHECK(sqrt(sse / 100.0) < 0.5);
+
+	o.epochs = 3;
+	CHECK_OK(hml__train(&d, &o, path, &r));
+	setenv("HML_TRAIN_FORWARD", "script", 1);
+	CHECK_OK(hml__train(&d, &o, path, &script));
+	unsetenv("HML_TRAIN_FORWARD");
+	CHECK(script.forward_max_diff <= 1e-5);
+	CHECK_NEAR(script.val_rmse, r.val_rmse, 1e-3 * r.val_rmse);
+	release(&fresh);
+	release(&d);
+}
+
 TEST(mlp_on_multidimensional_rows_and_constant_features)
 {
 	static const int64_t in[] = { 2, 3 }, out[] = { 2 };
@@ -520,7 +585,7 @@ TEST(every_activation_compiles_and_runs)
 TEST(bad_arch_specs)
 {
 	static const struct { const char *arch, *needle; } cases[] = {
-		{ "foo:64", "unknown model family 'foo' in arch 'foo:64' (families: cnn, mlp)" },
+		{ "foo:64", "unknown model family 'foo' in arch 'foo:64' (families: cnn, cnnvec, mlp)" },
 		{ "", "arch '' names no model family" },
 		{ "mlp:64:foo", "unknown activation 'foo' in arch 'mlp:64:foo' (known: relu, tanh, gelu, silu, sigmoid)" },
 		{ "mlp:64xfoo:relu", "bad widths '64xfoo' in arch 'mlp:64xfoo:relu'" },
@@ -673,6 +738,7 @@ int main(void)
 	RUN(deterministic_for_a_seed);
 	RUN(cnn_learns_a_heat_stencil_on_chw_rows);
 	RUN(cnn_learns_a_heat_stencil_on_hw_rows);
+	RUN(cnnvec_finds_a_spot);
 	RUN(mlp_on_multidimensional_rows_and_constant_features);
 	RUN(progress_and_interrupt_keep_the_best_so_far);
 	RUN(early_stopping_and_schedules);
