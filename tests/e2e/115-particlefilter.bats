@@ -1,0 +1,112 @@
+#!/usr/bin/env bats
+# The particle filter (workflows/particlefilter) at test size: its own check
+# (the filter's final estimates within 1 pixel RMSE of the known truth),
+# the whole tracker as one region (frames in, positions out, one row per
+# video), and collect -> train -> deploy -> evaluate with a CNN with a
+# vector head (cnnvec), the surrogate judged against the ground truth
+# beside the filter.
+
+load helpers
+
+setup() {
+	common_setup
+	PF="$HML_BUILD_DIR/workflows/particlefilter/particlefilter"
+}
+
+pf() {
+	timeout 300 "$PF" "$@"
+}
+
+@test "particlefilter: --help, bad arguments exit 2 with one line" {
+	run pf --help
+	assert_success
+	assert_line --index 0 --partial "usage: particlefilter"
+	for bad in "--size 8" "--size x" "--frames 0" "--videos" "--particles -3" "--seed -1" "--nope" \
+	           "--size 32 --frames 12"; do
+		run --separate-stderr pf $bad
+		[ "$status" -eq 2 ]
+		[ "${#stderr_lines[@]}" -eq 1 ]
+		[[ "$stderr" == "particlefilter: error: "* ]]
+	done
+	run --separate-stderr pf --size 32 --frames 12
+	[ "$stderr" = "particlefilter: error: --frames 12 do not fit in --size 32 (the disk moves 2 pixels a frame; at most 11 frames)" ]
+}
+
+@test "particlefilter: the accurate run passes its check; collect records frames and estimates per video" {
+	HML_MODE=collect HML_DB=c.h5 HML_QOI=q.h5 run pf --videos 16 --seed 3
+	assert_success
+	assert_output --regexp "check final position: rmse 0\.[0-9]+ px vs ground truth \(bound 1\) pass"
+	"$PY" - <<'PY'
+import h5py, numpy as np
+f, q = h5py.File("c.h5", "r"), h5py.File("q.h5", "r")
+x, y = f["particlefilter/input"][:], f["particlefilter/output"][:]
+assert x.shape == (16, 8, 32, 32) and y.shape == (16, 8, 2), (x.shape, y.shape)
+# Frames are integers: background 100 and the disk 228, plus noise.
+assert np.array_equal(x, np.round(x)) and 60 < np.median(x) < 140 and x.max() > 200
+# The region's last estimate is the QoI; the truth moves by (+1, -2) a frame.
+assert np.array_equal(y[:, -1], q["final_position"][:])
+err = np.hypot(*(q["final_position"][:] - q["truth"][:]).T)
+assert np.allclose(err, q["final_error"][:]) and np.sqrt(np.mean(err ** 2)) < 1.0
+PY
+	# Same seed, same videos and estimates, whatever the thread count.
+	OMP_NUM_THREADS=1 HML_QOI=q1.h5 run pf --videos 16 --seed 3 --quiet
+	assert_success
+	[ "$(h5 q1.h5 'float(np.abs(f["final_position"][:] - h5py.File("q.h5")["final_position"][:]).max())')" = 0.0 ]
+}
+
+@test "particlefilter: collect, train a cnnvec, deploy, evaluate against the ground truth" {
+	run --separate-stderr hml --json collect particlefilter
+	assert_success
+	echo "$output" > collect.json
+	[ "$(json collect.json 'd["dataset"]["regions"]["particlefilter"]["rows"]')" = 512 ]
+	run --separate-stderr hml --json train --threads 2
+	assert_success
+	echo "$output" > train.json
+	[ "$(json train.json 'd["model"]["family"]')" = cnnvec ]
+	[ "$(json train.json 'd["model"]["arch"]')" = cnnvec:8x8:relu:kernel=3:pool=2:head=64 ]
+	[ "$(json train.json 'd["model"]["input_shape"]')" = "[8, 32, 32]" ]
+	[ "$(json train.json 'd["model"]["output_shape"]')" = "[8, 2]" ]
+	run --separate-stderr hml --json deploy --best
+	assert_success
+	run --separate-stderr hml --json evaluate --repeat 1
+	assert_success
+	echo "$output" > eval.json
+	[ "$(json eval.json 'd["evaluation"]["qoi"]["dataset"]')" = final_position ]
+	[ "$(json eval.json 'd["evaluation"]["qoi"]["nonfinite"]')" = 0 ]
+	[ "$(json eval.json 'd["evaluation"]["surrogate"]["model_calls"]')" = 1 ]
+	[ "$(json eval.json 'd["evaluation"]["surrogate"]["fallback_calls"]')" = 0 ]
+	# Bounds, in pixels on 32 x 32 frames: the surrogate's final positions
+	# are within 1 px RMSE of the filter's (evaluate's QoI) and of the
+	# ground truth, the filter's own check bound. Measured: ~0.1 px each;
+	# the CNN is as close to the truth as the filter is.
+	"$PY" - <<'PY'
+import h5py, json, numpy as np
+ev = json.load(open("eval.json"))["evaluation"]
+acc = h5py.File("hml-experiment/" + ev["files"]["qoi_accurate"], "r")
+sur = h5py.File("hml-experiment/" + ev["files"]["qoi_surrogate"], "r")
+truth = acc["truth"][:]
+assert np.array_equal(truth, sur["truth"][:])
+rms = lambda p: float(np.sqrt(np.mean(np.sum((p - truth) ** 2, axis=1))))
+f_err, s_err = rms(acc["final_position"][:]), rms(sur["final_position"][:])
+print("final position rmse vs truth: filter %.3f px, surrogate %.3f px; surrogate vs filter %.3f"
+      % (f_err, s_err, ev["qoi"]["rmse"]))
+assert f_err < 1.0, f_err
+assert np.all(np.isfinite(sur["final_position"][:])) and s_err < 1.0, s_err
+assert 0 < ev["qoi"]["rmse"] < 1.0, ev["qoi"]["rmse"]
+PY
+	run --separate-stderr hml --json show
+	assert_success
+	echo "$output" > show.json
+	[ "$(json show.json '[len(d[k]) for k in ("datasets", "models", "deployments", "evaluations")]')" = "[1, 1, 1, 1]" ]
+	"$PY" - <<'PY'
+import json, os
+m = json.load(open("hml-experiment/manifest.json"))
+n = 0
+for kind in ("datasets", "models", "deployments", "evaluations"):
+    for r in m[kind]:
+        for rel in r["provenance"].get("sha256", {}):
+            assert os.path.isfile(os.path.join("hml-experiment", rel)), rel
+            n += 1
+assert n >= 5, n
+PY
+}
