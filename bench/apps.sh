@@ -1,11 +1,12 @@
 #!/bin/sh
 # bench/apps.sh - one row per bundled application: the whole hml life cycle
-# at the workflow's own (benchmark) sizes, and what it buys on this machine.
+# at benchmark size, and what it buys on this machine.
 #
-#   hml collect APP          the workflow's collect arguments
-#   hml train                the workflow's default arch and train options
+#   hml collect APP [--runs N --args ...]   the sizes of the table below
+#   hml train [--arch ...]                  the workflow's default arch and
+#                                           train options (or the table's)
 #   hml deploy --best
-#   hml evaluate --repeat R  the workflow's evaluate arguments
+#   hml evaluate --repeat R [--args ...]
 #
 # The table quotes `hml evaluate --json` as it is: mean wall time of the
 # accurate and the surrogate runs (process start-up, libtorch and model
@@ -16,17 +17,26 @@
 # (inside its `#ifndef HML_BASELINE` blocks, blank lines and comments left
 # out) against its total of such lines.
 #
-# usage: bench/apps.sh [BUILD_DIR] [REPEAT] [APP ...]
-#   default apps: binomial bonds minibude (others add theirs to APPS below)
+# usage: bench/apps.sh [--quick] [BUILD_DIR] [REPEAT] [APP ...]
+#   --quick   the small sizes the tests use (each workflow.json's own
+#             collect and evaluate arguments, smaller for the three row
+#             applications); without it, benchmark (paper-like) sizes
+#   APPS      default: binomial bonds minibude heat heat-rows miniweather
+#             particlefilter
 #   HML_BENCH_TRAIN="--epochs 10" adds options to every `hml train` (the
 #   table then says so): for a loaded machine where training at the
 #   workflow's own epochs would take too long.
 set -eu
 
+quick=0
+if [ "${1:-}" = --quick ]; then
+	quick=1
+	shift
+fi
 build=${1:-build}
 repeat=${2:-3}
 [ $# -ge 2 ] && shift 2 || shift $#
-APPS="binomial bonds minibude"
+APPS="binomial bonds minibude heat heat-rows miniweather particlefilter"
 [ $# -gt 0 ] && APPS="$*"
 src=$(cd "$(dirname "$0")/.." && pwd)
 hml="$build/cmd/hml"
@@ -35,6 +45,43 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export OMP_NUM_THREADS="${OMP_NUM_THREADS:-$(nproc)}"
 export HML_THREADS="${HML_THREADS:-$OMP_NUM_THREADS}"
+
+# sizes APP: sets src_file, runs, cargs (collect), eargs (evaluate) and
+# arch; an empty value keeps the workflow's own. Benchmark sizes follow
+# REFERENCE.md: binomial 16384 options of a 1024-step tree, bonds 65536,
+# miniBUDE a bm2-sized protein, heat 128^2, miniWeather 200 x 100 cells,
+# the particle filter 128 x 128 frames, 10 of them, 512 particles.
+sizes() {
+	src_file="$src/workflows/$1/$1.c" runs="" cargs="" eargs="" arch=""
+	case "$1:$quick" in
+	binomial:1)
+		cargs="--options 4096 --seed {seed}" eargs="--options 4096 --seed 42" ;;
+	bonds:1)
+		cargs="--bonds 8192 --seed {seed}" eargs="--bonds 8192 --seed 42" ;;
+	minibude:1)
+		cargs="--poses 2048 --protein 938 --batch 256 --seed {seed}"
+		eargs="--poses 1024 --protein 938 --batch 256 --seed 42" ;;
+	heat:0)
+		runs=4 cargs="--n 128 --steps 256 --k 8 --seed {seed}"
+		eargs="--n 128 --steps 256 --k 8 --seed 42" ;;
+	heat-rows:0)
+		runs=1 cargs="--n 128 --steps 4 --region rows --seed {seed}"
+		eargs="--n 128 --steps 256 --region rows --seed 42" ;;
+	miniweather:0)
+		runs=4 cargs="--nx 200 --nz 100 --steps 400 --k 20 --seed {seed}"
+		eargs="--nx 200 --nz 100 --steps 200 --k 20 --warm 100 --seed 0" ;;
+	particlefilter:0)
+		# 4 runs of 96 videos: 384 rows of 10 x 128 x 128 (~500 MB of
+		# float64); pool=4 keeps the head's input at 8 x 8 x 8 as the
+		# workflow's default (pool=2) does on 32 x 32 frames.
+		runs=4 cargs="--size 128 --frames 10 --videos 96 --seed {seed}"
+		eargs="--size 128 --frames 10 --videos 96 --seed 1000"
+		arch="cnnvec:8x8:relu:kernel=3:pool=4:head=64" ;;
+	esac
+	case "$1" in
+	heat-rows) src_file="$src/workflows/heat/heat.c" ;;
+	esac
+}
 
 # annotation FILE: "hml_lines total_lines" of one C source.
 annotation() {
@@ -50,35 +97,58 @@ annotation() {
 	END { print n + 0, total + 0 }' "$1"
 }
 
-echo "apps: $OMP_NUM_THREADS threads, $repeat repeats, $(uname -m), $(nproc) cpus"
+size_name=benchmark
+[ "$quick" = 1 ] && size_name="quick (test)"
+echo "apps: $size_name sizes, $OMP_NUM_THREADS threads, $repeat repeats, $(uname -m), $(nproc) cpus," \
+     "load average $(cut -d' ' -f1-3 /proc/loadavg) at start"
 for app in $APPS; do
 	exp="$tmp/$app"
+	sizes "$app"
 	echo "  $app: collect, train, deploy, evaluate ..." >&2
-	"$hml" -C "$exp" -q --json collect "$app" > "$tmp/$app-collect.json"
+	set -- -C "$exp" -q --json collect "$app"
+	[ -n "$runs" ] && set -- "$@" --runs "$runs"
+	[ -n "$cargs" ] && set -- "$@" --args "$cargs"
+	"$hml" "$@" > "$tmp/$app-collect.json"
+	set -- -C "$exp" -q --json train --threads "$HML_THREADS"
+	[ -n "$arch" ] && set -- "$@" --arch "$arch"
 	# shellcheck disable=SC2086
-	"$hml" -C "$exp" -q --json train --threads "$HML_THREADS" ${HML_BENCH_TRAIN:-} \
-		> "$tmp/$app-train.json"
+	"$hml" "$@" ${HML_BENCH_TRAIN:-} > "$tmp/$app-train.json"
 	"$hml" -C "$exp" -q --json deploy --best > /dev/null
-	"$hml" -C "$exp" -q --json evaluate --repeat "$repeat" > "$tmp/$app-eval.json"
-	set -- $(annotation "$src/workflows/$app/$app.c")
-	echo "$app $1 $2" >> "$tmp/lines"
+	set -- -C "$exp" -q --json evaluate --repeat "$repeat"
+	[ -n "$eargs" ] && set -- "$@" --args "$eargs"
+	"$hml" "$@" > "$tmp/$app-eval.json"
+	if [ "$app" = particlefilter ]; then
+		# The filter's and the surrogate's final positions against the truth.
+		"$py" - "$exp" "$tmp/$app-eval.json" > "$tmp/$app-truth" <<'PY'
+import h5py, json, sys
+import numpy as np
+ev = json.load(open(sys.argv[2]))["evaluation"]
+f = [h5py.File(sys.argv[1] + "/" + ev["files"][k], "r") for k in ("qoi_accurate", "qoi_surrogate")]
+t = f[0]["truth"][:]
+print(" ".join("%.3g" % np.sqrt(np.mean(np.sum((g["final_position"][:] - t) ** 2, axis=1))) for g in f))
+PY
+	fi
+	set -- $(annotation "$src_file")
+	echo "$app $1 $2 ${arch:-}" >> "$tmp/lines"
+	rm -rf "$exp/data"   # the collected data of the big sizes: hundreds of MB
 done
 
 HML_BENCH_TRAIN="${HML_BENCH_TRAIN:-}" "$py" - "$tmp" $APPS <<'PY'
 import json, os, statistics, sys
 tmp, apps = sys.argv[1], sys.argv[2:]
 extra = os.environ.get("HML_BENCH_TRAIN", "").strip()
-how = "workflow default" + (", " + extra if extra else "") + ", hml train"
 lines = {l.split()[0]: l.split()[1:] for l in open(os.path.join(tmp, "lines"))}
 hdr = ("app", "accurate s", "surrogate s", "e2e x", "region x", "QoI error", "model (chosen by)", "hml lines")
-rows = []
+rows, notes = [], []
 for app in apps:
     ev = json.load(open(os.path.join(tmp, app + "-eval.json")))["evaluation"]
     tr = json.load(open(os.path.join(tmp, app + "-train.json")))["model"]
     q = ev["qoi"]
     err = q[q["metric"]]
     unit = "%" if q["metric"] == "mape" else ""
-    n, total = map(int, lines[app])
+    n, total = map(int, lines[app][:2])
+    how = ("bench --arch" if len(lines[app]) > 2 else "workflow default") + \
+          (", " + extra if extra else "") + ", hml train"
     rows.append((app,
                  "%.3f" % statistics.mean(ev["accurate"]["wall_seconds"]),
                  "%.3f" % statistics.mean(ev["surrogate"]["wall_seconds"]),
@@ -87,7 +157,14 @@ for app in apps:
                  "%s %.4g%s" % (q["metric"], err, unit),
                  "%s (%s)" % (tr.get("arch", "?"), how),
                  "%d/%d (%.1f%%)" % (n, total, 100.0 * n / total)))
+    truth = os.path.join(tmp, app + "-truth")
+    if os.path.exists(truth):
+        a, s = open(truth).read().split()
+        notes.append("%s: final-position rmse vs ground truth: filter %s px, surrogate %s px"
+                     % (app, a, s))
 w = [max(len(str(r[i])) for r in rows + [hdr]) for i in range(len(hdr))]
 for r in [hdr] + rows:
     print("  ".join(str(c).ljust(w[i]) for i, c in enumerate(r)))
+for n in notes:
+    print(n)
 PY
