@@ -55,29 +55,33 @@ static float *zeros(int64_t n)
 	return calloc((size_t)(n > 0 ? n : 1), sizeof(float));
 }
 
-int hml__cg_model_init(hml__cg_model *m, hml__cg_family family, int nlayers,
-                       const int64_t *sizes, int kernel)
+/* The layers and normalisation arrays; layers below nconv are conv layers
+ * of `kernel`, the others linear; layer nconv takes `flat` inputs when
+ * flat > 0 (cnnvec's flattened map). */
+static int init_layers(hml__cg_model *m, hml__cg_family family, int nlayers, int nconv,
+                       const int64_t *sizes, int kernel, int64_t flat)
 {
-	int64_t k2 = family == HML__CG_CNN ? (int64_t)kernel * kernel : 1;
-
 	memset(m, 0, sizeof(*m));
-	if ((family != HML__CG_MLP && family != HML__CG_CNN) || nlayers < 1 || nlayers > 64 ||
-	    (family == HML__CG_CNN && (kernel < 1 || kernel % 2 == 0)))
+	if (nlayers < 1 || nlayers > 64 || (nconv > 0 && (kernel < 1 || kernel % 2 == 0)))
 		return hml__error_set(HML_EINVALID, "bad model description (%d layers, kernel %d)",
 		                      nlayers, kernel);
 	for (int l = 0; l <= nlayers; l++)
 		if (sizes[l] < 1 || sizes[l] > (1 << 20))
 			return hml__error_set(HML_EINVALID, "bad layer size %lld", (long long)sizes[l]);
+	if (flat > ((int64_t)1 << 30))
+		return hml__error_set(HML_EINVALID, "bad layer size %lld", (long long)flat);
 	m->family = family;
 	if (!(m->layers = calloc((size_t)nlayers, sizeof(*m->layers))))
 		return hml__error_oom();
 	m->nlayers = nlayers;
 	for (int l = 0; l < nlayers; l++) {
 		hml__cg_layer *y = &m->layers[l];
+		int64_t k2;
 
-		y->in = sizes[l];
+		y->in = l == nconv && flat > 0 ? flat : sizes[l];
 		y->out = sizes[l + 1];
-		y->kernel = family == HML__CG_CNN ? kernel : 0;
+		y->kernel = l < nconv ? kernel : 0;
+		k2 = y->kernel ? (int64_t)kernel * kernel : 1;
 		y->act = HML__ACT_IDENTITY;
 		y->weight = zeros(y->in * y->out * k2);
 		y->bias = zeros(y->out);
@@ -90,6 +94,35 @@ int hml__cg_model_init(hml__cg_model *m, hml__cg_family family, int nlayers,
 	m->out_std = zeros(sizes[nlayers]);
 	if (!m->in_mean || !m->in_std || !m->out_mean || !m->out_std)
 		return hml__error_oom();
+	return 0;
+}
+
+int hml__cg_model_init(hml__cg_model *m, hml__cg_family family, int nlayers,
+                       const int64_t *sizes, int kernel)
+{
+	if (family != HML__CG_MLP && family != HML__CG_CNN) {
+		memset(m, 0, sizeof(*m));
+		return hml__error_set(HML_EINVALID, "bad model description (family %d)", (int)family);
+	}
+	return init_layers(m, family, nlayers, family == HML__CG_CNN ? nlayers : 0, sizes,
+	                   family == HML__CG_CNN ? kernel : 0, 0);
+}
+
+int hml__cg_model_init_vec(hml__cg_model *m, int nlayers, int nconv, const int64_t *sizes,
+                           int kernel, int pool, int64_t flat)
+{
+	int rc;
+
+	if (nconv < 1 || nconv >= nlayers || pool < 1 || flat < 1) {
+		memset(m, 0, sizeof(*m));
+		return hml__error_set(HML_EINVALID,
+			"bad model description (%d layers, %d conv, pool %d, %lld flat)", nlayers, nconv,
+			pool, (long long)flat);
+	}
+	if ((rc = init_layers(m, HML__CG_CNNVEC, nlayers, nconv, sizes, kernel, flat)) < 0)
+		return rc;
+	m->nconv = nconv;
+	m->pool = pool;
 	return 0;
 }
 
@@ -145,6 +178,35 @@ static int cnn_dims(const int64_t *shape, int ndim, int64_t *c, int64_t *h, int6
 	return 0;
 }
 
+/* The map of a cnnvec after its conv layers and their pooling. */
+static void vec_map(const hml__cg_model *m, int64_t *c, int64_t *h, int64_t *w)
+{
+	cnn_dims(m->in_shape, m->in_ndim, c, h, w);
+	for (int l = 0; l < m->nconv; l++) {
+		*h /= m->pool;
+		*w /= m->pool;
+	}
+	*c = m->layers[m->nconv - 1].out;
+}
+
+static int check_vec_shapes(const hml__cg_model *m)
+{
+	int64_t c = 0, h = 0, w = 0, ci = 0, hi = 0, wi = 0;
+
+	if (!cnn_dims(m->in_shape, m->in_ndim, &ci, &hi, &wi))
+		return hml__error_set(HML_ESHAPE, "cnnvec '%s' rows must be [C, H, W] or [H, W]", m->arch);
+	vec_map(m, &c, &h, &w);
+	if (ci != m->layers[0].in || h < 1 || w < 1 || c * h * w != m->layers[m->nconv].in ||
+	    prod(m->out_shape, m->out_ndim) != m->layers[m->nlayers - 1].out)
+		return hml__error_set(HML_ESHAPE,
+			"cnnvec '%s' declares %lld x %lld x %lld in (pooled to %lld x %lld) and %lld out, "
+			"its layers take %lld channels, flatten %lld and give %lld", m->arch,
+			(long long)ci, (long long)hi, (long long)wi, (long long)h, (long long)w,
+			(long long)prod(m->out_shape, m->out_ndim), (long long)m->layers[0].in,
+			(long long)m->layers[m->nconv].in, (long long)m->layers[m->nlayers - 1].out);
+	return 0;
+}
+
 static int check_shapes(const hml__cg_model *m)
 {
 	const hml__cg_layer *first = &m->layers[0], *last = &m->layers[m->nlayers - 1];
@@ -164,6 +226,8 @@ static int check_shapes(const hml__cg_model *m)
 				(long long)first->in, (long long)last->out);
 		return 0;
 	}
+	if (m->family == HML__CG_CNNVEC)
+		return check_vec_shapes(m);
 	if (!cnn_dims(m->in_shape, m->in_ndim, &ci, &hi, &wi) ||
 	    !cnn_dims(m->out_shape, m->out_ndim, &co, &ho, &wo))
 		return hml__error_set(HML_ESHAPE, "CNN '%s' rows must be [C, H, W] or [H, W]", m->arch);
@@ -180,17 +244,22 @@ int hml__cg_model_check(const hml__cg_model *m)
 {
 	int64_t nin, nout;
 
+	int nconv = m && m->family == HML__CG_CNN ? m->nlayers : m ? m->nconv : 0;
+
 	if (!m || !m->layers || m->nlayers < 1 ||
-	    (m->family != HML__CG_MLP && m->family != HML__CG_CNN))
+	    (m->family != HML__CG_MLP && m->family != HML__CG_CNN && m->family != HML__CG_CNNVEC) ||
+	    (m->family == HML__CG_CNNVEC) != (m->nconv > 0) || nconv > m->nlayers ||
+	    (m->family == HML__CG_CNNVEC && (m->nconv >= m->nlayers || m->pool < 1)))
 		return hml__error_set(HML_EINVALID, "empty model description");
 	for (int l = 0; l < m->nlayers; l++) {
 		const hml__cg_layer *y = &m->layers[l];
 
-		if (l > 0 && y->in != m->layers[l - 1].out)
+		/* cnnvec's first linear layer takes the flattened map (check_shapes). */
+		if (l > 0 && y->in != m->layers[l - 1].out && !(l == nconv && m->family == HML__CG_CNNVEC))
 			return hml__error_set(HML_ESHAPE,
 				"layer %d of '%s' takes %lld inputs, layer %d gives %lld",
 				l, m->arch, (long long)y->in, l - 1, (long long)m->layers[l - 1].out);
-		if ((m->family == HML__CG_CNN) != (y->kernel > 0) ||
+		if ((l < nconv) != (y->kernel > 0) ||
 		    (y->kernel && y->kernel % 2 == 0))
 			return hml__error_set(HML_EINVALID, "layer %d of '%s' has kernel %d",
 			                      l, m->arch, y->kernel);
@@ -271,7 +340,7 @@ static int folded(const hml__cg_model *m, int l, double **w_out, double **b_out)
 				}
 				if (l == m->nlayers - 1)
 					v *= (double)m->out_std[o];
-				if (m->family == HML__CG_MLP)
+				if (y->kernel == 0)
 					w[i * y->out + o] = v;
 				else
 					w[(o * y->in + i) * kk + k] = v;
@@ -297,7 +366,7 @@ static int put_constants(gen *g)
 
 		if ((rc = folded(m, l, &w, &b)) < 0)
 			return rc;
-		if (m->family == HML__CG_MLP)
+		if (y->kernel == 0)
 			fprintf(g->f, "\n/* layer %d: %lld -> %lld, %s */\n"
 			        "static const float hml_%s_w%d[%lld * %lld] = {", l, (long long)y->in,
 			        (long long)y->out, act_names[y->act], g->id, l, (long long)y->in,
@@ -315,7 +384,7 @@ static int put_constants(gen *g)
 		free(w);
 		free(b);
 	}
-	if (m->family == HML__CG_CNN) {
+	if (m->family != HML__CG_MLP) {
 		int64_t c = m->layers[0].in;
 		double *v = malloc((size_t)c * 2 * sizeof(double));
 
@@ -531,6 +600,154 @@ static void put_cnn(gen *g)
 	}
 }
 
+/* cnnvec, one conv layer l on an h x w map held zero-padded (pad p) in
+ * `a`: the full-size result in `t`, its activation, then the pool into
+ * the next layer's padded planes in `b` (or, after the last conv layer,
+ * the flattened vector `u`, in [C, H', W'] order as torch's reshape). */
+static void put_vec_conv(gen *g, int l, int64_t h, int64_t w, int p)
+{
+	const hml__cg_model *m = g->m;
+	const hml__cg_layer *y = &m->layers[l];
+	const char *id = g->id;
+	long long hw = (long long)(h * w), wp = (long long)(w + 2 * p);
+	long long plane = (long long)((h + 2 * p) * (w + 2 * p));
+	int64_t hn = h / m->pool, wn = w / m->pool;
+	long long wpn = (long long)(wn + 2 * p), planen = (long long)((hn + 2 * p) * (wn + 2 * p));
+	int last = l == m->nconv - 1, P = m->pool;
+
+	fprintf(g->f, "\t/* layer %d: conv %lld -> %lld, %dx%d, %s, on %lld x %lld; pool %d */\n",
+	        l, (long long)y->in, (long long)y->out, y->kernel, y->kernel, act_names[y->act],
+	        (long long)h, (long long)w, P);
+	fprintf(g->f,
+		"\tfor (int co = 0; co < %lld; co++) {\n"
+		"\t\tfloat *o = t + co * %lld;\n\n"
+		"\t\tfor (int k = 0; k < %lld; k++)\n\t\t\to[k] = hml_%s_b%d[co];\n"
+		"\t\tfor (int ci = 0; ci < %lld; ci++)\n"
+		"\t\t\tfor (int ky = 0; ky < %d; ky++)\n\t\t\t\tfor (int kx = 0; kx < %d; kx++) {\n"
+		"\t\t\t\t\tconst float wv = hml_%s_w%d[((co * %lld + ci) * %d + ky) * %d + kx];\n\n"
+		"\t\t\t\t\tfor (int i = 0; i < %lld; i++) {\n"
+		"\t\t\t\t\t\tconst float *s = a + ci * %lld + (i + ky) * %lld + kx;\n\n"
+		"\t\t\t\t\t\tfor (int j = 0; j < %lld; j++)\n"
+		"\t\t\t\t\t\t\to[i * %lld + j] += wv * s[j];\n"
+		"\t\t\t\t\t}\n\t\t\t\t}\n",
+		(long long)y->out, hw, hw, id, l, (long long)y->in, y->kernel, y->kernel, id, l,
+		(long long)y->in, y->kernel, y->kernel, (long long)h, plane, wp, (long long)w,
+		(long long)w);
+	if (y->act != HML__ACT_IDENTITY)
+		fprintf(g->f, "\t\tfor (int k = 0; k < %lld; k++)\n\t\t\to[k] = hml_%s_%s(o[k]);\n",
+		        hw, id, act_names[y->act]);
+	fputs("\t}\n", g->f);
+	if (!last)
+		fprintf(g->f, "\tfor (int k = 0; k < %lld; k++)\n\t\tb[k] = 0.0f;\n",
+		        (long long)y->out * planen);
+	fprintf(g->f,
+		"\tfor (int co = 0; co < %lld; co++)\n"
+		"\t\tfor (int i = 0; i < %lld; i++)\n\t\t\tfor (int j = 0; j < %lld; j++) {\n"
+		"\t\t\t\tfloat s = 0.0f;\n\n"
+		"\t\t\t\tfor (int dy = 0; dy < %d; dy++)\n\t\t\t\t\tfor (int dx = 0; dx < %d; dx++)\n"
+		"\t\t\t\t\t\ts += t[co * %lld + (i * %d + dy) * %lld + j * %d + dx];\n",
+		(long long)y->out, (long long)hn, (long long)wn, P, P, hw, P, (long long)w, P);
+	if (last)
+		fprintf(g->f, "\t\t\t\tu[(co * %lld + i) * %lld + j] = s / %d.0f;\n\t\t\t}\n",
+		        (long long)hn, (long long)wn, P * P);
+	else
+		fprintf(g->f, "\t\t\t\tb[co * %lld + (i + %d) * %lld + j + %d] = s / %d.0f;\n\t\t\t}\n"
+		        "\t{\n\t\tfloat *sw = a;\n\n\t\ta = b;\n\t\tb = sw;\n\t}\n",
+		        planen, p, wpn, p, P * P);
+}
+
+/* cnnvec, linear layer l from `src` into `dst`: bias, the sum in input
+ * order (weights transposed, [in][out]), the activation. */
+static void put_vec_linear(gen *g, int l, const char *src, const char *dst)
+{
+	const hml__cg_layer *y = &g->m->layers[l];
+	long long in = y->in, out = y->out;
+
+	fprintf(g->f, "\t/* layer %d: %lld -> %lld, %s */\n", l, in, out, act_names[y->act]);
+	fprintf(g->f, "\tfor (int j = 0; j < %lld; j++)\n\t\t%s[j] = hml_%s_b%d[j];\n"
+	        "\tfor (int i = 0; i < %lld; i++) {\n\t\tconst float vi = %s[i];\n\n"
+	        "\t\tfor (int j = 0; j < %lld; j++)\n\t\t\t%s[j] += vi * hml_%s_w%d[i * %lld + j];\n\t}\n",
+	        out, dst, g->id, l, in, src, out, dst, g->id, l, out);
+	if (y->act != HML__ACT_IDENTITY)
+		fprintf(g->f, "\tfor (int j = 0; j < %lld; j++)\n\t\t%s[j] = hml_%s_%s(%s[j]);\n",
+		        out, dst, g->id, act_names[y->act], dst);
+}
+
+/* The cnnvec on one sample; scratch: two padded map buffers, one
+ * full-size conv result, two vectors. */
+static void put_cnnvec(gen *g)
+{
+	const hml__cg_model *m = g->m;
+	const char *id = g->id;
+	int64_t c = 0, h = 0, w = 0, hh, ww, pad_max = 0, conv_max = 0, vec_max = 0;
+	int p = m->layers[0].kernel / 2;
+
+	cnn_dims(m->in_shape, m->in_ndim, &c, &h, &w);
+	hh = h, ww = w;
+	for (int l = 0; l < m->nconv; l++) {
+		const hml__cg_layer *y = &m->layers[l];
+		int64_t padded = y->in * (hh + 2 * p) * (ww + 2 * p), full = y->out * hh * ww;
+
+		pad_max = padded > pad_max ? padded : pad_max;
+		conv_max = full > conv_max ? full : conv_max;
+		hh /= m->pool;
+		ww /= m->pool;
+	}
+	for (int l = m->nconv; l < m->nlayers; l++) {
+		vec_max = m->layers[l].in > vec_max ? m->layers[l].in : vec_max;
+		vec_max = m->layers[l].out > vec_max ? m->layers[l].out : vec_max;
+	}
+	fprintf(g->f, "\n#define HML_%s_SCRATCH (2 * %lld + %lld + 2 * %lld)\n\n", g->up,
+	        (long long)pad_max, (long long)conv_max, (long long)vec_max);
+	fprintf(g->f, "/* buf: HML_%s_SCRATCH floats */\n"
+	        "HML_%s_KERNEL\nstatic void hml_%s_sample(const float *restrict x, float *restrict y, float *buf)\n{\n"
+	        "\tfloat *a = buf, *b = buf + %lld, *t = buf + 2 * %lld, *u = t + %lld, *v = u + %lld;\n\n"
+	        "\t(void)b;\n\t(void)v;\n"
+	        "\tfor (int k = 0; k < %lld; k++)\n\t\ta[k] = 0.0f;\n"
+	        "\tfor (int c = 0; c < %lld; c++)\n\t\tfor (int i = 0; i < %lld; i++)\n"
+	        "\t\t\tfor (int j = 0; j < %lld; j++)\n"
+	        "\t\t\t\ta[c * %lld + (i + %d) * %lld + j + %d] =\n"
+	        "\t\t\t\t\t(x[(c * %lld + i) * %lld + j] - hml_%s_in_mean[c]) / hml_%s_in_std[c];\n",
+	        g->up, g->up, id, (long long)pad_max, (long long)pad_max, (long long)conv_max,
+	        (long long)vec_max, (long long)(c * (h + 2 * p) * (w + 2 * p)), (long long)c,
+	        (long long)h, (long long)w, (long long)((h + 2 * p) * (w + 2 * p)), p,
+	        (long long)(w + 2 * p), p, (long long)h, (long long)w, id, id);
+	hh = h, ww = w;
+	for (int l = 0; l < m->nconv; l++) {
+		put_vec_conv(g, l, hh, ww, p);
+		hh /= m->pool;
+		ww /= m->pool;
+	}
+	for (int l = m->nconv; l < m->nlayers; l++) {
+		int k = l - m->nconv, last = l == m->nlayers - 1;
+
+		put_vec_linear(g, l, k % 2 ? "v" : "u", last ? "y" : k % 2 ? "u" : "v");
+	}
+	fputs("}\n", g->f);
+	{
+		long long nin = prod(m->in_shape, m->in_ndim), nout = m->layers[m->nlayers - 1].out;
+
+		fprintf(g->f,
+			"\nint hml_%s_forward_f32(const float *x, float *y, int64_t rows)\n{\n"
+			"\tfloat *buf;\n\n\tif (rows <= 0)\n\t\treturn 0;\n"
+			"\tif (!(buf = malloc(HML_%s_SCRATCH * sizeof(float))))\n\t\treturn -1;\n"
+			"\tfor (int64_t i = 0; i < rows; i++)\n"
+			"\t\thml_%s_sample(x + i * %lld, y + i * %lld, buf);\n"
+			"\tfree(buf);\n\treturn 0;\n}\n", id, g->up, id, nin, nout);
+		fprintf(g->f,
+			"\nint hml_%s_forward_f64(const double *x, double *y, int64_t rows)\n{\n"
+			"\tfloat *buf;\n\n\tif (rows <= 0)\n\t\treturn 0;\n"
+			"\tif (!(buf = malloc((HML_%s_SCRATCH + %lld + %lld) * sizeof(float))))\n\t\treturn -1;\n"
+			"\tfor (int64_t i = 0; i < rows; i++) {\n"
+			"\t\tfloat *xf = buf + HML_%s_SCRATCH, *yf = xf + %lld;\n\n"
+			"\t\tfor (int64_t k = 0; k < %lld; k++)\n\t\t\txf[k] = (float)x[i * %lld + k];\n"
+			"\t\thml_%s_sample(xf, yf, buf);\n"
+			"\t\tfor (int64_t k = 0; k < %lld; k++)\n\t\t\ty[i * %lld + k] = yf[k];\n"
+			"\t}\n\tfree(buf);\n\treturn 0;\n}\n",
+			id, g->up, nin, nout, g->up, nin, nin, nin, id, nout, nout);
+	}
+}
+
 static void put_shape(FILE *f, const int64_t *shape, int ndim)
 {
 	fputc('{', f);
@@ -634,8 +851,10 @@ static int put_source(gen *g, const hml__cg_options *o)
 	put_activations(g);
 	if (g->m->family == HML__CG_MLP)
 		put_mlp(g);
-	else
+	else if (g->m->family == HML__CG_CNN)
 		put_cnn(g);
+	else
+		put_cnnvec(g);
 	put_entry(g, o);
 	return 0;
 }

@@ -9,7 +9,11 @@
  *   norm(x) = (x - in_mean) / in_std, denorm(z) = z * out_std + out_mean,
  * per feature (MLP) or per channel (CNN). A layer is torch.linear (weight
  * [out, in]) or torch.conv2d with stride 1 and 'same' zero padding k/2
- * (weight [out, in, k, k], k odd) on [C, H, W] fields.
+ * (weight [out, in, k, k], k odd) on [C, H, W] fields. A cnnvec
+ * (models/cnnvec.ts) is `nconv` conv layers, each followed by its
+ * activation and a P x P average pool of stride P (sizes rounded down),
+ * the last map flattened ([C, H', W'] order), then linear layers; inputs
+ * are normalised per channel, outputs per feature.
  *
  * The generated source implements the ABI of hml/cmodel.h and is
  * standalone (libc and libm only). Folding: the output de-normalisation is
@@ -30,7 +34,8 @@ extern "C" {
 
 typedef enum hml__cg_family {
 	HML__CG_MLP = 1,
-	HML__CG_CNN = 2
+	HML__CG_CNN = 2,
+	HML__CG_CNNVEC = 3
 } hml__cg_family;
 
 typedef enum hml__cg_act {
@@ -50,8 +55,8 @@ const char *hml__cg_act_name(hml__cg_act a);
 int hml__cg_act_parse(const char *name);
 
 typedef struct hml__cg_layer {
-	int64_t in, out;     /**< features (MLP) or channels (CNN) */
-	int kernel;          /**< CNN: odd kernel size; MLP: 0 */
+	int64_t in, out;     /**< features (linear layer) or channels (conv layer) */
+	int kernel;          /**< conv layer: odd kernel size; linear layer: 0 */
 	hml__cg_act act;     /**< applied after the layer (IDENTITY for the last) */
 	float *weight;       /**< MLP [out][in]; CNN [out][in][k][k]; owned */
 	float *bias;         /**< [out]; owned */
@@ -66,6 +71,8 @@ typedef struct hml__cg_model {
 	float *in_mean, *in_std;             /**< [in features] or [in channels]; owned */
 	float *out_mean, *out_std;           /**< [out features] or [out channels]; owned */
 	char arch[256];                      /**< "mlp:64x64:relu" */
+	int nconv;                           /**< cnnvec: its conv layers (the first ones); else 0 */
+	int pool;                            /**< cnnvec: pooling size after each conv layer; else 0 */
 } hml__cg_model;
 
 /**
@@ -79,6 +86,19 @@ typedef struct hml__cg_model {
 int hml__cg_model_init(hml__cg_model *m, hml__cg_family family, int nlayers,
                        const int64_t *sizes, int kernel);
 
+/**
+ * The cnnvec form of hml__cg_model_init(): `nconv` conv layers (kernel
+ * `kernel`, channels sizes[0] -> ... -> sizes[nconv], each pooled by
+ * `pool`), then nlayers - nconv linear layers, the first taking `flat`
+ * features (the last map flattened) and giving sizes[nconv + 1], and so
+ * on to sizes[nlayers]. in_mean/in_std have sizes[0] values (channels),
+ * out_mean/out_std sizes[nlayers] (features). Errors as for
+ * hml__cg_model_init(), and HML_EINVALID for nconv outside 1..nlayers-1
+ * or pool < 1.
+ */
+int hml__cg_model_init_vec(hml__cg_model *m, int nlayers, int nconv, const int64_t *sizes,
+                           int kernel, int pool, int64_t flat);
+
 /** Free what `m` owns and zero it. NULL-safe. */
 void hml__cg_model_release(hml__cg_model *m);
 
@@ -86,7 +106,9 @@ void hml__cg_model_release(hml__cg_model *m);
  * Check that the description is one the generator handles: layer sizes
  * chain, shapes agree with the first and last layers (MLP: product of the
  * row shape = features; CNN: [C, H, W] or [H, W] rows, odd kernels, same
- * H, W out as in), standard deviations finite and nonzero, weights finite.
+ * H, W out as in; cnnvec: [C, H, W] or [H, W] rows whose pooled map
+ * flattens to the first linear layer's inputs, and output features those
+ * of the last layer), standard deviations finite and nonzero, weights finite.
  * Errors: HML_ESHAPE or HML_EINVALID naming the problem.
  */
 int hml__cg_model_check(const hml__cg_model *m);

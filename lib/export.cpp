@@ -67,6 +67,81 @@ void copy_to(float *dst, const torch::Tensor &t, int64_t n, const std::string &n
 	std::memcpy(dst, t.data_ptr<float>(), (size_t)n * sizeof(float));
 }
 
+/* Normalisation buffers, row shapes and arch into `out`. */
+void read_common(const torch::jit::Module &mod, std::map<std::string, torch::Tensor> &bufs,
+                 int64_t nin, int64_t nout, const std::string &arch, hml__cg_model *out)
+{
+	copy_to(out->in_mean, get(bufs, "in_mean"), nin, "in_mean");
+	copy_to(out->in_std, get(bufs, "in_std"), nin, "in_std");
+	copy_to(out->out_mean, get(bufs, "out_mean"), nout, "out_mean");
+	copy_to(out->out_std, get(bufs, "out_std"), nout, "out_std");
+	std::vector<int64_t> in = int_attr(mod, "hml_input_shape"), o = int_attr(mod, "hml_output_shape");
+	if (in.empty() || in.size() > 8 || o.empty() || o.size() > 8)
+		throw Unsupported{ "its hml_input_shape or hml_output_shape has a bad rank" };
+	out->in_ndim = (int)in.size();
+	out->out_ndim = (int)o.size();
+	std::copy(in.begin(), in.end(), out->in_shape);
+	std::copy(o.begin(), o.end(), out->out_shape);
+	std::snprintf(out->arch, sizeof(out->arch), "%s", arch.c_str());
+}
+
+/* models/cnnvec.ts: conv layers w0.., pooled; w_head (optional), w_out. */
+void read_vec_module(const torch::jit::Module &mod, const std::vector<std::string> &f,
+                     const std::string &arch, hml__cg_model *out)
+{
+	std::map<std::string, torch::Tensor> params, bufs;
+	std::vector<std::string> names;
+	std::vector<int64_t> sizes;
+	int kernel = 0, nconv = 0, pool = 0, act = hml__cg_act_parse(f[2].c_str());
+	int64_t flat;
+
+	if (act < 0)
+		throw Unsupported{ "activation '" + f[2] + "' has no C form" };
+	for (const auto &x : f)
+		if (x.compare(0, 5, "pool=") == 0)
+			pool = std::atoi(x.c_str() + 5);
+	if (pool < 1)
+		throw Unsupported{ "its architecture '" + arch + "' has no pool size" };
+	for (const auto &p : mod.named_parameters(false))
+		params[p.name] = p.value;
+	for (const auto &b : mod.named_buffers(false))
+		bufs[b.name] = b.value;
+	while (params.count("w" + std::to_string(nconv)))
+		names.push_back(std::to_string(nconv++));
+	if (params.count("w_head"))
+		names.push_back("_head");
+	names.push_back("_out");
+	if (nconv < 1 || params.size() != 2 * names.size())
+		throw Unsupported{ "its parameters are not w0, b0, ..., [w_head, b_head,] w_out, b_out" };
+	for (size_t l = 0; l < names.size(); l++) {
+		torch::Tensor w = get(params, "w" + names[l]);
+		bool conv = (int)l < nconv;
+
+		if (w.dim() != (conv ? 4 : 2) || (conv && (w.size(2) != w.size(3) || w.size(2) % 2 == 0 ||
+		                                           (kernel && w.size(2) != kernel))))
+			throw Unsupported{ "weight 'w" + names[l] + "' does not have the family's layout" };
+		if (conv)
+			kernel = (int)w.size(2);
+		if (l == 0)
+			sizes.push_back(w.size(1));
+		else if ((int)l != nconv && w.size(1) != sizes.back())
+			throw Unsupported{ "weight 'w" + names[l] + "' does not follow the layer before it" };
+		sizes.push_back(w.size(0));
+	}
+	flat = get(params, "w" + names[nconv]).size(1);
+	if (hml__cg_model_init_vec(out, (int)names.size(), nconv, sizes.data(), kernel, pool, flat) < 0)
+		throw Unsupported{ hml_error_last()->message };
+	for (size_t l = 0; l < names.size(); l++) {
+		hml__cg_layer *y = &out->layers[l];
+		int64_t kk = (int)l < nconv ? (int64_t)kernel * kernel : 1;
+
+		copy_to(y->weight, get(params, "w" + names[l]), y->in * y->out * kk, "w" + names[l]);
+		copy_to(y->bias, get(params, "b" + names[l]), y->out, "b" + names[l]);
+		y->act = l + 1 < names.size() ? (hml__cg_act)act : HML__ACT_IDENTITY;
+	}
+	read_common(mod, bufs, sizes.front(), sizes.back(), arch, out);
+}
+
 /* The module's tensors into `out`; throws Unsupported. */
 void read_module(const torch::jit::Module &mod, hml__cg_model *out)
 {
@@ -78,12 +153,10 @@ void read_module(const torch::jit::Module &mod, hml__cg_model *out)
 		throw Unsupported{ "it has no hml_arch attribute (not an hml MLP or CNN)" };
 	std::string arch = mod.attr("hml_arch").toStringRef();
 	std::vector<std::string> f = split(arch, ':');
-	if (!f.empty() && f[0] == "cnnvec")
-		throw Unsupported{ "its architecture '" + arch + "' is of the cnnvec family, which the C "
-		                   "generator does not handle yet (pooling and a linear head after "
-		                   "conv layers); deploy it as TorchScript" };
+	if (f.size() >= 3 && f[0] == "cnnvec")
+		return read_vec_module(mod, f, arch, out);
 	if (f.size() < 3 || (f[0] != "mlp" && f[0] != "cnn"))
-		throw Unsupported{ "its architecture '" + arch + "' is not of the mlp or cnn family" };
+		throw Unsupported{ "its architecture '" + arch + "' is not of the mlp, cnn or cnnvec family" };
 	int act = hml__cg_act_parse(f[2].c_str());
 	if (act < 0)
 		throw Unsupported{ "activation '" + f[2] + "' has no C form" };
@@ -123,18 +196,7 @@ void read_module(const torch::jit::Module &mod, hml__cg_model *out)
 		copy_to(y->bias, get(params, "b" + s), y->out, "b" + s);
 		y->act = l < nhidden ? (hml__cg_act)act : HML__ACT_IDENTITY;
 	}
-	copy_to(out->in_mean, get(bufs, "in_mean"), sizes.front(), "in_mean");
-	copy_to(out->in_std, get(bufs, "in_std"), sizes.front(), "in_std");
-	copy_to(out->out_mean, get(bufs, "out_mean"), sizes.back(), "out_mean");
-	copy_to(out->out_std, get(bufs, "out_std"), sizes.back(), "out_std");
-	std::vector<int64_t> in = int_attr(mod, "hml_input_shape"), o = int_attr(mod, "hml_output_shape");
-	if (in.empty() || in.size() > 8 || o.empty() || o.size() > 8)
-		throw Unsupported{ "its hml_input_shape or hml_output_shape has a bad rank" };
-	out->in_ndim = (int)in.size();
-	out->out_ndim = (int)o.size();
-	std::copy(in.begin(), in.end(), out->in_shape);
-	std::copy(o.begin(), o.end(), out->out_shape);
-	std::snprintf(out->arch, sizeof(out->arch), "%s", arch.c_str());
+	read_common(mod, bufs, sizes.front(), sizes.back(), arch, out);
 }
 
 torch::Tensor t_of(float *p, std::vector<int64_t> shape)
@@ -154,11 +216,47 @@ torch::Tensor activate(const torch::Tensor &x, hml__cg_act a)
 	}
 }
 
+/* A cnnvec description evaluated by libtorch (models/cnnvec.ts). */
+torch::Tensor describe_vec_forward(const hml__cg_model *m, const torch::Tensor &x)
+{
+	int64_t n = x.size(0), cin = m->layers[0].in, p = m->pool;
+	torch::Tensor h = x.reshape({ n, cin, x.size(-2), x.size(-1) });
+
+	h = (h - t_of(m->in_mean, { cin, 1, 1 })) / t_of(m->in_std, { cin, 1, 1 });
+	for (int l = 0; l < m->nlayers; l++) {
+		const hml__cg_layer *y = &m->layers[l];
+
+		if (l == m->nconv)
+			h = h.reshape({ n, -1 });
+		if (l < m->nconv)
+			h = torch::conv2d(h, t_of(y->weight, { y->out, y->in, y->kernel, y->kernel }),
+			                  t_of(y->bias, { y->out }), 1, y->kernel / 2);
+		else
+			h = torch::linear(h, t_of(y->weight, { y->out, y->in }), t_of(y->bias, { y->out }));
+		h = activate(h, y->act);
+		if (l < m->nconv && p > 1) {
+			int64_t hh = h.size(2) / p, ww = h.size(3) / p;
+			const int64_t dims[] = { 3, 5 };
+
+			h = h.slice(2, 0, hh * p).slice(3, 0, ww * p)
+			     .reshape({ n, y->out, hh, p, ww, p }).mean(at::IntArrayRef(dims));
+		}
+	}
+	int64_t cout = m->layers[m->nlayers - 1].out;
+	h = h * t_of(m->out_std, { cout }) + t_of(m->out_mean, { cout });
+	std::vector<int64_t> shape = { n };
+	shape.insert(shape.end(), m->out_shape, m->out_shape + m->out_ndim);
+	return h.reshape(shape);
+}
+
 /* The description evaluated by libtorch, on x [n, *in_shape]. */
 torch::Tensor describe_forward(const hml__cg_model *m, const torch::Tensor &x)
 {
 	int64_t n = x.size(0), cin = m->layers[0].in, cout = m->layers[m->nlayers - 1].out;
 	bool cnn = m->family == HML__CG_CNN;
+
+	if (m->family == HML__CG_CNNVEC)
+		return describe_vec_forward(m, x);
 	std::vector<int64_t> pshape = cnn ? std::vector<int64_t>{ 1, 1 } : std::vector<int64_t>{};
 	std::vector<int64_t> ishape = { cin }, oshape = { cout };
 	torch::Tensor h;
@@ -207,7 +305,8 @@ void verify(torch::jit::Module &mod, const hml__cg_model *m)
 	double diff = (got - want).abs().max().item<double>();
 	if (!(diff <= 1e-4 * scale))
 		throw Unsupported{ "its forward does not compute the " +
-		                   std::string(m->family == HML__CG_CNN ? "CNN" : "MLP") +
+		                   std::string(m->family == HML__CG_CNNVEC ? "cnnvec" :
+		                               m->family == HML__CG_CNN ? "CNN" : "MLP") +
 		                   " its parameters describe (the graph was changed)" };
 }
 

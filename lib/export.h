@@ -15,8 +15,10 @@ extern "C" {
 /**
  * Read the TorchScript model at `path` into `out` (caller's storage; release
  * with hml__cg_model_release, also after a failure). The model must be one
- * hml trains (models/mlp.ts, models/cnn.ts): an "hml_arch" attribute of
- * family mlp or cnn, parameters w0, b0, ..., w_out, b_out and nothing else,
+ * hml trains (models/mlp.ts, cnn.ts, cnnvec.ts): an "hml_arch" attribute of
+ * family mlp or cnn, parameters w0, b0, ..., w_out, b_out and nothing else
+ * (cnnvec, models/cnnvec.ts: conv layers w0, b0, ..., optionally w_head,
+ * b_head, then w_out, b_out),
  * buffers in_mean, in_std, out_mean, out_std, attributes hml_input_shape /
  * hml_output_shape. The description is then checked against the file: the
  * module's forward and the description, evaluated with libtorch on random

@@ -3,9 +3,10 @@
  * read back (lib/export.cpp), generated as C, compiled with the system C
  * compiler and loaded by the runtime's loader: on the training rows the
  * compiled model's outputs match the TorchScript model's within 1e-5 of
- * the outputs' scale, for every activation of the MLP family and for CNNs
- * on [C, H, W] and [H, W] rows, in float and in double. Models that are not
- * hml MLPs or CNNs are refused with the reason.
+ * the outputs' scale, for every activation of the MLP family, for CNNs
+ * on [C, H, W] and [H, W] rows and for cnnvec models (pooling, heads), in
+ * float and in double. Models that are not of an hml family are refused
+ * with the reason.
  */
 #include <math.h>
 #include <stdint.h>
@@ -190,6 +191,60 @@ TEST(cnn)
 	release(&d);
 }
 
+/* Fields [c, 9, 10] (c = 0: [9, 10] rows) in, a vector [3] or [1, 2] out:
+ * where the field is brightest (row, column) and its mean, as the
+ * particle filter's frames -> positions. */
+static void make_spots(hml__dataset *d, int64_t rows, int c, int pair)
+{
+	uint64_t seed = 9;
+	int64_t n = 9 * 10, ch = c ? c : 1;
+
+	memset(d, 0, sizeof(*d));
+	d->rows = rows;
+	d->in_ndim = c ? 3 : 2;
+	d->in_shape[0] = c ? c : 9;
+	d->in_shape[1] = c ? 9 : 10;
+	d->in_shape[2] = 10;
+	d->in_features = n * ch;
+	d->out_ndim = pair ? 2 : 1;
+	d->out_shape[0] = pair ? 1 : 3;
+	d->out_shape[1] = 2;
+	d->out_features = pair ? 2 : 3;
+	d->x = calloc((size_t)(rows * d->in_features), sizeof(float));
+	d->y = calloc((size_t)(rows * d->out_features), sizeof(float));
+	for (int64_t r = 0; r < rows; r++) {
+		float *x = d->x + r * d->in_features, *y = d->y + r * d->out_features;
+		int best = 0;
+		double sum = 0;
+
+		for (int64_t i = 0; i < d->in_features; i++) {
+			x[i] = (float)uniform(&seed, 90, 120);
+			sum += x[i];
+			if (x[i] > x[best])
+				best = (int)i;
+		}
+		y[0] = (float)(best % n / 10);
+		y[1] = (float)(best % 10);
+		if (!pair)
+			y[2] = (float)(sum / (double)d->in_features);
+	}
+}
+
+/* cnnvec: pooling that divides the map and one that drops a remainder,
+ * with and without a hidden head layer, [C, H, W] and [H, W] rows. */
+TEST(cnnvec)
+{
+	hml__dataset d;
+
+	make_spots(&d, 40, 2, 0);
+	agree(&d, "cnnvec:4x3:tanh:kernel=3:pool=2:head=8", "vec_chw");
+	agree(&d, "cnnvec:3:silu:kernel=5:pool=3:head=0", "vec_pool3");
+	release(&d);
+	make_spots(&d, 40, 0, 1);
+	agree(&d, "cnnvec:4x4:gelu:kernel=3:pool=1:head=6", "vec_hw");
+	release(&d);
+}
+
 TEST(refused)
 {
 	hml__cg_model m;
@@ -215,6 +270,7 @@ int main(void)
 	mkdir(tmpdir, 0755);
 	RUN(mlp_every_activation);
 	RUN(cnn);
+	RUN(cnnvec);
 	RUN(refused);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
 	if (system(cmd) != 0)
