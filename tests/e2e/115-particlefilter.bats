@@ -4,7 +4,7 @@
 # the whole tracker as one region (frames in, positions out, one row per
 # video), and collect -> train -> deploy -> evaluate with a CNN with a
 # vector head (cnnvec), the surrogate judged against the ground truth
-# beside the filter.
+# beside the filter, as TorchScript and compiled to C.
 
 load helpers
 
@@ -94,10 +94,24 @@ assert f_err < 1.0, f_err
 assert np.all(np.isfinite(sur["final_position"][:])) and s_err < 1.0, s_err
 assert 0 < ev["qoi"]["rmse"] < 1.0, ev["qoi"]["rmse"]
 PY
+	# The same model compiled to C: the positions agree with TorchScript's.
+	run --separate-stderr hml --json deploy --target c m1
+	assert_success
+	run --separate-stderr hml --json evaluate --repeat 1
+	assert_success
+	echo "$output" > evalc.json
+	[ "$(json evalc.json 'd["evaluation"]["target"]')" = c ]
+	[ "$(json evalc.json 'd["evaluation"]["surrogate"]["model_calls"]')" = 1 ]
+	"$PY" - <<'PY'
+import h5py, json, numpy as np
+t, c = (json.load(open(f))["evaluation"]["files"]["qoi_surrogate"] for f in ("eval.json", "evalc.json"))
+a, b = (h5py.File("hml-experiment/" + f, "r")["final_position"][:] for f in (t, c))
+assert np.abs(a - b).max() <= 1e-4 * max(1.0, np.abs(a).max()), np.abs(a - b).max()
+PY
 	run --separate-stderr hml --json show
 	assert_success
 	echo "$output" > show.json
-	[ "$(json show.json '[len(d[k]) for k in ("datasets", "models", "deployments", "evaluations")]')" = "[1, 1, 1, 1]" ]
+	[ "$(json show.json '[len(d[k]) for k in ("datasets", "models", "deployments", "evaluations")]')" = "[1, 1, 2, 2]" ]
 	"$PY" - <<'PY'
 import json, os
 m = json.load(open("hml-experiment/manifest.json"))
