@@ -7,6 +7,9 @@
 #                                           train options (or the table's)
 #   hml deploy --best
 #   hml evaluate --repeat R [--args ...]
+#   hml deploy --target c --best, hml evaluate again: the same model
+#                                           compiled to C (no libtorch in
+#                                           the application's process)
 #
 # The table quotes `hml evaluate --json` as it is: mean wall time of the
 # accurate and the surrogate runs (process start-up, libtorch and model
@@ -117,6 +120,11 @@ for app in $APPS; do
 	set -- -C "$exp" -q --json evaluate --repeat "$repeat"
 	[ -n "$eargs" ] && set -- "$@" --args "$eargs"
 	"$hml" "$@" > "$tmp/$app-eval.json"
+	if "$hml" -C "$exp" -q --json deploy --target c --best > /dev/null 2> "$tmp/$app-c.err"; then
+		"$hml" "$@" > "$tmp/$app-evalc.json"
+	else
+		echo "  $app: no C target: $(cat "$tmp/$app-c.err")" >&2
+	fi
 	if [ "$app" = particlefilter ]; then
 		# The filter's and the surrogate's final positions against the truth.
 		"$py" - "$exp" "$tmp/$app-eval.json" > "$tmp/$app-truth" <<'PY'
@@ -138,7 +146,8 @@ import json, os, statistics, sys
 tmp, apps = sys.argv[1], sys.argv[2:]
 extra = os.environ.get("HML_BENCH_TRAIN", "").strip()
 lines = {l.split()[0]: l.split()[1:] for l in open(os.path.join(tmp, "lines"))}
-hdr = ("app", "accurate s", "surrogate s", "e2e x", "region x", "QoI error", "model (chosen by)", "hml lines")
+hdr = ("app", "accurate s", "surrogate s", "e2e x", "region x", "QoI error",
+       "C: surrogate s", "e2e x", "region x", "QoI error", "model (chosen by)", "hml lines")
 rows, notes = [], []
 for app in apps:
     ev = json.load(open(os.path.join(tmp, app + "-eval.json")))["evaluation"]
@@ -147,6 +156,8 @@ for app in apps:
     err = q[q["metric"]]
     unit = "%" if q["metric"] == "mape" else ""
     n, total = map(int, lines[app][:2])
+    cpath = os.path.join(tmp, app + "-evalc.json")
+    c = json.load(open(cpath))["evaluation"] if os.path.exists(cpath) else None
     how = ("bench --arch" if len(lines[app]) > 2 else "workflow default") + \
           (", " + extra if extra else "") + ", hml train"
     rows.append((app,
@@ -155,6 +166,10 @@ for app in apps:
                  "%.2f" % ev["speedup"]["end_to_end"]["mean"],
                  "%.1f" % ev["speedup"]["region"]["mean"],
                  "%s %.4g%s" % (q["metric"], err, unit),
+                 "%.3f" % statistics.mean(c["surrogate"]["wall_seconds"]) if c else "-",
+                 "%.2f" % c["speedup"]["end_to_end"]["mean"] if c else "-",
+                 "%.1f" % c["speedup"]["region"]["mean"] if c else "-",
+                 "%.4g%s" % (c["qoi"][q["metric"]], unit) if c else "-",
                  "%s (%s)" % (tr.get("arch", "?"), how),
                  "%d/%d (%.1f%%)" % (n, total, 100.0 * n / total)))
     truth = os.path.join(tmp, app + "-truth")
@@ -167,4 +182,6 @@ for r in [hdr] + rows:
     print("  ".join(str(c).ljust(w[i]) for i, c in enumerate(r)))
 for n in notes:
     print(n)
+print("C: the same model deployed with --target c (compiled, no libtorch loaded);"
+      " '-': hml deploy refused to compile it (the reason is printed above)")
 PY
