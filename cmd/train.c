@@ -375,7 +375,8 @@ static json_t *model_record(const train_state *st, const hml__train_options *o,
 		"latency_batch", (json_int_t)res->latency_batch,
 		"forward_max_diff", cmd_json_real(res->forward_max_diff),
 		"normalisation",
-		"per feature (mlp) or channel (cnn) mean and std of the training split, "
+		"per feature (mlp) or channel (cnn; cnnvec inputs, its outputs per feature) "
+		"mean and std of the training split, "
 		"inside the model: buffers in_mean, in_std, out_mean, out_std");
 }
 

@@ -404,7 +404,8 @@ int hml__arch_layout_of(hml__arch_layout *l, const hml__arch *a, const hml__data
 		return vec_layout(l, a, d, in);
 	if (d->out_ndim != 2 && d->out_ndim != 3)
 		return hml__error_set(HML_EINVALID,
-			"arch '%s' needs whole-field outputs [C,H,W] or [H,W]; region outputs are %s",
+			"arch '%s' needs whole-field outputs [C,H,W] or [H,W]; region outputs are %s "
+			"(cnnvec maps fields to vectors)",
 			a->canonical, out);
 	/* [H, W] is one channel. */
 	l->core_in_ndim = l->core_out_ndim = 3;
@@ -413,7 +414,8 @@ int hml__arch_layout_of(hml__arch_layout *l, const hml__arch *a, const hml__data
 	memcpy(l->core_out + 3 - d->out_ndim, d->out_shape, sizeof(int64_t) * (size_t)d->out_ndim);
 	if (l->core_in[1] != l->core_out[1] || l->core_in[2] != l->core_out[2])
 		return hml__error_set(HML_EINVALID,
-			"arch '%s' keeps the field's size, but the region maps %s to %s", a->canonical, in, out);
+			"arch '%s' keeps the field's size, but the region maps %s to %s "
+			"(cnnvec maps fields to vectors)", a->canonical, in, out);
 	return 0;
 }
 

@@ -17,6 +17,8 @@ pf() {
 	timeout 300 "$PF" "$@"
 }
 
+m() { json hml-experiment/manifest.json "$1"; }
+
 @test "particlefilter: --help, bad arguments exit 2 with one line" {
 	run pf --help
 	assert_success
@@ -59,6 +61,17 @@ PY
 	assert_success
 	echo "$output" > collect.json
 	[ "$(json collect.json 'd["dataset"]["regions"]["particlefilter"]["rows"]')" = 512 ]
+	# Architectures that do not fit these rows: one line, exit 3, no model.
+	run --separate-stderr hml -q train --arch cnn:4
+	[ "$status" -eq 3 ]
+	[ "$stderr" = "hml: error: arch 'cnn:4:relu:kernel=3' keeps the field's size, but the region maps [8, 32, 32] to [8, 2] (cnnvec maps fields to vectors)" ]
+	run --separate-stderr hml -q train --arch cnnvec:4x4:relu:pool=16
+	[ "$status" -eq 3 ]
+	[ "$stderr" = "hml: error: arch 'cnnvec:4x4:relu:kernel=3:pool=16:head=64' pools rows [8, 32, 32] below one pixel after layer 2 (use fewer layers or a smaller pool)" ]
+	run --separate-stderr hml -q train --arch cnnvec:4:relu:head=x
+	[ "$status" -eq 2 ]
+	[ "$stderr" = "hml: error: train: bad head 'x' in arch 'cnnvec:4:relu:head=x' (expected 0, no hidden head layer, to 4096 units)" ]
+	[ "$(m 'len(d["models"])')" = 0 ]
 	run --separate-stderr hml --json train --threads 2
 	assert_success
 	echo "$output" > train.json

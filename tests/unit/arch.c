@@ -162,7 +162,7 @@ TEST(layouts)
 	CHECK_FAILS(hml__arch_layout_of(&l, &cnn, &d), HML_EINVALID, "needs whole-field outputs");
 	set_rows(&d, 3, chw, 3, small);
 	CHECK_FAILS(hml__arch_layout_of(&l, &cnn, &d), HML_EINVALID,
-	            "keeps the field's size, but the region maps [2, 8, 8] to [1, 4, 4]");
+	            "keeps the field's size, but the region maps [2, 8, 8] to [1, 4, 4] (cnnvec maps fields to vectors)");
 	set_rows(&d, 1, none, 1, one);
 	CHECK_FAILS(hml__arch_layout_of(&l, &mlp, &d), HML_EINVALID, "data rows [0] -> [1] have no features");
 }

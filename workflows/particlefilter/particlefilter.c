@@ -390,7 +390,8 @@ int main(int argc, char **argv)
 	if (!frames || !truth || !est || !fin) {
 		fprintf(stderr, "particlefilter: error: out of memory for %ld videos of %ld frames of %ld x %ld\n",
 		        o.videos, o.frames, o.size, o.size);
-		return 1;
+		rc = 1;
+		goto done;
 	}
 	tru = fin + 2 * o.videos;
 	err = fin + 4 * o.videos;
