@@ -10,7 +10,8 @@
 # lines' flags and says whether they agree), run with the same environment
 # (the HML_* settings are in hyperfine's environment, so no `env` exec is
 # timed; the baseline ignores them), OMP_NUM_THREADS=1.
-# Time: hyperfine without a shell, 3 warm-up runs, the median of RUNS runs.
+# Time: hyperfine without a shell, 3 warm-up runs, the median of RUNS runs
+# (10 at most for TorchScript, whose runs take about half a second each).
 # Memory: /usr/bin/time's maximum resident set size, the median of 9 runs.
 #
 # Off mode is the figure the goal is about. For information: collect mode
@@ -90,7 +91,9 @@ if "$hml" -q -C "$tmp/exp" collect binomial --args '--options 256 --batch 256 --
    "$hml" -q -C "$tmp/exp" deploy --target c m1 >/dev/null 2>>"$tmp/err"; then
 	(export HML_MODE=infer HML_MODEL="$tmp/exp/models/c1.so"
 	 row "hml, infer (C model)" "$bin" --options 1 --batch 1 --quiet)
+	# About half a second a run: 10 runs at most.
 	(export HML_MODE=infer HML_MODEL="$tmp/exp/models/m1.pt"
+	 [ "$runs" -le 10 ] || runs=10
 	 row "hml, infer (TorchScript)" "$bin" --options 1 --batch 1 --quiet)
 else
 	echo "(no model: infer rows skipped: $(tail -n 1 "$tmp/err"))"
