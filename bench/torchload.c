@@ -3,13 +3,14 @@
  * process: the phases the runtime goes through the first time a region
  * opens a TorchScript model, timed one by one (#13).
  *
- *   bench_torchload PLUGIN MODEL.pt ROWS CALLS
+ *   bench_torchload PLUGIN MODEL.pt ROWS CALLS [THREADS]
  *
  * dlopen of the libtorch plugin (libhml-torch.so: libtorch and everything
  * it needs mapped, relocated and constructed), the entry point, the model
  * load (torch::jit::load and the backend's checks), the first forward call
- * and the best of the next CALLS - 1 (ROWS rows of 5 features each), and
- * freeing the model. One line of "name ms" pairs on stdout; the process's
+ * and the best of the next CALLS - 1 (ROWS rows of 5 features each, on THREADS
+ * intra-op threads, default 1, as HML_THREADS sets them), and freeing the
+ * model. One line of "name ms" pairs on stdout; the process's
  * remaining cost (exec, exit with libtorch's destructors and unmapping) is
  * what bench/torchload.sh sees around it.
  */
@@ -43,10 +44,12 @@ int main(int argc, char **argv)
 	int64_t rows, shape[2];
 	float *x;
 	void *dl, *m;
-	int calls, i;
+	int calls, threads = 1, i;
 
-	if (argc != 5 || (rows = atoll(argv[3])) < 1 || (calls = atoi(argv[4])) < 2)
-		return fail("usage", "bench_torchload PLUGIN MODEL.pt ROWS CALLS (CALLS >= 2)");
+	if ((argc != 5 && argc != 6) || (rows = atoll(argv[3])) < 1 || (calls = atoi(argv[4])) < 2 ||
+	    (argc == 6 && (threads = atoi(argv[5])) < 1))
+		return fail("usage", "bench_torchload PLUGIN MODEL.pt ROWS CALLS [THREADS] "
+		            "(CALLS >= 2, THREADS >= 1)");
 	if (!(x = calloc((size_t)rows * 5, sizeof(float))))
 		return fail("input", "out of memory");
 	shape[0] = rows;
@@ -59,7 +62,7 @@ int main(int argc, char **argv)
 	if (!entry || !(be = entry(HML__BACKEND_ABI)))
 		return fail(argv[1], "not an hml libtorch backend of this interface version");
 	t2 = now();
-	if (be->load(&m, argv[2], 1) < 0)
+	if (be->load(&m, argv[2], threads) < 0)
 		return fail("load", be->last_error());
 	t3 = now();
 	for (i = 0; i < calls; i++) {

@@ -9,7 +9,8 @@
 # medians over RUNS processes of bench_torchload's phases (dlopen of the
 # plugin, model load, first and next forward of ROWS rows, free); the
 # process's wall and CPU time, whose remainder is exec and exit (libtorch's
-# destructors, unmapping); and, for comparison, the same binomial process
+# destructors, unmapping); the forward call on 1 and on 2 intra-op threads;
+# and, for comparison, the same binomial process
 # in infer mode with the model compiled to C, when MODEL.so is given.
 #
 # The model: MODEL.pt if given, else a 5-64-64-1 MLP scripted by PyTorch.
@@ -70,6 +71,28 @@ print(f"  first forward, {sys.argv[2]} rows       {med['first_forward']:8.2f} ms
 print(f"  free                             {med['free']:8.2f} ms")
 print(f"  process wall time                {med['wall']:8.1f} ms  (CPU {med['user'] + med['sys']:.0f} ms;"
       f" exec + exit beyond the phases: {med['wall'] - inproc:.0f} ms)")
+PY
+
+# The forward calls again on 2 intra-op threads (what HML_THREADS=2 asks):
+# on a loaded machine every operator's OpenMP region waits for a thread
+# that is not running, and the calls can be many times slower than on one.
+: > "$tmp/t2"
+i=0
+while [ "$i" -lt "$runs" ]; do
+	OMP_NUM_THREADS=2 "$prog" "$plugin" "$model" "$rows" 5 2 >> "$tmp/t2"
+	i=$((i + 1))
+done
+"$py" - "$tmp/phases" "$tmp/t2" "$rows" <<'PY'
+import statistics, sys
+def med(path, key):
+    v = []
+    for line in open(path):
+        w = line.split()
+        v.append(float(w[w.index(key) + 1]))
+    return statistics.median(v)
+one, two = med(sys.argv[1], "next_forward"), med(sys.argv[2], "next_forward")
+print(f"  forward of {sys.argv[3]} rows on 1 thread {one:.2f} ms, on 2 threads {two:.2f} ms"
+      f" ({one / two:.2f}x the speed of 1)")
 PY
 
 if [ -n "$cmodel" ]; then
