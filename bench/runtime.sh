@@ -31,9 +31,29 @@ export HML_THREADS="${HML_THREADS:-$OMP_NUM_THREADS}"
 # Wall time of the priced loop, as the program prints it.
 priced() { sed -n 's/^binomial: priced in \([0-9.]*\) s$/\1/p'; }
 
+# flags TARGET: the C compile flags of binomial target TARGET in this
+# build tree (Makefile generators), without defines and include paths.
+flags() {
+	f="$build/workflows/binomial/CMakeFiles/$1.dir/flags.make"
+	[ -f "$f" ] && sed -n 's/^C_FLAGS = //p' "$f" || echo "(unknown: no $f)"
+}
+
 echo "binomial, $options options, batch 4096, $OMP_NUM_THREADS threads, $repeat repeats"
-echo "controlled: same source and flags in both builds (-falign-functions=64 -falign-loops=64),"
-echo "  same threads, runs alternated, priced-loop time only (no start-up), medians"
+echo "controlled: same source, same threads, runs alternated, priced-loop time only"
+echo "  (no start-up), medians; compile flags of both builds:"
+fb=$(flags binomial_baseline)
+fh=$(flags binomial)
+echo "  no-hml: $fb"
+if [ "$fb" = "$fh" ]; then
+	echo "  hml:    the same"
+else
+	echo "  hml:    DIFFERENT: $fh"
+fi
+case "$fb $fh" in
+*-falign-loops=64*-falign-loops=64*) ;;
+*) echo "  (warning: not both built with -falign-functions=64 -falign-loops=64: the priced loop" \
+	"may sit across a 64-byte boundary in one build only)" ;;
+esac
 : > "$tmp/times"
 i=0
 while [ "$i" -lt "$repeat" ]; do

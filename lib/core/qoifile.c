@@ -1,6 +1,7 @@
 /*
  * lib/core/qoifile.c - the QoI file, written by the runtime (hml_qoi_write)
- * and read by hml evaluate.
+ * and read by hml evaluate. The argument check, which needs no HDF5, is
+ * in qoicheck.c.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -10,51 +11,6 @@
 #include "hml/version.h"
 #include "qoifile.h"
 #include "util.h"
-
-int hml__qoi_check(const char *name, const void *data, hml_dtype dtype,
-                   int ndim, const int64_t *shape)
-{
-	uint64_t count = 1, limit;
-	char text[256];
-	int d;
-
-	if (!name || !*name)
-		return hml__error_set(HML_EINVALID, "quantity of interest has no name");
-	if (strchr(name, '/') || strcmp(name, ".") == 0)
-		return hml__error_set(HML_EINVALID,
-			"quantity of interest '%s': the name cannot contain '/'", name);
-	if (!data)
-		return hml__error_set(HML_EINVALID,
-			"quantity of interest '%s': data is NULL", name);
-	if (dtype != HML_F32 && dtype != HML_F64)
-		return hml__error_set(HML_EINVALID,
-			"quantity of interest '%s': dtype %d is not float32 or float64", name,
-			(int)dtype);
-	if (ndim < 1 || ndim > HML_MAX_DIMS)
-		return hml__error_set(HML_EINVALID,
-			"quantity of interest '%s': %d dims (1 to %d allowed)",
-			name, ndim, HML_MAX_DIMS);
-	if (!shape)
-		return hml__error_set(HML_EINVALID,
-			"quantity of interest '%s': shape is NULL", name);
-	/* The byte count must fit in a signed 64-bit size: beyond it HDF5
-	 * wraps the element count and the file would claim absurd dims. */
-	limit = (uint64_t)INT64_MAX / hml_dtype_size(dtype);
-	for (d = 0; d < ndim; d++) {
-		if (shape[d] <= 0)
-			return hml__error_set(HML_EINVALID,
-				"quantity of interest '%s': dim %d is %lld", name, d,
-				(long long)shape[d]);
-		if ((uint64_t)shape[d] > limit / count) {
-			hml__format_shape(text, sizeof(text), shape, ndim);
-			return hml__error_set(HML_EINVALID,
-				"quantity of interest '%s': shape %s has too many elements",
-				name, text);
-		}
-		count *= (uint64_t)shape[d];
-	}
-	return 0;
-}
 
 int hml__qoi_file_write(const char *path, const char *name, const void *data,
                         hml_dtype dtype, int ndim, const int64_t *shape)

@@ -7,7 +7,6 @@
  * backend's own handle; every call forwards through the table and turns a
  * backend failure into this library's hml error.
  */
-#define _GNU_SOURCE /* dladdr */
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -22,6 +21,7 @@
 #include "cmodel.h"
 #include "error.h"
 #include "model.h"
+#include "plugin.h"
 #include "util.h"
 
 struct hml__model {
@@ -56,10 +56,6 @@ static int check_file(const char *path)
 	return 0;
 }
 
-#ifndef HML__BIN_TO_PLUGIN_DIR
-#  define HML__BIN_TO_PLUGIN_DIR "../lib/hml"
-#endif
-
 #ifdef HML_WITH_TORCH
 
 /* The plugin is loaded once per process and never unloaded (libtorch does
@@ -70,47 +66,6 @@ static const hml__backend *torch_be;
 static int torch_rc;
 static char torch_msg[4400];
 
-/*
- * Where libhml-torch.so lies: $HML_TORCH_PLUGIN when set (tests, and
- * statically linked programs), else beside the object holding this code
- * (libhml.so, in the build tree and in LIBDIR), else in its hml/
- * subdirectory (LIBDIR/hml, where it is installed); for the hml CLI, which
- * compiles this file into its executable, the build tree's runtime/ or
- * BINDIR/HML__BIN_TO_PLUGIN_DIR. The first that exists, or the last
- * candidate.
- */
-static void plugin_path(char *buf, size_t size)
-{
-	const char *env = getenv("HML_TORCH_PLUGIN");
-	Dl_info info;
-	const char *slash;
-	int dir_len;
-
-	if (env && *env) {
-		snprintf(buf, size, "%s", env);
-		return;
-	}
-	if (!dladdr((void *)&hml__model_load, &info) || !info.dli_fname ||
-	    !(slash = strrchr(info.dli_fname, '/'))) {
-		snprintf(buf, size, "%s", HML__TORCH_PLUGIN);  /* the loader's search path */
-		return;
-	}
-	dir_len = (int)(slash - info.dli_fname);
-	snprintf(buf, size, "%.*s/%s", dir_len, info.dli_fname, HML__TORCH_PLUGIN);
-	if (access(buf, F_OK) == 0)
-		return;
-	snprintf(buf, size, "%.*s/hml/%s", dir_len, info.dli_fname, HML__TORCH_PLUGIN);
-	if (access(buf, F_OK) == 0)
-		return;
-	/* This code inside an executable (the hml CLI): the build tree's
-	 * runtime/ beside its cmd/, or LIBDIR/hml relative to BINDIR. */
-	snprintf(buf, size, "%.*s/../runtime/%s", dir_len, info.dli_fname, HML__TORCH_PLUGIN);
-	if (access(buf, F_OK) == 0)
-		return;
-	snprintf(buf, size, "%.*s/%s/%s", dir_len, info.dli_fname, HML__BIN_TO_PLUGIN_DIR,
-	         HML__TORCH_PLUGIN);
-}
-
 static void torch_open(void)
 {
 	char path[4096];
@@ -119,7 +74,7 @@ static void torch_open(void)
 	const hml__backend *be;
 	const char *want = hml__torch_version();
 
-	plugin_path(path, sizeof(path));
+	hml__plugin_path(path, sizeof(path), HML__TORCH_PLUGIN, "HML_TORCH_PLUGIN");
 	if (!(dl = dlopen(path, RTLD_NOW | RTLD_LOCAL))) {
 		const char *e = dlerror();
 

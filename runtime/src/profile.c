@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "error.h"
-#include "h5util.h"
 #include "profile.h"
 #include "profilefile.h"
 #include "util.h"
@@ -106,10 +105,16 @@ static int write_json(const char *path, const record *recs, size_t n)
 
 static void at_exit(void)
 {
+	static int done;
 	record *sel;
 	size_t i, j, n;
 
 	pthread_mutex_lock(&lock);
+	/* Installed again after HDF5's handler (hml__registry_exit_hook), the
+	 * handler runs twice: the first run, before HDF5's, does the work. */
+	if (done)
+		goto done;
+	done = 1;
 	for (i = 0; i < nrecords; i++) {
 		if (!records[i].live)
 			continue;
@@ -154,9 +159,6 @@ int hml__registry_add(hml_region *r)
 	record *rec;
 	int rc = 0;
 
-	/* HDF5 installs its own exit handler when it initialises; ours must be
-	 * installed after it so that it runs first, while HDF5 still works. */
-	hml__h5_init();
 	pthread_mutex_lock(&lock);
 	if (!atexit_installed) {
 		if (atexit(at_exit) != 0) {
@@ -189,6 +191,15 @@ int hml__registry_add(hml_region *r)
 done:
 	pthread_mutex_unlock(&lock);
 	return rc;
+}
+
+void hml__registry_exit_hook(void)
+{
+	pthread_mutex_lock(&lock);
+	if (atexit_installed && atexit(at_exit) != 0)
+		hml__log(HML_LOG_WARNING, "cannot install the exit handler again: "
+		         "collected data may be lost at exit");
+	pthread_mutex_unlock(&lock);
 }
 
 void hml__registry_remove(hml_region *r)

@@ -2,8 +2,9 @@
  * runtime/src/profile.h - the runtime's own output: warnings through the log
  * handler, and the per-region profile written at process exit (internal).
  *
- * Every open region is registered. At exit (an atexit handler registered
- * after HDF5's, so it runs first) live regions' collected data is flushed,
+ * Every open region is registered. At exit (an atexit handler that must
+ * run before HDF5's: installed at the first region, and again when the
+ * HDF5 plugin is loaded later) live regions' collected data is flushed,
  * then the profile of every region that asked for one (HML_PROFILE) is
  * printed as a table through the log handler ("1") or written as JSON to the
  * path given. Freed regions leave a record so they are reported too.
@@ -22,6 +23,13 @@ void hml__log(hml_log_level level, const char *fmt, ...)
 
 /** Register a live region; the first call installs the exit handler. */
 int hml__registry_add(hml_region *r);
+
+/**
+ * Install the exit handler again, if it is installed, so that it runs
+ * before any exit handler installed since (HDF5's, when the plugin that
+ * holds it was loaded after the first region). It then runs once.
+ */
+void hml__registry_exit_hook(void);
 
 /** Unregister a region being freed, keeping its profile record if needed. */
 void hml__registry_remove(hml_region *r);

@@ -52,6 +52,17 @@ print("ok")'
 	assert_output "ok"
 }
 
+@test "off mode maps neither HDF5 nor libtorch; collect loads the HDF5 plugin beside libhml" {
+	# LD_DEBUG=files lists every object the dynamic loader maps.
+	HML_MODE=off LD_DEBUG=files binomial "${ARGS[@]}" --quiet 2> off.ld
+	grep -q 'file=.*libhml\.so' off.ld
+	! grep -q -e 'hdf5' -e 'torch' -e 'c10' off.ld
+	HML_MODE=collect HML_DB="$WORK/d.h5" LD_DEBUG=files binomial "${ARGS[@]}" --quiet 2> c.ld
+	grep -q 'file=.*runtime/libhml-hdf5\.so' c.ld
+	! grep -q 'torch' c.ld
+	[ "$(h5 d.h5 'f["binomial/input"].shape')" = "(1024, 5)" ]
+}
+
 @test "a later collect run appends to the same file" {
 	HML_MODE=collect HML_DB="$WORK/d.h5" binomial "${ARGS[@]}" >/dev/null
 	HML_MODE=collect HML_DB="$WORK/d.h5" binomial --options 512 --batch 256 --seed 8 >/dev/null

@@ -91,6 +91,28 @@ same_as_accurate() {
 	assert_output --partial "not collecting"
 }
 
+@test "without its HDF5 plugin, collecting and recording the QoI fail with the plugin named" {
+	# A libhml with no plugin beside it (LD_LIBRARY_PATH wins over RUNPATH).
+	mkdir lib
+	cp -L "$HML_BUILD_DIR/runtime/libhml.so.0" lib/
+	export LD_LIBRARY_PATH="$WORK/lib"
+	HML_MODE=collect HML_DB="$WORK/d.h5" run binomial "${ARGS[@]}"
+	assert_success
+	assert_output --partial "hml: warning: region 'binomial': the HDF5 plugin cannot be loaded:"
+	assert_output --partial "libhml-hdf5.so"
+	assert_output --partial "not collecting"
+	[ ! -e d.h5 ]
+	HML_MODE=collect HML_DB="$WORK/d.h5" HML_ON_ERROR=fail run binomial "${ARGS[@]}"
+	assert_failure 1
+	assert_output --partial "the HDF5 plugin cannot be loaded"
+	HML_QOI="$WORK/q.h5" run binomial "${ARGS[@]}"
+	assert_failure 1
+	assert_output --partial "cannot record the quantity of interest: the HDF5 plugin cannot be loaded"
+	# Off mode needs no plugin.
+	HML_MODE=off run binomial "${ARGS[@]}"
+	assert_success
+}
+
 @test "a collection file that is not HDF5 is left untouched" {
 	printf 'precious results\n' > d.h5
 	cp d.h5 before

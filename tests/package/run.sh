@@ -104,3 +104,27 @@ torch.jit.script(m).save(sys.argv[1])' m.pt
 		{ echo "infer mode made no model call:" >&2; cat p.json >&2; exit 1; }
 )
 echo "package: the installed libhml runs a model through the installed plugin, and only then loads libtorch"
+
+# libhml links no HDF5 either: the installed HDF5 plugin,
+# LIBDIR/hml/libhml-hdf5.so, is found the same way and loaded only in
+# collect mode (or to write a QoI file); off mode maps no HDF5 at all.
+h5plugin=$libdir/hml/libhml-hdf5.so
+[ -f "$h5plugin" ] || { echo "the HDF5 plugin is not installed in $libdir/hml" >&2; exit 1; }
+if readelf -d "$lib" | grep NEEDED | grep -q hdf5; then
+	echo "libhml.so links HDF5:" >&2; readelf -d "$lib" | grep NEEDED >&2; exit 1
+fi
+(
+	unset HML_WORKFLOW_PATH LD_LIBRARY_PATH HML_EXPERIMENT
+	cd "$scratch"
+	if grep -q 'file=.*hdf5' off.log; then
+		echo "binomial in off mode loads HDF5:" >&2; grep 'file=.*hdf5' off.log >&2; exit 1
+	fi
+	HML_MODE=collect HML_DB=c.h5 LD_DEBUG=files "$wfdir/binomial" --options 64 --batch 64 \
+		--quiet 2> collect.log ||
+		{ echo "the installed binomial cannot collect" >&2; tail -n 5 collect.log >&2; exit 1; }
+	loaded=$(sed -n 's/.*file=\([^ ]*libhml-hdf5\.so\) .*/\1/p' collect.log | head -n 1)
+	[ -n "$loaded" ] && [ "$(realpath "$loaded")" = "$(realpath "$h5plugin")" ] ||
+		{ echo "collect mode did not load $h5plugin" >&2; grep 'file=.*hml' collect.log >&2; exit 1; }
+	[ -s c.h5 ] || { echo "collect mode wrote no c.h5" >&2; exit 1; }
+)
+echo "package: the installed libhml collects through the installed HDF5 plugin, and only then loads HDF5"
