@@ -159,10 +159,10 @@ EOF
 }
 
 @test "a model that is not an hml MLP or CNN is refused with the reason" {
-	replace_model "$MODELS/mlp_f32.pt"
+	replace_model "$MODELS/affine.pt"
 	run --separate-stderr hml -C exp deploy --target c m1
 	assert_failure 3
-	[[ "$stderr" == *"cannot compile model"*"to C: it has no hml_arch attribute (not an hml MLP or CNN)"* ]]
+	[[ "$stderr" == *"cannot compile model"*"to C: it is neither an hml model (no hml_arch attribute) nor a torch.nn.Sequential of Linear layers and activations"* ]]
 	nothing_registered
 }
 
