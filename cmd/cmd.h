@@ -213,6 +213,7 @@ int cmd_collect(int argc, char **argv);
 int cmd_train(int argc, char **argv);
 int cmd_deploy(int argc, char **argv);
 int cmd_evaluate(int argc, char **argv);
+int cmd_import(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 
 #endif

@@ -135,9 +135,12 @@ int hml__select_candidates(hml__candidate **out, size_t *n, const hml__store *s,
 		if (region && (!m.region || strcmp(m.region, region) != 0))
 			continue;
 		if (rc == HML_EINVALID) {
+			hml__error_saved why;
+
+			hml__error_save(&why);
 			free(c);
 			return hml__error_set(HML_EINVALID, "model '%s': %s", m.id ? m.id : "?",
-			                      hml_error_last()->message);
+			                      why.message);
 		}
 		if (rc == HML_ENOTFOUND)   /* a card without latencies: train's own figure */
 			l.seconds[HML__TARGET_TORCHSCRIPT] = m.latency_s;
