@@ -82,7 +82,7 @@ void hml__latency_machine(char *buf, size_t size);
 typedef struct hml__latency_options {
 	int64_t batch;          /**< rows per call (> 0) */
 	int threads;            /**< libtorch intra-op threads (0: its default) */
-	double seconds;         /**< time spent per target (default 0.3 when <= 0) */
+	double seconds;         /**< time spent per target (default 0.15 when <= 0) */
 	int in_ndim;            /**< the region's per-row input shape */
 	const int64_t *in_shape;
 	const float *rows;      /**< sample rows (nrows * features, float32), cycled */

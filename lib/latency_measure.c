@@ -34,7 +34,7 @@ static int time_model(hml__model *m, const float *x, const hml__latency_options 
                       double *per_call)
 {
 	int64_t shape[HML_MAX_DIMS + 1];
-	double best = INFINITY, budget = (o->seconds > 0 ? o->seconds : 0.3) / 3;
+	double best = INFINITY, budget = (o->seconds > 0 ? o->seconds : 0.15) / 3;
 	int rc;
 
 	shape[0] = o->batch;
@@ -92,8 +92,12 @@ static int measure_c(hml__latency *out, const char *pt_path, const float *x,
 
 	memset(&info, 0, sizeof(info));
 	snprintf(dir, sizeof(dir), "%s/hml-latency-XXXXXX", base && *base ? base : "/tmp");
-	if ((rc = hml__export_model(pt_path, &d)) < 0)
+	memset(&d, 0, sizeof(d));
+	/* No compiler: said before the model is read (reading it costs a load). */
+	if ((rc = hml__cbuild_find_cc(&c)) < 0 || (rc = hml__export_model(pt_path, &d)) < 0)
 		goto unavailable;
+	free(c);
+	c = NULL;
 	if (!mkdtemp(dir)) {
 		rc = hml__error_set(HML_EIO, "cannot create a directory in '%s' to compile in",
 		                    base && *base ? base : "/tmp");
