@@ -81,6 +81,29 @@ same_as_accurate() {
 	assert_output --partial "[256, 5]"
 }
 
+@test "a model returning NaN or Inf: original code for that call, or an error under fail" {
+	accurate_qoi
+	# nonfinite.pt returns NaN in a batch's first row, +Inf in its last.
+	HML_MODE=infer HML_MODEL="$MODELS/nonfinite.pt" HML_QOI="$WORK/q.h5" \
+		HML_PROFILE="$WORK/p.json" run binomial "${ARGS[@]}"
+	assert_success
+	assert_output --partial "hml: warning: region 'binomial': model '$MODELS/nonfinite.pt' returned 2 non-finite output values (NaN or Inf) in call 1; running the original code for such calls"
+	[ "$(grep -c 'hml: warning' <<<"$output")" = 1 ]
+	[ "$(json p.json '[d["regions"][0][k] for k in ("nonfinite_calls", "fallback_calls", "model_calls")]')" = "[2, 2, 0]" ]
+	same_as_accurate
+	HML_MODE=interleave HML_INTERLEAVE=1 HML_MODEL="$MODELS/nonfinite.pt" HML_QOI="$WORK/q.h5" \
+		HML_PROFILE="$WORK/p.json" run binomial "${ARGS[@]}"
+	assert_success
+	[ "$(json p.json '[d["regions"][0][k] for k in ("nonfinite_calls", "fallback_calls", "original_calls")]')" = "[1, 1, 2]" ]
+	same_as_accurate
+	rm q.h5
+	HML_MODE=infer HML_MODEL="$MODELS/nonfinite.pt" HML_ON_ERROR=fail HML_QOI="$WORK/q.h5" \
+		run binomial "${ARGS[@]}"
+	assert_failure 1
+	assert_output --partial "returned 2 non-finite output values (NaN or Inf) in call 1"
+	[ ! -e q.h5 ]
+}
+
 @test "an unwritable collection file is reported" {
 	HML_MODE=collect HML_DB=/proc/hml-cannot-write.h5 HML_ON_ERROR=fail run binomial "${ARGS[@]}"
 	assert_failure 1
