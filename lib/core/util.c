@@ -1,4 +1,5 @@
 #define _POSIX_C_SOURCE 200809L
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,7 +31,7 @@ int hml__parse_i64(const char *s, int64_t *out)
 	char *end;
 	long long v;
 
-	if (!s || !*s)
+	if (!s || !*s || isspace((unsigned char)*s))
 		return HML_EINVALID;
 	errno = 0;
 	v = strtoll(s, &end, 10);
@@ -45,7 +46,7 @@ int hml__parse_double(const char *s, double *out)
 	char *end;
 	double v;
 
-	if (!s || !*s)
+	if (!s || !*s || isspace((unsigned char)*s))
 		return HML_EINVALID;
 	errno = 0;
 	v = strtod(s, &end);

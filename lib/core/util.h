@@ -22,7 +22,12 @@ char *hml__strdup(const char *s);
 /** Free a NULL-terminated array of malloc'ed strings and the array (NULL-safe). */
 void hml__strv_free(char **v);
 
-/** Parse a whole decimal integer / floating number; 0 or HML_EINVALID (no message). */
+/**
+ * Parse a whole decimal integer / floating number; 0 or HML_EINVALID (no
+ * message). The one parser of every number hml reads from the environment
+ * and the command line: the whole string must be the number, so leading or
+ * trailing blanks are refused (strtoll alone would skip leading ones).
+ */
 int hml__parse_i64(const char *s, int64_t *out);
 int hml__parse_double(const char *s, double *out);
 

@@ -69,6 +69,33 @@ same_as_accurate() {
 	assert_output --partial "not a TorchScript archive"
 }
 
+@test "a model that is a FIFO or a directory is refused at once" {
+	accurate_qoi
+	mkfifo fifo.pt
+	HML_MODE=infer HML_MODEL=fifo.pt HML_QOI="$WORK/q.h5" run timeout 20 "$BINOMIAL" "${ARGS[@]}"
+	assert_success
+	assert_output --partial "hml: warning: region 'binomial': cannot open model 'fifo.pt': not a regular file; running the original code"
+	same_as_accurate
+	HML_MODE=infer HML_MODEL=fifo.pt HML_ON_ERROR=fail run timeout 20 "$BINOMIAL" "${ARGS[@]}"
+	assert_failure 1
+	assert_output --partial "cannot open model 'fifo.pt': not a regular file"
+	[ -p fifo.pt ]
+	mkdir dir.pt
+	HML_MODE=infer HML_MODEL=dir.pt HML_ON_ERROR=fail run timeout 20 "$BINOMIAL" "${ARGS[@]}"
+	assert_failure 1
+	assert_output --partial "cannot open model 'dir.pt': is a directory"
+}
+
+@test "blanks around a number or a keyword are refused in every variable" {
+	for v in "HML_THREADS= 2" "HML_INTERLEAVE=2 " "HML_SHADOW= 0.5" "HML_FLUSH_BYTES= 100"; do
+		env HML_MODE=interleave HML_MODEL="$MODELS/mlp_f32.pt" "$v" "$BINOMIAL" "${ARGS[@]}" >out.txt 2>&1 && false
+		grep -q "invalid ${v%%=*} '${v#*=}'" out.txt
+	done
+	HML_MODE=" infer" run binomial "${ARGS[@]}"
+	assert_failure 1
+	assert_output --partial "unknown mode ' infer' in HML_MODE"
+}
+
 @test "a model of the wrong shape names both shapes and changes no result" {
 	accurate_qoi
 	# declared.pt declares 5 inputs and 1 output but field_cnn wants images.

@@ -312,6 +312,25 @@ TEST(bad_settings)
 	setenv("HML_FLUSH_BYTES", "-3", 1);
 	CHECK_FAILS(hml_region_open(&r, "r", NULL), HML_EINVALID, "HML_FLUSH_BYTES '-3'");
 	env_clear();
+	/* Blanks around a value are refused the same way in every variable. */
+	setenv("HML_THREADS", " 4", 1);
+	CHECK_FAILS(hml_region_open(&r, "r", NULL), HML_EINVALID, "invalid HML_THREADS ' 4'");
+	env_clear();
+	setenv("HML_INTERLEAVE", "3 ", 1);
+	CHECK_FAILS(hml_region_open(&r, "r", NULL), HML_EINVALID, "invalid HML_INTERLEAVE '3 '");
+	env_clear();
+	setenv("HML_SHADOW", " 0.5", 1);
+	CHECK_FAILS(hml_region_open(&r, "r", NULL), HML_EINVALID, "invalid HML_SHADOW ' 0.5'");
+	env_clear();
+	setenv("HML_FLUSH_SECONDS", "\t2", 1);
+	CHECK_FAILS(hml_region_open(&r, "r", NULL), HML_EINVALID, "invalid HML_FLUSH_SECONDS");
+	env_clear();
+	setenv("HML_MODE", "infer ", 1);
+	CHECK_FAILS(hml_region_open(&r, "r", NULL), HML_EINVALID, "unknown mode 'infer '");
+	env_clear();
+	setenv("HML_ON_ERROR", " fail", 1);
+	CHECK_FAILS(hml_region_open(&r, "r", NULL), HML_EINVALID, "invalid HML_ON_ERROR ' fail'");
+	env_clear();
 	CHECK(r == NULL);
 
 	CHECK_OK(hml_region_options_init(&o, HML_REGION_OPTIONS_VERSION));
