@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "error.h"
 #include "util.h"
@@ -39,6 +40,13 @@ int hml__parse_i64(const char *s, int64_t *out)
 		return HML_EINVALID;
 	*out = (int64_t)v;
 	return 0;
+}
+
+int hml__threads_max(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return (int)(HML__THREADS_PER_CORE * (n > 0 ? (n < 4096 ? n : 4096) : 1));
 }
 
 int hml__parse_double(const char *s, double *out)

@@ -29,6 +29,14 @@ void hml__strv_free(char **v);
  * trailing blanks are refused (strtoll alone would skip leading ones).
  */
 int hml__parse_i64(const char *s, int64_t *out);
+
+/* The most threads a region (HML_THREADS, options.threads) or `hml train`
+ * (--threads, HML_THREADS) may ask for, per online core: thousands of
+ * threads on a few cores only stall the process. */
+#define HML__THREADS_PER_CORE 16
+
+/** The thread bound: HML__THREADS_PER_CORE x the online cores (sysconf). */
+int hml__threads_max(void);
 int hml__parse_double(const char *s, double *out);
 
 /** Format a shape as "[a, b, c]" into buf (always terminated). */
