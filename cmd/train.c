@@ -423,9 +423,13 @@ static void print_result(const train_state *st, const char *id, const json_t *re
 	       (long long)json_integer_value(json_object_get(m, "epochs_run")),
 	       (long long)json_integer_value(json_object_get(m, "best_epoch")),
 	       cmd_json_number(m, "train_seconds"), cmd_json_number(m, "samples_per_second"));
-	printf("  inference %.4g us/sample at batch %lld\n",
-	       cmd_json_number(m, "latency_seconds_per_sample") * 1e6,
-	       (long long)json_integer_value(json_object_get(m, "latency_batch")));
+	if (isnan(cmd_json_number(m, "latency_seconds_per_sample")))
+		printf("  inference latency not measured at batch %lld\n",
+		       (long long)json_integer_value(json_object_get(m, "latency_batch")));
+	else
+		printf("  inference %.4g us/sample at batch %lld\n",
+		       cmd_json_number(m, "latency_seconds_per_sample") * 1e6,
+		       (long long)json_integer_value(json_object_get(m, "latency_batch")));
 }
 
 int cmd_train(int argc, char **argv)
@@ -549,6 +553,9 @@ int cmd_train(int argc, char **argv)
 	if (res.out_of_time)
 		cmd_info("stopped after --max-seconds at epoch %d; kept epoch %d",
 		         res.epochs_run, res.best_epoch);
+	if (res.latency_error[0])
+		cmd_warn("the inference latency was not measured (%s); the model is kept, "
+		         "its latency recorded as null", res.latency_error);
 
 	if (!(rec = model_record(&st, &o, nf, &res))) {
 		rc = hml__error_oom();

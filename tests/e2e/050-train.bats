@@ -247,6 +247,16 @@ nan_rows() {
 	cmp exp/manifest.json before.json
 }
 
+@test "out of memory while measuring the latency: the cause is named and the model kept" {
+	run --separate-stderr hml -C exp --json train --epochs 1 --threads 1 --arch mlp:8 --infer-batch 100000000000
+	assert_success
+	[[ "$stderr" == *"hml: warning: the inference latency was not measured (out of memory at batch 100000000000); the model is kept, its latency recorded as null"* ]]
+	echo "$output" > out.json
+	[ "$(json out.json 'd["model"]["metrics"]["latency_seconds_per_sample"]')" = None ]
+	[ "$(m '[r["id"] for r in d["models"]]')" = "['m1']" ]
+	[ -s exp/models/m1.pt ]
+}
+
 @test "HML_THREADS is the default of --threads" {
 	HML_THREADS=1 hml -q -C exp train --epochs 1 --arch mlp:8 >/dev/null
 	HML_THREADS=1 hml -q -C exp train --epochs 1 --arch mlp:8 --threads 2 >/dev/null
