@@ -30,26 +30,6 @@
 
 #define AGREE_ROWS 256
 
-/* `name` found in PATH (malloc'ed), or NULL. */
-static char *find_on_path(const char *name)
-{
-	const char *path = getenv("PATH");
-	char *copy, *save = NULL, *found = NULL;
-
-	if (!path || !*path || !(copy = hml__strdup(path)))
-		return NULL;
-	for (char *d = strtok_r(copy, ":", &save); d && !found; d = strtok_r(NULL, ":", &save)) {
-		char *p = hml__path_join(*d ? d : ".", name);
-
-		if (p && access(p, X_OK) == 0)
-			found = p;
-		else
-			free(p);
-	}
-	free(copy);
-	return found;
-}
-
 /* The first line of file `path` into buf ("" when unreadable). */
 static void first_line(const char *path, char *buf, size_t size)
 {
@@ -180,7 +160,7 @@ int cmd_deploy_compile(hml__store *s, const json_t *model, const char *pt_path,
 
 	memset(&d, 0, sizeof(d));
 	snprintf(arch_flag, sizeof(arch_flag), "-march=%s", march ? march : "");
-	if (!(cc = find_on_path("cc"))) {
+	if (!(cc = hml__find_on_path("cc"))) {
 		rc = hml__error_set(HML_ERROR, "no C compiler: 'cc' is not on PATH "
 		                    "(--target c compiles the model with it)");
 		goto done;
