@@ -195,6 +195,11 @@ void cmd_workflow_env_check(const struct hml__workflow *w);
 int cmd_deploy_compile(struct hml__store *s, const json_t *model, const char *pt_path,
                        const char *march, char *cid, size_t cid_size);
 
+/* Draw the plots of search `id` and register them (lib/searchplot.h),
+ * the ending of `hml search`: a failure (no gnuplot, ...) is a warning
+ * saying that the search itself succeeded, and is returned. */
+int cmd_show_plots(struct hml__store *s, const char *id);
+
 /* Subcommands. */
 int cmd_collect(int argc, char **argv);
 int cmd_train(int argc, char **argv);
