@@ -112,6 +112,27 @@ check_history() {
 	[ "$(hist 'len(ev)')" = "$n" ]
 }
 
+@test "kill -9 of a worker: its trial is recorded as crashed, a new worker goes on" {
+	# Trial 1 hangs, so its worker is still running it when it is killed.
+	HML_SEARCH_TEST_HANG=1 "$HML" -q -C exp --json search --budget 4 --workers 2 $QUICK > out.json 2> err &
+	pid=$!
+	for i in $(seq 300); do
+		grep -q '"trial":1,' exp/search/s1/trials.jsonl 2>/dev/null && break
+		sleep 0.1
+	done
+	w="$(hist '[e["worker"] for e in ev if e["trial"] == 1][0]')"
+	# Workers 0 and 1 were started in this order.
+	wpid="$(ps --ppid "$pid" -o pid= | sort -n | sed -n "$((w + 1))p")"
+	[ -n "$wpid" ]
+	kill -9 "$wpid"
+	wait "$pid"
+	[ "$(json out.json 'd["search"]["counts"]["configs"]')" = 4 ]
+	[ "$(json out.json 'd["search"]["counts"]["failed"]')" = 1 ]
+	[ "$(hist '[e["status"] for e in ev if e["trial"] == 1]')" = "['running', 'crashed']" ]
+	[ "$(hist '[e.get("error") for e in ev if e["trial"] == 1][-1]')" = "worker $w killed by SIGKILL" ]
+	check_history
+}
+
 @test "a crashing trial is recorded as crashed and the search goes on" {
 	HML_SEARCH_TEST_CRASH=2 run --separate-stderr hml -q -C exp --json search --budget 5 --workers 2 $QUICK
 	assert_success
@@ -182,6 +203,22 @@ check_history() {
 	run --separate-stderr hml -q -C exp search --resume --seed 9
 	assert_failure 3
 	[[ "$stderr" == *"cannot resume search 's1' with --seed 9: it was started with 3"* ]]
+}
+
+@test "the same seed proposes the same configurations; another seed others" {
+	cp -r exp exp2
+	cp -r exp exp3
+	for e in exp exp2; do
+		run hml -q -C "$e" search --budget 3 --workers 2 --max-epochs 1 --seed 5 --threads 1
+		assert_success
+	done
+	run hml -q -C exp3 search --budget 3 --workers 2 --max-epochs 1 --seed 6 --threads 1
+	assert_success
+	cfgs() {
+		"$PY" -c 'import json,sys; print(sorted(json.dumps(e["params"], sort_keys=True) for e in map(json.loads, open(sys.argv[1])) if e["status"] == "running"))' "$1/search/s1/trials.jsonl"
+	}
+	[ "$(cfgs exp)" = "$(cfgs exp2)" ]
+	[ "$(cfgs exp)" != "$(cfgs exp3)" ]
 }
 
 @test "bad search spaces are refused naming the key (exit 3)" {
