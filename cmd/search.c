@@ -329,6 +329,7 @@ static int new_search(search_state *st)
 	st->max_epochs = max_epochs != UNSET ? (int)max_epochs :
 		json_is_integer(json_object_get(st->wr ? st->wr->train : NULL, "epochs"))
 		? (int)json_integer_value(json_object_get(st->wr->train, "epochs")) : 100;
+	st->rungs = rungs_for(st->max_epochs);
 	if ((rc = load_space(st, space_path, NULL)) < 0)
 		return rc;
 	for (size_t i = 0; i < st->nds; i++)
@@ -679,11 +680,9 @@ static int prepare(search_state *st, const char *resume_id)
 		st->rungs = rungs_for(st->max_epochs);
 		set_threads(st);
 	} else {
-		st->rungs = rungs_for(max_epochs != UNSET ? (int)max_epochs : 1);
 		set_threads(st);
 		if ((rc = new_search(st)) < 0)
 			return rc;
-		st->rungs = rungs_for(st->max_epochs);
 	}
 	setup_base(st);
 	so.space = st->space;
