@@ -206,5 +206,7 @@ int cmd_train(int argc, char **argv);
 int cmd_deploy(int argc, char **argv);
 int cmd_evaluate(int argc, char **argv);
 int cmd_show(int argc, char **argv);
+int cmd_search(int argc, char **argv);
+int cmd_search_worker(int argc, char **argv);
 
 #endif

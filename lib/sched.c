@@ -127,6 +127,34 @@ static int push(hml__sched *s, size_t config, unsigned rung)
 	return 0;
 }
 
+/* Budget spent, nothing running or due, and no result at the top rung
+ * (a small budget): the unpromoted configuration with the lowest error at
+ * the highest rung reached goes one rung up, so the front is never empty
+ * for want of full trainings. 1 with *config, *k; 0 when none. */
+static int finish_promotion(const hml__sched *s, size_t *config, unsigned *k)
+{
+	unsigned top = hml__asha_rungs(s->asha) - 1;
+	const run *best = NULL;
+
+	for (size_t i = 0; i < s->n; i++)
+		if (s->r[i].rung == top && s->r[i].status == DONE)
+			return 0;
+	for (size_t i = 0; i < s->n; i++) {
+		const run *r = &s->r[i];
+
+		if (r->status != DONE || r->rung >= top || find(s, r->config, r->rung + 1))
+			continue;
+		if (!best || r->rung > best->rung ||
+		    (r->rung == best->rung && r->o.val_rmse < best->o.val_rmse))
+			best = r;
+	}
+	if (!best)
+		return 0;
+	*config = best->config;
+	*k = best->rung + 1;
+	return 1;
+}
+
 int hml__sched_next(hml__sched *s, hml__sched_trial *t)
 {
 	const double *u;
@@ -146,8 +174,15 @@ int hml__sched_next(hml__sched *s, hml__sched_trial *t)
 		if ((rc = hml__bo_ask(s->bo, &config, s->u)) < 0 ||
 		    (rc = hml__asha_start(s->asha, config, 0)) < 0 || (rc = push(s, config, 0)) < 0)
 			return rc;
+	} else if (hml__sched_running(s)) {
+		return 0;
+	} else if (finish_promotion(s, &config, &k)) {
+		if ((rc = hml__asha_start(s->asha, config, k)) < 0 || (rc = push(s, config, k)) < 0)
+			return rc;
+		hml__bo_trial(s->bo, config, &u, NULL, NULL);
+		memcpy(s->u, u, s->dim * sizeof(double));
 	} else {
-		return hml__sched_running(s) ? 0 : 2;
+		return 2;
 	}
 	t->config = config;
 	t->rung = k;

@@ -14,7 +14,12 @@
  * eta^(k+1-rungs) of the configuration's epochs (the top rung all of them),
  * and only the best 1/eta of each rung's results move up, so a
  * configuration costs about rungs / eta^(rungs-1) full trainings on
- * average and the search ends once every due promotion has run.
+ * average and the search ends once every due promotion has run. When the
+ * budget is spent and no configuration reached the top rung (a budget
+ * smaller than about eta^(rungs-1)), the configuration with the lowest
+ * error at the highest rung reached is promoted, one rung at a time, until
+ * one has: the front always holds a fully trained model when any trial
+ * succeeded.
  *
  * Objectives (both minimised): log validation RMSE and log latency per
  * sample. Constraints (--max-latency, --max-params, --max-error) are outcome

@@ -242,6 +242,35 @@ TEST(constraints)
 	hml__space_free(sp);
 }
 
+/* A budget too small for ASHA to reach the top rung still ends with a
+ * fully trained configuration on the front. */
+TEST(small_budget_reaches_top)
+{
+	hml__space *sp = make_space();
+	hml__sched_options o = HML__SCHED_OPTIONS_INIT;
+	sim *m = calloc(1, sizeof(*m));
+	size_t configs[16];
+	int guard = 0, rc;
+
+	o.space = sp;
+	o.seed = 2;
+	o.budget = 3;
+	o.rungs = 3;
+	CHECK_OK(hml__sched_new(&m->s, &o));
+	m->dim = hml__space_dim(sp);
+	m->workers = 2;
+	m->fail_config = (size_t)-1;
+	while ((rc = step(m)) != 2 && rc >= 0 && guard++ < 100)
+		;
+	CHECK_EQ_INT(rc, 2);
+	CHECK_EQ_INT(hml__sched_configs(m->s), 3);
+	CHECK_EQ_INT(hml__sched_front(m->s, configs, NULL), 1);
+	CHECK(!isnan(hml__sched_best_error(m->s)));
+	hml__sched_free(m->s);
+	free(m);
+	hml__space_free(sp);
+}
+
 TEST(bad_arguments)
 {
 	hml__space *sp = make_space();
@@ -275,6 +304,7 @@ int main(void)
 	RUN(complete_search);
 	RUN(replay_determinism);
 	RUN(constraints);
+	RUN(small_budget_reaches_top);
 	RUN(bad_arguments);
 	return check_report();
 }
