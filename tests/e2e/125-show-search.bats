@@ -188,3 +188,31 @@ magic() {
 	hml -C exp --json show s1 >/dev/null
 	[ "$(snapshot exp)" = "$before" ]
 }
+
+@test "hml search draws its plots when it finishes; without gnuplot it warns and succeeds" {
+	command -v gnuplot >/dev/null || skip "gnuplot is not installed"
+	hml -q -C exp collect binomial --args '--options 1024 --seed {seed}' >/dev/null
+	run --separate-stderr hml -q -C exp --json search --budget 3 --max-epochs 1 --seed 5 --threads 1
+	assert_success
+	echo "$output" >out.json
+	[ "$(json out.json 'sorted(d["search"]["files"])')" = "['convergence_png', 'convergence_svg', 'front_png', 'front_svg', 'history']" ]
+	for f in front convergence; do
+		[ "$(magic "exp/search/s1/$f.png" 8)" = 89504e470d0a1a0a ]
+		head -c 200 "exp/search/s1/$f.svg" | grep -q '<svg'
+	done
+	# the front hml show computes from the history is the one the search recorded
+	hml -C exp --json show s1 >show.json
+	"$PY" - <<-'EOF2'
+	import json
+	rec = json.load(open("out.json"))["search"]
+	res = json.load(open("show.json"))["results"]
+	key = lambda f: (f["trial"], f["model"], f["val_rmse"], f["latency_seconds_per_sample"])
+	assert [key(f) for f in res["front"]] == [key(f) for f in rec["front"]], (res["front"], rec["front"])
+	EOF2
+	run --separate-stderr env PATH=/nonexistent "$HML" -q -C exp --json search --budget 2 --max-epochs 1 --seed 6 --threads 1
+	assert_success
+	[ "$stderr" = "hml: warning: search 's2' succeeded, but its plots were not drawn: gnuplot is not installed (no 'gnuplot' on PATH)" ]
+	echo "$output" >out2.json
+	[ "$(json out2.json 'd["search"]["status"], sorted(d["search"]["files"])')" = "('finished', ['history'])" ]
+	[ -z "$(find exp/search/s2 -name '*.png' -o -name '*.svg' -o -name '.plot-*')" ]
+}
