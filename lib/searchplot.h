@@ -69,7 +69,8 @@ int hml__searchplot_run(const char *script, const char *log);
  * those of hml__records_search(), hml__search_results_load(),
  * hml__searchplot_prepare(), hml__searchplot_run(), hml__store_update();
  * HML_EIO when the temporary directory cannot be made or an image cannot
- * be moved. On failure the earlier plots, if any, are left as they were.
+ * be moved. A failure before the images are moved (no gnuplot, a gnuplot
+ * error) leaves the earlier plots, if any, as they were.
  */
 int hml__searchplot_write(hml__store *s, const char *id);
 
