@@ -11,6 +11,7 @@
  */
 #include <limits.h>
 #include <math.h>
+#include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -421,6 +422,10 @@ static int resume_search(search_state *st, const char *id)
 		return hml__error_set(HML_EINVALID, "cannot resume search '%s' on region '%s': it "
 		                      "searches region '%s'", st->id, region, v.region);
 	st->label = v.region;
+	st->prev_seconds = isnan(cmd_json_number(v.json, "seconds")) ? 0
+	                 : cmd_json_number(v.json, "seconds");
+	st->prev_cpu = isnan(cmd_json_number(v.json, "coordinator_cpu_seconds")) ? 0
+	             : cmd_json_number(v.json, "coordinator_cpu_seconds");
 	st->seed = (long long)v.seed;
 	st->max_epochs = (int)v.max_epochs;
 	st->budget = budget != UNSET ? budget : (long long)v.budget;
@@ -609,14 +614,17 @@ static counts count_trials(const search_state *st)
 /* The record's status, counts, time and front. */
 static int record_state(search_state *st, const char *status)
 {
-	const json_t *rec = hml__store_find(st->s, "searches", st->id);
-	double before = cmd_json_number(rec, "seconds");
+	struct rusage ru;
 	counts c = count_trials(st);
-	json_t *f = json_pack("{s:s, s:{s:I, s:I, s:I, s:I, s:I}, s:f, s:o, s:I}",
+	double cpu = getrusage(RUSAGE_SELF, &ru) == 0
+		? (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 +
+		  (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec * 1e-6 : NAN;
+	json_t *f = json_pack("{s:s, s:{s:I, s:I, s:I, s:I, s:I}, s:f, s:o, s:o, s:I}",
 		"status", status, "counts", "configs", (json_int_t)hml__sched_configs(st->sched),
 		"trials", (json_int_t)st->nt, "ok", (json_int_t)c.ok, "failed", (json_int_t)c.failed,
 		"reruns", (json_int_t)c.reruns,
-		"seconds", (isnan(before) ? 0 : before) + hml__now() - st->t0,
+		"seconds", st->prev_seconds + hml__now() - st->t0,
+		"coordinator_cpu_seconds", cmd_json_real(st->prev_cpu + cpu),
 		"front", search_front_json(st), "budget", (json_int_t)st->budget);
 	int rc = f ? hml__search_set(st->s, st->id, f) : hml__error_oom();
 

@@ -66,6 +66,8 @@ typedef struct search_state {
 	int keep_all;
 	char *exe;                 /* this hml, for the workers */
 	double t0;
+	double prev_seconds;       /* wall and coordinator CPU time of earlier sessions */
+	double prev_cpu;
 	int reruns;                /* trials re-run by this session */
 } search_state;
 
