@@ -208,6 +208,11 @@ json_t *cmd_latency_card(const char *pt_path, const struct hml__dataset *d, int6
  * latencies, each line starting with `indent`. */
 void cmd_latency_print(const json_t *model_record, const char *indent);
 
+/* Draw the plots of search `id` and register them (lib/searchplot.h),
+ * the ending of `hml search`: a failure (no gnuplot, ...) is a warning
+ * saying that the search itself succeeded, and is returned. */
+int cmd_show_plots(struct hml__store *s, const char *id);
+
 /* Subcommands. */
 int cmd_collect(int argc, char **argv);
 int cmd_train(int argc, char **argv);
@@ -215,5 +220,7 @@ int cmd_deploy(int argc, char **argv);
 int cmd_evaluate(int argc, char **argv);
 int cmd_import(int argc, char **argv);
 int cmd_show(int argc, char **argv);
+int cmd_search(int argc, char **argv);
+int cmd_search_worker(int argc, char **argv);
 
 #endif

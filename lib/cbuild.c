@@ -16,22 +16,7 @@ static const char *const base_flags[HML__CBUILD_NFLAGS] = HML__CBUILD_FLAGS;
 
 int hml__cbuild_find_cc(char **out)
 {
-	const char *path = getenv("PATH");
-	char *copy, *save = NULL;
-
-	*out = NULL;
-	if (path && *path && (copy = hml__strdup(path)) != NULL) {
-		for (char *d = strtok_r(copy, ":", &save); d && !*out; d = strtok_r(NULL, ":", &save)) {
-			char *p = hml__path_join(*d ? d : ".", "cc");
-
-			if (p && access(p, X_OK) == 0)
-				*out = p;
-			else
-				free(p);
-		}
-		free(copy);
-	}
-	if (!*out)
+	if (!(*out = hml__find_on_path("cc")))
 		return hml__error_set(HML_ERROR, "no C compiler: 'cc' is not on PATH "
 		                      "(--target c compiles the model with it)");
 	return 0;
