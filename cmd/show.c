@@ -593,13 +593,11 @@ static void print_search(hml__store *s, const hml__search_view *v, const hml__se
 	printf("\n\n");
 	for (size_t j = 0; j < r->nfront; j++) {
 		const hml__sr_trial *x = &r->res[r->front[j]];
-		const json_t *lat = json_real(x->latency_s);
 		char e[32], l[32], n[32], tr[32];
 		const char *row[6];
 
 		snprintf(e, sizeof(e), "%.4g", x->val_rmse);
-		duration(l, sizeof(l), lat, "");
-		json_decref((json_t *)lat);
+		seconds_text(l, sizeof(l), x->latency_s);
 		snprintf(n, sizeof(n), "%lld", (long long)x->params);
 		snprintf(tr, sizeof(tr), "%ld", x->trial);
 		row[0] = e;
