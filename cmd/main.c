@@ -28,10 +28,14 @@ typedef struct command {
 static const command commands[] = {
 	{ "collect",  cmd_collect,  "run a workflow's application and collect its region data" },
 	{ "train",    cmd_train,    "train a surrogate model on collected data (libtorch)" },
+	{ "import",   cmd_import,   "register a TorchScript model trained elsewhere" },
 	{ "deploy",   cmd_deploy,   "choose a model and print the environment that runs it" },
 	{ "evaluate", cmd_evaluate, "compare the application with and without the surrogate" },
+	{ "search",   cmd_search,   "search architectures and hyper-parameters (BO + ASHA, Pareto front)" },
 	{ "show",     cmd_show,     "list the experiment's data sets, models, deployments, evaluations" },
 	{ "ls",       cmd_show,     "the same as show" },
+	/* Hidden (no summary): the worker processes hml search starts. */
+	{ "search-worker", cmd_search_worker, NULL },
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
@@ -53,7 +57,8 @@ static void usage(FILE *f)
 		"\n"
 		"commands:\n");
 	for (size_t i = 0; i < NCOMMANDS; i++)
-		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+		if (commands[i].summary)
+			fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
 	fprintf(f,
 		"\n"
 		"global options:\n"
@@ -76,7 +81,8 @@ static int print_version(void)
 			"hdf5", hml__h5_version(), "jansson", JANSSON_VERSION);
 		json_t *list = json_array();
 		for (size_t i = 0; i < NCOMMANDS; i++)
-			json_array_append_new(list, json_string(commands[i].name));
+			if (commands[i].summary)
+				json_array_append_new(list, json_string(commands[i].name));
 		json_object_set_new(d, "commands", list);
 		cmd_json_print(d);
 	} else {

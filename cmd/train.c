@@ -430,6 +430,7 @@ static void print_result(const train_state *st, const char *id, const json_t *re
 		printf("  inference %.4g us/sample at batch %lld\n",
 		       cmd_json_number(m, "latency_seconds_per_sample") * 1e6,
 		       (long long)json_integer_value(json_object_get(m, "latency_batch")));
+	cmd_latency_print(rec, "  ");
 }
 
 int cmd_train(int argc, char **argv)
@@ -560,6 +561,13 @@ int cmd_train(int argc, char **argv)
 	if (!(rec = model_record(&st, &o, nf, &res))) {
 		rc = hml__error_oom();
 		goto fail;
+	}
+	{
+		/* The card's latency per target (cmd/latency.c, lib/latency.h). */
+		json_t *lat = cmd_latency_card(st.tmp, &st.d, res.latency_batch, o.threads);
+
+		if (lat)
+			json_object_set_new(rec, "latency", lat);
 	}
 	{
 		const hml__store_file files[] = { { "model", st.tmp, ".pt" } };

@@ -80,6 +80,29 @@ void hml__deployment_view_of(hml__deployment_view *out, const json_t *rec)
 	out->compiled = str(rec, "compiled");
 }
 
+void hml__search_view_of(hml__search_view *out, const json_t *rec)
+{
+	out->json = rec;
+	out->id = str(rec, "id");
+	out->region = str(rec, "region");
+	out->workflow = str(rec, "workflow");
+	out->family = str(rec, "family");
+	out->status = str(rec, "status");
+	out->history = hml__record_file(rec, "history");
+	out->space = typed(rec, "space", is_object);
+	out->space_sha256 = str(rec, "space_sha256");
+	out->datasets = typed(rec, "datasets", is_array);
+	out->data_sha256 = typed(rec, "data_sha256", is_object);
+	out->constraints = typed(rec, "constraints", is_object);
+	out->front = typed(rec, "front", is_array);
+	out->seed = num(rec, "seed");
+	out->budget = num(rec, "budget");
+	out->workers = num(rec, "workers");
+	out->eta = num(rec, "eta");
+	out->rungs = num(rec, "rungs");
+	out->max_epochs = num(rec, "max_epochs");
+}
+
 size_t hml__records_count(const hml__store *s, const char *collection)
 {
 	return json_array_size(json_object_get(hml__store_manifest(s), collection));
@@ -106,6 +129,27 @@ int hml__records_dataset_at(hml__dataset_view *out, const hml__store *s, size_t 
 	if (rec)
 		hml__dataset_view_of(out, rec);
 	return rec != NULL;
+}
+
+int hml__records_search_at(hml__search_view *out, const hml__store *s, size_t i)
+{
+	const json_t *rec = at(s, "searches", i);
+
+	if (rec)
+		hml__search_view_of(out, rec);
+	return rec != NULL;
+}
+
+int hml__records_search(hml__search_view *out, const hml__store *s, const char *id)
+{
+	const json_t *rec = hml__store_find(s, "searches", id);
+
+	memset(out, 0, sizeof(*out));
+	if (!rec)
+		return hml__error_set(HML_ENOTFOUND, "no search '%s' in experiment '%s'",
+		                      id, hml__store_dir(s));
+	hml__search_view_of(out, rec);
+	return 0;
 }
 
 int hml__records_model(hml__model_view *out, const hml__store *s, const char *id)

@@ -58,7 +58,27 @@ typedef struct hml__deployment_view {
 	const char *compiled;        /**< the "compiled" record it runs (deploy --target c), or NULL */
 } hml__deployment_view;
 
+/** A search ("searches", hml search; the trial history is lib/history.h). */
+typedef struct hml__search_view {
+	const json_t *json;
+	const char *id;
+	const char *region;
+	const char *workflow;        /**< the workflow's name */
+	const char *family;          /**< model family searched ("mlp", ...) */
+	const char *status;          /**< "running", "finished", "interrupted", "failed" */
+	const char *history;         /**< files.history: search/<id>/trials.jsonl */
+	const json_t *space;         /**< the search space searched (object) */
+	const char *space_sha256;    /**< of the space in canonical JSON (hml__json_sha256) */
+	const json_t *datasets;      /**< array of data-set ids */
+	const json_t *data_sha256;   /**< object: data-set id -> SHA-256 of its file */
+	const json_t *constraints;   /**< object: max_latency, max_params, max_error (null: none) */
+	const json_t *front;         /**< array of {trial, config, model, val_rmse,
+	                                  latency_seconds_per_sample, params}, or NULL */
+	double seed, budget, workers, eta, rungs, max_epochs;   /**< NaN when absent */
+} hml__search_view;
+
 void hml__model_view_of(hml__model_view *out, const json_t *rec);
+void hml__search_view_of(hml__search_view *out, const json_t *rec);
 void hml__dataset_view_of(hml__dataset_view *out, const json_t *rec);
 void hml__deployment_view_of(hml__deployment_view *out, const json_t *rec);
 
@@ -72,6 +92,11 @@ int hml__records_dataset_at(hml__dataset_view *out, const hml__store *s, size_t 
 
 /** The model with `id`: 0, or HML_ENOTFOUND "no model 'm9' in experiment 'DIR'". */
 int hml__records_model(hml__model_view *out, const hml__store *s, const char *id);
+
+/** The i-th search (1, or 0 past the end), and the search with `id`: 0, or
+ *  HML_ENOTFOUND "no search 's9' in experiment 'DIR'". */
+int hml__records_search_at(hml__search_view *out, const hml__store *s, size_t i);
+int hml__records_search(hml__search_view *out, const hml__store *s, const char *id);
 
 /** The data set with `id`: 0, or HML_ENOTFOUND "no data set 'd9' in experiment 'DIR'". */
 int hml__records_dataset(hml__dataset_view *out, const hml__store *s, const char *id);

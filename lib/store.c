@@ -71,6 +71,7 @@ static const collection_info collections[] = {
 	{ "deployments", 'p', NULL },
 	{ "evaluations", 'e', "eval" },
 	{ "compiled", 'c', "models" },   /* hml deploy --target c: c1.c, c1.h, c1.so */
+	{ "searches", 's', "search" },   /* hml search: search/s1/trials.jsonl (lib/history.h) */
 };
 #define NCOLLECTIONS (sizeof(collections) / sizeof(collections[0]))
 

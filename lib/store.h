@@ -6,6 +6,8 @@
  *   DIR/models/         <id>.pt + <id>.json cards     (collection "models",      ids m1, ...)
  *   DIR/eval/           <id>.json reports             (collection "evaluations", ids e1, ...)
  *                                                     (collection "deployments", ids p1, ...)
+ *   DIR/search/         <id>/trials.jsonl             (collection "searches",    ids s1, ...;
+ *                                                      lib/history.h)
  *   DIR/models/         <id>.c, <id>.h, <id>.so       (collection "compiled",    ids c1, ...)
  *   DIR/.lock           flock()ed while the manifest is rewritten
  *
@@ -92,7 +94,7 @@ typedef struct hml__store_file {
 
 /**
  * Register a record in `collection` ("datasets", "models", "deployments",
- * "evaluations", "compiled"): under the lock, re-read the manifest, give the record the
+ * "evaluations", "compiled", "searches"): under the lock, re-read the manifest, give the record the
  * next id of the collection (d/m/p/e + one more than the largest number
  * used in the manifest or in the names of the collection's directory, so
  * an id is never reused), rename each file to

@@ -1,0 +1,98 @@
+/*
+ * cmd/search_state.h - what cmd/search.c (the command: options, data, space,
+ * resume checks, results) and cmd/search_run.c (the coordinator: replay,
+ * workers, trials, kept models) share.
+ */
+#ifndef HML_CMD_SEARCH_STATE_H
+#define HML_CMD_SEARCH_STATE_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "history.h"
+#include "trialsched.h"
+#include "space.h"
+#include "store.h"
+#include "train.h"
+#include "workers.h"
+#include "workflow.h"
+
+/* What the coordinator knows of one trial (index: the trial number). */
+typedef struct search_trial {
+	long config;
+	unsigned rung;
+	hml__hist_status status;   /* RUNNING until it ends; KEPT once registered */
+	int epochs;
+	int worker;
+	hml__hist_metrics m;
+	char arch[256];
+	double seconds;
+	char model[16];            /* registered model id, or "" */
+	int has_file;              /* search/<id>/t<trial>.pt exists */
+	int reruns;
+} search_trial;
+
+typedef struct search_state {
+	hml__store *s;
+	int lock_fd;
+	char id[16];               /* "s1" */
+	char *dir;                 /* search/<id>, absolute */
+	hml__workflow *w;
+	const hml__workflow_region *wr;
+	const char *label, *family, *base_arch, *wname;
+	const char **ds_ids;       /* borrowed from the manifest */
+	char **ds_paths;
+	size_t nds;
+	json_t *space_json;        /* the space searched */
+	json_t *space_source;      /* {"kind": ..., "path": ...} */
+	char space_sha[65];
+	hml__space *space;
+	hml__sched *sched;
+	hml__history *hist;
+	search_trial *t;
+	size_t nt, capt;
+	json_t **cfg;              /* parameters of each configuration */
+	size_t ncfg, capcfg;
+	long *queue;               /* trials to run again (resume), in order */
+	size_t nqueue;
+	hml__worker *wk;
+	int nworkers, threads;
+	int mpi;                   /* 1: the workers are MPI ranks 1 .. nworkers */
+	int *mpi_to, *mpi_from;    /* their pipes (lib/mpirelay.h) */
+	hml__train_options base;   /* every trial's options before its sample */
+	int max_epochs;
+	unsigned rungs;
+	long long budget, seed;
+	double max_latency, max_params, max_error, trial_timeout;
+	int keep_all;
+	char *exe;                 /* this hml, for the workers */
+	double t0;
+	double prev_seconds;       /* wall and coordinator CPU time of earlier sessions */
+	double prev_cpu;
+	int reruns;                /* trials re-run by this session */
+} search_state;
+
+/* The worker's loop: init, then trials, on descriptors in and out, until
+ * in ends (0) or an error. cmd/searchworker.c */
+int search_worker_loop(int in, int out);
+
+/* Rebuild the scheduler from the history; trials that were running are
+ * queued to run again (a "rerun" line each). cmd/search_run.c */
+int search_replay(search_state *st);
+
+/* Run trials until the budget is spent (0) or a signal stops the search
+ * (1, running trials left for --resume). Negative: an error. */
+int search_run(search_state *st);
+
+/* Register the models to keep (the front's, or every one with
+ * --keep-models all) and drop the other model files. */
+int search_keep_models(search_state *st);
+
+/* The front as JSON: [{trial, config, model, val_rmse, latency..., params, arch}]. */
+json_t *search_front_json(const search_state *st);
+
+/* The trial at the top rung of configuration `config` that ended ok, or -1. */
+long search_top_trial(const search_state *st, size_t config);
+
+#endif

@@ -1,0 +1,146 @@
+/*
+ * hml search-worker - a worker process of hml search (hidden command).
+ *
+ * Started by `hml search` with pipes on its standard input and output; it
+ * loads the region's data once, then trains the trials it is sent one
+ * after the other in this process (lib/wire.h), so libtorch is loaded and
+ * the data read once per worker, not once per trial. It ends when its
+ * input closes. Not meant to be run by hand.
+ *
+ * Test hooks (documented in hml-search(1)): HML_SEARCH_TEST_CRASH=T makes
+ * the worker abort() when it is sent trial T, HML_SEARCH_TEST_HANG=T makes
+ * it sleep instead of training trial T (for --trial-timeout).
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "dataset.h"
+#include "search_state.h"
+#include "train.h"
+#include "wire.h"
+
+static const cmd_option options[] = {
+	{ NULL, 0, 0, NULL, NULL, NULL }
+};
+
+static const cmd_spec spec = {
+	"search-worker", "",
+	"a worker process of hml search (started by hml search, not by hand)",
+	"Reads JSON lines (init, then trials) on standard input and answers on\n"
+	"standard output; see lib/wire.h.",
+	options, 0, 0
+};
+
+static long hook(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? strtol(v, NULL, 10) : -1;
+}
+
+static int on_epoch(void *payload, int epoch, int total, double loss, double val)
+{
+	(void)payload; (void)epoch; (void)total; (void)loss; (void)val;
+	return cmd_interrupted != 0;
+}
+
+/* Answer the init message: load the data. */
+static int init(hml__wire_reader *rd, hml__dataset *d, int out)
+{
+	json_t *msg = NULL, *reply;
+	const char *region, *nf, **paths = NULL;
+	size_t n;
+	int rc;
+
+	while ((rc = hml__wire_recv(rd, &msg)) == 0)
+		;
+	if (rc > 0)
+		rc = hml__wire_init_read(msg, &region, &paths, &n, &nf);
+	if (rc >= 0)
+		rc = hml__dataset_load(d, paths, n, region, strcmp(nf, "error") == 0
+		                       ? HML__NONFINITE_ERROR : HML__NONFINITE_DROP);
+	reply = rc < 0 ? hml__wire_error(hml_error_last()->message) : hml__wire_ready(d->rows);
+	if (hml__wire_send(out, reply) < 0 && rc >= 0)
+		rc = HML_EIO;
+	json_decref(reply);
+	free(paths);
+	json_decref(msg);
+	return rc;
+}
+
+/* One trial: train and answer. */
+static int trial(const json_t *msg, const hml__dataset *d, int out)
+{
+	hml__train_options o = HML__TRAIN_OPTIONS_INIT;
+	hml__train_result r;
+	const char *path, *err = NULL;
+	json_t *reply;
+	long t;
+	int rc;
+
+	memset(&r, 0, sizeof(r));
+	if ((rc = hml__wire_trial_read(msg, &t, &path, &o)) < 0)
+		return rc;
+	if (t == hook("HML_SEARCH_TEST_CRASH"))
+		abort();
+	if (t == hook("HML_SEARCH_TEST_HANG"))
+		for (;;)
+			pause();
+	o.progress = on_epoch;
+	if (hml__train(d, &o, path, &r) < 0)
+		err = hml_error_last()->message;
+	else if (r.interrupted)
+		err = "interrupted";
+	reply = hml__wire_result(t, err, &r);
+	rc = reply ? hml__wire_send(out, reply) : hml__error_oom();
+	json_decref(reply);
+	return rc;
+}
+
+int search_worker_loop(int in, int out)
+{
+	hml__wire_reader rd;
+	hml__dataset d;
+	json_t *msg = NULL;
+	int rc;
+
+	memset(&d, 0, sizeof(d));
+	hml__wire_reader_init(&rd, in);
+	if ((rc = init(&rd, &d, out)) < 0) {
+		if (rd.eof)
+			rc = 0;   /* the coordinator ended before it sent any work */
+		goto done;
+	}
+	while (!cmd_interrupted && (rc = hml__wire_recv(&rd, &msg)) >= 0) {
+		if (rc == 1 && (rc = trial(msg, &d, out)) < 0)
+			break;
+		json_decref(msg);
+		msg = NULL;
+	}
+	if (rd.eof)
+		rc = 0;   /* the coordinator closed our input: done */
+done:
+	json_decref(msg);
+	hml__wire_reader_release(&rd);
+	hml__dataset_release(&d);
+	return rc;
+}
+
+int cmd_search_worker(int argc, char **argv)
+{
+	int first, rc;
+
+	if ((rc = cmd_parse(&spec, argc, argv, &first)) != 0)
+		return rc > 0 ? cmd_finish(HML_EXIT_OK) : HML_EXIT_USAGE;
+	/* The coordinator alone handles ^C (it kills its workers); a worker
+	 * killed by SIGTERM just dies: its trial is re-run on --resume. */
+	signal(SIGINT, SIG_IGN);
+	signal(SIGTERM, SIG_DFL);
+	if ((rc = search_worker_loop(0, 1)) < 0)
+		cmd_error("search-worker: %s", hml_error_last()->message);
+	return rc < 0 ? cmd_exit_code(rc) : HML_EXIT_OK;
+}

@@ -1,0 +1,160 @@
+/*
+ * lib/history.h - the trial history of hml search and its "searches"
+ * record (internal): writer and reader side by side.
+ *
+ * A search with id S keeps its history in the experiment as
+ * search/S/trials.jsonl, one JSON object per line, one line per event,
+ * appended as the event happens (documented in hml-manifest(5), section
+ * searches):
+ *
+ *   {"trial":3,"config":2,"rung":0,"status":"running","epochs":1,
+ *    "worker":1,"params":{...},"u":[...],"time":"..."}
+ *   {"trial":3,"config":2,"rung":0,"status":"ok","epochs":1,"worker":1,
+ *    "seconds":2.5,"arch":"mlp:64x64:relu","metrics":{"val_rmse":...,
+ *    "test_rmse":...,"latency_seconds_per_sample":...,"latency_batch":4096,
+ *    "params":4481,"epochs_run":1},"time":"..."}
+ *   {"trial":3,...,"status":"failed"|"timeout"|"crashed","error":"..."}
+ *   {"trial":3,...,"status":"rerun"}      running when the search stopped;
+ *                                          started again on --resume
+ *   {"trial":3,...,"status":"kept","model":"m4"}   registered as a model
+ *
+ * "trial" counts runs (0, 1, ... in the order they were started), "config"
+ * is the optimiser's configuration (lib/bo.h id), "rung" its fidelity level
+ * (lib/asha.h), "u" the configuration's point of the unit cube
+ * (lib/space.h) with every digit needed to read back the same doubles.
+ *
+ * Atomicity: each event is one complete line written with a single
+ * write(2) on an O_APPEND descriptor, then fsync()ed, so a process killed
+ * at any point leaves whole lines and at most one torn last line (no
+ * newline) -- which the reader ignores and the next writer cuts off before
+ * appending.
+ */
+#ifndef HML_LIB_HISTORY_H
+#define HML_LIB_HISTORY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "store.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** The history's name inside search/<id>/. */
+#define HML__HISTORY_FILE "trials.jsonl"
+
+typedef enum hml__hist_status {
+	HML__HIST_RUNNING = 0,   /**< a trial started */
+	HML__HIST_OK,            /**< finished with metrics */
+	HML__HIST_FAILED,        /**< training reported an error */
+	HML__HIST_TIMEOUT,       /**< killed past --trial-timeout */
+	HML__HIST_CRASHED,       /**< its worker died (signal, OOM kill, exit) */
+	HML__HIST_RERUN,         /**< was running when the search stopped; started again */
+	HML__HIST_KEPT           /**< its model was registered ("model") */
+} hml__hist_status;
+
+/** "running", "ok", ... (static), or NULL for a bad value. */
+const char *hml__hist_status_name(hml__hist_status st);
+
+/** The metrics of a finished trial; NaN / -1 where unknown. */
+typedef struct hml__hist_metrics {
+	double val_rmse, test_rmse;
+	double latency_s;          /**< per sample, at latency_batch rows per call */
+	int64_t latency_batch;
+	int64_t params;
+	int epochs_run;
+} hml__hist_metrics;
+
+/** One event. Pointers are borrowed (from the caller, or from the reader's line). */
+typedef struct hml__hist_event {
+	long trial;
+	long config;
+	unsigned rung;
+	hml__hist_status status;
+	int epochs;               /**< epochs this run trains (0: not recorded) */
+	int worker;               /**< -1: not recorded */
+	const json_t *params;     /**< the configuration's sample, or NULL */
+	const double *u;          /**< its unit-cube point (dim values), or NULL */
+	size_t dim;
+	double seconds;           /**< wall time of the run; NaN: not recorded */
+	const char *arch;         /**< canonical arch spec trained, or NULL */
+	const char *error;        /**< why it failed, or NULL */
+	const char *model;        /**< HML__HIST_KEPT: the model id */
+	hml__hist_metrics m;      /**< HML__HIST_OK only */
+} hml__hist_event;
+
+/** An event with nothing recorded: status running, -1 / NaN / NULL elsewhere. */
+void hml__hist_event_init(hml__hist_event *ev);
+
+typedef struct hml__history hml__history;
+
+/**
+ * Open (create) the history file at `path` for appending. A torn last line
+ * (no newline: the writer was killed mid-line) is cut off first.
+ * *out is yours: hml__history_close(). Errors: HML_EIO "cannot open trial
+ * history 'P': <strerror>", HML_ENOMEM.
+ */
+int hml__history_open(hml__history **out, const char *path);
+
+/** Close (NULL-safe). */
+void hml__history_close(hml__history *h);
+
+/**
+ * Append one event as one line (single write, then fsync).
+ * Errors: HML_EIO "cannot write trial history 'P': <strerror>", HML_ENOMEM,
+ * HML_EINVALID for a status out of range.
+ */
+int hml__history_append(hml__history *h, const hml__hist_event *ev);
+
+/**
+ * Read the history at `path`, calling fn for every complete event in file
+ * order (pointers in *ev valid during the call only); a nonzero return of
+ * fn stops the reading and is returned. A missing file is an empty
+ * history. *torn (may be NULL) is set to 1 when a torn last line was
+ * ignored. Errors: HML_EIO; HML_EINVALID "trial history 'P' line N: <why>"
+ * for a complete line that is not an event (not JSON, a missing or bad
+ * field, an unknown status).
+ */
+int hml__history_read(const char *path, int (*fn)(const hml__hist_event *ev, void *payload),
+                      void *payload, int *torn);
+
+/* ---- the "searches" record (manifest.json) ------------------------------ */
+
+/**
+ * Register a search: `record` (stolen) is added to the "searches"
+ * collection (lib/store.h gives it id sN and provenance); then its
+ * directory search/<id>/ is made and files.history set to
+ * "search/<id>/trials.jsonl". The id goes to id_out.
+ * Errors: those of hml__store_add(), hml__store_update(); HML_EIO when the
+ * directory cannot be made.
+ */
+int hml__search_register(hml__store *s, json_t *record, char *id_out, size_t id_size);
+
+/**
+ * Set the members of `fields` (borrowed) in search record `id` under the
+ * store's lock (status, counts, front, ...).
+ * Errors: HML_ENOTFOUND "no search 'S' in experiment 'DIR'"; those of
+ * hml__store_update().
+ */
+int hml__search_set(hml__store *s, const char *id, const json_t *fields);
+
+/** SHA-256 (hex) of a JSON value in canonical form (sorted keys, compact). */
+int hml__json_sha256(const json_t *v, char hex[65]);
+
+/**
+ * The lock that lets one search at a time run in an experiment:
+ * search/.lock, flock()ed without waiting and held until
+ * hml__search_unlock() (or the process's death). *fd is the held
+ * descriptor (close-on-exec). Errors: HML_ELOCKED "a search is already
+ * running in experiment 'DIR' (pid N)"; HML_EIO.
+ */
+int hml__search_lock(hml__store *s, int *fd);
+void hml__search_unlock(int fd);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

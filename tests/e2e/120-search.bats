@@ -1,0 +1,313 @@
+#!/usr/bin/env bats
+# hml search: a small search on binomial with two workers, its history,
+# front and registered models; kill -9 and --resume with no trial lost or
+# run twice; crashing and hanging trials; SIGTERM; bad input (spaces,
+# budgets, changed space or data on resume, two searches at once).
+
+load helpers
+
+setup_file() {
+	export EXP0="$BATS_FILE_TMPDIR/exp"
+	cd "$BATS_FILE_TMPDIR"
+	"$HML" -q -C "$EXP0" collect binomial --args '--options 4096 --seed {seed}' >/dev/null
+}
+
+setup() {
+	common_setup
+	cp -r "$EXP0" "$WORK/exp"
+	cd "$WORK"
+}
+
+# Quick settings: 2 rungs (1 and 3 epochs), one thread per worker.
+QUICK="--max-epochs 3 --seed 3 --threads 1"
+
+# hist EXPR: a Python expression over the history's events `ev` (search s1).
+hist() {
+	"$PY" -c 'import json,sys; ev=[json.loads(l) for l in open(sys.argv[1]) if l.endswith("\n")]; print(eval(sys.argv[2]))' \
+		exp/search/s1/trials.jsonl "$1"
+}
+
+# Every trial started once and ended once (ok, failed, timeout, crashed).
+check_history() {
+	"$PY" - exp/search/s1/trials.jsonl <<-'EOF'
+	import json, sys, collections
+	ev = [json.loads(l) for l in open(sys.argv[1])]
+	starts = collections.Counter(e["trial"] for e in ev if e["status"] == "running")
+	ends = collections.Counter(e["trial"] for e in ev
+	                           if e["status"] in ("ok", "failed", "timeout", "crashed"))
+	assert set(starts.values()) == {1}, starts
+	assert starts.keys() == ends.keys() and set(ends.values()) == {1}, (starts, ends)
+	assert sorted(starts) == list(range(len(starts))), sorted(starts)
+	EOF
+}
+
+@test "a search with two workers records its trials, its front and the front's models" {
+	run --separate-stderr hml -q -C exp --json search --budget 6 --workers 2 $QUICK
+	assert_success
+	echo "$output" > out.json
+	[ "$(json out.json 'd["schema_version"]')" = 1 ]
+	[ "$(json out.json 'd["search"]["id"]')" = s1 ]
+	[ "$(json out.json 'd["search"]["status"]')" = finished ]
+	[ "$(json out.json 'd["search"]["counts"]["configs"]')" = 6 ]
+	[ "$(json out.json 'd["search"]["workers"]')" = 2 ]
+	[ "$(json out.json 'd["search"]["rungs"]')" = 2 ]
+	[ "$(json out.json 'd["search"]["files"]["history"]')" = search/s1/trials.jsonl ]
+	[ "$(json out.json 'len(d["search"]["front"]) >= 1')" = True ]
+	check_history
+	# Both workers trained; rung 0 trained 1 epoch, rung 1 all 3.
+	[ "$(hist 'sorted({e["worker"] for e in ev if e["status"] == "running"})')" = "[0, 1]" ]
+	[ "$(hist '{(e["rung"], e["epochs"]) for e in ev if e["status"] == "running"} <= {(0, 1), (1, 3)}')" = True ]
+	[ "$(hist 'sum(e["status"] == "ok" and e["rung"] == 1 for e in ev) >= 1')" = True ]
+	# The front's models are ordinary models, named in the history.
+	"$PY" - <<-'EOF'
+	import json
+	d = json.load(open("out.json"))["search"]
+	man = json.load(open("exp/manifest.json"))
+	models = {m["id"]: m for m in man["models"]}
+	ev = [json.loads(l) for l in open("exp/search/s1/trials.jsonl")]
+	kept = {e["trial"]: e["model"] for e in ev if e["status"] == "kept"}
+	for f in d["front"]:
+	    m = models[f["model"]]
+	    assert m["search"] == {"id": "s1", "trial": f["trial"], "config": f["config"]}, m
+	    assert kept[f["trial"]] == f["model"]
+	    assert m["metrics"]["val_rmse"] == f["val_rmse"]
+	    assert m["input_shape"] == [5] and m["output_shape"] == [1]
+	assert len(models) == len(d["front"])   # only the front is kept
+	assert man["searches"][0]["space_sha256"] and man["searches"][0]["datasets"] == ["d1"]
+	EOF
+	# Other trials' model files are gone; a front model deploys.
+	[ -z "$(ls exp/search/s1/*.pt 2>/dev/null)" ]
+	m="$(json out.json 'd["search"]["front"][0]["model"]')"
+	run hml -q -C exp deploy "$m"
+	assert_success
+	assert_output --partial "HML_MODEL_BINOMIAL="
+}
+
+@test "kill -9 of the search, then --resume: same budget, no trial lost or run twice" {
+	"$HML" -q -C exp search --budget 14 --workers 2 $QUICK > /dev/null 2>&1 &
+	pid=$!
+	for i in $(seq 600); do
+		[ -f exp/search/s1/trials.jsonl ] &&
+			[ "$(grep -c '"status":"ok"' exp/search/s1/trials.jsonl)" -ge 3 ] && break
+		sleep 0.1
+	done
+	kill -9 "$pid"
+	wait "$pid" || true
+	running="$(hist 'len({e["trial"] for e in ev if e["status"] == "running"} - {e["trial"] for e in ev if e["status"] in ("ok","failed","timeout","crashed")})')"
+	before="$(hist 'len(ev)')"
+	# The workers died with the search: the lock is free.
+	run --separate-stderr hml -q -C exp --json search --resume $QUICK
+	assert_success
+	echo "$output" > out.json
+	[ "$(json out.json 'd["search"]["status"]')" = finished ]
+	[ "$(json out.json 'd["search"]["counts"]["configs"]')" = 14 ]
+	[ "$(json out.json 'd["search"]["counts"]["reruns"]')" = "$running" ]
+	[ "$(hist 'sum(e["status"] == "rerun" for e in ev)')" = "$running" ]
+	check_history
+	[ "$(hist 'len(ev) > '"$before")" = True ]
+	# Resuming a finished search runs nothing more.
+	n="$(hist 'len(ev)')"
+	run --separate-stderr hml -q -C exp --json search --resume s1
+	assert_success
+	[ "$(hist 'len(ev)')" = "$n" ]
+}
+
+@test "kill -9 of a worker: its trial is recorded as crashed, a new worker goes on" {
+	# Trial 1 hangs, so its worker is still running it when it is killed.
+	HML_SEARCH_TEST_HANG=1 "$HML" -q -C exp --json search --budget 4 --workers 2 $QUICK > out.json 2> err &
+	pid=$!
+	for i in $(seq 300); do
+		grep -q '"trial":1,' exp/search/s1/trials.jsonl 2>/dev/null && break
+		sleep 0.1
+	done
+	w="$(hist '[e["worker"] for e in ev if e["trial"] == 1][0]')"
+	# Workers 0 and 1 were started in this order.
+	wpid="$(ps --ppid "$pid" -o pid= | sort -n | sed -n "$((w + 1))p")"
+	[ -n "$wpid" ]
+	kill -9 "$wpid"
+	wait "$pid"
+	[ "$(json out.json 'd["search"]["counts"]["configs"]')" = 4 ]
+	[ "$(json out.json 'd["search"]["counts"]["failed"]')" = 1 ]
+	[ "$(hist '[e["status"] for e in ev if e["trial"] == 1]')" = "['running', 'crashed']" ]
+	[ "$(hist '[e.get("error") for e in ev if e["trial"] == 1][-1]')" = "worker $w killed by SIGKILL" ]
+	check_history
+}
+
+@test "a crashing trial is recorded as crashed and the search goes on" {
+	HML_SEARCH_TEST_CRASH=2 run --separate-stderr hml -q -C exp --json search --budget 5 --workers 2 $QUICK
+	assert_success
+	echo "$output" > out.json
+	[ "$(json out.json 'd["search"]["counts"]["failed"]')" = 1 ]
+	[ "$(json out.json 'd["search"]["counts"]["configs"]')" = 5 ]
+	[ "$(hist '[e["status"] for e in ev if e["trial"] == 2][-1]')" = crashed ]
+	[ "$(hist '[e.get("error") for e in ev if e["trial"] == 2][-1]')" = "worker $(hist '[e["worker"] for e in ev if e["trial"] == 2][0]') killed by SIGABRT" ]
+	[[ "$stderr" == *"trial 2 crashed"* ]]
+	check_history
+}
+
+@test "a hanging trial is killed at --trial-timeout and recorded as timed out" {
+	HML_SEARCH_TEST_HANG=1 run --separate-stderr hml -q -C exp --json search --budget 4 --workers 2 --trial-timeout 3 $QUICK
+	assert_success
+	echo "$output" > out.json
+	[ "$(json out.json 'd["search"]["counts"]["failed"]')" = 1 ]
+	[ "$(hist '[e["status"] for e in ev if e["trial"] == 1][-1]')" = timeout ]
+	[[ "$(hist '[e.get("error") for e in ev if e["trial"] == 1][-1]')" == *"--trial-timeout 3 s"* ]]
+	check_history
+}
+
+@test "SIGTERM stops a search (exit 130); a second search meanwhile is refused" {
+	HML_SEARCH_TEST_HANG=0 "$HML" -q -C exp search --budget 4 $QUICK > /dev/null 2> err &
+	pid=$!
+	for i in $(seq 300); do
+		[ -f exp/search/s1/trials.jsonl ] && grep -q '"trial":0' exp/search/s1/trials.jsonl && break
+		sleep 0.1
+	done
+	run --separate-stderr hml -q -C exp search --budget 4 $QUICK
+	assert_failure 1
+	[[ "$stderr" == "hml: error: a search is already running in experiment 'exp' (pid $pid)" ]]
+	[ "$(json exp/manifest.json 'len(d["searches"])')" = 1 ]
+	kill -TERM "$pid"
+	wait "$pid" && code=0 || code=$?
+	[ "$code" = 130 ]
+	grep -q "continue it with 'hml search --resume s1'" err
+	[ "$(json exp/manifest.json 'd["searches"][0]["status"]')" = interrupted ]
+	# The trial that was running is run again on resume, once.
+	run --separate-stderr hml -q -C exp --json search --resume
+	assert_success
+	[ "$(hist '[e["status"] for e in ev if e["trial"] == 0]')" = "['running', 'rerun', 'ok']" ]
+	check_history
+}
+
+@test "resume is refused when the search space or the data changed" {
+	cat > space.json <<-'EOF'
+	{"layers": {"type": "int", "low": 1, "high": 2},
+	 "width": {"type": "int", "low": 4, "high": 16}}
+	EOF
+	run hml -q -C exp search --budget 3 --space space.json $QUICK
+	assert_success
+	n="$(hist 'len(ev)')"
+	sed -i 's/"high": 16/"high": 32/' space.json
+	run --separate-stderr hml -q -C exp search --resume --budget 5
+	assert_failure 3
+	[ "$stderr" = "hml: error: cannot resume search 's1': its search space changed since it started (SHA-256 differs); start a new search" ]
+	[ "$(hist 'len(ev)')" = "$n" ]
+	sed -i 's/"high": 32/"high": 16/' space.json
+	hml -q -C exp collect binomial --args '--options 1024 --seed {seed}' > /dev/null
+	run --separate-stderr hml -q -C exp search --resume --budget 5
+	assert_failure 3
+	[[ "$stderr" == *"cannot resume search 's1': its data changed since it started"* ]]
+	[ "$(hist 'len(ev)')" = "$n" ]
+	run --separate-stderr hml -q -C exp search --resume s7
+	assert_failure 3
+	assert_equal "$stderr" "hml: error: no search 's7' in experiment 'exp'"
+	run --separate-stderr hml -q -C exp search --resume --seed 9
+	assert_failure 3
+	[[ "$stderr" == *"cannot resume search 's1' with --seed 9: it was started with 3"* ]]
+}
+
+@test "the same seed proposes the same configurations; another seed others" {
+	cp -r exp exp2
+	cp -r exp exp3
+	for e in exp exp2; do
+		run hml -q -C "$e" search --budget 3 --workers 2 --max-epochs 1 --seed 5 --threads 1
+		assert_success
+	done
+	run hml -q -C exp3 search --budget 3 --workers 2 --max-epochs 1 --seed 6 --threads 1
+	assert_success
+	cfgs() {
+		"$PY" -c 'import json,sys; print(sorted(json.dumps(e["params"], sort_keys=True) for e in map(json.loads, open(sys.argv[1])) if e["status"] == "running"))' "$1/search/s1/trials.jsonl"
+	}
+	[ "$(cfgs exp)" = "$(cfgs exp2)" ]
+	[ "$(cfgs exp)" != "$(cfgs exp3)" ]
+}
+
+@test "mpirun -n 3: rank 0 coordinates, ranks 1 and 2 train; records as with --workers 2" {
+	grep -q '^HML_WITH_MPI:BOOL=ON' "$HML_BUILD_DIR/CMakeCache.txt" ||
+		skip "hml is built without MPI (-DHML_WITH_MPI=ON)"
+	export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+	cp -r exp exp2
+	run --separate-stderr timeout 300 mpirun -n 3 "$HML" -q -C exp --json search --budget 5 $QUICK
+	assert_success
+	echo "$output" > out.json
+	[ "$(json out.json 'd["search"]["status"]')" = finished ]
+	[ "$(json out.json 'd["search"]["transport"]')" = mpi ]
+	[ "$(json out.json 'd["search"]["workers"]')" = 2 ]
+	[ "$(json out.json 'd["search"]["counts"]["configs"]')" = 5 ]
+	[ "$(hist 'sorted({e["worker"] for e in ev if e["status"] == "running"})')" = "[0, 1]" ]
+	check_history
+	# The same search with worker processes: records with the same fields.
+	run --separate-stderr hml -q -C exp2 --json search --budget 5 --workers 2 $QUICK
+	assert_success
+	echo "$output" > out2.json
+	"$PY" - <<-'EOF'
+	import json
+	a = json.load(open("out.json"))["search"]
+	b = json.load(open("out2.json"))["search"]
+	assert a.keys() == b.keys(), (a.keys() ^ b.keys())
+	ea = [json.loads(l) for l in open("exp/search/s1/trials.jsonl")]
+	eb = [json.loads(l) for l in open("exp2/search/s1/trials.jsonl")]
+	for st in ("running", "ok"):
+	    ka = {k for e in ea if e["status"] == st for k in e}
+	    kb = {k for e in eb if e["status"] == st for k in e}
+	    assert ka == kb, (st, ka ^ kb)
+	EOF
+}
+
+@test "a build without MPI refuses to run under an MPI launcher" {
+	! grep -q '^HML_WITH_MPI:BOOL=ON' "$HML_BUILD_DIR/CMakeCache.txt" ||
+		skip "hml is built with MPI"
+	OMPI_COMM_WORLD_SIZE=3 run --separate-stderr hml -q -C exp search --budget 2 $QUICK
+	assert_failure 3
+	assert_equal "$stderr" "hml: error: search: started by an MPI launcher, but hml was built without MPI (-DHML_WITH_MPI=ON)"
+}
+
+@test "bad search spaces are refused naming the key (exit 3)" {
+	printf '{"lr": {"type": "real", "low": 0.001, "high": 0.1}}' > bad.json
+	run --separate-stderr hml -q -C exp search --space bad.json --budget 2
+	assert_failure 3
+	[[ "$stderr" == *"key 'lr.type': unknown type 'real'"* ]]
+	printf '{}' > empty.json
+	run --separate-stderr hml -q -C exp search --space empty.json --budget 2
+	assert_failure 3
+	[[ "$stderr" == *"search space 'empty.json'"*"no parameters"* ]]
+	printf '{"layers": {"type": "int", "low": 1, "high": 3}, "width_2": {"type": "int", "low": 4, "high": 8, "when": {"parent": "layrs", "min": 2}}}' > parent.json
+	run --separate-stderr hml -q -C exp search --space parent.json --budget 2
+	assert_failure 3
+	[[ "$stderr" == *"key 'width_2.when.parent': unknown parent 'layrs'"* ]]
+	printf '{"momentum": {"type": "float", "low": 0, "high": 0.9}}' > unknown.json
+	run --separate-stderr hml -q -C exp search --space unknown.json --budget 2
+	assert_failure 3
+	[[ "$stderr" == *"parameter 'momentum' is not an option of model family 'mlp'"* ]]
+	printf '{"lr": ' > torn.json
+	run --separate-stderr hml -q -C exp search --space torn.json --budget 2
+	assert_failure 3
+	[[ "$stderr" == *"search space 'torn.json': invalid JSON"* ]]
+	run --separate-stderr hml -q -C exp search --space missing.json --budget 2
+	assert_failure
+	[[ "$stderr" == *"missing.json"* ]]
+	# Nothing was registered or started.
+	[ "$(json exp/manifest.json 'len(d.get("searches", []))')" = 0 ]
+}
+
+@test "bad budgets and options are usage errors (exit 2)" {
+	for b in 0 -3; do
+		run --separate-stderr hml -q -C exp search --budget "$b"
+		assert_failure 2
+		assert_equal "$stderr" "hml: error: search: --budget must be at least 1, not $b"
+	done
+	run --separate-stderr hml -q -C exp search --workers 0
+	assert_failure 2
+	run --separate-stderr hml -q -C exp search --trial-timeout 0
+	assert_failure 2
+	run --separate-stderr hml -q -C exp search --max-latency -1
+	assert_failure 2
+	run --separate-stderr hml -q -C exp search --keep-models some
+	assert_failure 2
+	assert_equal "$stderr" "hml: error: search: --keep-models must be 'all' or 'front', not 'some'"
+	run --separate-stderr hml -q -C exp search s1
+	assert_failure 2
+	run --separate-stderr hml -q -C nowhere search --budget 2
+	assert_failure 3
+	[[ "$stderr" == *"no experiment at 'nowhere'"* ]]
+	[ "$(json exp/manifest.json 'len(d.get("searches", []))')" = 0 ]
+}

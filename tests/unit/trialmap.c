@@ -1,0 +1,135 @@
+/*
+ * tests/unit/trialmap.c - search-space samples become arch specs and
+ * training options: mlp widths per layer, conditional widths, cnn and
+ * cnnvec fields, training hyper-parameters, what is left out, bad values
+ * and parameters that are no option of the family.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "check.h"
+#include "space.h"
+#include "trialmap.h"
+
+static char optimizer[32];
+
+static int map(hml__train_options *o, char *arch, const char *family, const char *base,
+               const char *sample_text)
+{
+	json_error_t je;
+	json_t *sample = json_loads(sample_text, 0, &je);
+	int rc;
+
+	*o = (hml__train_options)HML__TRAIN_OPTIONS_INIT;
+	if (!sample) {
+		fprintf(stderr, "bad test JSON: %s\n", je.text);
+		return -100;
+	}
+	rc = hml__trialmap_apply(o, arch, 256, family, base, sample);
+	/* o->optimizer may point into the sample: keep a copy. */
+	snprintf(optimizer, sizeof(optimizer), "%s", o->optimizer ? o->optimizer : "");
+	o->optimizer = optimizer;
+	json_decref(sample);
+	return rc;
+}
+
+TEST(mlp)
+{
+	hml__train_options o;
+	char arch[256];
+
+	CHECK_OK(map(&o, arch, "mlp", "mlp:64x64:relu",
+	             "{\"layers\": 3, \"width\": 32, \"activation\": \"tanh\", \"lr\": 0.005,"
+	             " \"batch\": 128, \"weight_decay\": 0.0001, \"dropout\": 0.1}"));
+	CHECK_STR(arch, "mlp:32x32x32:tanh:dropout=0.1");
+	CHECK(o.arch == arch);
+	CHECK_NEAR(o.lr, 0.005, 0);
+	CHECK_EQ_INT(o.batch, 128);
+	CHECK_NEAR(o.weight_decay, 0.0001, 0);
+	CHECK_EQ_INT(o.epochs, 100);     /* not in the sample: the base option */
+
+	/* width_K overrides width for layer K; widths of absent layers are ignored. */
+	CHECK_OK(map(&o, arch, "mlp", NULL,
+	             "{\"layers\": 2, \"width\": 16, \"width_2\": 48, \"epochs\": 7,"
+	             " \"optimizer\": \"adamw\"}"));
+	CHECK_STR(arch, "mlp:16x48:relu");
+	CHECK_EQ_INT(o.epochs, 7);
+	CHECK_STR(o.optimizer, "adamw");
+	CHECK_OK(map(&o, arch, "mlp", NULL, "{\"layers\": 1, \"width\": 8, \"width_2\": 48}"));
+	CHECK_STR(arch, "mlp:8:relu");
+
+	/* More layers than the base: new layers copy the last width. */
+	CHECK_OK(map(&o, arch, "mlp", "mlp:10x20:gelu", "{\"layers\": 3}"));
+	CHECK_STR(arch, "mlp:10x20x20:gelu");
+	/* An empty sample is the base; a base of another family is ignored. */
+	CHECK_OK(map(&o, arch, "mlp", "cnn:4:relu", "{}"));
+	CHECK_STR(arch, "mlp:64x64:relu");
+}
+
+TEST(cnn)
+{
+	hml__train_options o;
+	char arch[256];
+
+	CHECK_OK(map(&o, arch, "cnn", NULL, "{\"layers\": 2, \"width\": 8, \"kernel\": 5}"));
+	CHECK_STR(arch, "cnn:8x8:relu:kernel=5");
+	CHECK_OK(map(&o, arch, "cnnvec", NULL,
+	             "{\"layers\": 1, \"width\": 4, \"pool\": 4, \"head\": 0, \"batch\": 32}"));
+	CHECK_STR(arch, "cnnvec:4:relu:kernel=3:pool=4:head=0");
+	CHECK_EQ_INT(o.batch, 32);
+}
+
+TEST(bad_values)
+{
+	hml__train_options o;
+	char arch[256];
+
+	CHECK_FAILS(map(&o, arch, "mlp", NULL, "{\"batch\": 0}"), HML_EINVALID,
+	            "trial parameter 'batch'");
+	CHECK_FAILS(map(&o, arch, "mlp", NULL, "{\"layers\": 2.5}"), HML_EINVALID,
+	            "trial parameter 'layers'");
+	CHECK_FAILS(map(&o, arch, "mlp", NULL, "{\"lr\": 0}"), HML_EINVALID, "trial parameter 'lr'");
+	CHECK_FAILS(map(&o, arch, "mlp", NULL, "{\"activation\": \"swish\"}"), HML_EINVALID,
+	            "unknown activation 'swish'");
+	CHECK_FAILS(map(&o, arch, "mlp", NULL, "{\"optimizer\": 3}"), HML_EINVALID, "'optimizer'");
+	CHECK_FAILS(map(&o, arch, "cnn", NULL, "{\"kernel\": 4}"), HML_EINVALID, "kernel");
+}
+
+static int check_space(const char *text, const char *family)
+{
+	json_t *j = json_loads(text, 0, NULL);
+	hml__space *s = NULL;
+	int rc = hml__space_parse(&s, j, "t.json");
+
+	if (rc == 0)
+		rc = hml__trialmap_check(s, family, "t.json");
+	hml__space_free(s);
+	json_decref(j);
+	return rc;
+}
+
+TEST(check)
+{
+	CHECK_OK(check_space("{\"layers\": {\"type\": \"int\", \"low\": 1, \"high\": 3},"
+	                     " \"width_3\": {\"type\": \"int\", \"low\": 4, \"high\": 8,"
+	                     "   \"when\": {\"parent\": \"layers\", \"min\": 3}},"
+	                     " \"kernel\": {\"type\": \"choice\", \"values\": [3, 5]}}", "cnn"));
+	CHECK_FAILS(check_space("{\"momentum\": {\"type\": \"float\", \"low\": 0, \"high\": 1}}",
+	                        "mlp"),
+	            HML_EINVALID, "parameter 'momentum' is not an option of model family 'mlp'");
+	CHECK_FAILS(check_space("{\"kernel\": {\"type\": \"choice\", \"values\": [3]}}", "mlp"),
+	            HML_EINVALID, "parameter 'kernel'");
+	CHECK_FAILS(check_space("{\"width_0\": {\"type\": \"int\", \"low\": 1, \"high\": 2}}", "mlp"),
+	            HML_EINVALID, "names layer 0");
+	CHECK_FAILS(check_space("{\"lr\": {\"type\": \"float\", \"low\": 0.1, \"high\": 1}}", "rnn"),
+	            HML_EINVALID, "unknown model family 'rnn'");
+}
+
+int main(void)
+{
+	RUN(mlp);
+	RUN(cnn);
+	RUN(bad_values);
+	RUN(check);
+	return check_report();
+}

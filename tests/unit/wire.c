@@ -1,0 +1,129 @@
+/*
+ * tests/unit/wire.c - the hml search worker protocol: every message
+ * round-trips (training options and results field by field, NaN as null),
+ * lines cross a real pipe whole, split or several at once, and the end of
+ * the pipe and bad lines are reported.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "wire.h"
+
+TEST(messages)
+{
+	const char *paths[] = { "/e/data/d1.h5", "/e/data/d2.h5" };
+	hml__train_options o = HML__TRAIN_OPTIONS_INIT, back = HML__TRAIN_OPTIONS_INIT;
+	hml__train_result r, rb;
+	const char *region, *nf, **got, *out, *err;
+	json_t *m;
+	size_t n;
+	long trial;
+
+	m = hml__wire_init("binomial", paths, 2, "error");
+	CHECK_STR(hml__wire_type(m), "init");
+	CHECK_OK(hml__wire_init_read(m, &region, &got, &n, &nf));
+	CHECK_STR(region, "binomial");
+	CHECK_STR(nf, "error");
+	CHECK_EQ_INT(n, 2);
+	CHECK_STR(got[1], "/e/data/d2.h5");
+	free(got);
+	json_decref(m);
+
+	o.arch = "mlp:16x32:tanh:dropout=0.1";
+	o.epochs = 7; o.batch = 128; o.lr = 0.0031; o.weight_decay = 1e-4; o.optimizer = "adamw";
+	o.schedule = "cosine"; o.patience = 3; o.clip = 0; o.seed = 9; o.threads = 2;
+	o.val_fraction = 0.2; o.test_fraction = 0.15; o.infer_batch = 4096; o.max_seconds = 30;
+	m = hml__wire_trial(12, "/e/search/s1/t12.pt", &o);
+	CHECK_OK(hml__wire_trial_read(m, &trial, &out, &back));
+	CHECK_EQ_INT(trial, 12);
+	CHECK_STR(out, "/e/search/s1/t12.pt");
+	CHECK_STR(back.arch, o.arch);
+	CHECK_STR(back.optimizer, "adamw");
+	CHECK_STR(back.schedule, "cosine");
+	CHECK(back.epochs == 7 && back.batch == 128 && back.lr == 0.0031 &&
+	      back.weight_decay == 1e-4 && back.patience == 3 && back.clip == 0 && back.seed == 9 &&
+	      back.threads == 2 && back.val_fraction == 0.2 && back.test_fraction == 0.15 &&
+	      back.infer_batch == 4096 && back.max_seconds == 30);
+	json_decref(m);
+
+	memset(&r, 0, sizeof(r));
+	snprintf(r.arch, sizeof(r.arch), "mlp:16x32:tanh");
+	r.params = 737; r.n_train = 800; r.n_val = 100; r.n_test = 100; r.epochs_run = 7;
+	r.best_epoch = 6; r.stopped_early = 1; r.train_seconds = 1.5; r.samples_per_second = 3733.3;
+	r.final_lr = NAN; r.val_rmse = 0.0123456789012345; r.test_rmse = 0.013; r.test_mae = 0.01;
+	r.test_max_abs = 0.1; r.latency_s_per_sample = 2.5e-8; r.latency_batch = 4096;
+	r.train_step_seconds = 1.2; r.forward_max_diff = 1e-7;
+	m = hml__wire_result(12, NULL, &r);
+	CHECK_OK(hml__wire_result_read(m, &trial, &err, &rb));
+	CHECK(err == NULL);
+	CHECK_STR(rb.arch, "mlp:16x32:tanh");
+	CHECK(rb.params == 737 && rb.n_train == 800 && rb.epochs_run == 7 && rb.best_epoch == 6 &&
+	      rb.stopped_early == 1 && rb.interrupted == 0);
+	CHECK(rb.val_rmse == r.val_rmse);   /* every digit */
+	CHECK(rb.latency_s_per_sample == 2.5e-8 && rb.latency_batch == 4096);
+	CHECK(isnan(rb.final_lr));
+	json_decref(m);
+
+	m = hml__wire_result(13, "unknown activation 'x'", NULL);
+	CHECK_OK(hml__wire_result_read(m, &trial, &err, &rb));
+	CHECK_EQ_INT(trial, 13);
+	CHECK_STR(err, "unknown activation 'x'");
+	CHECK_FAILS(hml__wire_trial_read(m, &trial, &out, &back), HML_EINVALID, "expected 'trial'");
+	json_decref(m);
+
+	m = hml__wire_ready(4096);
+	CHECK_STR(hml__wire_type(m), "ready");
+	CHECK_FAILS(hml__wire_init_read(m, &region, &got, &n, &nf), HML_EINVALID, "expected 'init'");
+	json_decref(m);
+	m = hml__wire_error("no data");
+	CHECK_STR(hml__wire_type(m), "error");
+	CHECK_FAILS(hml__wire_result_read(m, &trial, &err, &rb), HML_EINVALID, "expected 'result'");
+	json_decref(m);
+}
+
+TEST(pipe_lines)
+{
+	int fd[2];
+	hml__wire_reader rd;
+	json_t *m = NULL, *a = hml__wire_ready(1), *b = hml__wire_ready(2);
+
+	CHECK(pipe(fd) == 0);
+	hml__wire_reader_init(&rd, fd[0]);
+	/* Two messages in one go, then one split in two writes. */
+	CHECK_OK(hml__wire_send(fd[1], a));
+	CHECK_OK(hml__wire_send(fd[1], b));
+	CHECK_EQ_INT(hml__wire_recv(&rd, &m), 1);
+	CHECK(m && json_integer_value(json_object_get(m, "rows")) == 1);
+	json_decref(m);
+	CHECK_EQ_INT(hml__wire_recv(&rd, &m), 1);   /* from the buffer */
+	CHECK(m && json_integer_value(json_object_get(m, "rows")) == 2);
+	json_decref(m);
+	CHECK(write(fd[1], "{\"type\":\"re", 11) == 11);
+	CHECK_EQ_INT(hml__wire_recv(&rd, &m), 0);
+	CHECK(write(fd[1], "ady\"}\nnot json\n", 15) == 15);
+	CHECK_EQ_INT(hml__wire_recv(&rd, &m), 1);
+	CHECK_STR(hml__wire_type(m), "ready");
+	json_decref(m);
+	CHECK_FAILS(hml__wire_recv(&rd, &m), HML_EINVALID, "not a JSON object");
+	/* A partial line, then the end of the pipe. */
+	CHECK(write(fd[1], "{\"ty", 4) == 4);
+	close(fd[1]);
+	CHECK_EQ_INT(hml__wire_recv(&rd, &m), 0);
+	CHECK_FAILS(hml__wire_recv(&rd, &m), HML_EIO, "closed its pipe");
+	CHECK_FAILS(hml__wire_recv(&rd, &m), HML_EIO, "closed its pipe");
+	hml__wire_reader_release(&rd);
+	close(fd[0]);
+	json_decref(a);
+	json_decref(b);
+}
+
+int main(void)
+{
+	RUN(messages);
+	RUN(pipe_lines);
+	return check_report();
+}
