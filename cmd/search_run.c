@@ -225,6 +225,7 @@ static int trial_end(search_state *st, long trial, hml__hist_status status, cons
 	}
 	if ((rc = hml__history_append(st->hist, &ev)) < 0)
 		return rc;
+	st->session_trials++;
 	rc = status == HML__HIST_OK ? hml__sched_report(st->sched, (size_t)t->config, t->rung, &o)
 	                            : hml__sched_fail(st->sched, (size_t)t->config, t->rung);
 	t->status = status;
@@ -244,6 +245,7 @@ static int trial_next(search_state *st, long *trial, int *fresh)
 {
 	hml__sched_trial nt;
 	json_t *params = NULL;
+	double t0;
 	int rc;
 
 	if (st->nqueue) {
@@ -252,7 +254,10 @@ static int trial_next(search_state *st, long *trial, int *fresh)
 		*fresh = 0;
 		return 1;
 	}
-	if ((rc = hml__sched_next(st->sched, &nt)) != 1)
+	t0 = hml__now();
+	rc = hml__sched_next(st->sched, &nt);
+	st->suggest += hml__now() - t0;
+	if (rc != 1)
 		return rc;
 	if (nt.rung == 0 && ((rc = hml__space_decode(&params, st->space, nt.u)) < 0 ||
 	                     (rc = cfg_push(st, params)) < 0))
@@ -489,11 +494,13 @@ static int wait_workers(search_state *st)
 {
 	struct pollfd pf[64];
 	int n = 0, rc;
+	double t;
 
 	for (int k = 0; k < st->nworkers; k++)
 		pf[n++] = (struct pollfd){ st->wk[k].pid > 0 ? st->wk[k].from.fd : -1, POLLIN, 0 };
 	if (poll(pf, (nfds_t)n, 1000) < 0 && errno != EINTR)
 		return hml__error_set(HML_EIO, "poll: %s", strerror(errno));
+	t = hml__now();
 	for (int k = 0; k < st->nworkers && !cmd_interrupted; k++)
 		if (pf[k].fd >= 0 && (pf[k].revents & (POLLIN | POLLHUP | POLLERR)) &&
 		    (rc = worker_input(st, &st->wk[k])) < 0)
@@ -506,6 +513,7 @@ static int wait_workers(search_state *st)
 		    (rc = worker_lost(st, w, HML__HIST_TIMEOUT, NULL)) < 0)
 			return rc;
 	}
+	st->busy += hml__now() - t;
 	return 0;
 }
 
@@ -513,6 +521,7 @@ int search_run(search_state *st)
 {
 	cmd_progress *bar = cmd_progress_start("search", (double)st->budget);
 	int done = 0, rc = 0, busy, alive;
+	double t;
 
 	if (!(st->wk = calloc((size_t)st->nworkers, sizeof(*st->wk))))
 		return hml__error_oom();
@@ -528,7 +537,10 @@ int search_run(search_state *st)
 			rc = 1;
 			break;
 		}
-		if ((rc = dispatch(st, &done)) < 0)
+		t = hml__now();
+		rc = dispatch(st, &done);
+		st->busy += hml__now() - t;
+		if (rc < 0)
 			break;
 		busy = alive = 0;
 		for (int k = 0; k < st->nworkers; k++) {
