@@ -314,13 +314,20 @@ static int trial_start(search_state *st, hml__worker *w, long trial, int fresh)
 static void prune_files(search_state *st)
 {
 	size_t *cfg, n;
-	long nf;
+	long nf, *keep;
 
 	if (st->keep_all || !(cfg = malloc((hml__sched_configs(st->sched) + 1) * sizeof(*cfg))))
 		return;
 	nf = hml__sched_front(st->sched, cfg, NULL);
 	n = nf > 0 ? (size_t)nf : 0;
-	for (size_t i = 0; nf >= 0 && i < st->nt; i++) {
+	/* The front's trials first: O(front x trials), not for every trial. */
+	if (nf < 0 || !(keep = malloc((n + 1) * sizeof(*keep)))) {
+		free(cfg);
+		return;
+	}
+	for (size_t j = 0; j < n; j++)
+		keep[j] = search_top_trial(st, cfg[j]);
+	for (size_t i = 0; i < st->nt; i++) {
 		search_trial *t = &st->t[i];
 		int on = 0;
 		char mp[4200];
@@ -328,13 +335,14 @@ static void prune_files(search_state *st)
 		if (!t->has_file || t->status != HML__HIST_OK)
 			continue;
 		for (size_t j = 0; j < n && !on; j++)
-			on = (long)cfg[j] == t->config && search_top_trial(st, cfg[j]) == (long)i;
+			on = keep[j] == (long)i;
 		if (!on) {
 			model_path(st, (long)i, mp, sizeof(mp));
 			unlink(mp);
 			t->has_file = 0;
 		}
 	}
+	free(keep);
 	free(cfg);
 }
 
