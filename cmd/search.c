@@ -362,6 +362,9 @@ static int same(const search_state *st, const char *opt, double given, double re
 {
 	if (isnan(given) || given == recorded || (isnan(recorded) && given <= 0))
 		return 0;
+	if (isnan(recorded))
+		return hml__error_set(HML_EINVALID, "cannot resume search '%s' with %s %g: it was "
+		                      "started without it", st->id, opt, given);
 	return hml__error_set(HML_EINVALID, "cannot resume search '%s' with %s %g: it was started "
 	                      "with %g", st->id, opt, given, recorded);
 }
