@@ -867,6 +867,9 @@ int cmd_search(int argc, char **argv)
 		                    st.dir, HML__HISTORY_FILE);
 		goto fail;
 	}
+	/* Hook (wt-d, hml show --plot): draw the plots into search/<id>/ and
+	 * register them; a failure (no gnuplot) is only a warning. */
+	cmd_show_plots(st.s, st.id);
 	print_result(&st);
 	goto done;
 fail:

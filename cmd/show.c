@@ -8,21 +8,29 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd.h"
 #include "fsutil.h"
 #include "records.h"
+#include "searchplot.h"
+#include "searchresults.h"
 #include "store.h"
 
 static const char description[] =
-	"Without ID, lists the experiment's data sets, models, deployments and\n"
-	"evaluations as tables; a field a record does not have prints as '-', and\n"
-	"the latest deployment is the active one. With ID (d1, m2, p1, e3), prints\n"
-	"that record as 'key: value' lines, nested keys joined with dots. With\n"
-	"--json, prints the records as the manifest stores them. Nothing is\n"
-	"created or changed.";
+	"Without ID, lists the experiment's data sets, models, deployments,\n"
+	"evaluations and searches as tables; a field a record does not have prints\n"
+	"as '-', and the latest deployment is the active one. With ID (d1, m2, p1,\n"
+	"e3), prints that record as 'key: value' lines, nested keys joined with\n"
+	"dots; with a search's ID (s1), its Pareto front and where its plots are.\n"
+	"With --json, prints the records as the manifest stores them. Nothing is\n"
+	"created or changed, except by --plot, which draws a search's plots again.";
+
+static int plot;
 
 static const cmd_option options[] = {
+	{ "plot", 0, CMD_OPT_FLAG, &plot, NULL,
+	  "draw the plots of search ID again (gnuplot) and register them" },
 	{ NULL, 0, 0, NULL, NULL, NULL }
 };
 
@@ -31,6 +39,7 @@ static const struct {
 	const char *collection;
 } kinds[] = {
 	{ 'd', "datasets" }, { 'm', "models" }, { 'p', "deployments" }, { 'e', "evaluations" },
+	{ 's', "searches" },
 };
 
 /* ---- tables ------------------------------------------------------------- */
@@ -376,6 +385,69 @@ done:
 	return rc;
 }
 
+/* A search's results from its history; a history that cannot be read is
+ * a warning, and the row shows what the record has. */
+static int search_results(hml__search_results *r, hml__store *s, const hml__search_view *v)
+{
+	int rc = hml__search_results_load(r, hml__store_dir(s), v);
+
+	if (rc < 0) {
+		if (rc == HML_ENOMEM)
+			return rc;
+		cmd_warn("search '%s': %s", v->id ? v->id : "?", hml_error_last()->message);
+		hml__search_results_release(r);
+		return 1;
+	}
+	return 0;
+}
+
+static int list_searches(hml__store *s)
+{
+	table t = { 8, { "ID", "REGION", "CONFIGS", "TRIALS", "FAILED", "FRONT", "BEST ERROR",
+	                 "STATUS" }, NULL, 0, 0 };
+	hml__search_view v;
+	int rc = 0;
+
+	for (size_t i = 0; hml__records_search_at(&v, s, i); i++) {
+		char configs[64] = "", ended[32] = "", failed[32] = "", front[32] = "", best[32] = "";
+		const char *row[8];
+		hml__search_results r;
+		int got = search_results(&r, s, &v);
+
+		if (got < 0) {
+			rc = got;
+			goto done;
+		}
+		if (got == 0) {
+			/* configurations started of the budget (what --budget counts) */
+			if (isfinite(v.budget))
+				snprintf(configs, sizeof(configs), "%zu/%.0f", r.configs, v.budget);
+			else
+				snprintf(configs, sizeof(configs), "%zu", r.configs);
+			snprintf(ended, sizeof(ended), "%zu", r.ended);
+			snprintf(failed, sizeof(failed), "%zu", r.failed);
+			snprintf(front, sizeof(front), "%zu", r.nfront);
+			if (r.nfront)
+				snprintf(best, sizeof(best), "%.4g", hml__search_results_best(&r));
+		}
+		hml__search_results_release(&r);
+		row[0] = v.id;
+		row[1] = v.region;
+		row[2] = configs;
+		row[3] = ended;
+		row[4] = failed;
+		row[5] = front;
+		row[6] = best;
+		row[7] = v.status;
+		if ((rc = table_row(&t, row)) < 0)
+			goto done;
+	}
+	table_print(&t, "searches");
+done:
+	table_release(&t);
+	return rc;
+}
+
 static int list_all(hml__store *s)
 {
 	const json_t *m = hml__store_manifest(s);
@@ -387,8 +459,12 @@ static int list_all(hml__store *s)
 	if (g_cmd.json) {
 		json_t *doc = json_pack("{s:s}", "experiment", abs);
 
-		for (size_t k = 0; doc && k < sizeof(kinds) / sizeof(kinds[0]); k++)
-			json_object_set(doc, kinds[k].collection, json_object_get(m, kinds[k].collection));
+		for (size_t k = 0; doc && k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+			json_t *c = json_object_get(m, kinds[k].collection);
+
+			/* a manifest older than a collection lacks it: an empty one */
+			json_object_set_new(doc, kinds[k].collection, c ? json_incref(c) : json_array());
+		}
 		if (!doc)
 			rc = hml__error_oom();
 		else
@@ -405,10 +481,162 @@ static int list_all(hml__store *s)
 	if ((rc = list_deployments(json_object_get(m, "deployments"))) < 0)
 		goto done;
 	printf("\n");
-	rc = list_evaluations(json_object_get(m, "evaluations"));
+	if ((rc = list_evaluations(json_object_get(m, "evaluations"))) < 0)
+		goto done;
+	printf("\n");
+	rc = list_searches(s);
 
 done:
 	free(abs);
+	return rc;
+}
+
+/* ---- one search ---------------------------------------------------------- */
+
+/* The results as JSON: counts, front, every result, the convergence. */
+static json_t *results_json(const hml__search_results *r)
+{
+	json_t *front = json_array(), *all = json_array(), *conv = json_array();
+
+	for (size_t j = 0; j < r->nfront; j++) {
+		const hml__sr_trial *t = &r->res[r->front[j]];
+
+		json_array_append_new(front, json_pack("{s:I, s:I, s:o, s:o, s:o, s:o, s:I}",
+			"trial", (json_int_t)t->trial, "config", (json_int_t)t->config,
+			"model", t->model[0] ? json_string(t->model) : json_null(),
+			"arch", t->arch ? json_string(t->arch) : json_null(),
+			"val_rmse", cmd_json_real(t->val_rmse),
+			"latency_seconds_per_sample", cmd_json_real(t->latency_s),
+			"params", (json_int_t)t->params));
+	}
+	for (size_t i = 0; i < r->nres; i++) {
+		const hml__sr_trial *t = &r->res[i];
+
+		json_array_append_new(all, json_pack("{s:I, s:I, s:I, s:I, s:o, s:o, s:I, s:b, s:b, s:b}",
+			"trial", (json_int_t)t->trial, "config", (json_int_t)t->config,
+			"rung", (json_int_t)t->rung, "ended", (json_int_t)t->ended,
+			"val_rmse", cmd_json_real(t->val_rmse),
+			"latency_seconds_per_sample", cmd_json_real(t->latency_s),
+			"params", (json_int_t)t->params, "top", t->top, "feasible", t->feasible,
+			"front", t->front));
+	}
+	for (size_t k = 0; k < r->ended; k++)
+		json_array_append_new(conv, json_pack("{s:I, s:o, s:o}", "ended", (json_int_t)(k + 1),
+			"best_error", cmd_json_real(r->best[k]), "hypervolume", cmd_json_real(r->hv[k])));
+	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:o, s:o, s:[o, o], s:o}",
+		"configs", (json_int_t)r->configs, "ended", (json_int_t)r->ended,
+		"failed", (json_int_t)r->failed, "top_rung", (json_int_t)r->top_rung,
+		"front_size", (json_int_t)r->nfront, "front", front, "trials", all,
+		"hypervolume_reference", cmd_json_real(r->ref[0]), cmd_json_real(r->ref[1]),
+		"convergence", conv);
+}
+
+/* The plots registered in the record whose file exists: role -> path
+ * (absolute when `absolute`, else inside the experiment as given). */
+static json_t *plots_json(hml__store *s, const json_t *rec, int absolute)
+{
+	json_t *o = json_object();
+
+	for (int k = 0; o && k < HML__PLOT_COUNT; k++) {
+		const char *rel = hml__record_file(rec, hml__plot_roles[k]);
+		char *path = rel ? hml__store_path(s, rel) : NULL;
+		char *abs = path && absolute ? hml__path_abs(path) : NULL;
+
+		if (path && access(path, F_OK) == 0)
+			json_object_set_new(o, hml__plot_roles[k], json_string(abs ? abs : path));
+		free(path);
+		free(abs);
+	}
+	return o;
+}
+
+static void print_search(hml__store *s, const hml__search_view *v, const hml__search_results *r,
+                         const json_t *plots)
+{
+	table t = { 6, { "VAL RMSE", "LATENCY/SAMPLE", "PARAMS", "MODEL", "TRIAL", "ARCH" },
+	            NULL, 0, 0 };
+	char *hist = v->history ? hml__store_path(s, v->history) : NULL;
+	const char *role;
+	const json_t *p;
+
+	printf("search %s: region '%s', status %s\n", v->id, v->region ? v->region : "-",
+	       v->status ? v->status : "-");
+	printf("configurations started: %zu of a budget of %.0f; trials ended: %zu, failed: %zu\n",
+	       r->configs, isfinite(v->budget) ? v->budget : 0.0, r->ended, r->failed);
+	printf("constraints:%s", isnan(r->max_error) && isnan(r->max_latency) &&
+	       isnan(r->max_params) ? " none" : "");
+	if (!isnan(r->max_error))
+		printf(" max error %.4g", r->max_error);
+	if (!isnan(r->max_latency))
+		printf(" max latency %.4g s", r->max_latency);
+	if (!isnan(r->max_params))
+		printf(" max params %.0f", r->max_params);
+	printf("\n\n");
+	for (size_t j = 0; j < r->nfront; j++) {
+		const hml__sr_trial *x = &r->res[r->front[j]];
+		const json_t *lat = json_real(x->latency_s);
+		char e[32], l[32], n[32], tr[32];
+		const char *row[6];
+
+		snprintf(e, sizeof(e), "%.4g", x->val_rmse);
+		duration(l, sizeof(l), lat, "");
+		json_decref((json_t *)lat);
+		snprintf(n, sizeof(n), "%lld", (long long)x->params);
+		snprintf(tr, sizeof(tr), "%ld", x->trial);
+		row[0] = e;
+		row[1] = l;
+		row[2] = x->params >= 0 ? n : "";
+		row[3] = x->model;
+		row[4] = tr;
+		row[5] = x->arch;
+		if (table_row(&t, row) < 0)
+			break;
+	}
+	table_print(&t, "Pareto front (top rung, feasible; by error)");
+	table_release(&t);
+	printf("\nhistory: %s\n", hist ? hist : "-");
+	if (json_object_size(plots) == 0)
+		printf("plots: none (draw them with 'hml show %s --plot')\n", v->id);
+	json_object_foreach((json_t *)plots, role, p)
+		printf("plot %s: %s\n", role, json_string_value(p));
+	free(hist);
+}
+
+static int show_search(hml__store *s, const char *id)
+{
+	hml__search_view v;
+	hml__search_results r;
+	json_t *plots = NULL;
+	int rc;
+
+	memset(&r, 0, sizeof(r));
+	if (plot && (rc = hml__searchplot_write(s, id)) < 0)
+		return rc;
+	if ((rc = hml__records_search(&v, s, id)) < 0 ||
+	    (rc = hml__search_results_load(&r, hml__store_dir(s), &v)) < 0)
+		goto done;
+	if (!(plots = plots_json(s, v.json, g_cmd.json))) {
+		rc = hml__error_oom();
+		goto done;
+	}
+	if (g_cmd.json)
+		cmd_json_print(json_pack("{s:O, s:o, s:O}", "search", v.json, "results",
+		                         results_json(&r), "plots", plots));
+	else
+		print_search(s, &v, &r, plots);
+done:
+	json_decref(plots);
+	hml__search_results_release(&r);
+	return rc;
+}
+
+int cmd_show_plots(hml__store *s, const char *id)
+{
+	int rc = hml__searchplot_write(s, id);
+
+	if (rc < 0)
+		cmd_warn("search '%s' succeeded, but its plots were not drawn: %s", id,
+		         hml_error_last()->message);
 	return rc;
 }
 
@@ -472,10 +700,18 @@ static int show_one(hml__store *s, const char *id)
 	if (!rec)
 		return hml__error_set(HML_ENOTFOUND, "no record '%s' in experiment '%s'", id,
 		                      hml__store_dir(s));
+	if (id[0] == 's')
+		return show_search(s, id);
+	if (plot)
+		return hml__error_set(HML_EINVALID, "--plot draws a search's plots; '%s' is no search",
+		                      id);
 	if (g_cmd.json)
 		cmd_json_print(json_deep_copy(rec));
-	else
+	else {
 		print_flat("", rec);
+		if (id[0] == 'm')   /* a model: its card's latencies, one line */
+			cmd_latency_print(rec, "");
+	}
 	return 0;
 }
 
@@ -483,7 +719,7 @@ int cmd_show(int argc, char **argv)
 {
 	cmd_spec spec = {
 		"show", "[options] [ID]",
-		"list the experiment's data sets, models, deployments and evaluations",
+		"list the experiment's data sets, models, deployments, evaluations and searches",
 		description, options, 0, 1
 	};
 	hml__store *s = NULL;
@@ -494,6 +730,10 @@ int cmd_show(int argc, char **argv)
 		spec.name = "ls";
 	if ((rc = cmd_parse(&spec, argc, argv, &first)) != 0)
 		return rc > 0 ? HML_EXIT_OK : HML_EXIT_USAGE;
+	if (plot && first >= argc) {
+		cmd_error("show: --plot needs the ID of a search (s1, ...)");
+		return HML_EXIT_USAGE;
+	}
 	if ((rc = hml__store_open(&s, g_cmd.dir, 0)) < 0)
 		return cmd_fail(rc);
 	rc = first < argc ? show_one(s, argv[first]) : list_all(s);

@@ -315,6 +315,11 @@ static void put_array(FILE *f, const double *v, int64_t n)
 /*
  * Layer l's weights and bias in double with the normalisation folded in,
  * laid out for the kernel: MLP [in][out] (transposed), CNN [out][in][k][k].
+ * The MLP's input scale folds into layer 0's weights, its input mean does
+ * not: folded into the bias, a mean far from zero (dates, prices) would make
+ * layer 0 a float sum of large terms that cancel, losing the digits the
+ * model needs; the kernel subtracts the mean from each input instead, as
+ * the TorchScript model does.
  */
 static int folded(const hml__cg_model *m, int l, double **w_out, double **b_out)
 {
@@ -334,10 +339,8 @@ static int folded(const hml__cg_model *m, int l, double **w_out, double **b_out)
 			for (int64_t k = 0; k < kk; k++) {
 				double v = y->weight[(o * y->in + i) * kk + k];
 
-				if (l == 0 && m->family == HML__CG_MLP) {
+				if (l == 0 && m->family == HML__CG_MLP)
 					v /= (double)m->in_std[i];
-					bias -= v * (double)m->in_mean[i];
-				}
 				if (l == m->nlayers - 1)
 					v *= (double)m->out_std[o];
 				if (y->kernel == 0)
@@ -384,7 +387,7 @@ static int put_constants(gen *g)
 		free(w);
 		free(b);
 	}
-	if (m->family != HML__CG_MLP) {
+	{ /* the input normalisation (the MLP's scale is in layer 0's weights) */
 		int64_t c = m->layers[0].in;
 		double *v = malloc((size_t)c * 2 * sizeof(double));
 
@@ -394,11 +397,16 @@ static int put_constants(gen *g)
 			v[i] = m->in_mean[i];
 			v[c + i] = m->in_std[i];
 		}
-		fprintf(g->f, "\n/* input normalisation per channel: mean, std */\n"
-		        "static const float hml_%s_in_mean[%lld] = {", g->id, (long long)c);
+		fprintf(g->f, "\n/* input normalisation per %s: mean%s */\n"
+		        "static const float hml_%s_in_mean[%lld] = {",
+		        m->family == HML__CG_MLP ? "feature" : "channel",
+		        m->family == HML__CG_MLP ? " (1/std is folded into layer 0)" : ", std",
+		        g->id, (long long)c);
 		put_array(g->f, v, c);
-		fprintf(g->f, "};\nstatic const float hml_%s_in_std[%lld] = {", g->id, (long long)c);
-		put_array(g->f, v + c, c);
+		if (m->family != HML__CG_MLP) {
+			fprintf(g->f, "};\nstatic const float hml_%s_in_std[%lld] = {", g->id, (long long)c);
+			put_array(g->f, v + c, c);
+		}
 		fputs("};\n", g->f);
 		free(v);
 	}
@@ -433,9 +441,12 @@ static void put_mlp_layer(gen *g, int l, const char *rows, const char *src, cons
 	fprintf(g->f, "\tfor (int k = 0; k < %s; k++)\n\t\tfor (int j = 0; j < %lld; j++)\n"
 	        "\t\t\t%s[k * %s + j] = hml_%s_b%d[j];\n", rows, out, dst, dstride, id, l);
 	fprintf(g->f, "\tfor (int i = 0; i < %lld; i++)\n\t\tfor (int k = 0; k < %s; k++) {\n"
-	        "\t\t\tconst float v = %s[k * %s + i];\n\t\t\tfloat *restrict o = %s + k * %s;\n\n"
+	        "\t\t\tconst float v = %s[k * %s + i]", in, rows, src, sstride);
+	if (l == 0 && g->m->family == HML__CG_MLP)
+		fprintf(g->f, " - hml_%s_in_mean[i]", id);
+	fprintf(g->f, ";\n\t\t\tfloat *restrict o = %s + k * %s;\n\n"
 	        "\t\t\tfor (int j = 0; j < %lld; j++)\n\t\t\t\to[j] += v * hml_%s_w%d[i * %lld + j];\n"
-	        "\t\t}\n", in, rows, src, sstride, dst, dstride, out, id, l, out);
+	        "\t\t}\n", dst, dstride, out, id, l, out);
 	if (y->act != HML__ACT_IDENTITY)
 		fprintf(g->f, "\tfor (int k = 0; k < %s; k++)\n\t\tfor (int j = 0; j < %lld; j++)\n"
 		        "\t\t\t%s[k * %s + j] = hml_%s_%s(%s[k * %s + j]);\n", rows, out, dst,

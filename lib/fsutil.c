@@ -351,6 +351,25 @@ char *hml__path_abs(const char *path)
 	return p;
 }
 
+char *hml__find_on_path(const char *name)
+{
+	const char *path = getenv("PATH");
+	char *copy, *save = NULL, *found = NULL;
+
+	if (!path || !*path || !(copy = hml__strdup(path)))
+		return NULL;
+	for (char *d = strtok_r(copy, ":", &save); d && !found; d = strtok_r(NULL, ":", &save)) {
+		char *p = hml__path_join(*d ? d : ".", name);
+
+		if (p && access(p, X_OK) == 0)
+			found = p;
+		else
+			free(p);
+	}
+	free(copy);
+	return found;
+}
+
 char *hml__exe_dir(void)
 {
 	size_t cap = 256;

@@ -1,18 +1,25 @@
 #!/bin/sh
 # The main job: the whole hml life cycle on the bundled binomial workflow.
 #   hml collect binomial   the tree's inputs and outputs -> HDF5
-#   hml train              an MLP surrogate through libtorch
-#   hml deploy --best      the most accurate model for the region (TorchScript)
+#   hml search             a small search (BUDGET configurations, minutes here):
+#                          MLP surrogates through libtorch, BO + successive
+#                          halving, the Pareto front of error against latency
+#                          registered as models, plots in search/s1/
+#                          (the full search: hml search --budget 1000 --workers 2,
+#                          about an hour on 2 cores)
+#   hml deploy --best      the most accurate model of the front (TorchScript)
 #   hml evaluate           accurate vs surrogate runs: error of the prices, speedups
 #   hml deploy --best --target c   the same model compiled to C (no libtorch)
 #   hml evaluate           the compiled deployment, the same way
 #
-# usage: scripts/main-job.sh [BUILD_DIR] [OPTIONS]
+# usage: scripts/main-job.sh [BUILD_DIR] [OPTIONS] [BUDGET]
 #   OPTIONS: options priced per run (a multiple of the 4096 batch; default 32768)
+#   BUDGET: configurations the search tries (default 12)
 set -eu
 
 build=${1:-build}
 options=${2:-32768}
+budget=${3:-12}
 hml="$build/cmd/hml"
 exp=${HML_MAIN_JOB_DIR:-$build/main-job}
 
@@ -23,9 +30,10 @@ export HML_THREADS="${HML_THREADS:-$OMP_NUM_THREADS}"
 
 echo "== hml collect binomial ($options options)"
 "$hml" -C "$exp" collect binomial --args "--options $options --seed {seed}"
-echo "== hml train"
-"$hml" -C "$exp" train
-echo "== hml deploy --best"
+echo "== hml search --budget $budget --workers 2 --max-epochs 27"
+echo "   (the full search: hml search --budget 1000 --workers 2)"
+"$hml" -C "$exp" search --budget "$budget" --workers 2 --max-epochs 27
+echo "== hml deploy --best (from the front)"
 "$hml" -C "$exp" deploy --best
 echo "== hml evaluate (TorchScript through the libtorch plugin)"
 "$hml" -C "$exp" evaluate --args "--options $options --seed 42"
@@ -35,3 +43,5 @@ echo "== hml evaluate (the model compiled to C)"
 "$hml" -C "$exp" evaluate --args "--options $options --seed 42"
 echo "== hml show"
 "$hml" -C "$exp" show
+echo "== hml show s1 (the search's front and plots)"
+"$hml" -C "$exp" show s1

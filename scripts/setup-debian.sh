@@ -13,6 +13,8 @@ PKGS="build-essential cmake pkg-config git ca-certificates
   bats bats-assert bats-support
   liblapacke-dev libnlopt-dev
   python3 python3-torch python3-h5py python3-numpy python3-sklearn
+  gnuplot-nox openmpi-bin libopenmpi-dev
+  python3-optuna
   clang libclang-rt-14-dev hyperfine"
 
 missing=

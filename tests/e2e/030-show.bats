@@ -92,20 +92,20 @@ snapshot() {
 	[ -z "$(ls -A bare)" ]
 }
 
-@test "an empty experiment lists four empty sections" {
+@test "an empty experiment lists five empty sections" {
 	empty_experiment exp
 	run hml -C exp show
 	assert_success
 	assert_output --partial "experiment '$WORK/exp'"
-	[ "$(grep -c '^  (none)$' <<<"$output")" = 4 ]
-	for section in "data sets:" "models:" "deployments:" "evaluations:"; do
+	[ "$(grep -c '^  (none)$' <<<"$output")" = 5 ]
+	for section in "data sets:" "models:" "deployments:" "evaluations:" "searches:"; do
 		grep -qx "$section" <<<"$output"
 	done
 	hml -C exp show --json >out.json
-	[ "$(json out.json 'sorted(d)')" = "['datasets', 'deployments', 'evaluations', 'experiment', 'models', 'schema_version']" ]
+	[ "$(json out.json 'sorted(d)')" = "['datasets', 'deployments', 'evaluations', 'experiment', 'models', 'schema_version', 'searches']" ]
 	[ "$(json out.json 'd["schema_version"]')" = 1 ]
 	[ "$(json out.json 'd["experiment"]')" = "$WORK/exp" ]
-	[ "$(json out.json '[len(d[k]) for k in ("datasets", "models", "deployments", "evaluations")]')" = "[0, 0, 0, 0]" ]
+	[ "$(json out.json '[len(d[k]) for k in ("datasets", "models", "deployments", "evaluations", "searches")]')" = "[0, 0, 0, 0, 0]" ]
 }
 
 @test "a listing shows one row per record, '-' for what a record lacks" {

@@ -288,6 +288,24 @@ TEST(mlp_batches)
 	hml__cg_model_release(&m);
 }
 
+/* Inputs far from zero (dates in days, prices): the mean must not be folded
+ * into layer 0's float bias, where large terms would cancel. */
+TEST(mlp_inputs_far_from_zero)
+{
+	static const int64_t sizes[] = { 4, 64, 64, 1 };
+	hml__cg_model m;
+
+	CHECK_OK(make_model(&m, HML__CG_MLP, 3, sizes, 0, HML__ACT_RELU, 17));
+	for (int i = 0; i < 4; i++) {
+		m.in_mean[i] = 45000.0f + 1000.0f * (float)i;
+		m.in_std[i] = 30.0f + 100.0f * (float)i;
+	}
+	m.in_ndim = 1, m.in_shape[0] = 4;
+	m.out_ndim = 1, m.out_shape[0] = 1;
+	roundtrip(&m, "mlp_far", (const int64_t[]){ 1, 300 }, 2, "");
+	hml__cg_model_release(&m);
+}
+
 TEST(cnn)
 {
 	static const int64_t sizes[] = { 2, 4, 3 };
@@ -459,6 +477,7 @@ int main(void)
 	mkdir(tmpdir, 0755);
 	RUN(mlp_every_activation);
 	RUN(mlp_batches);
+	RUN(mlp_inputs_far_from_zero);
 	RUN(cnn);
 	RUN(standalone);
 	RUN(refused);

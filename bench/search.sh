@@ -1,0 +1,131 @@
+#!/bin/sh
+# bench/search.sh - hml search measured in one run of this script:
+#
+#  (a) suggestion latency of hml's optimiser at 100, 500 and 1000
+#      observations: bench/bo.sh (bench_bo: the windowed GP against the
+#      exact GP measured in the same run);
+#  (b) sample efficiency on binomial: the hypervolume of the (validation
+#      RMSE, latency per sample) front found by `hml search` against random
+#      search and Optuna's TPE and NSGA-II (python3-optuna), the peers
+#      driving the same objective -- one `hml train` per trial, the same
+#      command line hml's workers run, at the search's full-fidelity epochs
+#      (bench/search_peers.py) -- at each budget of --budgets, from one run
+#      of the largest budget per method, as ratios hml/peer
+#      (bench/search_report.py says what is counted and the reference
+#      point). hml's multi-fidelity search (ASHA) trains most
+#      configurations for a fraction of the epochs, so at equal budget it
+#      spends less training time than the peers; the wall times are printed;
+#  (c) with --full: the wall time of `hml search --budget N` (default 1000)
+#      on binomial with the workflow's data and epochs, then `hml deploy
+#      --best` from its front and `hml evaluate`: the QoI RMSE of the chosen
+#      model. Off by default: it runs for about an hour.
+#
+# The machine's load changes every figure but the hypervolumes; the load
+# average is printed first.
+#
+# usage: bench/search.sh [options]
+#   --build DIR        build directory (default build)
+#   --budgets LIST     budgets of (b), comma-separated (default 50,100,200)
+#   --quick            test-size run: budgets 10,20,30, 2048 options,
+#                      9 epochs, 5 asks in (a), peers random and tpe
+#   --options N        options (rows) collected for (b) (default: the workflow's)
+#   --epochs N         full-fidelity epochs of (b) (default 27)
+#   --methods LIST     peers of (b) (default random,tpe,nsga2)
+#   --workers N        trials at once, hml and peers alike (default 2)
+#   --seed S           seed of every method (default 1)
+#   --asks N           suggestions timed per size in (a) (default 20)
+#   --skip-bo          leave (a) out
+#   --full [N]         run (c) with a budget of N (default 1000)
+set -eu
+
+build=build
+budgets=50,100,200
+options=
+epochs=27
+methods=random,tpe,nsga2
+workers=2
+seed=1
+asks=20
+skip_bo=0
+full=0
+while [ $# -gt 0 ]; do
+	case $1 in
+	--build) build=$2; shift 2 ;;
+	--budgets) budgets=$2; shift 2 ;;
+	--quick) budgets=10,20,30; options=2048; epochs=9; asks=5; methods=random,tpe; shift ;;
+	--options) options=$2; shift 2 ;;
+	--epochs) epochs=$2; shift 2 ;;
+	--methods) methods=$2; shift 2 ;;
+	--workers) workers=$2; shift 2 ;;
+	--seed) seed=$2; shift 2 ;;
+	--asks) asks=$2; shift 2 ;;
+	--skip-bo) skip_bo=1; shift ;;
+	--full)
+		full=1000
+		case ${2:-} in [0-9]*) full=$2; shift ;; esac
+		shift ;;
+	*) echo "bench/search.sh: unknown option '$1'" >&2; exit 2 ;;
+	esac
+done
+
+py=/usr/bin/python3
+here=$(cd "$(dirname "$0")" && pwd)
+src=$(cd "$here/.." && pwd)
+hml=$(cd "$build" && pwd)/cmd/hml
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export HML_WORKFLOW_PATH=
+export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-passive}"
+maxb=$(echo "$budgets" | tr ',' '\n' | sort -n | tail -1)
+cores=$(nproc)
+threads=$(( cores / workers )); [ "$threads" -ge 1 ] || threads=1
+
+now() { date +%s.%N; }
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg) on $cores cores"
+
+if [ "$skip_bo" = 0 ]; then
+	echo
+	echo "== (a) suggestion latency of the optimiser (bench/bo.sh) =="
+	sh "$here/bo.sh" "$build" "$asks"
+fi
+
+echo
+echo "== (b) sample efficiency on binomial: budgets $budgets, $epochs epochs, $workers workers x $threads threads =="
+exp="$tmp/exp"
+if [ -n "$options" ]; then
+	"$hml" -q -C "$exp" collect binomial --args "--options $options --seed {seed}" >/dev/null
+else
+	"$hml" -q -C "$exp" collect binomial >/dev/null
+fi
+cp -r "$exp" "$tmp/exp-hml"
+t0=$(now)
+"$hml" -q -C "$tmp/exp-hml" search --budget "$maxb" --max-epochs "$epochs" --seed "$seed" \
+	--workers "$workers" --threads "$threads" >/dev/null
+t1=$(now)
+"$hml" -C "$tmp/exp-hml" --json show s1 >"$tmp/hml.json"
+"$py" "$here/search_peers.py" "$hml" "$exp" "$src/workflows/binomial/workflow.json" binomial \
+	"$maxb" "$epochs" "$methods" "$threads" "$workers" "$seed" >"$tmp/peers.json"
+"$py" "$here/search_report.py" "$tmp/hml.json" "$tmp/peers.json" "$budgets" \
+	"$(echo "$t1 - $t0" | bc)"
+
+if [ "$full" -gt 0 ]; then
+	echo
+	echo "== (c) hml search --budget $full on binomial (workflow's data and epochs), $workers workers =="
+	fexp="$tmp/exp-full"
+	"$hml" -q -C "$fexp" collect binomial >/dev/null
+	t0=$(now)
+	"$hml" -q -C "$fexp" search --budget "$full" --workers "$workers" --seed "$seed" >/dev/null
+	t1=$(now)
+	"$hml" -q -C "$fexp" deploy --best >/dev/null
+	"$hml" -q -C "$fexp" --json evaluate >"$tmp/eval.json"
+	"$py" - "$tmp/eval.json" "$(echo "$t1 - $t0" | bc)" "$full" <<-'EOF'
+	import json, sys
+	e = json.load(open(sys.argv[1]))
+	e = e.get("evaluation", e)
+	q = e["qoi"]
+	print("wall time of hml search --budget %s: %.1f s (%.2f h); goal <= 1 h"
+	      % (sys.argv[3], float(sys.argv[2]), float(sys.argv[2]) / 3600))
+	print("QoI %s of the deployed model %s (hml deploy --best from the front): %.4g; goal <= 0.01"
+	      % (q["metric"], e["model"], q[q["metric"]]))
+	EOF
+fi

@@ -1,0 +1,129 @@
+#!/usr/bin/python3
+"""bench/search_peers.py - the peers of `hml search` in bench/search.sh.
+
+Drives the same objective as hml search -- one `hml train` command line per
+trial, validation RMSE and inference latency per sample as reported in the
+model card -- with Optuna's samplers (python3-optuna): RandomSampler
+(random search), TPESampler and NSGAIISampler, over the region's search
+space as the workflow states it (model.search_space of workflow.json), and
+prints one JSON document: per method, its trials in the order they were
+asked, and its wall time.
+
+Parameters map onto `hml train` as hml search maps them (hml-search(1),
+SEARCH SPACE): layers and width make the MLP spec mlp:WxW...:ACT, lr,
+batch, weight_decay and optimizer are options of their own. A space with
+any other parameter is refused: this driver knows no more.
+
+usage: search_peers.py HML EXPERIMENT WORKFLOW_JSON REGION BUDGET EPOCHS
+                       METHODS THREADS JOBS SEED
+  METHODS: comma-separated of random, tpe, nsga2
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+import optuna
+
+KNOWN = {"layers", "width", "activation", "lr", "batch", "weight_decay", "optimizer"}
+
+
+def space_of(workflow, region):
+    wf = json.load(open(workflow))
+    for r in wf["regions"]:
+        if r["label"] == region:
+            space = r["model"]["search_space"]
+            unknown = set(space) - KNOWN
+            if unknown:
+                sys.exit("search_peers: parameters %s are not mapped" % sorted(unknown))
+            return space
+    sys.exit("search_peers: no region %r in %s" % (region, workflow))
+
+
+def suggest(trial, space):
+    p = {}
+    for name, d in space.items():
+        if d["type"] == "int":
+            p[name] = trial.suggest_int(name, d["low"], d["high"], log=d.get("log", False))
+        elif d["type"] == "float":
+            p[name] = trial.suggest_float(name, d["low"], d["high"], log=d.get("log", False))
+        elif d["type"] == "choice":
+            p[name] = trial.suggest_categorical(name, d["values"])
+        else:
+            sys.exit("search_peers: parameter %r has type %r" % (name, d["type"]))
+    return p
+
+
+def command(hml, exp, region, p, epochs, threads):
+    layers, width = p.get("layers", 2), p.get("width", 64)
+    arch = "mlp:%s:%s" % ("x".join([str(width)] * layers), p.get("activation", "relu"))
+    argv = [hml, "-q", "-C", exp, "--json", "train", "--region", region, "--arch", arch,
+            "--epochs", str(epochs), "--threads", str(threads)]
+    for name, flag in (("lr", "--lr"), ("batch", "--batch"), ("weight_decay", "--weight-decay"),
+                       ("optimizer", "--optimizer")):
+        if name in p:
+            argv += [flag, str(p[name])]
+    return argv
+
+
+def run_method(method, args, space):
+    hml, exp0, region, budget, epochs, threads, jobs, seed = args
+    exp = exp0 + "-" + method
+    shutil.rmtree(exp, ignore_errors=True)
+    shutil.copytree(exp0, exp)
+    if method == "random":
+        sampler = optuna.samplers.RandomSampler(seed=seed)
+    elif method == "tpe":
+        sampler = optuna.samplers.TPESampler(seed=seed)
+    elif method == "nsga2":
+        # Optuna's default population (50) would make a small budget pure
+        # random search; a quarter of the budget gives it generations.
+        sampler = optuna.samplers.NSGAIISampler(seed=seed,
+                                                population_size=max(4, min(50, budget // 4)))
+    else:
+        sys.exit("search_peers: unknown method %r" % method)
+    study = optuna.create_study(directions=["minimize", "minimize"], sampler=sampler)
+    results = {}
+
+    def objective(trial):
+        p = suggest(trial, space)
+        out = subprocess.run(command(hml, exp, region, p, epochs, threads),
+                             capture_output=True, text=True)
+        if out.returncode != 0:
+            results[trial.number] = None
+            raise optuna.TrialPruned()   # failed: no objective values (like hml's failed trials)
+        m = json.loads(out.stdout)["model"]["metrics"]
+        results[trial.number] = (m["val_rmse"], m["latency_seconds_per_sample"])
+        return results[trial.number]
+
+    t0 = time.monotonic()
+    study.optimize(objective, n_trials=budget, n_jobs=jobs)
+    wall = time.monotonic() - t0
+    shutil.rmtree(exp, ignore_errors=True)
+    trials = [results.get(i) for i in range(budget)]
+    return {"wall_seconds": wall,
+            "trials": [None if t is None else {"val_rmse": t[0], "latency_seconds_per_sample": t[1]}
+                       for t in trials]}
+
+
+def main():
+    if len(sys.argv) != 11:
+        sys.exit(__doc__)
+    hml, exp0, workflow, region = sys.argv[1:5]
+    budget, epochs = int(sys.argv[5]), int(sys.argv[6])
+    methods = sys.argv[7].split(",")
+    threads, jobs, seed = int(sys.argv[8]), int(sys.argv[9]), int(sys.argv[10])
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    space = space_of(workflow, region)
+    out = {}
+    for m in methods:
+        out[m] = run_method(m, (hml, exp0, region, budget, epochs, threads, jobs, seed), space)
+        print("search_peers: %s: %d trials in %.1f s" % (m, budget, out[m]["wall_seconds"]),
+              file=sys.stderr)
+    json.dump(out, sys.stdout)
+
+
+if __name__ == "__main__":
+    main()
