@@ -42,3 +42,10 @@ done
 echo
 "$build/bench/bench_cmodel" "$threads" "$seconds" "larger MLP 5-256-256-256-1" \
 	"$exp/models/m2.pt" "$exp/models/c3.so" "$exp/models/c4.so"
+echo
+# What the model cards recorded when hml train measured both forms (at the
+# workflow's batch, 4096 rows), for comparison with the tables above.
+for m in m1 m2; do
+	printf '%s card: ' "$m"
+	"$hml" -C "$exp" show "$m" | tail -n 1
+done

@@ -195,6 +195,19 @@ void cmd_workflow_env_check(const struct hml__workflow *w);
 int cmd_deploy_compile(struct hml__store *s, const json_t *model, const char *pt_path,
                        const char *march, char *cid, size_t cid_size);
 
+/* --- the latency part of model cards (cmd/latency.c) ---------------- */
+struct hml__dataset;
+
+/* Measure the model file `pt_path` in each target (lib/latency.h) on rows
+ * of `d` at `batch` rows per call: the card's "latency" object (new), or
+ * NULL after a warning when it could not be measured. */
+json_t *cmd_latency_card(const char *pt_path, const struct hml__dataset *d, int64_t batch,
+                         int threads);
+
+/* One line (two when a target is unavailable) on stdout: the card's
+ * latencies, each line starting with `indent`. */
+void cmd_latency_print(const json_t *model_record, const char *indent);
+
 /* Draw the plots of search `id` and register them (lib/searchplot.h),
  * the ending of `hml search`: a failure (no gnuplot, ...) is a warning
  * saying that the search itself succeeded, and is returned. */
@@ -205,6 +218,7 @@ int cmd_collect(int argc, char **argv);
 int cmd_train(int argc, char **argv);
 int cmd_deploy(int argc, char **argv);
 int cmd_evaluate(int argc, char **argv);
+int cmd_import(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_search(int argc, char **argv);
 int cmd_search_worker(int argc, char **argv);

@@ -454,9 +454,9 @@ int cmd_collect(int argc, char **argv)
 		          (long long)o.runs);
 		return HML_EXIT_USAGE;
 	}
-	if (o.seed != UNSET && (o.seed < 0 || o.seed > INT64_MAX / 2)) {
+	if (o.seed != UNSET && (o.seed < 0 || o.seed > HML__SEED_MAX)) {
 		cmd_error("collect: option '--seed' must be from 0 to %lld, not %lld",
-		          (long long)(INT64_MAX / 2), (long long)o.seed);
+		          (long long)HML__SEED_MAX, (long long)o.seed);
 		return HML_EXIT_USAGE;
 	}
 	if (first < split)
@@ -484,13 +484,20 @@ int cmd_collect(int argc, char **argv)
 		code = cmd_fail(rc);
 		goto done;
 	}
+	runs = o.runs != UNSET ? (int)o.runs : st.w->collect_runs;
+	seed = o.seed != UNSET ? o.seed : st.w->collect_seed;
+	/* Every run's seed, not only the first, stays in the documented range. */
+	if (seed > HML__SEED_MAX - (runs - 1)) {
+		cmd_error("collect: the seeds of %d runs from %lld go past %lld, the largest seed",
+		          runs, (long long)seed, (long long)HML__SEED_MAX);
+		code = o.runs != UNSET || o.seed != UNSET ? HML_EXIT_USAGE : HML_EXIT_INVALID;
+		goto done;
+	}
 	if (!st.s && (rc = hml__store_open(&st.s, g_cmd.dir, 1)) < 0) {
 		code = cmd_fail(rc);
 		goto done;
 	}
 	cmd_workflow_env_check(st.w);
-	runs = o.runs != UNSET ? (int)o.runs : st.w->collect_runs;
-	seed = o.seed != UNSET ? o.seed : st.w->collect_seed;
 	if ((rc = prepare(&st, &o)) < 0) {
 		code = cmd_fail(rc);
 		remove_tmp(&st);

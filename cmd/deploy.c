@@ -1,11 +1,13 @@
 /*
  * hml deploy - choose a model for a region and record the deployment.
  *
- * By id, as the most accurate model (--best: lowest validation RMSE), or as
- * the fastest model within an error bound (--max-error E: lowest inference
- * latency per sample among models whose validation RMSE <= E). Prints the
- * environment that makes the application run the region as inference, in
- * a form `eval "$(hml deploy --best)"` accepts.
+ * By id, as the most accurate model (--best: lowest validation RMSE), as
+ * the fastest within an error bound (--max-error E), or as the most
+ * accurate within a latency bound (--max-latency L), in the target asked
+ * for (--target torchscript, c, or auto: both compete); the choice is
+ * lib/select.h's, over the latencies of the model cards (lib/latency.h).
+ * Prints the environment that makes the application run the region as
+ * inference, in a form `eval "$(hml deploy --best)"` accepts.
  */
 #include <math.h>
 #include <stdio.h>
@@ -13,13 +15,16 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "latency.h"
 #include "records.h"
+#include "select.h"
 #include "store.h"
 #include "util.h"
 #include "workflow.h"
 
 static int best;
 static double max_error = NAN;
+static double max_latency = NAN;
 static const char *region;
 static const char *target;
 static const char *march;
@@ -28,23 +33,31 @@ static const cmd_option options[] = {
 	{ "best", 0, CMD_OPT_FLAG, &best, NULL, "the model with the lowest validation RMSE" },
 	{ "max-error", 0, CMD_OPT_DOUBLE, &max_error, "E",
 	  "the fastest model whose validation RMSE is at most E" },
+	{ "max-latency", 0, CMD_OPT_DOUBLE, &max_latency, "L",
+	  "the most accurate model that runs within L seconds per sample" },
 	{ "region", 'r', CMD_OPT_STRING, &region, "R", "consider only models of region R" },
 	{ "target", 't', CMD_OPT_STRING, &target, "T",
-	  "torchscript (default: the trained model) or c (compiled to a shared object)" },
+	  "torchscript (default: the trained model), c (compiled to a shared object) or auto "
+	  "(the faster of the two, by the model card)" },
 	{ "march", 0, CMD_OPT_STRING, &march, "ARCH",
-	  "with --target c: compile for this CPU (-march=ARCH, e.g. native; default portable)" },
+	  "with --target c or auto: compile for this CPU (-march=ARCH, e.g. native; default "
+	  "portable)" },
 	{ NULL, 0, 0, NULL, NULL, NULL }
 };
 
 static const cmd_spec spec = {
-	"deploy", "[options] (MODEL | --best | --max-error E)",
+	"deploy", "[options] (MODEL | --best | --max-error E | --max-latency L)",
 	"choose a model and print the environment that runs it",
 	"Records a deployment of MODEL (an id such as m3), of the most accurate model\n"
-	"(--best), or of the fastest model whose validation RMSE is within E\n"
-	"(--max-error E), and prints the variables an application needs to run the\n"
-	"model's region as inference: eval \"$(hml deploy --best)\".\n"
+	"(--best), of the fastest model whose validation RMSE is within E\n"
+	"(--max-error E), or of the most accurate model whose latency per sample is\n"
+	"within L seconds (--max-latency L; both bounds may be given), and prints the\n"
+	"variables an application needs to run the model's region as inference:\n"
+	"eval \"$(hml deploy --best)\". Latencies are the model cards' (hml show MODEL).\n"
 	"--target c compiles the model to C with its weights as constants and\n"
-	"registers models/<c-id>.{c,h,so}; the environment then names the .so.",
+	"registers models/<c-id>.{c,h,so}; the environment then names the .so.\n"
+	"--target auto lets both forms compete: (model, target) pairs under the bounds,\n"
+	"or the faster form of the model named or chosen.",
 	options, 0, 1
 };
 
@@ -61,52 +74,65 @@ static void print_quoted(const char *s)
 	putchar('\'');
 }
 
-/* The model chosen by --best or --max-error, or NULL with an error set. */
-static const char *choose(const hml__store *s)
+/* Models in the experiment (of --region when given). */
+static size_t count_models(const hml__store *s)
 {
-	hml__model_view m, pick = { 0 }, most_accurate = { 0 };
-	double pick_key = INFINITY, best_err = INFINITY;
+	hml__model_view m;
 	size_t i, n = 0;
 
-	for (i = 0; hml__records_model_at(&m, s, i); i++) {
-		if (region && (!m.region || strcmp(m.region, region) != 0))
-			continue;
-		n++;
-		if (!isfinite(m.val_rmse))
-			continue;
-		if (m.val_rmse < best_err) {
-			best_err = m.val_rmse;
-			most_accurate = m;
-		}
-		if (best) {
-			if (m.val_rmse < pick_key) {
-				pick_key = m.val_rmse;
-				pick = m;
-			}
-		} else if (m.val_rmse <= max_error) {
-			double key = isfinite(m.latency_s) ? m.latency_s : INFINITY;
+	for (i = 0; hml__records_model_at(&m, s, i); i++)
+		n += !region || (m.region && strcmp(m.region, region) == 0);
+	return n;
+}
 
-			if (!pick.json || key < pick_key) {
-				pick_key = key;
-				pick = m;
-			}
+/* The targets --target allows, as a mask of 1 << HML__TARGET_*. */
+static unsigned target_mask(void)
+{
+	if (target && strcmp(target, "auto") == 0)
+		return (1u << HML__TARGET_TORCHSCRIPT) | (1u << HML__TARGET_C);
+	return 1u << (target ? hml__target_parse(target) : HML__TARGET_TORCHSCRIPT);
+}
+
+/* The (model, target) to deploy into *pick: the model named (`id`, its
+ * faster target with --target auto), or the choice of lib/select.h under
+ * --best / --max-error / --max-latency among the candidates. */
+static int choose(const hml__store *s, const char *id, hml__candidate *pick)
+{
+	hml__select_bounds b = { max_error, max_latency };
+	hml__candidate *c = NULL;
+	size_t n = 0, k;
+	int rc;
+
+	if ((rc = hml__select_candidates(&c, &n, s, id ? NULL : region, target_mask())) < 0)
+		return rc;
+	if (id) {
+		if (target && strcmp(target, "auto") == 0) {
+			if ((rc = hml__select_target(c, n, id, &k)) == 0)
+				*pick = c[k];
+		} else {
+			pick->model = id;
+			pick->target = target_mask() == 1u << HML__TARGET_C ? HML__TARGET_C
+			                                                   : HML__TARGET_TORCHSCRIPT;
+			pick->error = pick->latency = NAN;
+			for (k = 0; k < n; k++)
+				if (strcmp(c[k].model, id) == 0 && c[k].target == pick->target)
+					*pick = c[k];
 		}
+	} else if (count_models(s) == 0) {
+		if (region)
+			rc = hml__error_set(HML_ENOTFOUND, "no model of region '%s' in experiment '%s'",
+			                    region, hml__store_dir(s));
+		else
+			rc = hml__error_set(HML_ENOTFOUND, "no model in experiment '%s' (run 'hml "
+			                    "train' first)", hml__store_dir(s));
+	} else if (n == 0) {
+		rc = hml__error_set(HML_ENOTFOUND, "no model of experiment '%s' can be compiled to "
+		                    "C (each card says why: hml show MODEL)", hml__store_dir(s));
+	} else if ((rc = hml__select(c, n, &b, &k)) == 0) {
+		*pick = c[k];
 	}
-	if (pick.json)
-		return pick.id;
-	if (n == 0 && region)
-		hml__error_set(HML_ENOTFOUND, "no model of region '%s' in experiment '%s'",
-		               region, hml__store_dir(s));
-	else if (n == 0)
-		hml__error_set(HML_ENOTFOUND, "no model in experiment '%s' (run 'hml train' first)",
-		               hml__store_dir(s));
-	else if (!most_accurate.json)
-		hml__error_set(HML_EINVALID, "no model has a validation RMSE in its record");
-	else
-		hml__error_set(HML_ENOTFOUND,
-			"no model has a validation RMSE within %g (the lowest is %g, model '%s')",
-			max_error, best_err, most_accurate.id);
-	return NULL;
+	free(c);
+	return rc;
 }
 
 int cmd_deploy(int argc, char **argv)
@@ -117,44 +143,45 @@ int cmd_deploy(int argc, char **argv)
 	json_t *rec = NULL, *env;
 	const char *selection, *id, *label, *key;
 	char *path = NULL, *so_path = NULL, pid[32], cid[32] = "";
+	hml__candidate pick = { NULL, HML__TARGET_TORCHSCRIPT, NAN, NAN };
 	int first, rc, code = HML_EXIT_OK, nsel;
 
 	if ((rc = cmd_parse(&spec, argc, argv, &first)) != 0)
 		return rc > 0 ? cmd_finish(HML_EXIT_OK) : HML_EXIT_USAGE;
-	nsel = (first < argc) + best + !isnan(max_error);
+	nsel = (first < argc) + best + (!isnan(max_error) || !isnan(max_latency));
 	if (nsel != 1) {
-		cmd_error("deploy: give exactly one of MODEL, --best and --max-error E");
+		cmd_error("deploy: give exactly one of MODEL, --best and --max-error E / "
+		          "--max-latency L");
 		return HML_EXIT_USAGE;
 	}
-	if (target && strcmp(target, "c") != 0 && strcmp(target, "torchscript") != 0) {
-		cmd_error("deploy: unknown --target '%s' (torchscript or c)", target);
+	if (target && strcmp(target, "auto") != 0 && hml__target_parse(target) < 0) {
+		cmd_error("deploy: unknown --target '%s' (torchscript, c or auto)", target);
 		return HML_EXIT_USAGE;
 	}
-	if (march && (!target || strcmp(target, "c") != 0)) {
-		cmd_error("deploy: --march needs --target c");
+	if (march && (!target || strcmp(target, "torchscript") == 0)) {
+		cmd_error("deploy: --march needs --target c or auto");
 		return HML_EXIT_USAGE;
 	}
-	if (!isnan(max_error) && max_error < 0) {
-		cmd_error("deploy: --max-error must be >= 0, not %g", max_error);
+	if (hml__select_check_bound("max-error", max_error) < 0 ||
+	    hml__select_check_bound("max-latency", max_latency) < 0) {
+		cmd_error("deploy: %s", hml_error_last()->message);
 		return HML_EXIT_USAGE;
 	}
 	if ((rc = hml__store_open(&s, g_cmd.dir, 0)) < 0)
 		goto fail;
-	if (first < argc) {
-		selection = "id";
-		id = argv[first];
-	} else {
-		if (!(id = choose(s))) {
-			rc = hml_error_last()->code;
-			goto fail;
-		}
-		selection = best ? "best" : "max-error";
-	}
-	if ((rc = cmd_model_get(s, id, &model, &path)) < 0 ||
+	if (first < argc && (rc = cmd_model_get(s, argv[first], &model, &path)) < 0)
+		goto fail;
+	if ((rc = choose(s, first < argc ? argv[first] : NULL, &pick)) < 0)
+		goto fail;
+	id = pick.model;
+	selection = first < argc ? "id" : best ? "best" :
+	            isnan(max_latency) ? "max-error" : isnan(max_error) ? "max-latency" :
+	            "max-error,max-latency";
+	if ((!path && (rc = cmd_model_get(s, id, &model, &path)) < 0) ||
 	    (rc = cmd_model_workflow(s, &model, &w)) < 0)
 		goto fail;
 	label = model.region;
-	if (target && strcmp(target, "c") == 0) {
+	if (pick.target == HML__TARGET_C) {
 		if ((rc = cmd_deploy_compile(s, model.json, path, march, cid, sizeof(cid))) < 0 ||
 		    (rc = cmd_record_file(s, hml__store_find(s, "compiled", cid), "compiled model",
 		                          "library", "compiled", &so_path)) < 0)
@@ -171,6 +198,12 @@ int cmd_deploy(int argc, char **argv)
 		json_object_set_new(rec, "compiled", json_string(cid));
 	if (!isnan(max_error))
 		json_object_set_new(rec, "max_error", json_real(max_error));
+	if (!isnan(max_latency))
+		json_object_set_new(rec, "max_latency", json_real(max_latency));
+	if (target && strcmp(target, "auto") == 0)
+		json_object_set_new(rec, "target_requested", json_string("auto"));
+	if (!isnan(pick.latency))
+		json_object_set_new(rec, "latency_seconds_per_sample", json_real(pick.latency));
 	json_object_set_new(rec, "env", env);
 	json_incref(env);
 	if ((rc = hml__store_add(s, "deployments", rec, NULL, 0, 0, pid, sizeof(pid))) < 0) {
@@ -181,7 +214,7 @@ int cmd_deploy(int argc, char **argv)
 	rec = NULL;
 	cmd_info("%s: deployed model '%s' for region '%s' of workflow '%s' "
 	         "(validation RMSE %.4g, %.3g us per sample)", pid, id, label, w->name,
-	         model.val_rmse, model.latency_s * 1e6);
+	         model.val_rmse, pick.latency * 1e6);
 	if (g_cmd.json) {
 		const json_t *d = hml__store_find(s, "deployments", pid);
 		json_t *doc = json_pack("{s:O}", "deployment", d);

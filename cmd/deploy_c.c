@@ -3,7 +3,7 @@
  *
  * The TorchScript file is read into a torch-free description
  * (lib/export.cpp), written as C (lib/codegen.c), compiled by the system C
- * compiler into a shared object, loaded back through the runtime's own
+ * compiler (lib/cbuild.c) into a shared object, loaded back through the runtime's own
  * loader (runtime/src/cmodel.c) and compared with the TorchScript model on
  * rows drawn around the training data's mean, and only then registered as
  * a "compiled" record (c1: models/c1.c, c1.h, c1.so) with the compiler, its
@@ -17,36 +17,49 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cbuild.h"
 #include "cmd.h"
 #include "cmodel.h"
 #include "model.h"
 #include "codegen.h"
 #include "export.h"
 #include "fsutil.h"
-#include "proc.h"
 #include "store.h"
 #include "train.h"
 #include "util.h"
 
 #define AGREE_ROWS 256
 
-/* The first line of file `path` into buf ("" when unreadable). */
-static void first_line(const char *path, char *buf, size_t size)
+/* A plain Sequential (hml import) maps flat rows; a region whose rows
+ * have more dims but as many features takes its shapes. */
+static void adopt_shapes(hml__cg_model *d, const json_t *model)
 {
-	FILE *f = fopen(path, "r");
+	const json_t *shapes[2] = { json_object_get(model, "input_shape"),
+	                            json_object_get(model, "output_shape") };
+	int64_t *dst[2] = { d->in_shape, d->out_shape }, tmp[8];
+	int *nd[2] = { &d->in_ndim, &d->out_ndim };
 
-	buf[0] = '\0';
-	if (f) {
-		if (!fgets(buf, (int)size, f))
-			buf[0] = '\0';
-		fclose(f);
+	if (strncmp(d->arch, "sequential:", 11) != 0)
+		return;
+	for (int k = 0; k < 2; k++) {
+		size_t n = json_array_size(shapes[k]);
+		int64_t p = 1;
+
+		if (n < 1 || n > 8)
+			continue;
+		for (size_t i = 0; i < n; i++)
+			p *= tmp[i] = json_integer_value(json_array_get(shapes[k], i));
+		if (*nd[k] == 1 && p == dst[k][0]) {
+			memcpy(dst[k], tmp, n * sizeof(int64_t));
+			*nd[k] = (int)n;
+		}
 	}
-	buf[strcspn(buf, "\r\n")] = '\0';
 }
 
 /* The description's shapes must be the model record's (the region's). */
-static int check_shapes(const hml__cg_model *d, const json_t *model, const char *id)
+static int check_shapes(hml__cg_model *d, const json_t *model, const char *id)
 {
+	adopt_shapes(d, model);
 	json_t *in = cmd_json_shape(d->in_shape, d->in_ndim);
 	json_t *out = cmd_json_shape(d->out_shape, d->out_ndim);
 	const json_t *rin = json_object_get(model, "input_shape");
@@ -125,80 +138,41 @@ done:
 	return rc;
 }
 
-/* Run cc; its stderr into err_path. */
-static int run_cc(const char *const *argv, const char *err_path, const char *out_path)
-{
-	hml__proc_result res;
-	char line[300];
-	int rc;
-
-	if ((rc = hml__proc_run(argv, NULL, out_path, err_path, &res)) < 0)
-		return rc;
-	if (res.interrupted)
-		return hml__error_set(HML_ERROR, "interrupted");
-	if (!res.exited || res.exit_code != 0) {
-		first_line(err_path, line, sizeof(line));
-		return hml__error_set(HML_ERROR, "C compiler '%s' failed (%s)%s%s", argv[0],
-		                      hml__proc_describe(&res), line[0] ? ": " : "", line);
-	}
-	return 0;
-}
-
 int cmd_deploy_compile(hml__store *s, const json_t *model, const char *pt_path,
                        const char *march, char *cid, size_t cid_size)
 {
 	const char *id = cmd_json_string(model, "id");
 	hml__cg_model d;
 	hml__cg_options o = { id, NULL };
-	char *cc = NULL, *tmp[5] = { NULL }, hash[65], version[256], arch_flag[128];
-	const char *flags[] = { "-std=c11", "-O3", "-ffp-contract=fast", "-fPIC", "-shared",
-	                        "-fvisibility=hidden", "-fopenmp", arch_flag };
-	size_t nflags = sizeof(flags) / sizeof(flags[0]) - (march ? 0 : 1);
-	const char *argv[16];
-	json_t *rec = NULL, *fl, *agree = NULL;
-	int rc, n = 0;
+	hml__cbuild_info info;
+	char *cc = NULL, *tmp[3] = { NULL }, hash[65];
+	json_t *rec = NULL, *agree = NULL;
+	int rc;
 
 	memset(&d, 0, sizeof(d));
-	snprintf(arch_flag, sizeof(arch_flag), "-march=%s", march ? march : "");
-	if (!(cc = hml__find_on_path("cc"))) {
-		rc = hml__error_set(HML_ERROR, "no C compiler: 'cc' is not on PATH "
-		                    "(--target c compiles the model with it)");
+	memset(&info, 0, sizeof(info));
+	/* No compiler: said first, before the model is read. */
+	if ((rc = hml__cbuild_find_cc(&cc)) < 0)
 		goto done;
-	}
 	if ((rc = hml__export_model(pt_path, &d)) < 0 || (rc = check_shapes(&d, model, id)) < 0 ||
 	    (rc = hml__sha256_file(pt_path, hash)) < 0)
 		goto done;
 	o.hash = hash;
 	{
-		static const char *const ext[5] = { ".c", ".h", ".so", ".version", ".err" };
+		static const char *const ext[3] = { ".c", ".h", ".so" };
 
-		for (int i = 0; i < 5; i++)
+		for (int i = 0; i < 3; i++)
 			if (!(tmp[i] = hml__store_tmp_path(s, "models", ext[i]))) {
 				rc = hml__error_oom();
 				goto done;
 			}
 	}
-	if ((rc = hml__cg_write(&d, &o, tmp[0], tmp[1])) < 0)
-		goto done;
-	argv[0] = cc, argv[1] = "--version", argv[2] = NULL;
-	if ((rc = run_cc(argv, tmp[4], tmp[3])) < 0)
-		goto done;
-	first_line(tmp[3], version, sizeof(version));
-	argv[n++] = cc;
-	for (size_t i = 0; i < nflags; i++)
-		argv[n++] = flags[i];
-	argv[n++] = "-o", argv[n++] = tmp[2], argv[n++] = tmp[0], argv[n++] = "-lm";
-	argv[n] = NULL;
-	if ((rc = run_cc(argv, tmp[4], NULL)) < 0 ||
+	if ((rc = hml__cbuild_so(&d, &o, march, tmp[0], tmp[1], tmp[2], &info)) < 0 ||
 	    (rc = check_agreement(&d, pt_path, tmp[2], &agree)) < 0)
 		goto done;
-	fl = json_array();
-	for (size_t i = 0; i < nflags; i++)
-		json_array_append_new(fl, json_string(flags[i]));
-	json_array_append_new(fl, json_string("-lm"));
-	rec = json_pack("{s:s, s:s, s:s, s:s, s:{s:s, s:s, s:o}, s:o}", "model", id,
+	rec = json_pack("{s:s, s:s, s:s, s:s, s:o, s:o}", "model", id,
 	                "region", cmd_json_string(model, "region"), "target", "c",
-	                "arch", d.arch, "compiler", "path", cc, "version", version, "flags", fl,
+	                "arch", d.arch, "compiler", hml__cbuild_info_json(&info),
 	                "agreement", agree);
 	agree = NULL;
 	{
@@ -210,14 +184,15 @@ int cmd_deploy_compile(hml__store *s, const json_t *model, const char *pt_path,
 		rec = NULL;
 	}
 done:
-	for (int i = 0; i < 5; i++) {
-		if (tmp[i] && (rc < 0 || i >= 3))   /* registered files were renamed */
+	for (int i = 0; i < 3; i++) {
+		if (tmp[i] && rc < 0)   /* registered files were renamed */
 			unlink(tmp[i]);
 		free(tmp[i]);
 	}
 	json_decref(agree);
 	json_decref(rec);
 	hml__cg_model_release(&d);
+	hml__cbuild_info_release(&info);
 	free(cc);
 	return rc;
 }

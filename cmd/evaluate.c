@@ -20,6 +20,7 @@
 #include "childenv.h"
 #include "cmd.h"
 #include "fsutil.h"
+#include "latency.h"
 #include "metrics.h"
 #include "proc.h"
 #include "profilefile.h"
@@ -382,6 +383,16 @@ static json_t *record_json(const evaluation *e)
 	json_object_set_new(rec, "speedup", json_pack("{s:o, s:o}",
 		"end_to_end", summary_json(e->speed_e2e, n),
 		"region", summary_json(e->speed_region, n)));
+	{
+		/* The model card's latency in the form evaluated (lib/latency.h). */
+		hml__latency l;
+		int t = hml__target_parse(e->target);
+
+		if (t >= 0 && hml__latency_of_record(&l, hml__store_find(e->s, "models", e->id)) == 0)
+			json_object_set_new(rec, "card_latency", json_pack("{s:o, s:I}",
+				"seconds_per_sample", cmd_json_real(l.seconds[t]),
+				"batch", (json_int_t)l.batch));
+	}
 	return rec;
 }
 
@@ -427,6 +438,15 @@ static void print(const evaluation *e)
 	       aw.mean, aw.stdev, sw.mean, sw.stdev, e2e.mean, e2e.min, e2e.max);
 	printf("region %-8s accurate %.3f s (sd %.3f), surrogate %.4f s (sd %.4f), speedup %.1fx (%.1f-%.1f)\n",
 	       e->label, ar.mean, ar.stdev, sr.mean, sr.stdev, reg.mean, reg.min, reg.max);
+	{
+		const json_t *c = json_object_get(hml__store_find(e->s, "evaluations", e->eid),
+		                                  "card_latency");
+		double v = cmd_json_number(c, "seconds_per_sample");
+
+		if (isfinite(v))
+			printf("model card:      %s %.4g us per sample at batch %lld\n", e->target,
+			       v * 1e6, (long long)json_integer_value(json_object_get(c, "batch")));
+	}
 	printf("report: eval/%s.json\n", e->eid);
 }
 

@@ -28,6 +28,7 @@ typedef struct command {
 static const command commands[] = {
 	{ "collect",  cmd_collect,  "run a workflow's application and collect its region data" },
 	{ "train",    cmd_train,    "train a surrogate model on collected data (libtorch)" },
+	{ "import",   cmd_import,   "register a TorchScript model trained elsewhere" },
 	{ "deploy",   cmd_deploy,   "choose a model and print the environment that runs it" },
 	{ "evaluate", cmd_evaluate, "compare the application with and without the surrogate" },
 	{ "search",   cmd_search,   "search architectures and hyper-parameters (BO + ASHA, Pareto front)" },

@@ -11,6 +11,7 @@
  */
 #include <limits.h>
 #include <math.h>
+#include <signal.h>
 #include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,8 +21,11 @@
 #include "arch.h"
 #include "cmd.h"
 #include "fsutil.h"
+#ifdef HML_WITH_MPI
+#include "mpirelay.h"
+#endif
 #include "records.h"
-#include "search.h"
+#include "search_state.h"
 #include "trialmap.h"
 #include "util.h"
 
@@ -336,7 +340,7 @@ static int new_search(search_state *st)
 	for (size_t i = 0; i < st->nds; i++)
 		json_array_append_new(ids, json_string(st->ds_ids[i]));
 	rec = json_pack("{s:s, s:s, s:s, s:s, s:O, s:s, s:O, s:o, s:o, s:I, s:I, s:i, s:i, s:i,"
-	                " s:i, s:i, s:o, s:s, s:o, s:{s:i, s:i, s:i, s:i, s:i}, s:f}",
+	                " s:i, s:i, s:o, s:s, s:o, s:{s:i, s:i, s:i, s:i, s:i}, s:f, s:s}",
 	                "region", st->label, "workflow", st->wname, "family", st->family,
 	                "status", "running", "space", st->space_json, "space_sha256", st->space_sha,
 	                "space_source", st->space_source, "datasets", ids, "data_sha256", data_sha(st),
@@ -347,7 +351,7 @@ static int new_search(search_state *st)
 	                "keep_models", st->keep_all ? "all" : "front",
 	                "trial_timeout", cmd_json_real(st->trial_timeout),
 	                "counts", "configs", 0, "trials", 0, "ok", 0, "failed", 0, "reruns", 0,
-	                "seconds", 0.0);
+	                "seconds", 0.0, "transport", st->mpi ? "mpi" : "processes");
 	if (!rec)
 		return hml__error_oom();
 	return hml__search_register(st->s, rec, st->id, sizeof(st->id));
@@ -663,6 +667,89 @@ static void print_result(const search_state *st)
 
 /* ---- the command -------------------------------------------------------- */
 
+/* Ranks started by an MPI launcher (its environment), 1 without one. */
+static int launched_size(void)
+{
+	static const char *const vars[] = { "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE" };
+
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+		const char *v = getenv(vars[i]);
+
+		if (v && atoi(v) > 0)
+			return atoi(v);
+	}
+	return 1;
+}
+
+#ifdef HML_WITH_MPI
+/* Ranks 1 .. N-1: a worker behind the relay, until rank 0 ends its input. */
+static int search_rank(int rank, int size)
+{
+	int in = -1, out = -1, rc;
+
+	signal(SIGINT, SIG_IGN);
+	if ((rc = hml__mpi_relay_start(rank, size, NULL, NULL, &in, &out)) == 0)
+		rc = search_worker_loop(in, out);
+	if (out >= 0)
+		close(out);
+	if (in >= 0)
+		close(in);
+	hml__mpi_finish();
+	if (rc < 0)
+		cmd_error("search (rank %d): %s", rank, hml_error_last()->message);
+	return rc < 0 ? cmd_exit_code(rc) : HML_EXIT_OK;
+}
+
+/* Rank 0: the workers are the other ranks. 1: this rank was a worker and
+ * *code is its exit code. */
+static int mpi_setup(search_state *st, int *code)
+{
+	int rank, size, rc;
+
+	if ((rc = hml__mpi_init(&rank, &size)) < 0) {
+		*code = cmd_fail(rc);
+		return 1;
+	}
+	if (rank > 0) {
+		*code = search_rank(rank, size);
+		return 1;
+	}
+	if (size < 2) {
+		hml__mpi_finish();
+		*code = cmd_fail(hml__error_set(HML_EINVALID, "hml search under MPI needs at least 2 "
+		                                "ranks (rank 0 coordinates)"));
+		return 1;
+	}
+	if (workers != UNSET && workers != size - 1)
+		cmd_warn("--workers %lld ignored: the %d ranks but rank 0 are the workers",
+		         (long long)workers, size - 1);
+	st->mpi = 1;
+	st->nworkers = size - 1;
+	st->mpi_to = malloc((size_t)(size - 1) * sizeof(int));
+	st->mpi_from = malloc((size_t)(size - 1) * sizeof(int));
+	if (!st->mpi_to || !st->mpi_from ||
+	    hml__mpi_relay_start(0, size, st->mpi_to, st->mpi_from, NULL, NULL) < 0) {
+		*code = cmd_fail(st->mpi_to && st->mpi_from ? HML_EIO : hml__error_oom());
+		return 1;   /* (the ranks wait for input that never comes: mpirun ends them) */
+	}
+	return 0;
+}
+
+/* Close the pipes of ranks never handed to a worker; join the relay. */
+static void mpi_end(search_state *st)
+{
+	for (int k = 0; k < st->nworkers; k++) {
+		if (st->mpi_to[k] >= 0)
+			close(st->mpi_to[k]);
+		if (st->mpi_from[k] >= 0)
+			close(st->mpi_from[k]);
+	}
+	free(st->mpi_to);
+	free(st->mpi_from);
+	hml__mpi_finish();
+}
+#endif
+
 static void set_threads(search_state *st)
 {
 	long cores = sysconf(_SC_NPROCESSORS_ONLN);
@@ -732,6 +819,16 @@ int cmd_search(int argc, char **argv)
 	st.max_error = isnan(max_error) ? 0 : max_error;
 	st.trial_timeout = trial_timeout;
 	st.keep_all = keep_models && strcmp(keep_models, "all") == 0;
+	if (launched_size() > 1) {
+#ifdef HML_WITH_MPI
+		if (mpi_setup(&st, &code))
+			return cmd_finish(code);
+#else
+		cmd_error("search: started by an MPI launcher, but hml was built without MPI "
+		          "(-DHML_WITH_MPI=ON)");
+		return HML_EXIT_INVALID;
+#endif
+	}
 	if ((rc = prepare(&st, argc > first ? argv[first] : NULL)) < 0)
 		goto fail;
 	st.t0 = hml__now();
@@ -768,5 +865,9 @@ fail:
 		record_state(&st, cmd_interrupted ? "interrupted" : "failed");
 done:
 	state_release(&st);
+#ifdef HML_WITH_MPI
+	if (st.mpi)
+		mpi_end(&st);
+#endif
 	return cmd_finish(code);
 }

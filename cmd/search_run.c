@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
-#include "search.h"
+#include "search_state.h"
 #include "trialmap.h"
 #include "util.h"
 
@@ -342,9 +342,18 @@ static int worker_start(search_state *st, int k)
 	json_t *msg;
 	int rc;
 
-	snprintf(log, sizeof(log), "%s/worker-%d.log", st->dir, k);
-	if ((rc = hml__worker_spawn(&st->wk[k], k, argv, log)) < 0)
-		return rc;
+	if (st->mpi && st->mpi_to[k] < 0) {
+		st->wk[k].pid = 0;   /* a rank given up is not replaced */
+		return 0;
+	}
+	if (st->mpi) {
+		hml__worker_remote(&st->wk[k], k, k + 1, st->mpi_to[k], st->mpi_from[k]);
+		st->mpi_to[k] = st->mpi_from[k] = -1;   /* the worker owns them now */
+	} else {
+		snprintf(log, sizeof(log), "%s/worker-%d.log", st->dir, k);
+		if ((rc = hml__worker_spawn(&st->wk[k], k, argv, log)) < 0)
+			return rc;
+	}
 	if (!(msg = hml__wire_init(st->label, (const char *const *)st->ds_paths, st->nds, "drop")))
 		return hml__error_oom();
 	(void)hml__wire_send(st->wk[k].to, msg);   /* a dead worker shows in the poll */
@@ -503,7 +512,7 @@ static int wait_workers(search_state *st)
 int search_run(search_state *st)
 {
 	cmd_progress *bar = cmd_progress_start("search", (double)st->budget);
-	int done = 0, rc = 0, busy;
+	int done = 0, rc = 0, busy, alive;
 
 	if (!(st->wk = calloc((size_t)st->nworkers, sizeof(*st->wk))))
 		return hml__error_oom();
@@ -521,11 +530,17 @@ int search_run(search_state *st)
 		}
 		if ((rc = dispatch(st, &done)) < 0)
 			break;
-		busy = 0;
-		for (int k = 0; k < st->nworkers; k++)
+		busy = alive = 0;
+		for (int k = 0; k < st->nworkers; k++) {
 			busy += st->wk[k].trial >= 0;
+			alive += st->wk[k].pid > 0;
+		}
 		if (done && !busy)
 			break;
+		if (!alive) {
+			rc = hml__error_set(HML_ERROR, "search '%s': every worker rank was lost", st->id);
+			break;
+		}
 		rc = wait_workers(st);
 		progress(st, bar);
 	}

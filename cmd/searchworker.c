@@ -19,6 +19,7 @@
 
 #include "cmd.h"
 #include "dataset.h"
+#include "search_state.h"
 #include "train.h"
 #include "wire.h"
 
@@ -48,7 +49,7 @@ static int on_epoch(void *payload, int epoch, int total, double loss, double val
 }
 
 /* Answer the init message: load the data. */
-static int init(hml__wire_reader *rd, hml__dataset *d)
+static int init(hml__wire_reader *rd, hml__dataset *d, int out)
 {
 	json_t *msg = NULL, *reply;
 	const char *region, *nf, **paths = NULL;
@@ -63,7 +64,7 @@ static int init(hml__wire_reader *rd, hml__dataset *d)
 		rc = hml__dataset_load(d, paths, n, region, strcmp(nf, "error") == 0
 		                       ? HML__NONFINITE_ERROR : HML__NONFINITE_DROP);
 	reply = rc < 0 ? hml__wire_error(hml_error_last()->message) : hml__wire_ready(d->rows);
-	if (hml__wire_send(1, reply) < 0 && rc >= 0)
+	if (hml__wire_send(out, reply) < 0 && rc >= 0)
 		rc = HML_EIO;
 	json_decref(reply);
 	free(paths);
@@ -72,17 +73,17 @@ static int init(hml__wire_reader *rd, hml__dataset *d)
 }
 
 /* One trial: train and answer. */
-static int trial(const json_t *msg, const hml__dataset *d)
+static int trial(const json_t *msg, const hml__dataset *d, int out)
 {
 	hml__train_options o = HML__TRAIN_OPTIONS_INIT;
 	hml__train_result r;
-	const char *out, *err = NULL;
+	const char *path, *err = NULL;
 	json_t *reply;
 	long t;
 	int rc;
 
 	memset(&r, 0, sizeof(r));
-	if ((rc = hml__wire_trial_read(msg, &t, &out, &o)) < 0)
+	if ((rc = hml__wire_trial_read(msg, &t, &path, &o)) < 0)
 		return rc;
 	if (t == hook("HML_SEARCH_TEST_CRASH"))
 		abort();
@@ -90,35 +91,32 @@ static int trial(const json_t *msg, const hml__dataset *d)
 		for (;;)
 			pause();
 	o.progress = on_epoch;
-	if (hml__train(d, &o, out, &r) < 0)
+	if (hml__train(d, &o, path, &r) < 0)
 		err = hml_error_last()->message;
 	else if (r.interrupted)
 		err = "interrupted";
 	reply = hml__wire_result(t, err, &r);
-	rc = reply ? hml__wire_send(1, reply) : hml__error_oom();
+	rc = reply ? hml__wire_send(out, reply) : hml__error_oom();
 	json_decref(reply);
 	return rc;
 }
 
-int cmd_search_worker(int argc, char **argv)
+int search_worker_loop(int in, int out)
 {
 	hml__wire_reader rd;
 	hml__dataset d;
 	json_t *msg = NULL;
-	int first, rc;
+	int rc;
 
-	if ((rc = cmd_parse(&spec, argc, argv, &first)) != 0)
-		return rc > 0 ? cmd_finish(HML_EXIT_OK) : HML_EXIT_USAGE;
-	/* The coordinator alone handles ^C (it kills its workers); a worker
-	 * killed by SIGTERM just dies: its trial is re-run on --resume. */
-	signal(SIGINT, SIG_IGN);
-	signal(SIGTERM, SIG_DFL);
 	memset(&d, 0, sizeof(d));
-	hml__wire_reader_init(&rd, 0);
-	if ((rc = init(&rd, &d)) < 0)
+	hml__wire_reader_init(&rd, in);
+	if ((rc = init(&rd, &d, out)) < 0) {
+		if (rd.eof)
+			rc = 0;   /* the coordinator ended before it sent any work */
 		goto done;
+	}
 	while (!cmd_interrupted && (rc = hml__wire_recv(&rd, &msg)) >= 0) {
-		if (rc == 1 && (rc = trial(msg, &d)) < 0)
+		if (rc == 1 && (rc = trial(msg, &d, out)) < 0)
 			break;
 		json_decref(msg);
 		msg = NULL;
@@ -129,7 +127,20 @@ done:
 	json_decref(msg);
 	hml__wire_reader_release(&rd);
 	hml__dataset_release(&d);
-	if (rc < 0)
+	return rc;
+}
+
+int cmd_search_worker(int argc, char **argv)
+{
+	int first, rc;
+
+	if ((rc = cmd_parse(&spec, argc, argv, &first)) != 0)
+		return rc > 0 ? cmd_finish(HML_EXIT_OK) : HML_EXIT_USAGE;
+	/* The coordinator alone handles ^C (it kills its workers); a worker
+	 * killed by SIGTERM just dies: its trial is re-run on --resume. */
+	signal(SIGINT, SIG_IGN);
+	signal(SIGTERM, SIG_DFL);
+	if ((rc = search_worker_loop(0, 1)) < 0)
 		cmd_error("search-worker: %s", hml_error_last()->message);
 	return rc < 0 ? cmd_exit_code(rc) : HML_EXIT_OK;
 }

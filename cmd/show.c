@@ -707,8 +707,11 @@ static int show_one(hml__store *s, const char *id)
 		                      id);
 	if (g_cmd.json)
 		cmd_json_print(json_deep_copy(rec));
-	else
+	else {
 		print_flat("", rec);
+		if (id[0] == 'm')   /* a model: its card's latencies, one line */
+			cmd_latency_print(rec, "");
+	}
 	return 0;
 }
 

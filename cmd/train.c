@@ -21,6 +21,7 @@
 
 #include "cmd.h"
 #include "dataset.h"
+#include "envname.h"
 #include "fsutil.h"
 #include "records.h"
 #include "store.h"
@@ -297,6 +298,24 @@ static void apply_defaults(const train_state *st, hml__train_options *o, const c
 	o->infer_batch = infer_batch != UNSET ? infer_batch : (r && r->batch > 0 ? r->batch : 0);
 }
 
+/* HML_THREADS, the default of --threads (hml(1)): *out unchanged when it
+ * is unset or empty; -1 after a usage error naming the variable. */
+static int env_threads(int64_t *out)
+{
+	const char *v = getenv(HML__ENV_THREADS);
+	int64_t n;
+
+	if (!v || !*v)
+		return 0;
+	if (hml__parse_i64(v, &n) < 0 || n < 0 || n > hml__threads_max()) {
+		cmd_error("train: invalid %s '%s': expected an integer from 0 to %d (%d per online core)",
+		          HML__ENV_THREADS, v, hml__threads_max(), HML__THREADS_PER_CORE);
+		return -1;
+	}
+	*out = n;
+	return 0;
+}
+
 /* Once per epoch: the progress bar, and the interrupt check. */
 static int on_epoch(void *payload, int epoch, int total, double loss, double val_rmse)
 {
@@ -404,9 +423,14 @@ static void print_result(const train_state *st, const char *id, const json_t *re
 	       (long long)json_integer_value(json_object_get(m, "epochs_run")),
 	       (long long)json_integer_value(json_object_get(m, "best_epoch")),
 	       cmd_json_number(m, "train_seconds"), cmd_json_number(m, "samples_per_second"));
-	printf("  inference %.4g us/sample at batch %lld\n",
-	       cmd_json_number(m, "latency_seconds_per_sample") * 1e6,
-	       (long long)json_integer_value(json_object_get(m, "latency_batch")));
+	if (isnan(cmd_json_number(m, "latency_seconds_per_sample")))
+		printf("  inference latency not measured at batch %lld\n",
+		       (long long)json_integer_value(json_object_get(m, "latency_batch")));
+	else
+		printf("  inference %.4g us/sample at batch %lld\n",
+		       cmd_json_number(m, "latency_seconds_per_sample") * 1e6,
+		       (long long)json_integer_value(json_object_get(m, "latency_batch")));
+	cmd_latency_print(rec, "  ");
 }
 
 int cmd_train(int argc, char **argv)
@@ -443,6 +467,18 @@ int cmd_train(int argc, char **argv)
 				          (long long)ints[i].v);
 				return HML_EXIT_USAGE;
 			}
+		if (!isnan(max_seconds) && !(max_seconds > 0)) {
+			cmd_error("train: --max-seconds must be positive, not %g "
+			          "(leave it out for no time limit)", max_seconds);
+			return HML_EXIT_USAGE;
+		}
+		if (infer_batch != UNSET && infer_batch <= 0) {
+			cmd_error("train: --infer-batch must be positive, not %lld "
+			          "(leave it out for the region's batch)", (long long)infer_batch);
+			return HML_EXIT_USAGE;
+		}
+		if (threads == UNSET && env_threads(&threads) < 0)
+			return HML_EXIT_USAGE;
 		if (seed != UNSET && seed < 0) {
 			cmd_error("train: --seed must be 0 or more, not %lld", (long long)seed);
 			return HML_EXIT_USAGE;
@@ -518,10 +554,20 @@ int cmd_train(int argc, char **argv)
 	if (res.out_of_time)
 		cmd_info("stopped after --max-seconds at epoch %d; kept epoch %d",
 		         res.epochs_run, res.best_epoch);
+	if (res.latency_error[0])
+		cmd_warn("the inference latency was not measured (%s); the model is kept, "
+		         "its latency recorded as null", res.latency_error);
 
 	if (!(rec = model_record(&st, &o, nf, &res))) {
 		rc = hml__error_oom();
 		goto fail;
+	}
+	{
+		/* The card's latency per target (cmd/latency.c, lib/latency.h). */
+		json_t *lat = cmd_latency_card(st.tmp, &st.d, res.latency_batch, o.threads);
+
+		if (lat)
+			json_object_set_new(rec, "latency", lat);
 	}
 	{
 		const hml__store_file files[] = { { "model", st.tmp, ".pt" } };

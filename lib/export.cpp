@@ -142,6 +142,108 @@ void read_vec_module(const torch::jit::Module &mod, const std::vector<std::strin
 	read_common(mod, bufs, sizes.front(), sizes.back(), arch, out);
 }
 
+/* The last component of a module's type name: "Linear", "ReLU", ... */
+std::string type_of(const torch::jit::Module &m)
+{
+	std::string q = m.type()->name() ? m.type()->name()->qualifiedName() : "";
+	size_t dot = q.rfind('.');
+
+	return dot == std::string::npos ? q : q.substr(dot + 1);
+}
+
+/* The activation a torch.nn activation module computes, or -1. */
+int act_of_module(const torch::jit::Module &m)
+{
+	std::string t = type_of(m);
+
+	if (t == "ReLU")
+		return HML__ACT_RELU;
+	if (t == "Tanh")
+		return HML__ACT_TANH;
+	if (t == "SiLU")
+		return HML__ACT_SILU;
+	if (t == "Sigmoid")
+		return HML__ACT_SIGMOID;
+	if (t == "GELU") {
+		if (m.hasattr("approximate") && m.attr("approximate").isString() &&
+		    m.attr("approximate").toStringRef() != "none")
+			throw Unsupported{ "its GELU uses the tanh approximation, which has no C form in hml" };
+		return HML__ACT_GELU;
+	}
+	return -1;
+}
+
+/* A plain torch.nn.Sequential of Linear layers and activations, as
+ * torch.jit.script exports it from Python: an MLP without normalisation.
+ * Dropout and Identity modules compute nothing at inference. */
+void read_sequential(const torch::jit::Module &mod, hml__cg_model *out)
+{
+	std::vector<torch::Tensor> w, b;
+	std::vector<int> acts;
+	std::vector<int64_t> sizes;
+	std::string arch = "sequential:", widths, names;
+
+	for (const auto &c : mod.named_children()) {
+		std::string t = type_of(c.value);
+		int a;
+
+		if (t == "Dropout" || t == "Identity")
+			continue;
+		if (t == "Linear") {
+			std::map<std::string, torch::Tensor> p;
+
+			for (const auto &x : c.value.named_parameters(false))
+				p[x.name] = x.value;
+			torch::Tensor wt = get(p, "weight");
+			if (wt.dim() != 2 || (!w.empty() && wt.size(1) != w.back().size(0)))
+				throw Unsupported{ "its Linear layer '" + c.name +
+				                   "' does not follow the layer before it" };
+			if (!w.empty() && acts.size() < w.size())
+				acts.push_back(HML__ACT_IDENTITY);
+			w.push_back(wt);
+			b.push_back(p.count("bias") ? get(p, "bias") : torch::zeros({ wt.size(0) }));
+			continue;
+		}
+		if ((a = act_of_module(c.value)) < 0)
+			throw Unsupported{ "its module '" + c.name + "' is a " + t + "; hml compiles "
+			                   "Linear layers and ReLU, Tanh, GELU, SiLU, Sigmoid" };
+		if (w.empty() || acts.size() == w.size())
+			throw Unsupported{ "its activation '" + c.name + "' does not follow a Linear layer" };
+		acts.push_back(a);
+	}
+	if (w.empty())
+		throw Unsupported{ "it has no Linear layer" };
+	if (acts.size() == w.size())
+		throw Unsupported{ "it ends in an activation; hml compiles a Sequential that ends "
+		                   "in a Linear layer" };
+	sizes.push_back(w[0].size(1));
+	for (size_t l = 0; l < w.size(); l++) {
+		sizes.push_back(w[l].size(0));
+		if (l + 1 < w.size())
+			widths += (widths.empty() ? "" : "x") + std::to_string(w[l].size(0));
+	}
+	if (hml__cg_model_init(out, HML__CG_MLP, (int)w.size(), sizes.data(), 0) < 0)
+		throw Unsupported{ hml_error_last()->message };
+	for (size_t l = 0; l < w.size(); l++) {
+		hml__cg_layer *y = &out->layers[l];
+
+		copy_to(y->weight, w[l], y->in * y->out, "weight");
+		copy_to(y->bias, b[l], y->out, "bias");
+		y->act = l < acts.size() ? (hml__cg_act)acts[l] : HML__ACT_IDENTITY;
+		if (l < acts.size() && names.find(hml__cg_act_name(y->act)) == std::string::npos)
+			names += (names.empty() ? "" : "+") + std::string(hml__cg_act_name(y->act));
+	}
+	for (int64_t i = 0; i < sizes.front(); i++)
+		out->in_mean[i] = 0, out->in_std[i] = 1;
+	for (int64_t i = 0; i < sizes.back(); i++)
+		out->out_mean[i] = 0, out->out_std[i] = 1;
+	out->in_ndim = out->out_ndim = 1;
+	out->in_shape[0] = sizes.front();
+	out->out_shape[0] = sizes.back();
+	arch += (widths.empty() ? "0" : widths) + ":" + (names.empty() ? "identity" : names);
+	std::snprintf(out->arch, sizeof(out->arch), "%s", arch.c_str());
+}
+
 /* The module's tensors into `out`; throws Unsupported. */
 void read_module(const torch::jit::Module &mod, hml__cg_model *out)
 {
@@ -149,8 +251,12 @@ void read_module(const torch::jit::Module &mod, hml__cg_model *out)
 	std::vector<int64_t> sizes;
 	int kernel = 0, nhidden = 0;
 
-	if (!mod.hasattr("hml_arch") || !mod.attr("hml_arch").isString())
-		throw Unsupported{ "it has no hml_arch attribute (not an hml MLP or CNN)" };
+	if (!mod.hasattr("hml_arch") || !mod.attr("hml_arch").isString()) {
+		if (type_of(mod) == "Sequential")
+			return read_sequential(mod, out);
+		throw Unsupported{ "it is neither an hml model (no hml_arch attribute) nor a "
+		                   "torch.nn.Sequential of Linear layers and activations" };
+	}
 	std::string arch = mod.attr("hml_arch").toStringRef();
 	std::vector<std::string> f = split(arch, ':');
 	if (f.size() >= 3 && f[0] == "cnnvec")
@@ -298,7 +404,10 @@ void verify(torch::jit::Module &mod, const hml__cg_model *m)
 	                   t_of(m->in_mean, { cin, 1 });
 	x = xs.reshape(shape).contiguous();
 	torch::Tensor want = describe_forward(m, x);
-	torch::Tensor got = mod.forward({ x }).toTensor().to(torch::kFloat);
+	/* a module of doubles (or halves) is called with its own type */
+	auto ps = mod.parameters();
+	torch::Tensor xin = ps.begin() != ps.end() ? x.to((*ps.begin()).scalar_type()) : x;
+	torch::Tensor got = mod.forward({ xin }).toTensor().to(torch::kFloat);
 	if (got.sizes() != want.sizes())
 		throw Unsupported{ "its forward returns a tensor of another shape than its hml_output_shape" };
 	double scale = std::max(1.0, want.abs().max().item<double>());

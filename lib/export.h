@@ -25,9 +25,17 @@ extern "C" {
  * rows, must agree to 1e-4 relative, so a model whose graph is not the
  * plain family graph is refused rather than compiled wrong. Parameters of
  * another floating type are converted to float32.
+ * A model without hml_arch is read when it is a plain torch.nn.Sequential
+ * of Linear layers (bias optional) each followed by at most one of ReLU,
+ * Tanh, GELU (exact), SiLU, Sigmoid, ending in a Linear layer (Dropout and
+ * Identity modules are skipped), as torch.jit.script exports one from
+ * Python (`hml import`): an MLP with no normalisation (means 0, standard
+ * deviations 1), rows [in_features] to [out_features], arch
+ * "sequential:16x8:tanh" (hidden widths; the activations, '+'-joined when
+ * they differ); the same forward check applies.
  * Errors: HML_ENOTFOUND / HML_EIO (file), HML_EMODEL (not TorchScript),
- * HML_ENOTSUPPORTED "cannot compile model 'PATH' to C: REASON" (not an hml
- * MLP or CNN, and why), HML_ESHAPE (its shapes disagree with its weights).
+ * HML_ENOTSUPPORTED "cannot compile model 'PATH' to C: REASON" (neither an
+ * hml model nor such a Sequential, and why), HML_ESHAPE (its shapes disagree with its weights).
  */
 int hml__export_model(const char *path, hml__cg_model *out);
 

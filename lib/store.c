@@ -286,6 +286,55 @@ static int duplicate_id(const json_t *arr, size_t i, const char *id)
 	return 0;
 }
 
+/* Is `rel` a path that stays inside the experiment: relative, not empty,
+ * no ".." component? */
+static int path_inside(const char *rel)
+{
+	const char *p = rel;
+
+	if (!*rel || *rel == '/')
+		return 0;
+	while (*p) {
+		size_t n = strcspn(p, "/");
+
+		if (n == 2 && p[0] == '.' && p[1] == '.')
+			return 0;
+		p += n;
+		p += *p == '/';
+	}
+	return 1;
+}
+
+/* A record's files (role -> path relative to the experiment) must all be
+ * strings that stay inside it: a manifest that names "../x" or "/etc/x"
+ * would have hml read, hash or deploy files that are not the experiment's. */
+static int files_check(const char *path, const char *name, size_t i, const json_t *rec)
+{
+	const json_t *files = json_object_get(rec, "files"), *f;
+	const char *role;
+	char why[400];
+
+	if (!files)
+		return 0;
+	if (!json_is_object(files)) {
+		snprintf(why, sizeof(why), "%s[%zu].files is not an object", name, i);
+		return corrupt(path, why);
+	}
+	json_object_foreach((json_t *)files, role, f) {
+		if (!json_is_string(f)) {
+			snprintf(why, sizeof(why), "%s[%zu].files.%.64s is not a string", name, i, role);
+			return corrupt(path, why);
+		}
+		if (!path_inside(json_string_value(f))) {
+			snprintf(why, sizeof(why),
+			         "%s[%zu].files.%.64s '%.200s' is not a path inside the experiment",
+			         name, i, role, json_string_value(f));
+			return corrupt(path, why);
+		}
+	}
+	return 0;
+}
+
 /* Check the structure every reader relies on. Missing collections are
  * added (empty) to the copy in memory. */
 static int manifest_validate(const char *path, json_t *m)
@@ -293,6 +342,7 @@ static int manifest_validate(const char *path, json_t *m)
 	json_t *v = json_object_get(m, "schema_version");
 	char why[160];
 	json_int_t schema;
+	int rc;
 
 	if (!json_is_object(m))
 		return corrupt(path, "the top level is not a JSON object");
@@ -339,6 +389,8 @@ static int manifest_validate(const char *path, json_t *m)
 				         json_string_value(id));
 				return corrupt(path, why);
 			}
+			if ((rc = files_check(path, name, i, rec)) < 0)
+				return rc;
 		}
 	}
 	return 0;

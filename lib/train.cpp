@@ -587,6 +587,10 @@ void set_lr(torch::optim::Optimizer &opt, bool adamw, double lr)
 	}
 }
 
+void measure_latency(torch::jit::Module &saved, const torch::Tensor &X,
+                     const std::vector<int64_t> &in_row, int64_t rows, int64_t ib,
+                     hml__train_result *res);
+
 int train(const hml__dataset *d, const hml__train_options *o, const char *out_path,
           hml__train_result *res, int fd)
 {
@@ -809,17 +813,41 @@ int train(const hml__dataset *d, const hml__train_options *o, const char *out_pa
 	}
 
 	/* Latency: the mean of at least 20 calls at the application's batch
-	 * after 3 warm-up calls, inputs cycled from the data. */
+	 * after 3 warm-up calls, inputs cycled from the data. A failure here
+	 * (a batch too large for memory) costs the figure, not the model. */
+	int64_t ib = o->infer_batch > 0 ? o->infer_batch : o->batch;
+
+	res->latency_batch = ib;
+	try {
+		measure_latency(saved, X, m.lay.in_row, rows, ib, res);
+	} catch (const std::bad_alloc &) {
+		res->latency_s_per_sample = NAN;
+		std::snprintf(res->latency_error, sizeof(res->latency_error),
+		              "out of memory at batch %lld", (long long)ib);
+	} catch (const std::exception &e) {
+		const char *w = what_of(e);
+
+		res->latency_s_per_sample = NAN;
+		std::snprintf(res->latency_error, sizeof(res->latency_error), "at batch %lld: %.*s",
+		              (long long)ib, std::min(line_len(w), 200), w);
+	}
+	return 0;
+}
+
+/* The mean forward time per row of `saved` at batch ib (see above). */
+void measure_latency(torch::jit::Module &saved, const torch::Tensor &X,
+                     const std::vector<int64_t> &in_row, int64_t rows, int64_t ib,
+                     hml__train_result *res)
+{
 	{
 		torch::NoGradGuard no_grad;
-		int64_t ib = o->infer_batch > 0 ? o->infer_batch : o->batch;
 		std::vector<int64_t> rows_idx(ib);
 		int calls = 0;
 		double start, elapsed;
 
 		for (int64_t i = 0; i < ib; i++)
 			rows_idx[i] = i % rows;
-		torch::Tensor x = batch_view(X.index_select(0, index_tensor(rows_idx)), m.lay.in_row);
+		torch::Tensor x = batch_view(X.index_select(0, index_tensor(rows_idx)), in_row);
 		std::vector<c10::IValue> args = { x };
 		for (int w = 0; w < 3; w++)
 			saved.forward(args);
@@ -829,10 +857,8 @@ int train(const hml__dataset *d, const hml__train_options *o, const char *out_pa
 			calls++;
 			elapsed = hml__now() - start;
 		} while (calls < 20 || (elapsed < 0.2 && calls < 10000));
-		res->latency_batch = ib;
 		res->latency_s_per_sample = elapsed / calls / (double)ib;
 	}
-	return 0;
 }
 
 } // namespace

@@ -68,8 +68,13 @@ typedef struct hml__train_result {
 	double final_lr;
 	/* errors in application units (after de-normalisation), best epoch's model */
 	double val_rmse, test_rmse, test_mae, test_max_abs;
-	double latency_s_per_sample; /**< mean forward time at infer_batch / infer_batch */
+	double latency_s_per_sample; /**< mean forward time at infer_batch / infer_batch;
+	                                  NaN when it could not be measured */
 	int64_t latency_batch;
+	/** Why the latency could not be measured ("" when it was), e.g. "out of
+	 * memory at batch 100000000000": the model is trained and saved all the
+	 * same, and hml__train succeeds. */
+	char latency_error[256];
 	int out_of_time;             /**< 1: max_seconds ran out */
 	double train_step_seconds;   /**< the part of train_seconds spent in training steps */
 	/** Largest |saved module's forward - training forward| over the

@@ -11,6 +11,7 @@
 #include "arch.h"
 #include "error.h"
 #include "train.h"
+#include "util.h"
 
 /* The options' checks, in the order of train.h's fields' documentation. */
 static int check_options(const hml__train_options *o)
@@ -34,9 +35,10 @@ static int check_options(const hml__train_options *o)
 	if (!(o->clip >= 0) || !isfinite(o->clip))
 		return hml__error_set(HML_EINVALID, "gradient clipping norm must be 0 (off) or more, not %g",
 		                      o->clip);
-	if (o->threads < 0)
-		return hml__error_set(HML_EINVALID, "threads must be 0 (libtorch's default) or more, not %d",
-		                      o->threads);
+	if (o->threads < 0 || o->threads > hml__threads_max())
+		return hml__error_set(HML_EINVALID,
+			"threads must be from 0 (libtorch's default) to %d (%d per online core), not %d",
+			hml__threads_max(), HML__THREADS_PER_CORE, o->threads);
 	if (!(o->val_fraction > 0 && o->val_fraction < 1))
 		return hml__error_set(HML_EINVALID, "validation fraction must be between 0 and 1, not %g",
 		                      o->val_fraction);

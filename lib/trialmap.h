@@ -17,7 +17,7 @@
  * What a sample leaves out keeps the base architecture's value (the
  * region's model.arch, else the family's defaults) and the base options'.
  * "epochs" is the configuration's full-fidelity epoch count; the scheduler
- * trains lower rungs on a fraction of it (lib/sched.h).
+ * trains lower rungs on a fraction of it (lib/trialsched.h).
  */
 #ifndef HML_LIB_TRIALMAP_H
 #define HML_LIB_TRIALMAP_H

@@ -79,6 +79,17 @@ fail:
 	return hml__error_set(HML_EIO, "cannot start worker: %s", strerror(err));
 }
 
+void hml__worker_remote(hml__worker *w, int index, int rank, int to, int from)
+{
+	memset(w, 0, sizeof(*w));
+	w->index = index;
+	w->pid = rank;
+	w->remote = 1;
+	w->to = to;
+	w->trial = -1;
+	hml__wire_reader_init(&w->from, from);
+}
+
 void hml__worker_stop(hml__worker *w, int kill_it, char *why, size_t size)
 {
 	int status = 0;
@@ -92,6 +103,14 @@ void hml__worker_stop(hml__worker *w, int kill_it, char *why, size_t size)
 	if (w->from.fd >= 0)
 		close(w->from.fd);
 	hml__wire_reader_release(&w->from);
+	if (w->remote) {
+		if (why && size)
+			snprintf(why, size, "(rank %d) ended", (int)w->pid);
+		w->pid = 0;
+		w->ready = 0;
+		w->trial = -1;
+		return;
+	}
 	if (w->pid <= 0)
 		return;
 	if (kill_it)

@@ -20,6 +20,8 @@ extern "C" {
 typedef struct hml__worker {
 	int index;               /**< the worker's number (recorded with its trials) */
 	pid_t pid;               /**< 0: not running */
+	int remote;              /**< 1: an MPI rank behind pipes (lib/mpirelay.h): pid is
+	                              its rank, it is never signalled or reaped */
 	int to;                  /**< its standard input (write end), -1 when closed */
 	hml__wire_reader from;   /**< its standard output */
 	int ready;               /**< 1 once it answered init */
@@ -36,8 +38,14 @@ int hml__worker_spawn(hml__worker *w, int index, const char *const *argv,
                       const char *log_path);
 
 /**
+ * Make w the worker behind pipes `to` and `from` (an MPI rank, rank > 0).
+ */
+void hml__worker_remote(hml__worker *w, int index, int rank, int to, int from);
+
+/**
  * Stop a worker: close its pipes, SIGKILL it (when `kill_it`; otherwise it
- * ends on its own when its input closes) and reap it. `why` (may be NULL)
+ * ends on its own when its input closes) and reap it; a remote worker's
+ * pipes are closed only (why: "given up"). `why` (may be NULL)
  * gets how it ended: "exit 0", "exit 3", "killed by SIGKILL". NULL-safe on
  * a worker that is not running.
  */

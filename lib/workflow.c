@@ -248,7 +248,7 @@ static int parse_collect(const vctx *v, hml__workflow *w)
 	    (rc = check_keys(v, c, "collect", keys)) < 0 ||
 	    (rc = get_strv(v, c, "collect", "args", &w->collect_args)) < 0 ||
 	    (rc = get_int(v, c, "collect", "runs", 0, 1, RUNS_MAX, &runs)) < 0 ||
-	    (rc = get_int(v, c, "collect", "seed", 0, 0, INT64_MAX / 2, &seed)) < 0)
+	    (rc = get_int(v, c, "collect", "seed", 0, 0, HML__SEED_MAX, &seed)) < 0)
 		return rc;
 	w->collect_runs = (int)runs;
 	w->collect_seed = seed;

@@ -32,6 +32,10 @@
 
 #include <jansson.h>
 
+/* The largest seed of any run (collect.seed, hml collect --seed S and every
+ * S+k-1 of its runs). */
+#define HML__SEED_MAX (INT64_MAX / 2)
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -56,7 +60,7 @@ typedef struct hml__workflow {
 	char **env;          /**< NULL-terminated "KEY=VALUE" list */
 	char **collect_args; /**< NULL-terminated, "{seed}" not yet substituted */
 	int collect_runs;
-	int64_t collect_seed;
+	int64_t collect_seed;       /* 0 to HML__SEED_MAX */
 	char **evaluate_args;
 	int evaluate_repeat;
 	hml__workflow_region *regions;

@@ -27,7 +27,7 @@ while getopts b:s:n: opt; do
 	esac
 done
 shift $((OPTIND - 1))
-targets=${*:-fuzz_functor fuzz_workflow fuzz_manifest fuzz_dataset}
+targets=${*:-fuzz_functor fuzz_workflow fuzz_manifest fuzz_dataset fuzz_arch fuzz_space}
 
 if [ ! -f "$fbuild/CMakeCache.txt" ]; then
 	cmake -S "$src" -B "$fbuild" -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \

@@ -7,6 +7,7 @@
  *  "regions": [{"label": "binomial", "mode": "infer", "calls": 4,
  *               "original_calls": 0, "model_calls": 4, "shadow_calls": 0,
  *               "fallback_calls": 0, "rows_in": 0, "rows_out": 0,
+ *               "nonfinite_calls": 0,
  *               "region_s": 0.01, "gather_s": ..., "forward_s": ...,
  *               "scatter_s": ..., "original_s": ..., "write_s": ...,
  *               "shadow_rmse": null, "shadow_max_abs": null}, ...]}

@@ -1,9 +1,11 @@
 #define _POSIX_C_SOURCE 200809L
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "error.h"
 #include "util.h"
@@ -30,7 +32,7 @@ int hml__parse_i64(const char *s, int64_t *out)
 	char *end;
 	long long v;
 
-	if (!s || !*s)
+	if (!s || !*s || isspace((unsigned char)*s))
 		return HML_EINVALID;
 	errno = 0;
 	v = strtoll(s, &end, 10);
@@ -40,12 +42,19 @@ int hml__parse_i64(const char *s, int64_t *out)
 	return 0;
 }
 
+int hml__threads_max(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return (int)(HML__THREADS_PER_CORE * (n > 0 ? (n < 4096 ? n : 4096) : 1));
+}
+
 int hml__parse_double(const char *s, double *out)
 {
 	char *end;
 	double v;
 
-	if (!s || !*s)
+	if (!s || !*s || isspace((unsigned char)*s))
 		return HML_EINVALID;
 	errno = 0;
 	v = strtod(s, &end);

@@ -22,8 +22,21 @@ char *hml__strdup(const char *s);
 /** Free a NULL-terminated array of malloc'ed strings and the array (NULL-safe). */
 void hml__strv_free(char **v);
 
-/** Parse a whole decimal integer / floating number; 0 or HML_EINVALID (no message). */
+/**
+ * Parse a whole decimal integer / floating number; 0 or HML_EINVALID (no
+ * message). The one parser of every number hml reads from the environment
+ * and the command line: the whole string must be the number, so leading or
+ * trailing blanks are refused (strtoll alone would skip leading ones).
+ */
 int hml__parse_i64(const char *s, int64_t *out);
+
+/* The most threads a region (HML_THREADS, options.threads) or `hml train`
+ * (--threads, HML_THREADS) may ask for, per online core: thousands of
+ * threads on a few cores only stall the process. */
+#define HML__THREADS_PER_CORE 16
+
+/** The thread bound: HML__THREADS_PER_CORE x the online cores (sysconf). */
+int hml__threads_max(void);
 int hml__parse_double(const char *s, double *out);
 
 /** Format a shape as "[a, b, c]" into buf (always terminated). */

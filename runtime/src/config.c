@@ -97,13 +97,6 @@ static int env_int(int *out, const char *key, const char *label, int min, int ma
 	return 0;
 }
 
-int hml__threads_max(void)
-{
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-
-	return (int)(HML__THREADS_PER_CORE * (n > 0 ? (n < 4096 ? n : 4096) : 1));
-}
-
 static int env_double(double *out, const char *key, const char *label,
                       double lo, double hi, const char *what)
 {

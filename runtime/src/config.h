@@ -16,8 +16,6 @@
 #define HML__DEFAULT_FLUSH_SECONDS 1.0
 #define HML__DEFAULT_FLUSH_BYTES ((size_t)16 << 20)
 #define HML__INTERLEAVE_MAX 1000000000
-/* The most threads a region may ask for, per online core. */
-#define HML__THREADS_PER_CORE 16
 
 typedef struct hml__config {
 	hml_mode mode;
@@ -45,9 +43,5 @@ int hml__config_resolve(hml__config *out, const char *label,
                         const hml_region_options *opts);
 
 void hml__config_release(hml__config *c);
-
-/** The bound on HML_THREADS and options.threads: HML__THREADS_PER_CORE x
- * the online cores (sysconf). */
-int hml__threads_max(void);
 
 #endif

@@ -35,25 +35,27 @@ static int backend_error(const hml__backend *be, int rc)
 	return hml__error_set(rc < 0 ? rc : HML_ERROR, "%s", be->last_error());
 }
 
+/* Regular files only. Opened without blocking (a FIFO would block an open
+ * for reading, and the backend's reads, forever) and checked on the open
+ * descriptor, so nothing can be swapped in between the check and the open. */
 static int check_file(const char *path)
 {
 	struct stat st;
-	int fd;
+	int fd, rc = 0;
 
-	if (stat(path, &st) != 0) {
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)) < 0) {
 		if (errno == ENOENT || errno == ENOTDIR)
 			return hml__error_set(HML_ENOTFOUND, "cannot open model '%s': no such file", path);
 		return hml__error_set(HML_EIO, "cannot open model '%s': %s", path, strerror(errno));
 	}
-	if (S_ISDIR(st.st_mode))
-		return hml__error_set(HML_EIO, "cannot open model '%s': is a directory", path);
-	/* A FIFO would block the open below (and the backend's reads) forever. */
-	if (!S_ISREG(st.st_mode))
-		return hml__error_set(HML_EINVALID, "cannot open model '%s': not a regular file", path);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return hml__error_set(HML_EIO, "cannot open model '%s': %s", path, strerror(errno));
+	if (fstat(fd, &st) != 0)
+		rc = hml__error_set(HML_EIO, "cannot open model '%s': %s", path, strerror(errno));
+	else if (S_ISDIR(st.st_mode))
+		rc = hml__error_set(HML_EIO, "cannot open model '%s': is a directory", path);
+	else if (!S_ISREG(st.st_mode))
+		rc = hml__error_set(HML_EINVALID, "cannot open model '%s': not a regular file", path);
 	close(fd);
-	return 0;
+	return rc;
 }
 
 #ifdef HML_WITH_TORCH

@@ -79,6 +79,9 @@ static void print_table(const record *recs, size_t n)
 		if (s->fallback_calls)
 			hml__log(HML_LOG_INFO, "profile: %-16s %llu calls fell back to the original code",
 			         recs[i].label, (unsigned long long)s->fallback_calls);
+		if (s->nonfinite_calls)
+			hml__log(HML_LOG_INFO, "profile: %-16s %llu calls had non-finite model outputs",
+			         recs[i].label, (unsigned long long)s->nonfinite_calls);
 		if (s->shadow_calls)
 			hml__log(HML_LOG_INFO, "profile: %-16s shadow rmse %.6g, max abs error %.6g",
 			         recs[i].label, s->shadow_rmse, s->shadow_max_abs);

@@ -510,6 +510,48 @@ static int run_model(hml_region *r, const void **out, hml_dtype *out_dtype)
 	return 0;
 }
 
+/* Values of `y` (n elements of dtype) that are NaN or infinite. */
+static int64_t count_nonfinite(const void *y, hml_dtype dtype, int64_t n)
+{
+	int64_t i, bad = 0;
+
+	if (dtype == HML_F64)
+		for (i = 0; i < n; i++)
+			bad += !isfinite(((const double *)y)[i]);
+	else
+		for (i = 0; i < n; i++)
+			bad += !isfinite(((const float *)y)[i]);
+	return bad;
+}
+
+/*
+ * A model output with NaN or Inf never reaches application memory. The call
+ * is counted; under the fail policy the error (HML_EMODEL) goes back to the
+ * application, under the fallback policy this call runs the original code
+ * (the model stays in use: the next input may be fine) and the first such
+ * call is reported. Returns 0 when all outputs are finite, 1 when this call
+ * falls back, HML_EMODEL under the fail policy.
+ */
+static int check_finite(hml_region *r, const void *y, hml_dtype ydt)
+{
+	int64_t bad = count_nonfinite(y, ydt, r->out.rows * r->out.row_size);
+	int rc;
+
+	if (bad == 0)
+		return 0;
+	r->stats.nonfinite_calls++;
+	rc = hml__error_set(HML_EMODEL,
+		"region '%s': model '%s' returned %lld non-finite output values (NaN or Inf) in call %llu",
+		r->label, r->cfg.model, (long long)bad, (unsigned long long)r->call_no + 1);
+	if (r->cfg.on_error == HML_ON_ERROR_FAIL)
+		return rc;
+	if (r->stats.nonfinite_calls == 1)
+		hml__log(HML_LOG_WARNING, "%s; running the original code for such calls",
+		         hml_error_last()->message);
+	r->stats.fallback_calls++;
+	return 1;
+}
+
 /* Gather one side of a collected call straight into the collector's
  * buffer. *placed tells a failure of the collector (no room) from one of
  * the gather. */
@@ -601,7 +643,15 @@ int hml_region_begin_if(hml_region *r, int run_original)
 
 	switch (r->path) {
 	case PATH_MODEL:
-		if ((rc = run_model(r, &y, &ydt)) == 0) {
+		if ((rc = run_model(r, &y, &ydt)) == 0 && (rc = check_finite(r, y, ydt)) != 0) {
+			if (rc < 0) {
+				r->path = PATH_NONE;
+				return rc;
+			}
+			r->path = PATH_ORIGINAL;   /* this call only */
+			break;
+		}
+		if (rc == 0) {
 			t = hml__now();
 			rc = side_scatter(&r->out, y, ydt, r->cfg.threads);
 			r->stats.scatter_s += hml__now() - t;
@@ -676,6 +726,8 @@ static int shadow_compare(hml_region *r)
 		if (e > mx || isnan(e))
 			mx = e;
 	}
+	if (count_nonfinite(y, ydt, n) > 0)
+		r->stats.nonfinite_calls++;
 	r->shadow_sq += sq;
 	r->shadow_n += (uint64_t)n;
 	r->stats.shadow_rmse = sqrt(r->shadow_sq / (double)r->shadow_n);

@@ -69,6 +69,33 @@ same_as_accurate() {
 	assert_output --partial "not a TorchScript archive"
 }
 
+@test "a model that is a FIFO or a directory is refused at once" {
+	accurate_qoi
+	mkfifo fifo.pt
+	HML_MODE=infer HML_MODEL=fifo.pt HML_QOI="$WORK/q.h5" run timeout 20 "$BINOMIAL" "${ARGS[@]}"
+	assert_success
+	assert_output --partial "hml: warning: region 'binomial': cannot open model 'fifo.pt': not a regular file; running the original code"
+	same_as_accurate
+	HML_MODE=infer HML_MODEL=fifo.pt HML_ON_ERROR=fail run timeout 20 "$BINOMIAL" "${ARGS[@]}"
+	assert_failure 1
+	assert_output --partial "cannot open model 'fifo.pt': not a regular file"
+	[ -p fifo.pt ]
+	mkdir dir.pt
+	HML_MODE=infer HML_MODEL=dir.pt HML_ON_ERROR=fail run timeout 20 "$BINOMIAL" "${ARGS[@]}"
+	assert_failure 1
+	assert_output --partial "cannot open model 'dir.pt': is a directory"
+}
+
+@test "blanks around a number or a keyword are refused in every variable" {
+	for v in "HML_THREADS= 2" "HML_INTERLEAVE=2 " "HML_SHADOW= 0.5" "HML_FLUSH_BYTES= 100"; do
+		env HML_MODE=interleave HML_MODEL="$MODELS/mlp_f32.pt" "$v" "$BINOMIAL" "${ARGS[@]}" >out.txt 2>&1 && false
+		grep -q "invalid ${v%%=*} '${v#*=}'" out.txt
+	done
+	HML_MODE=" infer" run binomial "${ARGS[@]}"
+	assert_failure 1
+	assert_output --partial "unknown mode ' infer' in HML_MODE"
+}
+
 @test "a model of the wrong shape names both shapes and changes no result" {
 	accurate_qoi
 	# declared.pt declares 5 inputs and 1 output but field_cnn wants images.
@@ -79,6 +106,29 @@ same_as_accurate() {
 	HML_MODE=infer HML_MODEL="$MODELS/field_cnn.pt" HML_ON_ERROR=fail run binomial "${ARGS[@]}"
 	assert_failure 1
 	assert_output --partial "[256, 5]"
+}
+
+@test "a model returning NaN or Inf: original code for that call, or an error under fail" {
+	accurate_qoi
+	# nonfinite.pt returns NaN in a batch's first row, +Inf in its last.
+	HML_MODE=infer HML_MODEL="$MODELS/nonfinite.pt" HML_QOI="$WORK/q.h5" \
+		HML_PROFILE="$WORK/p.json" run binomial "${ARGS[@]}"
+	assert_success
+	assert_output --partial "hml: warning: region 'binomial': model '$MODELS/nonfinite.pt' returned 2 non-finite output values (NaN or Inf) in call 1; running the original code for such calls"
+	[ "$(grep -c 'hml: warning' <<<"$output")" = 1 ]
+	[ "$(json p.json '[d["regions"][0][k] for k in ("nonfinite_calls", "fallback_calls", "model_calls")]')" = "[2, 2, 0]" ]
+	same_as_accurate
+	HML_MODE=interleave HML_INTERLEAVE=1 HML_MODEL="$MODELS/nonfinite.pt" HML_QOI="$WORK/q.h5" \
+		HML_PROFILE="$WORK/p.json" run binomial "${ARGS[@]}"
+	assert_success
+	[ "$(json p.json '[d["regions"][0][k] for k in ("nonfinite_calls", "fallback_calls", "original_calls")]')" = "[1, 1, 2]" ]
+	same_as_accurate
+	rm q.h5
+	HML_MODE=infer HML_MODEL="$MODELS/nonfinite.pt" HML_ON_ERROR=fail HML_QOI="$WORK/q.h5" \
+		run binomial "${ARGS[@]}"
+	assert_failure 1
+	assert_output --partial "returned 2 non-finite output values (NaN or Inf) in call 1"
+	[ ! -e q.h5 ]
 }
 
 @test "an unwritable collection file is reported" {

@@ -81,3 +81,16 @@ assert len(m["datasets"]) == 1
 assert m["datasets"][0]["runs"][0]["argv"][1] == {"hex": "636166e9"}, m["datasets"][0]["runs"][0]["argv"]
 EOF2
 }
+
+@test "a manifest whose record names a file outside the experiment is refused by every command" {
+	fresh_experiment
+	printf '{"schema_version": 1, "models": [{"id": "m1", "region": "binomial", "files": {"model": "../outside.pt"}}]}\n' > exp/manifest.json
+	cp exp/manifest.json before.json
+	for cmd in show "deploy m1" "evaluate m1" train "collect binomial"; do
+		run timeout 60 "$HML" -C exp $cmd
+		[ "$status" -eq 3 ]
+		assert_output "hml: error: manifest 'exp/manifest.json' is corrupt: models[0].files.model '../outside.pt' is not a path inside the experiment"
+	done
+	cmp before.json exp/manifest.json
+	[ -z "$(ls exp/data)" ]
+}

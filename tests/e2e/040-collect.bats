@@ -222,6 +222,10 @@ no_tmp() {
 	run hml -C exp collect binomial --seed 4611686018427387904
 	[ "$status" -eq 2 ]
 	assert_output --partial "option '--seed' must be from 0 to 4611686018427387903, not 4611686018427387904"
+	# The first seed is in range but the second run's is not.
+	run hml -C exp collect binomial --runs 2 --seed 4611686018427387903
+	[ "$status" -eq 2 ]
+	assert_output "hml: error: collect: the seeds of 2 runs from 4611686018427387903 go past 4611686018427387903, the largest seed"
 	run hml -C exp collect binomial --runs two
 	[ "$status" -eq 2 ]
 	assert_output "hml: error: collect: option '--runs' needs an integer, not 'two'"

@@ -225,6 +225,44 @@ nan_rows() {
 	cmp exp/manifest.json before.json
 }
 
+@test "zero or unbounded values that used to mean something else are usage errors" {
+	cp exp/manifest.json before.json
+	run hml -C exp train --max-seconds 0
+	assert_failure 2
+	assert_output "hml: error: train: --max-seconds must be positive, not 0 (leave it out for no time limit)"
+	run hml -C exp train --infer-batch 0
+	assert_failure 2
+	assert_output "hml: error: train: --infer-batch must be positive, not 0 (leave it out for the region's batch)"
+	max=$((16 * $(getconf _NPROCESSORS_ONLN)))
+	# 100000 threads hung training and ignored SIGTERM: refused at once.
+	run timeout 20 "$HML" -C exp train --threads 100000
+	assert_failure 2
+	assert_output "hml: error: train: threads must be from 0 (libtorch's default) to $max (16 per online core), not 100000"
+	HML_THREADS=100000 run timeout 20 "$HML" -C exp train
+	assert_failure 2
+	assert_output "hml: error: train: invalid HML_THREADS '100000': expected an integer from 0 to $max (16 per online core)"
+	HML_THREADS=" 2" run timeout 20 "$HML" -C exp train
+	assert_failure 2
+	assert_output --partial "invalid HML_THREADS ' 2'"
+	cmp exp/manifest.json before.json
+}
+
+@test "out of memory while measuring the latency: the cause is named and the model kept" {
+	run --separate-stderr hml -C exp --json train --epochs 1 --threads 1 --arch mlp:8 --infer-batch 100000000000
+	assert_success
+	[[ "$stderr" == *"hml: warning: the inference latency was not measured (out of memory at batch 100000000000); the model is kept, its latency recorded as null"* ]]
+	echo "$output" > out.json
+	[ "$(json out.json 'd["model"]["metrics"]["latency_seconds_per_sample"]')" = None ]
+	[ "$(m '[r["id"] for r in d["models"]]')" = "['m1']" ]
+	[ -s exp/models/m1.pt ]
+}
+
+@test "HML_THREADS is the default of --threads" {
+	HML_THREADS=1 hml -q -C exp train --epochs 1 --arch mlp:8 >/dev/null
+	HML_THREADS=1 hml -q -C exp train --epochs 1 --arch mlp:8 --threads 2 >/dev/null
+	[ "$(m '[r["options"]["threads"] for r in d["models"]]')" = "[1, 2]" ]
+}
+
 @test "missing experiment, data set or region: one-line errors, exit 3" {
 	run hml -C nowhere train
 	assert_failure 3

@@ -56,9 +56,93 @@ m() { json exp/manifest.json "$1"; }
 	run --separate-stderr hml -C exp --json deploy --max-error 1e9
 	assert_success
 	echo "$output" > out.json
-	want=$(m 'min(d["models"], key=lambda r: r["metrics"]["latency_seconds_per_sample"])["id"]')
+	want=$(m 'min(d["models"], key=lambda r: r["latency"]["torchscript"])["id"]')
 	[ "$(json out.json 'd["deployment"]["model"]')" = "$want" ]
 	[ "$(json out.json 'd["deployment"]["max_error"]')" = 1000000000.0 ]
+	[ "$(json out.json 'd["deployment"]["target"]')" = torchscript ]
+	[ "$(m 'min(r["latency"]["torchscript"] for r in d["models"])')" = \
+	  "$(json out.json 'd["deployment"]["latency_seconds_per_sample"]')" ]
+}
+
+@test "every model card records its latency per target" {
+	for i in 0 1; do
+		[ "$(m "d['models'][$i]['latency']['torchscript'] > 0")" = True ]
+		[ "$(m "d['models'][$i]['latency']['c'] > 0")" = True ]
+		[ "$(m "d['models'][$i]['latency']['batch']")" = 4096 ]
+		[ "$(m "'cores' in d['models'][$i]['latency']['machine']")" = True ]
+		[ "$(m "json.load(open('exp/models/m$((i + 1)).json'))['latency'] == d['models'][$i]['latency']")" = True ]
+	done
+	run --separate-stderr hml -C exp show m1
+	assert_success
+	assert_line --regexp '^latency per sample at batch 4096: torchscript [0-9.e+-]+ us, c [0-9.e+-]+ us \(.*cores\)$'
+	assert_line --regexp '^latency.c: [0-9.e+-]+$'
+}
+
+@test "--max-latency picks the most accurate model within the bound" {
+	# A bound every model meets: the most accurate; the fastest model's own
+	# latency: the most accurate among those at least as fast.
+	run --separate-stderr hml -C exp --json deploy --max-latency 1
+	assert_success
+	echo "$output" > out.json
+	[ "$(json out.json 'd["deployment"]["model"]')" = "$(m 'min(d["models"], key=lambda r: r["metrics"]["val_rmse"])["id"]')" ]
+	[ "$(json out.json 'd["deployment"]["selection"]')" = max-latency ]
+	[ "$(json out.json 'd["deployment"]["max_latency"]')" = 1.0 ]
+	l=$(m 'repr(min(r["latency"]["torchscript"] for r in d["models"]))')
+	run --separate-stderr hml -C exp --json deploy --max-latency "$l"
+	assert_success
+	echo "$output" > out.json
+	want=$(m "min((r for r in d['models'] if r['latency']['torchscript'] <= $l), key=lambda r: r['metrics']['val_rmse'])['id']")
+	[ "$(json out.json 'd["deployment"]["model"]')" = "$want" ]
+	# both bounds
+	run --separate-stderr hml -C exp --json deploy --max-latency 1 --max-error 1e9
+	assert_success
+	echo "$output" > out.json
+	[ "$(json out.json 'd["deployment"]["selection"]')" = max-error,max-latency ]
+}
+
+@test "--target auto deploys the faster form: of a named model, of the pairs within a bound" {
+	run --separate-stderr hml -C exp --json deploy --target auto m2
+	assert_success
+	echo "$output" > out.json
+	want=$(m 'min(("torchscript", "c"), key=lambda t: d["models"][1]["latency"][t])')
+	[ "$(json out.json 'd["deployment"]["target"]')" = "$want" ]
+	[ "$(json out.json 'd["deployment"]["target_requested"]')" = auto ]
+	if [ "$want" = c ]; then
+		[ "$(json out.json 'd["deployment"]["env"]["HML_MODEL_BINOMIAL"].endswith(".so")')" = True ]
+	fi
+	# the fastest (model, target) pair within the bound
+	run --separate-stderr hml -C exp --json deploy --target auto --max-error 1e9
+	assert_success
+	echo "$output" > out.json
+	"$PY" - <<'PY'
+import json
+d = json.load(open("exp/manifest.json"))
+pairs = [(r["latency"][t], r["id"], t) for r in d["models"] for t in ("torchscript", "c")]
+lat, mid, t = min(pairs)
+dep = json.load(open("out.json"))["deployment"]
+assert (dep["model"], dep["target"]) == (mid, t), (dep, pairs)
+assert dep["latency_seconds_per_sample"] == lat
+PY
+}
+
+@test "no model within --max-latency: exit 3 naming the fastest; bad bounds are usage errors" {
+	cp exp/manifest.json before.json
+	run hml -C exp deploy --max-latency 1e-15
+	[ "$status" -eq 3 ]
+	assert_output --regexp "^hml: error: no model runs within 1e-15 s per sample \(the fastest is .* s, model 'm[12]' as torchscript\)$"
+	run hml -C exp deploy --max-latency 1e-15 --max-error 1e-12 --target auto
+	[ "$status" -eq 3 ]
+	assert_output --regexp "the lowest RMSE is .*, model 'm[12]'; the fastest is .* s, model 'm[12]' as (c|torchscript)\)$"
+	for bad in "--max-error 0" "--max-error -1" "--max-latency 0" "--max-latency -2e-7" \
+	           "--max-latency inf" "--max-error 1e999"; do
+		run hml -C exp deploy $bad
+		[ "$status" -eq 2 ]
+		assert_output --regexp "(must be a positive finite number, not |needs a number, not )"
+	done
+	run hml -C exp deploy --target fast m1
+	[ "$status" -eq 2 ]
+	assert_output --partial "unknown --target 'fast' (torchscript, c or auto)"
+	cmp before.json exp/manifest.json
 }
 
 @test "no model within --max-error: exit 3, nothing recorded" {
@@ -72,7 +156,7 @@ m() { json exp/manifest.json "$1"; }
 @test "none or several choices are usage errors" {
 	run hml -C exp deploy
 	[ "$status" -eq 2 ]
-	assert_output --partial "give exactly one of MODEL, --best and --max-error E"
+	assert_output --partial "give exactly one of MODEL, --best and --max-error E / --max-latency L"
 	run hml -C exp deploy m1 --best
 	[ "$status" -eq 2 ]
 	run hml -C exp deploy --max-error -1

@@ -151,6 +151,34 @@ EOF
 	assert_output --partial "rows 300"
 }
 
+@test "a compiled model whose shapes are not the region's is refused before it runs" {
+	hml -q -C exp deploy --target c m1 >/dev/null
+	# The same generated source, declaring rows of [4] (another region's
+	# model, by the ABI); and one declaring outputs of [2].
+	sed 's/^\t1, 1, { 5 }, { 1 }, 5, 1,$/\t1, 1, { 4 }, { 1 }, 4, 1,/' exp/models/c1.c > in4.c
+	sed 's/^\t1, 1, { 5 }, { 1 }, 5, 1,$/\t1, 1, { 5 }, { 2 }, 5, 2,/' exp/models/c1.c > out2.c
+	! cmp -s in4.c exp/models/c1.c
+	! cmp -s out2.c exp/models/c1.c
+	cp exp/models/c1.h .
+	cc -std=c11 -O1 -shared -fPIC -o in4.so in4.c -lm
+	cc -std=c11 -O1 -shared -fPIC -o out2.so out2.c -lm
+	HML_MODE=infer HML_MODEL="$PWD/in4.so" HML_ON_ERROR=fail run binomial --options 64 --batch 64
+	assert_failure 1
+	assert_output --partial "model '$PWD/in4.so' expects input rows [4] but region 'binomial' gives [64, 5]"
+	HML_MODE=infer HML_MODEL="$PWD/out2.so" HML_ON_ERROR=fail run binomial --options 64 --batch 64
+	assert_failure 1
+	assert_output --partial "model '$PWD/out2.so' returns [64, 2] but region 'binomial' needs outputs [64, 1]"
+	# By default the region warns and runs its original code: the prices are right.
+	HML_MODE=infer HML_MODEL="$PWD/in4.so" HML_PROFILE=p.json HML_QOI=q.h5 \
+		run binomial --options 64 --batch 64 --seed 3
+	assert_success
+	assert_output --partial "running the original code"
+	[ "$(json p.json 'd["regions"][0]["model_calls"]')" = 0 ]
+	[ "$(json p.json 'd["regions"][0]["fallback_calls"]')" = 1 ]
+	HML_MODE=off HML_QOI=ref.h5 binomial --options 64 --batch 64 --seed 3 >/dev/null
+	[ "$(h5 q.h5 'bool((f["price"][()] == h5py.File("ref.h5", "r")["price"][()]).all())')" = True ]
+}
+
 @test "no C compiler on PATH: a clear message, nothing registered" {
 	run --separate-stderr env PATH=/nonexistent "$HML" -C exp deploy --target c m1
 	assert_failure 1
@@ -159,10 +187,10 @@ EOF
 }
 
 @test "a model that is not an hml MLP or CNN is refused with the reason" {
-	replace_model "$MODELS/mlp_f32.pt"
+	replace_model "$MODELS/affine.pt"
 	run --separate-stderr hml -C exp deploy --target c m1
 	assert_failure 3
-	[[ "$stderr" == *"cannot compile model"*"to C: it has no hml_arch attribute (not an hml MLP or CNN)"* ]]
+	[[ "$stderr" == *"cannot compile model"*"to C: it is neither an hml model (no hml_arch attribute) nor a torch.nn.Sequential of Linear layers and activations"* ]]
 	nothing_registered
 }
 

@@ -79,6 +79,24 @@ setup() {
 	[ -z "$(ls -A exp/eval)" ]
 }
 
+@test "a model that returns NaN records no speedup: exit 1, nothing recorded" {
+	# m1's file replaced by a model with NaN outputs, its hash updated.
+	cp "$MODELS/nonfinite.pt" exp/models/m1.pt
+	"$PY" - <<'EOF2'
+import hashlib, json
+m = json.load(open("exp/manifest.json"))
+m["models"][0]["provenance"]["sha256"]["models/m1.pt"] = hashlib.sha256(open("exp/models/m1.pt", "rb").read()).hexdigest()
+json.dump(m, open("exp/manifest.json", "w"))
+EOF2
+	cp exp/manifest.json before.json
+	run hml -C exp evaluate m1 --repeat 1 --args '--options 8192 --seed 4'
+	[ "$status" -eq 1 ]
+	assert_output --partial "non-finite output values (NaN or Inf)"
+	assert_output --partial "hml: error: surrogate run of"
+	cmp before.json exp/manifest.json
+	[ -z "$(ls -A exp/eval)" ]
+}
+
 @test "an interrupted evaluation exits 130 and records nothing" {
 	cp exp/manifest.json before.json
 	"$HML" -q -C exp evaluate m1 --repeat 5 --args '--options 65536 --seed 1' &

@@ -221,6 +221,46 @@ check_history() {
 	[ "$(cfgs exp)" != "$(cfgs exp3)" ]
 }
 
+@test "mpirun -n 3: rank 0 coordinates, ranks 1 and 2 train; records as with --workers 2" {
+	grep -q '^HML_WITH_MPI:BOOL=ON' "$HML_BUILD_DIR/CMakeCache.txt" ||
+		skip "hml is built without MPI (-DHML_WITH_MPI=ON)"
+	export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+	cp -r exp exp2
+	run --separate-stderr timeout 300 mpirun -n 3 "$HML" -q -C exp --json search --budget 5 $QUICK
+	assert_success
+	echo "$output" > out.json
+	[ "$(json out.json 'd["search"]["status"]')" = finished ]
+	[ "$(json out.json 'd["search"]["transport"]')" = mpi ]
+	[ "$(json out.json 'd["search"]["workers"]')" = 2 ]
+	[ "$(json out.json 'd["search"]["counts"]["configs"]')" = 5 ]
+	[ "$(hist 'sorted({e["worker"] for e in ev if e["status"] == "running"})')" = "[0, 1]" ]
+	check_history
+	# The same search with worker processes: records with the same fields.
+	run --separate-stderr hml -q -C exp2 --json search --budget 5 --workers 2 $QUICK
+	assert_success
+	echo "$output" > out2.json
+	"$PY" - <<-'EOF'
+	import json
+	a = json.load(open("out.json"))["search"]
+	b = json.load(open("out2.json"))["search"]
+	assert a.keys() == b.keys(), (a.keys() ^ b.keys())
+	ea = [json.loads(l) for l in open("exp/search/s1/trials.jsonl")]
+	eb = [json.loads(l) for l in open("exp2/search/s1/trials.jsonl")]
+	for st in ("running", "ok"):
+	    ka = {k for e in ea if e["status"] == st for k in e}
+	    kb = {k for e in eb if e["status"] == st for k in e}
+	    assert ka == kb, (st, ka ^ kb)
+	EOF
+}
+
+@test "a build without MPI refuses to run under an MPI launcher" {
+	! grep -q '^HML_WITH_MPI:BOOL=ON' "$HML_BUILD_DIR/CMakeCache.txt" ||
+		skip "hml is built with MPI"
+	OMPI_COMM_WORLD_SIZE=3 run --separate-stderr hml -q -C exp search --budget 2 $QUICK
+	assert_failure 3
+	assert_equal "$stderr" "hml: error: search: started by an MPI launcher, but hml was built without MPI (-DHML_WITH_MPI=ON)"
+}
+
 @test "bad search spaces are refused naming the key (exit 3)" {
 	printf '{"lr": {"type": "real", "low": 0.001, "high": 0.1}}' > bad.json
 	run --separate-stderr hml -q -C exp search --space bad.json --budget 2

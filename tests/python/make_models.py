@@ -23,6 +23,8 @@ Models:
   affine.pt        no parameters; returns 2 * x + 1 (in-place region tests)
   tuple_out.pt     returns a tuple of two tensors
   argmax_out.pt    float32 model that returns int64 indices [N, 1]
+  nonfinite.pt     returns [N, 1]: NaN in the first row, +Inf in the last,
+                   1.0 elsewhere (outputs the runtime must not scatter)
   no_forward.pt    a scripted module with an exported method and no forward
   not_a_model.pt   a text file
   state_dict.pt    torch.save() of a state dict: a zip, not TorchScript
@@ -112,6 +114,14 @@ class ArgmaxOut(nn.Module):
         return self.lin(x).argmax(dim=1, keepdim=True)
 
 
+class NonFinite(nn.Module):
+    def forward(self, x):
+        y = x[:, :1] * 0.0 + 1.0
+        y[-1, 0] = float("inf")
+        y[0, 0] = float("nan")
+        return y
+
+
 class NoForward(nn.Module):
     def __init__(self):
         super().__init__()
@@ -155,6 +165,7 @@ def main():
     save(torch.jit.script(ArgmaxOut().eval()), out, "argmax_out",
          torch.randn(16, 5))
     save(torch.jit.script(NoForward().eval()), out, "no_forward")
+    save(torch.jit.script(NonFinite().eval()), out, "nonfinite")
 
     with open(os.path.join(out, "not_a_model.pt"), "w") as f:
         f.write("this is a text file, not a TorchScript archive\n")

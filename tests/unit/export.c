@@ -254,9 +254,22 @@ TEST(refused)
 	CHECK_FAILS(hml__export_model(tmp_path("none.pt"), &m), HML_ENOTFOUND, "none.pt");
 	if (!models)
 		return;
-	snprintf(path, sizeof(path), "%s/mlp_f32.pt", models);
+	snprintf(path, sizeof(path), "%s/affine.pt", models);
 	CHECK_FAILS(hml__export_model(path, &m), HML_ENOTSUPPORTED,
-	            "to C: it has no hml_arch attribute (not an hml MLP or CNN)");
+	            "to C: it is neither an hml model (no hml_arch attribute) nor a "
+	            "torch.nn.Sequential of Linear layers and activations");
+	/* a Sequential scripted in Python: an MLP without normalisation */
+	snprintf(path, sizeof(path), "%s/mlp_f32.pt", models);
+	CHECK_OK(hml__export_model(path, &m));
+	CHECK_STR(m.arch, "sequential:16:tanh");
+	CHECK_EQ_INT(m.family, HML__CG_MLP);
+	CHECK_EQ_INT(m.nlayers, 2);
+	CHECK_EQ_INT(m.in_shape[0], 5);
+	CHECK_EQ_INT(m.out_shape[0], 1);
+	hml__cg_model_release(&m);
+	snprintf(path, sizeof(path), "%s/mlp_f64.pt", models);
+	CHECK_OK(hml__export_model(path, &m));
+	hml__cg_model_release(&m);
 	snprintf(path, sizeof(path), "%s/state_dict.pt", models);
 	CHECK_FAILS(hml__export_model(path, &m), HML_EMODEL, "cannot read model");
 }

@@ -39,11 +39,11 @@ TEST(round_trip)
 	snprintf(recs[0].label, sizeof(recs[0].label), "binomial");
 	snprintf(recs[0].mode, sizeof(recs[0].mode), "infer");
 	recs[0].stats = (hml_region_stats){ 4, 1, 3, 0, 1, 16384, 0, 0.125, 0.01, 0.02,
-	                                    0.03, 0.04, 0.0, NAN, INFINITY };
+	                                    0.03, 0.04, 0.0, NAN, INFINITY, 2 };
 	snprintf(recs[1].label, sizeof(recs[1].label), "bin.omial-2");
 	snprintf(recs[1].mode, sizeof(recs[1].mode), "shadow");
 	recs[1].stats = (hml_region_stats){ 9000000000ULL, 2, 3, 4, 5, 6, 7, 1e-9, 2, 3, 4,
-	                                    5, 6, 0.25, 0.5 };
+	                                    5, 6, 0.25, 0.5, 0 };
 	path_of(path, sizeof(path), "p.json");
 	CHECK_OK(hml__profile_file_write(path, recs, 2));
 	for (int i = 0; i < 2; i++) {
@@ -55,7 +55,7 @@ TEST(round_trip)
 		CHECK(a->calls == b->calls && a->original_calls == b->original_calls &&
 		      a->model_calls == b->model_calls && a->shadow_calls == b->shadow_calls &&
 		      a->fallback_calls == b->fallback_calls && a->rows_in == b->rows_in &&
-		      a->rows_out == b->rows_out);
+		      a->rows_out == b->rows_out && a->nonfinite_calls == b->nonfinite_calls);
 		CHECK(a->region_s == b->region_s && a->gather_s == b->gather_s &&
 		      a->forward_s == b->forward_s && a->scatter_s == b->scatter_s &&
 		      a->original_s == b->original_s && a->write_s == b->write_s);

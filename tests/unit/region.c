@@ -312,6 +312,25 @@ TEST(bad_settings)
 	setenv("HML_FLUSH_BYTES", "-3", 1);
 	CHECK_FAILS(hml_region_open(&r, "r", NULL), HML_EINVALID, "HML_FLUSH_BYTES '-3'");
 	env_clear();
+	/* Blanks around a value are refused the same way in every variable. */
+	setenv("HML_THREADS", " 4", 1);
+	CHECK_FAILS(hml_region_open(&r, "r", NULL), HML_EINVALID, "invalid HML_THREADS ' 4'");
+	env_clear();
+	setenv("HML_INTERLEAVE", "3 ", 1);
+	CHECK_FAILS(hml_region_open(&r, "r", NULL), HML_EINVALID, "invalid HML_INTERLEAVE '3 '");
+	env_clear();
+	setenv("HML_SHADOW", " 0.5", 1);
+	CHECK_FAILS(hml_region_open(&r, "r", NULL), HML_EINVALID, "invalid HML_SHADOW ' 0.5'");
+	env_clear();
+	setenv("HML_FLUSH_SECONDS", "\t2", 1);
+	CHECK_FAILS(hml_region_open(&r, "r", NULL), HML_EINVALID, "invalid HML_FLUSH_SECONDS");
+	env_clear();
+	setenv("HML_MODE", "infer ", 1);
+	CHECK_FAILS(hml_region_open(&r, "r", NULL), HML_EINVALID, "unknown mode 'infer '");
+	env_clear();
+	setenv("HML_ON_ERROR", " fail", 1);
+	CHECK_FAILS(hml_region_open(&r, "r", NULL), HML_EINVALID, "invalid HML_ON_ERROR ' fail'");
+	env_clear();
 	CHECK(r == NULL);
 
 	CHECK_OK(hml_region_options_init(&o, HML_REGION_OPTIONS_VERSION));
@@ -922,6 +941,81 @@ TEST(fallback_missing_model)
 	CHECK_EQ_INT(book.infos, 0);
 }
 
+/* nonfinite.pt returns NaN in row 0 and Inf in the last row: nothing of it
+ * may reach y. Fallback: this call runs the original code, the model stays
+ * in use; fail: the call fails; interleave and shadow count it too. */
+TEST(nonfinite_outputs)
+{
+	double x[N][1], y[N][1];
+	hml_region *r;
+	hml_region_stats s;
+	int k, call;
+
+	env_clear();
+	fill(&x[0][0], N, 1.0);
+	for (k = 0; k < N; k++)
+		y[k][0] = -7.0;
+	book_reset();
+	r = open_with("nf", HML_MODE_INFER, "nonfinite.pt", HML_ON_ERROR_FALLBACK);
+	map_rows(r, 0, &x[0][0], 1, 0);
+	map_rows(r, 1, &y[0][0], 1, 0);
+	for (call = 0; call < 3; call++) {
+		CHECK_EQ_INT(hml_region_begin(r), 1);
+		CHECK_OK(hml_region_end(r));
+	}
+	for (k = 0; k < N; k++)
+		CHECK(y[k][0] == -7.0);
+	s = stats_of(r);
+	CHECK_EQ_INT(s.nonfinite_calls, 3);
+	CHECK_EQ_INT(s.fallback_calls, 3);
+	CHECK_EQ_INT(s.original_calls, 3);
+	CHECK_EQ_INT(s.model_calls, 0);
+	CHECK_EQ_INT(book.warnings, 1);
+	CHECK_CONTAINS(book.last, "returned 2 non-finite output values (NaN or Inf) in call 1");
+	hml_region_free(r);
+
+	r = open_with("nf", HML_MODE_INFER, "nonfinite.pt", HML_ON_ERROR_FAIL);
+	map_rows(r, 0, &x[0][0], 1, 0);
+	map_rows(r, 1, &y[0][0], 1, 0);
+	CHECK_FAILS(hml_region_begin(r), HML_EMODEL, "non-finite output values");
+	CHECK_OK(hml_region_end(r));
+	for (k = 0; k < N; k++)
+		CHECK(y[k][0] == -7.0);
+	s = stats_of(r);
+	CHECK_EQ_INT(s.nonfinite_calls, 1);
+	CHECK_EQ_INT(s.model_calls, 0);
+	hml_region_free(r);
+
+	setenv("HML_INTERLEAVE", "2", 1);
+	r = open_with("nf", HML_MODE_INTERLEAVE, "nonfinite.pt", HML_ON_ERROR_FALLBACK);
+	map_rows(r, 0, &x[0][0], 1, 0);
+	map_rows(r, 1, &y[0][0], 1, 0);
+	for (call = 0; call < 6; call++) {
+		CHECK_EQ_INT(hml_region_begin(r), 1);
+		CHECK_OK(hml_region_end(r));
+	}
+	s = stats_of(r);
+	CHECK_EQ_INT(s.nonfinite_calls, 4);
+	CHECK_EQ_INT(s.fallback_calls, 4);
+	CHECK_EQ_INT(s.original_calls, 6);
+	hml_region_free(r);
+	env_clear();
+
+	setenv("HML_SHADOW", "1", 1);
+	r = open_with("nf", HML_MODE_SHADOW, "nonfinite.pt", HML_ON_ERROR_FALLBACK);
+	map_rows(r, 0, &x[0][0], 1, 0);
+	map_rows(r, 1, &y[0][0], 1, 0);
+	CHECK_EQ_INT(hml_region_begin(r), 1);
+	CHECK_OK(hml_region_end(r));
+	s = stats_of(r);
+	CHECK_EQ_INT(s.nonfinite_calls, 1);
+	CHECK_EQ_INT(s.shadow_calls, 1);
+	hml_region_free(r);
+	env_clear();
+	for (k = 0; k < N; k++)
+		CHECK(y[k][0] == -7.0);
+}
+
 /* mlp_f32 wants 5 input columns; give it 4. */
 TEST(shape_mismatch)
 {
@@ -1309,6 +1403,7 @@ int main(void)
 	RUN(interleave_pattern);
 	RUN(shadow);
 	RUN(fallback_missing_model);
+	RUN(nonfinite_outputs);
 	RUN(shape_mismatch);
 	RUN(output_mismatch);
 	RUN(collect);

@@ -490,6 +490,19 @@ TEST(corrupt_manifests_are_left_alone)
 		  "duplicate object key" },
 		{ "{\"schema_version\": 1, \"models\": [{\"id\": \"m1\"}, {\"id\": \"m1\"}]}\n",
 		  HML_EINVALID, "is corrupt: models[1].id 'm1' is used twice" },
+		{ "{\"schema_version\": 1, \"models\": [{\"id\": \"m1\", \"files\": "
+		  "{\"model\": \"../outside.pt\"}}]}\n", HML_EINVALID,
+		  "is corrupt: models[0].files.model '../outside.pt' is not a path inside the experiment" },
+		{ "{\"schema_version\": 1, \"datasets\": [{\"id\": \"d1\", \"files\": "
+		  "{\"data\": \"/etc/passwd\"}}]}\n", HML_EINVALID,
+		  "is corrupt: datasets[0].files.data '/etc/passwd' is not a path inside the experiment" },
+		{ "{\"schema_version\": 1, \"datasets\": [{\"id\": \"d1\", \"files\": "
+		  "{\"data\": \"data/../../x.h5\"}}]}\n", HML_EINVALID,
+		  "datasets[0].files.data 'data/../../x.h5' is not a path inside the experiment" },
+		{ "{\"schema_version\": 1, \"models\": [{\"id\": \"m1\", \"files\": "
+		  "{\"model\": 7}}]}\n", HML_EINVALID, "is corrupt: models[0].files.model is not a string" },
+		{ "{\"schema_version\": 1, \"models\": [{\"id\": \"m1\", \"files\": []}]}\n",
+		  HML_EINVALID, "is corrupt: models[0].files is not an object" },
 	};
 	const char *dir = fresh("exp-corrupt");
 	hml__store *s = NULL, *early = NULL;

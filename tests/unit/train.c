@@ -636,7 +636,8 @@ TEST(bad_options)
 	BAD(schedule, "step", "unknown schedule 'step' (known: plateau, cosine, none)");
 	BAD(patience, -1, "patience must be 0 (off) or more, not -1");
 	BAD(clip, -1, "gradient clipping norm must be 0 (off) or more, not -1");
-	BAD(threads, -2, "threads must be 0 (libtorch's default) or more, not -2");
+	BAD(threads, -2, "threads must be from 0 (libtorch's default) to ");
+	BAD(threads, 100000, "(16 per online core), not 100000");
 	BAD(val_fraction, 0, "validation fraction must be between 0 and 1, not 0");
 	BAD(val_fraction, 1, "validation fraction must be between 0 and 1, not 1");
 	BAD(test_fraction, 1.5, "test fraction must be between 0 and 1, not 1.5");

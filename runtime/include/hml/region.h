@@ -226,6 +226,9 @@ typedef struct hml_region_stats {
 	double write_s;          /**< collection: buffering and HDF5 writes */
 	double shadow_rmse;      /**< RMSE of model vs original over shadowed calls */
 	double shadow_max_abs;   /**< largest absolute model error seen in shadow */
+	uint64_t nonfinite_calls; /**< calls whose model outputs held NaN or Inf
+	                               (never scattered; also fallback calls under
+	                               the fallback policy) */
 } hml_region_stats;
 
 /** Copy the region's statistics into `*out`. */

@@ -1,5 +1,5 @@
 /*
- * lib/sched.h - the scheduler of hml search (internal): Bayesian
+ * lib/trialsched.h - the scheduler of hml search (internal): Bayesian
  * optimisation (lib/bo.h) proposes configurations, asynchronous successive
  * halving (lib/asha.h) decides which earn more epochs, BOHB-style.
  *
@@ -34,8 +34,8 @@
  * so hml__sched_next() makes the same decisions as the original run would
  * have made next (lib/bo.h and lib/asha.h determinism).
  */
-#ifndef HML_LIB_SCHED_H
-#define HML_LIB_SCHED_H
+#ifndef HML_LIB_TRIALSCHED_H
+#define HML_LIB_TRIALSCHED_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,5 +1,5 @@
 /*
- * tests/unit/sched.c - the scheduler of hml search: BO proposals and ASHA
+ * tests/unit/trialsched.c - the scheduler of hml search: BO proposals and ASHA
  * promotions run to a complete search within the budget; replaying a
  * recorded history gives the same next decisions; constraints keep
  * infeasible results off the front without dropping them; failures; bad
@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "sched.h"
+#include "trialsched.h"
 
 #define MAXEV 512
 

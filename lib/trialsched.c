@@ -1,5 +1,5 @@
 /*
- * lib/sched.c - BO proposes, ASHA promotes (see sched.h).
+ * lib/trialsched.c - BO proposes, ASHA promotes (see trialsched.h).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -9,7 +9,7 @@
 #include "bo.h"
 #include "error.h"
 #include "pareto.h"
-#include "sched.h"
+#include "trialsched.h"
 
 enum { RUNNING, DONE, FAILED };
 

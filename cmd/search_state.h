@@ -1,17 +1,17 @@
 /*
- * cmd/search.h - what cmd/search.c (the command: options, data, space,
+ * cmd/search_state.h - what cmd/search.c (the command: options, data, space,
  * resume checks, results) and cmd/search_run.c (the coordinator: replay,
  * workers, trials, kept models) share.
  */
-#ifndef HML_CMD_SEARCH_H
-#define HML_CMD_SEARCH_H
+#ifndef HML_CMD_SEARCH_STATE_H
+#define HML_CMD_SEARCH_STATE_H
 
 #include <stddef.h>
 
 #include <jansson.h>
 
 #include "history.h"
-#include "sched.h"
+#include "trialsched.h"
 #include "space.h"
 #include "store.h"
 #include "train.h"
@@ -58,6 +58,8 @@ typedef struct search_state {
 	size_t nqueue;
 	hml__worker *wk;
 	int nworkers, threads;
+	int mpi;                   /* 1: the workers are MPI ranks 1 .. nworkers */
+	int *mpi_to, *mpi_from;    /* their pipes (lib/mpirelay.h) */
 	hml__train_options base;   /* every trial's options before its sample */
 	int max_epochs;
 	unsigned rungs;
@@ -70,6 +72,10 @@ typedef struct search_state {
 	double prev_cpu;
 	int reruns;                /* trials re-run by this session */
 } search_state;
+
+/* The worker's loop: init, then trials, on descriptors in and out, until
+ * in ends (0) or an error. cmd/searchworker.c */
+int search_worker_loop(int in, int out);
 
 /* Rebuild the scheduler from the history; trials that were running are
  * queued to run again (a "rerun" line each). cmd/search_run.c */

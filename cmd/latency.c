@@ -1,0 +1,65 @@
+/*
+ * cmd/latency.c - the latency part of model cards as the commands use it:
+ * measured when a model is registered (hml train, hml import), printed by
+ * them and by hml show. The contract and the measurement are in
+ * lib/latency.c.
+ */
+#include <math.h>
+#include <stdio.h>
+
+#include "cmd.h"
+#include "dataset.h"
+#include "latency.h"
+
+json_t *cmd_latency_card(const char *pt_path, const hml__dataset *d, int64_t batch,
+                         int threads)
+{
+	hml__latency l;
+	hml__latency_options o = { 0 };
+	json_t *j;
+
+	o.batch = batch > 0 ? batch : 1;
+	o.threads = threads;
+	o.in_ndim = d->in_ndim;
+	o.in_shape = d->in_shape;
+	o.rows = d->x;
+	o.nrows = d->rows;
+	o.c = 1;
+	cmd_info("measuring the latency per target at batch %lld", (long long)o.batch);
+	if (hml__latency_measure(&l, pt_path, &o) < 0) {
+		cmd_warn("the model's latency was not measured: %s", hml_error_last()->message);
+		return NULL;
+	}
+	if (l.unavailable[HML__TARGET_C][0])
+		cmd_info("no C latency: %s", l.unavailable[HML__TARGET_C]);
+	if (!(j = hml__latency_to_json(&l)))
+		cmd_warn("the model's latency was not recorded: %s", hml_error_last()->message);
+	return j;
+}
+
+void cmd_latency_print(const json_t *model_record, const char *indent)
+{
+	hml__latency l;
+	int rc = hml__latency_of_record(&l, model_record);
+
+	if (rc == HML_ENOTFOUND) {
+		printf("%slatency per target: not measured\n", indent);
+		return;
+	}
+	if (rc < 0) {
+		printf("%slatency per target: %s\n", indent, hml_error_last()->message);
+		return;
+	}
+	printf("%slatency per sample at batch %lld:", indent, (long long)l.batch);
+	for (int t = 0; t < HML__NTARGETS; t++) {
+		if (isfinite(l.seconds[t]))
+			printf(" %s %.4g us%s", hml__target_name(t), l.seconds[t] * 1e6,
+			       t + 1 < HML__NTARGETS ? "," : "");
+		else
+			printf(" %s -%s", hml__target_name(t), t + 1 < HML__NTARGETS ? "," : "");
+	}
+	printf(" (%s)\n", l.machine);
+	for (int t = 0; t < HML__NTARGETS; t++)
+		if (l.unavailable[t][0])
+			printf("%s  no %s form: %s\n", indent, hml__target_name(t), l.unavailable[t]);
+}

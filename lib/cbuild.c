@@ -1,0 +1,130 @@
+/*
+ * lib/cbuild.c - generated C compiled into a shared object (cbuild.h).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cbuild.h"
+#include "error.h"
+#include "fsutil.h"
+#include "proc.h"
+#include "util.h"
+
+static const char *const base_flags[HML__CBUILD_NFLAGS] = HML__CBUILD_FLAGS;
+
+int hml__cbuild_find_cc(char **out)
+{
+	if (!(*out = hml__find_on_path("cc")))
+		return hml__error_set(HML_ERROR, "no C compiler: 'cc' is not on PATH "
+		                      "(--target c compiles the model with it)");
+	return 0;
+}
+
+/* The first line of file `path` into buf ("" when unreadable). */
+static void first_line(const char *path, char *buf, size_t size)
+{
+	FILE *f = fopen(path, "r");
+
+	buf[0] = '\0';
+	if (f) {
+		if (!fgets(buf, (int)size, f))
+			buf[0] = '\0';
+		fclose(f);
+	}
+	buf[strcspn(buf, "\r\n")] = '\0';
+}
+
+/* Run the compiler; its output into log_path (out_path: stdout apart). */
+static int run_cc(const char *const *argv, const char *log_path, const char *out_path)
+{
+	hml__proc_result res;
+	char line[300];
+	int rc;
+
+	if ((rc = hml__proc_run(argv, NULL, out_path ? out_path : log_path, log_path, &res)) < 0)
+		return rc;
+	if (res.interrupted)
+		return hml__error_set(HML_ERROR, "interrupted");
+	if (!res.exited || res.exit_code != 0) {
+		first_line(log_path, line, sizeof(line));
+		return hml__error_set(HML_ERROR, "C compiler '%s' failed (%s)%s%s", argv[0],
+		                      hml__proc_describe(&res), line[0] ? ": " : "", line);
+	}
+	return 0;
+}
+
+int hml__cbuild_so(const hml__cg_model *m, const hml__cg_options *o, const char *march,
+                   const char *c_path, const char *h_path, const char *so_path,
+                   hml__cbuild_info *info)
+{
+	const char *argv[HML__CBUILD_NFLAGS + 8];
+	char *log = NULL, *ver = NULL, arch_flag[80];
+	int rc, n = 0;
+
+	memset(info, 0, sizeof(*info));
+	if (march && *march) {
+		if (strlen(march) >= sizeof(info->march))
+			return hml__error_set(HML_EINVALID, "-march value '%s' is too long", march);
+		strcpy(info->march, march);
+	}
+	if ((rc = hml__cbuild_find_cc(&info->cc)) < 0)
+		return rc;
+	if (!(log = malloc(strlen(so_path) + 9)) || !(ver = malloc(strlen(so_path) + 9))) {
+		rc = hml__error_oom();
+		goto done;
+	}
+	sprintf(log, "%s.log", so_path);
+	sprintf(ver, "%s.version", so_path);
+	if ((rc = hml__cg_write(m, o, c_path, h_path)) < 0)
+		goto done;
+	argv[0] = info->cc, argv[1] = "--version", argv[2] = NULL;
+	if ((rc = run_cc(argv, log, ver)) < 0)
+		goto done;
+	first_line(ver, info->version, sizeof(info->version));
+	argv[n++] = info->cc;
+	for (int i = 0; i < HML__CBUILD_NFLAGS; i++)
+		argv[n++] = base_flags[i];
+	if (info->march[0]) {
+		snprintf(arch_flag, sizeof(arch_flag), "-march=%s", info->march);
+		argv[n++] = arch_flag;
+	}
+	argv[n++] = "-o", argv[n++] = so_path, argv[n++] = c_path, argv[n++] = "-lm";
+	argv[n] = NULL;
+	rc = run_cc(argv, log, NULL);
+done:
+	if (log)
+		unlink(log);
+	if (ver)
+		unlink(ver);
+	free(log);
+	free(ver);
+	return rc;
+}
+
+json_t *hml__cbuild_info_json(const hml__cbuild_info *info)
+{
+	json_t *fl = json_array();
+	char arch_flag[80];
+
+	if (!fl)
+		return NULL;
+	for (int i = 0; i < HML__CBUILD_NFLAGS; i++)
+		json_array_append_new(fl, json_string(base_flags[i]));
+	if (info->march[0]) {
+		snprintf(arch_flag, sizeof(arch_flag), "-march=%s", info->march);
+		json_array_append_new(fl, json_string(arch_flag));
+	}
+	json_array_append_new(fl, json_string("-lm"));
+	return json_pack("{s:s, s:s, s:o}", "path", info->cc ? info->cc : "",
+	                 "version", info->version, "flags", fl);
+}
+
+void hml__cbuild_info_release(hml__cbuild_info *info)
+{
+	if (!info)
+		return;
+	free(info->cc);
+	memset(info, 0, sizeof(*info));
+}

@@ -1,0 +1,169 @@
+/*
+ * lib/select.c - choosing a (model, target) pair under bounds (select.h).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "latency.h"
+#include "records.h"
+#include "select.h"
+
+int hml__select_check_bound(const char *name, double v)
+{
+	if (isnan(v))
+		return 0;
+	if (!isfinite(v) || v <= 0)
+		return hml__error_set(HML_EINVALID, "--%s must be a positive finite number, not %g",
+		                      name, v);
+	return 0;
+}
+
+/* Latency as an ordering key: unmeasured is slower than anything measured. */
+static double lat_key(const hml__candidate *c)
+{
+	return isnan(c->latency) ? INFINITY : c->latency;
+}
+
+/* 1 when candidate a is better than b under the objective. */
+static int better(const hml__candidate *a, const hml__candidate *b, int fastest)
+{
+	if (fastest) {
+		if (lat_key(a) != lat_key(b))
+			return lat_key(a) < lat_key(b);
+		return a->error < b->error;
+	}
+	if (a->error != b->error)
+		return a->error < b->error;
+	return lat_key(a) < lat_key(b);
+}
+
+static int within(const hml__candidate *c, const hml__select_bounds *b)
+{
+	if (!isnan(b->max_error) && !(c->error <= b->max_error))
+		return 0;
+	if (!isnan(b->max_latency) && !(c->latency <= b->max_latency))
+		return 0;
+	return 1;
+}
+
+/* Nothing within the bounds: say what the best achievable is. */
+static int none_within(const hml__candidate *c, size_t n, const hml__select_bounds *b)
+{
+	const hml__candidate *acc = NULL, *fast = NULL;
+
+	for (size_t i = 0; i < n; i++) {
+		if (isnan(c[i].error))
+			continue;
+		if (!acc || better(&c[i], acc, 0))
+			acc = &c[i];
+		if (!isnan(c[i].latency) && (!fast || better(&c[i], fast, 1)))
+			fast = &c[i];
+	}
+	if (isnan(b->max_latency))
+		return hml__error_set(HML_ENOTFOUND, "no model has a validation RMSE within %g "
+		                      "(the lowest is %g, model '%s')", b->max_error, acc->error,
+		                      acc->model);
+	if (!fast)
+		return hml__error_set(HML_ENOTFOUND, "no model runs within %g s per sample (no "
+		                      "model has a measured latency)", b->max_latency);
+	if (isnan(b->max_error))
+		return hml__error_set(HML_ENOTFOUND, "no model runs within %g s per sample (the "
+		                      "fastest is %g s, model '%s' as %s)", b->max_latency,
+		                      fast->latency, fast->model, hml__target_name(fast->target));
+	return hml__error_set(HML_ENOTFOUND, "no model has a validation RMSE within %g and runs "
+	                      "within %g s per sample (the lowest RMSE is %g, model '%s'; the "
+	                      "fastest is %g s, model '%s' as %s)", b->max_error, b->max_latency,
+	                      acc->error, acc->model, fast->latency, fast->model,
+	                      hml__target_name(fast->target));
+}
+
+int hml__select(const hml__candidate *c, size_t n, const hml__select_bounds *b, size_t *pick)
+{
+	int fastest = !isnan(b->max_error) && isnan(b->max_latency);
+	size_t best = n, known = 0;
+	int rc;
+
+	if ((rc = hml__select_check_bound("max-error", b->max_error)) < 0 ||
+	    (rc = hml__select_check_bound("max-latency", b->max_latency)) < 0)
+		return rc;
+	for (size_t i = 0; i < n; i++) {
+		if (isnan(c[i].error))
+			continue;
+		known++;
+		if (within(&c[i], b) && (best == n || better(&c[i], &c[best], fastest)))
+			best = i;
+	}
+	if (!known)
+		return hml__error_set(HML_ENOTFOUND, "no model to choose from (none has a "
+		                      "validation RMSE)");
+	if (best == n)
+		return none_within(c, n, b);
+	*pick = best;
+	return 0;
+}
+
+int hml__select_target(const hml__candidate *c, size_t n, const char *model, size_t *pick)
+{
+	size_t best = n;
+
+	for (size_t i = 0; i < n; i++)
+		if (c[i].model && strcmp(c[i].model, model) == 0 && !isnan(c[i].latency) &&
+		    (best == n || c[i].latency < c[best].latency))
+			best = i;
+	if (best == n)
+		return hml__error_set(HML_ENOTFOUND, "model '%s' has no measured latency in any "
+		                      "target", model);
+	*pick = best;
+	return 0;
+}
+
+int hml__select_candidates(hml__candidate **out, size_t *n, const hml__store *s,
+                           const char *region, unsigned targets)
+{
+	hml__model_view m;
+	hml__candidate *c = NULL;
+	size_t k = 0, cap = 0;
+
+	*out = NULL;
+	*n = 0;
+	for (size_t i = 0; hml__records_model_at(&m, s, i); i++) {
+		hml__latency l;
+		int rc = hml__latency_of_record(&l, m.json);
+
+		if (region && (!m.region || strcmp(m.region, region) != 0))
+			continue;
+		if (rc == HML_EINVALID) {
+			hml__error_saved why;
+
+			hml__error_save(&why);
+			free(c);
+			return hml__error_set(HML_EINVALID, "model '%s': %s", m.id ? m.id : "?",
+			                      why.message);
+		}
+		if (rc == HML_ENOTFOUND)   /* a card without latencies: train's own figure */
+			l.seconds[HML__TARGET_TORCHSCRIPT] = m.latency_s;
+		for (int t = 0; t < HML__NTARGETS; t++) {
+			if (!(targets & (1u << t)) || l.unavailable[t][0])
+				continue;
+			if (k == cap) {
+				hml__candidate *p = realloc(c, (cap = cap ? 2 * cap : 16) * sizeof(*c));
+
+				if (!p) {
+					free(c);
+					return hml__error_oom();
+				}
+				c = p;
+			}
+			c[k].model = m.id;
+			c[k].target = t;
+			c[k].error = m.val_rmse;
+			c[k].latency = l.seconds[t];
+			k++;
+		}
+	}
+	*out = c;
+	*n = k;
+	return 0;
+}

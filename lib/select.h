@@ -1,0 +1,89 @@
+/*
+ * lib/select.h - choosing what to deploy: a (model, target) pair out of
+ * the experiment's candidates under an error bound, a latency bound, or
+ * both (internal, CLI side; `hml deploy --best / --max-error /
+ * --max-latency / --target auto`).
+ *
+ * A candidate is one model in one deployment form ("target", latency.h):
+ * its error is the model's validation RMSE (the same for every target of
+ * a model), its latency the card's figure for that target in seconds per
+ * sample. The rules:
+ *   - --max-latency L (with or without --max-error E): among the
+ *     candidates within both bounds, the lowest error; ties: the lower
+ *     latency.
+ *   - --max-error E alone: among the candidates within E, the lowest
+ *     latency; a candidate without a measured latency counts as slower
+ *     than any measured one; ties: the lower error.
+ *   - no bound (--best): the lowest error; ties: the lower latency.
+ * Ties beyond that go to the earlier candidate. A candidate without an
+ * error is never chosen.
+ */
+#ifndef HML_LIB_SELECT_H
+#define HML_LIB_SELECT_H
+
+#include <stddef.h>
+
+#include "store.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct hml__candidate {
+	const char *model;   /**< model id (borrowed) */
+	int target;          /**< HML__TARGET_* */
+	double error;        /**< validation RMSE; NaN: unknown */
+	double latency;      /**< seconds per sample; NaN: not measured */
+} hml__candidate;
+
+typedef struct hml__select_bounds {
+	double max_error;     /**< NaN: no bound */
+	double max_latency;   /**< seconds per sample; NaN: no bound */
+} hml__select_bounds;
+
+/**
+ * Check a bound given on the command line: NaN (not given) or a positive
+ * finite number. Errors: HML_EINVALID "--NAME must be a positive finite
+ * number, not V".
+ */
+int hml__select_check_bound(const char *name, double v);
+
+/**
+ * The index of the chosen candidate into *pick. Errors: HML_ENOTFOUND
+ * "no model to choose from" (n == 0 or no candidate has an error), and
+ * when nothing meets the bounds, naming the best achievable:
+ *   "no model has a validation RMSE within E (the lowest is X, model 'm1')"
+ *   "no model runs within L s per sample (the fastest is X s, model 'm2' as c)"
+ *   "no model has a validation RMSE within E and runs within L s per
+ *    sample (...)" naming both.
+ * A bound that fails hml__select_check_bound: HML_EINVALID.
+ */
+int hml__select(const hml__candidate *c, size_t n, const hml__select_bounds *b, size_t *pick);
+
+/**
+ * The faster target of model `model` among the candidates (--target auto
+ * with a model named or chosen by error alone): the index into *pick.
+ * Errors: HML_ENOTFOUND "model 'm1' has no measured latency in any target"
+ * (e.g. a card written before latencies were recorded).
+ */
+int hml__select_target(const hml__candidate *c, size_t n, const char *model, size_t *pick);
+
+/**
+ * The candidates of the experiment: every model (of region `region`
+ * unless NULL) in every target whose bit (1 << HML__TARGET_*) is set in
+ * `targets`, in manifest order, models first, targets in order. Latencies
+ * come from each model's card (lib/latency.h); a model whose card has no
+ * latencies is a candidate in TorchScript with the latency hml train
+ * measured (metrics.latency_seconds_per_sample), and in C without one; a
+ * target the card says is unavailable is left out. *out (malloc'ed, *n
+ * entries, ids borrowed from the store) is yours; *out is NULL when *n is
+ * 0. Errors: HML_EINVALID for a malformed card (its message, with the
+ * model id), HML_ENOMEM.
+ */
+int hml__select_candidates(hml__candidate **out, size_t *n, const hml__store *s,
+                           const char *region, unsigned targets);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,217 @@
+#!/usr/bin/env bats
+# hml import: a TorchScript model made in Python registered as a model of
+# the experiment (shapes checked against the region, errors measured on its
+# rows, card with latencies, provenance, the file copied in); deployed,
+# compiled to C and evaluated like a trained one; every bad input refused
+# with its message and exit code, nothing registered.
+
+load helpers
+
+setup_file() {
+	export EXP0="$BATS_FILE_TMPDIR/exp"
+	cd "$BATS_FILE_TMPDIR"
+	"$HML" -q -C "$EXP0" collect binomial --args '--options 2048 --seed {seed}' >/dev/null
+}
+
+setup() {
+	common_setup
+	cp -r "$EXP0" "$WORK/exp"
+	cd "$WORK"
+	cp exp/manifest.json before.json
+}
+
+m() { json exp/manifest.json "$1"; }
+
+# model NAME PYTHON-EXPR: torch.jit.script(EXPR).save(NAME), seeded
+# (from a file: TorchScript reads the source of the classes).
+model() {
+	[ -f models.py ] || cat > models.py <<'PY'
+import sys, torch
+from torch import nn
+from typing import List
+torch.manual_seed(0)
+
+class Custom(nn.Module):          # a graph hml does not compile: 2 * lin(x) + 1
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(5, 1)
+    def forward(self, x):
+        return 2 * self.lin(x) + 1
+
+class Declared(nn.Module):        # declares rows of [4]; runs on [5]
+    hml_input_shape: List[int]
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(5, 1)
+        self.hml_input_shape = [4]
+    def forward(self, x):
+        return self.lin(x)
+
+class NaNs(nn.Module):
+    def forward(self, x):
+        return x[:, :1] * float("nan")
+
+torch.jit.script(eval(sys.argv[2]).eval()).save(sys.argv[1])
+PY
+	"$PY" models.py "$1" "$2"
+}
+
+# unchanged: the manifest as it was, and no file added to models/.
+unchanged() {
+	cmp before.json exp/manifest.json
+	[ -z "$(ls -A exp/models)" ]
+}
+
+@test "import registers a Python nn.Sequential: errors on the region's rows, card, provenance, copy" {
+	model seq.pt 'nn.Sequential(nn.Linear(5, 32), nn.ReLU(), nn.Linear(32, 32), nn.Tanh(), nn.Linear(32, 1))'
+	run --separate-stderr hml -C exp --json import seq.pt --region binomial
+	assert_success
+	echo "$output" > out.json
+	[ "$(json out.json 'd["model"]["id"]')" = m1 ]
+	[ "$(json out.json 'd["model"]["family"]')" = imported ]
+	[ "$(json out.json 'd["model"]["arch"]')" = "sequential:32x32:relu+tanh" ]
+	[ "$(json out.json 'd["model"]["input_shape"]')" = "[5]" ]
+	[ "$(json out.json 'd["model"]["output_shape"]')" = "[1]" ]
+	[ "$(json out.json 'd["model"]["datasets"]')" = "['d1']" ]
+	[ "$(json out.json 'd["model"]["import"]["origin"]')" = "$PWD/seq.pt" ]
+	[ "$(json out.json 'd["model"]["import"]["sha256"]')" = "$(sha256sum seq.pt | cut -d' ' -f1)" ]
+	[ "$(json out.json 'd["model"]["import"]["compilable"]')" = True ]
+	[ "$(json out.json 'd["model"]["latency"]["torchscript"] > 0')" = True ]
+	[ "$(json out.json 'd["model"]["latency"]["c"] > 0')" = True ]
+	[ "$(json out.json 'd["model"]["latency"]["batch"]')" = 4096 ]
+	cmp seq.pt exp/models/m1.pt
+	# the card (models/m1.json) holds the record (PROVENANCE in hml-manifest(5))
+	for k in import latency metrics arch; do
+		[ "$(m "d['models'][0]['$k'] == json.load(open('exp/models/m1.json'))['$k']")" = True ]
+	done
+	# the errors are the model's on every collected row
+	"$PY" - <<'PY'
+import glob, json, h5py, numpy as np, torch
+f = h5py.File(glob.glob("exp/data/d1.h5")[0], "r")["binomial"]
+x, y = f["input"][()].astype(np.float32), f["output"][()].astype(np.float64)
+p = torch.jit.load("seq.pt")(torch.from_numpy(x)).detach().numpy().astype(np.float64)
+rmse = float(np.sqrt(np.mean((p - y) ** 2)))
+mt = json.load(open("out.json"))["model"]["metrics"]
+assert abs(mt["val_rmse"] - rmse) <= 1e-4 * rmse, (mt, rmse)
+assert mt["test_rmse"] == mt["val_rmse"]
+assert abs(mt["test_max_abs"] - float(np.abs(p - y).max())) <= 1e-4 * mt["test_max_abs"]
+assert json.load(open("out.json"))["model"]["rows"]["evaluated"] == len(x)
+PY
+	# the text form
+	model seq2.pt 'nn.Sequential(nn.Linear(5, 8), nn.SiLU(), nn.Linear(8, 1))'
+	run --separate-stderr hml -C exp import seq2.pt --region binomial
+	assert_success
+	assert_line --partial "m2: imported '$PWD/seq2.pt' (sequential:8:silu) for region 'binomial' of workflow 'binomial'"
+	assert_line "  compilable to C (hml deploy --target c m2)"
+	assert_line --regexp '^  latency per sample at batch 4096: torchscript .* us, c .* us'
+}
+
+@test "the imported model deploys, compiles to C and evaluates like a trained one" {
+	model seq.pt 'nn.Sequential(nn.Linear(5, 16), nn.GELU(), nn.Linear(16, 1))'
+	hml -q -C exp import seq.pt --region binomial >/dev/null
+	run --separate-stderr hml -C exp --json deploy --target c m1
+	assert_success
+	echo "$output" > dep.json
+	[ "$(json dep.json 'd["compiled"]["model"]')" = m1 ]
+	[ "$(json dep.json 'd["compiled"]["arch"]')" = "sequential:16:gelu" ]
+	[ "$(json dep.json 'd["compiled"]["agreement"]["max_abs_diff"] <= 1e-5 * d["compiled"]["agreement"]["scale"]')" = True ]
+	run --separate-stderr hml -C exp --json evaluate --repeat 1 -- --options 1024 --batch 256
+	assert_success
+	echo "$output" > ev.json
+	[ "$(json ev.json 'd["evaluation"]["model"]')" = m1 ]
+	[ "$(json ev.json 'd["evaluation"]["target"]')" = c ]
+	[ "$(json ev.json 'd["evaluation"]["surrogate"]["model_calls"] > 0')" = True ]
+	[ "$(json ev.json 'd["evaluation"]["surrogate"]["fallback_calls"]')" = 0 ]
+	run --separate-stderr hml -C exp --json deploy --best --target auto
+	assert_success
+}
+
+@test "a graph hml cannot compile is registered with the reason, and deploy --target c refuses it" {
+	model custom.pt 'Custom()'
+	run --separate-stderr hml -C exp --json import custom.pt --region binomial
+	assert_success
+	echo "$output" > out.json
+	[ "$(json out.json 'd["model"]["import"]["compilable"]')" = False ]
+	[ "$(json out.json '"neither an hml model" in d["model"]["import"]["not_compilable"]')" = True ]
+	[ "$(json out.json 'd["model"]["latency"]["c"]')" = None ]
+	[ "$(json out.json '"cannot compile model" in d["model"]["latency"]["unavailable"]["c"]')" = True ]
+	[ "$(json out.json 'd["model"]["arch"]')" = torchscript ]
+	cp exp/manifest.json before2.json
+	run --separate-stderr hml -C exp deploy --target c m1
+	assert_failure 3
+	[[ "$stderr" == *"to C: it is neither an hml model (no hml_arch attribute) nor a torch.nn.Sequential"* ]]
+	cmp before2.json exp/manifest.json
+	# as TorchScript it deploys
+	run --separate-stderr hml -C exp deploy m1
+	assert_success
+	assert_line "export HML_MODEL_BINOMIAL='$(cd exp && pwd)/models/m1.pt'"
+}
+
+@test "files that are not TorchScript models are refused, nothing registered" {
+	echo "not a model" > text.pt
+	run --separate-stderr hml -C exp import text.pt --region binomial
+	assert_failure 3
+	[[ "$stderr" == "hml: error: cannot open model 'text.pt': not a TorchScript archive"* ]]
+	unchanged
+	"$PY" -c 'import torch; torch.save(torch.nn.Linear(5, 1).state_dict(), "state.pt")'
+	run --separate-stderr hml -C exp import state.pt --region binomial
+	assert_failure 3
+	[[ "$stderr" == *"cannot open model 'state.pt'"* ]]
+	unchanged
+	printf 'int x;\n' > f.c
+	cc -shared -fPIC -o foreign.so f.c
+	run --separate-stderr hml -C exp import foreign.so --region binomial
+	assert_failure 3
+	[[ "$stderr" == *"cannot import 'foreign.so': it is a shared object, not a TorchScript file"* ]]
+	unchanged
+	run --separate-stderr hml -C exp import missing.pt --region binomial
+	assert_failure 3
+	[[ "$stderr" == "hml: error: cannot import 'missing.pt': No such file or directory" ]]
+	unchanged
+}
+
+@test "shapes that are not the region's are refused, nothing registered" {
+	model in4.pt 'nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))'
+	run --separate-stderr hml -C exp import in4.pt --region binomial
+	assert_failure 3
+	[[ "$stderr" == *"model 'in4.pt' does not run on the rows of region 'binomial' ([5]): "* ]]
+	unchanged
+	model out2.pt 'nn.Sequential(nn.Linear(5, 2))'
+	run --separate-stderr hml -C exp import out2.pt --region binomial
+	assert_failure 3
+	[[ "$stderr" == *"model 'out2.pt' gives 2 values per row, but region 'binomial' has output rows of [1]"* ]]
+	unchanged
+	model declared.pt 'Declared()'
+	run --separate-stderr hml -C exp import declared.pt --region binomial
+	assert_failure 3
+	[[ "$stderr" == *"model 'declared.pt' declares input rows of [4], but region 'binomial' has [5]"* ]]
+	unchanged
+	model nans.pt 'NaNs()'
+	run --separate-stderr hml -C exp import nans.pt --region binomial
+	assert_failure 3
+	[[ "$stderr" == *"model gives NaN or Inf for 2048 of 2048 values of region 'binomial'"* ]]
+	unchanged
+}
+
+@test "a missing region, workflow or experiment, and usage errors" {
+	model seq.pt 'nn.Sequential(nn.Linear(5, 1))'
+	run --separate-stderr hml -C exp import seq.pt --region nope
+	assert_failure 3
+	[[ "$stderr" == *"no data set of experiment 'exp' holds region 'nope' (collect it first: hml collect)"* ]]
+	run --separate-stderr hml -C exp import seq.pt --region binomial --workflow heat
+	assert_failure 3
+	[[ "$stderr" == *"no data set of workflow 'heat' in experiment 'exp' has rows of region 'binomial'"* ]]
+	unchanged
+	run --separate-stderr hml -C nowhere import seq.pt --region binomial
+	assert_failure 3
+	[[ "$stderr" == *"no experiment at 'nowhere'"* ]]
+	[ ! -e nowhere ]
+	run --separate-stderr hml -C exp import seq.pt
+	assert_failure 2
+	[[ "$stderr" == *"--region R is required"* ]]
+	run --separate-stderr hml -C exp import --region binomial
+	assert_failure 2
+	run --separate-stderr hml -C exp import seq.pt --region binomial --batch 0
+	assert_failure 2
+	unchanged
+}

@@ -1,0 +1,225 @@
+/*
+ * tests/unit/select.c - choosing a (model, target) pair (lib/select.c):
+ * over lists of candidates, the fastest within an error bound, the most
+ * accurate within a latency bound, both bounds, the faster target of one
+ * model, ties, unmeasured latencies, bad bounds and the messages that name
+ * the best achievable; and the candidates read from an experiment's model
+ * cards (lib/latency.h).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "error.h"
+#include "latency.h"
+#include "select.h"
+#include "store.h"
+
+#define TS HML__TARGET_TORCHSCRIPT
+#define C HML__TARGET_C
+
+static char dir[512];
+
+/* m1: accurate and slow; m2: middling; m3: rough and fast; m4: no error. */
+static const hml__candidate list[] = {
+	{ "m1", TS, 0.010, 8e-6 }, { "m1", C, 0.010, 2e-6 },
+	{ "m2", TS, 0.020, 4e-6 }, { "m2", C, 0.020, 1e-6 },
+	{ "m3", TS, 0.090, 3e-6 }, { "m3", C, 0.090, 2e-7 },
+	{ "m4", C, NAN, 1e-9 },
+};
+#define N (sizeof(list) / sizeof(list[0]))
+
+static hml__select_bounds bounds(double e, double l)
+{
+	hml__select_bounds b = { e, l };
+
+	return b;
+}
+
+TEST(fastest_within_error)
+{
+	size_t k;
+	hml__select_bounds b = bounds(0.05, NAN);
+
+	CHECK_OK(hml__select(list, N, &b, &k));
+	CHECK_STR(list[k].model, "m2");
+	CHECK_EQ_INT(list[k].target, C);
+	b.max_error = 1;   /* everything: the fastest with an error (m4 has none) */
+	CHECK_OK(hml__select(list, N, &b, &k));
+	CHECK_STR(list[k].model, "m3");
+	b.max_error = 0.010;   /* the bound is inclusive */
+	CHECK_OK(hml__select(list, N, &b, &k));
+	CHECK_STR(list[k].model, "m1");
+	CHECK_EQ_INT(list[k].target, C);
+	/* only TorchScript candidates (--target torchscript) */
+	CHECK_OK(hml__select(list, 1, &b, &k));
+	CHECK_EQ_INT(k, 0);
+	b.max_error = 0.005;
+	CHECK_FAILS(hml__select(list, N, &b, &k), HML_ENOTFOUND,
+	            "no model has a validation RMSE within 0.005 (the lowest is 0.01, model 'm1')");
+}
+
+TEST(most_accurate_within_latency)
+{
+	size_t k;
+	hml__select_bounds b = bounds(NAN, 2.5e-6);
+
+	CHECK_OK(hml__select(list, N, &b, &k));
+	CHECK_STR(list[k].model, "m1");
+	CHECK_EQ_INT(list[k].target, C);
+	b.max_latency = 1.5e-6;
+	CHECK_OK(hml__select(list, N, &b, &k));
+	CHECK_STR(list[k].model, "m2");
+	b.max_latency = 1e-7;
+	CHECK_FAILS(hml__select(list, N, &b, &k), HML_ENOTFOUND,
+	            "no model runs within 1e-07 s per sample (the fastest is 2e-07 s, model 'm3' as c)");
+	/* both bounds */
+	b = bounds(0.05, 3e-6);
+	CHECK_OK(hml__select(list, N, &b, &k));
+	CHECK_STR(list[k].model, "m1");
+	b = bounds(0.015, 1.5e-6);
+	CHECK_FAILS(hml__select(list, N, &b, &k), HML_ENOTFOUND,
+	            "the lowest RMSE is 0.01, model 'm1'; the fastest is 2e-07 s, model 'm3' as c");
+}
+
+TEST(best_and_ties)
+{
+	static const hml__candidate tie[] = {
+		{ "a", TS, 0.5, NAN }, { "b", TS, 0.5, 2e-6 }, { "c", C, 0.5, 2e-6 },
+		{ "d", TS, 0.7, NAN },
+	};
+	size_t k;
+	hml__select_bounds b = bounds(NAN, NAN);
+
+	/* no bound: the most accurate; equal errors: the faster, then the earlier */
+	CHECK_OK(hml__select(list, N, &b, &k));
+	CHECK_STR(list[k].model, "m1");
+	CHECK_EQ_INT(list[k].target, C);
+	CHECK_OK(hml__select(tie, 4, &b, &k));
+	CHECK_STR(tie[k].model, "b");
+	/* unmeasured latencies lose to measured ones under --max-error ... */
+	b.max_error = 1;
+	CHECK_OK(hml__select(tie, 4, &b, &k));
+	CHECK_STR(tie[k].model, "b");
+	/* ... are chosen when nothing else is within the bound ... */
+	CHECK_OK(hml__select(tie + 3, 1, &b, &k));
+	CHECK_EQ_INT(k, 0);
+	/* ... and never meet a latency bound */
+	b = bounds(NAN, 1);
+	CHECK_FAILS(hml__select(tie + 3, 1, &b, &k), HML_ENOTFOUND, "no model has a measured latency");
+}
+
+TEST(bad_input)
+{
+	size_t k;
+	hml__select_bounds b = bounds(-1, NAN);
+
+	CHECK_FAILS(hml__select(list, N, &b, &k), HML_EINVALID,
+	            "--max-error must be a positive finite number, not -1");
+	b = bounds(NAN, 0);
+	CHECK_FAILS(hml__select(list, N, &b, &k), HML_EINVALID, "--max-latency must be a positive");
+	b = bounds(INFINITY, NAN);
+	CHECK_FAILS(hml__select(list, N, &b, &k), HML_EINVALID, "not inf");
+	CHECK_OK(hml__select_check_bound("max-error", NAN));
+	CHECK_OK(hml__select_check_bound("max-error", 1e-300));
+	b = bounds(1, NAN);
+	CHECK_FAILS(hml__select(list, 0, &b, &k), HML_ENOTFOUND, "no model to choose from");
+	CHECK_FAILS(hml__select(list + 6, 1, &b, &k), HML_ENOTFOUND, "no model to choose from");
+}
+
+TEST(target_of_model)
+{
+	size_t k;
+
+	CHECK_OK(hml__select_target(list, N, "m2", &k));
+	CHECK_EQ_INT(k, 3);
+	CHECK_OK(hml__select_target(list, 1, "m1", &k));
+	CHECK_EQ_INT(k, 0);
+	CHECK_FAILS(hml__select_target(list, N, "m9", &k), HML_ENOTFOUND,
+	            "model 'm9' has no measured latency in any target");
+}
+
+/* A model record with val_rmse `e` and card latency `lat` (NULL: none). */
+static void add_model(hml__store *s, const char *region, double e, json_t *lat)
+{
+	json_t *rec = json_pack("{s:s, s:{s:f, s:f}}", "region", region, "metrics", "val_rmse", e,
+	                        "latency_seconds_per_sample", 5e-6);
+	char id[16];
+
+	if (lat)
+		json_object_set_new(rec, "latency", lat);
+	CHECK_OK(hml__store_add(s, "models", rec, NULL, 0, 0, id, sizeof(id)));
+}
+
+TEST(candidates_of_experiment)
+{
+	hml__store *s = NULL;
+	hml__candidate *c = NULL;
+	hml__latency l;
+	size_t n, k;
+	hml__select_bounds b = bounds(0.05, NAN);
+
+	CHECK_OK(hml__store_open(&s, dir, 1));
+	hml__latency_init(&l);
+	l.seconds[TS] = 4e-6, l.seconds[C] = 1e-6, l.batch = 64;
+	add_model(s, "binomial", 0.02, hml__latency_to_json(&l));            /* m1 */
+	l.seconds[C] = NAN;
+	snprintf(l.unavailable[C], sizeof(l.unavailable[C]), "cannot compile");
+	add_model(s, "binomial", 0.01, hml__latency_to_json(&l));            /* m2: no C */
+	add_model(s, "binomial", 0.03, NULL);                                /* m3: old card */
+	add_model(s, "other", 0.001, hml__latency_to_json(&l));              /* m4 */
+
+	CHECK_OK(hml__select_candidates(&c, &n, s, "binomial", 1u << TS | 1u << C));
+	CHECK_EQ_INT(n, 5);
+	if (n == 5) {
+		CHECK_STR(c[0].model, "m1");
+		CHECK_EQ_INT(c[1].target, C);
+		CHECK_NEAR(c[1].latency, 1e-6, 1e-18);
+		CHECK_STR(c[2].model, "m2");
+		CHECK_EQ_INT(c[2].target, TS);
+		CHECK_STR(c[3].model, "m3");
+		CHECK_NEAR(c[3].latency, 5e-6, 1e-18);   /* train's figure */
+		CHECK(isnan(c[4].latency));
+		CHECK_NEAR(c[4].error, 0.03, 1e-12);
+		CHECK_OK(hml__select(c, n, &b, &k));
+		CHECK_STR(c[k].model, "m1");
+		CHECK_EQ_INT(c[k].target, C);
+	}
+	free(c);
+	CHECK_OK(hml__select_candidates(&c, &n, s, NULL, 1u << TS));
+	CHECK_EQ_INT(n, 4);
+	free(c);
+	CHECK_OK(hml__select_candidates(&c, &n, s, "nothing", 3));
+	CHECK_EQ_INT(n, 0);
+	CHECK(c == NULL);
+	/* a malformed card names the model */
+	add_model(s, "binomial", 0.5, json_pack("{s:s}", "c", "fast"));    /* m5 */
+	CHECK_FAILS(hml__select_candidates(&c, &n, s, NULL, 3), HML_EINVALID, "model 'm5'");
+	hml__store_free(s);
+}
+
+int main(void)
+{
+	const char *base = getenv("HML_TEST_TMP");
+	char cmd[600];
+
+	snprintf(dir, sizeof(dir), "%s/select-XXXXXX", base && *base ? base : "/tmp");
+	if (!mkdtemp(dir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	unsetenv("HML_LOCK_TIMEOUT");
+	RUN(fastest_within_error);
+	RUN(most_accurate_within_latency);
+	RUN(best_and_ties);
+	RUN(bad_input);
+	RUN(target_of_model);
+	RUN(candidates_of_experiment);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", dir);
+	return check_report();
+}
