@@ -362,6 +362,9 @@ static int same(const search_state *st, const char *opt, double given, double re
 {
 	if (isnan(given) || given == recorded || (isnan(recorded) && given <= 0))
 		return 0;
+	if (isnan(recorded))
+		return hml__error_set(HML_EINVALID, "cannot resume search '%s' with %s %g: it was "
+		                      "started without it", st->id, opt, given);
 	return hml__error_set(HML_EINVALID, "cannot resume search '%s' with %s %g: it was started "
 	                      "with %g", st->id, opt, given, recorded);
 }
@@ -430,6 +433,10 @@ static int resume_search(search_state *st, const char *id)
 	                 : cmd_json_number(v.json, "seconds");
 	st->prev_cpu = isnan(cmd_json_number(v.json, "coordinator_cpu_seconds")) ? 0
 	             : cmd_json_number(v.json, "coordinator_cpu_seconds");
+	st->prev_busy = isnan(cmd_json_number(v.json, "coordinator_busy_seconds")) ? 0
+	              : cmd_json_number(v.json, "coordinator_busy_seconds");
+	st->prev_suggest = isnan(cmd_json_number(v.json, "coordinator_suggest_seconds")) ? 0
+	                 : cmd_json_number(v.json, "coordinator_suggest_seconds");
 	st->seed = (long long)v.seed;
 	st->max_epochs = (int)v.max_epochs;
 	st->budget = budget != UNSET ? budget : (long long)v.budget;
@@ -623,12 +630,14 @@ static int record_state(search_state *st, const char *status)
 	double cpu = getrusage(RUSAGE_SELF, &ru) == 0
 		? (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 +
 		  (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec * 1e-6 : NAN;
-	json_t *f = json_pack("{s:s, s:{s:I, s:I, s:I, s:I, s:I}, s:f, s:o, s:o, s:I}",
+	json_t *f = json_pack("{s:s, s:{s:I, s:I, s:I, s:I, s:I}, s:f, s:o, s:f, s:f, s:o, s:I}",
 		"status", status, "counts", "configs", (json_int_t)hml__sched_configs(st->sched),
 		"trials", (json_int_t)st->nt, "ok", (json_int_t)c.ok, "failed", (json_int_t)c.failed,
 		"reruns", (json_int_t)c.reruns,
 		"seconds", st->prev_seconds + hml__now() - st->t0,
 		"coordinator_cpu_seconds", cmd_json_real(st->prev_cpu + cpu),
+		"coordinator_busy_seconds", st->prev_busy + st->busy,
+		"coordinator_suggest_seconds", st->prev_suggest + st->suggest,
 		"front", search_front_json(st), "budget", (json_int_t)st->budget);
 	int rc = f ? hml__search_set(st->s, st->id, f) : hml__error_oom();
 
@@ -662,6 +671,10 @@ static void print_result(const search_state *st)
 		       (long long)json_integer_value(json_object_get(e, "params")),
 		       cmd_json_string(e, "model") ? cmd_json_string(e, "model") : "-",
 		       cmd_json_string(e, "arch") ? cmd_json_string(e, "arch") : "");
+	if (st->session_trials)
+		printf("coordinator: %.3g ms per trial outside its waits, of which %.3g ms in the "
+		       "optimiser\n", st->busy / (double)st->session_trials * 1e3,
+		       st->suggest / (double)st->session_trials * 1e3);
 	printf("history: %s/search/%s/%s\n", hml__store_dir(st->s), st->id, HML__HISTORY_FILE);
 }
 

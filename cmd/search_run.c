@@ -225,6 +225,7 @@ static int trial_end(search_state *st, long trial, hml__hist_status status, cons
 	}
 	if ((rc = hml__history_append(st->hist, &ev)) < 0)
 		return rc;
+	st->session_trials++;
 	rc = status == HML__HIST_OK ? hml__sched_report(st->sched, (size_t)t->config, t->rung, &o)
 	                            : hml__sched_fail(st->sched, (size_t)t->config, t->rung);
 	t->status = status;
@@ -244,6 +245,7 @@ static int trial_next(search_state *st, long *trial, int *fresh)
 {
 	hml__sched_trial nt;
 	json_t *params = NULL;
+	double t0;
 	int rc;
 
 	if (st->nqueue) {
@@ -252,7 +254,10 @@ static int trial_next(search_state *st, long *trial, int *fresh)
 		*fresh = 0;
 		return 1;
 	}
-	if ((rc = hml__sched_next(st->sched, &nt)) != 1)
+	t0 = hml__now();
+	rc = hml__sched_next(st->sched, &nt);
+	st->suggest += hml__now() - t0;
+	if (rc != 1)
 		return rc;
 	if (nt.rung == 0 && ((rc = hml__space_decode(&params, st->space, nt.u)) < 0 ||
 	                     (rc = cfg_push(st, params)) < 0))
@@ -309,13 +314,20 @@ static int trial_start(search_state *st, hml__worker *w, long trial, int fresh)
 static void prune_files(search_state *st)
 {
 	size_t *cfg, n;
-	long nf;
+	long nf, *keep;
 
 	if (st->keep_all || !(cfg = malloc((hml__sched_configs(st->sched) + 1) * sizeof(*cfg))))
 		return;
 	nf = hml__sched_front(st->sched, cfg, NULL);
 	n = nf > 0 ? (size_t)nf : 0;
-	for (size_t i = 0; nf >= 0 && i < st->nt; i++) {
+	/* The front's trials first: O(front x trials), not for every trial. */
+	if (nf < 0 || !(keep = malloc((n + 1) * sizeof(*keep)))) {
+		free(cfg);
+		return;
+	}
+	for (size_t j = 0; j < n; j++)
+		keep[j] = search_top_trial(st, cfg[j]);
+	for (size_t i = 0; i < st->nt; i++) {
 		search_trial *t = &st->t[i];
 		int on = 0;
 		char mp[4200];
@@ -323,13 +335,14 @@ static void prune_files(search_state *st)
 		if (!t->has_file || t->status != HML__HIST_OK)
 			continue;
 		for (size_t j = 0; j < n && !on; j++)
-			on = (long)cfg[j] == t->config && search_top_trial(st, cfg[j]) == (long)i;
+			on = keep[j] == (long)i;
 		if (!on) {
 			model_path(st, (long)i, mp, sizeof(mp));
 			unlink(mp);
 			t->has_file = 0;
 		}
 	}
+	free(keep);
 	free(cfg);
 }
 
@@ -489,11 +502,13 @@ static int wait_workers(search_state *st)
 {
 	struct pollfd pf[64];
 	int n = 0, rc;
+	double t;
 
 	for (int k = 0; k < st->nworkers; k++)
 		pf[n++] = (struct pollfd){ st->wk[k].pid > 0 ? st->wk[k].from.fd : -1, POLLIN, 0 };
 	if (poll(pf, (nfds_t)n, 1000) < 0 && errno != EINTR)
 		return hml__error_set(HML_EIO, "poll: %s", strerror(errno));
+	t = hml__now();
 	for (int k = 0; k < st->nworkers && !cmd_interrupted; k++)
 		if (pf[k].fd >= 0 && (pf[k].revents & (POLLIN | POLLHUP | POLLERR)) &&
 		    (rc = worker_input(st, &st->wk[k])) < 0)
@@ -506,6 +521,7 @@ static int wait_workers(search_state *st)
 		    (rc = worker_lost(st, w, HML__HIST_TIMEOUT, NULL)) < 0)
 			return rc;
 	}
+	st->busy += hml__now() - t;
 	return 0;
 }
 
@@ -513,6 +529,7 @@ int search_run(search_state *st)
 {
 	cmd_progress *bar = cmd_progress_start("search", (double)st->budget);
 	int done = 0, rc = 0, busy, alive;
+	double t;
 
 	if (!(st->wk = calloc((size_t)st->nworkers, sizeof(*st->wk))))
 		return hml__error_oom();
@@ -528,7 +545,10 @@ int search_run(search_state *st)
 			rc = 1;
 			break;
 		}
-		if ((rc = dispatch(st, &done)) < 0)
+		t = hml__now();
+		rc = dispatch(st, &done);
+		st->busy += hml__now() - t;
+		if (rc < 0)
 			break;
 		busy = alive = 0;
 		for (int k = 0; k < st->nworkers; k++) {

@@ -70,6 +70,9 @@ typedef struct search_state {
 	double t0;
 	double prev_seconds;       /* wall and coordinator CPU time of earlier sessions */
 	double prev_cpu;
+	double busy, prev_busy;    /* coordinator wall time outside its waits (this session, before) */
+	double suggest, prev_suggest;  /* of which in the scheduler (BO suggestions, ASHA) */
+	size_t session_trials;     /* trials ended in this session */
 	int reruns;                /* trials re-run by this session */
 } search_state;
 

@@ -83,6 +83,23 @@ check_history() {
 	assert_output --partial "HML_MODEL_BINOMIAL="
 }
 
+@test "constraints keep infeasible trials in the history and off the front" {
+	run --separate-stderr hml -q -C exp --json search --budget 5 --workers 2 --max-params 3000 $QUICK
+	assert_success
+	echo "$output" > out.json
+	[ "$(json out.json 'd["search"]["constraints"]')" = "{'max_latency': None, 'max_params': 3000.0, 'max_error': None}" ]
+	[ "$(json out.json 'all(f["params"] <= 3000 for f in d["search"]["front"])')" = True ]
+	# Every ended trial is in the history, feasible or not.
+	[ "$(hist 'sum(e["status"] == "ok" for e in ev)')" = "$(json out.json 'd["search"]["counts"]["ok"]')" ]
+	check_history
+	run --separate-stderr hml -q -C exp search --resume --max-params 5000
+	assert_failure 3
+	[[ "$stderr" == *"cannot resume search 's1' with --max-params 5000: it was started with 3000"* ]]
+	run --separate-stderr hml -q -C exp search --resume --max-error 0.5
+	assert_failure 3
+	[[ "$stderr" == *"with --max-error 0.5: it was started without it"* ]]
+}
+
 @test "kill -9 of the search, then --resume: same budget, no trial lost or run twice" {
 	"$HML" -q -C exp search --budget 14 --workers 2 $QUICK > /dev/null 2>&1 &
 	pid=$!
