@@ -21,13 +21,15 @@
 #      model. Off by default: it runs for about an hour.
 #
 # The machine's load changes every figure but the hypervolumes; the load
-# average is printed first.
+# average is printed first. The default (b) trains 3 x 200 full-fidelity
+# peer trials on the workflow's data: hours on 2 cores; --quick or
+# --budgets/--options/--epochs shrink it.
 #
 # usage: bench/search.sh [options]
 #   --build DIR        build directory (default build)
 #   --budgets LIST     budgets of (b), comma-separated (default 50,100,200)
 #   --quick            test-size run: budgets 10,20,30, 2048 options,
-#                      9 epochs, 5 asks in (a), peers random and tpe
+#                      9 epochs, 5 asks in (a) (about 10 minutes here)
 #   --options N        options (rows) collected for (b) (default: the workflow's)
 #   --epochs N         full-fidelity epochs of (b) (default 27)
 #   --methods LIST     peers of (b) (default random,tpe,nsga2)
@@ -52,7 +54,7 @@ while [ $# -gt 0 ]; do
 	case $1 in
 	--build) build=$2; shift 2 ;;
 	--budgets) budgets=$2; shift 2 ;;
-	--quick) budgets=10,20,30; options=2048; epochs=9; asks=5; methods=random,tpe; shift ;;
+	--quick) budgets=10,20,30; options=2048; epochs=9; asks=5; shift ;;
 	--options) options=$2; shift 2 ;;
 	--epochs) epochs=$2; shift 2 ;;
 	--methods) methods=$2; shift 2 ;;

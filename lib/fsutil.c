@@ -354,14 +354,19 @@ char *hml__path_abs(const char *path)
 char *hml__find_on_path(const char *name)
 {
 	const char *path = getenv("PATH");
-	char *copy, *save = NULL, *found = NULL;
+	char *copy, *found = NULL;
 
 	if (!path || !*path || !(copy = hml__strdup(path)))
 		return NULL;
-	for (char *d = strtok_r(copy, ":", &save); d && !found; d = strtok_r(NULL, ":", &save)) {
-		char *p = hml__path_join(*d ? d : ".", name);
+	/* strtok would skip empty entries, which name the current directory */
+	for (char *d = copy, *end; d && !found; d = end ? end + 1 : NULL) {
+		char *p;
+		struct stat st;
 
-		if (p && access(p, X_OK) == 0)
+		if ((end = strchr(d, ':')) != NULL)
+			*end = '\0';
+		p = hml__path_join(*d ? d : ".", name);
+		if (p && stat(p, &st) == 0 && S_ISREG(st.st_mode) && access(p, X_OK) == 0)
 			found = p;
 		else
 			free(p);

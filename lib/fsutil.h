@@ -54,8 +54,9 @@ char *hml__path_join(const char *a, const char *b);
 /** Absolute, normalised form of an existing path (realpath, malloc'ed). */
 char *hml__path_abs(const char *path);
 
-/** The executable `name` found in the directories of PATH (an empty entry
- * is the current directory), malloc'ed; NULL when none is (no error set). */
+/** The executable regular file `name` found in the directories of PATH,
+ * first match (an empty entry is the current directory), malloc'ed; NULL
+ * when none is (no error set). */
 char *hml__find_on_path(const char *name);
 
 /** Directory of the running executable (/proc/self/exe), malloc'ed. */

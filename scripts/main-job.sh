@@ -14,12 +14,12 @@
 #
 # usage: scripts/main-job.sh [BUILD_DIR] [OPTIONS] [BUDGET]
 #   OPTIONS: options priced per run (a multiple of the 4096 batch; default 32768)
-#   BUDGET: configurations the search tries (default 12)
+#   BUDGET: configurations the search tries (default 20)
 set -eu
 
 build=${1:-build}
 options=${2:-32768}
-budget=${3:-12}
+budget=${3:-20}
 hml="$build/cmd/hml"
 exp=${HML_MAIN_JOB_DIR:-$build/main-job}
 

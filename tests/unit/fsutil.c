@@ -304,6 +304,45 @@ TEST(paths)
 	free(p);
 }
 
+/* Found in the first directory of PATH that has it as an executable; an
+ * empty entry is the current directory; missing or not executable: NULL. */
+TEST(find_on_path)
+{
+	char *saved = getenv("PATH") ? strdup(getenv("PATH")) : NULL, *p, cwd[PATH_MAX];
+	char a[PATH_MAX], b[PATH_MAX], path[3 * PATH_MAX], file[PATH_MAX + 16];
+	int fd;
+
+	snprintf(a, sizeof(a), "%s/pa", tmpdir);
+	snprintf(b, sizeof(b), "%s/pb", tmpdir);
+	CHECK(mkdir(a, 0777) == 0 && mkdir(b, 0777) == 0);
+	snprintf(file, sizeof(file), "%s/tool", a);   /* not executable in a */
+	CHECK((fd = open(file, O_WRONLY | O_CREAT, 0644)) >= 0);
+	close(fd);
+	snprintf(file, sizeof(file), "%s/tool", b);
+	CHECK((fd = open(file, O_WRONLY | O_CREAT, 0755)) >= 0);
+	close(fd);
+	snprintf(path, sizeof(path), "%s:%s", a, b);
+	setenv("PATH", path, 1);
+	p = hml__find_on_path("tool");
+	CHECK_STR(p, file);
+	free(p);
+	CHECK(hml__find_on_path("no-such-tool") == NULL);
+	setenv("PATH", tmpdir, 1);
+	CHECK(hml__find_on_path("pb") == NULL);   /* a directory is no program */
+	CHECK(getcwd(cwd, sizeof(cwd)) != NULL);
+	CHECK(chdir(b) == 0);
+	setenv("PATH", ":/nonexistent", 1);
+	p = hml__find_on_path("tool");
+	CHECK_STR(p, "./tool");
+	free(p);
+	CHECK(chdir(cwd) == 0);
+	setenv("PATH", "", 1);
+	CHECK(hml__find_on_path("tool") == NULL);
+	if (saved)
+		setenv("PATH", saved, 1);
+	free(saved);
+}
+
 TEST(time_and_host)
 {
 	char t[32], h[256], small[4];
@@ -337,6 +376,7 @@ int main(void)
 	RUN(sha256_known_digests);
 	RUN(reads_are_bounded_and_never_block);
 	RUN(paths);
+	RUN(find_on_path);
 	RUN(time_and_host);
 	rm_rf(tmpdir);
 	return check_report();
