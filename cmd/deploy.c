@@ -230,9 +230,14 @@ int cmd_deploy(int argc, char **argv)
 		goto fail;
 	}
 	rec = NULL;
-	cmd_info("%s: deployed model '%s' for region '%s' of workflow '%s' "
-	         "(validation RMSE %.4g, %.3g us per sample)", pid, id, label, w->name,
-	         model.val_rmse, pick.latency * 1e6);
+	if (isnan(pick.latency))
+		cmd_info("%s: deployed model '%s' for region '%s' of workflow '%s' "
+		         "(validation RMSE %.4g; its card has no latency for this target)", pid, id,
+		         label, w->name, model.val_rmse);
+	else
+		cmd_info("%s: deployed model '%s' for region '%s' of workflow '%s' "
+		         "(validation RMSE %.4g, %.3g us per sample)", pid, id, label, w->name,
+		         model.val_rmse, pick.latency * 1e6);
 	if (g_cmd.json) {
 		const json_t *d = hml__store_find(s, "deployments", pid);
 		json_t *doc = json_pack("{s:O}", "deployment", d);

@@ -20,6 +20,7 @@
 
 #include "arch.h"
 #include "cmd.h"
+#include "dataset.h"
 #include "fsutil.h"
 #ifdef HML_WITH_MPI
 #include "mpirelay.h"
@@ -84,6 +85,9 @@ static void state_release(search_state *st)
 		free(st->ds_paths[i]);
 	free(st->ds_paths);
 	free(st->ds_ids);
+	if (st->card_data)
+		hml__dataset_release(st->card_data);
+	free(st->card_data);
 	free(st->cfg);
 	free(st->t);
 	free(st->queue);
@@ -518,7 +522,27 @@ static const char *registered_before(const search_state *st, long i)
 	return NULL;
 }
 
-static int keep(search_state *st, long i)
+/* The latency per target of trial i's model for its card (as hml train
+ * measures it, cmd/latency.c), on the region's data, loaded once; NULL
+ * (after a warning) when it cannot be measured. */
+static json_t *latency_card(search_state *st, long i, const char *model_path)
+{
+	if (!st->card_data) {
+		hml__dataset *d = calloc(1, sizeof(*d));
+
+		if (!d || hml__dataset_load(d, (const char *const *)st->ds_paths, st->nds, st->label,
+		                            HML__NONFINITE_DROP) < 0) {
+			cmd_warn("the front's models get no latency card: %s",
+			         d ? hml_error_last()->message : "out of memory");
+			free(d);
+			return NULL;
+		}
+		st->card_data = d;
+	}
+	return cmd_latency_card(model_path, st->card_data, st->t[i].m.latency_batch, st->threads);
+}
+
+static int keep(search_state *st, long i, int card)
 {
 	search_trial *t = &st->t[i];
 	hml__hist_event ev;
@@ -536,7 +560,11 @@ static int keep(search_state *st, long i)
 			cmd_warn("the model of trial %ld is missing; it is not registered", i);
 			return 0;
 		}
-		if ((rc = hml__store_add(st->s, "models", model_record(st, i), &f, 1, 1, t->model,
+		json_t *rec = model_record(st, i), *lat = card && rec ? latency_card(st, i, mp) : NULL;
+
+		if (lat)
+			json_object_set_new(rec, "latency", lat);
+		if ((rc = hml__store_add(st->s, "models", rec, &f, 1, 1, t->model,
 		                         sizeof(t->model))) < 0)
 			return rc;
 		t->has_file = 0;
@@ -563,13 +591,13 @@ int search_keep_models(search_state *st)
 		long i = search_top_trial(st, cfg[j]);
 
 		if (i >= 0 && st->t[i].status == HML__HIST_OK)
-			rc = keep(st, i);
+			rc = keep(st, i, 1);
 	}
 	for (size_t i = 0; i < st->nt && rc == 0; i++) {
 		char mp[4200];
 
 		if (st->keep_all && st->t[i].status == HML__HIST_OK && st->t[i].has_file) {
-			rc = keep(st, (long)i);
+			rc = keep(st, (long)i, 0);
 			continue;
 		}
 		snprintf(mp, sizeof(mp), "%s/t%zu.pt", st->dir, i);

@@ -66,6 +66,7 @@ typedef struct search_state {
 	long long budget, seed;
 	double max_latency, max_params, max_error, trial_timeout;
 	int keep_all;
+	struct hml__dataset *card_data; /* loaded for the front models' latency cards, or NULL */
 	char *exe;                 /* this hml, for the workers */
 	double t0;
 	double prev_seconds;       /* wall and coordinator CPU time of earlier sessions */

@@ -72,6 +72,9 @@ check_history() {
 	    assert kept[f["trial"]] == f["model"]
 	    assert m["metrics"]["val_rmse"] == f["val_rmse"]
 	    assert m["input_shape"] == [5] and m["output_shape"] == [1]
+	    # the card's latency per target, as hml train measures it
+	    lat = m["latency"]
+	    assert lat["batch"] >= 1 and lat["torchscript"] > 0 and "c" in lat, lat
 	assert len(models) == len(d["front"])   # only the front is kept
 	assert man["searches"][0]["space_sha256"] and man["searches"][0]["datasets"] == ["d1"]
 	EOF
