@@ -28,7 +28,8 @@ export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-passive}"
 export OMP_NUM_THREADS="$threads"
 exp="$tmp/exp"
 
-echo "load average: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) cores; $(cc --version | head -n1)"
+# nproc --all: plain nproc answers OMP_NUM_THREADS, set above.
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc --all) cores; $(cc --version | head -n1)"
 "$hml" -q -C "$exp" collect binomial --args '--options 8192 --seed {seed}' >/dev/null
 for arch in mlp:64x64:relu mlp:256x256x256:relu; do
 	"$hml" -q -C "$exp" train --epochs 1 --threads "$threads" --arch "$arch" >/dev/null

@@ -28,6 +28,7 @@ static double max_latency = NAN;
 static const char *region;
 static const char *target;
 static const char *march;
+static const char *search;
 
 static const cmd_option options[] = {
 	{ "best", 0, CMD_OPT_FLAG, &best, NULL, "the model with the lowest validation RMSE" },
@@ -36,6 +37,8 @@ static const cmd_option options[] = {
 	{ "max-latency", 0, CMD_OPT_DOUBLE, &max_latency, "L",
 	  "the most accurate model that runs within L seconds per sample" },
 	{ "region", 'r', CMD_OPT_STRING, &region, "R", "consider only models of region R" },
+	{ "search", 0, CMD_OPT_STRING, &search, "ID",
+	  "consider only the models on the front of search ID (hml search)" },
 	{ "target", 't', CMD_OPT_STRING, &target, "T",
 	  "torchscript (default: the trained model), c (compiled to a shared object) or auto "
 	  "(the faster of the two, by the model card)" },
@@ -57,7 +60,8 @@ static const cmd_spec spec = {
 	"--target c compiles the model to C with its weights as constants and\n"
 	"registers models/<c-id>.{c,h,so}; the environment then names the .so.\n"
 	"--target auto lets both forms compete: (model, target) pairs under the bounds,\n"
-	"or the faster form of the model named or chosen.",
+	"or the faster form of the model named or chosen. --search ID chooses among the\n"
+	"models on the front of that search only.",
 	options, 0, 1
 };
 
@@ -105,6 +109,10 @@ static int choose(const hml__store *s, const char *id, hml__candidate *pick)
 
 	if ((rc = hml__select_candidates(&c, &n, s, id ? NULL : region, target_mask())) < 0)
 		return rc;
+	if (search && !id && (rc = hml__select_in_search(c, &n, s, search)) < 0) {
+		free(c);
+		return rc;
+	}
 	if (id) {
 		if (target && strcmp(target, "auto") == 0) {
 			if ((rc = hml__select_target(c, n, id, &k)) == 0)
@@ -125,6 +133,9 @@ static int choose(const hml__store *s, const char *id, hml__candidate *pick)
 		else
 			rc = hml__error_set(HML_ENOTFOUND, "no model in experiment '%s' (run 'hml "
 			                    "train' first)", hml__store_dir(s));
+	} else if (n == 0 && search) {
+		rc = hml__error_set(HML_ENOTFOUND, "no model on the front of search '%s'%s", search,
+		                    region ? " is of that region" : " is a candidate in that target");
 	} else if (n == 0) {
 		rc = hml__error_set(HML_ENOTFOUND, "no model of experiment '%s' can be compiled to "
 		                    "C (each card says why: hml show MODEL)", hml__store_dir(s));
@@ -160,6 +171,11 @@ int cmd_deploy(int argc, char **argv)
 	}
 	if (march && (!target || strcmp(target, "torchscript") == 0)) {
 		cmd_error("deploy: --march needs --target c or auto");
+		return HML_EXIT_USAGE;
+	}
+	if (search && first < argc) {
+		cmd_error("deploy: --search chooses among a search's models; give it with --best, "
+		          "--max-error or --max-latency, not with MODEL");
 		return HML_EXIT_USAGE;
 	}
 	if (hml__select_check_bound("max-error", max_error) < 0 ||
@@ -202,6 +218,8 @@ int cmd_deploy(int argc, char **argv)
 		json_object_set_new(rec, "max_latency", json_real(max_latency));
 	if (target && strcmp(target, "auto") == 0)
 		json_object_set_new(rec, "target_requested", json_string("auto"));
+	if (search)
+		json_object_set_new(rec, "search", json_string(search));
 	if (!isnan(pick.latency))
 		json_object_set_new(rec, "latency_seconds_per_sample", json_real(pick.latency));
 	json_object_set_new(rec, "env", env);

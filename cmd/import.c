@@ -255,7 +255,7 @@ static int64_t region_batch(const import_state *st)
 }
 
 static json_t *model_record(const import_state *st, const char *file, const hml__errors *e,
-                            const char *compile_error)
+                            const char *compile_error, int64_t params)
 {
 	json_t *ids = json_array(), *data_sha = json_object();
 	char *origin = hml__path_abs(file);
@@ -286,6 +286,9 @@ static json_t *model_record(const import_state *st, const char *file, const hml_
 		"compilable", compile_error == NULL,
 		"not_compilable", compile_error ? json_string(compile_error) : json_null());
 	free(origin);
+	if (rec && params > 0)   /* known when hml could read the graph */
+		json_object_set_new(json_object_get(rec, "metrics"), "params",
+		                    json_integer((json_int_t)params));
 	return rec;
 }
 
@@ -335,6 +338,7 @@ int cmd_import(int argc, char **argv)
 	json_t *rec = NULL, *lat;
 	const char *file, *compile_error = NULL;
 	char id[32], why[512];
+	int64_t params = 0;
 	int first, rc, code = HML_EXIT_OK;
 
 	memset(&st, 0, sizeof(st));
@@ -365,6 +369,12 @@ int cmd_import(int argc, char **argv)
 	/* Compilable to C? The reason is kept when it is not. */
 	if (hml__export_model(file, &desc) == 0) {
 		snprintf(st.arch, sizeof(st.arch), "%s", desc.arch);
+		for (int l = 0; l < desc.nlayers; l++) {
+			const hml__cg_layer *y = &desc.layers[l];
+			int64_t k = y->kernel > 0 ? (int64_t)y->kernel * y->kernel : 1;
+
+			params += y->in * y->out * k + y->out;
+		}
 	} else {
 		snprintf(why, sizeof(why), "%s", hml_error_last()->message);
 		compile_error = why;
@@ -373,7 +383,7 @@ int cmd_import(int argc, char **argv)
 	hml__cg_model_release(&desc);
 	if ((rc = copy_in(&st, file)) < 0)
 		goto fail;
-	if (!(rec = model_record(&st, file, &e, compile_error))) {
+	if (!(rec = model_record(&st, file, &e, compile_error, params))) {
 		rc = hml__error_oom();
 		goto fail;
 	}

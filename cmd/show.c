@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "latency.h"
 #include "fsutil.h"
 #include "records.h"
 #include "searchplot.h"
@@ -168,14 +169,11 @@ static const char *num(char *buf, size_t size, const json_t *v, const char *path
 	return buf;
 }
 
-/* Seconds as "412 ns", "3.1 us", "2.5 ms", "1.2 s". */
-static const char *duration(char *buf, size_t size, const json_t *v, const char *path)
+/* Seconds as "412 ns", "3.1 us", "2.5 ms", "1.2 s"; "" for NaN. */
+static const char *seconds_text(char *buf, size_t size, double s)
 {
-	const json_t *n = at(v, path);
-	double s = json_number_value(n);
-
 	buf[0] = '\0';
-	if (!json_is_number(n) || !isfinite(s) || s < 0)
+	if (!isfinite(s) || s < 0)
 		return buf;
 	if (s < 1e-6)
 		snprintf(buf, size, "%.3g ns", s * 1e9);
@@ -286,18 +284,33 @@ done:
 	return rc;
 }
 
+/* A model's latency per sample in `target` (lib/latency.h): its card's,
+ * else (TorchScript, records of older hml) train's metrics. */
+static const char *latency_text(char *buf, size_t size, const json_t *r, int target)
+{
+	hml__latency l;
+
+	if (hml__latency_of_record(&l, r) == 0)
+		return seconds_text(buf, size, l.seconds[target]);
+	buf[0] = '\0';
+	if (target == HML__TARGET_TORCHSCRIPT &&
+	    json_is_number(at(r, "metrics.latency_seconds_per_sample")))
+		seconds_text(buf, size, json_number_value(at(r, "metrics.latency_seconds_per_sample")));
+	return buf;
+}
+
 static int list_models(const json_t *recs)
 {
-	table t = { 7, { "ID", "REGION", "ARCH", "VAL RMSE", "TEST RMSE", "LATENCY/SAMPLE", "PARAMS" },
-	            NULL, 0, 0 };
+	table t = { 8, { "ID", "REGION", "ARCH", "VAL RMSE", "TEST RMSE", "TS LATENCY", "C LATENCY",
+	                 "PARAMS" }, NULL, 0, 0 };
 	const json_t *r;
 	size_t i;
 	int rc = 0;
 
 	json_array_foreach(recs, i, r) {
-		char val[32], test[32], lat[32], params[32];
+		char val[32], test[32], lat[32], clat[32], params[32];
 		hml__model_view m;
-		const char *row[7];
+		const char *row[8];
 
 		hml__model_view_of(&m, r);
 		row[0] = m.id;
@@ -305,8 +318,9 @@ static int list_models(const json_t *recs)
 		row[2] = str(r, "arch");
 		row[3] = num(val, sizeof(val), r, "metrics.val_rmse");
 		row[4] = num(test, sizeof(test), r, "metrics.test_rmse");
-		row[5] = duration(lat, sizeof(lat), r, "metrics.latency_seconds_per_sample");
-		row[6] = num(params, sizeof(params), r, "metrics.params");
+		row[5] = latency_text(lat, sizeof(lat), r, HML__TARGET_TORCHSCRIPT);
+		row[6] = latency_text(clat, sizeof(clat), r, HML__TARGET_C);
+		row[7] = num(params, sizeof(params), r, "metrics.params");
 		if ((rc = table_row(&t, row)) < 0)
 			goto done;
 	}
@@ -328,12 +342,17 @@ static int list_deployments(const json_t *recs)
 		hml__deployment_view d;
 		const char *row[5], *how = str(r, "selection");
 		const json_t *bound = json_object_get(r, "max_error");
+		const json_t *lbound = json_object_get(r, "max_latency");
 
 		hml__deployment_view_of(&d, r);
 		env_list(env, sizeof(env), d.env);
-		/* "max-error 0.05": the bound the model was chosen under. */
-		if (how && json_is_number(bound))
-			snprintf(sel, sizeof(sel), "%s %.4g", how, json_number_value(bound));
+		/* "max-error 0.05": the bound(s) the model was chosen under. */
+		if (how && json_is_number(bound) && json_is_number(lbound))
+			snprintf(sel, sizeof(sel), "%s %.4g,%.4g", how, json_number_value(bound),
+			         json_number_value(lbound));
+		else if (how && (json_is_number(bound) || json_is_number(lbound)))
+			snprintf(sel, sizeof(sel), "%s %.4g", how,
+			         json_number_value(json_is_number(bound) ? bound : lbound));
 		else
 			snprintf(sel, sizeof(sel), "%s", how ? how : "");
 		row[0] = d.id;
@@ -574,13 +593,11 @@ static void print_search(hml__store *s, const hml__search_view *v, const hml__se
 	printf("\n\n");
 	for (size_t j = 0; j < r->nfront; j++) {
 		const hml__sr_trial *x = &r->res[r->front[j]];
-		const json_t *lat = json_real(x->latency_s);
 		char e[32], l[32], n[32], tr[32];
 		const char *row[6];
 
 		snprintf(e, sizeof(e), "%.4g", x->val_rmse);
-		duration(l, sizeof(l), lat, "");
-		json_decref((json_t *)lat);
+		seconds_text(l, sizeof(l), x->latency_s);
 		snprintf(n, sizeof(n), "%lld", (long long)x->params);
 		snprintf(tr, sizeof(tr), "%ld", x->trial);
 		row[0] = e;

@@ -9,6 +9,7 @@
 #include "dataset.h"
 #include "error.h"
 #include "h5util.h"
+#include "proc.h"
 #include "util.h"
 
 /* Rows read per HDF5 call: bounded by bytes too, so that whole-field rows
@@ -536,6 +537,12 @@ static int load_file(hml__dataset *d, const char *path, const char **first,
 		slab = SLAB_ROWS_MAX;
 	for (at = 0; at < r.rows; at += count) {
 		count = r.rows - at < slab ? r.rows - at : slab;
+		/* SIGINT/SIGTERM in the CLI: a file of gigabytes is not read to
+		 * its end first. */
+		if (hml__proc_interrupt_pending()) {
+			rc = hml__error_set(HML_ERROR, "interrupted while reading '%s'", path);
+			goto done;
+		}
 		if ((rc = read_rows(&r, IN, path, label, at, count,
 		                    d->x + d->rows * d->in_features)) < 0 ||
 		    (rc = read_rows(&r, OUT, path, label, at, count,

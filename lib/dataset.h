@@ -77,7 +77,10 @@ typedef struct hml__dataset {
  * No rows at all (after dropping): HML_EINVALID "region 'L' has no data
  * rows in 'A', 'B'" (names the files). NaN/Inf per `policy`; ERROR fails
  * with HML_EINVALID "region 'L': 12 rows hold NaN or Inf (30 values) in
- * 'PATH'; use --nonfinite drop to drop them". On failure *d is zeroed.
+ * 'PATH'; use --nonfinite drop to drop them". An interrupt pending
+ * (hml__proc_interrupt(), the CLI's SIGINT/SIGTERM) stops the reading
+ * between slabs: HML_ERROR "interrupted while reading 'PATH'". On failure
+ * *d is zeroed.
  * *d is yours: hml__dataset_release().
  */
 int hml__dataset_load(hml__dataset *d, const char *const *paths, size_t n,

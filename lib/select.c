@@ -167,3 +167,41 @@ int hml__select_candidates(hml__candidate **out, size_t *n, const hml__store *s,
 	*n = k;
 	return 0;
 }
+
+/* 1 when model `id` is on the front of search record `rec`. */
+static int on_front(const json_t *rec, const char *id)
+{
+	const json_t *e;
+	size_t i;
+
+	json_array_foreach(json_object_get(rec, "front"), i, e) {
+		const json_t *m = json_object_get(e, "model");
+
+		if (json_is_string(m) && strcmp(json_string_value(m), id) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+int hml__select_in_search(hml__candidate *c, size_t *n, const hml__store *s,
+                          const char *search)
+{
+	const json_t *rec = hml__store_find(s, "searches", search);
+	size_t k = 0, models = 0;
+	const json_t *e;
+	size_t i;
+
+	if (!rec)
+		return hml__error_set(HML_ENOTFOUND, "no search '%s' in experiment '%s'", search,
+		                      hml__store_dir(s));
+	json_array_foreach(json_object_get(rec, "front"), i, e)
+		models += json_is_string(json_object_get(e, "model"));
+	if (!models)
+		return hml__error_set(HML_ENOTFOUND, "search '%s' has no registered model on its "
+		                      "front", search);
+	for (i = 0; i < *n; i++)
+		if (c[i].model && on_front(rec, c[i].model))
+			c[k++] = c[i];
+	*n = k;
+	return 0;
+}

@@ -83,6 +83,15 @@ int hml__select_target(const hml__candidate *c, size_t n, const char *model, siz
 int hml__select_candidates(hml__candidate **out, size_t *n, const hml__store *s,
                            const char *region, unsigned targets);
 
+/**
+ * Keep only the candidates whose model is on the front of search `search`
+ * (its record in "searches": front[].model, hml-search(1)), in place; *n
+ * is updated. Errors: HML_ENOTFOUND "no search 's9' in experiment 'DIR'",
+ * "search 's1' has no registered model on its front".
+ */
+int hml__select_in_search(hml__candidate *c, size_t *n, const hml__store *s,
+                          const char *search);
+
 #ifdef __cplusplus
 }
 #endif

@@ -23,18 +23,32 @@ void hml_error_clear(void)
 	tls_error.message = tls_message;
 }
 
+/* What a message keeps of its start when it is too long. */
+#define MESSAGE_HEAD 160
+
 int hml__error_set(int code, const char *fmt, ...)
 {
+	static _Thread_local char full[8192];
 	va_list ap;
 	char *nl;
+	size_t len;
 
 	va_start(ap, fmt);
-	vsnprintf(tls_message, sizeof(tls_message), fmt, ap);
+	vsnprintf(full, sizeof(full), fmt, ap);
 	va_end(ap);
 	/* Messages are one line: a multi-line text from a dependency (libtorch
 	 * exceptions carry back-traces) is cut at its first newline. */
-	if ((nl = strchr(tls_message, '\n')) != NULL)
+	if ((nl = strchr(full, '\n')) != NULL)
 		*nl = '\0';
+	/* Too long (a path of thousands of characters): the middle goes, not
+	 * the end, which holds the reason ("cannot open 'aaa...zzz': no such
+	 * file"). */
+	len = strlen(full);
+	if (len < sizeof(tls_message))
+		memcpy(tls_message, full, len + 1);
+	else
+		snprintf(tls_message, sizeof(tls_message), "%.*s...%s", MESSAGE_HEAD, full,
+		         full + len - (sizeof(tls_message) - 1 - MESSAGE_HEAD - 3));
 	tls_error.code = code;
 	tls_error.message = tls_message;
 	return code;

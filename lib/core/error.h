@@ -22,6 +22,9 @@
 extern "C" {
 #endif
 
+/* Messages longer than hml_error_last() holds (511 characters) lose their
+ * middle, not their end: "cannot open 'first 160 characters...last
+ * characters': no such file", so a long path never hides the reason. */
 int hml__error_set(int code, const char *fmt, ...) HML__PRINTF(2, 3);
 
 /** Record HML_ENOMEM with a fixed message (never allocates). */

@@ -86,6 +86,15 @@ same_as_accurate() {
 	assert_output --partial "cannot open model 'dir.pt': is a directory"
 }
 
+@test "a model path of thousands of characters: the message keeps the reason" {
+	long="/nonexistent$(printf '/abcdefghij%.0s' {1..300})/m.pt"
+	HML_MODE=infer HML_MODEL="$long" HML_ON_ERROR=fail run binomial "${ARGS[@]}"
+	assert_failure 1
+	assert_output --partial "cannot open model '/nonexistent/abcdefghij/"
+	assert_output --partial "..."
+	assert_output --partial "abcdefghij/m.pt': no such file"
+}
+
 @test "blanks around a number or a keyword are refused in every variable" {
 	for v in "HML_THREADS= 2" "HML_INTERLEAVE=2 " "HML_SHADOW= 0.5" "HML_FLUSH_BYTES= 100"; do
 		env HML_MODE=interleave HML_MODEL="$MODELS/mlp_f32.pt" "$v" "$BINOMIAL" "${ARGS[@]}" >out.txt 2>&1 && false

@@ -94,3 +94,27 @@ EOF2
 	cmp before.json exp/manifest.json
 	[ -z "$(ls exp/data)" ]
 }
+
+@test "a record whose file is missing or changed is refused by every command that uses it" {
+	hml -q -C exp collect binomial --args '--options 2048 --batch 512 --seed {seed}' >/dev/null
+	hml -q -C exp train --epochs 1 --threads 1 --arch mlp:8 >/dev/null
+	cp exp/manifest.json before.json
+	mv exp/models/m1.pt m1.pt
+	for cmd in "deploy m1" "evaluate m1" "deploy m1 --target c"; do
+		run hml -C exp $cmd
+		[ "$status" -eq 3 ]
+		assert_output --regexp "^hml: error: (.*: )?model file '(.*/)?exp/models/m1.pt' of model 'm1' is missing$"
+	done
+	printf 'x' >> m1.pt
+	mv m1.pt exp/models/m1.pt
+	for cmd in "deploy m1" "evaluate m1"; do
+		run hml -C exp $cmd
+		[ "$status" -eq 3 ]
+		assert_output --regexp "model file '.*/exp/models/m1.pt' changed since it was registered \(SHA-256 differs\)$"
+	done
+	mv exp/data/d1.h5 d1.h5
+	run hml -C exp train --epochs 1
+	[ "$status" -eq 3 ]
+	assert_output --regexp "data file '.*exp/data/d1.h5' of data set 'd1' is missing$"
+	cmp before.json exp/manifest.json
+}

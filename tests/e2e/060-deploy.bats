@@ -197,3 +197,32 @@ PY
 	assert_output "hml: error: model 'm1' has input rows [5] but region 'binomial' of data set 'd1' has [4]"
 	cmp before.json exp/manifest.json
 }
+
+@test "--search restricts the choice to the front of a search" {
+	# A search whose front holds m2 only (the record as hml search writes it).
+	"$PY" - <<'PY'
+import json
+p = "exp/manifest.json"
+d = json.load(open(p))
+d.setdefault("searches", []).append({"id": "s1", "front": [{"trial": 4, "config": 2, "model": "m2"}],
+                                     "files": {}, "provenance": {}})
+json.dump(d, open(p, "w"), indent=2)
+PY
+	run --separate-stderr hml -C exp --json deploy --best --search s1
+	assert_success
+	echo "$output" > out.json
+	[ "$(json out.json 'd["deployment"]["model"]')" = m2 ]
+	[ "$(json out.json 'd["deployment"]["search"]')" = s1 ]
+	run --separate-stderr hml -C exp --json deploy --max-error 1e9 --target auto --search s1
+	assert_success
+	echo "$output" > out.json
+	[ "$(json out.json 'd["deployment"]["model"]')" = m2 ]
+	cp exp/manifest.json before.json
+	run hml -C exp deploy --best --search s9
+	[ "$status" -eq 3 ]
+	assert_output "hml: error: no search 's9' in experiment 'exp'"
+	run hml -C exp deploy m1 --search s1
+	[ "$status" -eq 2 ]
+	assert_output --partial "--search chooses among a search's models"
+	cmp before.json exp/manifest.json
+}

@@ -76,6 +76,7 @@ unchanged() {
 	[ "$(json out.json 'd["model"]["import"]["origin"]')" = "$PWD/seq.pt" ]
 	[ "$(json out.json 'd["model"]["import"]["sha256"]')" = "$(sha256sum seq.pt | cut -d' ' -f1)" ]
 	[ "$(json out.json 'd["model"]["import"]["compilable"]')" = True ]
+	[ "$(json out.json 'd["model"]["metrics"]["params"]')" = $((5 * 32 + 32 + 32 * 32 + 32 + 32 + 1)) ]
 	[ "$(json out.json 'd["model"]["latency"]["torchscript"] > 0')" = True ]
 	[ "$(json out.json 'd["model"]["latency"]["c"] > 0')" = True ]
 	[ "$(json out.json 'd["model"]["latency"]["batch"]')" = 4096 ]

@@ -16,6 +16,7 @@
 
 #include "check.h"
 #include "dataset.h"
+#include "proc.h"
 #include "util.h"
 
 /* ---- temporary files ---------------------------------------------------- */
@@ -718,6 +719,25 @@ TEST(large_slabs)
 	free(out);
 }
 
+/* A pending interrupt (the CLI's SIGINT/SIGTERM) stops a read between
+ * slabs. Last: the interrupt stays pending in this process. */
+TEST(interrupt_stops_reading)
+{
+	const char *p = tmp_path("interrupted.h5");
+	const char *list[1] = { p };
+	double *in = make_d(100, 2, 0, 1), *out = make_d(100, 1, 0, -1);
+	fixture f = plain("r", HML_F64, 100, 2, 1, in, out);
+	hml__dataset d;
+
+	put_region(p, &f);
+	free(in);
+	free(out);
+	hml__proc_interrupt();
+	CHECK_FAILS(hml__dataset_load(&d, list, 1, "r", HML__NONFINITE_DROP), HML_ERROR,
+	            "interrupted while reading '");
+	CHECK(d.x == NULL && d.rows == 0);
+}
+
 TEST(region_info_fields)
 {
 	const char *p = tmp_path("info.h5");
@@ -896,6 +916,7 @@ int main(void)
 	RUN(unusable_layouts);
 	RUN(bad_files);
 	RUN(release_is_safe);
+	RUN(interrupt_stops_reading);
 	cleanup_tmp();
 	return check_report();
 }

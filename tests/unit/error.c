@@ -88,6 +88,34 @@ TEST(shapes_and_numbers)
 	CHECK_OK(hml__parse_double("0.25", &d));
 	CHECK_NEAR(d, 0.25, 0.0);
 	CHECK_EQ_INT(hml__parse_double("1e999", &d), HML_EINVALID);
+	/* One parser for every number: blanks around it are refused. */
+	CHECK_EQ_INT(hml__parse_i64(" 4", &v), HML_EINVALID);
+	CHECK_EQ_INT(hml__parse_i64("4 ", &v), HML_EINVALID);
+	CHECK_EQ_INT(hml__parse_i64("\t4", &v), HML_EINVALID);
+	CHECK_EQ_INT(hml__parse_double(" 0.5", &d), HML_EINVALID);
+	CHECK_EQ_INT(hml__parse_double("0.5\n", &d), HML_EINVALID);
+}
+
+/* A path of 3000 characters: the message keeps its start and its reason. */
+TEST(long_messages_keep_the_reason)
+{
+	char path[3001];
+	const char *m;
+
+	memset(path, 'a', 3000);
+	path[0] = '/';
+	path[2999] = 'z';
+	path[3000] = '\0';
+	CHECK_EQ_INT(hml__error_set(HML_ENOTFOUND, "cannot open model '%s': no such file", path),
+	             HML_ENOTFOUND);
+	m = hml_error_last()->message;
+	CHECK_EQ_INT(strlen(m), 511);
+	CHECK(strncmp(m, "cannot open model '/aaa", 23) == 0);
+	CHECK_CONTAINS(m, "aaa...aaa");
+	CHECK_CONTAINS(m, "az': no such file");
+	/* A message that fits is left whole. */
+	hml__error_set(HML_EIO, "cannot read '%s': short", "x");
+	CHECK_STR(hml_error_last()->message, "cannot read 'x': short");
 }
 
 int main(void)
@@ -98,5 +126,6 @@ int main(void)
 	RUN(thread_local);
 	RUN(strerror_and_dtypes);
 	RUN(shapes_and_numbers);
+	RUN(long_messages_keep_the_reason);
 	return check_report();
 }

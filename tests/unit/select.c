@@ -195,6 +195,29 @@ TEST(candidates_of_experiment)
 	CHECK_OK(hml__select_candidates(&c, &n, s, "nothing", 3));
 	CHECK_EQ_INT(n, 0);
 	CHECK(c == NULL);
+	/* the front of a search */
+	{
+		char sid[16];
+
+		CHECK_OK(hml__select_candidates(&c, &n, s, NULL, 3));
+		CHECK_OK(hml__store_add(s, "searches", json_pack("{s:[{s:i, s:s}, {s:i, s:s}]}",
+		         "front", "trial", 3, "model", "m3", "trial", 9, "model", "m4"),
+		         NULL, 0, 0, sid, sizeof(sid)));
+		CHECK_STR(sid, "s1");
+		CHECK_OK(hml__select_in_search(c, &n, s, "s1"));
+		CHECK_EQ_INT(n, 3);   /* m3 in two targets, m4 in TorchScript */
+		if (n == 3) {
+			CHECK_STR(c[0].model, "m3");
+			CHECK_STR(c[2].model, "m4");
+		}
+		CHECK_FAILS(hml__select_in_search(c, &n, s, "s9"), HML_ENOTFOUND,
+		            "no search 's9' in experiment");
+		CHECK_OK(hml__store_add(s, "searches", json_pack("{s:[{s:i}]}", "front", "trial", 1),
+		         NULL, 0, 0, sid, sizeof(sid)));
+		CHECK_FAILS(hml__select_in_search(c, &n, s, "s2"), HML_ENOTFOUND,
+		            "search 's2' has no registered model on its front");
+		free(c);
+	}
 	/* a malformed card names the model */
 	add_model(s, "binomial", 0.5, json_pack("{s:s}", "c", "fast"));    /* m5 */
 	CHECK_FAILS(hml__select_candidates(&c, &n, s, NULL, 3), HML_EINVALID, "model 'm5'");
