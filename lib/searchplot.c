@@ -215,9 +215,17 @@ static void front_script(FILE *f, const hml__search_results *r, const char *titl
 	fputc('\n', f);
 }
 
-static void convergence_script(FILE *f, const char *title, const char *work)
+static void convergence_script(FILE *f, const hml__search_results *r, const char *title,
+                               const char *work)
 {
+	double lo = HUGE_VAL, hi = -HUGE_VAL;
 	char path[4352];
+
+	/* the errors of every result: a flat best-error line keeps a readable scale */
+	for (size_t i = 0; i < r->nres; i++) {
+		lo = fmin(lo, r->res[i].val_rmse);
+		hi = fmax(hi, r->res[i].val_rmse);
+	}
 
 	snprintf(path, sizeof(path), "%s/convergence.dat", work);
 	fprintf(f, "reset\nset datafile missing 'NaN'\nset grid\nset key outside right top\n"
@@ -227,7 +235,9 @@ static void convergence_script(FILE *f, const char *title, const char *work)
 	           "set y2label 'hypervolume of the front (decades^2)'\nset xrange [0:*]\n"
 	           "set y2range [0:*]\nset offsets 0, 0, graph 0.05, graph 0.05\nset title ");
 	quoted(f, title);
-	fputs("\nplot ", f);
+	fputc('\n', f);
+	axis_range(f, "y", lo, hi);
+	fputs("plot ", f);
 	quoted(f, path);
 	fputs(" using 1:2 axes x1y1 with steps lw 2 lc rgb '#d02020' title 'best error', \\\n     ",
 	      f);
@@ -258,7 +268,7 @@ int hml__searchplot_prepare(char **script, const hml__search_results *r, const c
 	output(f, work, hml__plot_files[1]);
 	fputs("replot\nunset output\n", f);
 	output(f, work, hml__plot_files[2]);
-	convergence_script(f, title, work);
+	convergence_script(f, r, title, work);
 	output(f, work, hml__plot_files[3]);
 	fputs("replot\nunset output\n", f);
 	if ((rc = close_checked(f, path)) < 0) {
