@@ -120,6 +120,9 @@ static int replay_event(const hml__hist_event *ev, void *payload)
 		snprintf(t->arch, sizeof(t->arch), "%s", ev->arch ? ev->arch : "");
 		o = (hml__sched_outcome){ ev->m.val_rmse, ev->m.latency_s, (double)ev->m.params };
 		rc = hml__sched_report(st->sched, (size_t)ev->config, ev->rung, &o);
+		if (rc == 0 && ev->m.latency_target == HML__TARGET_C && !ev->m.latency_cached)
+			rc = hml__latency_cache_put(&st->lat, ev->arch, ev->m.latency_batch,
+			                            ev->m.latency_threads, ev->m.latency_s);
 		break;
 	default:
 		rc = hml__sched_fail(st->sched, (size_t)ev->config, ev->rung);
@@ -192,7 +195,7 @@ static void prune_files(search_state *st);
 
 /* Record the end of a trial (history first, then the scheduler). */
 static int trial_end(search_state *st, long trial, hml__hist_status status, const char *error,
-                     const hml__train_result *r)
+                     const hml__train_result *r, double lat_cost)
 {
 	search_trial *t = &st->t[trial];
 	hml__hist_event ev;
@@ -220,8 +223,13 @@ static int trial_end(search_state *st, long trial, hml__hist_status status, cons
 		snprintf(t->arch, sizeof(t->arch), "%s", r->arch);
 		ev.arch = t->arch;
 		ev.m = (hml__hist_metrics){ r->val_rmse, r->test_rmse, r->latency_s_per_sample,
-		                            r->latency_batch, r->params, r->epochs_run };
+		                            r->latency_batch, r->params, r->epochs_run, st->target,
+		                            st->threads, t->lat_cached, lat_cost };
 		t->m = ev.m;
+		if (st->target == HML__TARGET_C && !t->lat_cached &&
+		    (rc = hml__latency_cache_put(&st->lat, r->arch, r->latency_batch, st->threads,
+		                                 r->latency_s_per_sample)) < 0)
+			return rc;
 	}
 	if ((rc = hml__history_append(st->hist, &ev)) < 0)
 		return rc;
@@ -269,6 +277,20 @@ static int trial_next(search_state *st, long *trial, int *fresh)
 	return 1;
 }
 
+/* The C latency already measured for the arch, batch and threads of
+ * options o (t->lat_cached says whether there is one), or NaN. */
+static double known_latency(search_state *st, search_trial *t, const hml__train_options *o)
+{
+	char canon[256];
+	double s = NAN;
+
+	if (hml__train_check(o, canon, sizeof(canon)) == 0)
+		s = hml__latency_cache_get(&st->lat, canon, o->infer_batch > 0 ? o->infer_batch
+		                                                                : o->batch, o->threads);
+	t->lat_cached = isfinite(s);
+	return s;
+}
+
 /* Start `trial` on idle worker w (a bad configuration fails at once). */
 static int trial_start(search_state *st, hml__worker *w, long trial, int fresh)
 {
@@ -297,10 +319,15 @@ static int trial_start(search_state *st, hml__worker *w, long trial, int fresh)
 			return rc;
 	}
 	if (bad < 0)
-		return trial_end(st, trial, HML__HIST_FAILED, hml_error_last()->message, NULL);
+		return trial_end(st, trial, HML__HIST_FAILED, hml_error_last()->message, NULL, NAN);
 	model_path(st, trial, mp, sizeof(mp));
 	if (!(msg = hml__wire_trial(trial, mp, &o)))
 		return hml__error_oom();
+	if (st->target != HML__TARGET_TORCHSCRIPT &&
+	    (rc = hml__wire_trial_set_latency(msg, st->target, known_latency(st, t, &o))) < 0) {
+		json_decref(msg);
+		return rc;
+	}
 	w->trial = trial;
 	w->started = hml__now();
 	/* A worker that died meanwhile is noticed by the poll: its pipe ends. */
@@ -395,7 +422,7 @@ static int worker_lost(search_state *st, hml__worker *w, hml__hist_status status
 		else
 			snprintf(msg, sizeof(msg), "worker %d %s%s%s", k, why, detail ? ": " : "",
 			         detail ? detail : "");
-		if ((rc = trial_end(st, trial, status, msg, NULL)) < 0)
+		if ((rc = trial_end(st, trial, status, msg, NULL, NAN)) < 0)
 			return rc;
 		cmd_warn("trial %ld %s: %s", trial, hml__hist_status_name(status), msg);
 	}
@@ -408,7 +435,8 @@ static int worker_message(search_state *st, hml__worker *w, json_t *msg)
 	const char *type = hml__wire_type(msg), *error;
 	hml__train_result r;
 	long trial;
-	int rc;
+	double cost;
+	int rc, target;
 
 	if (strcmp(type, "ready") == 0) {
 		w->ready = 1;
@@ -417,13 +445,18 @@ static int worker_message(search_state *st, hml__worker *w, json_t *msg)
 	if (strcmp(type, "error") == 0)   /* the data would not load */
 		return hml__error_set(HML_EINVALID, "search '%s': worker %d: %s", st->id, w->index,
 		                      json_string_value(json_object_get(msg, "error")));
-	if ((rc = hml__wire_result_read(msg, &trial, &error, &r)) < 0)
+	if ((rc = hml__wire_result_read(msg, &trial, &error, &r)) < 0 ||
+	    (rc = hml__wire_result_latency(msg, &target, &cost)) < 0)
 		return rc;
+	if (!error && target != st->target)
+		return hml__error_set(HML_ERROR, "search '%s': worker %d measured the %s latency of "
+		                      "trial %ld, not the %s latency", st->id, w->index,
+		                      hml__target_name(target), trial, hml__target_name(st->target));
 	if (trial != w->trial)
 		return hml__error_set(HML_ERROR, "search '%s': worker %d answered for trial %ld while "
 		                      "running trial %ld", st->id, w->index, trial, w->trial);
 	w->trial = -1;
-	return trial_end(st, trial, error ? HML__HIST_FAILED : HML__HIST_OK, error, &r);
+	return trial_end(st, trial, error ? HML__HIST_FAILED : HML__HIST_OK, error, &r, cost);
 }
 
 /* Read what worker w sent (poll said its pipe is readable or closed). */

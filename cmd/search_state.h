@@ -11,6 +11,7 @@
 #include <jansson.h>
 
 #include "history.h"
+#include "latency.h"
 #include "trialsched.h"
 #include "space.h"
 #include "store.h"
@@ -31,6 +32,7 @@ typedef struct search_trial {
 	char model[16];            /* registered model id, or "" */
 	int has_file;              /* search/<id>/t<trial>.pt exists */
 	int reruns;
+	int lat_cached;            /* its latency came from the cache (target c) */
 } search_trial;
 
 typedef struct search_state {
@@ -66,6 +68,8 @@ typedef struct search_state {
 	long long budget, seed;
 	double max_latency, max_params, max_error, trial_timeout;
 	int keep_all;
+	int target;                /* the latency objective's deployment form (hml__target) */
+	hml__latency_cache lat;    /* C latencies measured, by (arch, batch, threads) */
 	struct hml__dataset *card_data; /* loaded for the front models' latency cards, or NULL */
 	char *exe;                 /* this hml, for the workers */
 	double t0;

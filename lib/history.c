@@ -17,6 +17,7 @@
 #include "error.h"
 #include "fsutil.h"
 #include "history.h"
+#include "latency.h"
 #include "util.h"
 
 struct hml__history {
@@ -43,6 +44,8 @@ void hml__hist_event_init(hml__hist_event *ev)
 	ev->m.val_rmse = ev->m.test_rmse = ev->m.latency_s = NAN;
 	ev->m.latency_batch = ev->m.params = -1;
 	ev->m.epochs_run = -1;
+	ev->m.latency_target = -1;
+	ev->m.latency_cost = NAN;
 }
 
 /* ---- writer ------------------------------------------------------------- */
@@ -119,6 +122,12 @@ static json_t *metrics_json(const hml__hist_metrics *m)
 	json_object_set_new(o, "test_rmse", real_or_null(m->test_rmse));
 	json_object_set_new(o, "latency_seconds_per_sample", real_or_null(m->latency_s));
 	json_object_set_new(o, "latency_batch", json_integer(m->latency_batch));
+	if (hml__target_name(m->latency_target)) {
+		json_object_set_new(o, "latency_target", json_string(hml__target_name(m->latency_target)));
+		json_object_set_new(o, "latency_threads", json_integer(m->latency_threads));
+		json_object_set_new(o, "latency_cached", json_boolean(m->latency_cached));
+		json_object_set_new(o, "latency_cost_seconds", real_or_null(m->latency_cost));
+	}
 	json_object_set_new(o, "params", json_integer(m->params));
 	json_object_set_new(o, "epochs_run", json_integer(m->epochs_run));
 	return o;
@@ -217,6 +226,11 @@ static void metrics_of(hml__hist_metrics *m, const json_t *o)
 	m->latency_batch = int_or(o, "latency_batch", -1);
 	m->params = int_or(o, "params", -1);
 	m->epochs_run = (int)int_or(o, "epochs_run", -1);
+	m->latency_target = hml__target_parse(json_string_value(json_object_get(o,
+	                                                                        "latency_target")));
+	m->latency_threads = (int)int_or(o, "latency_threads", 0);
+	m->latency_cached = json_is_true(json_object_get(o, "latency_cached"));
+	m->latency_cost = num_or_nan(o, "latency_cost_seconds");
 }
 
 /* Fill *ev from line object o; *u receives the point (malloc'ed). */
@@ -252,6 +266,9 @@ static const char *event_of(hml__hist_event *ev, const json_t *o, double **u)
 	ev->error = json_string_value(json_object_get(o, "error"));
 	ev->model = json_string_value(json_object_get(o, "model"));
 	metrics_of(&ev->m, json_object_get(o, "metrics"));
+	if (json_object_get(json_object_get(o, "metrics"), "latency_target") &&
+	    ev->m.latency_target < 0)
+		return "unknown 'metrics.latency_target'";
 	if (arr) {
 		if (!json_is_array(arr))
 			return "'u' is not an array";
@@ -406,6 +423,9 @@ int hml__search_lock(hml__store *s, int *fd)
 		rc = hml__error_set(HML_EIO, "cannot lock '%s': %s", path, strerror(errno));
 		goto done;
 	}
+	/* A reader's probe (hml__search_holder) holds it for an instant. */
+	for (int i = 0; i < 20 && flock(*fd, LOCK_EX | LOCK_NB) < 0 && errno == EWOULDBLOCK; i++)
+		usleep(10000);
 	if (flock(*fd, LOCK_EX | LOCK_NB) < 0) {
 		ssize_t got = pread(*fd, text, sizeof(text) - 1, 0);
 		long pid = 0;
@@ -433,4 +453,68 @@ void hml__search_unlock(int fd)
 {
 	if (fd >= 0)
 		close(fd);
+}
+
+void hml__search_lock_name(int fd, const char *id)
+{
+	char text[64];
+	int n = snprintf(text, sizeof(text), "%ld %s\n", (long)getpid(), id);
+
+	if (fd >= 0 && n > 0 && (size_t)n < sizeof(text) && ftruncate(fd, 0) == 0)
+		(void)!pwrite(fd, text, (size_t)n, 0);
+}
+
+int hml__search_holder(const hml__store *s, char *id, size_t size)
+{
+	char *path = hml__store_path(s, "search/.lock"), text[64];
+	const char *p;
+	ssize_t got;
+	int fd, held;
+
+	if (id && size)
+		id[0] = '\0';
+	if (!path)
+		return hml__error_oom();
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		int rc = errno == ENOENT ? 0 : hml__error_set(HML_EIO, "cannot probe '%s': %s", path,
+		                                               strerror(errno));
+		free(path);
+		return rc;
+	}
+	free(path);
+	if (flock(fd, LOCK_SH | LOCK_NB) == 0) {
+		flock(fd, LOCK_UN);
+		close(fd);
+		return 0;
+	}
+	held = errno == EWOULDBLOCK;
+	got = pread(fd, text, sizeof(text) - 1, 0);
+	text[got > 0 ? got : 0] = '\0';
+	close(fd);
+	if (!held)
+		return hml__error_set(HML_EIO, "cannot probe the search lock: %s", strerror(errno));
+	p = text + strcspn(text, " \n");
+	p += strspn(p, " ");
+	if (id && size)
+		snprintf(id, size, "%.*s", (int)strcspn(p, " \n"), p);
+	return 1;
+}
+
+const char *hml__search_status(const hml__store *s, const json_t *rec)
+{
+	const char *status = json_string_value(json_object_get(rec, "status"));
+	const char *sid = json_string_value(json_object_get(rec, "id"));
+	char id[32];
+	int held;
+
+	if (!status || strcmp(status, "running") != 0 || !sid)
+		return status;
+	held = hml__search_holder(s, id, sizeof(id));
+	if (held < 0)
+		return status;
+	/* A live holder runs this search, or has not named its search yet. */
+	if (held && (!id[0] || strcmp(id, sid) == 0))
+		return status;
+	return "interrupted";
 }

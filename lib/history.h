@@ -12,7 +12,8 @@
  *   {"trial":3,"config":2,"rung":0,"status":"ok","epochs":1,"worker":1,
  *    "seconds":2.5,"arch":"mlp:64x64:relu","metrics":{"val_rmse":...,
  *    "test_rmse":...,"latency_seconds_per_sample":...,"latency_batch":4096,
- *    "params":4481,"epochs_run":1},"time":"..."}
+ *    "latency_target":"c","latency_threads":1,"latency_cached":false,
+ *    "latency_cost_seconds":1.7,"params":4481,"epochs_run":1},"time":"..."}
  *   {"trial":3,...,"status":"failed"|"timeout"|"crashed","error":"..."}
  *   {"trial":3,...,"status":"rerun"}      running when the search stopped;
  *                                          started again on --resume
@@ -22,6 +23,11 @@
  * is the optimiser's configuration (lib/bo.h id), "rung" its fidelity level
  * (lib/asha.h), "u" the configuration's point of the unit cube
  * (lib/space.h) with every digit needed to read back the same doubles.
+ *
+ * "latency_target" (absent in histories of older hml: "torchscript") is the
+ * deployment form the latency objective was measured in (hml search
+ * --target); "latency_cached" true when the figure is that of an earlier
+ * trial of the same arch, batch and threads.
  *
  * Atomicity: each event is one complete line written with a single
  * write(2) on an O_APPEND descriptor, then fsync()ed, so a process killed
@@ -66,6 +72,12 @@ typedef struct hml__hist_metrics {
 	int64_t latency_batch;
 	int64_t params;
 	int epochs_run;
+	int latency_target;        /**< deployment form latency_s is of (lib/latency.h
+	                                hml__target); -1: not recorded (torchscript) */
+	int latency_threads;       /**< threads it was measured with; 0: not recorded */
+	int latency_cached;        /**< 1: taken from an earlier trial of the same arch,
+	                                batch and threads, not measured again */
+	double latency_cost;       /**< seconds measuring it cost the worker; NaN: not recorded */
 } hml__hist_metrics;
 
 /** One event. Pointers are borrowed (from the caller, or from the reader's line). */
@@ -153,6 +165,28 @@ int hml__json_sha256(const json_t *v, char hex[65]);
  */
 int hml__search_lock(hml__store *s, int *fd);
 void hml__search_unlock(int fd);
+
+/** Name the search the held lock `fd` runs (the lock file reads "PID ID"),
+ *  once it has an id. Best effort: a failure leaves "PID". */
+void hml__search_lock_name(int fd, const char *id);
+
+/**
+ * Whether a live process holds the search lock of experiment `s`: 1 (and
+ * the id it named, "" before it named one, into id when not NULL), 0 when
+ * none does. It probes the lock with a shared flock() for an instant (so
+ * it never blocks, and hml__search_lock waits up to 0.2 s for a probe to
+ * pass). Errors: HML_EIO, HML_ENOMEM.
+ */
+int hml__search_holder(const hml__store *s, char *id, size_t size);
+
+/**
+ * The status of search `rec` (a "searches" record) as readers report it:
+ * the record's, except "interrupted" for one recorded as "running" that no
+ * live process runs (its coordinator was killed with kill -9 or crashed,
+ * and could not say so); `hml search --resume` continues it. A lock that
+ * cannot be probed leaves the record's status. Static storage or rec's.
+ */
+const char *hml__search_status(const hml__store *s, const json_t *rec);
 
 #ifdef __cplusplus
 }

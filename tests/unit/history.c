@@ -13,6 +13,7 @@
 
 #include "check.h"
 #include "history.h"
+#include "latency.h"
 #include "records.h"
 #include "store.h"
 
@@ -86,6 +87,10 @@ TEST(round_trip)
 	ev.m.val_rmse = 0.0123; ev.m.test_rmse = 0.0125; ev.m.latency_s = 3.5e-8;
 	ev.m.latency_batch = 4096; ev.m.params = 385; ev.m.epochs_run = 3;
 	CHECK_OK(hml__history_append(h, &ev));
+	/* The same trial's end as a --target c search records it. */
+	ev.m.latency_target = HML__TARGET_C; ev.m.latency_threads = 2; ev.m.latency_cached = 1;
+	ev.m.latency_cost = 1.75;
+	CHECK_OK(hml__history_append(h, &ev));
 
 	hml__hist_event_init(&ev);
 	ev.trial = 1; ev.config = 0; ev.rung = 1; ev.status = HML__HIST_CRASHED;
@@ -105,7 +110,14 @@ TEST(round_trip)
 
 	CHECK_OK(hml__history_read(path, collect, &c, &torn));
 	CHECK_EQ_INT(torn, 0);
-	CHECK_EQ_INT(c.n, 7);
+	CHECK_EQ_INT(c.n, 8);
+	/* torchscript when not recorded, the recorded target otherwise */
+	CHECK_EQ_INT(c.ev[1].m.latency_target, -1);
+	CHECK(isnan(c.ev[1].m.latency_cost));
+	CHECK_EQ_INT(c.ev[2].m.latency_target, HML__TARGET_C);
+	CHECK_EQ_INT(c.ev[2].m.latency_threads, 2);
+	CHECK_EQ_INT(c.ev[2].m.latency_cached, 1);
+	CHECK(c.ev[2].m.latency_cost == 1.75);
 	CHECK_EQ_INT(c.ev[0].status, HML__HIST_RUNNING);
 	CHECK_EQ_INT(c.ev[0].epochs, 3);
 	CHECK_EQ_INT(c.ev[0].worker, 1);
@@ -120,16 +132,16 @@ TEST(round_trip)
 	CHECK_EQ_INT(c.ev[1].m.epochs_run, 3);
 	CHECK(c.ev[1].seconds == 2.25);
 	CHECK_STR(c.arch[1], "mlp:16x16:tanh");
-	CHECK_EQ_INT(c.ev[2].status, HML__HIST_CRASHED);
-	CHECK_EQ_INT(c.ev[2].trial, 1);
-	CHECK_EQ_INT(c.ev[2].rung, 1);
-	CHECK_STR(c.err[2], "killed by SIGKILL");
-	CHECK(isnan(c.ev[2].m.val_rmse));
-	CHECK_EQ_INT(c.ev[3].status, HML__HIST_RERUN);
-	CHECK_EQ_INT(c.ev[4].status, HML__HIST_TIMEOUT);
-	CHECK_EQ_INT(c.ev[5].status, HML__HIST_FAILED);
-	CHECK_EQ_INT(c.ev[6].status, HML__HIST_KEPT);
-	CHECK_STR(c.model[6], "m7");
+	CHECK_EQ_INT(c.ev[3].status, HML__HIST_CRASHED);
+	CHECK_EQ_INT(c.ev[3].trial, 1);
+	CHECK_EQ_INT(c.ev[3].rung, 1);
+	CHECK_STR(c.err[3], "killed by SIGKILL");
+	CHECK(isnan(c.ev[3].m.val_rmse));
+	CHECK_EQ_INT(c.ev[4].status, HML__HIST_RERUN);
+	CHECK_EQ_INT(c.ev[5].status, HML__HIST_TIMEOUT);
+	CHECK_EQ_INT(c.ev[6].status, HML__HIST_FAILED);
+	CHECK_EQ_INT(c.ev[7].status, HML__HIST_KEPT);
+	CHECK_STR(c.model[7], "m7");
 	collected_release(&c);
 	json_decref(params);
 }
@@ -224,6 +236,10 @@ TEST(bad_lines)
 	CHECK_FAILS(hml__history_read(path, collect, &c, NULL), HML_EINVALID, "'u'");
 	write_text(path, "{\"trial\":0,\"config\":0,\"rung\":0,\"status\":\"kept\"}\n");
 	CHECK_FAILS(hml__history_read(path, collect, &c, NULL), HML_EINVALID, "'model' is missing");
+	write_text(path, "{\"trial\":0,\"config\":0,\"rung\":0,\"status\":\"ok\",\"metrics\":"
+	           "{\"latency_target\":\"gpu\"}}\n");
+	CHECK_FAILS(hml__history_read(path, collect, &c, NULL), HML_EINVALID,
+	            "unknown 'metrics.latency_target'");
 	collected_release(&c);
 }
 
