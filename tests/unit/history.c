@@ -303,9 +303,28 @@ TEST(search_record)
 	CHECK(!hml__records_search_at(&v, s, 2));
 
 	/* One search at a time. */
+	CHECK_EQ_INT(hml__search_holder(s, hex, sizeof(hex)), 0);   /* no lock file yet */
 	CHECK_OK(hml__search_lock(s, &fd));
 	CHECK_FAILS(hml__search_lock(s, &fd2), HML_ELOCKED, "a search is already running");
+	/* The lock and who holds it, as hml show reads them (a probe is
+	 * another open file description: it conflicts as another process). */
+	CHECK_EQ_INT(hml__search_holder(s, hex, sizeof(hex)), 1);
+	CHECK_STR(hex, "");   /* not named yet: its search counts as running */
+	rec = json_pack("{s:s, s:s}", "id", "s1", "status", "running");
+	CHECK_STR(hml__search_status(s, rec), "running");
+	hml__search_lock_name(fd, "s1");
+	CHECK_EQ_INT(hml__search_holder(s, hex, sizeof(hex)), 1);
+	CHECK_STR(hex, "s1");
+	CHECK_STR(hml__search_status(s, rec), "running");
+	upd = json_pack("{s:s, s:s}", "id", "s2", "status", "running");
+	CHECK_STR(hml__search_status(s, upd), "interrupted");   /* another search runs */
 	hml__search_unlock(fd);
+	CHECK_EQ_INT(hml__search_holder(s, hex, sizeof(hex)), 0);
+	CHECK_STR(hml__search_status(s, rec), "interrupted");   /* killed: nobody holds it */
+	json_object_set_new(rec, "status", json_string("finished"));
+	CHECK_STR(hml__search_status(s, rec), "finished");
+	json_decref(rec);
+	json_decref(upd);
 	CHECK_OK(hml__search_lock(s, &fd2));
 	hml__search_unlock(fd2);
 
