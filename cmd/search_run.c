@@ -485,7 +485,7 @@ static void progress(const search_state *st, cmd_progress *bar)
 	size_t done = 0, running = hml__sched_running(st->sched), failed = 0, nf = 0;
 	double best = hml__sched_best_error(st->sched), el = hml__now() - st->t0, eta;
 	size_t *cfg = malloc((hml__sched_configs(st->sched) + 1) * sizeof(*cfg));
-	char detail[200], ebuf[32];
+	char detail[200], ebuf[32], bbuf[32];
 
 	for (size_t i = 0; i < st->nt; i++) {
 		done += st->t[i].rung == 0 && st->t[i].status != HML__HIST_RUNNING;
@@ -500,8 +500,9 @@ static void progress(const search_state *st, cmd_progress *bar)
 	}
 	eta = done ? el / (double)done * (double)((size_t)st->budget - done) : NAN;
 	snprintf(ebuf, sizeof(ebuf), isfinite(eta) ? "%.0f s" : "?", eta);
-	snprintf(detail, sizeof(detail), "%zu/%lld done, %zu running, %zu failed, best %.3g, "
-	         "front %zu, %.0f s, ETA %s", done, st->budget, running, failed, best, nf, el, ebuf);
+	snprintf(bbuf, sizeof(bbuf), isfinite(best) ? "%.3g" : "-", best);
+	snprintf(detail, sizeof(detail), "%zu/%lld done, %zu running, %zu failed, best %s, "
+	         "front %zu, %.0f s, ETA %s", done, st->budget, running, failed, bbuf, nf, el, ebuf);
 	cmd_progress_update(bar, (double)done, detail);
 }
 
@@ -583,6 +584,7 @@ int search_run(search_state *st)
 		st->busy += hml__now() - t;
 		if (rc < 0)
 			break;
+		progress(st, bar);   /* after dispatch: what runs now */
 		busy = alive = 0;
 		for (int k = 0; k < st->nworkers; k++) {
 			busy += st->wk[k].trial >= 0;
@@ -595,7 +597,6 @@ int search_run(search_state *st)
 			break;
 		}
 		rc = wait_workers(st);
-		progress(st, bar);
 	}
 	cmd_progress_end(bar);
 	for (int k = 0; k < st->nworkers; k++)

@@ -238,6 +238,46 @@ check_history() {
 	check_history
 }
 
+@test "on a terminal a progress line shows every field; not when stderr is no terminal" {
+	command -v script >/dev/null || skip "no script(1) (bsdutils)"
+	# A pseudo-terminal from script(1); trial 1 crashes, so 'failed' moves.
+	HML_SEARCH_TEST_CRASH=1 run timeout 600 script -qec "'$HML' -C exp --json search --budget 4 --workers 2 $QUICK" /dev/null < /dev/null
+	assert_success
+	printf '%s' "$output" > tty.out
+	"$PY" - <<-'EOF'
+	import json, re
+	t = open("tty.out").read()
+	rec = json.load(open("exp/manifest.json"))["searches"][0]
+	pat = re.compile(r"search \[([#.]{30})\] +(\d+)% (\d+)/(\d+) done, (\d+) running, "
+	                 r"(\d+) failed, best (\S+), front (\d+), (\d+) s, ETA (\?|\d+ s)")
+	lines = [m for m in map(pat.search, re.split(r"[\r\n]", t.replace("\x1b[K", ""))) if m]
+	assert len(lines) >= 2, t[:2000]
+	done = [int(m[3]) for m in lines]
+	assert all(int(m[4]) == 4 for m in lines)                      # of the budget
+	assert done == sorted(done) and done[-1] == 4, done            # done/budget
+	assert all(m[1].count("#") == int(int(m[3]) / 4 * 30 + 0.5) for m in lines)
+	assert 1 <= max(int(m[5]) for m in lines) <= 2                 # running
+	assert int(lines[-1][5]) == 0
+	failed = [int(m[6]) for m in lines]
+	assert failed == sorted(failed) and failed[-1] == 1, failed    # failed
+	secs = [int(m[9]) for m in lines]
+	assert secs == sorted(secs) and secs[-1] <= rec["seconds"] + 1  # elapsed
+	assert lines[0][10] == "?" and lines[-1][10] == "0 s"           # remaining
+	assert all(m[10] != "?" for m in lines if int(m[3]) > 0)
+	front = rec["front"]
+	assert int(lines[-1][8]) == len(front) >= 1                     # front size
+	best = min(f["val_rmse"] for f in front)                         # best error
+	assert float(lines[-1][7]) == float("%.3g" % best), (lines[-1][7], best)
+	assert all(m[7] == "-" for m in lines if int(m[8]) == 0)
+	EOF
+	# Not a terminal: no progress line, only the information lines.
+	rm -rf exp && cp -r "$EXP0" exp
+	run --separate-stderr hml -C exp --json search --budget 2 $QUICK
+	assert_success
+	[[ "$stderr" != *"done,"* && "$stderr" != *$'\r'* ]]
+	[[ "$stderr" == *"search s1: region 'binomial'"* ]]
+}
+
 @test "a crashing trial is recorded as crashed and the search goes on" {
 	HML_SEARCH_TEST_CRASH=2 run --separate-stderr hml -q -C exp --json search --budget 5 --workers 2 $QUICK
 	assert_success
