@@ -94,6 +94,7 @@ static void state_release(search_state *st)
 	free(st->cfg);
 	free(st->t);
 	free(st->queue);
+	free(st->pending);
 	free(st->wk);
 	free(st->dir);
 	free(st->exe);

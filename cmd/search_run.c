@@ -193,22 +193,18 @@ static int trial_options(search_state *st, long trial, hml__train_options *o, ch
 
 static void prune_files(search_state *st);
 
-/* Record the end of a trial (history first, then the scheduler). */
+/* Record the end of a trial: its line is written now and made durable in
+ * the background (lib/history.h); the trial counts (trial_count) once it is. */
 static int trial_end(search_state *st, long trial, hml__hist_status status, const char *error,
                      const hml__train_result *r, double lat_cost)
 {
 	search_trial *t = &st->t[trial];
 	hml__hist_event ev;
-	hml__sched_outcome o = { NAN, NAN, NAN };
-	char mp[4200];
 	int rc;
 
-	if (status == HML__HIST_OK) {
-		o = (hml__sched_outcome){ r->val_rmse, r->latency_s_per_sample, (double)r->params };
-		if (!isfinite(o.val_rmse) || !isfinite(o.latency_s)) {
-			status = HML__HIST_FAILED;
-			error = "training gave no finite validation error or latency";
-		}
+	if (status == HML__HIST_OK && (!isfinite(r->val_rmse) || !isfinite(r->latency_s_per_sample))) {
+		status = HML__HIST_FAILED;
+		error = "training gave no finite validation error or latency";
 	}
 	hml__hist_event_init(&ev);
 	ev.trial = trial;
@@ -231,21 +227,63 @@ static int trial_end(search_state *st, long trial, hml__hist_status status, cons
 		                                 r->latency_s_per_sample)) < 0)
 			return rc;
 	}
-	if ((rc = hml__history_append(st->hist, &ev)) < 0)
+	if ((rc = grow((void **)&st->pending, &st->cappending, st->npending + 1,
+	               sizeof(*st->pending))) < 0 ||
+	    (rc = hml__history_write(st->hist, &ev, &t->end_seq)) < 0)
 		return rc;
+	t->end_status = status;
+	st->pending[st->npending++] = trial;
+	return 0;
+}
+
+/* A trial whose end is durable counts: the scheduler learns its outcome,
+ * its model file is kept or deleted. */
+static int trial_count(search_state *st, long trial)
+{
+	search_trial *t = &st->t[trial];
+	hml__sched_outcome o = { t->m.val_rmse, t->m.latency_s, (double)t->m.params };
+	char mp[4200];
+	int rc;
+
 	st->session_trials++;
-	rc = status == HML__HIST_OK ? hml__sched_report(st->sched, (size_t)t->config, t->rung, &o)
-	                            : hml__sched_fail(st->sched, (size_t)t->config, t->rung);
-	t->status = status;
+	rc = t->end_status == HML__HIST_OK
+	     ? hml__sched_report(st->sched, (size_t)t->config, t->rung, &o)
+	     : hml__sched_fail(st->sched, (size_t)t->config, t->rung);
+	t->status = t->end_status;
 	model_path(st, trial, mp, sizeof(mp));
-	t->has_file = status == HML__HIST_OK && access(mp, F_OK) == 0;
+	t->has_file = t->status == HML__HIST_OK && access(mp, F_OK) == 0;
 	if (!t->has_file || (t->rung + 1 < st->rungs && !st->keep_all)) {
 		unlink(mp);   /* a lower rung's model never reaches the front */
 		t->has_file = 0;
 	}
-	if (status == HML__HIST_OK && t->rung + 1 == st->rungs)
+	if (t->status == HML__HIST_OK && t->rung + 1 == st->rungs)
 		prune_files(st);
 	return rc;
+}
+
+/* Count the pending trials whose end is durable (wait: sync first). */
+static int count_durable(search_state *st, int wait)
+{
+	uint64_t seq;
+	size_t k = 0;
+	int rc;
+
+	if (!st->npending)
+		return 0;
+	if ((rc = wait ? hml__history_flush(st->hist, &seq) : hml__history_durable(st->hist, &seq)) < 0)
+		return rc;
+	for (size_t i = 0; i < st->npending; i++) {
+		long trial = st->pending[i];
+
+		if (st->t[trial].end_seq <= seq) {
+			if ((rc = trial_count(st, trial)) < 0)
+				return rc;
+		} else {
+			st->pending[k++] = trial;
+		}
+	}
+	st->npending = k;
+	return 0;
 }
 
 /* The next trial to start: 1 (*trial, *fresh: 0 for a re-run), 0 none now, 2 done. */
@@ -299,6 +337,7 @@ static int trial_start(search_state *st, hml__worker *w, long trial, int fresh)
 	hml__hist_event ev;
 	char arch[256], mp[4200];
 	json_t *msg;
+	uint64_t seq;
 	int bad, rc;
 
 	bad = trial_options(st, trial, &o, arch, sizeof(arch));
@@ -315,7 +354,8 @@ static int trial_start(search_state *st, hml__worker *w, long trial, int fresh)
 		ev.params = st->cfg[t->config];
 		ev.u = hml__sched_point(st->sched, (size_t)t->config);
 		ev.dim = hml__space_dim(st->space);
-		if ((rc = hml__history_append(st->hist, &ev)) < 0)
+		/* Not waited for: a start lost in a machine crash is a trial never started. */
+		if ((rc = hml__history_write(st->hist, &ev, &seq)) < 0)
 			return rc;
 	}
 	if (bad < 0)
@@ -512,10 +552,12 @@ static int dispatch(search_state *st, int *done)
 	long trial = -1;
 	int fresh = 0, rc;
 
-	for (int k = 0; k < st->nworkers && !*done; k++) {
+	/* The next suggestions wait for every ended trial to count. */
+	for (int k = 0; k < st->nworkers && !*done && !st->npending; k++) {
 		hml__worker *w = &st->wk[k];
 
-		while (w->pid > 0 && w->ready && w->trial < 0 && !*done && !cmd_interrupted) {
+		while (w->pid > 0 && w->ready && w->trial < 0 && !*done && !cmd_interrupted &&
+		       !st->npending) {
 			if ((rc = trial_next(st, &trial, &fresh)) < 0)
 				return rc;
 			if (rc == 0)
@@ -534,12 +576,14 @@ static int dispatch(search_state *st, int *done)
 /* Wait up to a second for the workers; handle what they sent, and hangs. */
 static int wait_workers(search_state *st)
 {
-	struct pollfd pf[64];
+	struct pollfd pf[65];
 	int n = 0, rc;
 	double t;
 
 	for (int k = 0; k < st->nworkers; k++)
 		pf[n++] = (struct pollfd){ st->wk[k].pid > 0 ? st->wk[k].from.fd : -1, POLLIN, 0 };
+	/* ... and the history's sync thread, while ended trials wait to count */
+	pf[n++] = (struct pollfd){ st->npending ? hml__history_sync_fd(st->hist) : -1, POLLIN, 0 };
 	if (poll(pf, (nfds_t)n, 1000) < 0 && errno != EINTR)
 		return hml__error_set(HML_EIO, "poll: %s", strerror(errno));
 	t = hml__now();
@@ -562,7 +606,7 @@ static int wait_workers(search_state *st)
 int search_run(search_state *st)
 {
 	cmd_progress *bar = cmd_progress_start("search", (double)st->budget);
-	int done = 0, rc = 0, busy, alive;
+	int done = 0, rc = 0, busy, alive, flushed;
 	double t;
 
 	if (!(st->wk = calloc((size_t)st->nworkers, sizeof(*st->wk))))
@@ -580,12 +624,14 @@ int search_run(search_state *st)
 			break;
 		}
 		t = hml__now();
-		rc = dispatch(st, &done);
+		if ((rc = count_durable(st, 0)) == 0)
+			rc = dispatch(st, &done);
 		st->busy += hml__now() - t;
 		if (rc < 0)
 			break;
 		progress(st, bar);   /* after dispatch: what runs now */
-		busy = alive = 0;
+		busy = (int)st->npending;
+		alive = 0;
 		for (int k = 0; k < st->nworkers; k++) {
 			busy += st->wk[k].trial >= 0;
 			alive += st->wk[k].pid > 0;
@@ -601,5 +647,8 @@ int search_run(search_state *st)
 	cmd_progress_end(bar);
 	for (int k = 0; k < st->nworkers; k++)
 		hml__worker_stop(&st->wk[k], 1, NULL, 0);
+	/* Trials that ended count before the record is written. */
+	if ((flushed = count_durable(st, 1)) < 0 && rc >= 0)
+		rc = flushed;
 	return rc < 0 ? rc : (cmd_interrupted ? 1 : 0);
 }

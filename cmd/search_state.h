@@ -7,6 +7,7 @@
 #define HML_CMD_SEARCH_STATE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include <jansson.h>
 
@@ -33,6 +34,8 @@ typedef struct search_trial {
 	int has_file;              /* search/<id>/t<trial>.pt exists */
 	int reruns;
 	int lat_cached;            /* its latency came from the cache (target c) */
+	uint64_t end_seq;          /* its end's line in the history (hml__history_write) */
+	hml__hist_status end_status;   /* that end, counted once the line is durable */
 } search_trial;
 
 typedef struct search_state {
@@ -58,6 +61,8 @@ typedef struct search_state {
 	size_t ncfg, capcfg;
 	long *queue;               /* trials to run again (resume), in order */
 	size_t nqueue;
+	long *pending;             /* trials ended whose end is not yet durable */
+	size_t npending, cappending;
 	hml__worker *wk;
 	int nworkers, threads;
 	int mpi;                   /* 1: the workers are MPI ranks 1 .. nworkers */

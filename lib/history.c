@@ -5,6 +5,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +25,15 @@
 struct hml__history {
 	int fd;
 	char *path;
+	/* Lines written and made durable, counted from 1 since open; a thread
+	 * (started by the first hml__history_write) syncs in the background
+	 * and says so on the pipe. */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	pthread_t thread;
+	int thread_on, stop, sync_errno;
+	uint64_t written, synced;
+	int pipe[2];
 };
 
 static const char *const status_names[] = {
@@ -87,6 +98,18 @@ int hml__history_open(hml__history **out, const char *path)
 		free(h);
 		return hml__error_oom();
 	}
+	pthread_mutex_init(&h->mu, NULL);
+	pthread_cond_init(&h->cv, NULL);
+	h->fd = h->pipe[0] = h->pipe[1] = -1;
+	if (pipe(h->pipe) < 0 || fcntl(h->pipe[0], F_SETFL, O_NONBLOCK) < 0 ||
+	    fcntl(h->pipe[1], F_SETFL, O_NONBLOCK) < 0 || fcntl(h->pipe[0], F_SETFD, FD_CLOEXEC) < 0 ||
+	    fcntl(h->pipe[1], F_SETFD, FD_CLOEXEC) < 0) {
+		int rc = hml__error_set(HML_EIO, "cannot open trial history '%s': %s", path,
+		                        strerror(errno));
+
+		hml__history_close(h);
+		return rc;
+	}
 	h->fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0666);
 	if (h->fd < 0 || cut_torn_tail(h->fd) < 0) {
 		int rc = hml__error_set(HML_EIO, "cannot open trial history '%s': %s", path,
@@ -103,10 +126,70 @@ void hml__history_close(hml__history *h)
 {
 	if (!h)
 		return;
+	if (h->thread_on) {
+		pthread_mutex_lock(&h->mu);
+		h->stop = 1;
+		pthread_cond_signal(&h->cv);
+		pthread_mutex_unlock(&h->mu);
+		pthread_join(h->thread, NULL);
+	}
+	if (h->fd >= 0 && h->written > h->synced)
+		(void)fdatasync(h->fd);
 	if (h->fd >= 0)
 		close(h->fd);
+	for (int i = 0; i < 2; i++)
+		if (h->pipe[i] >= 0)
+			close(h->pipe[i]);
+	pthread_cond_destroy(&h->cv);
+	pthread_mutex_destroy(&h->mu);
 	free(h->path);
 	free(h);
+}
+
+/* The sync thread: fdatasync() whatever was written since the last sync,
+ * then one byte on the pipe. One sync covers every line written before it. */
+static void *sync_thread(void *arg)
+{
+	hml__history *h = arg;
+
+	pthread_mutex_lock(&h->mu);
+	for (;;) {
+		uint64_t upto;
+		int rc;
+
+		while (!h->stop && h->written == h->synced)
+			pthread_cond_wait(&h->cv, &h->mu);
+		if (h->written == h->synced)
+			break;   /* stopping, and nothing is left */
+		upto = h->written;
+		pthread_mutex_unlock(&h->mu);
+		rc = fdatasync(h->fd);
+		pthread_mutex_lock(&h->mu);
+		if (rc < 0 && !h->sync_errno)
+			h->sync_errno = errno;
+		if (upto > h->synced)
+			h->synced = upto;
+		(void)!write(h->pipe[1], "s", 1);   /* full pipe: a wake-up is pending anyway */
+	}
+	pthread_mutex_unlock(&h->mu);
+	return NULL;
+}
+
+static int start_thread(hml__history *h)
+{
+	sigset_t all, old;
+	int rc;
+
+	/* Signals go to the coordinator's thread, not to this one. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	rc = pthread_create(&h->thread, NULL, sync_thread, h);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0)
+		return hml__error_set(HML_ERROR, "cannot start the trial history's sync thread: %s",
+		                      strerror(rc));
+	h->thread_on = 1;
+	return 0;
 }
 
 static json_t *real_or_null(double v)
@@ -169,7 +252,9 @@ static json_t *event_json(const hml__hist_event *ev)
 	return o;
 }
 
-int hml__history_append(hml__history *h, const hml__hist_event *ev)
+/* Write ev as one line (one write(2) on the O_APPEND descriptor); *seq:
+ * its number. */
+static int write_line(hml__history *h, const hml__hist_event *ev, uint64_t *seq)
 {
 	json_t *o;
 	char *line;
@@ -190,11 +275,83 @@ int hml__history_append(hml__history *h, const hml__hist_event *ev)
 	line[len] = '\n';   /* json_dumps's NUL becomes the newline: one write */
 	n = write(h->fd, line, len + 1);
 	free(line);
-	if (n != (ssize_t)(len + 1) || fsync(h->fd) < 0)
+	if (n != (ssize_t)(len + 1))
 		return hml__error_set(HML_EIO, "cannot write trial history '%s': %s", h->path,
-		                      n < 0 || n == (ssize_t)(len + 1) ? strerror(errno)
-		                                                      : "short write");
+		                      n < 0 ? strerror(errno) : "short write");
+	pthread_mutex_lock(&h->mu);
+	*seq = ++h->written;
+	pthread_mutex_unlock(&h->mu);
 	return 0;
+}
+
+int hml__history_append(hml__history *h, const hml__hist_event *ev)
+{
+	uint64_t seq;
+	int rc = write_line(h, ev, &seq);
+
+	if (rc < 0)
+		return rc;
+	if (fdatasync(h->fd) < 0)
+		return hml__error_set(HML_EIO, "cannot write trial history '%s': %s", h->path,
+		                      strerror(errno));
+	pthread_mutex_lock(&h->mu);
+	if (seq > h->synced)
+		h->synced = seq;
+	pthread_mutex_unlock(&h->mu);
+	return 0;
+}
+
+int hml__history_write(hml__history *h, const hml__hist_event *ev, uint64_t *seq)
+{
+	int rc;
+
+	if (!h->thread_on && (rc = start_thread(h)) < 0)
+		return rc;
+	if ((rc = write_line(h, ev, seq)) < 0)
+		return rc;
+	pthread_mutex_lock(&h->mu);
+	pthread_cond_signal(&h->cv);
+	pthread_mutex_unlock(&h->mu);
+	return 0;
+}
+
+int hml__history_sync_fd(const hml__history *h)
+{
+	return h->pipe[0];
+}
+
+int hml__history_durable(hml__history *h, uint64_t *seq)
+{
+	char buf[64];
+	int err;
+
+	while (read(h->pipe[0], buf, sizeof(buf)) > 0)
+		;
+	pthread_mutex_lock(&h->mu);
+	*seq = h->synced;
+	err = h->sync_errno;
+	pthread_mutex_unlock(&h->mu);
+	if (err)
+		return hml__error_set(HML_EIO, "cannot write trial history '%s': %s", h->path,
+		                      strerror(err));
+	return 0;
+}
+
+int hml__history_flush(hml__history *h, uint64_t *seq)
+{
+	uint64_t upto;
+
+	pthread_mutex_lock(&h->mu);
+	upto = h->written;
+	pthread_mutex_unlock(&h->mu);
+	if (fdatasync(h->fd) < 0)
+		return hml__error_set(HML_EIO, "cannot write trial history '%s': %s", h->path,
+		                      strerror(errno));
+	pthread_mutex_lock(&h->mu);
+	if (upto > h->synced)
+		h->synced = upto;
+	pthread_mutex_unlock(&h->mu);
+	return hml__history_durable(h, seq);
 }
 
 /* ---- reader ------------------------------------------------------------- */

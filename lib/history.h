@@ -30,10 +30,22 @@
  * trial of the same arch, batch and threads.
  *
  * Atomicity: each event is one complete line written with a single
- * write(2) on an O_APPEND descriptor, then fsync()ed, so a process killed
- * at any point leaves whole lines and at most one torn last line (no
- * newline) -- which the reader ignores and the next writer cuts off before
- * appending.
+ * write(2) on an O_APPEND descriptor, so a process killed at any point
+ * leaves whole lines and at most one torn last line (no newline) -- which
+ * the reader ignores and the next writer cuts off before appending. A
+ * written line survives kill -9 (it is in the page cache); fdatasync()
+ * makes it survive a crash of the machine too, together with every line
+ * before it.
+ *
+ * Durability: hml__history_append writes and syncs before it returns.
+ * hml__history_write only writes, and a background thread syncs: the
+ * caller learns from hml__history_durable (poll hml__history_sync_fd)
+ * when its line is durable, so hml search's coordinator never waits for
+ * the disk: it counts a trial's end once durable and meanwhile goes on
+ * with the other workers. A start ("running") line need not be durable
+ * before the trial is dispatched: lost in a machine crash, the trial is as
+ * if never started (its end cannot be durable without it, being synced
+ * after it).
  */
 #ifndef HML_LIB_HISTORY_H
 #define HML_LIB_HISTORY_H
@@ -111,15 +123,40 @@ typedef struct hml__history hml__history;
  */
 int hml__history_open(hml__history **out, const char *path);
 
-/** Close (NULL-safe). */
+/** Close (NULL-safe): stops the sync thread and syncs what is unsynced. */
 void hml__history_close(hml__history *h);
 
 /**
- * Append one event as one line (single write, then fsync).
+ * Append one event as one line (single write, then fdatasync).
  * Errors: HML_EIO "cannot write trial history 'P': <strerror>", HML_ENOMEM,
  * HML_EINVALID for a status out of range.
  */
 int hml__history_append(hml__history *h, const hml__hist_event *ev);
+
+/**
+ * Append one event as one line (a single write) without waiting for the
+ * disk; *seq is its number (1, 2, ... since open, counting every line
+ * written through h). The sync thread (started by the first call) makes it
+ * durable soon. Errors: as hml__history_append; HML_ERROR when the thread
+ * cannot start.
+ */
+int hml__history_write(hml__history *h, const hml__hist_event *ev, uint64_t *seq);
+
+/** A descriptor that becomes readable when the sync thread made more lines
+ *  durable (poll it; hml__history_durable drains it). */
+int hml__history_sync_fd(const hml__history *h);
+
+/**
+ * The number of the last durable line into *seq (every line up to it is
+ * durable). Errors: HML_EIO "cannot write trial history 'P': <strerror>"
+ * when a background sync failed (then nothing after the last good sync is
+ * known durable).
+ */
+int hml__history_durable(hml__history *h, uint64_t *seq);
+
+/** Sync now (waiting for the disk) and give the last durable line as
+ *  hml__history_durable. Errors: HML_EIO. */
+int hml__history_flush(hml__history *h, uint64_t *seq);
 
 /**
  * Read the history at `path`, calling fn for every complete event in file

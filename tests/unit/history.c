@@ -6,6 +6,7 @@
  */
 #include <fcntl.h>
 #include <math.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -144,6 +145,53 @@ TEST(round_trip)
 	CHECK_STR(c.model[7], "m7");
 	collected_release(&c);
 	json_decref(params);
+}
+
+/* Lines written without waiting are made durable by the sync thread, which
+ * says so on its descriptor; a flush waits; close syncs the rest. */
+TEST(background_sync)
+{
+	hml__history *h = NULL;
+	hml__hist_event ev;
+	collected c;
+	char path[600];
+	uint64_t a = 0, b = 0, d = 0;
+	struct pollfd pf;
+
+	memset(&c, 0, sizeof(c));
+	path_of(path, sizeof(path), "async.jsonl");
+	CHECK_OK(hml__history_open(&h, path));
+	hml__hist_event_init(&ev);
+	ev.trial = 0; ev.config = 0; ev.rung = 0;
+	CHECK_OK(hml__history_write(h, &ev, &a));
+	ev.status = HML__HIST_FAILED; ev.error = "x";
+	CHECK_OK(hml__history_write(h, &ev, &b));
+	CHECK(a == 1 && b == 2);
+	/* readable once the thread synced; then both lines are durable */
+	pf.fd = hml__history_sync_fd(h);
+	pf.events = POLLIN;
+	for (int i = 0; i < 100 && d < b; i++) {
+		CHECK(poll(&pf, 1, 5000) == 1);
+		CHECK_OK(hml__history_durable(h, &d));
+	}
+	CHECK(d == 2);
+	CHECK(poll(&pf, 1, 0) == 0);   /* drained */
+	ev.status = HML__HIST_RERUN; ev.error = NULL;
+	CHECK_OK(hml__history_append(h, &ev));   /* synchronous: line 3 */
+	CHECK_OK(hml__history_durable(h, &d));
+	CHECK(d == 3);
+	ev.status = HML__HIST_OK;
+	CHECK_OK(hml__history_write(h, &ev, &a));
+	CHECK_OK(hml__history_flush(h, &d));
+	CHECK(a == 4 && d == 4);
+	ev.status = HML__HIST_KEPT; ev.model = "m1";
+	CHECK_OK(hml__history_write(h, &ev, &a));
+	hml__history_close(h);   /* joins the thread, syncs line 5 */
+	CHECK_OK(hml__history_read(path, collect, &c, NULL));
+	CHECK_EQ_INT(c.n, 5);
+	CHECK_EQ_INT(c.ev[1].status, HML__HIST_FAILED);
+	CHECK_EQ_INT(c.ev[4].status, HML__HIST_KEPT);
+	collected_release(&c);
 }
 
 /* A writer killed mid-line: the reader ignores the fragment, the next
@@ -344,6 +392,7 @@ int main(void)
 	}
 	unsetenv("HML_LOCK_TIMEOUT");
 	RUN(round_trip);
+	RUN(background_sync);
 	RUN(torn_line);
 	RUN(bad_lines);
 	RUN(search_record);
