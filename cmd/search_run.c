@@ -193,6 +193,13 @@ static int trial_options(search_state *st, long trial, hml__train_options *o, ch
 
 static void prune_files(search_state *st);
 
+/* A lower rung's model never reaches the front: its file is not kept
+ * (unless --keep-models all). */
+static int discarded(const search_state *st, const search_trial *t)
+{
+	return t->rung + 1 < st->rungs && !st->keep_all;
+}
+
 /* Record the end of a trial: its line is written now and made durable in
  * the background (lib/history.h); the trial counts (trial_count) once it is. */
 static int trial_end(search_state *st, long trial, hml__hist_status status, const char *error,
@@ -250,11 +257,12 @@ static int trial_count(search_state *st, long trial)
 	     ? hml__sched_report(st->sched, (size_t)t->config, t->rung, &o)
 	     : hml__sched_fail(st->sched, (size_t)t->config, t->rung);
 	t->status = t->end_status;
-	model_path(st, trial, mp, sizeof(mp));
-	t->has_file = t->status == HML__HIST_OK && access(mp, F_OK) == 0;
-	if (!t->has_file || (t->rung + 1 < st->rungs && !st->keep_all)) {
-		unlink(mp);   /* a lower rung's model never reaches the front */
-		t->has_file = 0;
+	t->has_file = 0;
+	if (!discarded(st, t)) {   /* (the worker deleted a discarded one) */
+		model_path(st, trial, mp, sizeof(mp));
+		t->has_file = t->status == HML__HIST_OK && access(mp, F_OK) == 0;
+		if (!t->has_file)
+			unlink(mp);
 	}
 	if (t->status == HML__HIST_OK && t->rung + 1 == st->rungs)
 		prune_files(st);
@@ -363,8 +371,9 @@ static int trial_start(search_state *st, hml__worker *w, long trial, int fresh)
 	model_path(st, trial, mp, sizeof(mp));
 	if (!(msg = hml__wire_trial(trial, mp, &o)))
 		return hml__error_oom();
-	if (st->target != HML__TARGET_TORCHSCRIPT &&
-	    (rc = hml__wire_trial_set_latency(msg, st->target, known_latency(st, t, &o))) < 0) {
+	if ((st->target != HML__TARGET_TORCHSCRIPT &&
+	     (rc = hml__wire_trial_set_latency(msg, st->target, known_latency(st, t, &o))) < 0) ||
+	    (discarded(st, t) && (rc = hml__wire_trial_set_discard(msg)) < 0)) {
 		json_decref(msg);
 		return rc;
 	}

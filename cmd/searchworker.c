@@ -134,6 +134,8 @@ static int trial(const json_t *msg, const hml__dataset *d, int out)
 		r.latency_s_per_sample = known;   /* its architecture's, measured before */
 	else if (target == HML__TARGET_C)
 		err = c_latency(d, path, o.threads, &r, &cost);
+	if (hml__wire_trial_discard(msg))
+		unlink(path);   /* a lower rung's model: not wanted once measured */
 	reply = hml__wire_result(t, err, &r);
 	if (reply && !err && target != HML__TARGET_TORCHSCRIPT &&
 	    hml__wire_result_set_latency(reply, target, cost) < 0) {

@@ -256,6 +256,16 @@ int hml__wire_trial_latency(const json_t *msg, int *target, double *known)
 	return get_latency(msg, "known", target, known);
 }
 
+int hml__wire_trial_set_discard(json_t *msg)
+{
+	return json_object_set_new(msg, "discard", json_true()) < 0 ? hml__error_oom() : 0;
+}
+
+int hml__wire_trial_discard(const json_t *msg)
+{
+	return json_is_true(json_object_get(msg, "discard"));
+}
+
 int hml__wire_result_set_latency(json_t *msg, int target, double cost)
 {
 	return set_latency(msg, target, "cost", cost);

@@ -71,6 +71,13 @@ int hml__wire_trial_set_latency(json_t *msg, int target, double known);
  *  unknown target. */
 int hml__wire_trial_latency(const json_t *msg, int *target, double *known);
 
+/** Mark trial message `msg` "discard": the model file is not wanted (a
+ *  lower rung's): the worker deletes it once measured, so the coordinator
+ *  does not spend an unlink per trial. Errors: HML_ENOMEM. */
+int hml__wire_trial_set_discard(json_t *msg);
+/** 1 when trial message `msg` is marked "discard", else 0. */
+int hml__wire_trial_discard(const json_t *msg);
+
 /** result: r when error is NULL, else the failure message. */
 json_t *hml__wire_result(long trial, const char *error, const hml__train_result *r);
 /** Read a result; *error (borrowed) is NULL for an ok trial, whose *r is filled.

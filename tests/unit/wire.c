@@ -60,6 +60,9 @@ TEST(messages)
 	CHECK_OK(hml__wire_trial_set_latency(m, HML__TARGET_C, 1.25e-7));
 	CHECK_OK(hml__wire_trial_latency(m, &target, &known));
 	CHECK(target == HML__TARGET_C && known == 1.25e-7);
+	CHECK_EQ_INT(hml__wire_trial_discard(m), 0);
+	CHECK_OK(hml__wire_trial_set_discard(m));
+	CHECK_EQ_INT(hml__wire_trial_discard(m), 1);
 	json_object_set_new(json_object_get(m, "latency"), "target", json_string("gpu"));
 	CHECK_FAILS(hml__wire_trial_latency(m, &target, &known), HML_EINVALID, "no known target");
 	json_decref(m);
