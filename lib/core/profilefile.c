@@ -104,18 +104,6 @@ static void record_read(const json_t *o, hml__profile_record *out)
 #undef GET_DBL
 }
 
-/* The reason of a "cannot read 'PATH': REASON" message (the message
- * itself when it is not one). */
-static const char *reason_of(const char *msg, const char *path)
-{
-	size_t n = strlen(path);
-
-	if (strncmp(msg, "cannot read '", 13) == 0 && strncmp(msg + 13, path, n) == 0 &&
-	    strncmp(msg + 13 + n, "': ", 3) == 0)
-		return msg + 13 + n + 3;
-	return msg;
-}
-
 int hml__profile_file_find(const char *path, const char *label, hml__profile_record *out)
 {
 	json_error_t err;
@@ -133,7 +121,7 @@ int hml__profile_file_find(const char *path, const char *label, hml__profile_rec
 
 		hml__error_save(&why);
 		return hml__error_set(HML_EIO, "cannot read profile '%s': %s", path,
-		                      reason_of(why.message, path));
+		                      hml__read_file_reason(why.message, path));
 	}
 	doc = json_loadb(text, len, 0, &err);
 	free(text);

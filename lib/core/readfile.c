@@ -116,3 +116,13 @@ done:
 	close(fd);
 	return rc;
 }
+
+const char *hml__read_file_reason(const char *msg, const char *path)
+{
+	size_t n = strlen(path);
+
+	if (strncmp(msg, "cannot read '", 13) == 0 && strncmp(msg + 13, path, n) == 0 &&
+	    strncmp(msg + 13 + n, "': ", 3) == 0)
+		return msg + 13 + n + 3;
+	return msg;
+}

@@ -34,6 +34,15 @@ int hml__read_file(const char *path, char **out, size_t *size);
 int hml__read_file_max(const char *path, size_t max, char **out, size_t *size);
 
 /**
+ * The reason alone of a failed read's message `msg` ("cannot read 'P':
+ * not a regular file" gives "not a regular file"), for a caller that
+ * words its own "cannot read search space 'P': <reason>"; `msg` itself
+ * when it is not of that form. Pass a saved copy (hml__error_save()), not
+ * the live message the caller is about to overwrite.
+ */
+const char *hml__read_file_reason(const char *msg, const char *path);
+
+/**
  * Open `path` for reading (O_CLOEXEC) without blocking on a FIFO, and
  * only when it is a regular file; *st gets its fstat(). The descriptor
  * (>= 0, yours) or: HML_EINVALID "cannot read 'P': not a regular file",
