@@ -35,8 +35,9 @@
 static int64_t budget = UNSET, workers = UNSET, seed = UNSET, max_epochs = UNSET,
 	threads = UNSET;
 static double max_latency = NAN, max_params = NAN, max_error = NAN, trial_timeout = NAN;
-static const char *space_path, *region, *keep_models, *train_args;
+static const char *space_path, *region, *keep_models;
 static int resume;
+static const char *train_args;   /* --train-args POINT */
 
 static const cmd_option options[] = {
 	{ "budget", 'n', CMD_OPT_INT, &budget, "N",
@@ -284,7 +285,7 @@ static json_t *constraints_json(const search_state *st)
 	                 st->max_error : NAN));
 }
 
-/* What a new search searches: region, data, workflow, epochs, space. */
+/* What a new search searches: region, data, workflow, epochs. */
 static int plan_search(search_state *st)
 {
 	int rc;
@@ -296,18 +297,21 @@ static int plan_search(search_state *st)
 	st->max_epochs = max_epochs != UNSET ? (int)max_epochs :
 		json_is_integer(json_object_get(st->wr ? st->wr->train : NULL, "epochs"))
 		? (int)json_integer_value(json_object_get(st->wr->train, "epochs")) : 100;
-	st->rungs = rungs_for(st->max_epochs);
-	return load_space(st, space_path, NULL);
+	return 0;
 }
 
 static int new_search(search_state *st)
 {
-	json_t *ids, *rec;
+	json_t *ids = json_array(), *rec;
 	int rc;
 
-	if ((rc = plan_search(st)) < 0)
+	if ((rc = plan_search(st)) < 0) {
+		json_decref(ids);
 		return rc;
-	ids = json_array();
+	}
+	st->rungs = rungs_for(st->max_epochs);
+	if ((rc = load_space(st, space_path, NULL)) < 0)
+		return rc;
 	for (size_t i = 0; i < st->nds; i++)
 		json_array_append_new(ids, json_string(st->ds_ids[i]));
 	rec = json_pack("{s:s, s:s, s:s, s:s, s:O, s:s, s:O, s:o, s:o, s:I, s:I, s:i, s:i, s:i,"
@@ -725,7 +729,7 @@ static int print_train_args(search_state *st, const json_t *point)
 	int rc;
 
 	if ((rc = hml__store_open(&st->s, g_cmd.dir, 0)) < 0 || (rc = plan_search(st)) < 0 ||
-	    (rc = check_point(st, point)) < 0)
+	    (rc = load_space(st, space_path, NULL)) < 0 || (rc = check_point(st, point)) < 0)
 		return rc;
 	setup_base(st);
 	o = st->base;
