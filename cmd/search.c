@@ -143,11 +143,6 @@ static int check_cli(int npos)
 		cmd_error("search: --keep-models must be 'all' or 'front', not '%s'", keep_models);
 		return HML_EXIT_USAGE;
 	}
-	if (train_args && resume) {
-		cmd_error("search: --train-args maps a point of a new search; it does not go with "
-		          "--resume");
-		return HML_EXIT_USAGE;
-	}
 	if (npos && !resume) {
 		cmd_error("search: unexpected argument (a search id goes with --resume)");
 		return HML_EXIT_USAGE;
@@ -275,16 +270,6 @@ static unsigned rungs_for(int epochs)
 	return r;
 }
 
-/* ---- starting and resuming ---------------------------------------------- */
-
-static json_t *constraints_json(const search_state *st)
-{
-	return json_pack("{s:o, s:o, s:o}", "max_latency", cmd_json_real(st->max_latency > 0 ?
-	                 st->max_latency : NAN), "max_params", cmd_json_real(st->max_params > 0 ?
-	                 st->max_params : NAN), "max_error", cmd_json_real(st->max_error > 0 ?
-	                 st->max_error : NAN));
-}
-
 /* What a new search searches: region, data, workflow, epochs. */
 static int plan_search(search_state *st)
 {
@@ -298,6 +283,16 @@ static int plan_search(search_state *st)
 		json_is_integer(json_object_get(st->wr ? st->wr->train : NULL, "epochs"))
 		? (int)json_integer_value(json_object_get(st->wr->train, "epochs")) : 100;
 	return 0;
+}
+
+/* ---- starting and resuming ---------------------------------------------- */
+
+static json_t *constraints_json(const search_state *st)
+{
+	return json_pack("{s:o, s:o, s:o}", "max_latency", cmd_json_real(st->max_latency > 0 ?
+	                 st->max_latency : NAN), "max_params", cmd_json_real(st->max_params > 0 ?
+	                 st->max_params : NAN), "max_error", cmd_json_real(st->max_error > 0 ?
+	                 st->max_error : NAN));
 }
 
 static int new_search(search_state *st)
@@ -901,6 +896,12 @@ int cmd_search(int argc, char **argv)
 		json_error_t je;
 		json_t *point = json_loads(train_args, JSON_REJECT_DUPLICATES, &je);
 
+		if (resume) {
+			cmd_error("search: --train-args maps a point of a new search; it does not go "
+			          "with --resume");
+			json_decref(point);
+			return HML_EXIT_USAGE;
+		}
 		if (!json_is_object(point)) {
 			cmd_error("search: --train-args takes a JSON object of search-space parameters "
 			          "(%s)", point ? "not an object" : je.text);
