@@ -35,7 +35,7 @@
 static int64_t budget = UNSET, workers = UNSET, seed = UNSET, max_epochs = UNSET,
 	threads = UNSET;
 static double max_latency = NAN, max_params = NAN, max_error = NAN, trial_timeout = NAN;
-static const char *space_path, *region, *keep_models;
+static const char *space_path, *region, *keep_models, *target;
 static int resume;
 static const char *train_args;   /* --train-args POINT */
 
@@ -60,6 +60,9 @@ static const cmd_option options[] = {
 	  "a trial running longer is killed and recorded as timed out (default: none)" },
 	{ "resume", 0, CMD_OPT_FLAG, &resume, NULL,
 	  "continue search ID (the argument; default: the newest) to its budget" },
+	{ "target", 0, CMD_OPT_STRING, &target, "c|torchscript|auto",
+	  "deployment form whose latency is the objective (default auto: c when a C compiler "
+	  "is found and the family compiles to C)" },
 	{ "keep-models", 0, CMD_OPT_STRING, &keep_models, "all|front",
 	  "register the models of the front (default) or of every trial" },
 	{ "train-args", 0, CMD_OPT_STRING, &train_args, "POINT",
@@ -95,6 +98,7 @@ static void state_release(search_state *st)
 	free(st->cfg);
 	free(st->t);
 	free(st->queue);
+	free(st->pending);
 	free(st->wk);
 	free(st->dir);
 	free(st->exe);
@@ -105,6 +109,7 @@ static void state_release(search_state *st)
 	hml__history_close(st->hist);
 	hml__workflow_free(st->w);
 	hml__search_unlock(st->lock_fd);
+	hml__latency_cache_release(&st->lat);
 	hml__store_free(st->s);
 }
 
@@ -141,6 +146,10 @@ static int check_cli(int npos)
 		return usage("%s must be positive, not %g", "--max-error", max_error);
 	if (keep_models && strcmp(keep_models, "all") && strcmp(keep_models, "front")) {
 		cmd_error("search: --keep-models must be 'all' or 'front', not '%s'", keep_models);
+		return HML_EXIT_USAGE;
+	}
+	if (target && strcmp(target, "auto") && hml__target_parse(target) < 0) {
+		cmd_error("search: --target must be 'c', 'torchscript' or 'auto', not '%s'", target);
 		return HML_EXIT_USAGE;
 	}
 	if (npos && !resume) {
@@ -295,6 +304,31 @@ static json_t *constraints_json(const search_state *st)
 	                 st->max_error : NAN));
 }
 
+/* The latency objective's target: --target, else the one recorded (on
+ * resume: a different one is refused), else auto's choice. */
+static int choose_target(search_state *st, const char *recorded)
+{
+	char why[300];
+	int given = target && strcmp(target, "auto") ? hml__target_parse(target) : -1;
+	int t = given >= 0 ? given : recorded ? hml__target_parse(recorded)
+	      : hml__target_auto(st->family, why, sizeof(why));
+
+	if (recorded && given >= 0 && hml__target_parse(recorded) != given)
+		return hml__error_set(HML_EINVALID, "cannot resume search '%s' with --target %s: it "
+		                      "was started with %s", st->id, target, recorded);
+	if (recorded && t < 0)
+		return hml__error_set(HML_EINVALID, "search '%s' records an unknown latency target "
+		                      "'%s'", st->id, recorded);
+	if (t == HML__TARGET_C && (given >= 0 || recorded) &&
+	    hml__target_auto(st->family, why, sizeof(why)) != HML__TARGET_C)
+		return hml__error_set(HML_EINVALID, "%s: the latency target is c, but %s",
+		                      recorded ? "cannot resume the search" : "--target c", why);
+	if (given < 0 && !recorded && t != HML__TARGET_C)
+		cmd_info("latency objective: torchscript (%s)", why);
+	st->target = t;
+	return 0;
+}
+
 static int new_search(search_state *st)
 {
 	json_t *ids = json_array(), *rec;
@@ -305,12 +339,12 @@ static int new_search(search_state *st)
 		return rc;
 	}
 	st->rungs = rungs_for(st->max_epochs);
-	if ((rc = load_space(st, space_path, NULL)) < 0)
+	if ((rc = load_space(st, space_path, NULL)) < 0 || (rc = choose_target(st, NULL)) < 0)
 		return rc;
 	for (size_t i = 0; i < st->nds; i++)
 		json_array_append_new(ids, json_string(st->ds_ids[i]));
 	rec = json_pack("{s:s, s:s, s:s, s:s, s:O, s:s, s:O, s:o, s:o, s:I, s:I, s:i, s:i, s:i,"
-	                " s:i, s:i, s:o, s:s, s:o, s:{s:i, s:i, s:i, s:i, s:i}, s:f, s:s}",
+	                " s:i, s:i, s:o, s:s, s:o, s:{s:i, s:i, s:i, s:i, s:i}, s:f, s:s, s:s}",
 	                "region", st->label, "workflow", st->wname, "family", st->family,
 	                "status", "running", "space", st->space_json, "space_sha256", st->space_sha,
 	                "space_source", st->space_source, "datasets", ids, "data_sha256", data_sha(st),
@@ -321,7 +355,8 @@ static int new_search(search_state *st)
 	                "keep_models", st->keep_all ? "all" : "front",
 	                "trial_timeout", cmd_json_real(st->trial_timeout),
 	                "counts", "configs", 0, "trials", 0, "ok", 0, "failed", 0, "reruns", 0,
-	                "seconds", 0.0, "transport", st->mpi ? "mpi" : "processes");
+	                "seconds", 0.0, "transport", st->mpi ? "mpi" : "processes",
+	                "latency_target", hml__target_name(st->target));
 	if (!rec)
 		return hml__error_oom();
 	return hml__search_register(st->s, rec, st->id, sizeof(st->id));
@@ -431,6 +466,8 @@ static int resume_search(search_state *st, const char *id)
 	if ((rc = pick_data(st)) < 0)
 		return rc;
 	load_workflow(st);
+	if ((rc = choose_target(st, v.latency_target ? v.latency_target : "torchscript")) < 0)
+		return rc;
 	return resume_check(st, &v);
 }
 
@@ -659,8 +696,9 @@ static void print_result(const search_state *st)
 	       (long long)json_integer_value(json_object_get(c, "failed")),
 	       (long long)json_integer_value(json_object_get(c, "reruns")),
 	       cmd_json_number(rec, "seconds"));
-	printf("Pareto front (%zu): validation RMSE against latency at batch %lld\n",
-	       json_array_size(front), (long long)st->base.infer_batch);
+	printf("Pareto front (%zu): validation RMSE against %s latency at batch %lld\n",
+	       json_array_size(front), hml__target_name(st->target),
+	       (long long)st->base.infer_batch);
 	printf("  %-12s %-14s %-9s %-6s %s\n", "val_rmse", "us/sample", "params", "model", "arch");
 	json_array_foreach(front, i, e)
 		printf("  %-12.6g %-14.5g %-9lld %-6s %s\n", cmd_json_number(e, "val_rmse"),
@@ -860,6 +898,7 @@ static int prepare(search_state *st, const char *resume_id)
 		if ((rc = new_search(st)) < 0)
 			return rc;
 	}
+	hml__search_lock_name(st->lock_fd, st->id);   /* hml show: whose the lock is */
 	setup_base(st);
 	so.space = st->space;
 	so.seed = (uint64_t)st->seed;
@@ -938,9 +977,9 @@ int cmd_search(int argc, char **argv)
 	if (resume && (rc = record_state(&st, "running")) < 0)
 		goto fail;
 	cmd_info("search %s: region '%s', budget %lld configurations, %d worker%s x %d thread%s, "
-	         "%u rung%s up to %d epochs", st.id, st.label, st.budget, st.nworkers,
+	         "%u rung%s up to %d epochs, %s latency", st.id, st.label, st.budget, st.nworkers,
 	         st.nworkers == 1 ? "" : "s", st.threads, st.threads == 1 ? "" : "s", st.rungs,
-	         st.rungs == 1 ? "" : "s", st.max_epochs);
+	         st.rungs == 1 ? "" : "s", st.max_epochs, hml__target_name(st.target));
 	if ((rc = search_run(&st)) < 0)
 		goto fail;
 	if (rc == 1) {

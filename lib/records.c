@@ -96,6 +96,7 @@ void hml__search_view_of(hml__search_view *out, const json_t *rec)
 	out->region = str(rec, "region");
 	out->workflow = str(rec, "workflow");
 	out->family = str(rec, "family");
+	out->latency_target = str(rec, "latency_target");
 	out->status = str(rec, "status");
 	out->history = hml__record_file(rec, "history");
 	out->space = typed(rec, "space", is_object);

@@ -73,6 +73,8 @@ typedef struct hml__search_view {
 	const char *region;
 	const char *workflow;        /**< the workflow's name */
 	const char *family;          /**< model family searched ("mlp", ...) */
+	const char *latency_target;  /**< deployment form of the latency objective ("c",
+	                                  "torchscript"), NULL in records of older hml */
 	const char *status;          /**< "running", "finished", "interrupted", "failed" */
 	const char *history;         /**< files.history: search/<id>/trials.jsonl */
 	const json_t *space;         /**< the search space searched (object) */
