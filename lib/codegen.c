@@ -8,7 +8,9 @@
  * BR (the accumulators of a block stay in L1 and each weight row is loaded
  * once per block); a single row takes a copy of the kernel specialised to
  * one row. Two ping-pong buffers of BR x (widest layer) floats on the stack
- * are the only intermediates.
+ * are the only intermediates. Large batches of a wide MLP may take the
+ * sgemm path instead (put_mlp_gemm), whose weights are the same arrays:
+ * [in][out] is sgemm's row-major B.
  */
 #include <errno.h>
 #include <math.h>
@@ -507,8 +509,10 @@ static void put_mlp_kernel(gen *g, const char *name, const char *rows, int nrows
  * as bias copy + cblas_sgemm + activation pass over the chunk, the others
  * (the first layer's few inputs, the last layer's few outputs) as in the
  * block kernel. OpenMP over chunks from OMP_ROWS rows, as the block path;
- * inside a parallel region OpenBLAS's OpenMP build runs single-threaded,
- * so the thread count is OpenMP's either way. The sums are sgemm's order,
+ * each thread sets its own nthreads ICV to 1 inside the region (scoped to
+ * it), so that OpenBLAS's OpenMP build runs one thread per call, also below
+ * OMP_ROWS where the region is inactive: the thread count is the block
+ * path's, OpenMP's. The sums are sgemm's order,
  * not input order: agreement with TorchScript (itself sgemm) is unchanged
  * in kind (unit.cmodel, e2e 065).
  */
@@ -523,7 +527,7 @@ static void put_mlp_gemm(gen *g)
 	snprintf(in_stride, sizeof(in_stride), "%lld", nin);
 	snprintf(out_stride, sizeof(out_stride), "%lld", nout);
 	snprintf(w_stride, sizeof(w_stride), "%lld", w);
-	fprintf(g->f, "\n#ifdef HML_CMODEL_CBLAS\n"
+	fprintf(g->f, "\n#ifdef HML_CMODEL_CBLAS\n#ifdef _OPENMP\n#include <omp.h>\n#endif\n"
 	        "/* OpenBLAS's CBLAS sgemm (32-bit integers; 101 row-major, 111 no transpose) */\n"
 	        "void cblas_sgemm(int order, int transa, int transb, int m, int n, int k, float alpha,\n"
 	        "                 const float *a, int lda, const float *b, int ldb, float beta,\n"
@@ -568,6 +572,10 @@ static void put_mlp_gemm(gen *g)
 		"* sizeof(float));\n\n"
 		"\t\tif (!h) {\n#ifdef _OPENMP\n#pragma omp atomic write\n#endif\n"
 		"\t\t\tfailed = 1;\n\t\t}\n"
+		"#ifdef _OPENMP\n"
+		"\t\t/* this task's ICV only: OpenBLAS runs one thread per chunk, also when\n"
+		"\t\t * the region is not active (fewer rows than OpenMP's threshold) */\n"
+		"\t\tomp_set_num_threads(1);\n#endif\n"
 		"#ifdef _OPENMP\n#pragma omp for schedule(static)\n#endif\n"
 		"\t\tfor (int64_t c = 0; c < nc; c++) {\n"
 		"\t\t\tconst int64_t i0 = c * %lld;\n"
