@@ -14,6 +14,35 @@
 
 static const char *const base_flags[HML__CBUILD_NFLAGS] = HML__CBUILD_FLAGS;
 
+#ifdef HML__CBUILD_BLAS_DIR
+#define BLAS_LIB HML__CBUILD_BLAS_DIR "/libopenblas.so"
+#define BLAS_RPATH "-Wl,-rpath," HML__CBUILD_BLAS_DIR
+#endif
+
+const char *hml__cbuild_blas(void)
+{
+#ifdef BLAS_LIB
+	return access(BLAS_LIB, R_OK) == 0 ? BLAS_LIB : NULL;
+#else
+	return NULL;
+#endif
+}
+
+/* The flags after the base ones and -march: the define before the source,
+ * the library after it (argv order); n of each written, NULL-terminated. */
+static void blas_flags(const hml__cbuild_info *info, const char **pre, const char **post)
+{
+	pre[0] = post[0] = NULL;
+#ifdef BLAS_LIB
+	if (info->blas) {
+		pre[0] = "-DHML_CMODEL_CBLAS", pre[1] = NULL;
+		post[0] = info->blas, post[1] = BLAS_RPATH, post[2] = NULL;
+	}
+#else
+	(void)info;
+#endif
+}
+
 int hml__cbuild_find_cc(char **out)
 {
 	if (!(*out = hml__find_on_path("cc")))
@@ -59,7 +88,7 @@ int hml__cbuild_so(const hml__cg_model *m, const hml__cg_options *o, const char 
                    const char *c_path, const char *h_path, const char *so_path,
                    hml__cbuild_info *info)
 {
-	const char *argv[HML__CBUILD_NFLAGS + 8];
+	const char *argv[HML__CBUILD_NFLAGS + 16], *pre[4], *post[4];
 	char *log = NULL, *ver = NULL, arch_flag[80];
 	int rc, n = 0;
 
@@ -90,7 +119,14 @@ int hml__cbuild_so(const hml__cg_model *m, const hml__cg_options *o, const char 
 		snprintf(arch_flag, sizeof(arch_flag), "-march=%s", info->march);
 		argv[n++] = arch_flag;
 	}
-	argv[n++] = "-o", argv[n++] = so_path, argv[n++] = c_path, argv[n++] = "-lm";
+	info->blas = hml__cbuild_blas();
+	blas_flags(info, pre, post);
+	for (int i = 0; pre[i]; i++)
+		argv[n++] = pre[i];
+	argv[n++] = "-o", argv[n++] = so_path, argv[n++] = c_path;
+	for (int i = 0; post[i]; i++)
+		argv[n++] = post[i];
+	argv[n++] = "-lm";
 	argv[n] = NULL;
 	rc = run_cc(argv, log, NULL);
 done:
@@ -106,6 +142,7 @@ done:
 json_t *hml__cbuild_info_json(const hml__cbuild_info *info)
 {
 	json_t *fl = json_array();
+	const char *pre[4], *post[4];
 	char arch_flag[80];
 
 	if (!fl)
@@ -116,9 +153,15 @@ json_t *hml__cbuild_info_json(const hml__cbuild_info *info)
 		snprintf(arch_flag, sizeof(arch_flag), "-march=%s", info->march);
 		json_array_append_new(fl, json_string(arch_flag));
 	}
+	blas_flags(info, pre, post);
+	for (int i = 0; pre[i]; i++)
+		json_array_append_new(fl, json_string(pre[i]));
+	for (int i = 0; post[i]; i++)
+		json_array_append_new(fl, json_string(post[i]));
 	json_array_append_new(fl, json_string("-lm"));
-	return json_pack("{s:s, s:s, s:o}", "path", info->cc ? info->cc : "",
-	                 "version", info->version, "flags", fl);
+	return json_pack("{s:s, s:s, s:o, s:o}", "path", info->cc ? info->cc : "",
+	                 "version", info->version, "flags", fl,
+	                 "blas", info->blas ? json_string(info->blas) : json_null());
 }
 
 void hml__cbuild_info_release(hml__cbuild_info *info)

@@ -7,7 +7,12 @@
  * way.
  *
  * The compiler is `cc` found on PATH; the flags are fixed (HML__CBUILD_FLAGS
- * plus -march=ARCH when asked). Nothing here loads or runs the object.
+ * plus -march=ARCH when asked). When hml was configured with OpenBLAS's
+ * OpenMP build (HML_CMODEL_BLAS, found by CMake) and its library is still
+ * there at build time, the object is also built with -DHML_CMODEL_CBLAS and
+ * linked with that library (rpath to its directory), which gives an MLP its
+ * sgemm path at large batch (lib/codegen.h); otherwise the same source
+ * builds without it. Nothing here loads or runs the object.
  */
 #ifndef HML_LIB_CBUILD_H
 #define HML_LIB_CBUILD_H
@@ -32,7 +37,12 @@ typedef struct hml__cbuild_info {
 	char *cc;            /**< absolute path of the compiler (malloc'ed) */
 	char version[256];   /**< first line of `cc --version` */
 	char march[64];      /**< the -march value, "" for portable */
+	const char *blas;    /**< the OpenBLAS library linked (static string), NULL: none */
 } hml__cbuild_info;
+
+/** The OpenBLAS library a build would link now (static string), or NULL:
+ * none configured, or no longer readable. */
+const char *hml__cbuild_blas(void);
 
 /**
  * `cc` found on PATH into *out (malloc'ed). Errors: HML_ERROR "no C
@@ -54,7 +64,9 @@ int hml__cbuild_so(const hml__cg_model *m, const hml__cg_options *o, const char 
                    const char *c_path, const char *h_path, const char *so_path,
                    hml__cbuild_info *info);
 
-/** {"path", "version", "flags": [...]} of a build, for a record. New; NULL on OOM. */
+/** {"path", "version", "flags": [...], "blas": PATH or null} of a build, for a
+ * record (hml-manifest(5)); the flags in order, the BLAS ones included. New;
+ * NULL on OOM. */
 json_t *hml__cbuild_info_json(const hml__cbuild_info *info);
 
 /** Free what `info` owns and zero it. NULL-safe. */

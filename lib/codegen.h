@@ -124,7 +124,11 @@ typedef struct hml__cg_options {
  * defines hml_<id>_forward_f32 / _f64 (the ABI's forward signatures) and,
  * unless compiled with -DHML_CMODEL_NO_ENTRY, the data symbol
  * hml_cmodel_v1 (visibility default, so -fvisibility=hidden may be used).
- * OpenMP over row blocks when compiled with -fopenmp. The id must be a C
+ * OpenMP over row blocks when compiled with -fopenmp. An MLP with a layer
+ * of at least 16 inputs and outputs also gets an sgemm path for large
+ * batches, compiled only with -DHML_CMODEL_CBLAS (then link a CBLAS whose
+ * sgemm is single-threaded inside OpenMP regions: OpenBLAS's OpenMP build,
+ * as lib/cbuild.c does); without it the source needs no library. The id must be a C
  * identifier fragment ([A-Za-z0-9_]). Errors: HML_EINVALID (model check,
  * bad id), HML_EIO "cannot write 'PATH': ...".
  */

@@ -51,6 +51,11 @@ nothing_registered() {
 		binomial --options 1024 --batch 256 --seed 5 > c.out 2> c.ld
 	! grep -q -e 'libtorch' -e 'libhml-torch' c.ld
 	grep -q 'c1.so' c.ld
+	# batch 256 of the 64 x 64 MLP is its sgemm path, when it has one
+	if [ "$(m 'd["compiled"][0]["compiler"]["blas"] is not None')" = True ]; then
+		grep -q 'libopenblas' c.ld
+		grep -q 'cblas_sgemm' exp/models/c1.c
+	fi
 	[ "$(json c.json 'd["regions"][0]["model_calls"]')" -gt 0 ]
 	[ "$(json c.json 'd["regions"][0]["fallback_calls"]')" = 0 ]
 	# The TorchScript model of the same weights gives the same prices.
@@ -93,6 +98,8 @@ EOF2
 	[ "$(json out.json 'sorted(d["compiled"]["files"].values())')" = \
 	  "['models/c1.c', 'models/c1.h', 'models/c1.so']" ]
 	[ "$(json out.json '"-fopenmp" in d["compiled"]["compiler"]["flags"]')" = True ]
+	# With OpenBLAS (the sgemm path), its define and library are in the flags.
+	[ "$(json out.json '(lambda c: (c["blas"] is None and "-DHML_CMODEL_CBLAS" not in c["flags"]) or ("-DHML_CMODEL_CBLAS" in c["flags"] and c["blas"] in c["flags"]))(d["compiled"]["compiler"])')" = True ]
 	[ "$(json out.json 'len(d["compiled"]["compiler"]["version"]) > 0')" = True ]
 	[ "$(json out.json 'd["compiled"]["agreement"]["max_abs_diff"] <= 1e-5 * d["compiled"]["agreement"]["scale"]')" = True ]
 	[ "$(json out.json 'sorted(d["compiled"]["provenance"]["sha256"])')" = \

@@ -434,6 +434,66 @@ check_history() {
 	[ "$(json exp/manifest.json 'len(d.get("searches", []))')" = 0 ]
 }
 
+@test "--train-args prints the hml train arguments of a point; hml train trains exactly them" {
+	run --separate-stderr hml -q -C exp --json search --max-epochs 2 \
+		--train-args '{"layers": 3, "width": 16, "activation": "tanh", "lr": 0.004, "batch": 128}'
+	assert_success
+	echo "$output" > args.json
+	[ "$(json args.json 'd["schema_version"]')" = 1 ]
+	[ "$(json args.json 'd["train_args"][:5]')" = "['train', '--region', 'binomial', '--arch', 'mlp:16x16x16:tanh']" ]
+	[ "$(json args.json 'd["point"]["width"]')" = 16 ]
+	"$PY" - <<-'EOF'
+	import json
+	a = json.load(open("args.json"))["train_args"]
+	o = dict(zip(a[1::2], a[2::2]))
+	assert len(a) % 2 == 1 and "--threads" not in o, a
+	assert o["--epochs"] == "2" and o["--lr"] == "0.004" and o["--batch"] == "128", o
+	assert o["--optimizer"] == "adam" and o["--seed"] == "42" and o["--patience"] == "10", o
+	EOF
+	# hml train takes them as they are and records those very options.
+	run --separate-stderr hml -q -C exp --json $(json args.json '" ".join(d["train_args"])') --threads 1
+	assert_success
+	echo "$output" > m.json
+	"$PY" - <<-'EOF'
+	import json
+	a = json.load(open("args.json"))["train_args"]
+	o = dict(zip(a[1::2], a[2::2]))
+	m = json.load(open("m.json"))["model"]
+	assert m["arch"] == o["--arch"] and m["region"] == o["--region"], m
+	keys = {"--epochs": "epochs", "--batch": "batch", "--lr": "lr", "--optimizer": "optimizer",
+	        "--schedule": "schedule", "--patience": "patience", "--clip": "clip",
+	        "--seed": "seed", "--val-fraction": "val_fraction",
+	        "--test-fraction": "test_fraction", "--weight-decay": "weight_decay"}
+	assert set(o) - {"--region", "--arch", "--infer-batch"} <= set(keys), o
+	assert m["metrics"]["latency_batch"] == int(o["--infer-batch"]) == 4096, m["metrics"]
+	for flag, value in o.items():
+	    if flag in keys:
+	        got = m["options"][keys[flag]]
+	        assert (got == value if isinstance(got, str) else got == float(value)), (flag, got, value)
+	EOF
+	# Without --json: the command line; the workflow's model.arch and epochs fill in.
+	run --separate-stderr hml -q -C exp search --train-args '{"layers": 1}'
+	assert_success
+	[[ "$output" == "hml train --region binomial --arch mlp:64:relu --epochs 150 --batch 256 --lr 0.002 "* ]]
+	# A point that is no JSON object is a usage error; one hml cannot map, invalid input.
+	for p in '{"layers": 1' '[1]'; do
+		run --separate-stderr hml -q -C exp search --train-args "$p"
+		assert_failure 2
+		[[ "$stderr" == "hml: error: search: --train-args takes a JSON object of search-space parameters ("*")" ]]
+	done
+	run --separate-stderr hml -q -C exp search --train-args '{"momentum": 0.9}'
+	assert_failure 3
+	assert_equal "$stderr" "hml: error: --train-args: parameter 'momentum' is not in the search space of region 'binomial'"
+	run --separate-stderr hml -q -C exp search --train-args '{"batch": 0}'
+	assert_failure 3
+	assert_equal "$stderr" "hml: error: trial parameter 'batch' must be an integer of at least 1"
+	run --separate-stderr hml -q -C exp search --resume --train-args '{}'
+	assert_failure 2
+	# Nothing of a search was written.
+	[ "$(json exp/manifest.json 'len(d.get("searches", []))')" = 0 ]
+	[ ! -e exp/search/s1 ]
+}
+
 @test "bad budgets and options are usage errors (exit 2)" {
 	for b in 0 -3; do
 		run --separate-stderr hml -q -C exp search --budget "$b"

@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cbuild.h"
 #include "check.h"
 #include "cmodel.h"
 #include "codegen.h"
@@ -57,11 +58,11 @@ static int sh(const char *fmt, ...)
 	return system(cmd);
 }
 
-/* cc -shared; 0 on success. */
+/* cc -shared; 0 on success. `extra` after the source (libraries included). */
 static int compile_so(const char *c, const char *so, const char *extra)
 {
-	return sh("cc -std=c11 -O2 -fPIC -shared -fvisibility=hidden %s -o '%s' '%s' -lm",
-	          extra, so, c);
+	return sh("cc -std=c11 -O2 -fPIC -shared -fvisibility=hidden -o '%s' '%s' %s -lm",
+	          so, c, extra);
 }
 
 static void fill(uint64_t *seed, float *v, int64_t n, double lo, double hi)
@@ -288,6 +289,45 @@ TEST(mlp_batches)
 	hml__cg_model_release(&m);
 }
 
+/* The sgemm path (lib/codegen.c): a layer of 48 x 40 takes it from 547
+ * rows (2^20 multiply-adds); below, at and above that, in chunks with a
+ * ragged tail and over OpenMP, float and double, built with OpenBLAS as
+ * hml deploy builds it (lib/cbuild.c); the same source without the define
+ * is the blocked kernel alone and agrees as well. */
+TEST(mlp_gemm_path)
+{
+	static const int64_t sizes[] = { 5, 48, 40, 3 };
+	static const int64_t rows[] = { 546, 547, 600, 2500 };
+	const char *blas = hml__cbuild_blas();
+	char flags[1200];
+	hml__cg_model m;
+
+	CHECK_OK(make_model(&m, HML__CG_MLP, 3, sizes, 0, HML__ACT_GELU, 21));
+	m.in_ndim = 1, m.in_shape[0] = 5;
+	m.out_ndim = 1, m.out_shape[0] = 3;
+	CHECK_OK(hml__cg_write(&m, &(hml__cg_options){ "g", NULL }, tmp_path("g.c"), NULL));
+	CHECK(sh("grep -q 'if (rows >= 547)' '%s'", tmp_path("g.c")) == 0);
+	CHECK(sh("grep -q 'cblas_sgemm(101, 111, 111, r, 40, 48' '%s'", tmp_path("g.c")) == 0);
+	roundtrip(&m, "mlp_noblas", rows, sizeof(rows) / sizeof(rows[0]), "-fopenmp");
+	if (!blas) {
+		fprintf(stderr, "mlp_gemm_path: hml built without OpenBLAS's OpenMP build "
+		        "(HML_CMODEL_BLAS): sgemm path not run\n");
+	} else {
+		snprintf(flags, sizeof(flags), "-fopenmp -DHML_CMODEL_CBLAS '%s' -Wl,-rpath,$(dirname '%s')",
+		         blas, blas);
+		roundtrip(&m, "mlp_blas", rows, sizeof(rows) / sizeof(rows[0]), flags);
+		CHECK(sh("ldd '%s' | grep -q libopenblas", tmp_path("mlp_blas.so")) == 0);
+	}
+	hml__cg_model_release(&m);
+	/* a narrow model has no sgemm path */
+	CHECK_OK(make_model(&m, HML__CG_MLP, 2, (const int64_t[]){ 5, 8, 1 }, 0, HML__ACT_RELU, 22));
+	m.in_ndim = 1, m.in_shape[0] = 5;
+	m.out_ndim = 1, m.out_shape[0] = 1;
+	CHECK_OK(hml__cg_write(&m, &(hml__cg_options){ "n", NULL }, tmp_path("n.c"), NULL));
+	CHECK(sh("grep -q cblas_sgemm '%s'", tmp_path("n.c")) != 0);
+	hml__cg_model_release(&m);
+}
+
 /* Inputs far from zero (dates in days, prices): the mean must not be folded
  * into layer 0's float bias, where large terms would cancel. */
 TEST(mlp_inputs_far_from_zero)
@@ -478,6 +518,7 @@ int main(void)
 	RUN(mlp_every_activation);
 	RUN(mlp_batches);
 	RUN(mlp_inputs_far_from_zero);
+	RUN(mlp_gemm_path);
 	RUN(cnn);
 	RUN(standalone);
 	RUN(refused);
