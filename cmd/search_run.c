@@ -327,12 +327,9 @@ static int trial_next(search_state *st, long *trial, int *fresh)
  * options o (t->lat_cached says whether there is one), or NaN. */
 static double known_latency(search_state *st, search_trial *t, const hml__train_options *o)
 {
-	char canon[256];
-	double s = NAN;
+	double s = hml__latency_cache_get(&st->lat, o->arch, o->infer_batch > 0 ? o->infer_batch
+	                                                                      : o->batch, o->threads);
 
-	if (hml__train_check(o, canon, sizeof(canon)) == 0)
-		s = hml__latency_cache_get(&st->lat, canon, o->infer_batch > 0 ? o->infer_batch
-		                                                                : o->batch, o->threads);
 	t->lat_cached = isfinite(s);
 	return s;
 }

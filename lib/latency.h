@@ -119,11 +119,14 @@ typedef struct hml__latency_options {
 int hml__latency_measure(hml__latency *out, const char *pt_path, const hml__latency_options *o);
 
 /**
- * A cache of measured C latencies keyed by (canonical arch, batch,
- * threads): the compiled kernel's speed depends on the architecture, the
- * rows per call and the threads, not on the weights, so a model of an
- * architecture already measured need not be compiled again (hml search
- * --target c). Caller's storage; zero it, or hml__latency_cache_init.
+ * A cache of measured C latencies keyed by (arch, batch, threads): the
+ * compiled kernel's speed depends on the architecture, the rows per call
+ * and the threads, not on the weights, so a model of an architecture
+ * already measured need not be compiled again (hml search --target c).
+ * The arch part of the key is the spec's canonical form (lib/arch.h)
+ * without its dropout, which does nothing at inference ("mlp:64:relu" and
+ * "mlp:64:relu:dropout=0.1" share a figure); a spec that does not parse is
+ * its own key. Caller's storage; zero it, or hml__latency_cache_init.
  */
 typedef struct hml__latency_cache {
 	struct hml__latency_entry *e;

@@ -77,6 +77,11 @@ TEST(cache)
 	CHECK(isnan(hml__latency_cache_get(&c, "mlp:8:relu", 128, 1)));    /* batch is a key */
 	CHECK(isnan(hml__latency_cache_get(&c, "mlp:8:relu", 64, 2)));     /* threads too */
 	CHECK(isnan(hml__latency_cache_get(&c, "mlp:8:tanh", 64, 1)));
+	/* dropout is no part of the key; the spec's canonical form is */
+	CHECK(hml__latency_cache_get(&c, "mlp:8:relu:dropout=0.15", 64, 1) == 2e-8);
+	CHECK(hml__latency_cache_get(&c, "mlp:8", 64, 1) == 2e-8);
+	CHECK_OK(hml__latency_cache_put(&c, "mlp:12x12:gelu:dropout=0.1", 64, 1, 5e-8));
+	CHECK(hml__latency_cache_get(&c, "mlp:12x12:gelu", 64, 1) == 5e-8);
 	CHECK(hml__latency_cache_get(&c, "mlp:16:relu", 64, 40) == 4e-7);
 	hml__latency_cache_release(&c);
 	CHECK(isnan(hml__latency_cache_get(&c, "mlp:8:relu", 64, 1)));
