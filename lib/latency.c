@@ -46,6 +46,7 @@ int hml__target_auto(const char *family, char *why, size_t size)
 		size = 0;
 	}
 #ifndef HML_WITH_TORCH
+	(void)family;
 	if (why)
 		snprintf(why, size, "hml is built without libtorch: it cannot read models to compile "
 		         "them to C");
