@@ -58,6 +58,35 @@ setup() {
 	assert_output --partial "speedup"
 }
 
+@test "the latency of the form evaluated: the card's, or measured when the card has none" {
+	run --separate-stderr hml -C exp --json evaluate m1 --repeat 1 --args '--options 4096 --seed 3'
+	assert_success
+	echo "$output" > card.json
+	[ "$(json card.json 'd["evaluation"]["card_latency"]["source"]')" = card ]
+	[ "$(json card.json 'd["evaluation"]["card_latency"]["seconds_per_sample"] == json.load(open("exp/manifest.json"))["models"][0]["latency"]["torchscript"]')" = True ]
+	# A card without latency (a model registered before cards had one).
+	"$PY" - <<'EOF2'
+import json
+p = "exp/manifest.json"
+d = json.load(open(p))
+del d["models"][0]["latency"]
+json.dump(d, open(p, "w"))
+EOF2
+	run --separate-stderr hml -C exp --json evaluate m1 --repeat 1 --args '--options 4096 --seed 3'
+	assert_success
+	echo "$output" > measured.json
+	[ "$(json measured.json 'd["evaluation"]["card_latency"]["source"]')" = measured ]
+	[ "$(json measured.json 'd["evaluation"]["card_latency"]["seconds_per_sample"] > 0')" = True ]
+	[ "$(json measured.json 'd["evaluation"]["card_latency"]["batch"]')" = "$(json exp/manifest.json 'd["models"][0]["metrics"]["latency_batch"]')" ]
+	[[ "$stderr" == *"card has no torchscript latency: measuring it"* ]]
+	# The card is not changed by an evaluation.
+	[ "$(json exp/manifest.json '"latency" in d["models"][0]')" = False ]
+	# Text output says it was measured.
+	run hml -C exp evaluate m1 --repeat 1 --args '--options 4096 --seed 3'
+	assert_success
+	assert_output --regexp "latency: +torchscript [0-9.e+-]+ us per sample at batch"
+}
+
 @test "no deployment and no model named: exit 3" {
 	run hml -C exp evaluate
 	[ "$status" -eq 3 ]
