@@ -16,9 +16,13 @@
 #      configurations for a fraction of the epochs, so at equal budget it
 #      spends less training time than the peers; the wall times are printed;
 #  (c) with --full: the wall time of `hml search --budget N` (default 1000)
-#      on binomial with the workflow's data and epochs, then `hml deploy
-#      --best` from its front and `hml evaluate`: the QoI RMSE of the chosen
-#      model. Off by default: it runs for about an hour.
+#      on binomial with the workflow's data and epochs (its counts, its
+#      coordinator's cost per trial, its front), then `hml evaluate` of
+#      the front's most accurate model deployed as TorchScript and compiled
+#      to C, and of the fastest (model, target) within validation RMSE 0.01
+#      (`deploy --max-error 0.01 --target auto`): QoI RMSE and speedups.
+#      Off by default: it runs for about an hour. The experiment is kept
+#      (--keep).
 #
 # The machine's load changes every figure but the hypervolumes; the load
 # average is printed first. The default (b) trains 3 x 200 full-fidelity
@@ -38,6 +42,8 @@
 #   --asks N           suggestions timed per size in (a) (default 20)
 #   --skip-bo          leave (a) out
 #   --full [N]         run (c) with a budget of N (default 1000)
+#   --keep DIR         where (c) keeps its experiment (default BUILD/search-full)
+#   --skip-peers       leave (b) out
 set -eu
 
 build=build
@@ -49,6 +55,8 @@ workers=2
 seed=1
 asks=20
 skip_bo=0
+skip_peers=0
+keep_dir=
 full=0
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -62,6 +70,8 @@ while [ $# -gt 0 ]; do
 	--seed) seed=$2; shift 2 ;;
 	--asks) asks=$2; shift 2 ;;
 	--skip-bo) skip_bo=1; shift ;;
+	--skip-peers) skip_peers=1; shift ;;
+	--keep) keep_dir=$2; shift 2 ;;
 	--full)
 		full=1000
 		case ${2:-} in [0-9]*) full=$2; shift ;; esac
@@ -91,43 +101,77 @@ if [ "$skip_bo" = 0 ]; then
 	sh "$here/bo.sh" "$build" "$asks"
 fi
 
-echo
-echo "== (b) sample efficiency on binomial: budgets $budgets, $epochs epochs, $workers workers x $threads threads =="
-exp="$tmp/exp"
-if [ -n "$options" ]; then
-	"$hml" -q -C "$exp" collect binomial --args "--options $options --seed {seed}" >/dev/null
-else
-	"$hml" -q -C "$exp" collect binomial >/dev/null
+[ -n "$keep_dir" ] || keep_dir=$(cd "$build" && pwd)/search-full
+
+if [ "$skip_peers" = 0 ]; then
+	echo
+	echo "== (b) sample efficiency on binomial: budgets $budgets, $epochs epochs, $workers workers x $threads threads =="
+	exp="$tmp/exp"
+	if [ -n "$options" ]; then
+		"$hml" -q -C "$exp" collect binomial --args "--options $options --seed {seed}" >/dev/null
+	else
+		"$hml" -q -C "$exp" collect binomial >/dev/null
+	fi
+	cp -r "$exp" "$tmp/exp-hml"
+	t0=$(now)
+	"$hml" -q -C "$tmp/exp-hml" search --budget "$maxb" --max-epochs "$epochs" --seed "$seed" \
+		--workers "$workers" --threads "$threads" >/dev/null
+	t1=$(now)
+	"$hml" -C "$tmp/exp-hml" --json show s1 >"$tmp/hml.json"
+	"$py" "$here/search_peers.py" "$hml" "$exp" "$src/workflows/binomial/workflow.json" binomial \
+		"$maxb" "$epochs" "$methods" "$threads" "$workers" "$seed" >"$tmp/peers.json"
+	"$py" "$here/search_report.py" "$tmp/hml.json" "$tmp/peers.json" "$budgets" \
+		"$(echo "$t1 - $t0" | bc)"
 fi
-cp -r "$exp" "$tmp/exp-hml"
-t0=$(now)
-"$hml" -q -C "$tmp/exp-hml" search --budget "$maxb" --max-epochs "$epochs" --seed "$seed" \
-	--workers "$workers" --threads "$threads" >/dev/null
-t1=$(now)
-"$hml" -C "$tmp/exp-hml" --json show s1 >"$tmp/hml.json"
-"$py" "$here/search_peers.py" "$hml" "$exp" "$src/workflows/binomial/workflow.json" binomial \
-	"$maxb" "$epochs" "$methods" "$threads" "$workers" "$seed" >"$tmp/peers.json"
-"$py" "$here/search_report.py" "$tmp/hml.json" "$tmp/peers.json" "$budgets" \
-	"$(echo "$t1 - $t0" | bc)"
 
 if [ "$full" -gt 0 ]; then
 	echo
 	echo "== (c) hml search --budget $full on binomial (workflow's data and epochs), $workers workers =="
-	fexp="$tmp/exp-full"
+	fexp="$keep_dir"
+	rm -rf "$fexp"
 	"$hml" -q -C "$fexp" collect binomial >/dev/null
 	t0=$(now)
 	"$hml" -q -C "$fexp" search --budget "$full" --workers "$workers" --seed "$seed" >/dev/null
 	t1=$(now)
+	"$hml" -C "$fexp" --json show s1 >"$tmp/full.json"
+	# the most accurate front model, as TorchScript and compiled to C; then
+	# the fastest (model, target) whose validation RMSE is within 0.01
 	"$hml" -q -C "$fexp" deploy --best >/dev/null
-	"$hml" -q -C "$fexp" --json evaluate >"$tmp/eval.json"
-	"$py" - "$tmp/eval.json" "$(echo "$t1 - $t0" | bc)" "$full" <<-'EOF'
-	import json, sys
-	e = json.load(open(sys.argv[1]))
-	e = e.get("evaluation", e)
-	q = e["qoi"]
-	print("wall time of hml search --budget %s: %.1f s (%.2f h); goal <= 1 h"
-	      % (sys.argv[3], float(sys.argv[2]), float(sys.argv[2]) / 3600))
-	print("QoI %s of the deployed model %s (hml deploy --best from the front): %.4g; goal <= 0.01"
-	      % (q["metric"], e["model"], q[q["metric"]]))
+	"$hml" -q -C "$fexp" --json evaluate >"$tmp/eval-ts.json"
+	"$hml" -q -C "$fexp" deploy --best --target c >/dev/null
+	"$hml" -q -C "$fexp" --json evaluate >"$tmp/eval-c.json"
+	if "$hml" -q -C "$fexp" deploy --max-error 0.01 --target auto >/dev/null 2>"$tmp/auto.err"; then
+		"$hml" -q -C "$fexp" --json evaluate >"$tmp/eval-auto.json"
+	else
+		echo "deploy --max-error 0.01: $(cat "$tmp/auto.err")"
+	fi
+	"$py" - "$tmp" "$(echo "$t1 - $t0" | bc)" "$full" <<-'EOF'
+	import json, os, sys
+	tmp, wall, budget = sys.argv[1], float(sys.argv[2]), sys.argv[3]
+	s = json.load(open(os.path.join(tmp, "full.json")))["search"]
+	c = s["counts"]
+	print("wall time of hml search --budget %s: %.1f s (%.2f h); goal <= 1 h" % (budget, wall, wall / 3600))
+	print("  %d configurations, %d trials (%d failed, %d re-run), %d rungs up to %d epochs, "
+	      "%.2f s of wall time per configuration" % (c["configs"], c["trials"], c["failed"],
+	      c["reruns"], s["rungs"], s["max_epochs"], wall / max(c["configs"], 1)))
+	print("  coordinator: %.3f ms per trial outside its waits (%.3f ms in the optimiser)"
+	      % (1e3 * s["coordinator_busy_seconds"] / max(c["trials"], 1),
+	         1e3 * s["coordinator_suggest_seconds"] / max(c["trials"], 1)))
+	print("  front (%d): val_rmse, us/sample, arch" % len(s["front"]))
+	for f in s["front"]:
+	    print("    %.4g  %.4g  %s (%s)" % (f["val_rmse"], 1e6 * f["latency_seconds_per_sample"],
+	                                     f["arch"], f["model"]))
+	for name, what in (("eval-ts", "deploy --best (TorchScript)"), ("eval-c", "deploy --best --target c"),
+	                   ("eval-auto", "deploy --max-error 0.01 --target auto")):
+	    path = os.path.join(tmp, name + ".json")
+	    if not os.path.exists(path):
+	        continue
+	    e = json.load(open(path))
+	    e = e.get("evaluation", e)
+	    q = e["qoi"]
+	    print("%-40s model %s (%s): QoI %s %.4g (goal <= 0.01), end to end %.1fx, region %.1fx"
+	          % (what, e["model"], e["target"], q["metric"], q[q["metric"]],
+	             e["speedup"]["end_to_end"]["median"], e["speedup"]["region"]["median"]))
 	EOF
+	echo "the experiment is kept in $fexp"
 fi

@@ -9,10 +9,10 @@ space as the workflow states it (model.search_space of workflow.json), and
 prints one JSON document: per method, its trials in the order they were
 asked, and its wall time.
 
-Parameters map onto `hml train` as hml search maps them (hml-search(1),
-SEARCH SPACE): layers and width make the MLP spec mlp:WxW...:ACT, lr,
-batch, weight_decay and optimizer are options of their own. A space with
-any other parameter is refused: this driver knows no more.
+Each point maps onto `hml train` through hml itself: `hml search
+--train-args POINT` prints the arguments a trial of hml search trains the
+point with at full fidelity (lib/trialmap.h), so the peers train exactly
+what hml's workers would; a point hml cannot map fails its trial.
 
 usage: search_peers.py HML EXPERIMENT WORKFLOW_JSON REGION BUDGET EPOCHS
                        METHODS THREADS JOBS SEED
@@ -27,18 +27,11 @@ import time
 
 import optuna
 
-KNOWN = {"layers", "width", "activation", "lr", "batch", "weight_decay", "optimizer"}
-
-
 def space_of(workflow, region):
     wf = json.load(open(workflow))
     for r in wf["regions"]:
         if r["label"] == region:
-            space = r["model"]["search_space"]
-            unknown = set(space) - KNOWN
-            if unknown:
-                sys.exit("search_peers: parameters %s are not mapped" % sorted(unknown))
-            return space
+            return r["model"]["search_space"]
     sys.exit("search_peers: no region %r in %s" % (region, workflow))
 
 
@@ -57,15 +50,15 @@ def suggest(trial, space):
 
 
 def command(hml, exp, region, p, epochs, threads):
-    layers, width = p.get("layers", 2), p.get("width", 64)
-    arch = "mlp:%s:%s" % ("x".join([str(width)] * layers), p.get("activation", "relu"))
-    argv = [hml, "-q", "-C", exp, "--json", "train", "--region", region, "--arch", arch,
-            "--epochs", str(epochs), "--threads", str(threads)]
-    for name, flag in (("lr", "--lr"), ("batch", "--batch"), ("weight_decay", "--weight-decay"),
-                       ("optimizer", "--optimizer")):
-        if name in p:
-            argv += [flag, str(p[name])]
-    return argv
+    """The hml train command line of point p, or None when hml refuses it."""
+    out = subprocess.run([hml, "-q", "-C", exp, "--json", "search", "--region", region,
+                          "--max-epochs", str(epochs), "--train-args", json.dumps(p)],
+                         capture_output=True, text=True)
+    if out.returncode != 0:
+        print("search_peers: " + out.stderr.strip(), file=sys.stderr)
+        return None
+    args = json.loads(out.stdout)["train_args"]
+    return [hml, "-q", "-C", exp, "--json"] + args + ["--threads", str(threads)]
 
 
 def run_method(method, args, space):
@@ -89,9 +82,9 @@ def run_method(method, args, space):
 
     def objective(trial):
         p = suggest(trial, space)
-        out = subprocess.run(command(hml, exp, region, p, epochs, threads),
-                             capture_output=True, text=True)
-        if out.returncode != 0:
+        argv = command(hml, exp, region, p, epochs, threads)
+        out = subprocess.run(argv, capture_output=True, text=True) if argv else None
+        if out is None or out.returncode != 0:
             results[trial.number] = None
             raise optuna.TrialPruned()   # failed: no objective values (like hml's failed trials)
         m = json.loads(out.stdout)["model"]["metrics"]

@@ -157,6 +157,11 @@ json_t *cmd_json_shape(const int64_t *shape, int ndim);
 int cmd_record_file(struct hml__store *s, const json_t *rec, const char *kind,
                     const char *role, const char *since, char **abs_path);
 
+/* The data files of data sets ids[0 .. n), each checked by
+ * cmd_record_file(). *paths (n entries, each and the array malloc'ed) is
+ * yours, also after a failure (entries not reached are NULL). */
+int cmd_dataset_files(struct hml__store *s, const char *const *ids, size_t n, char ***paths);
+
 /* A model record by id, checked: its file exists and still has the SHA-256
  * recorded when it was registered. HML_ENOTFOUND "no model 'm9' in
  * experiment 'DIR'", HML_EINVALID "model file 'P' changed since it was

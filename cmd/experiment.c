@@ -92,6 +92,19 @@ int cmd_record_file(hml__store *s, const json_t *rec, const char *kind, const ch
 	return 0;
 }
 
+int cmd_dataset_files(hml__store *s, const char *const *ids, size_t n, char ***paths)
+{
+	int rc;
+
+	if (!(*paths = calloc(n ? n : 1, sizeof(**paths))))
+		return hml__error_oom();
+	for (size_t i = 0; i < n; i++)
+		if ((rc = cmd_record_file(s, hml__store_find(s, "datasets", ids[i]), "data set",
+		                          "data", "collected", &(*paths)[i])) < 0)
+			return rc;
+	return 0;
+}
+
 int cmd_model_get(hml__store *s, const char *id, hml__model_view *model, char **abs_path)
 {
 	int rc;

@@ -24,6 +24,7 @@
 #include "cmd.h"
 #include "cmodel.h"
 #include "codegen.h"
+#include "datapick.h"
 #include "dataset.h"
 #include "export.h"
 #include "fsutil.h"
@@ -93,41 +94,20 @@ static void state_release(import_state *st)
 }
 
 /* The data sets with rows of the region: those of `workflow`, else of the
- * workflow of the newest data set holding the region. */
+ * workflow of the newest data set holding the region (lib/datapick.h). */
 static int pick_datasets(import_state *st)
 {
-	hml__dataset_view d;
-	size_t i, total = hml__records_count(st->s, "datasets");
-	int known = 0, rc;
+	hml__data_query q = { region, workflow, NULL, 0, NULL };
+	hml__data_choice c;
+	int rc;
 
-	st->wname = workflow;
-	for (i = total; !st->wname && i-- > 0;)
-		if (hml__records_dataset_at(&d, st->s, i) && hml__dataset_view_rows(&d, region) > 0)
-			st->wname = d.workflow_name ? d.workflow_name : "";
-	if (!(st->ids = calloc(total ? total : 1, sizeof(*st->ids))) ||
-	    !(st->paths = calloc(total ? total : 1, sizeof(*st->paths))))
-		return hml__error_oom();
-	for (i = 0; hml__records_dataset_at(&d, st->s, i); i++) {
-		known |= hml__dataset_view_region(&d, region) != NULL;
-		if (st->wname && hml__dataset_view_rows(&d, region) > 0 &&
-		    strcmp(d.workflow_name ? d.workflow_name : "", st->wname) == 0)
-			st->ids[st->n++] = d.id;
-	}
-	if (st->n == 0 && workflow && known)
-		return hml__error_set(HML_ENOTFOUND, "no data set of workflow '%s' in experiment "
-		                      "'%s' has rows of region '%s'", workflow,
-		                      hml__store_dir(st->s), region);
-	if (st->n == 0 && known)
-		return hml__error_set(HML_EINVALID, "region '%s' has no collected rows in "
-		                      "experiment '%s'", region, hml__store_dir(st->s));
-	if (st->n == 0)
-		return hml__error_set(HML_ENOTFOUND, "no data set of experiment '%s' holds region "
-		                      "'%s' (collect it first: hml collect)", hml__store_dir(st->s),
-		                      region);
-	for (i = 0; i < st->n; i++)
-		if ((rc = cmd_record_file(st->s, hml__store_find(st->s, "datasets", st->ids[i]),
-		                          "data set", "data", "collected", &st->paths[i])) < 0)
-			return rc;
+	if ((rc = hml__data_pick(&c, st->s, &q)) < 0)
+		return rc;
+	st->wname = c.workflow;
+	st->ids = c.ids;   /* now st's */
+	st->n = c.n;
+	if ((rc = cmd_dataset_files(st->s, st->ids, st->n, &st->paths)) < 0)
+		return rc;
 	return hml__dataset_load(&st->d, (const char *const *)st->paths, st->n, region,
 	                         HML__NONFINITE_DROP);
 }
@@ -257,18 +237,12 @@ static int64_t region_batch(const import_state *st)
 static json_t *model_record(const import_state *st, const char *file, const hml__errors *e,
                             const char *compile_error, int64_t params)
 {
-	json_t *ids = json_array(), *data_sha = json_object();
+	json_t *ids = json_array();
+	json_t *data_sha = hml__records_data_sha256(st->s, st->ids, st->n);
 	char *origin = hml__path_abs(file);
 
-	for (size_t i = 0; i < st->n; i++) {
-		hml__dataset_view d;
-		const char *sha;
-
-		hml__dataset_view_of(&d, hml__store_find(st->s, "datasets", st->ids[i]));
-		sha = d.file ? hml__record_sha256(d.json, d.file) : NULL;
+	for (size_t i = 0; ids && i < st->n; i++)
 		json_array_append_new(ids, json_string(st->ids[i]));
-		json_object_set_new(data_sha, st->ids[i], sha ? json_string(sha) : json_null());
-	}
 	json_t *rec = json_pack(
 		"{s:s, s:s, s:s, s:s, s:o, s:o, s:o, s:o, s:{s:I, s:I},"
 		" s:{s:o, s:o, s:o, s:o, s:s},"

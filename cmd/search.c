@@ -20,6 +20,7 @@
 
 #include "arch.h"
 #include "cmd.h"
+#include "datapick.h"
 #include "dataset.h"
 #include "fsutil.h"
 #ifdef HML_WITH_MPI
@@ -34,8 +35,9 @@
 static int64_t budget = UNSET, workers = UNSET, seed = UNSET, max_epochs = UNSET,
 	threads = UNSET;
 static double max_latency = NAN, max_params = NAN, max_error = NAN, trial_timeout = NAN;
-static const char *space_path, *region, *keep_models;
+static const char *space_path, *region, *keep_models, *target;
 static int resume;
+static const char *train_args;   /* --train-args POINT */
 
 static const cmd_option options[] = {
 	{ "budget", 'n', CMD_OPT_INT, &budget, "N",
@@ -58,8 +60,13 @@ static const cmd_option options[] = {
 	  "a trial running longer is killed and recorded as timed out (default: none)" },
 	{ "resume", 0, CMD_OPT_FLAG, &resume, NULL,
 	  "continue search ID (the argument; default: the newest) to its budget" },
+	{ "target", 0, CMD_OPT_STRING, &target, "c|torchscript|auto",
+	  "deployment form whose latency is the objective (default auto: c when a C compiler "
+	  "is found and the family compiles to C)" },
 	{ "keep-models", 0, CMD_OPT_STRING, &keep_models, "all|front",
 	  "register the models of the front (default) or of every trial" },
+	{ "train-args", 0, CMD_OPT_STRING, &train_args, "POINT",
+	  "print the hml train arguments of search-space point POINT (JSON) and exit" },
 	{ NULL, 0, 0, NULL, NULL, NULL }
 };
 
@@ -91,6 +98,7 @@ static void state_release(search_state *st)
 	free(st->cfg);
 	free(st->t);
 	free(st->queue);
+	free(st->pending);
 	free(st->wk);
 	free(st->dir);
 	free(st->exe);
@@ -101,6 +109,7 @@ static void state_release(search_state *st)
 	hml__history_close(st->hist);
 	hml__workflow_free(st->w);
 	hml__search_unlock(st->lock_fd);
+	hml__latency_cache_release(&st->lat);
 	hml__store_free(st->s);
 }
 
@@ -139,6 +148,10 @@ static int check_cli(int npos)
 		cmd_error("search: --keep-models must be 'all' or 'front', not '%s'", keep_models);
 		return HML_EXIT_USAGE;
 	}
+	if (target && strcmp(target, "auto") && hml__target_parse(target) < 0) {
+		cmd_error("search: --target must be 'c', 'torchscript' or 'auto', not '%s'", target);
+		return HML_EXIT_USAGE;
+	}
 	if (npos && !resume) {
 		cmd_error("search: unexpected argument (a search id goes with --resume)");
 		return HML_EXIT_USAGE;
@@ -148,69 +161,26 @@ static int check_cli(int npos)
 
 /* ---- data and workflow -------------------------------------------------- */
 
-static int push_ds(search_state *st, const char *id)
-{
-	const char **ids = realloc(st->ds_ids, (st->nds + 1) * sizeof(*ids));
-
-	if (!ids)
-		return hml__error_oom();
-	st->ds_ids = ids;
-	st->ds_ids[st->nds++] = id;
-	return 0;
-}
-
-/* The region (given, else the only one with rows) and its data sets: those
- * of the newest data set's workflow that hold it (as hml train). */
+/* The region (given, else the only one with rows) and its data sets, as
+ * hml train chooses them (lib/datapick.h); their files, checked. */
 static int pick_data(search_state *st)
 {
-	hml__dataset_view d;
-	const char *key;
-	const json_t *r;
-	size_t i;
+	hml__data_query q = { st->label, NULL, NULL, 0, "search on" };
+	hml__data_choice c;
 	int rc;
 
-	for (i = 0; !region && !resume && hml__records_dataset_at(&d, st->s, i); i++)
-		json_object_foreach((json_t *)d.regions, key, r)
-			if (hml__dataset_view_rows(&d, key) > 0) {
-				if (st->label && strcmp(st->label, key) != 0)
-					return hml__error_set(HML_EINVALID, "the data sets hold several regions "
-					                      "('%s', '%s'): choose one with --region", st->label, key);
-				st->label = key;
-			}
-	if (!st->label)
-		return hml__error_set(HML_EINVALID, "experiment '%s' has no collected rows to search on "
-		                      "(run 'hml collect')", hml__store_dir(st->s));
-	for (i = hml__records_count(st->s, "datasets"); i-- > 0 && !st->wname;)
-		if (hml__records_dataset_at(&d, st->s, i) && hml__dataset_view_rows(&d, st->label) > 0)
-			st->wname = d.workflow_name ? d.workflow_name : "";
-	if (!st->wname)
-		return hml__error_set(HML_ENOTFOUND, "no data set of experiment '%s' holds rows of "
-		                      "region '%s'", hml__store_dir(st->s), st->label);
-	for (i = 0; hml__records_dataset_at(&d, st->s, i); i++)
-		if (hml__dataset_view_rows(&d, st->label) > 0 &&
-		    strcmp(d.workflow_name ? d.workflow_name : "", st->wname) == 0 &&
-		    (rc = push_ds(st, d.id)) < 0)
-			return rc;
-	if (!(st->ds_paths = calloc(st->nds, sizeof(*st->ds_paths))))
-		return hml__error_oom();
-	for (i = 0; i < st->nds; i++)
-		if ((rc = cmd_record_file(st->s, hml__store_find(st->s, "datasets", st->ds_ids[i]),
-		                          "data set", "data", "collected", &st->ds_paths[i])) < 0)
-			return rc;
-	return 0;
+	if ((rc = hml__data_pick(&c, st->s, &q)) < 0)
+		return rc;
+	st->label = c.region;
+	st->wname = c.workflow;
+	st->ds_ids = c.ids;   /* now st's */
+	st->nds = c.n;
+	return cmd_dataset_files(st->s, st->ds_ids, st->nds, &st->ds_paths);
 }
 
 static json_t *data_sha(const search_state *st)
 {
-	json_t *o = json_object();
-
-	for (size_t i = 0; o && i < st->nds; i++) {
-		const json_t *rec = hml__store_find(st->s, "datasets", st->ds_ids[i]);
-		const char *sha = hml__record_sha256(rec, hml__record_file(rec, "data"));
-
-		json_object_set_new(o, st->ds_ids[i], sha ? json_string(sha) : json_null());
-	}
-	return o;
+	return hml__records_data_sha256(st->s, st->ds_ids, st->nds);
 }
 
 /* The workflow of the data (for the region's family, arch, training
@@ -231,24 +201,12 @@ static void load_workflow(search_state *st)
 	st->base_arch = st->wr ? st->wr->arch : NULL;
 }
 
-/* Training options every trial starts from: the region's model.train. */
+/* Training options every trial starts from: the region's model.train
+ * (lib/workflow.h, as hml train's defaults), the search's epochs. */
 static void setup_base(search_state *st)
 {
-	const json_t *t = st->wr ? st->wr->train : NULL, *v;
-
 	st->base = (hml__train_options)HML__TRAIN_OPTIONS_INIT;
-	if ((v = json_object_get(t, "lr")) && json_is_number(v))
-		st->base.lr = json_number_value(v);
-	if ((v = json_object_get(t, "batch")) && json_is_integer(v))
-		st->base.batch = json_integer_value(v);
-	if ((v = json_object_get(t, "weight_decay")) && json_is_number(v))
-		st->base.weight_decay = json_number_value(v);
-	if ((v = json_object_get(t, "optimizer")) && json_is_string(v))
-		st->base.optimizer = json_string_value(v);
-	if ((v = json_object_get(t, "patience")) && json_is_integer(v))
-		st->base.patience = (int)json_integer_value(v);
-	if ((v = json_object_get(t, "seed")) && json_is_integer(v))
-		st->base.seed = (uint64_t)json_integer_value(v);
+	hml__workflow_train_options(st->wr, &st->base, NULL);
 	st->base.epochs = st->max_epochs;
 	st->base.infer_batch = st->wr && st->wr->batch > 0 ? st->wr->batch : 0;
 }
@@ -276,11 +234,10 @@ static int load_space(search_state *st, const char *path, const char *kind)
 	if (path) {
 		char *abs = hml__path_abs(path);
 
-		if ((rc = hml__space_load(&st->space, path)) < 0) {   /* its messages name the key */
+		if ((rc = hml__space_read(&st->space_json, path)) < 0) {   /* read once, bounded */
 			free(abs);
 			return rc;
 		}
-		st->space_json = space_of(json_load_file(path, JSON_REJECT_DUPLICATES, &je));
 		st->space_source = json_pack("{s:s, s:s}", "kind", "file", "path", abs ? abs : path);
 		free(abs);
 		snprintf(origin, sizeof(origin), "%s", path);
@@ -305,15 +262,36 @@ static int load_space(search_state *st, const char *path, const char *kind)
 	return hml__json_sha256(st->space_json, st->space_sha);
 }
 
-/* The number of rungs for full trials of max_epochs: eta 3, at most 3
- * rungs, the lowest at least one epoch. */
+/* The number of rungs for full trials of max_epochs, eta 3: as many as
+ * keep the lowest rung at one epoch or more, at most 3; and a fourth when
+ * even that one gets 3 epochs or more (max_epochs >= 81), as Hyperband's
+ * widest bracket does, so that a long training's configurations are first
+ * judged at 1/27 of it and a configuration costs about 4/27 of a full
+ * training instead of 1/3 (hml-search(1)). */
 static unsigned rungs_for(int epochs)
 {
 	unsigned r = 1;
 
 	for (int e = epochs; e >= 3 && r < 3; e /= 3)
 		r++;
+	if (r == 3 && epochs >= 81)
+		r = 4;
 	return r;
+}
+
+/* What a new search searches: region, data, workflow, epochs. */
+static int plan_search(search_state *st)
+{
+	int rc;
+
+	st->label = region;
+	if ((rc = pick_data(st)) < 0)
+		return rc;
+	load_workflow(st);
+	st->max_epochs = max_epochs != UNSET ? (int)max_epochs :
+		json_is_integer(json_object_get(st->wr ? st->wr->train : NULL, "epochs"))
+		? (int)json_integer_value(json_object_get(st->wr->train, "epochs")) : 100;
+	return 0;
 }
 
 /* ---- starting and resuming ---------------------------------------------- */
@@ -326,25 +304,47 @@ static json_t *constraints_json(const search_state *st)
 	                 st->max_error : NAN));
 }
 
+/* The latency objective's target: --target, else the one recorded (on
+ * resume: a different one is refused), else auto's choice. */
+static int choose_target(search_state *st, const char *recorded)
+{
+	char why[300];
+	int given = target && strcmp(target, "auto") ? hml__target_parse(target) : -1;
+	int t = given >= 0 ? given : recorded ? hml__target_parse(recorded)
+	      : hml__target_auto(st->family, why, sizeof(why));
+
+	if (recorded && given >= 0 && hml__target_parse(recorded) != given)
+		return hml__error_set(HML_EINVALID, "cannot resume search '%s' with --target %s: it "
+		                      "was started with %s", st->id, target, recorded);
+	if (recorded && t < 0)
+		return hml__error_set(HML_EINVALID, "search '%s' records an unknown latency target "
+		                      "'%s'", st->id, recorded);
+	if (t == HML__TARGET_C && (given >= 0 || recorded) &&
+	    hml__target_auto(st->family, why, sizeof(why)) != HML__TARGET_C)
+		return hml__error_set(HML_EINVALID, "%s: the latency target is c, but %s",
+		                      recorded ? "cannot resume the search" : "--target c", why);
+	if (given < 0 && !recorded && t != HML__TARGET_C)
+		cmd_info("latency objective: torchscript (%s)", why);
+	st->target = t;
+	return 0;
+}
+
 static int new_search(search_state *st)
 {
 	json_t *ids = json_array(), *rec;
 	int rc;
 
-	st->label = region;
-	if ((rc = pick_data(st)) < 0)
+	if ((rc = plan_search(st)) < 0) {
+		json_decref(ids);
 		return rc;
-	load_workflow(st);
-	st->max_epochs = max_epochs != UNSET ? (int)max_epochs :
-		json_is_integer(json_object_get(st->wr ? st->wr->train : NULL, "epochs"))
-		? (int)json_integer_value(json_object_get(st->wr->train, "epochs")) : 100;
+	}
 	st->rungs = rungs_for(st->max_epochs);
-	if ((rc = load_space(st, space_path, NULL)) < 0)
+	if ((rc = load_space(st, space_path, NULL)) < 0 || (rc = choose_target(st, NULL)) < 0)
 		return rc;
 	for (size_t i = 0; i < st->nds; i++)
 		json_array_append_new(ids, json_string(st->ds_ids[i]));
 	rec = json_pack("{s:s, s:s, s:s, s:s, s:O, s:s, s:O, s:o, s:o, s:I, s:I, s:i, s:i, s:i,"
-	                " s:i, s:i, s:o, s:s, s:o, s:{s:i, s:i, s:i, s:i, s:i}, s:f, s:s}",
+	                " s:i, s:i, s:o, s:s, s:o, s:{s:i, s:i, s:i, s:i, s:i}, s:f, s:s, s:s}",
 	                "region", st->label, "workflow", st->wname, "family", st->family,
 	                "status", "running", "space", st->space_json, "space_sha256", st->space_sha,
 	                "space_source", st->space_source, "datasets", ids, "data_sha256", data_sha(st),
@@ -355,7 +355,8 @@ static int new_search(search_state *st)
 	                "keep_models", st->keep_all ? "all" : "front",
 	                "trial_timeout", cmd_json_real(st->trial_timeout),
 	                "counts", "configs", 0, "trials", 0, "ok", 0, "failed", 0, "reruns", 0,
-	                "seconds", 0.0, "transport", st->mpi ? "mpi" : "processes");
+	                "seconds", 0.0, "transport", st->mpi ? "mpi" : "processes",
+	                "latency_target", hml__target_name(st->target));
 	if (!rec)
 		return hml__error_oom();
 	return hml__search_register(st->s, rec, st->id, sizeof(st->id));
@@ -443,6 +444,14 @@ static int resume_search(search_state *st, const char *id)
 	                 : cmd_json_number(v.json, "coordinator_suggest_seconds");
 	st->seed = (long long)v.seed;
 	st->max_epochs = (int)v.max_epochs;
+	/* the recorded rungs: the rule of rungs_for() may differ between versions */
+	st->rungs = rungs_for(st->max_epochs);
+	if (!isnan(v.rungs)) {
+		if (v.rungs < 1 || v.rungs > 8 || v.rungs != floor(v.rungs))
+			return hml__error_set(HML_EINVALID, "search '%s' records %g rungs (1 to 8 "
+			                      "expected)", st->id, v.rungs);
+		st->rungs = (unsigned)v.rungs;
+	}
 	st->budget = budget != UNSET ? budget : (long long)v.budget;
 	st->max_latency = bound_of(&v, "max_latency");
 	st->max_params = bound_of(&v, "max_params");
@@ -457,53 +466,50 @@ static int resume_search(search_state *st, const char *id)
 	if ((rc = pick_data(st)) < 0)
 		return rc;
 	load_workflow(st);
+	if ((rc = choose_target(st, v.latency_target ? v.latency_target : "torchscript")) < 0)
+		return rc;
 	return resume_check(st, &v);
 }
 
 /* ---- kept models -------------------------------------------------------- */
 
-/* A "models" record for trial i, in the layout of hml train's (hml-manifest(5)). */
+/* A "models" record for trial i, in the layout of hml train's (lib/records.h
+ * writes it; what the trial's summary lacks is null). */
 static json_t *model_record(const search_state *st, long i)
 {
 	const search_trial *t = &st->t[i];
-	const json_t *reg, *in, *out;
+	const json_t *reg;
 	hml__dataset_view d;
 	hml__train_options o = st->base;
-	json_t *ids = json_array();
-	char arch[256], family[32];
+	hml__train_result r;
+	hml__model_facts f;
+	char arch[256];
 
+	memset(&r, 0, sizeof(r));
 	hml__dataset_view_of(&d, hml__store_find(st->s, "datasets", st->ds_ids[0]));
 	reg = hml__dataset_view_region(&d, st->label);
-	in = json_object_get(reg, "input_shape");
-	out = json_object_get(reg, "output_shape");
-	for (size_t k = 0; k < st->nds; k++)
-		json_array_append_new(ids, json_string(st->ds_ids[k]));
+	/* The options the trial trained with; its arch as it ran. */
 	if (hml__trialmap_apply(&o, arch, sizeof(arch), st->family, st->base_arch,
 	                        st->cfg[t->config]) < 0)
-		snprintf(arch, sizeof(arch), "%s", t->arch);
-	snprintf(family, sizeof(family), "%.*s", (int)strcspn(t->arch, ":"), t->arch);
-	return json_pack(
-		"{s:s, s:s, s:s, s:s, s:O, s:O, s:o, s:o,"
-		" s:{s:i, s:I, s:o, s:o, s:s, s:i, s:I, s:i},"
-		" s:{s:o, s:o, s:I, s:i, s:o, s:o, s:I},"
-		" s:s, s:{s:s, s:I, s:I}}",
-		"workflow", st->wname, "region", st->label, "family", family, "arch", t->arch,
-		"input_shape", in ? in : json_null(), "output_shape", out ? out : json_null(),
-		"datasets", ids, "data_sha256", data_sha(st),
-		"options", "epochs", t->epochs, "batch", (json_int_t)o.batch, "lr", cmd_json_real(o.lr),
-		"weight_decay", cmd_json_real(o.weight_decay >= 0 ? o.weight_decay : 0),
-		"optimizer", o.optimizer ? o.optimizer : "adam", "patience", o.patience,
-		"seed", (json_int_t)o.seed, "threads", st->threads,
-		"metrics", "val_rmse", cmd_json_real(t->m.val_rmse),
-		"test_rmse", cmd_json_real(t->m.test_rmse), "params", (json_int_t)t->m.params,
-		"epochs_run", t->m.epochs_run, "train_seconds", cmd_json_real(t->seconds),
-		"latency_seconds_per_sample", cmd_json_real(t->m.latency_s),
-		"latency_batch", (json_int_t)t->m.latency_batch,
-		"normalisation",
-		"per feature (mlp) or channel (cnn; cnnvec inputs, its outputs per feature) "
-		"mean and std of the training split, "
-		"inside the model: buffers in_mean, in_std, out_mean, out_std",
-		"search", "id", st->id, "trial", (json_int_t)i, "config", (json_int_t)t->config);
+		o.arch = t->arch;
+	snprintf(r.arch, sizeof(r.arch), "%s", t->arch);
+	o.epochs = t->epochs;
+	o.threads = st->threads;
+	r.params = t->m.params;
+	r.n_train = r.n_val = r.n_test = -1;
+	r.epochs_run = t->m.epochs_run;
+	r.best_epoch = r.stopped_early = r.out_of_time = -1;
+	r.train_seconds = t->seconds;
+	r.samples_per_second = r.final_lr = r.train_step_seconds = r.forward_max_diff = NAN;
+	r.val_rmse = t->m.val_rmse;
+	r.test_rmse = t->m.test_rmse;
+	r.test_mae = r.test_max_abs = NAN;
+	r.latency_s_per_sample = t->m.latency_s;
+	r.latency_batch = t->m.latency_batch;
+	f = (hml__model_facts){ st->wname, st->label, json_object_get(reg, "input_shape"),
+	                        json_object_get(reg, "output_shape"), st->ds_ids, st->nds, &o, &r,
+	                        NULL, -1, -1, st->id, i, t->config };
+	return hml__model_record_new(st->s, &f);
 }
 
 /* A model registered for trial i before the search was killed (its
@@ -690,8 +696,9 @@ static void print_result(const search_state *st)
 	       (long long)json_integer_value(json_object_get(c, "failed")),
 	       (long long)json_integer_value(json_object_get(c, "reruns")),
 	       cmd_json_number(rec, "seconds"));
-	printf("Pareto front (%zu): validation RMSE against latency at batch %lld\n",
-	       json_array_size(front), (long long)st->base.infer_batch);
+	printf("Pareto front (%zu): validation RMSE against %s latency at batch %lld\n",
+	       json_array_size(front), hml__target_name(st->target),
+	       (long long)st->base.infer_batch);
 	printf("  %-12s %-14s %-9s %-6s %s\n", "val_rmse", "us/sample", "params", "model", "arch");
 	json_array_foreach(front, i, e)
 		printf("  %-12.6g %-14.5g %-9lld %-6s %s\n", cmd_json_number(e, "val_rmse"),
@@ -704,6 +711,78 @@ static void print_result(const search_state *st)
 		       "optimiser\n", st->busy / (double)st->session_trials * 1e3,
 		       st->suggest / (double)st->session_trials * 1e3);
 	printf("history: %s/search/%s/%s\n", hml__store_dir(st->s), st->id, HML__HISTORY_FILE);
+}
+
+/* ---- --train-args ------------------------------------------------------- */
+
+/* Every parameter of the point must be one the space searches. */
+static int check_point(const search_state *st, const json_t *point)
+{
+	const char *key;
+	const json_t *v;
+
+	json_object_foreach((json_t *)point, key, v) {
+		size_t i, n = hml__space_count(st->space);
+
+		for (i = 0; i < n && strcmp(hml__space_name(st->space, i), key) != 0; i++)
+			;
+		if (i == n)
+			return hml__error_set(HML_EINVALID, "--train-args: parameter '%s' is not in the "
+			                      "search space of region '%s'", key, st->label);
+	}
+	return 0;
+}
+
+/* A word as the shell reads it back. */
+static void print_word(const char *w)
+{
+	if (*w && strspn(w, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+	                    "_-+=:,./") == strlen(w)) {
+		fputs(w, stdout);
+		return;
+	}
+	putchar('\'');
+	for (; *w; w++)
+		if (*w == '\'')
+			fputs("'\\''", stdout);
+		else
+			putchar(*w);
+	putchar('\'');
+}
+
+/* The hml train arguments of one point, as a new search's trial trains it
+ * at full fidelity (lib/trialmap.h): the peers of bench/search.sh train
+ * exactly what hml search would. Nothing is written. */
+static int print_train_args(search_state *st, const json_t *point)
+{
+	hml__train_options o;
+	char arch[256];
+	json_t *argv, *w;
+	size_t i;
+	int rc;
+
+	if ((rc = hml__store_open(&st->s, g_cmd.dir, 0)) < 0 || (rc = plan_search(st)) < 0 ||
+	    (rc = load_space(st, space_path, NULL)) < 0 || (rc = check_point(st, point)) < 0)
+		return rc;
+	setup_base(st);
+	o = st->base;
+	if ((rc = hml__trialmap_apply(&o, arch, sizeof(arch), st->family, st->base_arch,
+	                              point)) < 0)
+		return rc;
+	if (!(argv = hml__trialmap_train_argv(&o, st->label)))
+		return HML_ENOMEM;
+	if (g_cmd.json) {
+		cmd_json_print(json_pack("{s:o, s:O}", "train_args", argv, "point", point));
+		return 0;
+	}
+	fputs("hml", stdout);
+	json_array_foreach(argv, i, w) {
+		putchar(' ');
+		print_word(json_string_value(w));
+	}
+	putchar('\n');
+	json_decref(argv);
+	return 0;
 }
 
 /* ---- the command -------------------------------------------------------- */
@@ -813,13 +892,13 @@ static int prepare(search_state *st, const char *resume_id)
 	if (resume) {
 		if ((rc = resume_search(st, resume_id)) < 0)
 			return rc;
-		st->rungs = rungs_for(st->max_epochs);
 		set_threads(st);
 	} else {
 		set_threads(st);
 		if ((rc = new_search(st)) < 0)
 			return rc;
 	}
+	hml__search_lock_name(st->lock_fd, st->id);   /* hml show: whose the lock is */
 	setup_base(st);
 	so.space = st->space;
 	so.seed = (uint64_t)st->seed;
@@ -852,6 +931,28 @@ int cmd_search(int argc, char **argv)
 		return rc > 0 ? cmd_finish(HML_EXIT_OK) : HML_EXIT_USAGE;
 	if ((rc = check_cli(argc - first)) != 0)
 		return rc;
+	if (train_args) {
+		json_error_t je;
+		json_t *point = json_loads(train_args, JSON_REJECT_DUPLICATES, &je);
+
+		if (resume) {
+			cmd_error("search: --train-args maps a point of a new search; it does not go "
+			          "with --resume");
+			json_decref(point);
+			return HML_EXIT_USAGE;
+		}
+		if (!json_is_object(point)) {
+			cmd_error("search: --train-args takes a JSON object of search-space parameters "
+			          "(%s)", point ? "not an object" : je.text);
+			json_decref(point);
+			return HML_EXIT_USAGE;
+		}
+		rc = print_train_args(&st, point);
+		json_decref(point);
+		code = rc < 0 ? cmd_fail(rc) : HML_EXIT_OK;
+		state_release(&st);
+		return cmd_finish(code);
+	}
 	st.budget = budget != UNSET ? budget : 50;
 	st.seed = seed != UNSET ? seed : 1;
 	st.nworkers = workers != UNSET ? (int)workers : 1;
@@ -876,9 +977,9 @@ int cmd_search(int argc, char **argv)
 	if (resume && (rc = record_state(&st, "running")) < 0)
 		goto fail;
 	cmd_info("search %s: region '%s', budget %lld configurations, %d worker%s x %d thread%s, "
-	         "%u rung%s up to %d epochs", st.id, st.label, st.budget, st.nworkers,
+	         "%u rung%s up to %d epochs, %s latency", st.id, st.label, st.budget, st.nworkers,
 	         st.nworkers == 1 ? "" : "s", st.threads, st.threads == 1 ? "" : "s", st.rungs,
-	         st.rungs == 1 ? "" : "s", st.max_epochs);
+	         st.rungs == 1 ? "" : "s", st.max_epochs, hml__target_name(st.target));
 	if ((rc = search_run(&st)) < 0)
 		goto fail;
 	if (rc == 1) {

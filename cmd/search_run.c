@@ -120,6 +120,9 @@ static int replay_event(const hml__hist_event *ev, void *payload)
 		snprintf(t->arch, sizeof(t->arch), "%s", ev->arch ? ev->arch : "");
 		o = (hml__sched_outcome){ ev->m.val_rmse, ev->m.latency_s, (double)ev->m.params };
 		rc = hml__sched_report(st->sched, (size_t)ev->config, ev->rung, &o);
+		if (rc == 0 && ev->m.latency_target == HML__TARGET_C && !ev->m.latency_cached)
+			rc = hml__latency_cache_put(&st->lat, ev->arch, ev->m.latency_batch,
+			                            ev->m.latency_threads, ev->m.latency_s);
 		break;
 	default:
 		rc = hml__sched_fail(st->sched, (size_t)ev->config, ev->rung);
@@ -190,22 +193,18 @@ static int trial_options(search_state *st, long trial, hml__train_options *o, ch
 
 static void prune_files(search_state *st);
 
-/* Record the end of a trial (history first, then the scheduler). */
+/* Record the end of a trial: its line is written now and made durable in
+ * the background (lib/history.h); the trial counts (trial_count) once it is. */
 static int trial_end(search_state *st, long trial, hml__hist_status status, const char *error,
-                     const hml__train_result *r)
+                     const hml__train_result *r, double lat_cost)
 {
 	search_trial *t = &st->t[trial];
 	hml__hist_event ev;
-	hml__sched_outcome o = { NAN, NAN, NAN };
-	char mp[4200];
 	int rc;
 
-	if (status == HML__HIST_OK) {
-		o = (hml__sched_outcome){ r->val_rmse, r->latency_s_per_sample, (double)r->params };
-		if (!isfinite(o.val_rmse) || !isfinite(o.latency_s)) {
-			status = HML__HIST_FAILED;
-			error = "training gave no finite validation error or latency";
-		}
+	if (status == HML__HIST_OK && (!isfinite(r->val_rmse) || !isfinite(r->latency_s_per_sample))) {
+		status = HML__HIST_FAILED;
+		error = "training gave no finite validation error or latency";
 	}
 	hml__hist_event_init(&ev);
 	ev.trial = trial;
@@ -220,24 +219,71 @@ static int trial_end(search_state *st, long trial, hml__hist_status status, cons
 		snprintf(t->arch, sizeof(t->arch), "%s", r->arch);
 		ev.arch = t->arch;
 		ev.m = (hml__hist_metrics){ r->val_rmse, r->test_rmse, r->latency_s_per_sample,
-		                            r->latency_batch, r->params, r->epochs_run };
+		                            r->latency_batch, r->params, r->epochs_run, st->target,
+		                            st->threads, t->lat_cached, lat_cost };
 		t->m = ev.m;
+		if (st->target == HML__TARGET_C && !t->lat_cached &&
+		    (rc = hml__latency_cache_put(&st->lat, r->arch, r->latency_batch, st->threads,
+		                                 r->latency_s_per_sample)) < 0)
+			return rc;
 	}
-	if ((rc = hml__history_append(st->hist, &ev)) < 0)
+	if ((rc = grow((void **)&st->pending, &st->cappending, st->npending + 1,
+	               sizeof(*st->pending))) < 0 ||
+	    (rc = hml__history_write(st->hist, &ev, &t->end_seq)) < 0)
 		return rc;
+	t->end_status = status;
+	st->pending[st->npending++] = trial;
+	return 0;
+}
+
+/* A trial whose end is durable counts: the scheduler learns its outcome,
+ * its model file is kept or deleted. */
+static int trial_count(search_state *st, long trial)
+{
+	search_trial *t = &st->t[trial];
+	hml__sched_outcome o = { t->m.val_rmse, t->m.latency_s, (double)t->m.params };
+	char mp[4200];
+	int rc;
+
 	st->session_trials++;
-	rc = status == HML__HIST_OK ? hml__sched_report(st->sched, (size_t)t->config, t->rung, &o)
-	                            : hml__sched_fail(st->sched, (size_t)t->config, t->rung);
-	t->status = status;
+	rc = t->end_status == HML__HIST_OK
+	     ? hml__sched_report(st->sched, (size_t)t->config, t->rung, &o)
+	     : hml__sched_fail(st->sched, (size_t)t->config, t->rung);
+	t->status = t->end_status;
 	model_path(st, trial, mp, sizeof(mp));
-	t->has_file = status == HML__HIST_OK && access(mp, F_OK) == 0;
+	t->has_file = t->status == HML__HIST_OK && access(mp, F_OK) == 0;
 	if (!t->has_file || (t->rung + 1 < st->rungs && !st->keep_all)) {
 		unlink(mp);   /* a lower rung's model never reaches the front */
 		t->has_file = 0;
 	}
-	if (status == HML__HIST_OK && t->rung + 1 == st->rungs)
+	if (t->status == HML__HIST_OK && t->rung + 1 == st->rungs)
 		prune_files(st);
 	return rc;
+}
+
+/* Count the pending trials whose end is durable (wait: sync first). */
+static int count_durable(search_state *st, int wait)
+{
+	uint64_t seq;
+	size_t k = 0;
+	int rc;
+
+	if (!st->npending)
+		return 0;
+	if ((rc = wait ? hml__history_flush(st->hist, &seq) : hml__history_durable(st->hist, &seq)) < 0)
+		return rc;
+	for (size_t i = 0; i < st->npending; i++) {
+		long trial = st->pending[i];
+
+		if (st->t[trial].end_seq <= seq) {
+			if ((rc = trial_count(st, trial)) < 0)
+				return rc;
+		} else {
+			st->pending[k++] = trial;
+		}
+	}
+	st->npending = k;
+	return 0;
 }
 
 /* The next trial to start: 1 (*trial, *fresh: 0 for a re-run), 0 none now, 2 done. */
@@ -269,6 +315,20 @@ static int trial_next(search_state *st, long *trial, int *fresh)
 	return 1;
 }
 
+/* The C latency already measured for the arch, batch and threads of
+ * options o (t->lat_cached says whether there is one), or NaN. */
+static double known_latency(search_state *st, search_trial *t, const hml__train_options *o)
+{
+	char canon[256];
+	double s = NAN;
+
+	if (hml__train_check(o, canon, sizeof(canon)) == 0)
+		s = hml__latency_cache_get(&st->lat, canon, o->infer_batch > 0 ? o->infer_batch
+		                                                                : o->batch, o->threads);
+	t->lat_cached = isfinite(s);
+	return s;
+}
+
 /* Start `trial` on idle worker w (a bad configuration fails at once). */
 static int trial_start(search_state *st, hml__worker *w, long trial, int fresh)
 {
@@ -277,6 +337,7 @@ static int trial_start(search_state *st, hml__worker *w, long trial, int fresh)
 	hml__hist_event ev;
 	char arch[256], mp[4200];
 	json_t *msg;
+	uint64_t seq;
 	int bad, rc;
 
 	bad = trial_options(st, trial, &o, arch, sizeof(arch));
@@ -293,14 +354,20 @@ static int trial_start(search_state *st, hml__worker *w, long trial, int fresh)
 		ev.params = st->cfg[t->config];
 		ev.u = hml__sched_point(st->sched, (size_t)t->config);
 		ev.dim = hml__space_dim(st->space);
-		if ((rc = hml__history_append(st->hist, &ev)) < 0)
+		/* Not waited for: a start lost in a machine crash is a trial never started. */
+		if ((rc = hml__history_write(st->hist, &ev, &seq)) < 0)
 			return rc;
 	}
 	if (bad < 0)
-		return trial_end(st, trial, HML__HIST_FAILED, hml_error_last()->message, NULL);
+		return trial_end(st, trial, HML__HIST_FAILED, hml_error_last()->message, NULL, NAN);
 	model_path(st, trial, mp, sizeof(mp));
 	if (!(msg = hml__wire_trial(trial, mp, &o)))
 		return hml__error_oom();
+	if (st->target != HML__TARGET_TORCHSCRIPT &&
+	    (rc = hml__wire_trial_set_latency(msg, st->target, known_latency(st, t, &o))) < 0) {
+		json_decref(msg);
+		return rc;
+	}
 	w->trial = trial;
 	w->started = hml__now();
 	/* A worker that died meanwhile is noticed by the poll: its pipe ends. */
@@ -395,7 +462,7 @@ static int worker_lost(search_state *st, hml__worker *w, hml__hist_status status
 		else
 			snprintf(msg, sizeof(msg), "worker %d %s%s%s", k, why, detail ? ": " : "",
 			         detail ? detail : "");
-		if ((rc = trial_end(st, trial, status, msg, NULL)) < 0)
+		if ((rc = trial_end(st, trial, status, msg, NULL, NAN)) < 0)
 			return rc;
 		cmd_warn("trial %ld %s: %s", trial, hml__hist_status_name(status), msg);
 	}
@@ -408,7 +475,8 @@ static int worker_message(search_state *st, hml__worker *w, json_t *msg)
 	const char *type = hml__wire_type(msg), *error;
 	hml__train_result r;
 	long trial;
-	int rc;
+	double cost;
+	int rc, target;
 
 	if (strcmp(type, "ready") == 0) {
 		w->ready = 1;
@@ -417,13 +485,18 @@ static int worker_message(search_state *st, hml__worker *w, json_t *msg)
 	if (strcmp(type, "error") == 0)   /* the data would not load */
 		return hml__error_set(HML_EINVALID, "search '%s': worker %d: %s", st->id, w->index,
 		                      json_string_value(json_object_get(msg, "error")));
-	if ((rc = hml__wire_result_read(msg, &trial, &error, &r)) < 0)
+	if ((rc = hml__wire_result_read(msg, &trial, &error, &r)) < 0 ||
+	    (rc = hml__wire_result_latency(msg, &target, &cost)) < 0)
 		return rc;
+	if (!error && target != st->target)
+		return hml__error_set(HML_ERROR, "search '%s': worker %d measured the %s latency of "
+		                      "trial %ld, not the %s latency", st->id, w->index,
+		                      hml__target_name(target), trial, hml__target_name(st->target));
 	if (trial != w->trial)
 		return hml__error_set(HML_ERROR, "search '%s': worker %d answered for trial %ld while "
 		                      "running trial %ld", st->id, w->index, trial, w->trial);
 	w->trial = -1;
-	return trial_end(st, trial, error ? HML__HIST_FAILED : HML__HIST_OK, error, &r);
+	return trial_end(st, trial, error ? HML__HIST_FAILED : HML__HIST_OK, error, &r, cost);
 }
 
 /* Read what worker w sent (poll said its pipe is readable or closed). */
@@ -452,7 +525,7 @@ static void progress(const search_state *st, cmd_progress *bar)
 	size_t done = 0, running = hml__sched_running(st->sched), failed = 0, nf = 0;
 	double best = hml__sched_best_error(st->sched), el = hml__now() - st->t0, eta;
 	size_t *cfg = malloc((hml__sched_configs(st->sched) + 1) * sizeof(*cfg));
-	char detail[200], ebuf[32];
+	char detail[200], ebuf[32], bbuf[32];
 
 	for (size_t i = 0; i < st->nt; i++) {
 		done += st->t[i].rung == 0 && st->t[i].status != HML__HIST_RUNNING;
@@ -467,8 +540,9 @@ static void progress(const search_state *st, cmd_progress *bar)
 	}
 	eta = done ? el / (double)done * (double)((size_t)st->budget - done) : NAN;
 	snprintf(ebuf, sizeof(ebuf), isfinite(eta) ? "%.0f s" : "?", eta);
-	snprintf(detail, sizeof(detail), "%zu/%lld done, %zu running, %zu failed, best %.3g, "
-	         "front %zu, %.0f s, ETA %s", done, st->budget, running, failed, best, nf, el, ebuf);
+	snprintf(bbuf, sizeof(bbuf), isfinite(best) ? "%.3g" : "-", best);
+	snprintf(detail, sizeof(detail), "%zu/%lld done, %zu running, %zu failed, best %s, "
+	         "front %zu, %.0f s, ETA %s", done, st->budget, running, failed, bbuf, nf, el, ebuf);
 	cmd_progress_update(bar, (double)done, detail);
 }
 
@@ -478,10 +552,12 @@ static int dispatch(search_state *st, int *done)
 	long trial = -1;
 	int fresh = 0, rc;
 
-	for (int k = 0; k < st->nworkers && !*done; k++) {
+	/* The next suggestions wait for every ended trial to count. */
+	for (int k = 0; k < st->nworkers && !*done && !st->npending; k++) {
 		hml__worker *w = &st->wk[k];
 
-		while (w->pid > 0 && w->ready && w->trial < 0 && !*done && !cmd_interrupted) {
+		while (w->pid > 0 && w->ready && w->trial < 0 && !*done && !cmd_interrupted &&
+		       !st->npending) {
 			if ((rc = trial_next(st, &trial, &fresh)) < 0)
 				return rc;
 			if (rc == 0)
@@ -500,12 +576,14 @@ static int dispatch(search_state *st, int *done)
 /* Wait up to a second for the workers; handle what they sent, and hangs. */
 static int wait_workers(search_state *st)
 {
-	struct pollfd pf[64];
+	struct pollfd pf[65];
 	int n = 0, rc;
 	double t;
 
 	for (int k = 0; k < st->nworkers; k++)
 		pf[n++] = (struct pollfd){ st->wk[k].pid > 0 ? st->wk[k].from.fd : -1, POLLIN, 0 };
+	/* ... and the history's sync thread, while ended trials wait to count */
+	pf[n++] = (struct pollfd){ st->npending ? hml__history_sync_fd(st->hist) : -1, POLLIN, 0 };
 	if (poll(pf, (nfds_t)n, 1000) < 0 && errno != EINTR)
 		return hml__error_set(HML_EIO, "poll: %s", strerror(errno));
 	t = hml__now();
@@ -528,7 +606,7 @@ static int wait_workers(search_state *st)
 int search_run(search_state *st)
 {
 	cmd_progress *bar = cmd_progress_start("search", (double)st->budget);
-	int done = 0, rc = 0, busy, alive;
+	int done = 0, rc = 0, busy, alive, flushed;
 	double t;
 
 	if (!(st->wk = calloc((size_t)st->nworkers, sizeof(*st->wk))))
@@ -546,11 +624,14 @@ int search_run(search_state *st)
 			break;
 		}
 		t = hml__now();
-		rc = dispatch(st, &done);
+		if ((rc = count_durable(st, 0)) == 0)
+			rc = dispatch(st, &done);
 		st->busy += hml__now() - t;
 		if (rc < 0)
 			break;
-		busy = alive = 0;
+		progress(st, bar);   /* after dispatch: what runs now */
+		busy = (int)st->npending;
+		alive = 0;
 		for (int k = 0; k < st->nworkers; k++) {
 			busy += st->wk[k].trial >= 0;
 			alive += st->wk[k].pid > 0;
@@ -562,10 +643,12 @@ int search_run(search_state *st)
 			break;
 		}
 		rc = wait_workers(st);
-		progress(st, bar);
 	}
 	cmd_progress_end(bar);
 	for (int k = 0; k < st->nworkers; k++)
 		hml__worker_stop(&st->wk[k], 1, NULL, 0);
+	/* Trials that ended count before the record is written. */
+	if ((flushed = count_durable(st, 1)) < 0 && rc >= 0)
+		rc = flushed;
 	return rc < 0 ? rc : (cmd_interrupted ? 1 : 0);
 }

@@ -7,10 +7,12 @@
 #define HML_CMD_SEARCH_STATE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include <jansson.h>
 
 #include "history.h"
+#include "latency.h"
 #include "trialsched.h"
 #include "space.h"
 #include "store.h"
@@ -31,6 +33,9 @@ typedef struct search_trial {
 	char model[16];            /* registered model id, or "" */
 	int has_file;              /* search/<id>/t<trial>.pt exists */
 	int reruns;
+	int lat_cached;            /* its latency came from the cache (target c) */
+	uint64_t end_seq;          /* its end's line in the history (hml__history_write) */
+	hml__hist_status end_status;   /* that end, counted once the line is durable */
 } search_trial;
 
 typedef struct search_state {
@@ -56,6 +61,8 @@ typedef struct search_state {
 	size_t ncfg, capcfg;
 	long *queue;               /* trials to run again (resume), in order */
 	size_t nqueue;
+	long *pending;             /* trials ended whose end is not yet durable */
+	size_t npending, cappending;
 	hml__worker *wk;
 	int nworkers, threads;
 	int mpi;                   /* 1: the workers are MPI ranks 1 .. nworkers */
@@ -66,6 +73,8 @@ typedef struct search_state {
 	long long budget, seed;
 	double max_latency, max_params, max_error, trial_timeout;
 	int keep_all;
+	int target;                /* the latency objective's deployment form (hml__target) */
+	hml__latency_cache lat;    /* C latencies measured, by (arch, batch, threads) */
 	struct hml__dataset *card_data; /* loaded for the front models' latency cards, or NULL */
 	char *exe;                 /* this hml, for the workers */
 	double t0;

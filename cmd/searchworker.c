@@ -11,6 +11,7 @@
  * the worker abort() when it is sent trial T, HML_SEARCH_TEST_HANG=T makes
  * it sleep instead of training trial T (for --trial-timeout).
  */
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,8 +20,10 @@
 
 #include "cmd.h"
 #include "dataset.h"
+#include "latency.h"
 #include "search_state.h"
 #include "train.h"
+#include "util.h"
 #include "wire.h"
 
 static const cmd_option options[] = {
@@ -72,6 +75,36 @@ static int init(hml__wire_reader *rd, hml__dataset *d, int out)
 	return rc;
 }
 
+/* The C form's latency of the model trained (lib/latency.h) as the trial's
+ * latency; *cost: the seconds it took. NULL, or why it has none. */
+static const char *c_latency(const hml__dataset *d, const char *path, int threads,
+                             hml__train_result *r, double *cost)
+{
+	static char why[400];
+	hml__latency l;
+	hml__latency_options lo = { 0 };
+	double t0 = hml__now();
+
+	lo.batch = r->latency_batch > 0 ? r->latency_batch : 1;
+	lo.threads = threads;
+	lo.in_ndim = d->in_ndim;
+	lo.in_shape = d->in_shape;
+	lo.rows = d->x;
+	lo.nrows = d->rows;
+	lo.c = 1;
+	lo.no_torchscript = 1;
+	if (hml__latency_measure(&l, path, &lo) < 0)
+		snprintf(why, sizeof(why), "no C latency: %s", hml_error_last()->message);
+	else if (!isfinite(l.seconds[HML__TARGET_C]))
+		snprintf(why, sizeof(why), "no C latency: %s", l.unavailable[HML__TARGET_C]);
+	else
+		why[0] = '\0';
+	*cost = hml__now() - t0;
+	r->latency_s_per_sample = l.seconds[HML__TARGET_C];
+	r->latency_batch = lo.batch;
+	return why[0] ? why : NULL;
+}
+
 /* One trial: train and answer. */
 static int trial(const json_t *msg, const hml__dataset *d, int out)
 {
@@ -79,11 +112,13 @@ static int trial(const json_t *msg, const hml__dataset *d, int out)
 	hml__train_result r;
 	const char *path, *err = NULL;
 	json_t *reply;
+	double known, cost = 0;
 	long t;
-	int rc;
+	int rc, target;
 
 	memset(&r, 0, sizeof(r));
-	if ((rc = hml__wire_trial_read(msg, &t, &path, &o)) < 0)
+	if ((rc = hml__wire_trial_read(msg, &t, &path, &o)) < 0 ||
+	    (rc = hml__wire_trial_latency(msg, &target, &known)) < 0)
 		return rc;
 	if (t == hook("HML_SEARCH_TEST_CRASH"))
 		abort();
@@ -95,7 +130,16 @@ static int trial(const json_t *msg, const hml__dataset *d, int out)
 		err = hml_error_last()->message;
 	else if (r.interrupted)
 		err = "interrupted";
+	else if (target == HML__TARGET_C && isfinite(known))
+		r.latency_s_per_sample = known;   /* its architecture's, measured before */
+	else if (target == HML__TARGET_C)
+		err = c_latency(d, path, o.threads, &r, &cost);
 	reply = hml__wire_result(t, err, &r);
+	if (reply && !err && target != HML__TARGET_TORCHSCRIPT &&
+	    hml__wire_result_set_latency(reply, target, cost) < 0) {
+		json_decref(reply);
+		reply = NULL;
+	}
 	rc = reply ? hml__wire_send(out, reply) : hml__error_oom();
 	json_decref(reply);
 	return rc;

@@ -13,6 +13,7 @@
 #include "cmd.h"
 #include "latency.h"
 #include "fsutil.h"
+#include "history.h"
 #include "records.h"
 #include "searchplot.h"
 #include "searchresults.h"
@@ -420,6 +421,18 @@ static int search_results(hml__search_results *r, hml__store *s, const hml__sear
 	return 0;
 }
 
+/* A search record as readers see it: its status hml__search_status's (a
+ * search left "running" by kill -9 is "interrupted"). New reference. */
+static json_t *live_record(const hml__store *s, const json_t *rec)
+{
+	const char *status = hml__search_status(s, rec);
+	json_t *c = json_copy((json_t *)rec);
+
+	if (c && status)
+		json_object_set_new(c, "status", json_string(status));
+	return c;
+}
+
 static int list_searches(hml__store *s)
 {
 	table t = { 8, { "ID", "REGION", "CONFIGS", "TRIALS", "FAILED", "FRONT", "BEST ERROR",
@@ -457,7 +470,7 @@ static int list_searches(hml__store *s)
 		row[4] = failed;
 		row[5] = front;
 		row[6] = best;
-		row[7] = v.status;
+		row[7] = hml__search_status(s, v.json);
 		if ((rc = table_row(&t, row)) < 0)
 			goto done;
 	}
@@ -483,6 +496,14 @@ static int list_all(hml__store *s)
 
 			/* a manifest older than a collection lacks it: an empty one */
 			json_object_set_new(doc, kinds[k].collection, c ? json_incref(c) : json_array());
+		}
+		if (doc) {   /* searches with their live status */
+			json_t *arr = json_array(), *rec;
+			size_t i;
+
+			json_array_foreach(json_object_get(m, "searches"), i, rec)
+				json_array_append_new(arr, live_record(s, rec));
+			json_object_set_new(doc, "searches", arr);
 		}
 		if (!doc)
 			rc = hml__error_oom();
@@ -578,8 +599,13 @@ static void print_search(hml__store *s, const hml__search_view *v, const hml__se
 	const char *role;
 	const json_t *p;
 
+	const char *status = hml__search_status(s, v->json);
+
 	printf("search %s: region '%s', status %s\n", v->id, v->region ? v->region : "-",
-	       v->status ? v->status : "-");
+	       status ? status : "-");
+	if (status && strcmp(status, "interrupted") == 0)
+		printf("interrupted: no search is running it; continue it with 'hml search --resume "
+		       "%s'\n", v->id);
 	printf("configurations started: %zu of a budget of %.0f; trials ended: %zu, failed: %zu\n",
 	       r->configs, isfinite(v->budget) ? v->budget : 0.0, r->ended, r->failed);
 	printf("constraints:%s", isnan(r->max_error) && isnan(r->max_latency) &&
@@ -637,8 +663,8 @@ static int show_search(hml__store *s, const char *id)
 		goto done;
 	}
 	if (g_cmd.json)
-		cmd_json_print(json_pack("{s:O, s:o, s:O}", "search", v.json, "results",
-		                         results_json(&r), "plots", plots));
+		cmd_json_print(json_pack("{s:o, s:o, s:O}", "search", live_record(s, v.json),
+		                         "results", results_json(&r), "plots", plots));
 	else
 		print_search(s, &v, &r, plots);
 done:

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "datapick.h"
 #include "dataset.h"
 #include "envname.h"
 #include "fsutil.h"
@@ -119,178 +120,56 @@ static void state_release(train_state *st)
 	data_ids.items = NULL;
 }
 
-/* The workflow name of data set `d` ("" when it has none). */
-static const char *workflow_of(const hml__dataset_view *d)
-{
-	return d->workflow_name ? d->workflow_name : "";
-}
-
-static int has_rows(const hml__dataset_view *d, const char *label)
-{
-	return hml__dataset_view_rows(d, label) > 0;
-}
-
-static int push_id(train_state *st, const char *id)
-{
-	const char **grown = realloc(st->ids, (st->n + 1) * sizeof(*grown));
-
-	if (!grown)
-		return hml__error_oom();
-	st->ids = grown;
-	st->ids[st->n++] = id;
-	return 0;
-}
-
-/*
- * The region to train: --region, else the one region the data sets hold
- * rows for. Named data sets must exist and hold it.
- */
-static int pick_region(train_state *st)
-{
-	hml__dataset_view d;
-	const json_t *r;
-	const char *key, *only = NULL;
-	json_t *seen;      /* labels with rows, as a set */
-	char names[512] = "";
-	size_t i, used = 0, nseen;
-
-	if (region) {
-		st->label = region;
-		return 0;
-	}
-	if (!(seen = json_object()))
-		return hml__error_oom();
-	for (i = 0; hml__records_dataset_at(&d, st->s, i); i++) {
-		int wanted = !data_ids.n;
-
-		for (int k = 0; k < data_ids.n; k++)
-			wanted |= d.id && strcmp(data_ids.items[k], d.id) == 0;
-		if (!wanted)
-			continue;
-		json_object_foreach((json_t *)d.regions, key, r)
-			if (has_rows(&d, key)) {
-				json_object_set_new(seen, key, json_true());
-				only = only ? only : key;
-			}
-	}
-	nseen = json_object_size(seen);
-	json_object_foreach(seen, key, r)
-		if (used + strlen(key) + 8 < sizeof(names))
-			used += (size_t)snprintf(names + used, sizeof(names) - used, "%s%s",
-			                         used ? ", " : "", key);
-	json_decref(seen);
-	if (nseen == 0)
-		return hml__error_set(HML_EINVALID,
-			"experiment '%s' has no collected rows to train on (run 'hml collect')",
-			hml__store_dir(st->s));
-	if (nseen > 1)
-		return hml__error_set(HML_EINVALID,
-			"the data sets hold several regions (%s): choose one with --region", names);
-	st->label = only;
-	return 0;
-}
-
-/* The data sets to train on, in manifest order. */
+/* The region and data sets to train on (lib/datapick.h). */
 static int pick_datasets(train_state *st)
 {
-	hml__dataset_view d;
-	size_t i;
+	hml__data_query q = { region, NULL, data_ids.items, (size_t)data_ids.n, "train on" };
+	hml__data_choice c;
 	int rc;
 
-	for (int k = 0; k < data_ids.n; k++)
-		if ((rc = hml__records_dataset(&d, st->s, data_ids.items[k])) < 0)
-			return rc;
-	if ((rc = pick_region(st)) < 0)
+	if ((rc = hml__data_pick(&c, st->s, &q)) < 0)
 		return rc;
-	if (data_ids.n) {
-		for (int k = 0; k < data_ids.n; k++) {
-			const char *id = data_ids.items[k];
-
-			if ((rc = hml__records_dataset(&d, st->s, id)) < 0)
-				return rc;
-			if (!has_rows(&d, st->label))
-				return hml__error_set(HML_EINVALID,
-					"data set '%s' has no rows of region '%s'", id, st->label);
-			if (st->wname && strcmp(st->wname, workflow_of(&d)) != 0)
-				return hml__error_set(HML_EINVALID,
-					"data sets '%s' and '%s' come from different workflows", st->ids[0], id);
-			st->wname = workflow_of(&d);
-			if ((rc = push_id(st, id)) < 0)
-				return rc;
-		}
-		return 0;
-	}
-	/* Default: the newest data set holding the region sets the workflow. */
-	for (i = hml__records_count(st->s, "datasets"); i-- > 0;)
-		if (hml__records_dataset_at(&d, st->s, i) && has_rows(&d, st->label)) {
-			st->wname = workflow_of(&d);
-			break;
-		}
-	if (!st->wname) {
-		int known = 0;
-
-		for (i = 0; hml__records_dataset_at(&d, st->s, i); i++)
-			known |= hml__dataset_view_region(&d, st->label) != NULL;
-		if (known)
-			return hml__error_set(HML_EINVALID,
-				"region '%s' has no collected rows in experiment '%s'",
-				st->label, hml__store_dir(st->s));
-		return hml__error_set(HML_ENOTFOUND, "no data set of experiment '%s' holds region '%s'",
-		                      hml__store_dir(st->s), st->label);
-	}
-	for (i = 0; hml__records_dataset_at(&d, st->s, i); i++)
-		if (has_rows(&d, st->label) && strcmp(workflow_of(&d), st->wname) == 0 &&
-		    (rc = push_id(st, d.id)) < 0)
-			return rc;
+	st->label = c.region;
+	st->wname = c.workflow;
+	st->ids = c.ids;   /* now st's */
+	st->n = c.n;
 	return 0;
 }
 
 /* Absolute data paths, each checked against its recorded SHA-256. */
 static int check_data_files(train_state *st)
 {
-	int rc;
-
-	if (!(st->paths = calloc(st->n ? st->n : 1, sizeof(*st->paths))))
-		return hml__error_oom();
-	for (size_t i = 0; i < st->n; i++)
-		if ((rc = cmd_record_file(st->s, hml__store_find(st->s, "datasets", st->ids[i]),
-		                          "data set", "data", "collected", &st->paths[i])) < 0)
-			return rc;
-	return 0;
+	return cmd_dataset_files(st->s, st->ids, st->n, &st->paths);
 }
 
 /* The command line's values, else (st not NULL) the workflow region's
- * training defaults, else lib/train.h's. *nf gets the NaN/Inf policy. */
+ * training defaults (lib/workflow.h), else lib/train.h's. *nf gets the
+ * NaN/Inf policy. */
 static void apply_defaults(const train_state *st, hml__train_options *o, const char **nf)
 {
 	const hml__workflow_region *r = st && st->w ? hml__workflow_region_find(st->w, st->label)
 	                                            : NULL;
-	const json_t *t = r ? r->train : NULL;
-	const json_t *v;
 
-#define INT_OPT(var, key, field) \
-	o->field = var != UNSET ? (__typeof__(o->field))var : \
-		((v = json_object_get(t, key)) ? (__typeof__(o->field))json_integer_value(v) : o->field)
-#define NUM_OPT(var, key, field) \
-	o->field = !isnan(var) ? var : ((v = json_object_get(t, key)) ? json_number_value(v) : o->field)
-#define STR_OPT(var, key, field) \
-	o->field = var ? var : ((v = json_object_get(t, key)) ? json_string_value(v) : o->field)
-
-	INT_OPT(epochs, "epochs", epochs);
-	INT_OPT(batch, "batch", batch);
-	INT_OPT(patience, "patience", patience);
-	INT_OPT(seed, "seed", seed);
-	INT_OPT(threads, "threads", threads);
-	NUM_OPT(lr, "lr", lr);
-	NUM_OPT(weight_decay, "weight_decay", weight_decay);
-	NUM_OPT(clip, "clip", clip);
-	NUM_OPT(val_fraction, "val_fraction", val_fraction);
-	NUM_OPT(test_fraction, "test_fraction", test_fraction);
-	NUM_OPT(max_seconds, "max_seconds", max_seconds);
-	STR_OPT(optimizer, "optimizer", optimizer);
-	STR_OPT(schedule, "schedule", schedule);
-	*nf = nonfinite ? nonfinite : ((v = json_object_get(t, "nonfinite")) ? json_string_value(v)
-	                                                                      : "drop");
+	*nf = "drop";
+	hml__workflow_train_options(r, o, nf);
+#define INT_OPT(var, field) if (var != UNSET) o->field = (__typeof__(o->field))var
+#define NUM_OPT(var, field) if (!isnan(var)) o->field = var
+#define STR_OPT(var, field) if (var) o->field = var
+	INT_OPT(epochs, epochs);
+	INT_OPT(batch, batch);
+	INT_OPT(patience, patience);
+	INT_OPT(seed, seed);
+	INT_OPT(threads, threads);
+	NUM_OPT(lr, lr);
+	NUM_OPT(weight_decay, weight_decay);
+	NUM_OPT(clip, clip);
+	NUM_OPT(val_fraction, val_fraction);
+	NUM_OPT(test_fraction, test_fraction);
+	NUM_OPT(max_seconds, max_seconds);
+	STR_OPT(optimizer, optimizer);
+	STR_OPT(schedule, schedule);
+	if (nonfinite)
+		*nf = nonfinite;
 #undef INT_OPT
 #undef NUM_OPT
 #undef STR_OPT
@@ -331,72 +210,21 @@ static int on_epoch(void *payload, int epoch, int total, double loss, double val
 	return 0;
 }
 
+/* The model's record (lib/records.h writes it). */
 static json_t *model_record(const train_state *st, const hml__train_options *o,
                             const char *nf, const hml__train_result *res)
 {
-	json_t *ids = json_array(), *data_sha = json_object();
-	char family[32];
+	json_t *in = cmd_json_shape(st->d.in_shape, st->d.in_ndim);
+	json_t *out = cmd_json_shape(st->d.out_shape, st->d.out_ndim);
+	hml__model_facts f = {
+		st->wname, st->label, in, out, st->ids, st->n, o, res, nf,
+		st->d.nonfinite_rows, st->d.nonfinite_values, NULL, 0, 0
+	};
+	json_t *rec = in && out ? hml__model_record_new(st->s, &f) : NULL;
 
-	for (size_t i = 0; i < st->n; i++) {
-		hml__dataset_view d;
-		const char *sha;
-
-		hml__dataset_view_of(&d, hml__store_find(st->s, "datasets", st->ids[i]));
-		sha = d.file ? hml__record_sha256(d.json, d.file) : NULL;
-
-		json_array_append_new(ids, json_string(st->ids[i]));
-		json_object_set_new(data_sha, st->ids[i], sha ? json_string(sha) : json_null());
-	}
-	snprintf(family, sizeof(family), "%.*s", (int)strcspn(res->arch, ":"), res->arch);
-	return json_pack(
-		"{s:s, s:s, s:s, s:s, s:o, s:o, s:o, s:o,"
-		" s:{s:I, s:I, s:I, s:I, s:I, s:s},"
-		" s:{s:i, s:I, s:f, s:o, s:s, s:s, s:i, s:f, s:I, s:i, s:f, s:f, s:o},"
-		" s:{s:o, s:o, s:o, s:o, s:I, s:i, s:i, s:b, s:b, s:f, s:f, s:f, s:o, s:o, s:I, s:o},"
-		" s:s}",
-		"workflow", st->wname ? st->wname : "",
-		"region", st->label,
-		"family", family,
-		"arch", res->arch,
-		"input_shape", cmd_json_shape(st->d.in_shape, st->d.in_ndim),
-		"output_shape", cmd_json_shape(st->d.out_shape, st->d.out_ndim),
-		"datasets", ids,
-		"data_sha256", data_sha,
-		"rows",
-		"train", (json_int_t)res->n_train, "validation", (json_int_t)res->n_val,
-		"test", (json_int_t)res->n_test,
-		"dropped_nonfinite", (json_int_t)st->d.nonfinite_rows,
-		"nonfinite_values", (json_int_t)st->d.nonfinite_values,
-		"nonfinite_policy", nf,
-		"options",
-		"epochs", o->epochs, "batch", (json_int_t)o->batch, "lr", o->lr,
-		"weight_decay", json_real(o->weight_decay >= 0 ? o->weight_decay :
-			(o->optimizer && strcmp(o->optimizer, "adamw") == 0 ? 1e-2 : 0.0)),
-		"optimizer", o->optimizer ? o->optimizer : "adam",
-		"schedule", o->schedule ? o->schedule : "plateau",
-		"patience", o->patience, "clip", o->clip, "seed", (json_int_t)o->seed,
-		"threads", o->threads, "val_fraction", o->val_fraction,
-		"test_fraction", o->test_fraction,
-		"max_seconds", o->max_seconds > 0 ? json_real(o->max_seconds) : json_null(),
-		"metrics",
-		"val_rmse", cmd_json_real(res->val_rmse),
-		"test_rmse", cmd_json_real(res->test_rmse),
-		"test_mae", cmd_json_real(res->test_mae),
-		"test_max_abs", cmd_json_real(res->test_max_abs),
-		"params", (json_int_t)res->params,
-		"epochs_run", res->epochs_run, "best_epoch", res->best_epoch,
-		"stopped_early", res->stopped_early, "out_of_time", res->out_of_time,
-		"train_seconds", res->train_seconds,
-		"train_step_seconds", res->train_step_seconds,
-		"samples_per_second", res->samples_per_second,
-		"final_lr", cmd_json_real(res->final_lr),
-		"latency_seconds_per_sample", cmd_json_real(res->latency_s_per_sample),
-		"latency_batch", (json_int_t)res->latency_batch,
-		"forward_max_diff", cmd_json_real(res->forward_max_diff),
-		"normalisation",
-		"per feature (mlp) or channel (cnn; cnnvec inputs, its outputs per feature) "
-		"mean and std of the training split, "
-		"inside the model: buffers in_mean, in_std, out_mean, out_std");
+	json_decref(in);
+	json_decref(out);
+	return rec;
 }
 
 static void print_result(const train_state *st, const char *id, const json_t *rec)

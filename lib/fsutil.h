@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "readfile.h"   /* hml__read_file(), hml__read_file_max() */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -27,22 +29,6 @@ int hml__write_atomic(const char *path, const void *data, size_t size);
 
 /** mkdir -p with mode 0777 (umask applies). Existing directories are fine. */
 int hml__mkdir_p(const char *path);
-
-/** The most hml__read_file() reads: manifests, workflows, cards, logs. */
-#define HML__READ_MAX ((size_t)64 << 20)
-
-/**
- * Read a whole file into a malloc'ed NUL-terminated buffer (*out yours),
- * at most HML__READ_MAX bytes. Only a regular file is read (procfs files
- * are regular): a FIFO, device or socket is refused without blocking,
- * HML_EINVALID "cannot read 'P': not a regular file"; a larger file,
- * HML_EINVALID "cannot read 'P': it is larger than N bytes"; a directory,
- * HML_EIO; a missing file, HML_ENOTFOUND.
- */
-int hml__read_file(const char *path, char **out, size_t *size);
-
-/** hml__read_file() with the bound `max` instead of HML__READ_MAX. */
-int hml__read_file_max(const char *path, size_t max, char **out, size_t *size);
 
 /** SHA-256 of a file's bytes as 64 lowercase hex digits + NUL (OpenSSL EVP). */
 int hml__sha256_file(const char *path, char hex[65]);

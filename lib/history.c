@@ -5,6 +5,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,11 +19,21 @@
 #include "error.h"
 #include "fsutil.h"
 #include "history.h"
+#include "latency.h"
 #include "util.h"
 
 struct hml__history {
 	int fd;
 	char *path;
+	/* Lines written and made durable, counted from 1 since open; a thread
+	 * (started by the first hml__history_write) syncs in the background
+	 * and says so on the pipe. */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	pthread_t thread;
+	int thread_on, stop, sync_errno;
+	uint64_t written, synced;
+	int pipe[2];
 };
 
 static const char *const status_names[] = {
@@ -43,6 +55,8 @@ void hml__hist_event_init(hml__hist_event *ev)
 	ev->m.val_rmse = ev->m.test_rmse = ev->m.latency_s = NAN;
 	ev->m.latency_batch = ev->m.params = -1;
 	ev->m.epochs_run = -1;
+	ev->m.latency_target = -1;
+	ev->m.latency_cost = NAN;
 }
 
 /* ---- writer ------------------------------------------------------------- */
@@ -84,6 +98,18 @@ int hml__history_open(hml__history **out, const char *path)
 		free(h);
 		return hml__error_oom();
 	}
+	pthread_mutex_init(&h->mu, NULL);
+	pthread_cond_init(&h->cv, NULL);
+	h->fd = h->pipe[0] = h->pipe[1] = -1;
+	if (pipe(h->pipe) < 0 || fcntl(h->pipe[0], F_SETFL, O_NONBLOCK) < 0 ||
+	    fcntl(h->pipe[1], F_SETFL, O_NONBLOCK) < 0 || fcntl(h->pipe[0], F_SETFD, FD_CLOEXEC) < 0 ||
+	    fcntl(h->pipe[1], F_SETFD, FD_CLOEXEC) < 0) {
+		int rc = hml__error_set(HML_EIO, "cannot open trial history '%s': %s", path,
+		                        strerror(errno));
+
+		hml__history_close(h);
+		return rc;
+	}
 	h->fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0666);
 	if (h->fd < 0 || cut_torn_tail(h->fd) < 0) {
 		int rc = hml__error_set(HML_EIO, "cannot open trial history '%s': %s", path,
@@ -100,10 +126,70 @@ void hml__history_close(hml__history *h)
 {
 	if (!h)
 		return;
+	if (h->thread_on) {
+		pthread_mutex_lock(&h->mu);
+		h->stop = 1;
+		pthread_cond_signal(&h->cv);
+		pthread_mutex_unlock(&h->mu);
+		pthread_join(h->thread, NULL);
+	}
+	if (h->fd >= 0 && h->written > h->synced)
+		(void)fdatasync(h->fd);
 	if (h->fd >= 0)
 		close(h->fd);
+	for (int i = 0; i < 2; i++)
+		if (h->pipe[i] >= 0)
+			close(h->pipe[i]);
+	pthread_cond_destroy(&h->cv);
+	pthread_mutex_destroy(&h->mu);
 	free(h->path);
 	free(h);
+}
+
+/* The sync thread: fdatasync() whatever was written since the last sync,
+ * then one byte on the pipe. One sync covers every line written before it. */
+static void *sync_thread(void *arg)
+{
+	hml__history *h = arg;
+
+	pthread_mutex_lock(&h->mu);
+	for (;;) {
+		uint64_t upto;
+		int rc;
+
+		while (!h->stop && h->written == h->synced)
+			pthread_cond_wait(&h->cv, &h->mu);
+		if (h->written == h->synced)
+			break;   /* stopping, and nothing is left */
+		upto = h->written;
+		pthread_mutex_unlock(&h->mu);
+		rc = fdatasync(h->fd);
+		pthread_mutex_lock(&h->mu);
+		if (rc < 0 && !h->sync_errno)
+			h->sync_errno = errno;
+		if (upto > h->synced)
+			h->synced = upto;
+		(void)!write(h->pipe[1], "s", 1);   /* full pipe: a wake-up is pending anyway */
+	}
+	pthread_mutex_unlock(&h->mu);
+	return NULL;
+}
+
+static int start_thread(hml__history *h)
+{
+	sigset_t all, old;
+	int rc;
+
+	/* Signals go to the coordinator's thread, not to this one. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	rc = pthread_create(&h->thread, NULL, sync_thread, h);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0)
+		return hml__error_set(HML_ERROR, "cannot start the trial history's sync thread: %s",
+		                      strerror(rc));
+	h->thread_on = 1;
+	return 0;
 }
 
 static json_t *real_or_null(double v)
@@ -119,6 +205,12 @@ static json_t *metrics_json(const hml__hist_metrics *m)
 	json_object_set_new(o, "test_rmse", real_or_null(m->test_rmse));
 	json_object_set_new(o, "latency_seconds_per_sample", real_or_null(m->latency_s));
 	json_object_set_new(o, "latency_batch", json_integer(m->latency_batch));
+	if (hml__target_name(m->latency_target)) {
+		json_object_set_new(o, "latency_target", json_string(hml__target_name(m->latency_target)));
+		json_object_set_new(o, "latency_threads", json_integer(m->latency_threads));
+		json_object_set_new(o, "latency_cached", json_boolean(m->latency_cached));
+		json_object_set_new(o, "latency_cost_seconds", real_or_null(m->latency_cost));
+	}
 	json_object_set_new(o, "params", json_integer(m->params));
 	json_object_set_new(o, "epochs_run", json_integer(m->epochs_run));
 	return o;
@@ -160,7 +252,9 @@ static json_t *event_json(const hml__hist_event *ev)
 	return o;
 }
 
-int hml__history_append(hml__history *h, const hml__hist_event *ev)
+/* Write ev as one line (one write(2) on the O_APPEND descriptor); *seq:
+ * its number. */
+static int write_line(hml__history *h, const hml__hist_event *ev, uint64_t *seq)
 {
 	json_t *o;
 	char *line;
@@ -181,11 +275,83 @@ int hml__history_append(hml__history *h, const hml__hist_event *ev)
 	line[len] = '\n';   /* json_dumps's NUL becomes the newline: one write */
 	n = write(h->fd, line, len + 1);
 	free(line);
-	if (n != (ssize_t)(len + 1) || fsync(h->fd) < 0)
+	if (n != (ssize_t)(len + 1))
 		return hml__error_set(HML_EIO, "cannot write trial history '%s': %s", h->path,
-		                      n < 0 || n == (ssize_t)(len + 1) ? strerror(errno)
-		                                                      : "short write");
+		                      n < 0 ? strerror(errno) : "short write");
+	pthread_mutex_lock(&h->mu);
+	*seq = ++h->written;
+	pthread_mutex_unlock(&h->mu);
 	return 0;
+}
+
+int hml__history_append(hml__history *h, const hml__hist_event *ev)
+{
+	uint64_t seq;
+	int rc = write_line(h, ev, &seq);
+
+	if (rc < 0)
+		return rc;
+	if (fdatasync(h->fd) < 0)
+		return hml__error_set(HML_EIO, "cannot write trial history '%s': %s", h->path,
+		                      strerror(errno));
+	pthread_mutex_lock(&h->mu);
+	if (seq > h->synced)
+		h->synced = seq;
+	pthread_mutex_unlock(&h->mu);
+	return 0;
+}
+
+int hml__history_write(hml__history *h, const hml__hist_event *ev, uint64_t *seq)
+{
+	int rc;
+
+	if (!h->thread_on && (rc = start_thread(h)) < 0)
+		return rc;
+	if ((rc = write_line(h, ev, seq)) < 0)
+		return rc;
+	pthread_mutex_lock(&h->mu);
+	pthread_cond_signal(&h->cv);
+	pthread_mutex_unlock(&h->mu);
+	return 0;
+}
+
+int hml__history_sync_fd(const hml__history *h)
+{
+	return h->pipe[0];
+}
+
+int hml__history_durable(hml__history *h, uint64_t *seq)
+{
+	char buf[64];
+	int err;
+
+	while (read(h->pipe[0], buf, sizeof(buf)) > 0)
+		;
+	pthread_mutex_lock(&h->mu);
+	*seq = h->synced;
+	err = h->sync_errno;
+	pthread_mutex_unlock(&h->mu);
+	if (err)
+		return hml__error_set(HML_EIO, "cannot write trial history '%s': %s", h->path,
+		                      strerror(err));
+	return 0;
+}
+
+int hml__history_flush(hml__history *h, uint64_t *seq)
+{
+	uint64_t upto;
+
+	pthread_mutex_lock(&h->mu);
+	upto = h->written;
+	pthread_mutex_unlock(&h->mu);
+	if (fdatasync(h->fd) < 0)
+		return hml__error_set(HML_EIO, "cannot write trial history '%s': %s", h->path,
+		                      strerror(errno));
+	pthread_mutex_lock(&h->mu);
+	if (upto > h->synced)
+		h->synced = upto;
+	pthread_mutex_unlock(&h->mu);
+	return hml__history_durable(h, seq);
 }
 
 /* ---- reader ------------------------------------------------------------- */
@@ -217,6 +383,11 @@ static void metrics_of(hml__hist_metrics *m, const json_t *o)
 	m->latency_batch = int_or(o, "latency_batch", -1);
 	m->params = int_or(o, "params", -1);
 	m->epochs_run = (int)int_or(o, "epochs_run", -1);
+	m->latency_target = hml__target_parse(json_string_value(json_object_get(o,
+	                                                                        "latency_target")));
+	m->latency_threads = (int)int_or(o, "latency_threads", 0);
+	m->latency_cached = json_is_true(json_object_get(o, "latency_cached"));
+	m->latency_cost = num_or_nan(o, "latency_cost_seconds");
 }
 
 /* Fill *ev from line object o; *u receives the point (malloc'ed). */
@@ -252,6 +423,9 @@ static const char *event_of(hml__hist_event *ev, const json_t *o, double **u)
 	ev->error = json_string_value(json_object_get(o, "error"));
 	ev->model = json_string_value(json_object_get(o, "model"));
 	metrics_of(&ev->m, json_object_get(o, "metrics"));
+	if (json_object_get(json_object_get(o, "metrics"), "latency_target") &&
+	    ev->m.latency_target < 0)
+		return "unknown 'metrics.latency_target'";
 	if (arr) {
 		if (!json_is_array(arr))
 			return "'u' is not an array";
@@ -406,6 +580,9 @@ int hml__search_lock(hml__store *s, int *fd)
 		rc = hml__error_set(HML_EIO, "cannot lock '%s': %s", path, strerror(errno));
 		goto done;
 	}
+	/* A reader's probe (hml__search_holder) holds it for an instant. */
+	for (int i = 0; i < 20 && flock(*fd, LOCK_EX | LOCK_NB) < 0 && errno == EWOULDBLOCK; i++)
+		usleep(10000);
 	if (flock(*fd, LOCK_EX | LOCK_NB) < 0) {
 		ssize_t got = pread(*fd, text, sizeof(text) - 1, 0);
 		long pid = 0;
@@ -433,4 +610,68 @@ void hml__search_unlock(int fd)
 {
 	if (fd >= 0)
 		close(fd);
+}
+
+void hml__search_lock_name(int fd, const char *id)
+{
+	char text[64];
+	int n = snprintf(text, sizeof(text), "%ld %s\n", (long)getpid(), id);
+
+	if (fd >= 0 && n > 0 && (size_t)n < sizeof(text) && ftruncate(fd, 0) == 0)
+		(void)!pwrite(fd, text, (size_t)n, 0);
+}
+
+int hml__search_holder(const hml__store *s, char *id, size_t size)
+{
+	char *path = hml__store_path(s, "search/.lock"), text[64];
+	const char *p;
+	ssize_t got;
+	int fd, held;
+
+	if (id && size)
+		id[0] = '\0';
+	if (!path)
+		return hml__error_oom();
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		int rc = errno == ENOENT ? 0 : hml__error_set(HML_EIO, "cannot probe '%s': %s", path,
+		                                               strerror(errno));
+		free(path);
+		return rc;
+	}
+	free(path);
+	if (flock(fd, LOCK_SH | LOCK_NB) == 0) {
+		flock(fd, LOCK_UN);
+		close(fd);
+		return 0;
+	}
+	held = errno == EWOULDBLOCK;
+	got = pread(fd, text, sizeof(text) - 1, 0);
+	text[got > 0 ? got : 0] = '\0';
+	close(fd);
+	if (!held)
+		return hml__error_set(HML_EIO, "cannot probe the search lock: %s", strerror(errno));
+	p = text + strcspn(text, " \n");
+	p += strspn(p, " ");
+	if (id && size)
+		snprintf(id, size, "%.*s", (int)strcspn(p, " \n"), p);
+	return 1;
+}
+
+const char *hml__search_status(const hml__store *s, const json_t *rec)
+{
+	const char *status = json_string_value(json_object_get(rec, "status"));
+	const char *sid = json_string_value(json_object_get(rec, "id"));
+	char id[32];
+	int held;
+
+	if (!status || strcmp(status, "running") != 0 || !sid)
+		return status;
+	held = hml__search_holder(s, id, sizeof(id));
+	if (held < 0)
+		return status;
+	/* A live holder runs this search, or has not named its search yet. */
+	if (held && (!id[0] || strcmp(id, sid) == 0))
+		return status;
+	return "interrupted";
 }

@@ -12,7 +12,8 @@
  *   {"trial":3,"config":2,"rung":0,"status":"ok","epochs":1,"worker":1,
  *    "seconds":2.5,"arch":"mlp:64x64:relu","metrics":{"val_rmse":...,
  *    "test_rmse":...,"latency_seconds_per_sample":...,"latency_batch":4096,
- *    "params":4481,"epochs_run":1},"time":"..."}
+ *    "latency_target":"c","latency_threads":1,"latency_cached":false,
+ *    "latency_cost_seconds":1.7,"params":4481,"epochs_run":1},"time":"..."}
  *   {"trial":3,...,"status":"failed"|"timeout"|"crashed","error":"..."}
  *   {"trial":3,...,"status":"rerun"}      running when the search stopped;
  *                                          started again on --resume
@@ -23,11 +24,28 @@
  * (lib/asha.h), "u" the configuration's point of the unit cube
  * (lib/space.h) with every digit needed to read back the same doubles.
  *
+ * "latency_target" (absent in histories of older hml: "torchscript") is the
+ * deployment form the latency objective was measured in (hml search
+ * --target); "latency_cached" true when the figure is that of an earlier
+ * trial of the same arch, batch and threads.
+ *
  * Atomicity: each event is one complete line written with a single
- * write(2) on an O_APPEND descriptor, then fsync()ed, so a process killed
- * at any point leaves whole lines and at most one torn last line (no
- * newline) -- which the reader ignores and the next writer cuts off before
- * appending.
+ * write(2) on an O_APPEND descriptor, so a process killed at any point
+ * leaves whole lines and at most one torn last line (no newline) -- which
+ * the reader ignores and the next writer cuts off before appending. A
+ * written line survives kill -9 (it is in the page cache); fdatasync()
+ * makes it survive a crash of the machine too, together with every line
+ * before it.
+ *
+ * Durability: hml__history_append writes and syncs before it returns.
+ * hml__history_write only writes, and a background thread syncs: the
+ * caller learns from hml__history_durable (poll hml__history_sync_fd)
+ * when its line is durable, so hml search's coordinator never waits for
+ * the disk: it counts a trial's end once durable and meanwhile goes on
+ * with the other workers. A start ("running") line need not be durable
+ * before the trial is dispatched: lost in a machine crash, the trial is as
+ * if never started (its end cannot be durable without it, being synced
+ * after it).
  */
 #ifndef HML_LIB_HISTORY_H
 #define HML_LIB_HISTORY_H
@@ -66,6 +84,12 @@ typedef struct hml__hist_metrics {
 	int64_t latency_batch;
 	int64_t params;
 	int epochs_run;
+	int latency_target;        /**< deployment form latency_s is of (lib/latency.h
+	                                hml__target); -1: not recorded (torchscript) */
+	int latency_threads;       /**< threads it was measured with; 0: not recorded */
+	int latency_cached;        /**< 1: taken from an earlier trial of the same arch,
+	                                batch and threads, not measured again */
+	double latency_cost;       /**< seconds measuring it cost the worker; NaN: not recorded */
 } hml__hist_metrics;
 
 /** One event. Pointers are borrowed (from the caller, or from the reader's line). */
@@ -99,15 +123,40 @@ typedef struct hml__history hml__history;
  */
 int hml__history_open(hml__history **out, const char *path);
 
-/** Close (NULL-safe). */
+/** Close (NULL-safe): stops the sync thread and syncs what is unsynced. */
 void hml__history_close(hml__history *h);
 
 /**
- * Append one event as one line (single write, then fsync).
+ * Append one event as one line (single write, then fdatasync).
  * Errors: HML_EIO "cannot write trial history 'P': <strerror>", HML_ENOMEM,
  * HML_EINVALID for a status out of range.
  */
 int hml__history_append(hml__history *h, const hml__hist_event *ev);
+
+/**
+ * Append one event as one line (a single write) without waiting for the
+ * disk; *seq is its number (1, 2, ... since open, counting every line
+ * written through h). The sync thread (started by the first call) makes it
+ * durable soon. Errors: as hml__history_append; HML_ERROR when the thread
+ * cannot start.
+ */
+int hml__history_write(hml__history *h, const hml__hist_event *ev, uint64_t *seq);
+
+/** A descriptor that becomes readable when the sync thread made more lines
+ *  durable (poll it; hml__history_durable drains it). */
+int hml__history_sync_fd(const hml__history *h);
+
+/**
+ * The number of the last durable line into *seq (every line up to it is
+ * durable). Errors: HML_EIO "cannot write trial history 'P': <strerror>"
+ * when a background sync failed (then nothing after the last good sync is
+ * known durable).
+ */
+int hml__history_durable(hml__history *h, uint64_t *seq);
+
+/** Sync now (waiting for the disk) and give the last durable line as
+ *  hml__history_durable. Errors: HML_EIO. */
+int hml__history_flush(hml__history *h, uint64_t *seq);
 
 /**
  * Read the history at `path`, calling fn for every complete event in file
@@ -153,6 +202,28 @@ int hml__json_sha256(const json_t *v, char hex[65]);
  */
 int hml__search_lock(hml__store *s, int *fd);
 void hml__search_unlock(int fd);
+
+/** Name the search the held lock `fd` runs (the lock file reads "PID ID"),
+ *  once it has an id. Best effort: a failure leaves "PID". */
+void hml__search_lock_name(int fd, const char *id);
+
+/**
+ * Whether a live process holds the search lock of experiment `s`: 1 (and
+ * the id it named, "" before it named one, into id when not NULL), 0 when
+ * none does. It probes the lock with a shared flock() for an instant (so
+ * it never blocks, and hml__search_lock waits up to 0.2 s for a probe to
+ * pass). Errors: HML_EIO, HML_ENOMEM.
+ */
+int hml__search_holder(const hml__store *s, char *id, size_t size);
+
+/**
+ * The status of search `rec` (a "searches" record) as readers report it:
+ * the record's, except "interrupted" for one recorded as "running" that no
+ * live process runs (its coordinator was killed with kill -9 or crashed,
+ * and could not say so); `hml search --resume` continues it. A lock that
+ * cannot be probed leaves the record's status. Static storage or rec's.
+ */
+const char *hml__search_status(const hml__store *s, const json_t *rec);
 
 #ifdef __cplusplus
 }

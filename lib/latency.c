@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cbuild.h"
 #include "error.h"
 #include "fsutil.h"
 #include "latency.h"
@@ -26,6 +27,50 @@ int hml__target_parse(const char *name)
 		if (strcmp(name, target_names[t]) == 0)
 			return t;
 	return -1;
+}
+
+int hml__target_family_compiles(const char *family)
+{
+	static const char *const families[] = { "mlp", "cnn", "cnnvec" };   /* lib/export.h */
+
+	for (size_t i = 0; family && i < sizeof(families) / sizeof(families[0]); i++)
+		if (strcmp(family, families[i]) == 0)
+			return 1;
+	return 0;
+}
+
+int hml__target_auto(const char *family, char *why, size_t size)
+{
+	if (!why || !size) {
+		why = NULL;
+		size = 0;
+	}
+#ifndef HML_WITH_TORCH
+	if (why)
+		snprintf(why, size, "hml is built without libtorch: it cannot read models to compile "
+		         "them to C");
+	return HML__TARGET_TORCHSCRIPT;
+#else
+	char *cc = NULL;
+	int rc;
+
+	if (!hml__target_family_compiles(family)) {
+		if (why)
+			snprintf(why, size, "models of family '%s' do not compile to C",
+			         family ? family : "?");
+		return HML__TARGET_TORCHSCRIPT;
+	}
+	rc = hml__cbuild_find_cc(&cc);
+	free(cc);
+	if (rc < 0) {
+		if (why)
+			snprintf(why, size, "%s", hml_error_last()->message);
+		return HML__TARGET_TORCHSCRIPT;
+	}
+	if (why)
+		why[0] = '\0';
+	return HML__TARGET_C;
+#endif
 }
 
 void hml__latency_init(hml__latency *l)

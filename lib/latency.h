@@ -50,6 +50,20 @@ const char *hml__target_name(int t);
 /** The target named `name`, or -1. */
 int hml__target_parse(const char *name);
 
+/**
+ * Whether models of family `family` ("mlp", ...) compile to C: 1 for the
+ * families lib/export.h reads (mlp, cnn, cnnvec), else 0.
+ */
+int hml__target_family_compiles(const char *family);
+
+/**
+ * The deployment target "auto" stands for, for models of `family`:
+ * HML__TARGET_C when a C compiler is found (hml__cbuild_find_cc) and the
+ * family compiles to C, else HML__TARGET_TORCHSCRIPT with the reason in
+ * why (may be NULL). Never fails.
+ */
+int hml__target_auto(const char *family, char *why, size_t size);
+
 /** A model's latencies (caller's storage). */
 typedef struct hml__latency {
 	double seconds[HML__NTARGETS];   /**< per sample; NaN: not measured */
@@ -89,6 +103,8 @@ typedef struct hml__latency_options {
 	const float *rows;      /**< sample rows (nrows * features, float32), cycled */
 	int64_t nrows;          /**< > 0 */
 	int c;                  /**< nonzero: also measure the C form */
+	int no_torchscript;     /**< nonzero: do not measure the TorchScript form
+	                             (its figure stays NaN; with c: the C form only) */
 } hml__latency_options;
 
 /**
@@ -102,6 +118,32 @@ typedef struct hml__latency_options {
  * HML_ENOMEM, HML_ERROR "interrupted".
  */
 int hml__latency_measure(hml__latency *out, const char *pt_path, const hml__latency_options *o);
+
+/**
+ * A cache of measured C latencies keyed by (canonical arch, batch,
+ * threads): the compiled kernel's speed depends on the architecture, the
+ * rows per call and the threads, not on the weights, so a model of an
+ * architecture already measured need not be compiled again (hml search
+ * --target c). Caller's storage; zero it, or hml__latency_cache_init.
+ */
+typedef struct hml__latency_cache {
+	struct hml__latency_entry *e;
+	size_t n, cap;
+} hml__latency_cache;
+
+void hml__latency_cache_init(hml__latency_cache *c);
+void hml__latency_cache_release(hml__latency_cache *c);
+
+/** Seconds per sample cached for the key, or NaN. */
+double hml__latency_cache_get(const hml__latency_cache *c, const char *arch, int64_t batch,
+                              int threads);
+
+/**
+ * Remember `seconds` (positive, finite; others are ignored) for the key;
+ * an existing entry keeps its first figure. Errors: HML_ENOMEM.
+ */
+int hml__latency_cache_put(hml__latency_cache *c, const char *arch, int64_t batch, int threads,
+                           double seconds);
 
 #ifdef __cplusplus
 }

@@ -178,7 +178,7 @@ int hml__latency_measure(hml__latency *out, const char *pt_path, const hml__late
 	float *x = NULL;
 	hml__model *m = NULL;
 	double t;
-	int rc;
+	int rc = 0;
 
 	hml__latency_init(out);
 	if (o->batch < 1 || o->in_ndim < 1 || o->in_ndim > HML_MAX_DIMS - 1 || !o->rows ||
@@ -198,12 +198,14 @@ int hml__latency_measure(hml__latency *out, const char *pt_path, const hml__late
 	out->batch = o->batch;
 	out->threads = o->threads;
 	hml__latency_machine(out->machine, sizeof(out->machine));
-	if ((rc = hml__model_load(&m, pt_path, o->threads)) < 0 ||
-	    (rc = time_model(m, x, o, &t)) < 0)
-		goto done;
-	out->seconds[HML__TARGET_TORCHSCRIPT] = t / (double)o->batch;
-	hml__model_free(m);
-	m = NULL;
+	if (!o->no_torchscript) {
+		if ((rc = hml__model_load(&m, pt_path, o->threads)) < 0 ||
+		    (rc = time_model(m, x, o, &t)) < 0)
+			goto done;
+		out->seconds[HML__TARGET_TORCHSCRIPT] = t / (double)o->batch;
+		hml__model_free(m);
+		m = NULL;
+	}
 	if (o->c)
 		rc = measure_c(out, pt_path, x, o);
 done:

@@ -14,6 +14,7 @@
 #define HML_LIB_RECORDS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include <jansson.h>
 
@@ -35,6 +36,13 @@ typedef struct hml__model_view {
 	const json_t *datasets;      /**< array of the data-set ids it was trained on, or NULL */
 	double val_rmse;             /**< metrics.val_rmse */
 	double latency_s;            /**< metrics.latency_seconds_per_sample */
+	const char *family;          /**< "mlp", "cnn", ..., "imported" */
+	const char *arch;            /**< the canonical spec ("mlp:64x64:relu") */
+	const json_t *data_sha256;   /**< object: data-set id -> SHA-256 of its file when trained */
+	const json_t *rows;          /**< object: train, validation, test, ... (or NULL) */
+	const json_t *options;       /**< object: the effective training options (or NULL) */
+	const json_t *metrics;       /**< object: every metric (or NULL) */
+	const char *search;          /**< search.id: the search that trained it, or NULL */
 } hml__model_view;
 
 /** A collected data set ("datasets"). */
@@ -65,6 +73,8 @@ typedef struct hml__search_view {
 	const char *region;
 	const char *workflow;        /**< the workflow's name */
 	const char *family;          /**< model family searched ("mlp", ...) */
+	const char *latency_target;  /**< deployment form of the latency objective ("c",
+	                                  "torchscript"), NULL in records of older hml */
 	const char *status;          /**< "running", "finished", "interrupted", "failed" */
 	const char *history;         /**< files.history: search/<id>/trials.jsonl */
 	const json_t *space;         /**< the search space searched (object) */
@@ -76,6 +86,46 @@ typedef struct hml__search_view {
 	                                  latency_seconds_per_sample, params}, or NULL */
 	double seed, budget, workers, eta, rungs, max_epochs;   /**< NaN when absent */
 } hml__search_view;
+
+struct hml__train_options;
+struct hml__train_result;
+
+/**
+ * What hml train and hml search know of a model they trained: the facts
+ * hml__model_record_new() writes. Pointers are borrowed. An unknown
+ * number is NaN (doubles) or negative (counts, flags) and is written as
+ * null; hml search, which keeps only a trial's summary (lib/history.h),
+ * leaves rows, test_mae, best_epoch and the like unknown.
+ */
+typedef struct hml__model_facts {
+	const char *workflow;        /**< the data sets' workflow name */
+	const char *region;
+	const json_t *input_shape;   /**< arrays of one row's dimensions */
+	const json_t *output_shape;
+	const char *const *datasets; /**< the data-set ids trained on */
+	size_t ndatasets;
+	const struct hml__train_options *options;  /**< the options it trained with */
+	const struct hml__train_result *result;    /**< arch, sizes, metrics */
+	const char *nonfinite_policy;              /**< "drop", "error", or NULL */
+	int64_t dropped_nonfinite, nonfinite_values;
+	const char *search;          /**< the search that trained it, or NULL */
+	long trial, config;          /**< its trial and configuration there */
+} hml__model_facts;
+
+/**
+ * A new "models" record of a trained model in the layout of
+ * hml-manifest(5) ("models (hml train)"): workflow, region, family (the
+ * arch's prefix), arch, shapes, datasets with the SHA-256 each file had
+ * at collection (from the store's records), rows, options (weight_decay
+ * the effective one), metrics, normalisation, and "search" when one
+ * trained it. The reader is hml__model_view_of(). NULL when out of
+ * memory (HML_ENOMEM set).
+ */
+json_t *hml__model_record_new(const hml__store *s, const hml__model_facts *f);
+
+/** {"d1": "<sha256 of d1's data file>" or null, ...} of data sets ids[0..n)
+ *  as the store records them; NULL when out of memory. */
+json_t *hml__records_data_sha256(const hml__store *s, const char *const *ids, size_t n);
 
 void hml__model_view_of(hml__model_view *out, const json_t *rec);
 void hml__search_view_of(hml__search_view *out, const json_t *rec);

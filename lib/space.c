@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "readfile.h"
 #include "util.h"
 
 enum { P_INT, P_FLOAT, P_CHOICE };
@@ -256,21 +257,42 @@ done:
 	return rc;
 }
 
-int hml__space_load(hml__space **out, const char *path)
+int hml__space_read(json_t **out, const char *path)
 {
 	json_error_t err;
+	hml__error_saved why;
+	char *text;
+	size_t len;
+	json_t *doc, *inner;
+
 	*out = NULL;
-	json_t *doc = json_load_file(path, JSON_REJECT_DUPLICATES, &err);
-	if (!doc) {
-		if (json_error_code(&err) == json_error_cannot_open_file)
-			return hml__error_set(HML_EIO, "cannot read search space '%s': %s", path,
-			                      err.text);
+	/* Bounded, and never a FIFO (lib/core/readfile.h). */
+	if (hml__read_file(path, &text, &len) < 0) {
+		hml__error_save(&why);
+		return hml__error_set(HML_EIO, "cannot read search space '%s': %s", path,
+		                      hml__read_file_reason(why.message, path));
+	}
+	doc = json_loadb(text, len, JSON_REJECT_DUPLICATES, &err);
+	free(text);
+	if (!doc)
 		return hml__error_set(HML_EINVALID, "search space '%s': invalid JSON: %s "
 		                      "(line %d, column %d)", path, err.text, err.line, err.column);
-	}
-	json_t *inner = json_object_get(doc, "search_space");
-	int rc = hml__space_parse(out, json_is_object(inner) ? inner : doc, path);
+	inner = json_object_get(doc, "search_space");
+	*out = json_incref(json_is_object(inner) ? inner : doc);
 	json_decref(doc);
+	return 0;
+}
+
+int hml__space_load(hml__space **out, const char *path)
+{
+	json_t *spec;
+	int rc;
+
+	*out = NULL;
+	if ((rc = hml__space_read(&spec, path)) < 0)
+		return rc;
+	rc = hml__space_parse(out, spec, path);
+	json_decref(spec);
 	return rc;
 }
 

@@ -71,6 +71,10 @@ int hml__space_parse(hml__space **out, const json_t *spec, const char *origin);
  */
 int hml__space_load(hml__space **out, const char *path);
 
+/** The space object hml__space_load() parses, unparsed (*out yours): read
+ *  once, bounded (lib/core/readfile.h); its errors but those of parsing. */
+int hml__space_read(json_t **out, const char *path);
+
 /** Free a space (NULL-safe). */
 void hml__space_free(hml__space *s);
 

@@ -216,3 +216,54 @@ int hml__trialmap_apply(hml__train_options *o, char *arch, size_t size, const ch
 	o->arch = arch;
 	return 0;
 }
+
+/* Append "--flag value"; -1 when out of memory. */
+static int push_arg(json_t *argv, const char *flag, const char *value)
+{
+	return json_array_append_new(argv, json_string(flag)) < 0 ||
+	       json_array_append_new(argv, json_string(value)) < 0 ? -1 : 0;
+}
+
+static int push_real(json_t *argv, const char *flag, double v)
+{
+	char num[40];
+
+	hml__arch_format_double(num, sizeof(num), v);
+	return push_arg(argv, flag, num);
+}
+
+static int push_int(json_t *argv, const char *flag, long long v)
+{
+	char num[32];
+
+	snprintf(num, sizeof(num), "%lld", v);
+	return push_arg(argv, flag, num);
+}
+
+json_t *hml__trialmap_train_argv(const hml__train_options *o, const char *region)
+{
+	json_t *argv = json_array();
+	int bad = !argv || json_array_append_new(argv, json_string("train")) < 0;
+
+	bad = bad || push_arg(argv, "--region", region) < 0 ||
+	      push_arg(argv, "--arch", o->arch ? o->arch : "mlp") < 0 ||
+	      push_int(argv, "--epochs", o->epochs) < 0 ||
+	      push_int(argv, "--batch", (long long)o->batch) < 0 ||
+	      push_real(argv, "--lr", o->lr) < 0 ||
+	      (o->weight_decay >= 0 && push_real(argv, "--weight-decay", o->weight_decay) < 0) ||
+	      push_arg(argv, "--optimizer", o->optimizer ? o->optimizer : "adam") < 0 ||
+	      push_arg(argv, "--schedule", o->schedule ? o->schedule : "plateau") < 0 ||
+	      push_int(argv, "--patience", o->patience) < 0 ||
+	      push_real(argv, "--clip", o->clip) < 0 ||
+	      push_int(argv, "--seed", (long long)o->seed) < 0 ||
+	      push_real(argv, "--val-fraction", o->val_fraction) < 0 ||
+	      push_real(argv, "--test-fraction", o->test_fraction) < 0 ||
+	      (o->max_seconds > 0 && push_real(argv, "--max-seconds", o->max_seconds) < 0) ||
+	      (o->infer_batch > 0 && push_int(argv, "--infer-batch", (long long)o->infer_batch) < 0);
+	if (bad) {
+		json_decref(argv);
+		hml__error_oom();
+		return NULL;
+	}
+	return argv;
+}

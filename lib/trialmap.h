@@ -53,6 +53,19 @@ int hml__trialmap_check(const hml__space *space, const char *family, const char 
 int hml__trialmap_apply(hml__train_options *o, char *arch, size_t size, const char *family,
                         const char *base_arch, const json_t *sample);
 
+/**
+ * The `hml train` arguments that train what `o` (hml__trialmap_apply's
+ * result) describes on region `region`: a JSON array of strings, "train"
+ * first, then --region, --arch, --epochs, --batch, --lr, --weight-decay
+ * (when o sets it), --optimizer, --schedule, --patience, --clip, --seed,
+ * --val-fraction, --test-fraction, and --max-seconds / --infer-batch when
+ * o sets them; numbers in their shortest exact text. Not --threads (the
+ * caller's choice). The reader is hml train's own option table
+ * (hml-train(1)); hml search --train-args prints it. NULL when out of
+ * memory (HML_ENOMEM set).
+ */
+json_t *hml__trialmap_train_argv(const hml__train_options *o, const char *region);
+
 #ifdef __cplusplus
 }
 #endif

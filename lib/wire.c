@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "error.h"
+#include "latency.h"
 #include "wire.h"
 
 static int bad(const char *why)
@@ -214,6 +215,55 @@ int hml__wire_result_read(const json_t *msg, long *trial, const char **error,
 	r->train_step_seconds = num_of(res, "train_step_seconds", NAN);
 	r->forward_max_diff = num_of(res, "forward_max_diff", NAN);
 	return 0;
+}
+
+/* ---- the latency objective ---------------------------------------------- */
+
+static int set_latency(json_t *msg, int target, const char *key, double v)
+{
+	json_t *l = json_pack("{s:s, s:o}", "target", hml__target_name(target) ?
+	                      hml__target_name(target) : "", key, num(v));
+
+	if (!l || json_object_set_new(msg, "latency", l) < 0)
+		return hml__error_oom();
+	return 0;
+}
+
+static int get_latency(const json_t *msg, const char *key, int *target, double *v)
+{
+	const json_t *l = json_object_get(msg, "latency");
+	const char *name = json_string_value(json_object_get(l, "target"));
+
+	*target = HML__TARGET_TORCHSCRIPT;
+	*v = NAN;
+	if (!l)
+		return 0;
+	if ((*target = hml__target_parse(name)) < 0) {
+		*target = HML__TARGET_TORCHSCRIPT;
+		return bad("'latency' names no known target");
+	}
+	*v = num_of(l, key, NAN);
+	return 0;
+}
+
+int hml__wire_trial_set_latency(json_t *msg, int target, double known)
+{
+	return set_latency(msg, target, "known", known);
+}
+
+int hml__wire_trial_latency(const json_t *msg, int *target, double *known)
+{
+	return get_latency(msg, "known", target, known);
+}
+
+int hml__wire_result_set_latency(json_t *msg, int target, double cost)
+{
+	return set_latency(msg, target, "cost", cost);
+}
+
+int hml__wire_result_latency(const json_t *msg, int *target, double *cost)
+{
+	return get_latency(msg, "cost", target, cost);
 }
 
 int hml__wire_send(int fd, const json_t *msg)

@@ -10,12 +10,22 @@
  *   coordinator -> worker   {"type":"init","region":R,"data":[paths],"nonfinite":"drop"}
  *   worker -> coordinator   {"type":"ready","rows":N}  or  {"type":"error","error":"..."}
  *   coordinator -> worker   {"type":"trial","trial":T,"out":PATH,"options":{...}}
+ *                           (+ "latency":{"target":"c","known":S|null}, see below)
  *   worker -> coordinator   {"type":"result","trial":T,"status":"ok","result":{...}}
+ *                           (+ "latency":{"target":"c","cost":S})
  *                        or {"type":"result","trial":T,"status":"failed","error":"..."}
  *
  * "options" holds lib/train.h's hml__train_options (arch, epochs, batch,
  * lr, ...), "result" its hml__train_result (params, val_rmse, latency, ...);
  * NaN travels as null. The worker ends when its input closes.
+ *
+ * The latency objective (hml search --target): a trial's "latency" names
+ * the deployment target whose latency the result's latency_s_per_sample
+ * must be ("torchscript" when absent: what training measures). For "c" the
+ * worker compiles the trained model and times it (lib/latency.h) unless
+ * "known" gives the figure already measured for the architecture (the
+ * coordinator's cache); its result's "latency" says the target and the
+ * seconds the measurement cost (0 when known).
  */
 #ifndef HML_LIB_WIRE_H
 #define HML_LIB_WIRE_H
@@ -52,12 +62,28 @@ json_t *hml__wire_trial(long trial, const char *out, const hml__train_options *o
 int hml__wire_trial_read(const json_t *msg, long *trial, const char **out,
                          hml__train_options *o);
 
+/** Ask trial message `msg` for the latency of `target` (lib/latency.h
+ *  hml__target); known: its figure when already measured, else NaN.
+ *  Errors: HML_ENOMEM. */
+int hml__wire_trial_set_latency(json_t *msg, int target, double known);
+/** The target (HML__TARGET_TORCHSCRIPT when the trial names none) and known
+ *  figure (NaN: measure it) of a trial message. Errors: HML_EINVALID for an
+ *  unknown target. */
+int hml__wire_trial_latency(const json_t *msg, int *target, double *known);
+
 /** result: r when error is NULL, else the failure message. */
 json_t *hml__wire_result(long trial, const char *error, const hml__train_result *r);
 /** Read a result; *error (borrowed) is NULL for an ok trial, whose *r is filled.
  *  Errors: HML_EINVALID. */
 int hml__wire_result_read(const json_t *msg, long *trial, const char **error,
                           hml__train_result *r);
+
+/** Say in result message `msg` whose latency it carries and what measuring
+ *  it cost (seconds). Errors: HML_ENOMEM. */
+int hml__wire_result_set_latency(json_t *msg, int target, double cost);
+/** The target (HML__TARGET_TORCHSCRIPT when absent) and cost (NaN when
+ *  absent) of a result. Errors: HML_EINVALID for an unknown target. */
+int hml__wire_result_latency(const json_t *msg, int *target, double *cost);
 
 /**
  * Write msg as one line to fd (all of it, retrying short writes and EINTR).

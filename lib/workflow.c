@@ -17,6 +17,7 @@
 #include "arch.h"
 #include "error.h"
 #include "fsutil.h"
+#include "train.h"
 #include "util.h"
 #include "workflow.h"
 
@@ -675,4 +676,38 @@ const hml__workflow_region *hml__workflow_region_find(const hml__workflow *w,
 		if (strcmp(w->regions[i].label, label) == 0)
 			return &w->regions[i];
 	return NULL;
+}
+
+void hml__workflow_train_options(const hml__workflow_region *r, hml__train_options *o,
+                                 const char **nonfinite)
+{
+	const json_t *t = r ? r->train : NULL, *v;
+
+#define INT_KEY(key, field) \
+	if (json_is_integer(v = json_object_get(t, key))) \
+		o->field = (__typeof__(o->field))json_integer_value(v)
+#define NUM_KEY(key, field) \
+	if (json_is_number(v = json_object_get(t, key))) \
+		o->field = json_number_value(v)
+#define STR_KEY(key, field) \
+	if (json_is_string(v = json_object_get(t, key))) \
+		o->field = json_string_value(v)
+	INT_KEY("epochs", epochs);
+	INT_KEY("batch", batch);
+	INT_KEY("patience", patience);
+	INT_KEY("seed", seed);
+	INT_KEY("threads", threads);
+	NUM_KEY("lr", lr);
+	NUM_KEY("weight_decay", weight_decay);
+	NUM_KEY("clip", clip);
+	NUM_KEY("val_fraction", val_fraction);
+	NUM_KEY("test_fraction", test_fraction);
+	NUM_KEY("max_seconds", max_seconds);
+	STR_KEY("optimizer", optimizer);
+	STR_KEY("schedule", schedule);
+#undef INT_KEY
+#undef NUM_KEY
+#undef STR_KEY
+	if (nonfinite && json_is_string(v = json_object_get(t, "nonfinite")))
+		*nonfinite = json_string_value(v);
 }

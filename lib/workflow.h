@@ -94,6 +94,19 @@ int hml__workflow_load(hml__workflow **out, const char *name_or_path);
 
 void hml__workflow_free(hml__workflow *w);
 
+struct hml__train_options;
+
+/**
+ * Apply the region's model.train object (hml-workflow(5); its keys and
+ * types are checked at load) over `o`: each key it holds sets the training
+ * option of the same name, the others keep their value. hml train's
+ * defaults and every hml search trial's base come from here. *nonfinite
+ * (may be NULL) gets model.train.nonfinite when it has one. r NULL: nothing.
+ * Strings point into the workflow (valid until hml__workflow_free()).
+ */
+void hml__workflow_train_options(const hml__workflow_region *r, struct hml__train_options *o,
+                                 const char **nonfinite);
+
 /** The region with `label`, or NULL; label NULL gives the only/first region. */
 const hml__workflow_region *hml__workflow_region_find(const hml__workflow *w,
                                                       const char *label);

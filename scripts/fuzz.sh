@@ -4,11 +4,14 @@
 # everything) and run each for a fixed number of executions from its seed
 # corpus in tests/fuzz/corpus/ (copied: the tree is never written).
 #
-# usage: scripts/fuzz.sh [-b FUZZ_BUILD] [-s BUILD] [-n RUNS] [TARGET...]
+# usage: scripts/fuzz.sh [-b FUZZ_BUILD] [-s BUILD] [-n RUNS] [-t SECONDS] [TARGET...]
 #   -b  the clang build directory (default build-fuzz; configured if needed)
 #   -s  a normal build directory whose binomial makes the seed of the
 #       collected-data reader (default build; skipped when absent)
 #   -n  executions per target (default 10000)
+#   -t  stop a target after SECONDS of wall time even if it has not made
+#       its RUNS (libFuzzer's -max_total_time; default: no limit); the
+#       line printed says how many executions it made
 # Prints one line per target: executions, new corpus entries, crashes; exits
 # 1 when a target crashed, leaked, hung or ran out of memory (the
 # reproducer is kept and named).
@@ -18,12 +21,14 @@ src=$(cd "$(dirname "$0")/.." && pwd)
 fbuild=build-fuzz
 sbuild=build
 runs=10000
-while getopts b:s:n: opt; do
+seconds=0
+while getopts b:s:n:t: opt; do
 	case $opt in
 	b) fbuild=$OPTARG ;;
 	s) sbuild=$OPTARG ;;
 	n) runs=$OPTARG ;;
-	*) echo "usage: $0 [-b FUZZ_BUILD] [-s BUILD] [-n RUNS] [TARGET...]" >&2; exit 2 ;;
+	t) seconds=$OPTARG ;;
+	*) echo "usage: $0 [-b FUZZ_BUILD] [-s BUILD] [-n RUNS] [-t SECONDS] [TARGET...]" >&2; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
@@ -50,7 +55,7 @@ for t in $targets; do
 			"$sbuild/workflows/binomial/binomial" --options 64 --batch 16 >/dev/null
 	fi
 	seeds=$(ls "$work/$t" | wc -l)
-	if "$fbuild/tests/fuzz/$t" -runs="$runs" -rss_limit_mb=2048 -malloc_limit_mb=1024 \
+	if "$fbuild/tests/fuzz/$t" -runs="$runs" -max_total_time="$seconds" -rss_limit_mb=2048 -malloc_limit_mb=1024 \
 	     -timeout=20 -max_len=65536 -artifact_prefix="$work/$t.crash/" \
 	     -print_final_stats=1 "$work/$t" > "$work/$t.log" 2>&1; then
 		status=ok

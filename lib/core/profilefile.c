@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -13,6 +14,7 @@
 #include "error.h"
 #include "hml/version.h"
 #include "profilefile.h"
+#include "readfile.h"
 
 /* The counters and timers of hml_region_stats, by their JSON names. */
 #define U64_FIELDS(X) X(calls) X(original_calls) X(model_calls) X(shadow_calls) \
@@ -105,12 +107,25 @@ static void record_read(const json_t *o, hml__profile_record *out)
 int hml__profile_file_find(const char *path, const char *label, hml__profile_record *out)
 {
 	json_error_t err;
-	json_t *doc = json_load_file(path, 0, &err), *r;
+	json_t *doc, *r;
 	const json_t *version;
-	size_t i;
+	char *text;
+	size_t i, len;
 	int rc = HML_ENOTFOUND;
 
 	memset(out, 0, sizeof(*out));
+	/* The application wrote it: a FIFO or an endless file in its place
+	 * must neither block nor exhaust the reader. */
+	if ((rc = hml__read_file_max(path, HML__PROFILE_MAX_BYTES, &text, &len)) < 0) {
+		hml__error_saved why;
+
+		hml__error_save(&why);
+		return hml__error_set(HML_EIO, "cannot read profile '%s': %s", path,
+		                      hml__read_file_reason(why.message, path));
+	}
+	doc = json_loadb(text, len, 0, &err);
+	free(text);
+	rc = HML_ENOTFOUND;
 	if (!doc)
 		return hml__error_set(HML_EIO, "cannot read profile '%s': %s", path, err.text);
 	version = json_object_get(doc, "schema_version");

@@ -28,6 +28,10 @@ extern "C" {
 
 #define HML__PROFILE_SCHEMA 1
 
+/** The largest profile file read (about 10000 regions' records): a bigger
+ *  one, or one that is not a regular file, is refused unread. */
+#define HML__PROFILE_MAX_BYTES ((size_t)8 << 20)
+
 /** One region's profile record. */
 typedef struct hml__profile_record {
 	char label[72];          /**< the region label (at most 64 characters) */
@@ -45,8 +49,10 @@ int hml__profile_file_write(const char *path, const hml__profile_record *recs, s
 
 /**
  * Read the record of region `label` from the profile file `path` into
- * *out. HML_EIO "cannot read profile 'P': <reason>" for a missing or
- * malformed file, HML_ENOTSUPPORTED for a newer schema_version,
+ * *out. HML_EIO "cannot read profile 'P': <reason>" for a missing,
+ * malformed or oversized file (over HML__PROFILE_MAX_BYTES: "it is larger
+ * than N bytes") and one that is not a regular file ("not a regular
+ * file"), HML_ENOTSUPPORTED for a newer schema_version,
  * HML_ENOTFOUND "the application never entered region 'L' (profile 'P')".
  */
 int hml__profile_file_find(const char *path, const char *label, hml__profile_record *out);

@@ -272,7 +272,7 @@ nan_rows() {
 	assert_output "hml: error: no data set 'd9' in experiment 'exp'"
 	run hml -C exp train --region nosuch
 	assert_failure 3
-	assert_output "hml: error: no data set of experiment 'exp' holds region 'nosuch'"
+	assert_output "hml: error: no data set of experiment 'exp' holds region 'nosuch' (collect it first: hml collect)"
 	[ "$(m 'len(d["models"])')" = 0 ]
 }
 

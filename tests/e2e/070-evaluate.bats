@@ -144,3 +144,37 @@ EOF2
 	cmp before.json exp/manifest.json
 	[ -z "$(ls -A exp/eval)" ]
 }
+
+@test "a profile that is not a regular file or too large: exit 1, nothing recorded" {
+	# A workflow whose program runs binomial, then puts a FIFO (which would
+	# block a reader) or a sparse 9 MiB file (over the 8 MiB bound) where
+	# the runtime wrote its profile.
+	mkdir wf
+	cat > wf/wrap <<EOF2
+#!/bin/sh
+"$BINOMIAL" "\$@" || exit \$?
+[ -n "\$HML_PROFILE" ] || exit 0
+case \$(cat "$WORK/wf/mode" 2>/dev/null) in
+fifo) rm -f "\$HML_PROFILE"; mkfifo "\$HML_PROFILE" ;;
+huge) truncate -s 9M "\$HML_PROFILE" ;;
+esac
+EOF2
+	chmod +x wf/wrap
+	"$PY" - "$HML_SOURCE_DIR/workflows/binomial/workflow.json" <<'EOF2'
+import json, sys
+w = json.load(open(sys.argv[1]))
+w["program"] = "wrap"
+json.dump(w, open("wf/workflow.json", "w"))
+EOF2
+	hml -q -C exp2 collect wf/workflow.json --args '--options 2048 --batch 512 --seed {seed}' >/dev/null
+	hml -q -C exp2 train --epochs 1 --threads 1 --arch mlp:8 >/dev/null
+	cp exp2/manifest.json before.json
+	for mode in fifo huge; do
+		echo "$mode" > wf/mode
+		run timeout -s KILL 120 "$HML" -q -C exp2 evaluate m1 --repeat 1 --args '--options 2048 --batch 512 --seed 1'
+		[ "$status" -eq 1 ]
+		assert_output --regexp "^hml: error: cannot read profile '[^']*/a0.json': (not a regular file|it is larger than 8388608 bytes)$"
+		cmp before.json exp2/manifest.json
+		[ -z "$(ls -A exp2/eval)" ]
+	done
+}

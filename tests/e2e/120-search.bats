@@ -18,8 +18,9 @@ setup() {
 	cd "$WORK"
 }
 
-# Quick settings: 2 rungs (1 and 3 epochs), one thread per worker.
-QUICK="--max-epochs 3 --seed 3 --threads 1"
+# Quick settings: 2 rungs (1 and 3 epochs), one thread per worker, the
+# TorchScript latency (no compiler run per trial; --target c has its test).
+QUICK="--max-epochs 3 --seed 3 --threads 1 --target torchscript"
 
 # hist EXPR: a Python expression over the history's events `ev` (search s1).
 hist() {
@@ -86,6 +87,75 @@ check_history() {
 	assert_output --partial "HML_MODEL_BINOMIAL="
 }
 
+@test "--target c: the objective is the compiled model's latency, measured once per architecture" {
+	command -v cc >/dev/null || skip "no C compiler"
+	cat > space.json <<-'EOF'
+	{"layers": {"type": "int", "low": 1, "high": 2},
+	 "width": {"type": "choice", "values": [16, 32]},
+	 "lr": {"type": "float", "low": 0.001, "high": 0.01, "log": true}}
+	EOF
+	run --separate-stderr hml -q -C exp --json search --budget 5 --workers 2 --space space.json --max-epochs 3 --seed 3 --threads 1 --target c
+	assert_success
+	echo "$output" > out.json
+	[ "$(json out.json 'd["search"]["latency_target"]')" = c ]
+	"$PY" - <<-'EOF'
+	import json
+	d = json.load(open("out.json"))["search"]
+	ev = [json.loads(l) for l in open("exp/search/s1/trials.jsonl")]
+	ok = [e for e in ev if e["status"] == "ok"]
+	assert ok
+	first = {}
+	for e in ok:
+	    m = e["metrics"]
+	    assert m["latency_target"] == "c" and m["latency_threads"] == 1, m
+	    key = (e["arch"], m["latency_batch"])
+	    if m["latency_cached"]:
+	        # an architecture measured before: its figure, at no cost
+	        assert key in first and m["latency_seconds_per_sample"] == first[key], (e, first)
+	        assert m["latency_cost_seconds"] == 0
+	    else:
+	        # measured: compiled and timed, once per architecture
+	        assert key not in first, e
+	        assert m["latency_cost_seconds"] > 0 and m["latency_seconds_per_sample"] > 0
+	        first[key] = m["latency_seconds_per_sample"]
+	# 4 architectures at most, so some trials reuse a measurement (the
+	# promoted ones at least); the front ranks by the C latencies
+	assert any(e["metrics"]["latency_cached"] for e in ok)
+	lat = {e["trial"]: e["metrics"]["latency_seconds_per_sample"] for e in ok}
+	for f in d["front"]:   # (the manifest keeps 15 digits)
+	    assert abs(f["latency_seconds_per_sample"] / lat[f["trial"]] - 1) < 1e-12, (f, lat)
+	EOF
+	# Resuming with another target is refused; nothing is appended.
+	n="$(hist 'len(ev)')"
+	run --separate-stderr hml -q -C exp search --resume --target torchscript
+	assert_failure 3
+	assert_equal "$stderr" "hml: error: cannot resume search 's1' with --target torchscript: it was started with c"
+	[ "$(hist 'len(ev)')" = "$n" ]
+}
+
+@test "--target auto chooses c with a compiler, torchscript without; c without one is refused" {
+	command -v cc >/dev/null || skip "no C compiler"
+	cp -r exp exp2
+	run --separate-stderr hml -q -C exp --json search --budget 1 --max-epochs 1 --seed 3 --threads 1
+	assert_success
+	echo "$output" > out.json
+	[ "$(json out.json 'd["search"]["latency_target"]')" = c ]
+	[ "$(hist '[e["metrics"]["latency_target"] for e in ev if e["status"] == "ok"]')" = "['c']" ]
+	# No cc on PATH (hml and timeout are found by absolute path).
+	run --separate-stderr /usr/bin/timeout 600 env PATH=/nonexistent "$HML" -C exp2 --json search --budget 1 --max-epochs 1 --seed 3 --threads 1 --target auto
+	assert_success
+	echo "$output" > out2.json
+	[ "$(json out2.json 'd["search"]["latency_target"]')" = torchscript ]
+	[[ "$stderr" == *"latency objective: torchscript (no C compiler: 'cc' is not on PATH"* ]]
+	run --separate-stderr /usr/bin/timeout 600 env PATH=/nonexistent "$HML" -q -C exp2 search --budget 1 --max-epochs 1 --target c
+	assert_failure 3
+	assert_equal "$stderr" "hml: error: --target c: the latency target is c, but no C compiler: 'cc' is not on PATH (--target c compiles the model with it)"
+	[ "$(json exp2/manifest.json 'len(d["searches"])')" = 1 ]
+	run --separate-stderr hml -q -C exp search --target gpu
+	assert_failure 2
+	assert_equal "$stderr" "hml: error: search: --target must be 'c', 'torchscript' or 'auto', not 'gpu'"
+}
+
 @test "constraints keep infeasible trials in the history and off the front" {
 	run --separate-stderr hml -q -C exp --json search --budget 5 --workers 2 --max-params 3000 $QUICK
 	assert_success
@@ -111,8 +181,22 @@ check_history() {
 			[ "$(grep -c '"status":"ok"' exp/search/s1/trials.jsonl)" -ge 3 ] && break
 		sleep 0.1
 	done
+	# While its coordinator lives, the search shows as running.
+	hml -C exp --json show s1 > live.json
+	[ "$(json live.json 'd["search"]["status"]')" = running ]
 	kill -9 "$pid"
 	wait "$pid" || true
+	# Killed, it could not record its end: show says interrupted (resumable).
+	[ "$(json exp/manifest.json 'd["searches"][0]["status"]')" = running ]
+	hml -C exp --json show s1 > dead.json
+	[ "$(json dead.json 'd["search"]["status"]')" = interrupted ]
+	hml -C exp --json show > all.json
+	[ "$(json all.json 'd["searches"][0]["status"]')" = interrupted ]
+	run hml -C exp show s1
+	assert_line "search s1: region 'binomial', status interrupted"
+	assert_line "interrupted: no search is running it; continue it with 'hml search --resume s1'"
+	run hml -C exp show
+	assert_output --regexp "s1  binomial .* interrupted"
 	running="$(hist 'len({e["trial"] for e in ev if e["status"] == "running"} - {e["trial"] for e in ev if e["status"] in ("ok","failed","timeout","crashed")})')"
 	before="$(hist 'len(ev)')"
 	# The workers died with the search: the lock is free.
@@ -125,6 +209,7 @@ check_history() {
 	[ "$(hist 'sum(e["status"] == "rerun" for e in ev)')" = "$running" ]
 	check_history
 	[ "$(hist 'len(ev) > '"$before")" = True ]
+	[ "$(json exp/manifest.json 'd["searches"][0]["status"]')" = finished ]
 	# Resuming a finished search runs nothing more.
 	n="$(hist 'len(ev)')"
 	run --separate-stderr hml -q -C exp --json search --resume s1
@@ -151,6 +236,46 @@ check_history() {
 	[ "$(hist '[e["status"] for e in ev if e["trial"] == 1]')" = "['running', 'crashed']" ]
 	[ "$(hist '[e.get("error") for e in ev if e["trial"] == 1][-1]')" = "worker $w killed by SIGKILL" ]
 	check_history
+}
+
+@test "on a terminal a progress line shows every field; not when stderr is no terminal" {
+	command -v script >/dev/null || skip "no script(1) (bsdutils)"
+	# A pseudo-terminal from script(1); trial 1 crashes, so 'failed' moves.
+	HML_SEARCH_TEST_CRASH=1 run timeout 600 script -qec "'$HML' -C exp --json search --budget 4 --workers 2 $QUICK" /dev/null < /dev/null
+	assert_success
+	printf '%s' "$output" > tty.out
+	"$PY" - <<-'EOF'
+	import json, re
+	t = open("tty.out").read()
+	rec = json.load(open("exp/manifest.json"))["searches"][0]
+	pat = re.compile(r"search \[([#.]{30})\] +(\d+)% (\d+)/(\d+) done, (\d+) running, "
+	                 r"(\d+) failed, best (\S+), front (\d+), (\d+) s, ETA (\?|\d+ s)")
+	lines = [m for m in map(pat.search, re.split(r"[\r\n]", t.replace("\x1b[K", ""))) if m]
+	assert len(lines) >= 2, t[:2000]
+	done = [int(m[3]) for m in lines]
+	assert all(int(m[4]) == 4 for m in lines)                      # of the budget
+	assert done == sorted(done) and done[-1] == 4, done            # done/budget
+	assert all(m[1].count("#") == int(int(m[3]) / 4 * 30 + 0.5) for m in lines)
+	assert 1 <= max(int(m[5]) for m in lines) <= 2                 # running
+	assert int(lines[-1][5]) == 0
+	failed = [int(m[6]) for m in lines]
+	assert failed == sorted(failed) and failed[-1] == 1, failed    # failed
+	secs = [int(m[9]) for m in lines]
+	assert secs == sorted(secs) and secs[-1] <= rec["seconds"] + 1  # elapsed
+	assert lines[0][10] == "?" and lines[-1][10] == "0 s"           # remaining
+	assert all(m[10] != "?" for m in lines if int(m[3]) > 0)
+	front = rec["front"]
+	assert int(lines[-1][8]) == len(front) >= 1                     # front size
+	best = min(f["val_rmse"] for f in front)                         # best error
+	assert float(lines[-1][7]) == float("%.3g" % best), (lines[-1][7], best)
+	assert all(m[7] == "-" for m in lines if int(m[8]) == 0)
+	EOF
+	# Not a terminal: no progress line, only the information lines.
+	rm -rf exp && cp -r "$EXP0" exp
+	run --separate-stderr hml -C exp --json search --budget 2 $QUICK
+	assert_success
+	[[ "$stderr" != *"done,"* && "$stderr" != *$'\r'* ]]
+	[[ "$stderr" == *"search s1: region 'binomial'"* ]]
 }
 
 @test "a crashing trial is recorded as crashed and the search goes on" {
@@ -307,6 +432,66 @@ check_history() {
 	[[ "$stderr" == *"missing.json"* ]]
 	# Nothing was registered or started.
 	[ "$(json exp/manifest.json 'len(d.get("searches", []))')" = 0 ]
+}
+
+@test "--train-args prints the hml train arguments of a point; hml train trains exactly them" {
+	run --separate-stderr hml -q -C exp --json search --max-epochs 2 \
+		--train-args '{"layers": 3, "width": 16, "activation": "tanh", "lr": 0.004, "batch": 128}'
+	assert_success
+	echo "$output" > args.json
+	[ "$(json args.json 'd["schema_version"]')" = 1 ]
+	[ "$(json args.json 'd["train_args"][:5]')" = "['train', '--region', 'binomial', '--arch', 'mlp:16x16x16:tanh']" ]
+	[ "$(json args.json 'd["point"]["width"]')" = 16 ]
+	"$PY" - <<-'EOF'
+	import json
+	a = json.load(open("args.json"))["train_args"]
+	o = dict(zip(a[1::2], a[2::2]))
+	assert len(a) % 2 == 1 and "--threads" not in o, a
+	assert o["--epochs"] == "2" and o["--lr"] == "0.004" and o["--batch"] == "128", o
+	assert o["--optimizer"] == "adam" and o["--seed"] == "42" and o["--patience"] == "10", o
+	EOF
+	# hml train takes them as they are and records those very options.
+	run --separate-stderr hml -q -C exp --json $(json args.json '" ".join(d["train_args"])') --threads 1
+	assert_success
+	echo "$output" > m.json
+	"$PY" - <<-'EOF'
+	import json
+	a = json.load(open("args.json"))["train_args"]
+	o = dict(zip(a[1::2], a[2::2]))
+	m = json.load(open("m.json"))["model"]
+	assert m["arch"] == o["--arch"] and m["region"] == o["--region"], m
+	keys = {"--epochs": "epochs", "--batch": "batch", "--lr": "lr", "--optimizer": "optimizer",
+	        "--schedule": "schedule", "--patience": "patience", "--clip": "clip",
+	        "--seed": "seed", "--val-fraction": "val_fraction",
+	        "--test-fraction": "test_fraction", "--weight-decay": "weight_decay"}
+	assert set(o) - {"--region", "--arch", "--infer-batch"} <= set(keys), o
+	assert m["metrics"]["latency_batch"] == int(o["--infer-batch"]) == 4096, m["metrics"]
+	for flag, value in o.items():
+	    if flag in keys:
+	        got = m["options"][keys[flag]]
+	        assert (got == value if isinstance(got, str) else got == float(value)), (flag, got, value)
+	EOF
+	# Without --json: the command line; the workflow's model.arch and epochs fill in.
+	run --separate-stderr hml -q -C exp search --train-args '{"layers": 1}'
+	assert_success
+	[[ "$output" == "hml train --region binomial --arch mlp:64:relu --epochs 150 --batch 256 --lr 0.002 "* ]]
+	# A point that is no JSON object is a usage error; one hml cannot map, invalid input.
+	for p in '{"layers": 1' '[1]'; do
+		run --separate-stderr hml -q -C exp search --train-args "$p"
+		assert_failure 2
+		[[ "$stderr" == "hml: error: search: --train-args takes a JSON object of search-space parameters ("*")" ]]
+	done
+	run --separate-stderr hml -q -C exp search --train-args '{"momentum": 0.9}'
+	assert_failure 3
+	assert_equal "$stderr" "hml: error: --train-args: parameter 'momentum' is not in the search space of region 'binomial'"
+	run --separate-stderr hml -q -C exp search --train-args '{"batch": 0}'
+	assert_failure 3
+	assert_equal "$stderr" "hml: error: trial parameter 'batch' must be an integer of at least 1"
+	run --separate-stderr hml -q -C exp search --resume --train-args '{}'
+	assert_failure 2
+	# Nothing of a search was written.
+	[ "$(json exp/manifest.json 'len(d.get("searches", []))')" = 0 ]
+	[ ! -e exp/search/s1 ]
 }
 
 @test "bad budgets and options are usage errors (exit 2)" {

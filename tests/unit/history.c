@@ -6,6 +6,7 @@
  */
 #include <fcntl.h>
 #include <math.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 
 #include "check.h"
 #include "history.h"
+#include "latency.h"
 #include "records.h"
 #include "store.h"
 
@@ -86,6 +88,10 @@ TEST(round_trip)
 	ev.m.val_rmse = 0.0123; ev.m.test_rmse = 0.0125; ev.m.latency_s = 3.5e-8;
 	ev.m.latency_batch = 4096; ev.m.params = 385; ev.m.epochs_run = 3;
 	CHECK_OK(hml__history_append(h, &ev));
+	/* The same trial's end as a --target c search records it. */
+	ev.m.latency_target = HML__TARGET_C; ev.m.latency_threads = 2; ev.m.latency_cached = 1;
+	ev.m.latency_cost = 1.75;
+	CHECK_OK(hml__history_append(h, &ev));
 
 	hml__hist_event_init(&ev);
 	ev.trial = 1; ev.config = 0; ev.rung = 1; ev.status = HML__HIST_CRASHED;
@@ -105,7 +111,14 @@ TEST(round_trip)
 
 	CHECK_OK(hml__history_read(path, collect, &c, &torn));
 	CHECK_EQ_INT(torn, 0);
-	CHECK_EQ_INT(c.n, 7);
+	CHECK_EQ_INT(c.n, 8);
+	/* torchscript when not recorded, the recorded target otherwise */
+	CHECK_EQ_INT(c.ev[1].m.latency_target, -1);
+	CHECK(isnan(c.ev[1].m.latency_cost));
+	CHECK_EQ_INT(c.ev[2].m.latency_target, HML__TARGET_C);
+	CHECK_EQ_INT(c.ev[2].m.latency_threads, 2);
+	CHECK_EQ_INT(c.ev[2].m.latency_cached, 1);
+	CHECK(c.ev[2].m.latency_cost == 1.75);
 	CHECK_EQ_INT(c.ev[0].status, HML__HIST_RUNNING);
 	CHECK_EQ_INT(c.ev[0].epochs, 3);
 	CHECK_EQ_INT(c.ev[0].worker, 1);
@@ -120,18 +133,65 @@ TEST(round_trip)
 	CHECK_EQ_INT(c.ev[1].m.epochs_run, 3);
 	CHECK(c.ev[1].seconds == 2.25);
 	CHECK_STR(c.arch[1], "mlp:16x16:tanh");
-	CHECK_EQ_INT(c.ev[2].status, HML__HIST_CRASHED);
-	CHECK_EQ_INT(c.ev[2].trial, 1);
-	CHECK_EQ_INT(c.ev[2].rung, 1);
-	CHECK_STR(c.err[2], "killed by SIGKILL");
-	CHECK(isnan(c.ev[2].m.val_rmse));
-	CHECK_EQ_INT(c.ev[3].status, HML__HIST_RERUN);
-	CHECK_EQ_INT(c.ev[4].status, HML__HIST_TIMEOUT);
-	CHECK_EQ_INT(c.ev[5].status, HML__HIST_FAILED);
-	CHECK_EQ_INT(c.ev[6].status, HML__HIST_KEPT);
-	CHECK_STR(c.model[6], "m7");
+	CHECK_EQ_INT(c.ev[3].status, HML__HIST_CRASHED);
+	CHECK_EQ_INT(c.ev[3].trial, 1);
+	CHECK_EQ_INT(c.ev[3].rung, 1);
+	CHECK_STR(c.err[3], "killed by SIGKILL");
+	CHECK(isnan(c.ev[3].m.val_rmse));
+	CHECK_EQ_INT(c.ev[4].status, HML__HIST_RERUN);
+	CHECK_EQ_INT(c.ev[5].status, HML__HIST_TIMEOUT);
+	CHECK_EQ_INT(c.ev[6].status, HML__HIST_FAILED);
+	CHECK_EQ_INT(c.ev[7].status, HML__HIST_KEPT);
+	CHECK_STR(c.model[7], "m7");
 	collected_release(&c);
 	json_decref(params);
+}
+
+/* Lines written without waiting are made durable by the sync thread, which
+ * says so on its descriptor; a flush waits; close syncs the rest. */
+TEST(background_sync)
+{
+	hml__history *h = NULL;
+	hml__hist_event ev;
+	collected c;
+	char path[600];
+	uint64_t a = 0, b = 0, d = 0;
+	struct pollfd pf;
+
+	memset(&c, 0, sizeof(c));
+	path_of(path, sizeof(path), "async.jsonl");
+	CHECK_OK(hml__history_open(&h, path));
+	hml__hist_event_init(&ev);
+	ev.trial = 0; ev.config = 0; ev.rung = 0;
+	CHECK_OK(hml__history_write(h, &ev, &a));
+	ev.status = HML__HIST_FAILED; ev.error = "x";
+	CHECK_OK(hml__history_write(h, &ev, &b));
+	CHECK(a == 1 && b == 2);
+	/* readable once the thread synced; then both lines are durable */
+	pf.fd = hml__history_sync_fd(h);
+	pf.events = POLLIN;
+	for (int i = 0; i < 100 && d < b; i++) {
+		CHECK(poll(&pf, 1, 5000) == 1);
+		CHECK_OK(hml__history_durable(h, &d));
+	}
+	CHECK(d == 2);
+	CHECK(poll(&pf, 1, 0) == 0);   /* drained */
+	ev.status = HML__HIST_RERUN; ev.error = NULL;
+	CHECK_OK(hml__history_append(h, &ev));   /* synchronous: line 3 */
+	CHECK_OK(hml__history_durable(h, &d));
+	CHECK(d == 3);
+	ev.status = HML__HIST_OK;
+	CHECK_OK(hml__history_write(h, &ev, &a));
+	CHECK_OK(hml__history_flush(h, &d));
+	CHECK(a == 4 && d == 4);
+	ev.status = HML__HIST_KEPT; ev.model = "m1";
+	CHECK_OK(hml__history_write(h, &ev, &a));
+	hml__history_close(h);   /* joins the thread, syncs line 5 */
+	CHECK_OK(hml__history_read(path, collect, &c, NULL));
+	CHECK_EQ_INT(c.n, 5);
+	CHECK_EQ_INT(c.ev[1].status, HML__HIST_FAILED);
+	CHECK_EQ_INT(c.ev[4].status, HML__HIST_KEPT);
+	collected_release(&c);
 }
 
 /* A writer killed mid-line: the reader ignores the fragment, the next
@@ -224,6 +284,10 @@ TEST(bad_lines)
 	CHECK_FAILS(hml__history_read(path, collect, &c, NULL), HML_EINVALID, "'u'");
 	write_text(path, "{\"trial\":0,\"config\":0,\"rung\":0,\"status\":\"kept\"}\n");
 	CHECK_FAILS(hml__history_read(path, collect, &c, NULL), HML_EINVALID, "'model' is missing");
+	write_text(path, "{\"trial\":0,\"config\":0,\"rung\":0,\"status\":\"ok\",\"metrics\":"
+	           "{\"latency_target\":\"gpu\"}}\n");
+	CHECK_FAILS(hml__history_read(path, collect, &c, NULL), HML_EINVALID,
+	            "unknown 'metrics.latency_target'");
 	collected_release(&c);
 }
 
@@ -287,9 +351,28 @@ TEST(search_record)
 	CHECK(!hml__records_search_at(&v, s, 2));
 
 	/* One search at a time. */
+	CHECK_EQ_INT(hml__search_holder(s, hex, sizeof(hex)), 0);   /* no lock file yet */
 	CHECK_OK(hml__search_lock(s, &fd));
 	CHECK_FAILS(hml__search_lock(s, &fd2), HML_ELOCKED, "a search is already running");
+	/* The lock and who holds it, as hml show reads them (a probe is
+	 * another open file description: it conflicts as another process). */
+	CHECK_EQ_INT(hml__search_holder(s, hex, sizeof(hex)), 1);
+	CHECK_STR(hex, "");   /* not named yet: its search counts as running */
+	rec = json_pack("{s:s, s:s}", "id", "s1", "status", "running");
+	CHECK_STR(hml__search_status(s, rec), "running");
+	hml__search_lock_name(fd, "s1");
+	CHECK_EQ_INT(hml__search_holder(s, hex, sizeof(hex)), 1);
+	CHECK_STR(hex, "s1");
+	CHECK_STR(hml__search_status(s, rec), "running");
+	upd = json_pack("{s:s, s:s}", "id", "s2", "status", "running");
+	CHECK_STR(hml__search_status(s, upd), "interrupted");   /* another search runs */
 	hml__search_unlock(fd);
+	CHECK_EQ_INT(hml__search_holder(s, hex, sizeof(hex)), 0);
+	CHECK_STR(hml__search_status(s, rec), "interrupted");   /* killed: nobody holds it */
+	json_object_set_new(rec, "status", json_string("finished"));
+	CHECK_STR(hml__search_status(s, rec), "finished");
+	json_decref(rec);
+	json_decref(upd);
 	CHECK_OK(hml__search_lock(s, &fd2));
 	hml__search_unlock(fd2);
 
@@ -309,6 +392,7 @@ int main(void)
 	}
 	unsetenv("HML_LOCK_TIMEOUT");
 	RUN(round_trip);
+	RUN(background_sync);
 	RUN(torn_line);
 	RUN(bad_lines);
 	RUN(search_record);

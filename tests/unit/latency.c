@@ -44,6 +44,49 @@ TEST(targets)
 	CHECK_EQ_INT(hml__target_parse(NULL), -1);
 }
 
+TEST(target_auto)
+{
+	char why[300];
+	const char *path = getenv("PATH");
+	char *saved = path ? strdup(path) : NULL;
+
+	CHECK(hml__target_family_compiles("mlp") && hml__target_family_compiles("cnn") &&
+	      hml__target_family_compiles("cnnvec"));
+	CHECK(!hml__target_family_compiles("gru") && !hml__target_family_compiles(NULL));
+	CHECK_EQ_INT(hml__target_auto("gru", why, sizeof(why)), HML__TARGET_TORCHSCRIPT);
+	CHECK_STR(why, "models of family 'gru' do not compile to C");
+	/* No compiler on PATH: torchscript, and the compiler's absence is why. */
+	setenv("PATH", "/nonexistent", 1);
+	CHECK_EQ_INT(hml__target_auto("mlp", why, sizeof(why)), HML__TARGET_TORCHSCRIPT);
+	CHECK(strstr(why, "no C compiler") != NULL);
+	if (saved)
+		setenv("PATH", saved, 1);
+	free(saved);
+	/* (this test is built with libtorch only, and the tests need cc) */
+	CHECK_EQ_INT(hml__target_auto("mlp", why, sizeof(why)), HML__TARGET_C);
+	CHECK_STR(why, "");
+}
+
+TEST(cache)
+{
+	hml__latency_cache c;
+
+	hml__latency_cache_init(&c);
+	CHECK(isnan(hml__latency_cache_get(&c, "mlp:8:relu", 64, 1)));
+	CHECK_OK(hml__latency_cache_put(&c, "mlp:8:relu", 64, 1, 2e-8));
+	CHECK_OK(hml__latency_cache_put(&c, "mlp:8:relu", 64, 1, 9e-8));   /* first one stays */
+	CHECK_OK(hml__latency_cache_put(&c, "mlp:8:tanh", 64, 1, NAN));    /* ignored */
+	for (int i = 0; i < 40; i++)                                        /* it grows */
+		CHECK_OK(hml__latency_cache_put(&c, "mlp:16:relu", 64, 1 + i, 1e-8 * (i + 1)));
+	CHECK(hml__latency_cache_get(&c, "mlp:8:relu", 64, 1) == 2e-8);
+	CHECK(isnan(hml__latency_cache_get(&c, "mlp:8:relu", 128, 1)));    /* batch is a key */
+	CHECK(isnan(hml__latency_cache_get(&c, "mlp:8:relu", 64, 2)));     /* threads too */
+	CHECK(isnan(hml__latency_cache_get(&c, "mlp:8:tanh", 64, 1)));
+	CHECK(hml__latency_cache_get(&c, "mlp:16:relu", 64, 40) == 4e-7);
+	hml__latency_cache_release(&c);
+	CHECK(isnan(hml__latency_cache_get(&c, "mlp:8:relu", 64, 1)));
+}
+
 TEST(card_round_trip)
 {
 	hml__latency a, b;
@@ -160,6 +203,12 @@ TEST(measure)
 	CHECK(l.seconds[HML__TARGET_C] > 0 && isfinite(l.seconds[HML__TARGET_C]));
 	CHECK_STR(l.unavailable[HML__TARGET_C], "");
 	CHECK_STR(l.unavailable[HML__TARGET_TORCHSCRIPT], "");
+	/* the C form only (hml search --target c) */
+	o.no_torchscript = 1;
+	CHECK_OK(hml__latency_measure(&l, model_path("mlp_f32.pt"), &o));
+	CHECK(isnan(l.seconds[HML__TARGET_TORCHSCRIPT]));
+	CHECK(l.seconds[HML__TARGET_C] > 0 && isfinite(l.seconds[HML__TARGET_C]));
+	o.no_torchscript = 0;
 	/* without a C compiler: the TorchScript figure, and why there is no C one */
 	{
 		char *path = strdup(getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
@@ -243,6 +292,8 @@ int main(void)
 
 	snprintf(models, sizeof(models), "%s", m ? m : "models");
 	RUN(targets);
+	RUN(target_auto);
+	RUN(cache);
 	RUN(card_round_trip);
 	RUN(card_malformed);
 	RUN(measure);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -104,6 +105,17 @@ TEST(bad_files)
 	write_text(path, "{\"schema_version\": 2, \"regions\": []}");
 	CHECK_FAILS(hml__profile_file_find(path, "a", &back), HML_ENOTSUPPORTED,
 	            "schema_version 2");
+	/* Bounded: a FIFO is refused without blocking, a file over the bound
+	 * (sparse: nothing is written) unread. */
+	path_of(path, sizeof(path), "fifo.json");
+	CHECK(mkfifo(path, 0600) == 0);
+	CHECK_FAILS(hml__profile_file_find(path, "a", &back), HML_EIO,
+	            "': not a regular file");
+	path_of(path, sizeof(path), "huge.json");
+	write_text(path, "{");
+	CHECK(truncate(path, (off_t)HML__PROFILE_MAX_BYTES + 1) == 0);
+	CHECK_FAILS(hml__profile_file_find(path, "a", &back), HML_EIO, "is larger than");
+	CHECK_CONTAINS(hml_error_last()->message, "cannot read profile '");
 	path_of(path, sizeof(path), "no-such-dir/p.json");
 	CHECK_FAILS(hml__profile_file_write(path, NULL, 0), HML_EIO, "cannot write profile");
 }

@@ -11,6 +11,7 @@
 #include "check.h"
 #include "records.h"
 #include "store.h"
+#include "train.h"
 
 static char dir[512];
 
@@ -110,6 +111,121 @@ TEST(views)
 	hml__store_free(s);
 }
 
+static double metric(const hml__model_view *m, const char *key)
+{
+	const json_t *v = json_object_get(m->metrics, key);
+
+	return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+static long long count(const json_t *obj, const char *key)
+{
+	return (long long)json_integer_value(json_object_get(obj, key));
+}
+
+/* hml__model_record_new() written, registered, and read back through the
+ * view: every field, then a search's trial with unknowns (null). */
+TEST(model_record_round_trip)
+{
+	hml__store *s = NULL;
+	hml__model_view m;
+	hml__train_options o = HML__TRAIN_OPTIONS_INIT;
+	hml__train_result r;
+	json_t *in = json_pack("[i]", 5), *out = json_pack("[i, i]", 2, 3), *rec;
+	const char *ids[] = { "d1" };
+	char id[16];
+
+	CHECK_OK(hml__store_open(&s, dir, 0));
+	memset(&r, 0, sizeof(r));
+	snprintf(r.arch, sizeof(r.arch), "mlp:32x16:tanh");
+	r.params = 785, r.n_train = 800, r.n_val = 100, r.n_test = 99;
+	r.epochs_run = 40, r.best_epoch = 31, r.stopped_early = 1, r.out_of_time = 0;
+	r.train_seconds = 2.5, r.train_step_seconds = 2.25, r.samples_per_second = 12800;
+	r.final_lr = 5e-4, r.val_rmse = 0.25, r.test_rmse = 0.375, r.test_mae = 0.125;
+	r.test_max_abs = 1.5, r.latency_s_per_sample = 3e-7, r.latency_batch = 4096;
+	r.forward_max_diff = 1e-9;
+	o.epochs = 40, o.batch = 64, o.lr = 2e-3, o.optimizer = "adamw", o.schedule = "cosine";
+	o.patience = 7, o.clip = 1, o.seed = 9, o.threads = 2, o.val_fraction = 0.2;
+	o.test_fraction = 0.15, o.max_seconds = 60;
+	{
+		hml__model_facts f = { "binomial", "binomial", in, out, ids, 1, &o, &r, "error",
+		                       3, 4, NULL, 0, 0 };
+
+		CHECK((rec = hml__model_record_new(s, &f)) != NULL);
+	}
+	CHECK_OK(hml__store_add(s, "models", rec, NULL, 0, 0, id, sizeof(id)));
+	CHECK_OK(hml__records_model(&m, s, id));
+	CHECK_STR(m.workflow, "binomial");
+	CHECK_STR(m.region, "binomial");
+	CHECK_STR(m.family, "mlp");
+	CHECK_STR(m.arch, "mlp:32x16:tanh");
+	CHECK(json_equal((json_t *)m.input_shape, in) && json_equal((json_t *)m.output_shape, out));
+	CHECK_EQ_INT(json_array_size(m.datasets), 1);
+	CHECK_STR(json_string_value(json_array_get(m.datasets, 0)), "d1");
+	CHECK_STR(json_string_value(json_object_get(m.data_sha256, "d1")),
+	          "2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881");
+	CHECK_EQ_INT(count(m.rows, "train"), 800);
+	CHECK_EQ_INT(count(m.rows, "validation"), 100);
+	CHECK_EQ_INT(count(m.rows, "test"), 99);
+	CHECK_EQ_INT(count(m.rows, "dropped_nonfinite"), 3);
+	CHECK_EQ_INT(count(m.rows, "nonfinite_values"), 4);
+	CHECK_STR(json_string_value(json_object_get(m.rows, "nonfinite_policy")), "error");
+	CHECK_EQ_INT(count(m.options, "epochs"), 40);
+	CHECK_EQ_INT(count(m.options, "batch"), 64);
+	CHECK(json_real_value(json_object_get(m.options, "lr")) == 2e-3);
+	/* adamw's default decay, as trained */
+	CHECK(json_real_value(json_object_get(m.options, "weight_decay")) == 1e-2);
+	CHECK_STR(json_string_value(json_object_get(m.options, "optimizer")), "adamw");
+	CHECK_STR(json_string_value(json_object_get(m.options, "schedule")), "cosine");
+	CHECK_EQ_INT(count(m.options, "patience"), 7);
+	CHECK(json_real_value(json_object_get(m.options, "clip")) == 1);
+	CHECK_EQ_INT(count(m.options, "seed"), 9);
+	CHECK_EQ_INT(count(m.options, "threads"), 2);
+	CHECK(json_real_value(json_object_get(m.options, "val_fraction")) == 0.2);
+	CHECK(json_real_value(json_object_get(m.options, "test_fraction")) == 0.15);
+	CHECK(json_real_value(json_object_get(m.options, "max_seconds")) == 60);
+	CHECK(m.val_rmse == 0.25 && m.latency_s == 3e-7);
+	CHECK(metric(&m, "test_rmse") == 0.375 && metric(&m, "test_mae") == 0.125);
+	CHECK(metric(&m, "test_max_abs") == 1.5 && metric(&m, "params") == 785);
+	CHECK(metric(&m, "epochs_run") == 40 && metric(&m, "best_epoch") == 31);
+	CHECK(json_is_true(json_object_get(m.metrics, "stopped_early")));
+	CHECK(json_is_false(json_object_get(m.metrics, "out_of_time")));
+	CHECK(metric(&m, "train_seconds") == 2.5 && metric(&m, "train_step_seconds") == 2.25);
+	CHECK(metric(&m, "samples_per_second") == 12800 && metric(&m, "final_lr") == 5e-4);
+	CHECK(metric(&m, "latency_batch") == 4096 && metric(&m, "forward_max_diff") == 1e-9);
+	CHECK_CONTAINS(json_string_value(json_object_get(m.json, "normalisation")), "in_mean");
+	CHECK(m.search == NULL && json_object_get(m.json, "search") == NULL);
+	CHECK_EQ_INT(json_object_size(m.metrics), 16);
+	CHECK_EQ_INT(json_object_size(m.options), 13);
+
+	/* A search's trial: unknowns are null, the search is named. */
+	r.n_train = r.n_val = r.n_test = -1;
+	r.best_epoch = r.stopped_early = r.out_of_time = -1;
+	r.test_mae = r.final_lr = NAN;
+	o.optimizer = "adam", o.weight_decay = -1, o.max_seconds = 0;
+	{
+		hml__model_facts f = { "binomial", "binomial", in, out, ids, 1, &o, &r, NULL,
+		                       -1, -1, "s1", 61, 44 };
+
+		CHECK((rec = hml__model_record_new(s, &f)) != NULL);
+	}
+	CHECK_OK(hml__store_add(s, "models", rec, NULL, 0, 0, id, sizeof(id)));
+	CHECK_OK(hml__records_model(&m, s, id));
+	CHECK_STR(m.search, "s1");
+	CHECK_EQ_INT(count(json_object_get(m.json, "search"), "trial"), 61);
+	CHECK_EQ_INT(count(json_object_get(m.json, "search"), "config"), 44);
+	CHECK(json_is_null(json_object_get(m.rows, "train")));
+	CHECK(json_is_null(json_object_get(m.rows, "nonfinite_policy")));
+	CHECK(json_is_null(json_object_get(m.metrics, "stopped_early")));
+	CHECK(json_is_null(json_object_get(m.metrics, "best_epoch")));
+	CHECK(isnan(metric(&m, "test_mae")) && isnan(metric(&m, "final_lr")));
+	CHECK(json_is_null(json_object_get(m.options, "max_seconds")));
+	CHECK(json_real_value(json_object_get(m.options, "weight_decay")) == 0);
+	json_decref(in);
+	json_decref(out);
+	hml__store_free(s);
+}
+
 int main(void)
 {
 	const char *base = getenv("HML_TEST_TMP");
@@ -121,6 +237,7 @@ int main(void)
 	}
 	unsetenv("HML_LOCK_TIMEOUT");
 	RUN(views);
+	RUN(model_record_round_trip);
 	{
 		char cmd[600];
 

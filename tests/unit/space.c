@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
@@ -225,7 +227,7 @@ static void write_file(const char *path, const char *text)
  * missing file; and the shipped model families parse. */
 TEST(files)
 {
-	char path[4096], fam[4096];
+	char path[4096], fam[4096], fifo[4200];
 	const char *tmp = getenv("HML_TEST_TMP"), *src = getenv("HML_SOURCE_DIR");
 	hml__space *s = NULL;
 	CHECK(tmp && src);
@@ -241,6 +243,11 @@ TEST(files)
 	CHECK_FAILS(hml__space_load(&s, path), HML_EINVALID, "invalid JSON: duplicate object key");
 	CHECK_FAILS(hml__space_load(&s, "/nonexistent/space.json"), HML_EIO,
 	            "cannot read search space '/nonexistent/space.json'");
+	/* Read bounded: a FIFO is refused without blocking. */
+	snprintf(fifo, sizeof(fifo), "%s.fifo", path);
+	CHECK(mkfifo(fifo, 0600) == 0);
+	CHECK_FAILS(hml__space_load(&s, fifo), HML_EIO, "': not a regular file");
+	unlink(fifo);
 	const char *families[] = { "mlp", "cnn", "cnnvec" };
 	const size_t nparams[] = { 7, 7, 9 };   /* cnnvec adds pool and head */
 	for (int i = 0; i < 3; i++) {

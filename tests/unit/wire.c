@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "latency.h"
 #include "wire.h"
 
 TEST(messages)
@@ -22,6 +23,8 @@ TEST(messages)
 	json_t *m;
 	size_t n;
 	long trial;
+	int target;
+	double known;
 
 	m = hml__wire_init("binomial", paths, 2, "error");
 	CHECK_STR(hml__wire_type(m), "init");
@@ -48,6 +51,17 @@ TEST(messages)
 	      back.weight_decay == 1e-4 && back.patience == 3 && back.clip == 0 && back.seed == 9 &&
 	      back.threads == 2 && back.val_fraction == 0.2 && back.test_fraction == 0.15 &&
 	      back.infer_batch == 4096 && back.max_seconds == 30);
+	/* The latency objective: torchscript unless the trial names a target. */
+	CHECK_OK(hml__wire_trial_latency(m, &target, &known));
+	CHECK(target == HML__TARGET_TORCHSCRIPT && isnan(known));
+	CHECK_OK(hml__wire_trial_set_latency(m, HML__TARGET_C, NAN));
+	CHECK_OK(hml__wire_trial_latency(m, &target, &known));
+	CHECK(target == HML__TARGET_C && isnan(known));
+	CHECK_OK(hml__wire_trial_set_latency(m, HML__TARGET_C, 1.25e-7));
+	CHECK_OK(hml__wire_trial_latency(m, &target, &known));
+	CHECK(target == HML__TARGET_C && known == 1.25e-7);
+	json_object_set_new(json_object_get(m, "latency"), "target", json_string("gpu"));
+	CHECK_FAILS(hml__wire_trial_latency(m, &target, &known), HML_EINVALID, "no known target");
 	json_decref(m);
 
 	memset(&r, 0, sizeof(r));
@@ -66,6 +80,11 @@ TEST(messages)
 	CHECK(rb.val_rmse == r.val_rmse);   /* every digit */
 	CHECK(rb.latency_s_per_sample == 2.5e-8 && rb.latency_batch == 4096);
 	CHECK(isnan(rb.final_lr));
+	CHECK_OK(hml__wire_result_latency(m, &target, &known));
+	CHECK(target == HML__TARGET_TORCHSCRIPT && isnan(known));
+	CHECK_OK(hml__wire_result_set_latency(m, HML__TARGET_C, 2.5));
+	CHECK_OK(hml__wire_result_latency(m, &target, &known));
+	CHECK(target == HML__TARGET_C && known == 2.5);
 	json_decref(m);
 
 	m = hml__wire_result(13, "unknown activation 'x'", NULL);

@@ -13,6 +13,7 @@
 
 #include "check.h"
 #include "fsutil.h"
+#include "train.h"
 #include "workflow.h"
 
 static char tmpdir[256];
@@ -203,6 +204,43 @@ done:
 	hml__workflow_free(w);
 	hml__workflow_free(NULL);
 	free(abs);
+}
+
+/* model.train over the options: every key sets its option, the rest stay. */
+TEST(train_options)
+{
+	hml__workflow_region r;
+	hml__train_options o = HML__TRAIN_OPTIONS_INIT, base = HML__TRAIN_OPTIONS_INIT;
+	const char *nf = "drop";
+
+	memset(&r, 0, sizeof(r));
+	r.train = json_pack("{s:i, s:i, s:f, s:f, s:s, s:s, s:i, s:f, s:i, s:i, s:f, s:f, s:s,"
+	                    " s:f}", "epochs", 7, "batch", 48, "lr", 0.02, "weight_decay", 0.5,
+	                    "optimizer", "adamw", "schedule", "cosine", "patience", 3, "clip", 2.0,
+	                    "seed", 11, "threads", 4, "val_fraction", 0.3, "test_fraction", 0.2,
+	                    "nonfinite", "error", "max_seconds", 9.5);
+	hml__workflow_train_options(&r, &o, &nf);
+	CHECK(o.epochs == 7 && o.batch == 48 && o.lr == 0.02 && o.weight_decay == 0.5);
+	CHECK_STR(o.optimizer, "adamw");
+	CHECK_STR(o.schedule, "cosine");
+	CHECK(o.patience == 3 && o.clip == 2.0 && o.seed == 11 && o.threads == 4);
+	CHECK(o.val_fraction == 0.3 && o.test_fraction == 0.2 && o.max_seconds == 9.5);
+	CHECK_STR(nf, "error");
+	json_decref(r.train);
+
+	/* A partial object; no nonfinite wanted; no region at all. */
+	r.train = json_pack("{s:i}", "batch", 8);
+	o = base;
+	hml__workflow_train_options(&r, &o, NULL);
+	CHECK(o.batch == 8 && o.epochs == base.epochs && o.lr == base.lr && o.seed == base.seed);
+	CHECK_STR(o.optimizer, "adam");
+	json_decref(r.train);
+	o = base;
+	nf = "drop";
+	hml__workflow_train_options(NULL, &o, &nf);
+	CHECK(o.epochs == base.epochs && o.batch == base.batch && o.threads == base.threads &&
+	      o.optimizer == base.optimizer && o.max_seconds == base.max_seconds);
+	CHECK_STR(nf, "drop");
 }
 
 TEST(defaults)
@@ -495,6 +533,7 @@ int main(void)
 	}
 	RUN(load_full_document);
 	RUN(defaults);
+	RUN(train_options);
 	RUN(path_forms);
 	RUN(bundled_names);
 	RUN(bad_json);
