@@ -160,12 +160,7 @@ huge) truncate -s 9M "\$HML_PROFILE" ;;
 esac
 EOF2
 	chmod +x wf/wrap
-	"$PY" - "$HML_SOURCE_DIR/workflows/binomial/workflow.json" <<'EOF2'
-import json, sys
-w = json.load(open(sys.argv[1]))
-w["program"] = "wrap"
-json.dump(w, open("wf/workflow.json", "w"))
-EOF2
+	wrap_workflow wf
 	hml -q -C exp2 collect wf/workflow.json --args '--options 2048 --batch 512 --seed {seed}' >/dev/null
 	hml -q -C exp2 train --epochs 1 --threads 1 --arch mlp:8 >/dev/null
 	cp exp2/manifest.json before.json
