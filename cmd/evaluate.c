@@ -19,6 +19,7 @@
 #include "argv.h"
 #include "childenv.h"
 #include "cmd.h"
+#include "dataset.h"
 #include "fsutil.h"
 #include "latency.h"
 #include "metrics.h"
@@ -82,6 +83,8 @@ typedef struct evaluation {
 	double *speed_e2e, *speed_region;
 	/* read */
 	hml__errors err;
+	hml__latency lat;         /* the card's, or measured here when it has none */
+	const char *lat_source;   /* "card", "measured", or NULL: none */
 	/* record */
 	char eid[32];
 } evaluation;
@@ -350,6 +353,66 @@ done:
 	return rc;
 }
 
+/* The model's TorchScript file, measured in each target on rows of its
+ * first data set at the region's batch (cmd/latency.c, as hml train does). */
+static int measure_latency(evaluation *e, json_t **card)
+{
+	hml__model_view model;
+	hml__dataset d;
+	const hml__workflow_region *r = hml__workflow_region_find(e->w, e->label);
+	const char *ds;
+	char *pt = NULL, *data = NULL;
+	int rc;
+
+	memset(&d, 0, sizeof(d));
+	*card = NULL;
+	if ((rc = cmd_model_get(e->s, e->id, &model, &pt)) < 0)
+		goto done;
+	if (!(ds = json_string_value(json_array_get(model.datasets, 0)))) {
+		rc = hml__error_set(HML_EINVALID, "model '%s' names no data set", e->id);
+		goto done;
+	}
+	if ((rc = cmd_record_file(e->s, hml__store_find(e->s, "datasets", ds), "data set", "data",
+	                          "collected", &data)) < 0 ||
+	    (rc = hml__dataset_load(&d, (const char *const *)&data, 1, e->label,
+	                            HML__NONFINITE_DROP)) < 0)
+		goto done;
+	*card = cmd_latency_card(pt, &d, r && r->batch > 0 ? r->batch : 1, 0);
+done:
+	hml__dataset_release(&d);
+	free(data);
+	free(pt);
+	return rc;
+}
+
+/* The latency of the form evaluated: the card's; when the card has no
+ * figure for it (a model registered before cards had one, a C form that
+ * could not be measured then), measured now, so that the figures of an
+ * evaluation never silently lack the deployed form's latency. */
+static void read_latency(evaluation *e)
+{
+	int t = hml__target_parse(e->target);
+	json_t *card = NULL;
+
+	e->lat_source = NULL;
+	if (t < 0)
+		return;
+	if (hml__latency_of_record(&e->lat, hml__store_find(e->s, "models", e->id)) == 0 &&
+	    isfinite(e->lat.seconds[t])) {
+		e->lat_source = "card";
+		return;
+	}
+	cmd_info("model %s's card has no %s latency: measuring it", e->id, e->target);
+	if (measure_latency(e, &card) < 0)
+		cmd_warn("the %s latency was not measured: %s", e->target, hml_error_last()->message);
+	else if (card && hml__latency_from_json(&e->lat, card) == 0 && isfinite(e->lat.seconds[t]))
+		e->lat_source = "measured";
+	else if (card)
+		cmd_warn("the %s latency was not measured: %s", e->target,
+		         e->lat.unavailable[t][0] ? e->lat.unavailable[t] : "no figure");
+	json_decref(card);
+}
+
 /* --- record ---------------------------------------------------------------- */
 
 static json_t *record_json(const evaluation *e)
@@ -383,16 +446,10 @@ static json_t *record_json(const evaluation *e)
 	json_object_set_new(rec, "speedup", json_pack("{s:o, s:o}",
 		"end_to_end", summary_json(e->speed_e2e, n),
 		"region", summary_json(e->speed_region, n)));
-	{
-		/* The model card's latency in the form evaluated (lib/latency.h). */
-		hml__latency l;
-		int t = hml__target_parse(e->target);
-
-		if (t >= 0 && hml__latency_of_record(&l, hml__store_find(e->s, "models", e->id)) == 0)
-			json_object_set_new(rec, "card_latency", json_pack("{s:o, s:I}",
-				"seconds_per_sample", cmd_json_real(l.seconds[t]),
-				"batch", (json_int_t)l.batch));
-	}
+	if (e->lat_source)   /* the latency of the form evaluated (lib/latency.h) */
+		json_object_set_new(rec, "card_latency", json_pack("{s:o, s:I, s:s}",
+			"seconds_per_sample", cmd_json_real(e->lat.seconds[hml__target_parse(e->target)]),
+			"batch", (json_int_t)e->lat.batch, "source", e->lat_source));
 	return rec;
 }
 
@@ -444,8 +501,10 @@ static void print(const evaluation *e)
 		double v = cmd_json_number(c, "seconds_per_sample");
 
 		if (isfinite(v))
-			printf("model card:      %s %.4g us per sample at batch %lld\n", e->target,
-			       v * 1e6, (long long)json_integer_value(json_object_get(c, "batch")));
+			printf("%-16s %s %.4g us per sample at batch %lld\n",
+			       e->lat_source && strcmp(e->lat_source, "measured") == 0 ? "latency:" :
+			       "model card:", e->target, v * 1e6,
+			       (long long)json_integer_value(json_object_get(c, "batch")));
 	}
 	printf("report: eval/%s.json\n", e->eid);
 }
@@ -493,8 +552,11 @@ int cmd_evaluate(int argc, char **argv)
 	if (rc == 0 && (rc = run(&e)) == 0) {
 		snprintf(a1, sizeof(a1), "%s/a1.h5", e.tmp);
 		snprintf(s1, sizeof(s1), "%s/s1.h5", e.tmp);
-		if ((rc = read_errors(&e, a1, s1)) == 0 && (rc = record(&e, a1, s1)) == 0)
-			print(&e);
+		if ((rc = read_errors(&e, a1, s1)) == 0) {
+			read_latency(&e);
+			if ((rc = record(&e, a1, s1)) == 0)
+				print(&e);
+		}
 	}
 	if (rc < 0)
 		code = cmd_fail(rc);

@@ -288,9 +288,14 @@ static int plan_search(search_state *st)
 	if ((rc = pick_data(st)) < 0)
 		return rc;
 	load_workflow(st);
-	st->max_epochs = max_epochs != UNSET ? (int)max_epochs :
-		json_is_integer(json_object_get(st->wr ? st->wr->train : NULL, "epochs"))
-		? (int)json_integer_value(json_object_get(st->wr->train, "epochs")) : 100;
+	if (max_epochs != UNSET) {
+		st->max_epochs = (int)max_epochs;
+	} else {
+		hml__train_options t = HML__TRAIN_OPTIONS_INIT;   /* epochs 100 */
+
+		hml__workflow_train_options(st->wr, &t, NULL);
+		st->max_epochs = t.epochs;
+	}
 	return 0;
 }
 

@@ -20,9 +20,10 @@
  * Measuring: the TorchScript form through the runtime's backend loader
  * (runtime/src/model.c); the C form generated from the model's torch-free
  * description (lib/export.h), compiled with the system cc into a fresh
- * temporary directory (lib/cbuild.h), loaded through the runtime's
- * compiled-model loader (the same ABI checks as an application), timed,
- * and removed. Each form is called repeatedly for about `seconds`, in 3
+ * temporary directory, $TMPDIR/hml-latency-PID-XXXXXX (lib/cbuild.h),
+ * loaded through the runtime's compiled-model loader (the same ABI checks
+ * as an application), timed, and removed; such directories left by
+ * processes that no longer exist (killed with -9) are removed first. Each form is called repeatedly for about `seconds`, in 3
  * rounds; the best round's mean time per call / batch is kept.
  */
 #ifndef HML_LIB_LATENCY_H

@@ -5,10 +5,13 @@
  * loader.
  */
 #include <dirent.h>
+#include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -76,6 +79,44 @@ static void remove_tree(const char *dir)
 	rmdir(dir);
 }
 
+/*
+ * The C form is built in TMPDIR/hml-latency-PID-XXXXXX, PID that of the
+ * process building it, which removes it when done. A process killed before
+ * it could (kill -9 during hml train) leaves its directory behind: the next
+ * measurement removes those of processes that no longer exist (and only
+ * directories of this user).
+ */
+#define DIR_PREFIX "hml-latency-"
+
+static void reclaim_orphans(const char *base)
+{
+	const size_t n = strlen(DIR_PREFIX);
+	DIR *d = opendir(base);
+	struct dirent *e;
+
+	while (d && (e = readdir(d)) != NULL) {
+		struct stat st;
+		char *end, *p;
+		long pid;
+
+		if (strncmp(e->d_name, DIR_PREFIX, n) != 0)
+			continue;
+		errno = 0;
+		pid = strtol(e->d_name + n, &end, 10);
+		if (errno || end == e->d_name + n || *end != '-' || pid <= 0 || pid == (long)getpid())
+			continue;
+		/* ESRCH only: EPERM means the process exists, under another user */
+		if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue;
+		if ((p = hml__path_join(base, e->d_name)) != NULL && lstat(p, &st) == 0 &&
+		    S_ISDIR(st.st_mode) && st.st_uid == getuid())
+			remove_tree(p);
+		free(p);
+	}
+	if (d)
+		closedir(d);
+}
+
 /* The C form: exported, built in a temporary directory, loaded, timed.
  * Failures that only mean "no C form" are put in out->unavailable. */
 static int measure_c(hml__latency *out, const char *pt_path, const float *x,
@@ -91,16 +132,17 @@ static int measure_c(hml__latency *out, const char *pt_path, const float *x,
 	int rc, made = 0;
 
 	memset(&info, 0, sizeof(info));
-	snprintf(dir, sizeof(dir), "%s/hml-latency-XXXXXX", base && *base ? base : "/tmp");
+	base = base && *base ? base : "/tmp";
+	snprintf(dir, sizeof(dir), "%s/" DIR_PREFIX "%ld-XXXXXX", base, (long)getpid());
 	memset(&d, 0, sizeof(d));
 	/* No compiler: said before the model is read (reading it costs a load). */
 	if ((rc = hml__cbuild_find_cc(&c)) < 0 || (rc = hml__export_model(pt_path, &d)) < 0)
 		goto unavailable;
 	free(c);
 	c = NULL;
+	reclaim_orphans(base);
 	if (!mkdtemp(dir)) {
-		rc = hml__error_set(HML_EIO, "cannot create a directory in '%s' to compile in",
-		                    base && *base ? base : "/tmp");
+		rc = hml__error_set(HML_EIO, "cannot create a directory in '%s' to compile in", base);
 		goto unavailable;
 	}
 	made = 1;

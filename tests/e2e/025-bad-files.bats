@@ -65,12 +65,7 @@ fresh_experiment() {
 	mkdir wf
 	printf '#!/bin/sh\nshift\nexec "%s" "$@"\n' "$BINOMIAL" > wf/wrap
 	chmod +x wf/wrap
-	"$PY" - "$HML_SOURCE_DIR/workflows/binomial/workflow.json" <<'EOF2'
-import json, sys
-w = json.load(open(sys.argv[1]))
-w["program"] = "wrap"
-json.dump(w, open("wf/workflow.json", "w"))
-EOF2
+	wrap_workflow wf
 	run --separate-stderr hml -C exp --json collect wf/workflow.json -- $'caf\xe9' \
 		--options 64 --batch 64 --seed 3
 	assert_success

@@ -58,6 +58,35 @@ setup() {
 	assert_output --partial "speedup"
 }
 
+@test "the latency of the form evaluated: the card's, or measured when the card has none" {
+	run --separate-stderr hml -C exp --json evaluate m1 --repeat 1 --args '--options 4096 --seed 3'
+	assert_success
+	echo "$output" > card.json
+	[ "$(json card.json 'd["evaluation"]["card_latency"]["source"]')" = card ]
+	[ "$(json card.json 'd["evaluation"]["card_latency"]["seconds_per_sample"] == json.load(open("exp/manifest.json"))["models"][0]["latency"]["torchscript"]')" = True ]
+	# A card without latency (a model registered before cards had one).
+	"$PY" - <<'EOF2'
+import json
+p = "exp/manifest.json"
+d = json.load(open(p))
+del d["models"][0]["latency"]
+json.dump(d, open(p, "w"))
+EOF2
+	run --separate-stderr hml -C exp --json evaluate m1 --repeat 1 --args '--options 4096 --seed 3'
+	assert_success
+	echo "$output" > measured.json
+	[ "$(json measured.json 'd["evaluation"]["card_latency"]["source"]')" = measured ]
+	[ "$(json measured.json 'd["evaluation"]["card_latency"]["seconds_per_sample"] > 0')" = True ]
+	[ "$(json measured.json 'd["evaluation"]["card_latency"]["batch"]')" = "$(json exp/manifest.json 'd["models"][0]["metrics"]["latency_batch"]')" ]
+	[[ "$stderr" == *"card has no torchscript latency: measuring it"* ]]
+	# The card is not changed by an evaluation.
+	[ "$(json exp/manifest.json '"latency" in d["models"][0]')" = False ]
+	# Text output says it was measured.
+	run hml -C exp evaluate m1 --repeat 1 --args '--options 4096 --seed 3'
+	assert_success
+	assert_output --regexp "latency: +torchscript [0-9.e+-]+ us per sample at batch"
+}
+
 @test "no deployment and no model named: exit 3" {
 	run hml -C exp evaluate
 	[ "$status" -eq 3 ]
@@ -131,12 +160,7 @@ huge) truncate -s 9M "\$HML_PROFILE" ;;
 esac
 EOF2
 	chmod +x wf/wrap
-	"$PY" - "$HML_SOURCE_DIR/workflows/binomial/workflow.json" <<'EOF2'
-import json, sys
-w = json.load(open(sys.argv[1]))
-w["program"] = "wrap"
-json.dump(w, open("wf/workflow.json", "w"))
-EOF2
+	wrap_workflow wf
 	hml -q -C exp2 collect wf/workflow.json --args '--options 2048 --batch 512 --seed {seed}' >/dev/null
 	hml -q -C exp2 train --epochs 1 --threads 1 --arch mlp:8 >/dev/null
 	cp exp2/manifest.json before.json

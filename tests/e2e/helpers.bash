@@ -38,6 +38,13 @@ json() {
 	"$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
 }
 
+# wrap_workflow DIR: DIR/workflow.json, binomial's workflow whose program
+# is DIR/wrap (a script the caller writes, e.g. one that runs $BINOMIAL).
+wrap_workflow() {
+	"$PY" -c 'import json,sys; w=json.load(open(sys.argv[1])); w["program"]="wrap"; json.dump(w, open(sys.argv[2]+"/workflow.json","w"))' \
+		"$HML_SOURCE_DIR/workflows/binomial/workflow.json" "$1"
+}
+
 # h5 FILE EXPR: evaluate a Python expression over the open h5py file `f`
 # (numpy as np).
 h5() {

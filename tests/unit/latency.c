@@ -5,13 +5,18 @@
  * latencies), target names, and measurements of real TorchScript models
  * through the runtime's loaders: a model hml can compile to C gets both
  * figures, one it cannot gets the TorchScript figure and the reason, and
- * without a C compiler the C figure is missing with that reason.
+ * without a C compiler the C figure is missing with that reason; build
+ * directories left by killed processes are reclaimed.
  */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "error.h"
@@ -237,6 +242,55 @@ TEST(measure)
 	CHECK_FAILS(hml__latency_measure(&l, model_path("affine.pt"), &o), HML_EINVALID, "batch 0");
 }
 
+/* A build directory left by a process killed during a measurement (it is
+ * gone) is reclaimed by the next measurement; those of live processes,
+ * and other names, are left alone; the measurement leaves nothing. */
+TEST(orphans)
+{
+	const char *base = getenv("HML_TEST_TMP");
+	char tmp[512], dead[600], live[600], other[600], file[700], *old;
+	float rows[15] = { 0 };
+	hml__latency_options o;
+	hml__latency l;
+	pid_t pid = fork();
+	DIR *d;
+	struct dirent *e;
+	int left = 0;
+
+	if (pid == 0)
+		_exit(0);
+	CHECK(pid > 0 && waitpid(pid, NULL, 0) == pid);
+	snprintf(tmp, sizeof(tmp), "%s/orphans-%d", base ? base : "/tmp", (int)getpid());
+	snprintf(dead, sizeof(dead), "%s/hml-latency-%d-AbC123", tmp, (int)pid);
+	snprintf(live, sizeof(live), "%s/hml-latency-%d-AbC123", tmp, (int)getppid());
+	snprintf(other, sizeof(other), "%s/hml-latency-x", tmp);
+	CHECK(mkdir(tmp, 0755) == 0 && mkdir(dead, 0755) == 0 && mkdir(live, 0755) == 0 &&
+	      mkdir(other, 0755) == 0);
+	snprintf(file, sizeof(file), "%s/latency.so", dead);
+	fclose(fopen(file, "w"));
+	old = getenv("TMPDIR") ? strdup(getenv("TMPDIR")) : NULL;
+	setenv("TMPDIR", tmp, 1);
+	options(&o, rows, 8);
+	CHECK_OK(hml__latency_measure(&l, model_path("mlp_f32.pt"), &o));
+	CHECK(l.seconds[HML__TARGET_C] > 0);
+	if (old)
+		setenv("TMPDIR", old, 1);
+	else
+		unsetenv("TMPDIR");
+	free(old);
+	CHECK(access(dead, F_OK) != 0);
+	CHECK(access(live, F_OK) == 0);
+	CHECK(access(other, F_OK) == 0);
+	for (d = opendir(tmp); d && (e = readdir(d)) != NULL;)
+		left += e->d_name[0] != '.';
+	if (d)
+		closedir(d);
+	CHECK_EQ_INT(left, 2);
+	rmdir(live);
+	rmdir(other);
+	rmdir(tmp);
+}
+
 int main(void)
 {
 	const char *m = getenv("HML_TEST_MODELS");
@@ -248,5 +302,6 @@ int main(void)
 	RUN(card_round_trip);
 	RUN(card_malformed);
 	RUN(measure);
+	RUN(orphans);
 	return check_report();
 }
