@@ -43,7 +43,10 @@ fi
 cmake --build "$fbuild" -j"$(nproc)" --target $targets >/dev/null
 
 work=$(mktemp -d)
-trap 'rm -rf "$work" /tmp/hml-fuzz-*' EXIT
+# the targets' files go to $work/tmp (tests/fuzz/fuzz_files.h), removed with
+# $work: never another run's
+trap 'rm -rf "$work"' EXIT
+mkdir "$work/tmp"
 failed=0
 for t in $targets; do
 	mkdir -p "$work/$t" "$work/$t.crash"
@@ -55,7 +58,7 @@ for t in $targets; do
 			"$sbuild/workflows/binomial/binomial" --options 64 --batch 16 >/dev/null
 	fi
 	seeds=$(ls "$work/$t" | wc -l)
-	if "$fbuild/tests/fuzz/$t" -runs="$runs" -max_total_time="$seconds" -rss_limit_mb=2048 -malloc_limit_mb=1024 \
+	if TMPDIR="$work/tmp" "$fbuild/tests/fuzz/$t" -runs="$runs" -max_total_time="$seconds" -rss_limit_mb=2048 -malloc_limit_mb=1024 \
 	     -timeout=20 -max_len=65536 -artifact_prefix="$work/$t.crash/" \
 	     -print_final_stats=1 "$work/$t" > "$work/$t.log" 2>&1; then
 		status=ok

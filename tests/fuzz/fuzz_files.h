@@ -12,13 +12,19 @@
 #include <string.h>
 #include <unistd.h>
 
-/* The private directory (created once, removed by the fuzz script). */
+/* The private directory, made once under $TMPDIR (default /tmp):
+ * scripts/fuzz.sh points TMPDIR into its own work directory and removes
+ * that, so that fuzz runs side by side never remove each other's files. */
 static const char *fuzz_dir(void)
 {
-	static char dir[64];
+	static char dir[200];
 
 	if (!dir[0]) {
-		snprintf(dir, sizeof(dir), "/tmp/hml-fuzz-XXXXXX");
+		const char *tmp = getenv("TMPDIR");
+
+		if (!tmp || !*tmp || strlen(tmp) > sizeof(dir) - 20)
+			tmp = "/tmp";
+		snprintf(dir, sizeof(dir), "%s/hml-fuzz-XXXXXX", tmp);
 		if (!mkdtemp(dir))
 			abort();
 	}
