@@ -41,7 +41,9 @@ typedef struct hml__region_info {
  * and no more than the `calls` table's last record accounts for when the
  * group has the collector's table (a collector killed in a flush can leave
  * rows past it).
- * Errors: HML_ENOTFOUND, HML_EIO "'PATH' is not an HDF5 file",
+ * Errors: HML_ENOTFOUND, HML_EIO "'PATH' is not an HDF5 file" /
+ * "'PATH' is not a valid HDF5 file: truncated file (N bytes, the
+ * superblock says M)" and other damaged superblocks,
  * HML_EINVALID "'PATH': region 'L': input is int32 data, not float32 or
  * float64" /
  * "... output has rank 0 (1 to 9 allowed)" for unusable layouts.

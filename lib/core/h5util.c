@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -640,12 +641,125 @@ static hid_t file_access(int write)
 	return fapl;
 }
 
+static uint64_t le_field(const unsigned char *p, unsigned n)
+{
+	uint64_t v = 0;
+
+	while (n-- > 0)
+		v = (v << 8) | p[n];
+	return v;
+}
+
+static int superblock_bad(const char *path, const char *fmt, ...) HML__PRINTF(2, 3);
+
+static int superblock_bad(const char *path, const char *fmt, ...)
+{
+	char reason[200];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(reason, sizeof(reason), fmt, ap);
+	va_end(ap);
+	return hml__error_set(HML_EIO, "'%s' is not a valid HDF5 file: %s", path,
+	                      reason);
+}
+
+/*
+ * HDF5 sizes its first reads of a file from the file's own superblock and
+ * allocates before it checks what it read: a damaged superblock (addresses
+ * all ones, a file cut short) made H5Fopen() allocate 4 GiB (issue #9).
+ * So the fixed part of the superblock is checked here first, against the
+ * size of the file, the way HDF5 itself checks it only later: the
+ * signature where HDF5 looks for it (0, 512, 1024, ... before the end),
+ * a known version, sizes of offsets and lengths of 2, 4 or 8 bytes, the
+ * fixed fields all present, base and end-of-file addresses defined, the
+ * end no further than the file goes (HDF5's "truncated file"), and the
+ * driver information block of a version 0/1 superblock inside the file.
+ * Layouts from the HDF5 File Format Specification, section II.A.
+ * Returns 0 when it passes, 1 when there is no signature, or HML_EIO.
+ */
+static int check_superblock(const char *path, int fd, uint64_t size)
+{
+	static const unsigned char signature[8] = { 0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n' };
+	unsigned char b[128], d[16];
+	uint64_t at, base, eof, end, drv, undef;
+	unsigned version, so, sl, fixed, need;
+	ssize_t got;
+
+	for (at = 0;; at = at ? at * 2 : 512) {
+		if (at > size || size - at < sizeof(signature))
+			return 1;
+		got = pread(fd, b, sizeof(signature), (off_t)at);
+		if (got < 0)
+			return hml__error_set(HML_EIO, "cannot read '%s': %s", path,
+			                      strerror(errno));
+		if (got == (ssize_t)sizeof(signature) &&
+		    memcmp(b, signature, sizeof(signature)) == 0)
+			break;
+	}
+	memset(b, 0, sizeof(b));
+	if ((got = pread(fd, b, sizeof(b), (off_t)at)) < 0)
+		return hml__error_set(HML_EIO, "cannot read '%s': %s", path,
+		                      strerror(errno));
+	version = b[8];
+	if (version > 3)
+		return superblock_bad(path, "unknown superblock version %u", version);
+	/* Versions 0 and 1: 8 bytes of versions and sizes, the B-tree K values
+	 * and flags (version 1: 4 bytes more), then base, free-space,
+	 * end-of-file and driver information addresses and the root group's
+	 * symbol table entry (2 addresses, 24 bytes). Versions 2 and 3: sizes
+	 * and flags in 4 bytes, base, extension, end-of-file and root object
+	 * header addresses, a checksum. */
+	so = version < 2 ? b[13] : b[9];
+	sl = version < 2 ? b[14] : b[10];
+	if (so != 2 && so != 4 && so != 8)
+		return superblock_bad(path, "size of offsets %u (2, 4 or 8 allowed)", so);
+	if (sl != 2 && sl != 4 && sl != 8)
+		return superblock_bad(path, "size of lengths %u (2, 4 or 8 allowed)", sl);
+	fixed = version == 0 ? 24 : version == 1 ? 28 : 12;
+	need = version < 2 ? fixed + 4 * so + 2 * so + 24 : fixed + 4 * so + 4;
+	if ((uint64_t)got < need)
+		return superblock_bad(path, "superblock cut short (%zd of %u bytes)",
+		                      got, need);
+	undef = so == 8 ? UINT64_MAX : ((uint64_t)1 << (8 * so)) - 1;
+	base = le_field(b + fixed, so);
+	eof = le_field(b + fixed + 2 * so, so);
+	if (base == undef)
+		return superblock_bad(path, "base address undefined");
+	if (eof == undef)
+		return superblock_bad(path, "end-of-file address undefined");
+	/* Addresses count from the base; HDF5 moves a base that differs from
+	 * where it found the superblock there, and the end with it. */
+	if (base > at && eof < base - at)
+		return superblock_bad(path, "end-of-file address before the superblock");
+	if (base <= at && eof > UINT64_MAX - (at - base))
+		return superblock_bad(path, "end-of-file address out of range");
+	end = base > at ? eof - (base - at) : eof + (at - base);
+	if (end > size)
+		return superblock_bad(path, "truncated file (%" PRIu64 " bytes, the "
+		                      "superblock says %" PRIu64 ")", size, end);
+	if (version >= 2)
+		return 0;
+	drv = le_field(b + fixed + 3 * so, so);
+	if (drv == undef)
+		return 0;
+	/* Version, 3 reserved bytes, the size of the information, the
+	 * driver's name in 8 bytes, the information. */
+	if (drv > end || end - drv < sizeof(d) ||
+	    pread(fd, d, sizeof(d), (off_t)(at + drv)) != (ssize_t)sizeof(d) ||
+	    le_field(d + 4, 4) > end - drv - sizeof(d))
+		return superblock_bad(path, "driver information block beyond the "
+		                      "end of the file");
+	return 0;
+}
+
 /* An existing file: readable (and writable when asked), a regular file,
- * and one that HDF5 recognises. Returns 1 when it is empty, 0 otherwise. */
+ * and one that HDF5 recognises, with a superblock that it can read
+ * without being led astray. Returns 1 when it is empty, 0 otherwise. */
 static int check_existing(const char *path, const struct stat *st, int write)
 {
 	htri_t is;
-	int fd;
+	int fd, rc;
 
 	if (S_ISDIR(st->st_mode))
 		return hml__error_set(HML_EIO, "cannot %s '%s': %s",
@@ -656,9 +770,16 @@ static int check_existing(const char *path, const struct stat *st, int write)
 	if ((fd = open(path, write ? O_RDWR : O_RDONLY)) < 0)
 		return hml__error_set(HML_EIO, "cannot %s '%s': %s",
 		                      write ? "write" : "read", path, strerror(errno));
-	close(fd);
-	if (st->st_size == 0)
+	if (st->st_size == 0) {
+		close(fd);
 		return 1;
+	}
+	rc = check_superblock(path, fd, (uint64_t)st->st_size);
+	close(fd);
+	if (rc == 1)
+		return hml__error_set(HML_EIO, "'%s' is not an HDF5 file", path);
+	if (rc < 0)
+		return rc;
 	is = H5Fis_hdf5(path);
 	if (is == 0)
 		return hml__error_set(HML_EIO, "'%s' is not an HDF5 file", path);

@@ -36,15 +36,19 @@ int hml__h5_error(int code, const char *fmt, ...)
  * file". Unwritable: HML_EIO "cannot write 'PATH': Permission denied".
  *
  * Also: an existing empty file is taken as a new one; a damaged HDF5 file
- * gives HML_EIO "cannot open 'PATH': <HDF5's reason>" and is left as it
- * is. The file is written through a driver that orders HDF5's writes so
+ * gives HML_EIO "'PATH' is not a valid HDF5 file: <reason>" when its
+ * superblock is damaged (cut short, addresses undefined or past the end
+ * of the file: checked before HDF5 reads it, so that HDF5 allocates
+ * nothing the file's bytes ask for), otherwise "cannot open 'PATH':
+ * <HDF5's reason>", and is left as it is. The file is written through a driver that orders HDF5's writes so
  * that a process killed at any moment leaves a file that reads as it was
  * before the last H5Fflush()/H5Fclose() or as after it, for sessions that
  * add data and objects (not for ones that delete; see h5util.c).
  */
 int hml__h5_open_rw(hid_t *out, const char *path);
 
-/** Open an existing HDF5 file read-only (HML_ENOTFOUND, HML_EIO). */
+/** Open an existing HDF5 file read-only (HML_ENOTFOUND, HML_EIO), with
+ * the superblock checked first as hml__h5_open_rw() does. */
 int hml__h5_open_ro(hid_t *out, const char *path);
 
 /** HDF5 native type for an hml dtype (H5T_NATIVE_FLOAT / _DOUBLE). */

@@ -920,11 +920,13 @@ TEST(truncated_hdf5_left_alone)
 		CHECK(len > 1000);
 		CHECK(truncate(path, (off_t)(len * (size_t)(cuts[i] - 1) / (size_t)cuts[i])) == 0);
 		before = slurp(path, &len);
-		CHECK_FAILS(hml__collector_open(&c, &d), HML_EIO, "cannot open '");
+		CHECK_FAILS(hml__collector_open(&c, &d), HML_EIO,
+		            "is not a valid HDF5 file: truncated file (");
 		CHECK(strlen(hml_error_last()->message) > strlen(path) + 16);
 		CHECK(strchr(hml_error_last()->message, '\n') == NULL);
 		CHECK(same_bytes(before, len, path));
-		CHECK_FAILS(hml__h5_open_ro(&file, path), HML_EIO, "cannot open '");
+		CHECK_FAILS(hml__h5_open_ro(&file, path), HML_EIO,
+		            "is not a valid HDF5 file: truncated file (");
 		CHECK(same_bytes(before, len, path));
 		free(before);
 	}

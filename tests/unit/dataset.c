@@ -873,6 +873,184 @@ TEST(bad_files)
 	            HML_EINVALID, "unknown NaN/Inf policy 7");
 }
 
+/* ---- damaged superblocks (issue #9) ---------------------------------------- */
+
+/* The 58 bytes that made H5Fopen() allocate 4 GiB: a version 0 superblock
+ * whose base, free-space, end-of-file and driver information addresses
+ * are all undefined (all ones), cut short before its root group entry. */
+static const unsigned char oom_superblock[58] = {
+	0x89, 0x48, 0x44, 0x46, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x00,
+	0x00, 0x08, 0x08, 0x00, 0x04, 0x00, 0x10, 0x00, 0x00, 0x00, 0x00, 0x00,
+	0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+	0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+	0x31, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xff, 0x00
+};
+
+static unsigned char *slurp(const char *path, size_t *n)
+{
+	FILE *f = fopen(path, "rb");
+	unsigned char *b = NULL;
+	long size;
+
+	*n = 0;
+	if (!f)
+		return NULL;
+	if (fseek(f, 0, SEEK_END) == 0 && (size = ftell(f)) > 0 &&
+	    fseek(f, 0, SEEK_SET) == 0 && (b = malloc((size_t)size)) &&
+	    fread(b, 1, (size_t)size, f) == (size_t)size)
+		*n = (size_t)size;
+	fclose(f);
+	return b;
+}
+
+static void put_bytes(const char *path, const void *b, size_t n)
+{
+	FILE *f = fopen(path, "wb");
+
+	fwrite(b, 1, n, f);
+	fclose(f);
+}
+
+static void put_le64(unsigned char *p, uint64_t v)
+{
+	int i;
+
+	for (i = 0; i < 8; i++)
+		p[i] = (unsigned char)(v >> (8 * i));
+}
+
+/* A region in a file made with the creation property list `fcpl` and the
+ * access property list `fapl`, then reopened to add the region. */
+static void put_plain_with(const char *path, hid_t fcpl, hid_t fapl)
+{
+	hid_t f = H5Fcreate(path, H5F_ACC_EXCL, fcpl, fapl);
+
+	CHECK(f >= 0);
+	H5Fclose(f);
+	put_plain_d(path, "r", 4, 2, 1, 0);
+}
+
+static void accepted(const char *path)
+{
+	hml__region_info *info = NULL;
+	size_t n = 0;
+
+	CHECK_OK(hml__region_info_list(path, &info, &n));
+	CHECK(n == 1 && info && info[0].rows == 4);
+	hml__region_info_free(info, n);
+}
+
+static void refused(const char *path, const char *reason)
+{
+	hml__region_info *info = NULL;
+	const char *lp[1] = { path };
+	hml__dataset d;
+	char want[800];
+	size_t n = 0;
+
+	snprintf(want, sizeof(want), "'%s' is not a valid HDF5 file: %s", path, reason);
+	CHECK_FAILS(hml__region_info_list(path, &info, &n), HML_EIO, want);
+	CHECK(info == NULL && n == 0);
+	CHECK_FAILS(hml__dataset_load(&d, lp, 1, "r", HML__NONFINITE_DROP),
+	            HML_EIO, want);
+	CHECK(d.x == NULL && d.rows == 0);
+}
+
+TEST(damaged_superblocks)
+{
+	const char *good = tmp_path("sb-good.h5"), *oom = tmp_path("sb-oom.h5");
+	const char *cut = tmp_path("sb-cut.h5"), *longer = tmp_path("sb-longer.h5");
+	const char *v3 = tmp_path("sb-v3.h5"), *v3long = tmp_path("sb-v3long.h5");
+	const char *ub = tmp_path("sb-userblock.h5"), *ublong = tmp_path("sb-ublong.h5");
+	const char *undef = tmp_path("sb-undef-eof.h5"), *ver = tmp_path("sb-version.h5");
+	const char *sizes = tmp_path("sb-sizes.h5");
+	hid_t fcpl, fapl;
+	unsigned char *b, *c;
+	char reason[200];
+	size_t n, m;
+
+	/* A collection in the collector's layout (version 0 superblock). */
+	put_plain_d(good, "r", 4, 2, 1, 0);
+	accepted(good);
+	b = slurp(good, &n);
+	CHECK(b && n > 200 && b[8] == 0 && b[13] == 8);
+	if (!b)
+		return;
+
+	put_bytes(oom, oom_superblock, sizeof(oom_superblock));
+	refused(oom, "superblock cut short (58 of 96 bytes)");
+
+	/* Cut in half: the superblock is whole, the data are not. */
+	put_bytes(cut, b, n / 2);
+	snprintf(reason, sizeof(reason), "truncated file (%zu bytes, the superblock says %zu)",
+	         n / 2, n);
+	refused(cut, reason);
+
+	/* The end-of-file address (after base and free-space addresses) one
+	 * byte past the file. */
+	c = malloc(n);
+	memcpy(c, b, n);
+	put_le64(c + 24 + 16, (uint64_t)n + 1);
+	put_bytes(longer, c, n);
+	snprintf(reason, sizeof(reason), "truncated file (%zu bytes, the superblock says %zu)",
+	         n, n + 1);
+	refused(longer, reason);
+
+	memcpy(c, b, n);
+	put_le64(c + 24 + 16, UINT64_MAX);
+	put_bytes(undef, c, n);
+	refused(undef, "end-of-file address undefined");
+
+	memcpy(c, b, n);
+	c[8] = 4;
+	put_bytes(ver, c, n);
+	refused(ver, "unknown superblock version 4");
+
+	memcpy(c, b, n);
+	c[13] = 16;
+	put_bytes(sizes, c, n);
+	refused(sizes, "size of offsets 16 (2, 4 or 8 allowed)");
+	free(c);
+	free(b);
+
+	/* The newest format (version 3 superblock): accepted whole, refused
+	 * with its end-of-file address (base and extension first) past the
+	 * end. */
+	fapl = H5Pcreate(H5P_FILE_ACCESS);
+	H5Pset_libver_bounds(fapl, H5F_LIBVER_LATEST, H5F_LIBVER_LATEST);
+	put_plain_with(v3, H5P_DEFAULT, fapl);
+	H5Pclose(fapl);
+	accepted(v3);
+	b = slurp(v3, &n);
+	CHECK(b && n > 48 && b[8] >= 2 && b[9] == 8);
+	if (b) {
+		put_le64(b + 12 + 16, (uint64_t)n + 100);
+		put_bytes(v3long, b, n);
+		snprintf(reason, sizeof(reason),
+		         "truncated file (%zu bytes, the superblock says %zu)", n, n + 100);
+		refused(v3long, reason);
+		free(b);
+	}
+
+	/* A user block of 512 bytes before the superblock: HDF5 finds the
+	 * signature at 512 and so do we. */
+	fcpl = H5Pcreate(H5P_FILE_CREATE);
+	H5Pset_userblock(fcpl, 512);
+	put_plain_with(ub, fcpl, H5P_DEFAULT);
+	H5Pclose(fcpl);
+	accepted(ub);
+	b = slurp(ub, &n);
+	CHECK(b && n > 600 && memcmp(b + 512, oom_superblock, 8) == 0);
+	if (b) {
+		m = n - 1;
+		put_bytes(ublong, b, m);
+		snprintf(reason, sizeof(reason),
+		         "truncated file (%zu bytes, the superblock says %zu)", m, n);
+		refused(ublong, reason);
+		free(b);
+	}
+}
+
 TEST(release_is_safe)
 {
 	hml__dataset d;
@@ -915,6 +1093,7 @@ int main(void)
 	RUN(region_info_fields);
 	RUN(unusable_layouts);
 	RUN(bad_files);
+	RUN(damaged_superblocks);
 	RUN(release_is_safe);
 	RUN(interrupt_stops_reading);
 	cleanup_tmp();
