@@ -6,7 +6,7 @@
 #                          halving, the Pareto front of error against latency
 #                          registered as models, plots in search/s1/
 #                          (the full search: hml search --budget 1000 --workers 2,
-#                          about an hour on 2 cores)
+#                          28 min on 2 cores, measured by bench/search.sh --full)
 #   hml deploy --best      the most accurate model of the front (TorchScript)
 #   hml evaluate           accurate vs surrogate runs: error of the prices, speedups
 #   hml deploy --best --target c   the same model compiled to C (no libtorch)
