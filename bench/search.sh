@@ -21,8 +21,8 @@
 #      the front's most accurate model deployed as TorchScript and compiled
 #      to C, and of the fastest (model, target) within validation RMSE 0.01
 #      (`deploy --max-error 0.01 --target auto`): QoI RMSE and speedups.
-#      Off by default: it ran 28 min here (1000 configurations, 2 workers). The experiment is kept
-#      (--keep).
+#      Off by default: it ran 28 min here (1000 configurations, 2
+#      workers). The experiment is kept (--keep).
 #
 # The machine's load changes every figure but the hypervolumes; the load
 # average is printed first. The default (b) trains 3 x 200 full-fidelity
