@@ -190,7 +190,7 @@ void cmd_workflow_env_check(const struct hml__workflow *w);
 /*
  * hml deploy --target c (cmd/deploy_c.c): compile the TorchScript model at
  * `pt_path` of record `model` to C, build it with `cc` from PATH (flags
- * -std=c11 -O3 -ffp-contract=fast -fPIC -shared -fvisibility=hidden -fopenmp
+ * -std=c11 -O3 -ffp-contract=fast -fno-trapping-math -fPIC -shared -fvisibility=hidden -fopenmp
  * [-march=ARCH], and OpenBLAS for the sgemm path when configured: lib/cbuild.h),
  * check it against the TorchScript model, and register a "compiled" record
  * whose id goes to cid. HML_ERROR when there is no cc or it fails,
