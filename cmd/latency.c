@@ -15,16 +15,9 @@ json_t *cmd_latency_card(const char *pt_path, const hml__dataset *d, int64_t bat
                          int threads)
 {
 	hml__latency l;
-	hml__latency_options o = { 0 };
+	hml__latency_options o = hml__latency_options_for(d, batch, threads);
 	json_t *j;
 
-	o.batch = batch > 0 ? batch : 1;
-	o.threads = threads;
-	o.in_ndim = d->in_ndim;
-	o.in_shape = d->in_shape;
-	o.rows = d->x;
-	o.nrows = d->rows;
-	o.c = 1;
 	cmd_info("measuring the latency per target at batch %lld", (long long)o.batch);
 	if (hml__latency_measure(&l, pt_path, &o) < 0) {
 		cmd_warn("the model's latency was not measured: %s", hml_error_last()->message);

@@ -82,16 +82,9 @@ static const char *c_latency(const hml__dataset *d, const char *path, int thread
 {
 	static char why[400];
 	hml__latency l;
-	hml__latency_options lo = { 0 };
+	hml__latency_options lo = hml__latency_options_for(d, r->latency_batch, threads);
 	double t0 = hml__now();
 
-	lo.batch = r->latency_batch > 0 ? r->latency_batch : 1;
-	lo.threads = threads;
-	lo.in_ndim = d->in_ndim;
-	lo.in_shape = d->in_shape;
-	lo.rows = d->x;
-	lo.nrows = d->rows;
-	lo.c = 1;
 	lo.no_torchscript = 1;
 	if (hml__latency_measure(&l, path, &lo) < 0)
 		snprintf(why, sizeof(why), "no C latency: %s", hml_error_last()->message);

@@ -119,6 +119,16 @@ typedef struct hml__latency_options {
  */
 int hml__latency_measure(hml__latency *out, const char *pt_path, const hml__latency_options *o);
 
+struct hml__dataset;
+
+/**
+ * Options that time both forms (c set) on the rows of `d` (borrowed: keep
+ * it alive while measuring) at `batch` rows per call (1 when <= 0) with
+ * `threads` (0: libtorch's default); the rest at their defaults.
+ */
+hml__latency_options hml__latency_options_for(const struct hml__dataset *d, int64_t batch,
+                                              int threads);
+
 /**
  * A cache of measured C latencies keyed by (arch, batch, threads): the
  * compiled kernel's speed depends on the architecture, the rows per call

@@ -17,6 +17,7 @@
 
 #include "cbuild.h"
 #include "codegen.h"
+#include "dataset.h"
 #include "error.h"
 #include "export.h"
 #include "fsutil.h"
@@ -170,6 +171,20 @@ done:
 	free(c);
 	free(so);
 	return rc;
+}
+
+hml__latency_options hml__latency_options_for(const hml__dataset *d, int64_t batch, int threads)
+{
+	hml__latency_options o = { 0 };
+
+	o.batch = batch > 0 ? batch : 1;
+	o.threads = threads;
+	o.in_ndim = d->in_ndim;
+	o.in_shape = d->in_shape;
+	o.rows = d->x;
+	o.nrows = d->rows;
+	o.c = 1;
+	return o;
 }
 
 int hml__latency_measure(hml__latency *out, const char *pt_path, const hml__latency_options *o)
