@@ -9,7 +9,10 @@
 #      search and Optuna's TPE and NSGA-II (python3-optuna), the peers
 #      driving the same objective -- one `hml train` per trial, the same
 #      command line hml's workers run, at the search's full-fidelity epochs
-#      (bench/search_peers.py) -- at each budget of --budgets, from one run
+#      (bench/search_peers.py), the latency of the same deployment form
+#      (--target: c when a C compiler is found, as hml search's default
+#      auto; the peers read that target's latency from the model card) --
+#      at each budget of --budgets, from one run
 #      of the largest budget per method, as ratios hml/peer
 #      (bench/search_report.py says what is counted and the reference
 #      point). hml's multi-fidelity search (ASHA) trains most
@@ -44,6 +47,8 @@
 #   --full [N]         run (c) with a budget of N (default 1000)
 #   --keep DIR         where (c) keeps its experiment (default BUILD/search-full)
 #   --skip-peers       leave (b) out
+#   --target T         deployment form of (b)'s latency objective, c or
+#                      torchscript (default c when cc is found)
 set -eu
 
 build=build
@@ -56,6 +61,7 @@ seed=1
 asks=20
 skip_bo=0
 skip_peers=0
+target=
 keep_dir=
 full=0
 while [ $# -gt 0 ]; do
@@ -72,6 +78,7 @@ while [ $# -gt 0 ]; do
 	--skip-bo) skip_bo=1; shift ;;
 	--skip-peers) skip_peers=1; shift ;;
 	--keep) keep_dir=$2; shift 2 ;;
+	--target) target=$2; shift 2 ;;
 	--full)
 		full=1000
 		case ${2:-} in [0-9]*) full=$2; shift ;; esac
@@ -89,6 +96,9 @@ trap 'rm -rf "$tmp"' EXIT
 export HML_WORKFLOW_PATH=
 export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-passive}"
 maxb=$(echo "$budgets" | tr ',' '\n' | sort -n | tail -1)
+if [ -z "$target" ]; then
+	if command -v cc >/dev/null; then target=c; else target=torchscript; fi
+fi
 cores=$(nproc)
 threads=$(( cores / workers )); [ "$threads" -ge 1 ] || threads=1
 
@@ -105,7 +115,7 @@ fi
 
 if [ "$skip_peers" = 0 ]; then
 	echo
-	echo "== (b) sample efficiency on binomial: budgets $budgets, $epochs epochs, $workers workers x $threads threads =="
+	echo "== (b) sample efficiency on binomial: budgets $budgets, $epochs epochs, $workers workers x $threads threads, latency of target $target =="
 	exp="$tmp/exp"
 	if [ -n "$options" ]; then
 		"$hml" -q -C "$exp" collect binomial --args "--options $options --seed {seed}" >/dev/null
@@ -115,11 +125,11 @@ if [ "$skip_peers" = 0 ]; then
 	cp -r "$exp" "$tmp/exp-hml"
 	t0=$(now)
 	"$hml" -q -C "$tmp/exp-hml" search --budget "$maxb" --max-epochs "$epochs" --seed "$seed" \
-		--workers "$workers" --threads "$threads" >/dev/null
+		--workers "$workers" --threads "$threads" --target "$target" >/dev/null
 	t1=$(now)
 	"$hml" -C "$tmp/exp-hml" --json show s1 >"$tmp/hml.json"
 	"$py" "$here/search_peers.py" "$hml" "$exp" "$src/workflows/binomial/workflow.json" binomial \
-		"$maxb" "$epochs" "$methods" "$threads" "$workers" "$seed" >"$tmp/peers.json"
+		"$maxb" "$epochs" "$methods" "$threads" "$workers" "$seed" "$target" >"$tmp/peers.json"
 	"$py" "$here/search_report.py" "$tmp/hml.json" "$tmp/peers.json" "$budgets" \
 		"$(echo "$t1 - $t0" | bc)"
 fi

@@ -2,8 +2,9 @@
 """bench/search_peers.py - the peers of `hml search` in bench/search.sh.
 
 Drives the same objective as hml search -- one `hml train` command line per
-trial, validation RMSE and inference latency per sample as reported in the
-model card -- with Optuna's samplers (python3-optuna): RandomSampler
+trial, validation RMSE and the inference latency per sample of the
+deployment form TARGET (c or torchscript, the search's --target) as the
+model card records it (hml train measures every target) -- with Optuna's samplers (python3-optuna): RandomSampler
 (random search), TPESampler and NSGAIISampler, over the region's search
 space as the workflow states it (model.search_space of workflow.json), and
 prints one JSON document: per method, its trials in the order they were
@@ -15,7 +16,7 @@ point with at full fidelity (lib/trialmap.h), so the peers train exactly
 what hml's workers would; a point hml cannot map fails its trial.
 
 usage: search_peers.py HML EXPERIMENT WORKFLOW_JSON REGION BUDGET EPOCHS
-                       METHODS THREADS JOBS SEED
+                       METHODS THREADS JOBS SEED TARGET
   METHODS: comma-separated of random, tpe, nsga2
 """
 import json
@@ -62,7 +63,7 @@ def command(hml, exp, region, p, epochs, threads):
 
 
 def run_method(method, args, space):
-    hml, exp0, region, budget, epochs, threads, jobs, seed = args
+    hml, exp0, region, budget, epochs, threads, jobs, seed, target = args
     exp = exp0 + "-" + method
     shutil.rmtree(exp, ignore_errors=True)
     shutil.copytree(exp0, exp)
@@ -87,8 +88,14 @@ def run_method(method, args, space):
         if out is None or out.returncode != 0:
             results[trial.number] = None
             raise optuna.TrialPruned()   # failed: no objective values (like hml's failed trials)
-        m = json.loads(out.stdout)["model"]["metrics"]
-        results[trial.number] = (m["val_rmse"], m["latency_seconds_per_sample"])
+        model = json.loads(out.stdout)["model"]
+        lat = (model.get("latency") or {}).get(target)
+        if lat is None:   # not measured in that form: failed, as in hml search
+            print("search_peers: trial %d: no %s latency in the card" % (trial.number, target),
+                  file=sys.stderr)
+            results[trial.number] = None
+            raise optuna.TrialPruned()
+        results[trial.number] = (model["metrics"]["val_rmse"], lat)
         return results[trial.number]
 
     t0 = time.monotonic()
@@ -102,17 +109,19 @@ def run_method(method, args, space):
 
 
 def main():
-    if len(sys.argv) != 11:
+    if len(sys.argv) != 12:
         sys.exit(__doc__)
     hml, exp0, workflow, region = sys.argv[1:5]
     budget, epochs = int(sys.argv[5]), int(sys.argv[6])
     methods = sys.argv[7].split(",")
     threads, jobs, seed = int(sys.argv[8]), int(sys.argv[9]), int(sys.argv[10])
+    target = sys.argv[11]
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     space = space_of(workflow, region)
     out = {}
     for m in methods:
-        out[m] = run_method(m, (hml, exp0, region, budget, epochs, threads, jobs, seed), space)
+        out[m] = run_method(m, (hml, exp0, region, budget, epochs, threads, jobs, seed, target),
+                            space)
         print("search_peers: %s: %d trials in %.1f s" % (m, budget, out[m]["wall_seconds"]),
               file=sys.stderr)
     json.dump(out, sys.stdout)
