@@ -116,6 +116,24 @@ model_calls() { json "$1" '[r["model_calls"] for r in d["regions"] if r["label"]
 	[ ! -e q.h5 ]
 }
 
+@test "evaluate times runs that record no QoI; the warm-up pair records the QoI it compares" {
+	hml -q -C exp deploy m1 >/dev/null
+	run --separate-stderr hml -C exp --json evaluate --repeat 2 --keep-runs --args '--options 4096 --seed 42'
+	assert_success
+	echo "$output" > out.json
+	# Only the untimed warm-up pair (a0, s0) wrote HML_QOI, and its files
+	# became the record's; every run has a profile.
+	[ -s exp/eval/e1-accurate.h5 ]
+	[ -s exp/eval/e1-surrogate.h5 ]
+	[ -z "$(ls exp/eval/e1-runs/*.h5 2>/dev/null)" ]
+	for run in a0 s0 a1 s1 a2 s2; do
+		[ -s "exp/eval/e1-runs/$run.json" ]
+	done
+	[ "$(json out.json 'len(d["evaluation"]["surrogate"]["wall_seconds"])')" = 2 ]
+	[ "$(json out.json 'd["evaluation"]["qoi"]["values"]')" = 4096 ]
+	[ "$(h5 exp/eval/e1-surrogate.h5 "f['price'].shape == (4096,)")" = True ]
+}
+
 @test "evaluate ignores the workflow env's per-region mode and model" {
 	cp -r "$WFEXP" wexp
 	run --separate-stderr hml -C wexp --json evaluate m1 "${EARGS[@]}"
