@@ -164,9 +164,14 @@ if [ "$full" -gt 0 ]; then
 	print("  %d configurations, %d trials (%d failed, %d re-run), %d rungs up to %d epochs, "
 	      "%.2f s of wall time per configuration" % (c["configs"], c["trials"], c["failed"],
 	      c["reruns"], s["rungs"], s["max_epochs"], wall / max(c["configs"], 1)))
-	print("  coordinator: %.3f ms per trial outside its waits (%.3f ms in the optimiser)"
-	      % (1e3 * s["coordinator_busy_seconds"] / max(c["trials"], 1),
-	         1e3 * s["coordinator_suggest_seconds"] / max(c["trials"], 1)))
+	n = max(c["trials"], 1)
+	print("  coordinator per trial: %.3f ms outside its waits, %.3f ms in the optimiser, "
+	      "%.3f ms the rest (goal <= 1 ms); CPU time: %.3f, %.3f, %.3f ms"
+	      % (1e3 * s["coordinator_busy_seconds"] / n, 1e3 * s["coordinator_suggest_seconds"] / n,
+	         1e3 * (s["coordinator_busy_seconds"] - s["coordinator_suggest_seconds"]) / n,
+	         1e3 * s["coordinator_busy_cpu_seconds"] / n,
+	         1e3 * s["coordinator_suggest_cpu_seconds"] / n,
+	         1e3 * (s["coordinator_busy_cpu_seconds"] - s["coordinator_suggest_cpu_seconds"]) / n))
 	print("  front (%d): val_rmse, us/sample, arch" % len(s["front"]))
 	for f in s["front"]:
 	    print("    %.4g  %.4g  %s (%s)" % (f["val_rmse"], 1e6 * f["latency_seconds_per_sample"],

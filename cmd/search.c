@@ -447,6 +447,10 @@ static int resume_search(search_state *st, const char *id)
 	              : cmd_json_number(v.json, "coordinator_busy_seconds");
 	st->prev_suggest = isnan(cmd_json_number(v.json, "coordinator_suggest_seconds")) ? 0
 	                 : cmd_json_number(v.json, "coordinator_suggest_seconds");
+	st->prev_busy_cpu = isnan(cmd_json_number(v.json, "coordinator_busy_cpu_seconds")) ? 0
+	                  : cmd_json_number(v.json, "coordinator_busy_cpu_seconds");
+	st->prev_suggest_cpu = isnan(cmd_json_number(v.json, "coordinator_suggest_cpu_seconds"))
+	                     ? 0 : cmd_json_number(v.json, "coordinator_suggest_cpu_seconds");
 	st->seed = (long long)v.seed;
 	st->max_epochs = (int)v.max_epochs;
 	/* the recorded rungs: the rule of rungs_for() may differ between versions */
@@ -669,7 +673,8 @@ static int record_state(search_state *st, const char *status)
 	double cpu = getrusage(RUSAGE_SELF, &ru) == 0
 		? (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 +
 		  (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec * 1e-6 : NAN;
-	json_t *f = json_pack("{s:s, s:{s:I, s:I, s:I, s:I, s:I}, s:f, s:o, s:f, s:f, s:o, s:I}",
+	json_t *f = json_pack("{s:s, s:{s:I, s:I, s:I, s:I, s:I}, s:f, s:o, s:f, s:f, s:f, s:f, "
+	                      "s:o, s:I}",
 		"status", status, "counts", "configs", (json_int_t)hml__sched_configs(st->sched),
 		"trials", (json_int_t)st->nt, "ok", (json_int_t)c.ok, "failed", (json_int_t)c.failed,
 		"reruns", (json_int_t)c.reruns,
@@ -677,6 +682,8 @@ static int record_state(search_state *st, const char *status)
 		"coordinator_cpu_seconds", cmd_json_real(st->prev_cpu + cpu),
 		"coordinator_busy_seconds", st->prev_busy + st->busy,
 		"coordinator_suggest_seconds", st->prev_suggest + st->suggest,
+		"coordinator_busy_cpu_seconds", st->prev_busy_cpu + st->busy_cpu,
+		"coordinator_suggest_cpu_seconds", st->prev_suggest_cpu + st->suggest_cpu,
 		"front", search_front_json(st), "budget", (json_int_t)st->budget);
 	int rc = f ? hml__search_set(st->s, st->id, f) : hml__error_oom();
 
@@ -712,9 +719,12 @@ static void print_result(const search_state *st)
 		       cmd_json_string(e, "model") ? cmd_json_string(e, "model") : "-",
 		       cmd_json_string(e, "arch") ? cmd_json_string(e, "arch") : "");
 	if (st->session_trials)
-		printf("coordinator: %.3g ms per trial outside its waits, of which %.3g ms in the "
-		       "optimiser\n", st->busy / (double)st->session_trials * 1e3,
-		       st->suggest / (double)st->session_trials * 1e3);
+		printf("coordinator: %.3g ms per trial outside its waits (%.3g ms of CPU), of which "
+		       "%.3g ms in the optimiser (%.3g ms of CPU)\n",
+		       st->busy / (double)st->session_trials * 1e3,
+		       st->busy_cpu / (double)st->session_trials * 1e3,
+		       st->suggest / (double)st->session_trials * 1e3,
+		       st->suggest_cpu / (double)st->session_trials * 1e3);
 	printf("history: %s/search/%s/%s\n", hml__store_dir(st->s), st->id, HML__HISTORY_FILE);
 }
 

@@ -299,7 +299,7 @@ static int trial_next(search_state *st, long *trial, int *fresh)
 {
 	hml__sched_trial nt;
 	json_t *params = NULL;
-	double t0;
+	double t0, c0;
 	int rc;
 
 	if (st->nqueue) {
@@ -309,8 +309,10 @@ static int trial_next(search_state *st, long *trial, int *fresh)
 		return 1;
 	}
 	t0 = hml__now();
+	c0 = hml__thread_cpu();
 	rc = hml__sched_next(st->sched, &nt);
 	st->suggest += hml__now() - t0;
+	st->suggest_cpu += hml__thread_cpu() - c0;
 	if (rc != 1)
 		return rc;
 	if (nt.rung == 0 && ((rc = hml__space_decode(&params, st->space, nt.u)) < 0 ||
@@ -584,7 +586,7 @@ static int wait_workers(search_state *st)
 {
 	struct pollfd pf[65];
 	int n = 0, rc;
-	double t;
+	double t, c;
 
 	for (int k = 0; k < st->nworkers; k++)
 		pf[n++] = (struct pollfd){ st->wk[k].pid > 0 ? st->wk[k].from.fd : -1, POLLIN, 0 };
@@ -593,6 +595,7 @@ static int wait_workers(search_state *st)
 	if (poll(pf, (nfds_t)n, 1000) < 0 && errno != EINTR)
 		return hml__error_set(HML_EIO, "poll: %s", strerror(errno));
 	t = hml__now();
+	c = hml__thread_cpu();
 	for (int k = 0; k < st->nworkers && !cmd_interrupted; k++)
 		if (pf[k].fd >= 0 && (pf[k].revents & (POLLIN | POLLHUP | POLLERR)) &&
 		    (rc = worker_input(st, &st->wk[k])) < 0)
@@ -606,6 +609,7 @@ static int wait_workers(search_state *st)
 			return rc;
 	}
 	st->busy += hml__now() - t;
+	st->busy_cpu += hml__thread_cpu() - c;
 	return 0;
 }
 
@@ -613,7 +617,7 @@ int search_run(search_state *st)
 {
 	cmd_progress *bar = cmd_progress_start("search", (double)st->budget);
 	int done = 0, rc = 0, busy, alive, flushed;
-	double t;
+	double t, c;
 
 	if (!(st->wk = calloc((size_t)st->nworkers, sizeof(*st->wk))))
 		return hml__error_oom();
@@ -630,9 +634,11 @@ int search_run(search_state *st)
 			break;
 		}
 		t = hml__now();
+		c = hml__thread_cpu();
 		if ((rc = count_durable(st, 0)) == 0)
 			rc = dispatch(st, &done);
 		st->busy += hml__now() - t;
+		st->busy_cpu += hml__thread_cpu() - c;
 		if (rc < 0)
 			break;
 		progress(st, bar);   /* after dispatch: what runs now */

@@ -82,6 +82,8 @@ typedef struct search_state {
 	double prev_cpu;
 	double busy, prev_busy;    /* coordinator wall time outside its waits (this session, before) */
 	double suggest, prev_suggest;  /* of which in the scheduler (BO suggestions, ASHA) */
+	double busy_cpu, prev_busy_cpu;        /* its thread's CPU time in the same sections */
+	double suggest_cpu, prev_suggest_cpu;  /* ... and in the scheduler */
 	size_t session_trials;     /* trials ended in this session */
 	int reruns;                /* trials re-run by this session */
 } search_state;

@@ -16,6 +16,9 @@ extern "C" {
 /** Monotonic clock in seconds. */
 double hml__now(void);
 
+/** CPU time of the calling thread in seconds (CLOCK_THREAD_CPUTIME_ID). */
+double hml__thread_cpu(void);
+
 /** strdup that records HML_ENOMEM on failure (returns NULL). */
 char *hml__strdup(const char *s);
 
