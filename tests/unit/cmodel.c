@@ -274,6 +274,76 @@ TEST(mlp_every_activation)
 	}
 }
 
+/*
+ * Each activation alone (a 1-1-1 MLP whose weights are 1 and biases 0, so
+ * that the output is act(x)) over [-12, 12] and near 0, in float, against
+ * double precision: the branch-free exp/erfc/tanh of the generated code
+ * (lib/codegen.c) hold their stated accuracy everywhere, including at
+ * tanh's switch between its two forms (|x| = 0.625). Relative error where
+ * |act(x)| > 1e-3 (where it is smaller the absolute error is below 2e-9).
+ */
+TEST(activation_accuracy)
+{
+	static const int64_t sizes[] = { 1, 1, 1 };
+	static const double tol[] = { 0, 0, 4e-7, 2e-6, 4e-7, 4e-7 };
+	enum { N = 24001 + 200 };
+
+	for (int a = HML__ACT_RELU; a <= HML__ACT_SIGMOID; a++) {
+		hml__cg_options o = { NULL, "00ff" };
+		hml__cg_model m;
+		hml__cmodel *cm = NULL;
+		hml__cbuild_info info;
+		char name[32], c[256], so[256];
+		static float x[N];
+		const void *out;
+		double worst = 0, worst_abs = 0, at = 0;
+		int64_t shape[2] = { N, 1 }, oshape[HML_MAX_DIMS];
+		hml_dtype dt;
+		int ndim;
+
+		snprintf(name, sizeof(name), "act_%s", hml__cg_act_name((hml__cg_act)a));
+		o.id = name;
+		CHECK_OK(hml__cg_model_init(&m, HML__CG_MLP, 2, sizes, 0));
+		m.layers[0].weight[0] = m.layers[1].weight[0] = 1;
+		m.layers[0].act = (hml__cg_act)a;
+		m.in_std[0] = m.out_std[0] = 1;
+		m.in_ndim = m.out_ndim = 1;
+		m.in_shape[0] = m.out_shape[0] = 1;
+		snprintf(m.arch, sizeof(m.arch), "mlp:1:%s", name + 4);
+		for (int i = 0; i < 24001; i++)
+			x[i] = (float)(-12.0 + i * 1e-3);
+		for (int i = 0; i < 200; i++)   /* tiny magnitudes, both signs */
+			x[24001 + i] = (float)((i % 2 ? -1 : 1) * pow(10.0, -8.0 + 7.0 * (i / 2) / 99.0));
+		snprintf(c, sizeof(c), "%s.c", tmp_path(name));
+		snprintf(so, sizeof(so), "%s.so", tmp_path(name));
+		/* built as hml deploy builds it (lib/cbuild.h: -O3, contraction, ...) */
+		CHECK_OK(hml__cbuild_so(&m, &o, NULL, c, NULL, so, &info));
+		hml__cbuild_info_release(&info);
+		CHECK_OK(hml__cmodel_load(&cm, so));
+		if (cm && hml__cmodel_forward(cm, x, HML_F32, 2, shape) == 0 &&
+		    hml__cmodel_output(cm, &out, &dt, &ndim, oshape) == 0) {
+			for (int i = 0; i < N; i++) {
+				double ref = act_ref((hml__cg_act)a, (double)x[i]);
+				double v = ((const float *)out)[i], e = fabs(v - ref);
+
+				if (fabs(ref) > 1e-3 && e / fabs(ref) > worst)
+					worst = e / fabs(ref), at = x[i];
+				if (fabs(ref) <= 1e-3)
+					worst_abs = fmax(worst_abs, e);
+			}
+			if (!(worst <= tol[a] && worst_abs <= 2e-9))
+				fprintf(stderr, "%s: relative error %g at %g (tolerance %g), absolute %g\n",
+				        name, worst, at, tol[a], worst_abs);
+			CHECK(worst <= tol[a]);
+			CHECK(worst_abs <= 2e-9);
+		} else {
+			CHECK(!"the activation model ran");
+		}
+		hml__cmodel_free(cm);
+		hml__cg_model_release(&m);
+	}
+}
+
 /* Row path, blocks with a ragged tail, and the OpenMP path. */
 TEST(mlp_batches)
 {
@@ -516,6 +586,7 @@ int main(void)
 	snprintf(tmpdir, sizeof(tmpdir), "%s/cmodel-%d", base ? base : "/tmp", (int)getpid());
 	mkdir(tmpdir, 0755);
 	RUN(mlp_every_activation);
+	RUN(activation_accuracy);
 	RUN(mlp_batches);
 	RUN(mlp_inputs_far_from_zero);
 	RUN(mlp_gemm_path);
