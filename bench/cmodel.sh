@@ -23,12 +23,16 @@
 # figures: OMP_WAIT_POLICY=passive unless the environment says otherwise;
 # the load average is printed first and last.
 #
-# usage: bench/cmodel.sh [BUILD_DIR] [THREADS] [SECONDS]
+# usage: bench/cmodel.sh [BUILD_DIR] [THREADS] [SECONDS] [ARCH...]
+#   ARCH: other architectures to time instead of the three above (hml
+#   train's --arch, e.g. mlp:106x106x106x106:tanh)
 set -eu
 
 build=${1:-build}
 threads=${2:-2}
 seconds=${3:-1}
+[ $# -gt 3 ] && shift 3 || shift $#
+archs=${*:-mlp:64x64:relu mlp:256x256x256:relu mlp:250x250x250x250:relu}
 hml="$build/cmd/hml"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -40,10 +44,13 @@ exp="$tmp/exp"
 # nproc --all: plain nproc answers OMP_NUM_THREADS, set above.
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc --all) cores; $(cc --version | head -n1)"
 "$hml" -q -C "$exp" collect binomial --args '--options 8192 --seed {seed}' >/dev/null
-for arch in mlp:64x64:relu mlp:256x256x256:relu mlp:250x250x250x250:relu; do
+n=0
+for arch in $archs; do
 	"$hml" -q -C "$exp" train --epochs 1 --threads "$threads" --arch "$arch" >/dev/null
+	n=$((n + 1))
 done
-for m in m1 m2 m3; do
+models=$(seq -f 'm%g' 1 "$n")
+for m in $models; do
 	"$hml" -q -C "$exp" deploy --target c "$m" >/dev/null
 	"$hml" -q -C "$exp" deploy --target c --march native "$m" >/dev/null
 done
@@ -62,8 +69,13 @@ blas=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["compiled
 echo "compiled models' OpenBLAS: $blas"
 echo
 n=1
-for title in "binomial MLP 5-64-64-1" "larger MLP 5-256-256-256-1" \
-	"main job's front model 5-250-250-250-250-1 (relu)"; do
+for arch in $archs; do
+	case $arch in
+	mlp:64x64:relu) title="binomial MLP 5-64-64-1" ;;
+	mlp:256x256x256:relu) title="larger MLP 5-256-256-256-1" ;;
+	mlp:250x250x250x250:relu) title="main job's front model 5-250-250-250-250-1 (relu)" ;;
+	*) title=$arch ;;
+	esac
 	"$build/bench/bench_cmodel" "$threads" "$seconds" "$title" "$exp/models/m$n.pt" \
 		"C=$exp/models/c$((2 * n - 1)).so" "C-native=$exp/models/c$((2 * n)).so" \
 		"C-blocked=$exp/models/c$((2 * n - 1))-blocked.so"
@@ -72,7 +84,7 @@ for title in "binomial MLP 5-64-64-1" "larger MLP 5-256-256-256-1" \
 done
 # What the model cards recorded when hml train measured both forms (at the
 # workflow's batch, 4096 rows), for comparison with the tables above.
-for m in m1 m2 m3; do
+for m in $models; do
 	printf '%s card: ' "$m"
 	"$hml" -C "$exp" show "$m" | tail -n 1
 done
