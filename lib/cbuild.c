@@ -28,6 +28,22 @@ const char *hml__cbuild_blas(void)
 #endif
 }
 
+/* -march=ARCH and, with it, no target clones: the generated kernels carry
+ * an AVX2 copy chosen at load time (HML_<ID>_KERNEL in lib/codegen.c),
+ * which only pays in a portable build; built for one CPU, the clones keep
+ * gcc from inlining the activations (compiled for that CPU, a superset of
+ * the clone's x86-64-v3) into them, and a GELU MLP ran 3x slower with
+ * -march=native than portable. flags gets up to 2, NULL-terminated. */
+static void march_flags(const hml__cbuild_info *info, char *buf, size_t size,
+                        const char **flags)
+{
+	flags[0] = NULL;
+	if (!info->march[0])
+		return;
+	snprintf(buf, size, "-march=%s", info->march);
+	flags[0] = buf, flags[1] = "-DHML_CMODEL_NO_CLONES", flags[2] = NULL;
+}
+
 /* The flags after the base ones and -march: the define before the source,
  * the library after it (argv order); n of each written, NULL-terminated. */
 static void blas_flags(const hml__cbuild_info *info, const char **pre, const char **post)
@@ -88,7 +104,7 @@ int hml__cbuild_so(const hml__cg_model *m, const hml__cg_options *o, const char 
                    const char *c_path, const char *h_path, const char *so_path,
                    hml__cbuild_info *info)
 {
-	const char *argv[HML__CBUILD_NFLAGS + 16], *pre[4], *post[4];
+	const char *argv[HML__CBUILD_NFLAGS + 16], *pre[4], *post[4], *arch[3];
 	char *log = NULL, *ver = NULL, arch_flag[80];
 	int rc, n = 0;
 
@@ -115,10 +131,9 @@ int hml__cbuild_so(const hml__cg_model *m, const hml__cg_options *o, const char 
 	argv[n++] = info->cc;
 	for (int i = 0; i < HML__CBUILD_NFLAGS; i++)
 		argv[n++] = base_flags[i];
-	if (info->march[0]) {
-		snprintf(arch_flag, sizeof(arch_flag), "-march=%s", info->march);
-		argv[n++] = arch_flag;
-	}
+	march_flags(info, arch_flag, sizeof(arch_flag), arch);
+	for (int i = 0; arch[i]; i++)
+		argv[n++] = arch[i];
 	info->blas = hml__cbuild_blas();
 	blas_flags(info, pre, post);
 	for (int i = 0; pre[i]; i++)
@@ -142,17 +157,16 @@ done:
 json_t *hml__cbuild_info_json(const hml__cbuild_info *info)
 {
 	json_t *fl = json_array();
-	const char *pre[4], *post[4];
+	const char *pre[4], *post[4], *arch[3];
 	char arch_flag[80];
 
 	if (!fl)
 		return NULL;
 	for (int i = 0; i < HML__CBUILD_NFLAGS; i++)
 		json_array_append_new(fl, json_string(base_flags[i]));
-	if (info->march[0]) {
-		snprintf(arch_flag, sizeof(arch_flag), "-march=%s", info->march);
-		json_array_append_new(fl, json_string(arch_flag));
-	}
+	march_flags(info, arch_flag, sizeof(arch_flag), arch);
+	for (int i = 0; arch[i]; i++)
+		json_array_append_new(fl, json_string(arch[i]));
 	blas_flags(info, pre, post);
 	for (int i = 0; pre[i]; i++)
 		json_array_append_new(fl, json_string(pre[i]));

@@ -24,7 +24,8 @@ typedef struct hml__proc_result {
 	int interrupted;   /**< 1 when hml__proc_interrupt() was called while it
 	                        ran, or before it started (then it was not started:
 	                        exited and signal are 0) */
-	double wall_s;     /**< wall-clock seconds from spawn to reap */
+	double wall_s;     /**< wall-clock seconds from the child's execve() to its
+	                        reaping (fork() left out: lib/proc.c) */
 } hml__proc_result;
 
 /**

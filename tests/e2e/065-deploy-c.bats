@@ -110,6 +110,9 @@ EOF2
 	assert_success
 	assert_line "export HML_MODEL_BINOMIAL='$(cd exp && pwd)/models/c2.so'"
 	[ "$(m '"-march=native" in d["compiled"][1]["compiler"]["flags"]')" = True ]
+	# built for one CPU: no load-time AVX2 copies of the kernels
+	[ "$(m '"-DHML_CMODEL_NO_CLONES" in d["compiled"][1]["compiler"]["flags"]')" = True ]
+	[ "$(m '"-DHML_CMODEL_NO_CLONES" in d["compiled"][0]["compiler"]["flags"]')" = False ]
 }
 
 @test "the standalone source runs with libc and libm alone and matches TorchScript" {
