@@ -7,11 +7,22 @@
  * the data read once per worker, not once per trial. It ends when its
  * input closes. Not meant to be run by hand.
  *
+ * A worker runs under SCHED_BATCH (Linux; its threads inherit it): it
+ * only computes, and a batch task does not preempt the task that wakes it.
+ * Without it, the coordinator that sent a trial down the pipe lost its CPU
+ * to the woken worker at once and waited for the worker's time slice:
+ * 0.92 ms of wall time per trial in that write() for 0.03 ms of CPU,
+ * 0.09 ms with it (a 100-trial search on the quiet 2-core machine). The
+ * policy weakens wake-up preemption only; the worker's share of the CPU
+ * is unchanged.
+ *
  * Test hooks (documented in hml-search(1)): HML_SEARCH_TEST_CRASH=T makes
  * the worker abort() when it is sent trial T, HML_SEARCH_TEST_HANG=T makes
  * it sleep instead of training trial T (for --trial-timeout).
  */
+#define _GNU_SOURCE 1   /* SCHED_BATCH */
 #include <math.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -147,6 +158,13 @@ int search_worker_loop(int in, int out)
 	json_t *msg = NULL;
 	int rc;
 
+#ifdef SCHED_BATCH
+	{
+		struct sched_param sp = { 0 };
+
+		(void)sched_setscheduler(0, SCHED_BATCH, &sp);   /* best effort */
+	}
+#endif
 	memset(&d, 0, sizeof(d));
 	hml__wire_reader_init(&rd, in);
 	if ((rc = init(&rd, &d, out)) < 0) {
