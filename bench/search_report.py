@@ -19,6 +19,10 @@ promoted later is not credited to the earlier budget; for a peer, its
 first B trials (all at full fidelity). Failed trials count against the
 budget and add nothing.
 
+A last line compares at equal wall time instead: hml's front after its
+whole run against each peer's trials that had ended by then (the peers
+record when each trial ended, bench/search_peers.py).
+
 usage: search_report.py SHOW_JSON PEERS_JSON BUDGETS HML_WALL_SECONDS
 """
 import json
@@ -83,6 +87,16 @@ def main():
         print(row)
     print("wall time of the %d-configuration run: hml %.1f s" % (max(budgets), hml_wall) +
           "".join(", %s %.1f s" % (m, peers[m]["wall_seconds"]) for m in peers))
+    # The same wall time for every method: each peer's trials that had ended
+    # by the time hml's whole run had (hml's largest budget).
+    hv_hml = hypervolume(pts["hml"][max(budgets)], ref)
+    row = []
+    for m, d in peers.items():
+        done = [t for t in d["trials"] if t and t.get("ended_seconds", math.inf) <= hml_wall]
+        hv = hypervolume([log_point(t) for t in done], ref)
+        row.append("%s %d trials, HV %.4f, hml/%s %s" % (m, len(done), hv, m,
+                   "%.3f" % (hv_hml / hv) if hv > 0 else "inf"))
+    print("at hml's wall time (%.1f s, HV %.4f): " % (hml_wall, hv_hml) + "; ".join(row))
     print("top-rung (full-fidelity) results: hml %d" %
           sum(1 for t in results["trials"] if t["top"]) +
           "".join(", %s %d" % (m, sum(1 for t in peers[m]["trials"] if t)) for m in peers))
