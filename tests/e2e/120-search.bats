@@ -56,8 +56,8 @@ check_history() {
 	[ "$(json out.json 'len(d["search"]["front"]) >= 1')" = True ]
 	# The coordinator's cost: the optimiser's part within its busy time,
 	# the CPU time of both within the process's.
-	[ "$(json out.json 's = d["search"]; 0 < s["coordinator_suggest_seconds"] <= s["coordinator_busy_seconds"] < s["seconds"]')" = True ]
-	[ "$(json out.json 's = d["search"]; 0 < s["coordinator_suggest_cpu_seconds"] <= s["coordinator_busy_cpu_seconds"] <= s["coordinator_cpu_seconds"]')" = True ]
+	[ "$(json out.json '(lambda s: 0 < s["coordinator_suggest_seconds"] <= s["coordinator_busy_seconds"] < s["seconds"])(d["search"])')" = True ]
+	[ "$(json out.json '(lambda s: 0 < s["coordinator_suggest_cpu_seconds"] <= s["coordinator_busy_cpu_seconds"] <= s["coordinator_cpu_seconds"])(d["search"])')" = True ]
 	check_history
 	# Both workers trained; rung 0 trained 1 epoch, rung 1 all 3.
 	[ "$(hist 'sorted({e["worker"] for e in ev if e["status"] == "running"})')" = "[0, 1]" ]
