@@ -8,7 +8,8 @@
 #   -b  the clang build directory (default build-fuzz; configured if needed)
 #   -s  a normal build directory whose binomial makes the seed of the
 #       collected-data reader (default build; skipped when absent)
-#   -n  executions per target (default 10000)
+#   -n  executions per target (default 10000; at least that many: fork mode
+#       fuzzes in jobs and stops after the one that reaches it)
 #   -t  stop a target after SECONDS of wall time even if it has not made
 #       its RUNS (libFuzzer's -max_total_time; default: no limit); the
 #       line printed says how many executions it made
@@ -118,7 +119,7 @@ for t in $targets; do
 		# shellcheck disable=SC2086
 		TMPDIR="$work/tmp" timeout -s KILL 120 "$bin" $opts "$a" > "$a.log" 2>&1 || true
 		case $(classify "$a.log") in
-		hdf5) nh=$((nh + 1)); echo "$t: $(basename "$a"): inside libhdf5 (an HDF5 defect; hml's handles were all closed)" >&2 ;;
+		hdf5) nh=$((nh + 1)); echo "$t: $(basename "$a"): inside libhdf5 (an HDF5 defect)" >&2 ;;
 		*) nx=$((nx + 1)); echo "$t: $(basename "$a"): $(classify "$a.log")" >&2
 		   grep -E 'ERROR|SUMMARY|#[0-9]+ ' "$a.log" | head -n 8 >&2 ;;
 		esac
