@@ -584,11 +584,7 @@ static int keep(search_state *st, long i, int card)
 			return rc;
 		t->has_file = 0;
 	}
-	hml__hist_event_init(&ev);
-	ev.trial = i;
-	ev.config = t->config;
-	ev.rung = t->rung;
-	ev.status = HML__HIST_KEPT;
+	search_trial_event(st, i, HML__HIST_KEPT, &ev);
 	ev.model = t->model;
 	if ((rc = hml__history_append(st->hist, &ev)) < 0)
 		return rc;

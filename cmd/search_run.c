@@ -79,6 +79,16 @@ long search_top_trial(const search_state *st, size_t config)
 	return -1;
 }
 
+void search_trial_event(const search_state *st, long i, hml__hist_status status,
+                        hml__hist_event *ev)
+{
+	hml__hist_event_init(ev);
+	ev->trial = i;
+	ev->config = st->t[i].config;
+	ev->rung = st->t[i].rung;
+	ev->status = status;
+}
+
 /* ---- replay ------------------------------------------------------------- */
 
 static int replay_event(const hml__hist_event *ev, void *payload)
@@ -156,11 +166,7 @@ int search_replay(search_state *st)
 	for (size_t i = 0; i < st->nt; i++) {
 		if (st->t[i].status != HML__HIST_RUNNING)
 			continue;
-		hml__hist_event_init(&ev);
-		ev.trial = (long)i;
-		ev.config = st->t[i].config;
-		ev.rung = st->t[i].rung;
-		ev.status = HML__HIST_RERUN;
+		search_trial_event(st, (long)i, HML__HIST_RERUN, &ev);
 		if ((rc = hml__history_append(st->hist, &ev)) < 0)
 			return rc;
 		st->queue[st->nqueue++] = (long)i;
@@ -213,11 +219,7 @@ static int trial_end(search_state *st, long trial, hml__hist_status status, cons
 		status = HML__HIST_FAILED;
 		error = "training gave no finite validation error or latency";
 	}
-	hml__hist_event_init(&ev);
-	ev.trial = trial;
-	ev.config = t->config;
-	ev.rung = t->rung;
-	ev.status = status;
+	search_trial_event(st, trial, status, &ev);
 	ev.epochs = t->epochs;
 	ev.worker = t->worker;
 	ev.error = error;
@@ -352,10 +354,7 @@ static int trial_start(search_state *st, hml__worker *w, long trial, int fresh)
 	t->worker = w->index;
 	t->seconds = hml__now() - st->t0;   /* the start, until it ends */
 	if (fresh) {
-		hml__hist_event_init(&ev);
-		ev.trial = trial;
-		ev.config = t->config;
-		ev.rung = t->rung;
+		search_trial_event(st, trial, HML__HIST_RUNNING, &ev);
 		ev.epochs = t->epochs;
 		ev.worker = w->index;
 		ev.params = st->cfg[t->config];

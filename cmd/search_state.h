@@ -110,4 +110,9 @@ json_t *search_front_json(const search_state *st);
 /* The trial at the top rung of configuration `config` that ended ok, or -1. */
 long search_top_trial(const search_state *st, size_t config);
 
+/* *ev: a history event of trial i with `status` (its trial, configuration
+ * and rung set; every other field empty, for the caller to add). */
+void search_trial_event(const search_state *st, long i, hml__hist_status status,
+                        hml__hist_event *ev);
+
 #endif
