@@ -5,6 +5,7 @@
 # corpus in tests/fuzz/corpus/ (copied: the tree is never written).
 #
 # usage: scripts/fuzz.sh [-b FUZZ_BUILD] [-s BUILD] [-n RUNS] [-t SECONDS] [-S SEED] [TARGET...]
+#        scripts/fuzz.sh [-b FUZZ_BUILD] -c TARGET FILE...
 #   -b  the clang build directory (default build-fuzz; configured if needed)
 #   -s  a normal build directory whose binomial makes the seed of the
 #       collected-data reader (default build; skipped when absent)
@@ -15,6 +16,8 @@
 #       line printed says how many executions it made
 #   -S  libFuzzer's random seed (default: a new one each run); a fixed seed
 #       makes a run of one build repeat exactly (ctest's fuzz.smoke uses 1)
+#   -c  replay each FILE alone through TARGET and print "FILE: CLASS" (the
+#       classification below: hdf5, hml or not reproduced); no fuzzing
 # Prints one line per target: executions, new corpus entries, and the faults
 # found (crashes, leaks, hangs, out-of-memory), each run once more alone and
 # classified: inside libhdf5 (HDF5's own defects on corrupt files, counted
@@ -29,17 +32,23 @@ sbuild=build
 runs=10000
 seconds=0
 seed=0
-while getopts b:s:n:t:S: opt; do
+replay=
+while getopts b:s:n:t:S:c: opt; do
 	case $opt in
 	b) fbuild=$OPTARG ;;
 	s) sbuild=$OPTARG ;;
 	n) runs=$OPTARG ;;
 	t) seconds=$OPTARG ;;
 	S) seed=$OPTARG ;;
+	c) replay=$OPTARG ;;
 	*) echo "usage: $0 [-b FUZZ_BUILD] [-s BUILD] [-n RUNS] [-t SECONDS] [-S SEED] [TARGET...]" >&2; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
+if [ -n "$replay" ]; then
+	files=$*
+	set -- "$replay"
+fi
 targets=${*:-fuzz_functor fuzz_workflow fuzz_manifest fuzz_dataset fuzz_arch fuzz_space}
 
 if [ ! -f "$fbuild/CMakeCache.txt" ]; then
@@ -79,6 +88,21 @@ work=$(mktemp -d)
 # $work: never another run's
 trap 'rm -rf "$work"' EXIT
 mkdir "$work/tmp"
+opts="-rss_limit_mb=2048 -malloc_limit_mb=1024 -timeout=20 -max_len=65536"
+
+# replay TARGET FILE LOG: run FILE alone through TARGET, its report to LOG
+replay_one() {
+	# shellcheck disable=SC2086
+	TMPDIR="$work/tmp" timeout -s KILL 120 "$fbuild/tests/fuzz/$1" $opts "$2" > "$3" 2>&1 || true
+}
+
+if [ -n "$replay" ]; then
+	for f in $files; do
+		replay_one "$replay" "$f" "$work/replay.log"
+		echo "$f: $(classify "$work/replay.log")"
+	done
+	exit 0
+fi
 failed=0
 for t in $targets; do
 	mkdir -p "$work/$t" "$work/$t.crash"
@@ -100,7 +124,6 @@ for t in $targets; do
 	fi
 	seeds=$(ls "$work/$t" | wc -l)
 	bin="$fbuild/tests/fuzz/$t"
-	opts="-rss_limit_mb=2048 -malloc_limit_mb=1024 -timeout=20 -max_len=65536"
 	# Fork mode: a crash, timeout or out-of-memory is saved and fuzzing goes
 	# on, so that one run counts them all; each is then classified.
 	# shellcheck disable=SC2086
@@ -116,8 +139,7 @@ for t in $targets; do
 	nh=0 nx=0
 	for a in "$work/$t.crash"/*; do
 		[ -f "$a" ] || continue
-		# shellcheck disable=SC2086
-		TMPDIR="$work/tmp" timeout -s KILL 120 "$bin" $opts "$a" > "$a.log" 2>&1 || true
+		replay_one "$t" "$a" "$a.log"
 		case $(classify "$a.log") in
 		hdf5) nh=$((nh + 1)); echo "$t: $(basename "$a"): inside libhdf5 (an HDF5 defect)" >&2 ;;
 		*) nx=$((nx + 1)); echo "$t: $(basename "$a"): $(classify "$a.log")" >&2
