@@ -117,10 +117,11 @@ for t in $targets; do
 		# (hdf5-tools), about 20 KB each.
 		HML_MODE=collect HML_DB="$work/binomial.h5" OMP_NUM_THREADS=1 \
 			"$sbuild/workflows/binomial/binomial" --options 64 --batch 16 >/dev/null
-		h5repack -l /binomial/input:CHUNK=64x5 -l /binomial/output:CHUNK=64x1 \
-			-l /binomial/calls:CHUNK=16 "$work/binomial.h5" "$work/$t/binomial-rechunked.h5"
-		h5repack -l /binomial/input:CHUNK=64x5 -l /binomial/output:CHUNK=64x1 \
-			-l /binomial/calls:CHUNK=16 -f GZIP=9 "$work/binomial.h5" "$work/$t/binomial-gzip.h5"
+		chunks="-l /binomial/input:CHUNK=64x5 -l /binomial/output:CHUNK=64x1 -l /binomial/calls:CHUNK=16"
+		# shellcheck disable=SC2086
+		h5repack $chunks "$work/binomial.h5" "$work/$t/binomial-rechunked.h5"
+		# shellcheck disable=SC2086
+		h5repack $chunks -f GZIP=9 "$work/binomial.h5" "$work/$t/binomial-gzip.h5"
 	fi
 	seeds=$(ls "$work/$t" | wc -l)
 	bin="$fbuild/tests/fuzz/$t"
