@@ -107,6 +107,7 @@ static void state_release(search_state *st)
 	hml__space_free(st->space);
 	hml__sched_free(st->sched);
 	hml__history_close(st->hist);
+	hml__reaper_close(st->reaper);
 	hml__workflow_free(st->w);
 	hml__search_unlock(st->lock_fd);
 	hml__latency_cache_release(&st->lat);

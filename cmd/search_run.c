@@ -264,7 +264,7 @@ static int trial_count(search_state *st, long trial)
 		model_path(st, trial, mp, sizeof(mp));
 		t->has_file = t->status == HML__HIST_OK && access(mp, F_OK) == 0;
 		if (!t->has_file)
-			unlink(mp);
+			hml__reaper_add(st->reaper, mp);
 	}
 	if (t->status == HML__HIST_OK && t->rung + 1 == st->rungs)
 		prune_files(st);
@@ -412,7 +412,7 @@ static void prune_files(search_state *st)
 			on = keep[j] == (long)i;
 		if (!on) {
 			model_path(st, (long)i, mp, sizeof(mp));
-			unlink(mp);
+			hml__reaper_add(st->reaper, mp);
 			t->has_file = 0;
 		}
 	}
@@ -616,9 +616,11 @@ int search_run(search_state *st)
 {
 	cmd_progress *bar = cmd_progress_start("search", (double)st->budget);
 	int done = 0, rc = 0, busy, alive, flushed;
+	size_t kept;
 	double t, c;
 
-	if (!(st->wk = calloc((size_t)st->nworkers, sizeof(*st->wk))))
+	if (!(st->wk = calloc((size_t)st->nworkers, sizeof(*st->wk))) ||
+	    hml__reaper_open(&st->reaper) < 0)
 		return hml__error_oom();
 	for (int k = 0; k < st->nworkers; k++) {
 		st->wk[k].pid = 0;
@@ -661,5 +663,9 @@ int search_run(search_state *st)
 	/* Trials that ended count before the record is written. */
 	if ((flushed = count_durable(st, 1)) < 0 && rc >= 0)
 		rc = flushed;
+	/* Pruned files are gone before the front is registered. */
+	if ((kept = hml__reaper_close(st->reaper)) > 0)
+		cmd_warn("search %s: %zu dominated model files could not be deleted", st->id, kept);
+	st->reaper = NULL;
 	return rc < 0 ? rc : (cmd_interrupted ? 1 : 0);
 }

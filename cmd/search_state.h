@@ -12,6 +12,7 @@
 #include <jansson.h>
 
 #include "history.h"
+#include "reaper.h"
 #include "latency.h"
 #include "trialsched.h"
 #include "space.h"
@@ -55,6 +56,7 @@ typedef struct search_state {
 	hml__space *space;
 	hml__sched *sched;
 	hml__history *hist;
+	hml__reaper *reaper;       /* deletes pruned model files (lib/reaper.h) */
 	search_trial *t;
 	size_t nt, capt;
 	json_t **cfg;              /* parameters of each configuration */
