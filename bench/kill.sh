@@ -21,8 +21,13 @@
 #   -b  build directory (default build), -n kills per part (default 100),
 #   -s  seed of the random delays (default: the time), parts default both.
 # Prints one line per part with its counts; exits 1 when any check failed.
-# Delays are random, so a run with the same seed kills at similar, not
-# identical, moments; the checks hold whatever the moment.
+# Each delay is drawn uniformly below the measured duration of an unkilled
+# run of the same command (timed first), so that kills land while it runs;
+# the exit status says where each landed, and the counts say how many
+# killed a running process and how many came after it had ended (those
+# test nothing and are reported, not hidden). Delays are random, so a run
+# with the same seed kills at similar, not identical, moments; the checks
+# hold whatever the moment.
 set -u
 
 build=build
@@ -56,16 +61,45 @@ delay() {
 	sleep "$(printf '%d.%03d' $((ms / 1000)) $((ms % 1000)))"
 }
 
+# timed CMD...: run CMD, set `took` to its wall time in ms (at least 1).
+timed() {
+	local t0 rc
+	t0=$(date +%s%3N)
+	"$@"
+	rc=$?
+	took=$(( $(date +%s%3N) - t0 ))
+	[ "$took" -ge 1 ] || took=1
+	return $rc
+}
+
+# landed STATUS: count where a kill landed, from the killed job's exit
+# status: 137 (SIGKILL) while it ran; 0 after it had ended; else an error
+# exit of its own before the kill (counted, and a failure).
+landed() {
+	case $1 in
+	137) while_running=$((while_running + 1)) ;;
+	0) after_end=$((after_end + 1)) ;;
+	*) own_error=$((own_error + 1)) ;;
+	esac
+}
+
 collect_part() {
 	local args=(--options 32768 --batch 512 --seed 7 --quiet) i pid out
-	local files=0 absent=0 calls=0 bad=0 past=0
+	local files=0 absent=0 calls=0 bad=0 past=0 took run_ms
+	local while_running=0 after_end=0 own_error=0
 	HML_MODE=collect HML_DB="$work/ref.h5" "$BIN" "${args[@]}" || { echo "kill: reference run failed"; return 1; }
+	# An unkilled run as the killed ones run (a flush after every call).
+	timed env HML_MODE=collect HML_DB="$work/timed.h5" HML_FLUSH_BYTES=1 "$BIN" "${args[@]}" ||
+		{ echo "kill: timed run failed"; return 1; }
+	run_ms=$took
+	rm -f "$work/timed.h5"
 	for ((i = 1; i <= n; i++)); do
 		HML_MODE=collect HML_DB="$work/k$i.h5" HML_FLUSH_BYTES=1 "$BIN" "${args[@]}" &
 		pid=$!
-		delay 4000
+		delay "$run_ms"
 		kill -9 "$pid" 2>/dev/null
 		wait "$pid" 2>/dev/null
+		landed $?
 		if [ ! -e "$work/k$i.h5" ]; then
 			absent=$((absent + 1))
 			continue
@@ -100,8 +134,8 @@ EOF2
 		fi
 		rm -f "$work/k$i.h5"
 	done
-	echo "collect: $n kills of binomial collecting: $files files checked ($calls calls kept, all intact; $past with rows past the last call record, which the reader ignores), $absent killed before the file was made, $bad bad"
-	[ "$bad" = 0 ]
+	echo "collect: $n kills of binomial collecting (delays below its unkilled ${run_ms} ms): $while_running while it ran, $after_end after it had ended, $own_error after an error exit of its own; $files files checked ($calls calls kept, all intact; $past with rows past the last call record, which the reader ignores), $absent killed before the file was made, $bad bad"
+	[ "$bad" = 0 ] && [ "$own_error" = 0 ]
 }
 
 # check_experiment DIR: the manifest and every recorded file agree.
@@ -128,24 +162,35 @@ EOF2
 }
 
 cli_part() {
-	local exp="$work/exp" i pid what bad=0 ncollect=0 ntrain=0 before after partial
+	local exp="$work/exp" i pid what bad=0 ncollect=0 ntrain=0 before after partial took
+	local collect_ms train_ms while_running=0 after_end=0 own_error=0
+	local collect=(collect binomial --args '--options 65536 --batch 512 --seed {seed}')
+	local train=(train --epochs 5 --threads 1 --arch mlp:16)
 	"$HML" -q -C "$exp" collect binomial --args '--options 8192 --batch 512 --seed {seed}' >/dev/null ||
 		{ echo "kill: first collect failed"; return 1; }
+	# Unkilled runs of each command, timed (one more data set and model).
+	timed "$HML" -q -C "$exp" "${collect[@]}" >/dev/null || { echo "kill: timed collect failed"; return 1; }
+	collect_ms=$took
+	timed "$HML" -q -C "$exp" "${train[@]}" >/dev/null || { echo "kill: timed train failed"; return 1; }
+	train_ms=$took
 	for ((i = 1; i <= n; i++)); do
 		before=$("$PY" -c 'import json,sys; m=json.load(open(sys.argv[1])); print(len(m["datasets"]) + len(m["models"]))' "$exp/manifest.json")
 		if ((RANDOM % 2)); then
 			what=collect
 			ncollect=$((ncollect + 1))
-			setsid "$HML" -q -C "$exp" collect binomial --args '--options 65536 --batch 512 --seed {seed}' >/dev/null 2>&1 &
+			setsid "$HML" -q -C "$exp" "${collect[@]}" >/dev/null 2>&1 &
+			pid=$!
+			delay "$collect_ms"
 		else
 			what=train
 			ntrain=$((ntrain + 1))
-			setsid "$HML" -q -C "$exp" train --epochs 5 --threads 1 --arch mlp:16 >/dev/null 2>&1 &
+			setsid "$HML" -q -C "$exp" "${train[@]}" >/dev/null 2>&1 &
+			pid=$!
+			delay "$train_ms"
 		fi
-		pid=$!
-		delay 2500
 		kill -9 -- "-$pid" 2>/dev/null   # hml and the application it runs
 		wait "$pid" 2>/dev/null
+		landed $?
 		if ! msg=$(check_experiment "$exp" 2>&1); then
 			bad=$((bad + 1))
 			echo "kill: cli $i ($what): $msg" >&2
@@ -165,8 +210,8 @@ cli_part() {
 		echo "kill: cli: hml train fails after the kills" >&2
 	fi
 	set -- $partial
-	echo "cli: $n kills ($ncollect hml collect, $ntrain hml train): manifest valid after each; $2 data sets ($1 flagged incomplete), $3 models registered; $bad bad"
-	[ "$bad" = 0 ]
+	echo "cli: $n kills ($ncollect hml collect, delays below its unkilled ${collect_ms} ms; $ntrain hml train, below ${train_ms} ms): $while_running while it ran, $after_end after it had ended, $own_error after an error exit of its own; manifest valid after each; $2 data sets ($1 flagged incomplete), $3 models registered; $bad bad"
+	[ "$bad" = 0 ] && [ "$own_error" = 0 ]
 }
 
 echo "kill: seed $seed, $n kills per part, load average $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -32,6 +32,7 @@ extern "C" {
 /* Process-wide settings (global form only). */
 #define HML__ENV_QOI           "HML_QOI"
 #define HML__ENV_JIT_OPTIMIZE  "HML_JIT_OPTIMIZE"
+#define HML__ENV_DEVICE        "HML_DEVICE"
 
 /* Every prefix every HML variable has. */
 #define HML__ENV_PREFIX        "HML_"

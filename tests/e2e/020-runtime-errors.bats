@@ -225,3 +225,27 @@ print("ok", len(c))'
 	assert_success
 	assert_output --partial "ok"
 }
+
+@test "HML_DEVICE: cpu runs as the default does; cuda without CUDA and unknown devices are refused" {
+	HML_MODE=infer HML_MODEL="$MODELS/mlp_f32.pt" HML_QOI="$WORK/auto.h5" binomial "${ARGS[@]}" >/dev/null
+	HML_MODE=infer HML_MODEL="$MODELS/mlp_f32.pt" HML_QOI="$WORK/q.h5" HML_DEVICE=cpu run binomial "${ARGS[@]}"
+	assert_success
+	refute_output --partial "warning"
+	[ "$(h5 q.h5 'bool((f["price"][:] == __import__("h5py").File("auto.h5","r")["price"][:]).all())')" = True ]
+	# A build without CUDA (CI's); with CUDA and no visible GPU the message is
+	# "HML_DEVICE=cuda: no CUDA device is visible to libtorch".
+	if ! grep -q '^HML_WITH_CUDA:BOOL=ON' "$HML_BUILD_DIR/CMakeCache.txt"; then
+		accurate_qoi
+		HML_MODE=infer HML_MODEL="$MODELS/mlp_f32.pt" HML_QOI="$WORK/q.h5" HML_DEVICE=cuda run binomial "${ARGS[@]}"
+		assert_success
+		assert_output --partial "HML_DEVICE=cuda: this hml was built without CUDA (configure with -DHML_WITH_CUDA=ON"
+		assert_output --partial "running the original code"
+		same_as_accurate
+	fi
+	HML_MODE=infer HML_MODEL="$MODELS/mlp_f32.pt" HML_DEVICE=gpu HML_ON_ERROR=fail run binomial "${ARGS[@]}"
+	assert_failure 1
+	assert_output --partial "HML_DEVICE='gpu' is not auto, cpu or cuda"
+	HML_MODE=infer HML_MODEL="$MODELS/mlp_f32.pt" HML_DEVICE=" cpu" HML_ON_ERROR=fail run binomial "${ARGS[@]}"
+	assert_failure 1
+	assert_output --partial "HML_DEVICE=' cpu' is not auto, cpu or cuda"
+}

@@ -10,7 +10,9 @@ setup() { common_setup; }
 @test "binomial killed while collecting: every file readable, its calls intact" {
 	run "$HML_SOURCE_DIR/bench/kill.sh" -b "$HML_BUILD_DIR" -n 3 -s 11 collect
 	assert_success
-	assert_output --partial "collect: 3 kills of binomial collecting:"
+	assert_output --partial "collect: 3 kills of binomial collecting (delays below its unkilled "
+	# delays are drawn below an unkilled run's duration: kills land while it runs
+	assert_output --regexp "ms\): [1-3] while it ran, [0-2] after it had ended, 0 after an error exit"
 	assert_output --partial ", 0 bad"
 }
 
@@ -18,6 +20,7 @@ setup() { common_setup; }
 	run "$HML_SOURCE_DIR/bench/kill.sh" -b "$HML_BUILD_DIR" -n 4 -s 5 cli
 	assert_success
 	assert_output --partial "cli: 4 kills ("
+	assert_output --regexp "ms\): [1-4] while it ran, [0-3] after it had ended, 0 after an error exit"
 	assert_output --partial "manifest valid after each"
 	assert_output --partial "; 0 bad"
 }

@@ -241,6 +241,10 @@ check_history() {
 	# Workers 0 and 1 were started in this order.
 	wpid="$(ps --ppid "$pid" -o pid= | sort -n | sed -n "$((w + 1))p")"
 	[ -n "$wpid" ]
+	# Workers run under SCHED_BATCH (they do not preempt the coordinator
+	# that wakes them); the coordinator stays SCHED_OTHER.
+	[[ "$(chrt -p "$wpid")" == *"policy: SCHED_BATCH"* ]]
+	[[ "$(chrt -p "$pid")" == *"policy: SCHED_OTHER"* ]]
 	kill -9 "$wpid"
 	wait "$pid"
 	[ "$(json out.json 'd["search"]["counts"]["configs"]')" = 4 ]
