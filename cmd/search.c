@@ -36,7 +36,7 @@ static int64_t budget = UNSET, workers = UNSET, seed = UNSET, max_epochs = UNSET
 	threads = UNSET;
 static double max_latency = NAN, max_params = NAN, max_error = NAN, trial_timeout = NAN;
 static const char *space_path, *region, *keep_models, *target;
-static int resume;
+static int resume, deterministic;
 static const char *train_args;   /* --train-args POINT */
 
 static const cmd_option options[] = {
@@ -58,6 +58,9 @@ static const cmd_option options[] = {
 	{ "max-error", 0, CMD_OPT_DOUBLE, &max_error, "E", "constraint: validation RMSE" },
 	{ "trial-timeout", 0, CMD_OPT_DOUBLE, &trial_timeout, "S",
 	  "a trial running longer is killed and recorded as timed out (default: none)" },
+	{ "deterministic", 0, CMD_OPT_FLAG, &deterministic, NULL,
+	  "choose trials in lockstep with their results, in trial order: the same seed and "
+	  "--workers give the same trials (workers may wait)" },
 	{ "resume", 0, CMD_OPT_FLAG, &resume, NULL,
 	  "continue search ID (the argument; default: the newest) to its budget" },
 	{ "target", 0, CMD_OPT_STRING, &target, "c|torchscript|auto",
@@ -350,7 +353,8 @@ static int new_search(search_state *st)
 	for (size_t i = 0; i < st->nds; i++)
 		json_array_append_new(ids, json_string(st->ds_ids[i]));
 	rec = json_pack("{s:s, s:s, s:s, s:s, s:O, s:s, s:O, s:o, s:o, s:I, s:I, s:i, s:i, s:i,"
-	                " s:i, s:i, s:o, s:s, s:o, s:{s:i, s:i, s:i, s:i, s:i}, s:f, s:s, s:s}",
+	                " s:i, s:i, s:o, s:s, s:o, s:{s:i, s:i, s:i, s:i, s:i}, s:f, s:s, s:s,"
+	                " s:b}",
 	                "region", st->label, "workflow", st->wname, "family", st->family,
 	                "status", "running", "space", st->space_json, "space_sha256", st->space_sha,
 	                "space_source", st->space_source, "datasets", ids, "data_sha256", data_sha(st),
@@ -362,7 +366,8 @@ static int new_search(search_state *st)
 	                "trial_timeout", cmd_json_real(st->trial_timeout),
 	                "counts", "configs", 0, "trials", 0, "ok", 0, "failed", 0, "reruns", 0,
 	                "seconds", 0.0, "transport", st->mpi ? "mpi" : "processes",
-	                "latency_target", hml__target_name(st->target));
+	                "latency_target", hml__target_name(st->target),
+	                "deterministic", st->deterministic);
 	if (!rec)
 		return hml__error_oom();
 	return hml__search_register(st->s, rec, st->id, sizeof(st->id));
@@ -439,6 +444,10 @@ static int resume_search(search_state *st, const char *id)
 	if (region && strcmp(region, v.region) != 0)
 		return hml__error_set(HML_EINVALID, "cannot resume search '%s' on region '%s': it "
 		                      "searches region '%s'", st->id, region, v.region);
+	st->deterministic = json_is_true(json_object_get(v.json, "deterministic"));
+	if (deterministic && !st->deterministic)
+		return hml__error_set(HML_EINVALID, "cannot resume search '%s' with --deterministic: "
+		                      "it was started without it", st->id);
 	st->label = v.region;
 	st->prev_seconds = isnan(cmd_json_number(v.json, "seconds")) ? 0
 	                 : cmd_json_number(v.json, "seconds");
@@ -973,6 +982,7 @@ int cmd_search(int argc, char **argv)
 	st.max_error = isnan(max_error) ? 0 : max_error;
 	st.trial_timeout = trial_timeout;
 	st.keep_all = keep_models && strcmp(keep_models, "all") == 0;
+	st.deterministic = deterministic;
 	if (launched_size() > 1) {
 #ifdef HML_WITH_MPI
 		if (mpi_setup(&st, &code))

@@ -91,17 +91,47 @@ void search_trial_event(const search_state *st, long i, hml__hist_status status,
 
 /* ---- replay ------------------------------------------------------------- */
 
+/* The scheduler learns the recorded end of trial i. */
+static int replay_report(search_state *st, long i)
+{
+	const search_trial *t = &st->t[i];
+	hml__sched_outcome o = { t->m.val_rmse, t->m.latency_s, (double)t->m.params };
+
+	return t->end_status == HML__HIST_OK
+	       ? hml__sched_report(st->sched, (size_t)t->config, t->rung, &o)
+	       : hml__sched_fail(st->sched, (size_t)t->config, t->rung);
+}
+
+/* Deterministic: count the recorded ends of trials st->counted .. n-1, in
+ * trial order, as the original run had before it chose the next trial. */
+static int replay_count_upto(search_state *st, size_t n)
+{
+	int rc;
+
+	for (; st->counted < n; st->counted++) {
+		if (st->counted >= st->nt || st->t[st->counted].status == HML__HIST_RUNNING)
+			return hml__error_set(HML_EINVALID, "trial history of search '%s': a trial "
+			                      "start counts the end of trial %zu, which has not ended",
+			                      st->id, st->counted);
+		if ((rc = replay_report(st, (long)st->counted)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
 static int replay_event(const hml__hist_event *ev, void *payload)
 {
 	search_state *st = payload;
 	search_trial *t = ev->trial < (long)st->nt ? &st->t[ev->trial] : NULL;
-	hml__sched_outcome o;
 	int rc;
 
 	if (ev->status == HML__HIST_RUNNING) {
 		if (ev->trial != (long)st->nt)
 			return hml__error_set(HML_EINVALID, "trial history of search '%s': trial %ld "
 			                      "starts out of order", st->id, ev->trial);
+		if (st->deterministic && ev->counted >= 0 &&
+		    (rc = replay_count_upto(st, (size_t)ev->counted)) < 0)
+			return rc;
 		if (ev->rung == 0 && (!ev->u || ev->dim != hml__space_dim(st->space) || !ev->params))
 			return hml__error_set(HML_EINVALID, "trial history of search '%s': trial %ld "
 			                      "has no point of this search space", st->id, ev->trial);
@@ -128,19 +158,20 @@ static int replay_event(const hml__hist_event *ev, void *payload)
 		t->m = ev->m;
 		t->seconds = ev->seconds;
 		snprintf(t->arch, sizeof(t->arch), "%s", ev->arch ? ev->arch : "");
-		o = (hml__sched_outcome){ ev->m.val_rmse, ev->m.latency_s, (double)ev->m.params };
-		rc = hml__sched_report(st->sched, (size_t)ev->config, ev->rung, &o);
-		if (rc == 0 && ev->m.latency_target == HML__TARGET_C && !ev->m.latency_cached)
+		rc = 0;
+		if (ev->m.latency_target == HML__TARGET_C && !ev->m.latency_cached)
 			rc = hml__latency_cache_put(&st->lat, ev->arch, ev->m.latency_batch,
 			                            ev->m.latency_threads, ev->m.latency_s);
 		break;
 	default:
-		rc = hml__sched_fail(st->sched, (size_t)ev->config, ev->rung);
+		rc = 0;
 	}
 	if (rc < 0)
 		return rc;
-	t->status = ev->status;
-	return 0;
+	t->status = t->end_status = ev->status;
+	t->replayed = 1;
+	/* Deterministic: counted in trial order, at the points the starts say. */
+	return st->deterministic ? 0 : replay_report(st, ev->trial);
 }
 
 int search_replay(search_state *st)
@@ -160,6 +191,17 @@ int search_replay(search_state *st)
 	}
 	if ((rc = hml__history_open(&st->hist, path)) < 0)
 		return rc;
+	/* Deterministic: recorded ends not yet counted are counted by the loop,
+	 * in trial order, as the original run would have. */
+	for (size_t i = st->counted; st->deterministic && i < st->nt; i++) {
+		if (st->t[i].status == HML__HIST_RUNNING)
+			continue;
+		if ((rc = grow((void **)&st->pending, &st->cappending, st->npending + 1,
+		               sizeof(*st->pending))) < 0)
+			return rc;
+		st->t[i].end_seq = 0;   /* durable */
+		st->pending[st->npending++] = (long)i;
+	}
 	/* Trials that were running when the search stopped run once more. */
 	if (!(st->queue = calloc(st->nt + 1, sizeof(long))))
 		return hml__error_oom();
@@ -271,7 +313,49 @@ static int trial_count(search_state *st, long trial)
 	return rc;
 }
 
-/* Count the pending trials whose end is durable (wait: sync first). */
+/* Count trial `trial`, whose end is durable (read from the history: the
+ * scheduler only learns it). */
+static int count_one(search_state *st, long trial)
+{
+	return st->t[trial].replayed ? replay_report(st, trial) : trial_count(st, trial);
+}
+
+/* Deterministic: how many trials' ends may be counted before the next
+ * trial is chosen (all, once every trial is chosen). */
+static size_t det_limit(const search_state *st)
+{
+	size_t w = (size_t)st->nworkers;
+
+	if (st->all_chosen)
+		return SIZE_MAX;
+	return (st->nt + 1 > w ? st->nt + 1 - w : 0) + st->det_extra;
+}
+
+/* Deterministic: count durable ends in trial order, up to det_limit(). */
+static int count_in_order(search_state *st, uint64_t seq)
+{
+	size_t limit = det_limit(st), i;
+	int rc;
+
+	while (st->counted < st->nt && st->counted < limit) {
+		long trial = (long)st->counted;
+
+		for (i = 0; i < st->npending && st->pending[i] != trial; i++)
+			;
+		if (i == st->npending || st->t[trial].end_seq > seq)
+			break;   /* still running, or its end not yet durable */
+		memmove(&st->pending[i], &st->pending[i + 1],
+		        (st->npending - i - 1) * sizeof(*st->pending));
+		st->npending--;
+		st->counted++;
+		if ((rc = count_one(st, trial)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* Count the pending trials whose end is durable (wait: sync first, and
+ * count every one: the search is stopping). */
 static int count_durable(search_state *st, int wait)
 {
 	uint64_t seq;
@@ -282,11 +366,13 @@ static int count_durable(search_state *st, int wait)
 		return 0;
 	if ((rc = wait ? hml__history_flush(st->hist, &seq) : hml__history_durable(st->hist, &seq)) < 0)
 		return rc;
+	if (st->deterministic && !wait)
+		return count_in_order(st, seq);
 	for (size_t i = 0; i < st->npending; i++) {
 		long trial = st->pending[i];
 
 		if (st->t[trial].end_seq <= seq) {
-			if ((rc = trial_count(st, trial)) < 0)
+			if ((rc = count_one(st, trial)) < 0)
 				return rc;
 		} else {
 			st->pending[k++] = trial;
@@ -294,6 +380,16 @@ static int count_durable(search_state *st, int wait)
 	}
 	st->npending = k;
 	return 0;
+}
+
+/* May a trial start now? Normally once every ended trial is counted;
+ * deterministic, a re-run at once, a new choice once exactly the ends the
+ * rule allows are counted. */
+static int may_start(const search_state *st)
+{
+	if (!st->deterministic)
+		return !st->npending;
+	return st->nqueue > 0 || st->counted >= det_limit(st);
 }
 
 /* The next trial to start: 1 (*trial, *fresh: 0 for a re-run), 0 none now, 2 done. */
@@ -315,8 +411,13 @@ static int trial_next(search_state *st, long *trial, int *fresh)
 	rc = hml__sched_next(st->sched, &nt);
 	st->suggest += hml__now() - t0;
 	st->suggest_cpu += hml__thread_cpu() - c0;
+	if (rc == 0)
+		st->det_extra++;   /* deterministic: wait for one more end */
+	if (rc == 2)
+		st->all_chosen = 1;
 	if (rc != 1)
 		return rc;
+	st->det_extra = 0;
 	if (nt.rung == 0 && ((rc = hml__space_decode(&params, st->space, nt.u)) < 0 ||
 	                     (rc = cfg_push(st, params)) < 0))
 		return rc;
@@ -360,6 +461,8 @@ static int trial_start(search_state *st, hml__worker *w, long trial, int fresh)
 		ev.params = st->cfg[t->config];
 		ev.u = hml__sched_point(st->sched, (size_t)t->config);
 		ev.dim = hml__space_dim(st->space);
+		if (st->deterministic)
+			ev.counted = (long)st->counted;
 		/* Not waited for: a start lost in a machine crash is a trial never started. */
 		if ((rc = hml__history_write(st->hist, &ev, &seq)) < 0)
 			return rc;
@@ -559,22 +662,29 @@ static int dispatch(search_state *st, int *done)
 	long trial = -1;
 	int fresh = 0, rc;
 
-	/* The next suggestions wait for every ended trial to count. */
-	for (int k = 0; k < st->nworkers && !*done && !st->npending; k++) {
+	/* The next suggestions wait for the ended trials to count (may_start). */
+	for (int k = 0; k < st->nworkers && !*done && may_start(st); k++) {
 		hml__worker *w = &st->wk[k];
 
 		while (w->pid > 0 && w->ready && w->trial < 0 && !*done && !cmd_interrupted &&
-		       !st->npending) {
-			if ((rc = trial_next(st, &trial, &fresh)) < 0)
-				return rc;
-			if (rc == 0)
-				return 0;
-			if (rc == 2) {
+		       may_start(st)) {
+			size_t before = st->counted;
+			int next;
+
+			if ((next = trial_next(st, &trial, &fresh)) < 0)
+				return next;
+			if (next == 2) {
 				*done = 1;
 				return 0;
 			}
-			if ((rc = trial_start(st, w, trial, fresh)) < 0)
+			if (next == 1 && (rc = trial_start(st, w, trial, fresh)) < 0)
 				return rc;
+			/* Deterministic: the choice (or the scheduler's wait) lets one
+			 * more end count; if it is there, go on at once. */
+			if (st->deterministic && (rc = count_durable(st, 0)) < 0)
+				return rc;
+			if (next == 0 && (!st->deterministic || st->counted == before))
+				return 0;
 		}
 	}
 	return 0;

@@ -37,6 +37,7 @@ typedef struct search_trial {
 	int lat_cached;            /* its latency came from the cache (target c) */
 	uint64_t end_seq;          /* its end's line in the history (hml__history_write) */
 	hml__hist_status end_status;   /* that end, counted once the line is durable */
+	int replayed;              /* its end was read from the history, not seen now */
 } search_trial;
 
 typedef struct search_state {
@@ -88,6 +89,15 @@ typedef struct search_state {
 	double suggest_cpu, prev_suggest_cpu;  /* ... and in the scheduler */
 	size_t session_trials;     /* trials ended in this session */
 	int reruns;                /* trials re-run by this session */
+	/* --deterministic (lockstep): trial ends are counted in trial order, and
+	 * trial k is chosen once exactly the ends of trials 0 .. k-W are counted
+	 * (W workers; one more each time the scheduler had nothing to start),
+	 * so the choices depend on the seed, W and the trials' results, never
+	 * on which trial ended first (cmd/search_run.c). */
+	int deterministic;
+	size_t counted;            /* deterministic: trials 0 .. counted-1 are counted */
+	size_t det_extra;          /* ends counted past the rule since the last choice */
+	int all_chosen;            /* the scheduler said the search is complete */
 } search_state;
 
 /* The worker's loop: init, then trials, on descriptors in and out, until

@@ -18,7 +18,9 @@
  *
  * Test hooks (documented in hml-search(1)): HML_SEARCH_TEST_CRASH=T makes
  * the worker abort() when it is sent trial T, HML_SEARCH_TEST_HANG=T makes
- * it sleep instead of training trial T (for --trial-timeout).
+ * it sleep instead of training trial T (for --trial-timeout),
+ * HML_SEARCH_TEST_LATENCY_PARAMS=1 replaces every measured latency by
+ * 1e-9 s per parameter (noiseless, for the --deterministic test).
  */
 #define _GNU_SOURCE 1   /* SCHED_BATCH */
 #include <math.h>
@@ -138,6 +140,8 @@ static int trial(const json_t *msg, const hml__dataset *d, int out)
 		r.latency_s_per_sample = known;   /* its architecture's, measured before */
 	else if (target == HML__TARGET_C)
 		err = c_latency(d, path, o.threads, &r, &cost);
+	if (!err && hook("HML_SEARCH_TEST_LATENCY_PARAMS") > 0)
+		r.latency_s_per_sample = 1e-9 * (double)r.params;   /* a noiseless latency */
 	if (hml__wire_trial_discard(msg))
 		unlink(path);   /* a lower rung's model: not wanted once measured */
 	reply = hml__wire_result(t, err, &r);

@@ -51,6 +51,7 @@ void hml__hist_event_init(hml__hist_event *ev)
 	memset(ev, 0, sizeof(*ev));
 	ev->trial = ev->config = -1;
 	ev->worker = -1;
+	ev->counted = -1;
 	ev->seconds = NAN;
 	ev->m.val_rmse = ev->m.test_rmse = ev->m.latency_s = NAN;
 	ev->m.latency_batch = ev->m.params = -1;
@@ -229,6 +230,8 @@ static json_t *event_json(const hml__hist_event *ev)
 		json_object_set_new(o, "epochs", json_integer(ev->epochs));
 	if (ev->worker >= 0)
 		json_object_set_new(o, "worker", json_integer(ev->worker));
+	if (ev->counted >= 0)
+		json_object_set_new(o, "counted", json_integer(ev->counted));
 	if (ev->params)
 		json_object_set(o, "params", (json_t *)ev->params);
 	if (ev->u) {
@@ -416,6 +419,11 @@ static const char *event_of(hml__hist_event *ev, const json_t *o, double **u)
 	ev->rung = (unsigned)int_or(o, "rung", 0);
 	ev->epochs = (int)int_or(o, "epochs", 0);
 	ev->worker = (int)int_or(o, "worker", -1);
+	if (json_object_get(o, "counted") &&
+	    (!json_is_integer(json_object_get(o, "counted")) || int_or(o, "counted", -1) < 0 ||
+	     int_or(o, "counted", -1) > ev->trial))
+		return "'counted' is not a count of earlier trials";
+	ev->counted = (long)int_or(o, "counted", -1);
 	ev->params = json_is_object(json_object_get(o, "params")) ? json_object_get(o, "params")
 	                                                          : NULL;
 	ev->seconds = num_or_nan(o, "seconds");

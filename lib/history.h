@@ -19,6 +19,11 @@
  *                                          started again on --resume
  *   {"trial":3,...,"status":"kept","model":"m4"}   registered as a model
  *
+ * A --deterministic search's "running" lines carry "counted": n, the
+ * number of trial ends (trials 0 .. n-1, in trial order) the scheduler had
+ * counted when it chose the trial, so that a replay counts them at the
+ * same points (cmd/search_run.c).
+ *
  * "trial" counts runs (0, 1, ... in the order they were started), "config"
  * is the optimiser's configuration (lib/bo.h id), "rung" its fidelity level
  * (lib/asha.h), "u" the configuration's point of the unit cube
@@ -100,6 +105,9 @@ typedef struct hml__hist_event {
 	hml__hist_status status;
 	int epochs;               /**< epochs this run trains (0: not recorded) */
 	int worker;               /**< -1: not recorded */
+	long counted;             /**< "running" of a --deterministic search: how many
+	                               trial ends the scheduler had counted when it
+	                               chose this trial; -1: not recorded */
 	const json_t *params;     /**< the configuration's sample, or NULL */
 	const double *u;          /**< its unit-cube point (dim values), or NULL */
 	size_t dim;

@@ -382,6 +382,55 @@ check_history() {
 	[ "$(cfgs exp)" != "$(cfgs exp3)" ]
 }
 
+@test "--deterministic: the same seed and workers choose the same trials in the same order, also across kill -9 and --resume" {
+	# A two-parameter space (6 initial points, then BO) and a noiseless
+	# latency (test hook: 1e-9 s per parameter), so that only the order in
+	# which trials end could make two searches differ.
+	printf '{"width": {"type": "int", "low": 4, "high": 32, "log": true}, "lr": {"type": "float", "low": 0.001, "high": 0.01, "log": true}}' > sp.json
+	cp -r exp exp2
+	cp -r exp exp3
+	export HML_SEARCH_TEST_LATENCY_PARAMS=1
+	DET="--space sp.json --budget 10 --workers 2 --max-epochs 3 --seed 4 --threads 1 --target torchscript --deterministic"
+	for e in exp exp2; do
+		run hml -q -C "$e" search $DET
+		assert_success
+	done
+	starts() {
+		"$PY" -c 'import json,sys; print([(e["trial"], e["config"], e["rung"], e["counted"], json.dumps(e.get("params"), sort_keys=True)) for e in map(json.loads, open(sys.argv[1])) if e["status"] == "running"])' "$1/search/s1/trials.jsonl"
+	}
+	[ "$(starts exp)" = "$(starts exp2)" ]
+	[ "$(json exp/manifest.json 'd["searches"][0]["deterministic"]')" = True ]
+	run hml -C exp show s1
+	assert_line "seed 4, 2 workers, deterministic (trials chosen in lockstep with their results)"
+	# Lockstep with 2 workers: trial k was chosen with the ends of trials
+	# 0 .. k-2 counted, and more only where the scheduler had to wait.
+	"$PY" - exp/search/s1/trials.jsonl <<-'EOF'
+	import json, sys
+	c = [e["counted"] for e in map(json.loads, open(sys.argv[1])) if e["status"] == "running"]
+	assert len(c) > 10 and all(c[k] >= max(0, k - 1) for k in range(len(c))), c
+	assert c == sorted(c), c
+	EOF
+	# Killed while trial 6 runs, then resumed: the same trials, two of them re-run.
+	setsid "$HML" -q -C exp3 search $DET >/dev/null 2>&1 &
+	pid=$!
+	for i in $(seq 600); do
+		grep -q '"trial":6,' exp3/search/s1/trials.jsonl 2>/dev/null && break
+		sleep 0.05
+	done
+	kill -9 -- "-$pid"
+	wait "$pid" || true
+	run hml -q -C exp3 search --resume
+	assert_success
+	[ "$(starts exp3)" = "$(starts exp)" ]
+	[ "$(grep -c '"status":"rerun"' exp3/search/s1/trials.jsonl)" -ge 1 ]
+	# A search started without it cannot be resumed with it.
+	run hml -q -C exp3 search --budget 3 --workers 2 --max-epochs 1 --threads 1 --target torchscript
+	assert_success
+	run --separate-stderr hml -q -C exp3 search --resume s2 --deterministic
+	assert_failure
+	[[ "$stderr" == *"cannot resume search 's2' with --deterministic: it was started without it"* ]]
+}
+
 @test "mpirun -n 3: rank 0 coordinates, ranks 1 and 2 train; records as with --workers 2" {
 	grep -q '^HML_WITH_MPI:BOOL=ON' "$HML_BUILD_DIR/CMakeCache.txt" ||
 		skip "hml is built without MPI (-DHML_WITH_MPI=ON)"

@@ -105,13 +105,21 @@ TEST(round_trip)
 	CHECK_OK(hml__history_append(h, &ev));
 	ev.status = HML__HIST_KEPT; ev.error = NULL; ev.model = "m7";
 	CHECK_OK(hml__history_append(h, &ev));
+	/* a --deterministic search's start: the ends counted when it was chosen */
+	hml__hist_event_init(&ev);
+	ev.trial = 2; ev.config = 1; ev.rung = 0; ev.counted = 2;
+	ev.params = params; ev.u = u; ev.dim = 3;
+	CHECK_OK(hml__history_append(h, &ev));
 	ev.status = (hml__hist_status)99;
 	CHECK_FAILS(hml__history_append(h, &ev), HML_EINVALID, "status 99 is not valid");
 	hml__history_close(h);
 
 	CHECK_OK(hml__history_read(path, collect, &c, &torn));
 	CHECK_EQ_INT(torn, 0);
-	CHECK_EQ_INT(c.n, 8);
+	CHECK_EQ_INT(c.n, 9);
+	CHECK_EQ_INT(c.ev[0].counted, -1);   /* not recorded */
+	CHECK_EQ_INT(c.ev[8].counted, 2);
+	CHECK_EQ_INT(c.ev[8].trial, 2);
 	/* torchscript when not recorded, the recorded target otherwise */
 	CHECK_EQ_INT(c.ev[1].m.latency_target, -1);
 	CHECK(isnan(c.ev[1].m.latency_cost));
@@ -288,6 +296,12 @@ TEST(bad_lines)
 	           "{\"latency_target\":\"gpu\"}}\n");
 	CHECK_FAILS(hml__history_read(path, collect, &c, NULL), HML_EINVALID,
 	            "unknown 'metrics.latency_target'");
+	/* a trial cannot have counted more ends than there are trials before it */
+	write_text(path, "{\"trial\":1,\"config\":1,\"rung\":0,\"status\":\"running\",\"counted\":2}\n");
+	CHECK_FAILS(hml__history_read(path, collect, &c, NULL), HML_EINVALID,
+	            "'counted' is not a count of earlier trials");
+	write_text(path, "{\"trial\":1,\"config\":1,\"rung\":0,\"status\":\"running\",\"counted\":\"1\"}\n");
+	CHECK_FAILS(hml__history_read(path, collect, &c, NULL), HML_EINVALID, "'counted'");
 	collected_release(&c);
 }
 
