@@ -6,7 +6,6 @@
 #include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -178,14 +177,9 @@ static void *sync_thread(void *arg)
 
 static int start_thread(hml__history *h)
 {
-	sigset_t all, old;
-	int rc;
-
 	/* Signals go to the coordinator's thread, not to this one. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	rc = pthread_create(&h->thread, NULL, sync_thread, h);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	int rc = hml__thread_start(&h->thread, sync_thread, h);
+
 	if (rc != 0)
 		return hml__error_set(HML_ERROR, "cannot start the trial history's sync thread: %s",
 		                      strerror(rc));

@@ -3,13 +3,13 @@
  */
 #include <errno.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "error.h"
 #include "reaper.h"
+#include "util.h"
 
 typedef struct reap_item {
 	struct reap_item *next;
@@ -73,14 +73,9 @@ static void *reaper_thread(void *arg)
 
 static int start_thread(hml__reaper *r)
 {
-	sigset_t all, old;
-	int rc;
-
 	/* Signals go to the caller's thread, not to this one. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	rc = pthread_create(&r->thread, NULL, reaper_thread, r);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	int rc = hml__thread_start(&r->thread, reaper_thread, r);
+
 	r->thread_on = rc == 0;
 	return rc;
 }

@@ -4,6 +4,7 @@
 #ifndef HML_LIB_UTIL_H
 #define HML_LIB_UTIL_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -18,6 +19,14 @@ double hml__now(void);
 
 /** CPU time of the calling thread in seconds (CLOCK_THREAD_CPUTIME_ID). */
 double hml__thread_cpu(void);
+
+/**
+ * pthread_create() with every signal blocked in the new thread (the
+ * caller's mask is restored), so that signals reach the caller's threads:
+ * for the CLI's background threads (trial history sync, file reaper).
+ * 0, or pthread_create's error number.
+ */
+int hml__thread_start(pthread_t *t, void *(*fn)(void *), void *arg);
 
 /** strdup that records HML_ENOMEM on failure (returns NULL). */
 char *hml__strdup(const char *s);
