@@ -53,6 +53,18 @@ commands() {
 	done
 }
 
+@test "every option a command's --help lists is in its man page (global ones in hml(1))" {
+	for c in $(commands); do
+		[ "$c" = ls ] && continue   # show's alias: hml-show(1)
+		for o in $("$HML" "$c" --help | grep -oE '^ +(-[A-Za-z], )?--[a-z][a-z0-9-]*' |
+		           grep -oE -- '--[a-z][a-z0-9-]*'); do
+			p=${o//-/\\-}   # groff writes an option's hyphens as \-
+			grep -qF -- "$p" "$HML_SOURCE_DIR/man/hml-$c.1" || grep -qF -- "$p" "$HML_SOURCE_DIR/man/hml.1" ||
+				{ echo "hml $c: option $o is not in hml-$c(1)"; false; }
+		done
+	done
+}
+
 @test "unknown commands and options are usage errors (exit 2)" {
 	run hml frobnicate
 	[ "$status" -eq 2 ]
