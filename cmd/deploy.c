@@ -121,7 +121,7 @@ static int choose(const hml__store *s, const char *id, hml__candidate *pick)
 			pick->model = id;
 			pick->target = target_mask() == 1u << HML__TARGET_C ? HML__TARGET_C
 			                                                   : HML__TARGET_TORCHSCRIPT;
-			pick->error = pick->latency = NAN;
+			pick->error = pick->latency = pick->startup = pick->rows_per_run = NAN;
 			for (k = 0; k < n; k++)
 				if (strcmp(c[k].model, id) == 0 && c[k].target == pick->target)
 					*pick = c[k];
@@ -154,7 +154,7 @@ int cmd_deploy(int argc, char **argv)
 	json_t *rec = NULL, *env;
 	const char *selection, *id, *label, *key;
 	char *path = NULL, *so_path = NULL, pid[32], cid[32] = "";
-	hml__candidate pick = { NULL, HML__TARGET_TORCHSCRIPT, NAN, NAN };
+	hml__candidate pick = { NULL, HML__TARGET_TORCHSCRIPT, NAN, NAN, NAN, NAN };
 	int first, rc, code = HML_EXIT_OK, nsel;
 
 	if ((rc = cmd_parse(&spec, argc, argv, &first)) != 0)
@@ -234,10 +234,16 @@ int cmd_deploy(int argc, char **argv)
 		cmd_info("%s: deployed model '%s' for region '%s' of workflow '%s' "
 		         "(validation RMSE %.4g; its card has no latency for this target)", pid, id,
 		         label, w->name, model.val_rmse);
-	else
+	else if (isnan(hml__candidate_run_cost(&pick)))
 		cmd_info("%s: deployed model '%s' for region '%s' of workflow '%s' "
 		         "(validation RMSE %.4g, %.3g us per sample)", pid, id, label, w->name,
 		         model.val_rmse, pick.latency * 1e6);
+	else
+		cmd_info("%s: deployed model '%s' for region '%s' of workflow '%s' "
+		         "(validation RMSE %.4g, %.3g us per sample; per run of %.0f rows, %.3g s: "
+		         "%.3g s start-up)", pid, id, label, w->name, model.val_rmse,
+		         pick.latency * 1e6, pick.rows_per_run, hml__candidate_run_cost(&pick),
+		         pick.startup);
 	if (g_cmd.json) {
 		const json_t *d = hml__store_find(s, "deployments", pid);
 		json_t *doc = json_pack("{s:O}", "deployment", d);

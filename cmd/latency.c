@@ -6,9 +6,12 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include "cmd.h"
 #include "dataset.h"
+#include "fsutil.h"
 #include "latency.h"
 
 json_t *cmd_latency_card(const char *pt_path, const hml__dataset *d, int64_t batch,
@@ -16,10 +19,17 @@ json_t *cmd_latency_card(const char *pt_path, const hml__dataset *d, int64_t bat
 {
 	hml__latency l;
 	hml__latency_options o = hml__latency_options_for(d, batch, threads);
+	char *dir = hml__exe_dir(), *probe = dir ? hml__path_join(dir, "hml-probe") : NULL;
 	json_t *j;
+	int rc;
 
+	/* Installed and built next to hml; without it the card has no start-up. */
+	o.probe = probe && access(probe, X_OK) == 0 ? probe : NULL;
 	cmd_info("measuring the latency per target at batch %lld", (long long)o.batch);
-	if (hml__latency_measure(&l, pt_path, &o) < 0) {
+	rc = hml__latency_measure(&l, pt_path, &o);
+	free(probe);
+	free(dir);
+	if (rc < 0) {
 		cmd_warn("the model's latency was not measured: %s", hml_error_last()->message);
 		return NULL;
 	}
@@ -52,6 +62,17 @@ void cmd_latency_print(const json_t *model_record, const char *indent)
 			printf(" %s -%s", hml__target_name(t), t + 1 < HML__NTARGETS ? "," : "");
 	}
 	printf(" (%s)\n", l.machine);
+	if (isfinite(l.startup[HML__TARGET_TORCHSCRIPT]) || isfinite(l.startup[HML__TARGET_C])) {
+		const char *sep = "";
+
+		printf("%sstart-up added to an application:", indent);
+		for (int t = 0; t < HML__NTARGETS; t++)
+			if (isfinite(l.startup[t])) {
+				printf("%s %s %.3g s", sep, hml__target_name(t), l.startup[t]);
+				sep = ",";
+			}
+		printf("\n");
+	}
 	for (int t = 0; t < HML__NTARGETS; t++)
 		if (l.unavailable[t][0])
 			printf("%s  no %s form: %s\n", indent, hml__target_name(t), l.unavailable[t]);

@@ -78,16 +78,16 @@ void hml__latency_init(hml__latency *l)
 {
 	memset(l, 0, sizeof(*l));
 	for (int t = 0; t < HML__NTARGETS; t++)
-		l->seconds[t] = NAN;
+		l->seconds[t] = l->startup[t] = NAN;
 }
 
 /* ---- the card contract ---------------------------------------------- */
 
 json_t *hml__latency_to_json(const hml__latency *l)
 {
-	json_t *j = json_object(), *why = json_object();
+	json_t *j = json_object(), *why = json_object(), *up = json_object();
 
-	if (!j || !why)
+	if (!j || !why || !up)
 		goto oom;
 	for (int t = 0; t < HML__NTARGETS; t++) {
 		double s = l->seconds[t];
@@ -98,7 +98,16 @@ json_t *hml__latency_to_json(const hml__latency *l)
 		if (l->unavailable[t][0] &&
 		    json_object_set_new(why, target_names[t], json_string(l->unavailable[t])) < 0)
 			goto oom;
+		if (isfinite(l->startup[t]) && l->startup[t] >= 0 &&
+		    json_object_set_new(up, target_names[t], json_real(l->startup[t])) < 0)
+			goto oom;
 	}
+	if (json_object_size(up)) {
+		if (json_object_set(j, "startup", up) < 0)
+			goto oom;
+	}
+	json_decref(up);
+	up = NULL;
 	if (json_object_set_new(j, "batch", json_integer((json_int_t)l->batch)) < 0 ||
 	    json_object_set_new(j, "threads", json_integer(l->threads)) < 0 ||
 	    json_object_set_new(j, "machine", json_string(l->machine)) < 0)
@@ -111,6 +120,7 @@ json_t *hml__latency_to_json(const hml__latency *l)
 oom:
 	json_decref(j);
 	json_decref(why);
+	json_decref(up);
 	hml__error_oom();
 	return NULL;
 }
@@ -130,6 +140,25 @@ static int read_string(char *buf, size_t size, const json_t *v, const char *key)
 	if (json_string_length(v) >= size)
 		return malformed("too long:", key);
 	memcpy(buf, json_string_value(v), json_string_length(v) + 1);
+	return 0;
+}
+
+/* "startup": {target: seconds >= 0, ...} (optional) */
+static int read_startup(hml__latency *l, const json_t *up)
+{
+	if (!up)
+		return 0;
+	if (!json_is_object(up))
+		return malformed("not an object:", "startup");
+	for (int t = 0; t < HML__NTARGETS; t++) {
+		const json_t *v = json_object_get(up, target_names[t]);
+
+		if (!v)
+			continue;
+		if (!json_is_number(v) || !isfinite(json_number_value(v)) || json_number_value(v) < 0)
+			return malformed("not a number of seconds:", "startup");
+		l->startup[t] = json_number_value(v);
+	}
 	return 0;
 }
 
@@ -161,6 +190,8 @@ int hml__latency_from_json(hml__latency *l, const json_t *j)
 	l->threads = v ? (int)json_integer_value(v) : 0;
 	if ((rc = read_string(l->machine, sizeof(l->machine), json_object_get(j, "machine"),
 	                      "machine")) < 0)
+		return rc;
+	if ((rc = read_startup(l, json_object_get(j, "startup"))) < 0)
 		return rc;
 	why = json_object_get(j, "unavailable");
 	if (why && !json_is_object(why))

@@ -11,11 +11,17 @@
  *   "latency": {"torchscript": 1.2e-07, "c": 3.1e-08,
  *               "batch": 4096, "threads": 2,
  *               "machine": "x86_64, Intel(R) Xeon(R) ..., 2 cores",
+ *               "startup": {"torchscript": 0.41, "c": 0.0021},
  *               "unavailable": {"c": "no C compiler: ..."}}
  *
  * Each target's figure is seconds per sample at `batch` rows per call,
  * or null when it was not measured; "unavailable" (optional) says why,
- * per target.
+ * per target. "startup" (optional, per target; absent in cards of older
+ * hml or where hml-probe was not found) is the seconds the form adds to
+ * an application's start-up: loading it (libtorch and its plugin, or the
+ * compiled model and its libraries) and its first call on one row,
+ * measured as the wall time of the hml-probe process (cmd/probe.c) with
+ * the model, less the same process without one (best of 3 each).
  *
  * Measuring: the TorchScript form through the runtime's backend loader
  * (runtime/src/model.c); the C form generated from the model's torch-free
@@ -67,6 +73,7 @@ int hml__target_auto(const char *family, char *why, size_t size);
 /** A model's latencies (caller's storage). */
 typedef struct hml__latency {
 	double seconds[HML__NTARGETS];   /**< per sample; NaN: not measured */
+	double startup[HML__NTARGETS];   /**< added to a process's start-up; NaN: not measured */
 	int64_t batch;                   /**< rows per call; 0: unknown */
 	int threads;                     /**< libtorch intra-op threads; 0: its default */
 	char machine[192];               /**< where it was measured */
@@ -105,6 +112,8 @@ typedef struct hml__latency_options {
 	int c;                  /**< nonzero: also measure the C form */
 	int no_torchscript;     /**< nonzero: do not measure the TorchScript form
 	                             (its figure stays NaN; with c: the C form only) */
+	const char *probe;      /**< hml-probe to time each form's start-up with, or
+	                             NULL: startup stays NaN */
 } hml__latency_options;
 
 /**

@@ -118,10 +118,55 @@ static void reclaim_orphans(const char *base)
 		closedir(d);
 }
 
+/* ---- start-up: hml-probe with the model, less without ---------------- */
+
+/* The best of 3 wall times of `probe MODEL SHAPE` (exec to exit), or NaN
+ * when it cannot run or fails. */
+static double probe_wall(const char *probe, const char *model, const char *shape)
+{
+	const char *argv[] = { probe, model, shape, NULL };
+	double best = NAN;
+
+	for (int i = 0; i < 3; i++) {
+		hml__proc_result r;
+
+		if (hml__proc_run(argv, NULL, "/dev/null", "/dev/null", &r) < 0 || r.interrupted ||
+		    !r.exited || r.exit_code != 0)
+			return NAN;
+		if (!(r.wall_s >= best))
+			best = r.wall_s;
+	}
+	return best;
+}
+
+/* The probe's baseline: the process with no model (NaN: no probe). */
+static double probe_base(const hml__latency_options *o, char *shape, size_t size)
+{
+	size_t n = 0;
+
+	if (!o->probe)
+		return NAN;
+	for (int i = 0; i < o->in_ndim && n < size; i++)
+		n += (size_t)snprintf(shape + n, size - n, "%s%lld", i ? "x" : "",
+		                      (long long)o->in_shape[i]);
+	return probe_wall(o->probe, "-", shape);
+}
+
+/* What `model` adds to the probe's start-up, or NaN. */
+static double startup_of(const hml__latency_options *o, const char *shape, double base,
+                         const char *model)
+{
+	double with = isfinite(base) ? probe_wall(o->probe, model, shape) : NAN;
+
+	return isfinite(with) ? fmax(0, with - base) : NAN;
+}
+
+/* ---- the forms ---------------------------------------------------------- */
+
 /* The C form: exported, built in a temporary directory, loaded, timed.
  * Failures that only mean "no C form" are put in out->unavailable. */
 static int measure_c(hml__latency *out, const char *pt_path, const float *x,
-                     const hml__latency_options *o)
+                     const hml__latency_options *o, const char *shape, double base_s)
 {
 	const char *base = getenv("TMPDIR");
 	char dir[4096], *c = NULL, *so = NULL;
@@ -155,6 +200,7 @@ static int measure_c(hml__latency *out, const char *pt_path, const float *x,
 	    (rc = hml__model_load(&m, so, 0)) < 0 || (rc = time_model(m, x, o, &t)) < 0)
 		goto unavailable;
 	out->seconds[HML__TARGET_C] = t / (double)o->batch;
+	out->startup[HML__TARGET_C] = startup_of(o, shape, base_s, so);
 	goto done;
 unavailable:
 	if (rc == HML_ENOMEM || hml__proc_interrupt_pending())
@@ -192,7 +238,8 @@ int hml__latency_measure(hml__latency *out, const char *pt_path, const hml__late
 	int64_t features = 1;
 	float *x = NULL;
 	hml__model *m = NULL;
-	double t;
+	char shape[160] = "";
+	double t, base;
 	int rc = 0;
 
 	hml__latency_init(out);
@@ -213,16 +260,18 @@ int hml__latency_measure(hml__latency *out, const char *pt_path, const hml__late
 	out->batch = o->batch;
 	out->threads = o->threads;
 	hml__latency_machine(out->machine, sizeof(out->machine));
+	base = probe_base(o, shape, sizeof(shape));
 	if (!o->no_torchscript) {
 		if ((rc = hml__model_load(&m, pt_path, o->threads)) < 0 ||
 		    (rc = time_model(m, x, o, &t)) < 0)
 			goto done;
 		out->seconds[HML__TARGET_TORCHSCRIPT] = t / (double)o->batch;
+		out->startup[HML__TARGET_TORCHSCRIPT] = startup_of(o, shape, base, pt_path);
 		hml__model_free(m);
 		m = NULL;
 	}
 	if (o->c)
-		rc = measure_c(out, pt_path, x, o);
+		rc = measure_c(out, pt_path, x, o, shape, base);
 done:
 	hml__model_free(m);
 	free(x);

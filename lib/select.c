@@ -20,23 +20,40 @@ int hml__select_check_bound(const char *name, double v)
 	return 0;
 }
 
-/* Latency as an ordering key: unmeasured is slower than anything measured. */
-static double lat_key(const hml__candidate *c)
+double hml__candidate_run_cost(const hml__candidate *c)
 {
-	return isnan(c->latency) ? INFINITY : c->latency;
+	if (!(c->rows_per_run > 0) || !(c->startup >= 0) || !(c->latency > 0))
+		return NAN;
+	return c->startup + c->rows_per_run * c->latency;
+}
+
+/* Speed order of a and b: < 0 when a is faster, > 0 when b is, 0 for a
+ * tie. Per run when both have a run cost, else per sample; unmeasured is
+ * slower than anything measured. */
+static int speed_cmp(const hml__candidate *a, const hml__candidate *b)
+{
+	double ka = hml__candidate_run_cost(a), kb = hml__candidate_run_cost(b);
+
+	if (isnan(ka) || isnan(kb)) {
+		ka = isnan(a->latency) ? INFINITY : a->latency;
+		kb = isnan(b->latency) ? INFINITY : b->latency;
+	}
+	return ka < kb ? -1 : ka > kb;
 }
 
 /* 1 when candidate a is better than b under the objective. */
 static int better(const hml__candidate *a, const hml__candidate *b, int fastest)
 {
+	int sp = speed_cmp(a, b);
+
 	if (fastest) {
-		if (lat_key(a) != lat_key(b))
-			return lat_key(a) < lat_key(b);
+		if (sp)
+			return sp < 0;
 		return a->error < b->error;
 	}
 	if (a->error != b->error)
 		return a->error < b->error;
-	return lat_key(a) < lat_key(b);
+	return sp < 0;
 }
 
 static int within(const hml__candidate *c, const hml__select_bounds *b)
@@ -110,13 +127,34 @@ int hml__select_target(const hml__candidate *c, size_t n, const char *model, siz
 
 	for (size_t i = 0; i < n; i++)
 		if (c[i].model && strcmp(c[i].model, model) == 0 && !isnan(c[i].latency) &&
-		    (best == n || c[i].latency < c[best].latency))
+		    (best == n || speed_cmp(&c[i], &c[best]) < 0))
 			best = i;
 	if (best == n)
 		return hml__error_set(HML_ENOTFOUND, "model '%s' has no measured latency in any "
 		                      "target", model);
 	*pick = best;
 	return 0;
+}
+
+/* Rows of model m's region per application run in the data sets it was
+ * trained on, or NaN when unknown. */
+static double rows_per_run(const hml__store *s, const hml__model_view *m)
+{
+	double rows = 0, runs = 0;
+	const char *id;
+	const json_t *v;
+
+	if (!m->region)
+		return NAN;
+	json_object_foreach((json_t *)m->data_sha256, id, v) {
+		hml__dataset_view d;
+
+		if (hml__records_dataset(&d, s, id) < 0)
+			return NAN;
+		rows += (double)hml__dataset_view_rows(&d, m->region);
+		runs += (double)json_array_size(json_object_get(d.json, "runs"));
+	}
+	return rows > 0 && runs > 0 ? rows / runs : NAN;
 }
 
 int hml__select_candidates(hml__candidate **out, size_t *n, const hml__store *s,
@@ -160,6 +198,8 @@ int hml__select_candidates(hml__candidate **out, size_t *n, const hml__store *s,
 			c[k].target = t;
 			c[k].error = m.val_rmse;
 			c[k].latency = l.seconds[t];
+			c[k].startup = l.startup[t];
+			c[k].rows_per_run = rows_per_run(s, &m);
 			k++;
 		}
 	}

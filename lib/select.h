@@ -7,13 +7,20 @@
  * A candidate is one model in one deployment form ("target", latency.h):
  * its error is the model's validation RMSE (the same for every target of
  * a model), its latency the card's figure for that target in seconds per
- * sample. The rules:
+ * sample. "Faster" compares the cost of one application run, start-up +
+ * rows per run x latency, when both candidates have a start-up on their
+ * cards (latency.h "startup") and the rows a run passes through the
+ * region are known (the model's training data: rows / runs); else the
+ * latency per sample. So a form that is a little faster per sample but
+ * costs the process 0.4 s to load (TorchScript: libtorch) loses to one
+ * that loads in milliseconds, unless the runs are long enough to repay
+ * it. The rules:
  *   - --max-latency L (with or without --max-error E): among the
  *     candidates within both bounds, the lowest error; ties: the lower
  *     latency.
- *   - --max-error E alone: among the candidates within E, the lowest
- *     latency; a candidate without a measured latency counts as slower
- *     than any measured one; ties: the lower error.
+ *   - --max-error E alone: among the candidates within E, the fastest;
+ *     a candidate without a measured latency counts as slower than any
+ *     measured one; ties: the lower error.
  *   - no bound (--best): the lowest error; ties: the lower latency.
  * Ties beyond that go to the earlier candidate. A candidate without an
  * error is never chosen.
@@ -34,7 +41,16 @@ typedef struct hml__candidate {
 	int target;          /**< HML__TARGET_* */
 	double error;        /**< validation RMSE; NaN: unknown */
 	double latency;      /**< seconds per sample; NaN: not measured */
+	double startup;      /**< seconds the form adds to a process's start-up; NaN: unknown */
+	double rows_per_run; /**< rows one application run passes through the region;
+	                          NaN or 0: unknown */
 } hml__candidate;
+
+/**
+ * Seconds one application run spends on candidate c: startup +
+ * rows_per_run x latency, or NaN when one of them is unknown.
+ */
+double hml__candidate_run_cost(const hml__candidate *c);
 
 typedef struct hml__select_bounds {
 	double max_error;     /**< NaN: no bound */
@@ -62,7 +78,8 @@ int hml__select(const hml__candidate *c, size_t n, const hml__select_bounds *b, 
 
 /**
  * The faster target of model `model` among the candidates (--target auto
- * with a model named or chosen by error alone): the index into *pick.
+ * with a model named or chosen by error alone; "faster" as above): the
+ * index into *pick.
  * Errors: HML_ENOTFOUND "model 'm1' has no measured latency in any target"
  * (e.g. a card written before latencies were recorded).
  */
@@ -75,7 +92,9 @@ int hml__select_target(const hml__candidate *c, size_t n, const char *model, siz
  * come from each model's card (lib/latency.h); a model whose card has no
  * latencies is a candidate in TorchScript with the latency hml train
  * measured (metrics.latency_seconds_per_sample), and in C without one; a
- * target the card says is unavailable is left out. *out (malloc'ed, *n
+ * target the card says is unavailable is left out. Start-ups come from
+ * the card; rows per run from the data sets the model was trained on
+ * (data_sha256's ids): their rows of the model's region over their runs. *out (malloc'ed, *n
  * entries, ids borrowed from the store) is yours; *out is NULL when *n is
  * 0. Errors: HML_EINVALID for a malformed card (its message, with the
  * model id), HML_ENOMEM.

@@ -120,7 +120,20 @@ TEST(card_round_trip)
 	CHECK_STR(b.machine, a.machine);
 	CHECK_STR(b.unavailable[HML__TARGET_C], "");
 	CHECK(json_object_get(json_object_get(rec, "latency"), "unavailable") == NULL);
+	/* start-up not measured: no "startup" member, NaN read back */
+	CHECK(json_object_get(json_object_get(rec, "latency"), "startup") == NULL);
+	CHECK(isnan(b.startup[HML__TARGET_TORCHSCRIPT]) && isnan(b.startup[HML__TARGET_C]));
 	json_decref(rec);
+
+	/* start-up per target, one of them measured as 0 (faster than the baseline) */
+	a.startup[HML__TARGET_TORCHSCRIPT] = 0.41;
+	a.startup[HML__TARGET_C] = 0;
+	j = hml__latency_to_json(&a);
+	CHECK_OK(hml__latency_from_json(&b, j));
+	CHECK_NEAR(b.startup[HML__TARGET_TORCHSCRIPT], 0.41, 1e-15);
+	CHECK(b.startup[HML__TARGET_C] == 0);
+	json_decref(j);
+	a.startup[HML__TARGET_TORCHSCRIPT] = a.startup[HML__TARGET_C] = NAN;
 
 	/* a target not measured: null and its reason */
 	a.seconds[HML__TARGET_C] = NAN;
@@ -148,6 +161,9 @@ TEST(card_malformed)
 		{ "{\"machine\": 3}", "'machine'" },
 		{ "{\"unavailable\": []}", "'unavailable'" },
 		{ "{\"unavailable\": {\"c\": 1}}", "'c'" },
+		{ "{\"startup\": 0.4}", "not an object: 'startup'" },
+		{ "{\"startup\": {\"c\": -0.1}}", "not a number of seconds: 'startup'" },
+		{ "{\"startup\": {\"torchscript\": \"slow\"}}", "'startup'" },
 	};
 	hml__latency l;
 	json_t *rec;

@@ -23,12 +23,15 @@
 
 static char dir[512];
 
+/* A candidate with no start-up or rows per run: compared per sample. */
+#define CAND(id, t, e, l) { id, t, e, l, NAN, NAN }
+
 /* m1: accurate and slow; m2: middling; m3: rough and fast; m4: no error. */
 static const hml__candidate list[] = {
-	{ "m1", TS, 0.010, 8e-6 }, { "m1", C, 0.010, 2e-6 },
-	{ "m2", TS, 0.020, 4e-6 }, { "m2", C, 0.020, 1e-6 },
-	{ "m3", TS, 0.090, 3e-6 }, { "m3", C, 0.090, 2e-7 },
-	{ "m4", C, NAN, 1e-9 },
+	CAND("m1", TS, 0.010, 8e-6), CAND("m1", C, 0.010, 2e-6),
+	CAND("m2", TS, 0.020, 4e-6), CAND("m2", C, 0.020, 1e-6),
+	CAND("m3", TS, 0.090, 3e-6), CAND("m3", C, 0.090, 2e-7),
+	CAND("m4", C, NAN, 1e-9),
 };
 #define N (sizeof(list) / sizeof(list[0]))
 
@@ -88,8 +91,8 @@ TEST(most_accurate_within_latency)
 TEST(best_and_ties)
 {
 	static const hml__candidate tie[] = {
-		{ "a", TS, 0.5, NAN }, { "b", TS, 0.5, 2e-6 }, { "c", C, 0.5, 2e-6 },
-		{ "d", TS, 0.7, NAN },
+		CAND("a", TS, 0.5, NAN), CAND("b", TS, 0.5, 2e-6), CAND("c", C, 0.5, 2e-6),
+		CAND("d", TS, 0.7, NAN),
 	};
 	size_t k;
 	hml__select_bounds b = bounds(NAN, NAN);
@@ -110,6 +113,45 @@ TEST(best_and_ties)
 	/* ... and never meet a latency bound */
 	b = bounds(NAN, 1);
 	CHECK_FAILS(hml__select(tie + 3, 1, &b, &k), HML_ENOTFOUND, "no model has a measured latency");
+}
+
+/* With start-ups and rows per run, "faster" is the cheaper application run. */
+TEST(faster_per_run)
+{
+	/* TorchScript a little faster per sample, but 0.4 s to load libtorch;
+	 * C loads in 4 ms. 16384 rows per run: C wins (4 ms + 14.7 ms against
+	 * 0.4 s + 11.1 ms); 1e8 rows: TorchScript repays its start-up. */
+	hml__candidate two[] = {
+		{ "m1", TS, 0.01, 6.8e-7, 0.4, 16384 }, { "m1", C, 0.01, 9e-7, 0.004, 16384 },
+		{ "m2", TS, 0.02, 5e-7, 0.4, 16384 },
+	};
+	hml__select_bounds b = bounds(0.05, NAN);
+	size_t k;
+
+	CHECK_NEAR(hml__candidate_run_cost(&two[1]), 0.004 + 16384 * 9e-7, 1e-12);
+	CHECK_OK(hml__select_target(two, 2, "m1", &k));
+	CHECK_EQ_INT(two[k].target, C);
+	CHECK_OK(hml__select(two, 3, &b, &k));
+	CHECK_STR(two[k].model, "m1");
+	CHECK_EQ_INT(two[k].target, C);
+	for (int i = 0; i < 3; i++)
+		two[i].rows_per_run = 1e8;
+	CHECK_OK(hml__select_target(two, 2, "m1", &k));
+	CHECK_EQ_INT(two[k].target, TS);
+	CHECK_OK(hml__select(two, 3, &b, &k));
+	CHECK_STR(two[k].model, "m2");
+	/* one start-up unknown (a card of an older hml): per sample again */
+	for (int i = 0; i < 3; i++)
+		two[i].rows_per_run = 16384;
+	two[0].startup = NAN;
+	CHECK(isnan(hml__candidate_run_cost(&two[0])));
+	CHECK_OK(hml__select_target(two, 2, "m1", &k));
+	CHECK_EQ_INT(two[k].target, TS);
+	/* rows per run unknown: per sample */
+	two[0].startup = 0.4;
+	two[0].rows_per_run = two[1].rows_per_run = NAN;
+	CHECK_OK(hml__select_target(two, 2, "m1", &k));
+	CHECK_EQ_INT(two[k].target, TS);
 }
 
 TEST(bad_input)
@@ -224,6 +266,53 @@ TEST(candidates_of_experiment)
 	hml__store_free(s);
 }
 
+/* Start-ups from the cards, rows per run from the data sets trained on. */
+TEST(run_costs_of_experiment)
+{
+	hml__store *s = NULL;
+	hml__candidate *c = NULL;
+	hml__latency l;
+	char sub[600], id[16];
+	size_t n, k;
+	json_t *rec;
+
+	snprintf(sub, sizeof(sub), "%s/costs", dir);
+	CHECK_OK(hml__store_open(&s, sub, 1));
+	/* d1: 2 runs, 8192 rows of binomial -> 4096 rows per run */
+	CHECK_OK(hml__store_add(s, "datasets", json_pack("{s:[{}, {}], s:{s:{s:i}}}", "runs",
+	         "regions", "binomial", "rows", 8192), NULL, 0, 0, id, sizeof(id)));
+	CHECK_STR(id, "d1");
+	hml__latency_init(&l);
+	l.seconds[TS] = 6.8e-7, l.seconds[C] = 9e-7, l.batch = 4096;
+	l.startup[TS] = 0.4, l.startup[C] = 0.004;
+	rec = json_pack("{s:s, s:{s:s}, s:{s:f}, s:o}", "region", "binomial", "data_sha256", "d1",
+	                "abc", "metrics", "val_rmse", 0.01, "latency", hml__latency_to_json(&l));
+	CHECK_OK(hml__store_add(s, "models", rec, NULL, 0, 0, id, sizeof(id)));
+	CHECK_OK(hml__select_candidates(&c, &n, s, NULL, 3));
+	CHECK_EQ_INT(n, 2);
+	if (n == 2) {
+		CHECK_NEAR(c[0].rows_per_run, 4096, 1e-9);
+		CHECK_NEAR(c[0].startup, 0.4, 1e-12);
+		CHECK_NEAR(c[1].startup, 0.004, 1e-12);
+		CHECK_OK(hml__select_target(c, n, "m1", &k));
+		CHECK_EQ_INT(c[k].target, C);   /* 7.7 ms a run against 0.40 s */
+	}
+	free(c);
+	/* a model whose data set is gone: rows per run unknown, per sample */
+	rec = json_pack("{s:s, s:{s:s}, s:{s:f}, s:o}", "region", "binomial", "data_sha256", "d9",
+	                "abc", "metrics", "val_rmse", 0.01, "latency", hml__latency_to_json(&l));
+	CHECK_OK(hml__store_add(s, "models", rec, NULL, 0, 0, id, sizeof(id)));
+	CHECK_OK(hml__select_candidates(&c, &n, s, NULL, 3));
+	CHECK_EQ_INT(n, 4);
+	if (n == 4) {
+		CHECK(isnan(c[2].rows_per_run));
+		CHECK_OK(hml__select_target(c, n, "m2", &k));
+		CHECK_EQ_INT(c[k].target, TS);
+	}
+	free(c);
+	hml__store_free(s);
+}
+
 int main(void)
 {
 	const char *base = getenv("HML_TEST_TMP");
@@ -238,9 +327,11 @@ int main(void)
 	RUN(fastest_within_error);
 	RUN(most_accurate_within_latency);
 	RUN(best_and_ties);
+	RUN(faster_per_run);
 	RUN(bad_input);
 	RUN(target_of_model);
 	RUN(candidates_of_experiment);
+	RUN(run_costs_of_experiment);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	if (system(cmd) != 0)
 		fprintf(stderr, "could not remove %s\n", dir);
