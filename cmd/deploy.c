@@ -25,6 +25,7 @@
 static int best;
 static double max_error = NAN;
 static double max_latency = NAN;
+static double rows_per_run = NAN;
 static const char *region;
 static const char *target;
 static const char *march;
@@ -42,6 +43,9 @@ static const cmd_option options[] = {
 	{ "target", 't', CMD_OPT_STRING, &target, "T",
 	  "torchscript (default: the trained model), c (compiled to a shared object) or auto "
 	  "(the faster of the two, by the model card)" },
+	{ "rows-per-run", 0, CMD_OPT_DOUBLE, &rows_per_run, "N",
+	  "rows one application run passes through the region, for comparing forms per run "
+	  "(default: as when the training data were collected)" },
 	{ "march", 0, CMD_OPT_STRING, &march, "ARCH",
 	  "with --target c or auto: compile for this CPU (-march=ARCH, e.g. native; default "
 	  "portable)" },
@@ -109,6 +113,8 @@ static int choose(const hml__store *s, const char *id, hml__candidate *pick)
 
 	if ((rc = hml__select_candidates(&c, &n, s, id ? NULL : region, target_mask())) < 0)
 		return rc;
+	for (k = 0; !isnan(rows_per_run) && k < n; k++)
+		c[k].rows_per_run = rows_per_run;
 	if (search && !id && (rc = hml__select_in_search(c, &n, s, search)) < 0) {
 		free(c);
 		return rc;
@@ -179,7 +185,8 @@ int cmd_deploy(int argc, char **argv)
 		return HML_EXIT_USAGE;
 	}
 	if (hml__select_check_bound("max-error", max_error) < 0 ||
-	    hml__select_check_bound("max-latency", max_latency) < 0) {
+	    hml__select_check_bound("max-latency", max_latency) < 0 ||
+	    hml__select_check_bound("rows-per-run", rows_per_run) < 0) {
 		cmd_error("deploy: %s", hml_error_last()->message);
 		return HML_EXIT_USAGE;
 	}

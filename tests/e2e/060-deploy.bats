@@ -126,6 +126,16 @@ cost, mid, t = min(pairs)
 dep = json.load(open("out.json"))["deployment"]
 assert (dep["model"], dep["target"]) == (mid, t), (dep, pairs)
 PY
+	# runs of another size: --rows-per-run (1e12 rows: per-sample latency decides)
+	run --separate-stderr hml -C exp --json deploy --target auto --rows-per-run 1e12 m2
+	assert_success
+	echo "$output" > out.json
+	want=$(m 'min(("torchscript", "c"), key=lambda t: d["models"][1]["latency"]["startup"][t] + 1e12 * d["models"][1]["latency"][t])')
+	[ "$(json out.json 'd["deployment"]["target"]')" = "$want" ]
+	[[ "$stderr" == *"per run of 1000000000000 rows"* ]]
+	run hml -C exp deploy --target auto --rows-per-run 0 m2
+	[ "$status" -eq 2 ]
+	assert_output --partial "--rows-per-run must be a positive finite number, not 0"
 }
 
 @test "no model within --max-latency: exit 3 naming the fastest; bad bounds are usage errors" {
