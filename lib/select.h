@@ -93,8 +93,11 @@ int hml__select_target(const hml__candidate *c, size_t n, const char *model, siz
  * latencies is a candidate in TorchScript with the latency hml train
  * measured (metrics.latency_seconds_per_sample), and in C without one; a
  * target the card says is unavailable is left out. Start-ups come from
- * the card; rows per run from the data sets the model was trained on
- * (data_sha256's ids): their rows of the model's region over their runs. *out (malloc'ed, *n
+ * the cards: every candidate of a target gets the least start-up any
+ * card records for that target (the form's libraries dominate it; the
+ * figures of two cards differ by noise more than by model). Rows per run
+ * come from the data sets the model was trained on (data_sha256's ids):
+ * their rows of the model's region over their runs. *out (malloc'ed, *n
  * entries, ids borrowed from the store) is yours; *out is NULL when *n is
  * 0. Errors: HML_EINVALID for a malformed card (its message, with the
  * model id), HML_ENOMEM.

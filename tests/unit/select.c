@@ -298,13 +298,19 @@ TEST(run_costs_of_experiment)
 		CHECK_EQ_INT(c[k].target, C);   /* 7.7 ms a run against 0.40 s */
 	}
 	free(c);
-	/* a model whose data set is gone: rows per run unknown, per sample */
+	/* a model whose data set is gone: rows per run unknown, per sample;
+	 * its card has TorchScript start up in 0.3 s (noise) */
+	l.startup[TS] = 0.3;
 	rec = json_pack("{s:s, s:{s:s}, s:{s:f}, s:o}", "region", "binomial", "data_sha256", "d9",
 	                "abc", "metrics", "val_rmse", 0.01, "latency", hml__latency_to_json(&l));
 	CHECK_OK(hml__store_add(s, "models", rec, NULL, 0, 0, id, sizeof(id)));
 	CHECK_OK(hml__select_candidates(&c, &n, s, NULL, 3));
 	CHECK_EQ_INT(n, 4);
 	if (n == 4) {
+		/* one start-up per target: the least of the cards' */
+		CHECK_NEAR(c[2].startup, 0.3, 1e-12);
+		CHECK_NEAR(c[0].startup, 0.3, 1e-12);
+		CHECK_NEAR(c[3].startup, 0.004, 1e-12);
 		CHECK(isnan(c[2].rows_per_run));
 		CHECK_OK(hml__select_target(c, n, "m2", &k));
 		CHECK_EQ_INT(c[k].target, TS);
