@@ -121,7 +121,8 @@ static void reclaim_orphans(const char *base)
 /* ---- start-up: hml-probe with the model, less without ---------------- */
 
 /* The best of 3 wall times of `probe MODEL SHAPE` (exec to exit), or NaN
- * when it cannot run or fails. */
+ * when it cannot run or fails. An interrupt (SIGINT/SIGTERM to the CLI)
+ * is left pending, so that the rest of the measurement stops too. */
 static double probe_wall(const char *probe, const char *model, const char *shape)
 {
 	const char *argv[] = { probe, model, shape, NULL };
@@ -130,8 +131,13 @@ static double probe_wall(const char *probe, const char *model, const char *shape
 	for (int i = 0; i < 3; i++) {
 		hml__proc_result r;
 
-		if (hml__proc_run(argv, NULL, "/dev/null", "/dev/null", &r) < 0 || r.interrupted ||
-		    !r.exited || r.exit_code != 0)
+		if (hml__proc_run(argv, NULL, "/dev/null", "/dev/null", &r) < 0)
+			return NAN;
+		if (r.interrupted) {
+			hml__proc_interrupt();   /* pending again: the measurement stops */
+			return NAN;
+		}
+		if (!r.exited || r.exit_code != 0)
 			return NAN;
 		if (!(r.wall_s >= best))
 			best = r.wall_s;
@@ -269,6 +275,10 @@ int hml__latency_measure(hml__latency *out, const char *pt_path, const hml__late
 		out->startup[HML__TARGET_TORCHSCRIPT] = startup_of(o, shape, base, pt_path);
 		hml__model_free(m);
 		m = NULL;
+	}
+	if (hml__proc_interrupt_pending()) {
+		rc = hml__error_set(HML_ERROR, "interrupted");
+		goto done;
 	}
 	if (o->c)
 		rc = measure_c(out, pt_path, x, o, shape, base);
