@@ -91,8 +91,8 @@ void search_trial_event(const search_state *st, long i, hml__hist_status status,
 
 /* ---- replay ------------------------------------------------------------- */
 
-/* The scheduler learns the recorded end of trial i. */
-static int replay_report(search_state *st, long i)
+/* The scheduler learns the end of trial i (its end_status and metrics). */
+static int sched_learn(search_state *st, long i)
 {
 	const search_trial *t = &st->t[i];
 	hml__sched_outcome o = { t->m.val_rmse, t->m.latency_s, (double)t->m.params };
@@ -113,7 +113,7 @@ static int replay_count_upto(search_state *st, size_t n)
 			return hml__error_set(HML_EINVALID, "trial history of search '%s': a trial "
 			                      "start counts the end of trial %zu, which has not ended",
 			                      st->id, st->counted);
-		if ((rc = replay_report(st, (long)st->counted)) < 0)
+		if ((rc = sched_learn(st, (long)st->counted)) < 0)
 			return rc;
 	}
 	return 0;
@@ -171,7 +171,7 @@ static int replay_event(const hml__hist_event *ev, void *payload)
 	t->status = t->end_status = ev->status;
 	t->replayed = 1;
 	/* Deterministic: counted in trial order, at the points the starts say. */
-	return st->deterministic ? 0 : replay_report(st, ev->trial);
+	return st->deterministic ? 0 : sched_learn(st, ev->trial);
 }
 
 int search_replay(search_state *st)
@@ -292,14 +292,11 @@ static int trial_end(search_state *st, long trial, hml__hist_status status, cons
 static int trial_count(search_state *st, long trial)
 {
 	search_trial *t = &st->t[trial];
-	hml__sched_outcome o = { t->m.val_rmse, t->m.latency_s, (double)t->m.params };
 	char mp[4200];
 	int rc;
 
 	st->session_trials++;
-	rc = t->end_status == HML__HIST_OK
-	     ? hml__sched_report(st->sched, (size_t)t->config, t->rung, &o)
-	     : hml__sched_fail(st->sched, (size_t)t->config, t->rung);
+	rc = sched_learn(st, trial);
 	t->status = t->end_status;
 	t->has_file = 0;
 	if (!discarded(st, t)) {   /* (the worker deleted a discarded one) */
@@ -317,7 +314,7 @@ static int trial_count(search_state *st, long trial)
  * scheduler only learns it). */
 static int count_one(search_state *st, long trial)
 {
-	return st->t[trial].replayed ? replay_report(st, trial) : trial_count(st, trial);
+	return st->t[trial].replayed ? sched_learn(st, trial) : trial_count(st, trial);
 }
 
 /* Deterministic: how many trials' ends may be counted before the next
@@ -411,8 +408,8 @@ static int trial_next(search_state *st, long *trial, int *fresh)
 	rc = hml__sched_next(st->sched, &nt);
 	st->suggest += hml__now() - t0;
 	st->suggest_cpu += hml__thread_cpu() - c0;
-	if (rc == 0)
-		st->det_extra++;   /* deterministic: wait for one more end */
+	if (rc == 0 && st->deterministic)
+		st->det_extra++;   /* wait for one more end */
 	if (rc == 2)
 		st->all_chosen = 1;
 	if (rc != 1)
