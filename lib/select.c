@@ -190,6 +190,7 @@ int hml__select_candidates(hml__candidate **out, size_t *n, const hml__store *s,
 	for (size_t i = 0; hml__records_model_at(&m, s, i); i++) {
 		hml__latency l;
 		int rc = hml__latency_of_record(&l, m.json);
+		double rows;
 
 		if (region && (!m.region || strcmp(m.region, region) != 0))
 			continue;
@@ -203,6 +204,7 @@ int hml__select_candidates(hml__candidate **out, size_t *n, const hml__store *s,
 		}
 		if (rc == HML_ENOTFOUND)   /* a card without latencies: train's own figure */
 			l.seconds[HML__TARGET_TORCHSCRIPT] = m.latency_s;
+		rows = rows_per_run(s, &m);
 		for (int t = 0; t < HML__NTARGETS; t++) {
 			if (!(targets & (1u << t)) || l.unavailable[t][0])
 				continue;
@@ -220,7 +222,7 @@ int hml__select_candidates(hml__candidate **out, size_t *n, const hml__store *s,
 			c[k].error = m.val_rmse;
 			c[k].latency = l.seconds[t];
 			c[k].startup = l.startup[t];
-			c[k].rows_per_run = rows_per_run(s, &m);
+			c[k].rows_per_run = rows;
 			k++;
 		}
 	}

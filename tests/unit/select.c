@@ -266,6 +266,17 @@ TEST(candidates_of_experiment)
 	hml__store_free(s);
 }
 
+/* A model of binomial with val_rmse 0.01, card `l`, trained on data set `ds`. */
+static void add_model_on(hml__store *s, const char *ds, const hml__latency *l)
+{
+	json_t *rec = json_pack("{s:s, s:{s:s}, s:{s:f}, s:o}", "region", "binomial",
+	                        "data_sha256", ds, "abc", "metrics", "val_rmse", 0.01,
+	                        "latency", hml__latency_to_json(l));
+	char id[16];
+
+	CHECK_OK(hml__store_add(s, "models", rec, NULL, 0, 0, id, sizeof(id)));
+}
+
 /* Start-ups from the cards, rows per run from the data sets trained on. */
 TEST(run_costs_of_experiment)
 {
@@ -274,7 +285,6 @@ TEST(run_costs_of_experiment)
 	hml__latency l;
 	char sub[600], id[16];
 	size_t n, k;
-	json_t *rec;
 
 	snprintf(sub, sizeof(sub), "%s/costs", dir);
 	CHECK_OK(hml__store_open(&s, sub, 1));
@@ -285,9 +295,7 @@ TEST(run_costs_of_experiment)
 	hml__latency_init(&l);
 	l.seconds[TS] = 6.8e-7, l.seconds[C] = 9e-7, l.batch = 4096;
 	l.startup[TS] = 0.4, l.startup[C] = 0.004;
-	rec = json_pack("{s:s, s:{s:s}, s:{s:f}, s:o}", "region", "binomial", "data_sha256", "d1",
-	                "abc", "metrics", "val_rmse", 0.01, "latency", hml__latency_to_json(&l));
-	CHECK_OK(hml__store_add(s, "models", rec, NULL, 0, 0, id, sizeof(id)));
+	add_model_on(s, "d1", &l);                                          /* m1 */
 	CHECK_OK(hml__select_candidates(&c, &n, s, NULL, 3));
 	CHECK_EQ_INT(n, 2);
 	if (n == 2) {
@@ -301,9 +309,7 @@ TEST(run_costs_of_experiment)
 	/* a model whose data set is gone: rows per run unknown, per sample;
 	 * its card has TorchScript start up in 0.3 s (noise) */
 	l.startup[TS] = 0.3;
-	rec = json_pack("{s:s, s:{s:s}, s:{s:f}, s:o}", "region", "binomial", "data_sha256", "d9",
-	                "abc", "metrics", "val_rmse", 0.01, "latency", hml__latency_to_json(&l));
-	CHECK_OK(hml__store_add(s, "models", rec, NULL, 0, 0, id, sizeof(id)));
+	add_model_on(s, "d9", &l);                                          /* m2 */
 	CHECK_OK(hml__select_candidates(&c, &n, s, NULL, 3));
 	CHECK_EQ_INT(n, 4);
 	if (n == 4) {
