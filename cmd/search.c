@@ -444,7 +444,7 @@ static int resume_search(search_state *st, const char *id)
 	if (region && strcmp(region, v.region) != 0)
 		return hml__error_set(HML_EINVALID, "cannot resume search '%s' on region '%s': it "
 		                      "searches region '%s'", st->id, region, v.region);
-	st->deterministic = json_is_true(json_object_get(v.json, "deterministic"));
+	st->deterministic = v.deterministic;
 	if (deterministic && !st->deterministic)
 		return hml__error_set(HML_EINVALID, "cannot resume search '%s' with --deterministic: "
 		                      "it was started without it", st->id);

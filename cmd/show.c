@@ -610,8 +610,7 @@ static void print_search(hml__store *s, const hml__search_view *v, const hml__se
 	       r->configs, isfinite(v->budget) ? v->budget : 0.0, r->ended, r->failed);
 	if (isfinite(v->seed) && isfinite(v->workers))
 		printf("seed %.0f, %.0f worker%s%s\n", v->seed, v->workers, v->workers == 1 ? "" : "s",
-		       json_is_true(json_object_get(v->json, "deterministic"))
-		       ? ", deterministic (trials chosen in lockstep with their results)" : "");
+		       v->deterministic ? ", deterministic (trials chosen in lockstep with their results)" : "");
 	printf("constraints:%s", isnan(r->max_error) && isnan(r->max_latency) &&
 	       isnan(r->max_params) ? " none" : "");
 	if (!isnan(r->max_error))

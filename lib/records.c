@@ -111,6 +111,7 @@ void hml__search_view_of(hml__search_view *out, const json_t *rec)
 	out->eta = num(rec, "eta");
 	out->rungs = num(rec, "rungs");
 	out->max_epochs = num(rec, "max_epochs");
+	out->deterministic = json_is_true(json_object_get(rec, "deterministic"));
 }
 
 size_t hml__records_count(const hml__store *s, const char *collection)

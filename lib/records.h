@@ -85,6 +85,7 @@ typedef struct hml__search_view {
 	const json_t *front;         /**< array of {trial, config, model, val_rmse,
 	                                  latency_seconds_per_sample, params}, or NULL */
 	double seed, budget, workers, eta, rungs, max_epochs;   /**< NaN when absent */
+	int deterministic;           /**< 1: started with --deterministic (absent: 0) */
 } hml__search_view;
 
 struct hml__train_options;

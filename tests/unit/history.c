@@ -344,6 +344,15 @@ TEST(search_record)
 	CHECK_STR(json_string_value(json_object_get(v.data_sha256, "d1")), "abc");
 	CHECK(v.seed == 7 && v.budget == 20 && v.workers == 2 && v.eta == 3 && v.rungs == 2 &&
 	      v.max_epochs == 9);
+	CHECK_EQ_INT(v.deterministic, 0);   /* absent: not deterministic */
+	{
+		json_t *det = json_pack("{s:b}", "deterministic", 1);
+
+		CHECK_OK(hml__search_set(s, "s1", det));
+		json_decref(det);
+		CHECK_OK(hml__records_search(&v, s, "s1"));
+		CHECK_EQ_INT(v.deterministic, 1);
+	}
 	CHECK(json_is_null(json_object_get(v.constraints, "max_latency")));
 	CHECK(v.front == NULL);
 	CHECK(json_is_array(json_object_get(json_object_get(v.json, "provenance"), "command")));
