@@ -200,6 +200,39 @@ void cmd_workflow_env_check(const struct hml__workflow *w);
 int cmd_deploy_compile(struct hml__store *s, const json_t *model, const char *pt_path,
                        const char *march, char *cid, size_t cid_size);
 
+/* --- running the workflow's application (cmd/apprun.c) -------------- */
+struct hml__run_config;
+
+/*
+ * Run the application (argv[0] the workflow's program) once in
+ * configuration `config` (lib/childenv.h: the environment is built from
+ * scratch over the caller's and the workflow's), stdout and stderr to
+ * `log`. 0 when it exited with status 0 (*wall_s, may be NULL: its wall
+ * time); HML_ERROR "interrupted" after SIGINT/SIGTERM; HML_ERROR
+ * "accurate run of 'P' failed: exit status 2" (or "surrogate", a signal)
+ * after printing the log's last lines on stderr (unless -q) and ending
+ * *bar (may be NULL) so that they are not drawn over.
+ */
+int cmd_app_run(const struct hml__workflow *w, char *const *argv,
+                const struct hml__run_config *config, const char *log, double *wall_s,
+                cmd_progress **bar);
+
+/*
+ * hml deploy --max-qoi-error E (cmd/deploy_qoi.c): among candidates
+ * c[0 .. n) within bounds b, the fastest whose error of the workflow's
+ * quantity of interest, on a check run of the application, is within E:
+ * its index into *pick, and into *report (new) the record of the checks
+ * (hml-manifest(5), deployments[].qoi_check). HML_ENOTFOUND when even the
+ * most accurate candidate misses E (the message gives its error),
+ * HML_EINVALID when the candidates replace several regions, HML_ERROR when the accurate run fails or is
+ * interrupted. A model whose run fails is recorded as failed, not chosen.
+ */
+struct hml__candidate;
+struct hml__select_bounds;
+int cmd_deploy_by_qoi(struct hml__store *s, const struct hml__candidate *c, size_t n,
+                      const struct hml__select_bounds *b, double max_qoi, size_t *pick,
+                      json_t **report);
+
 /* --- the latency part of model cards (cmd/latency.c) ---------------- */
 struct hml__dataset;
 

@@ -6,6 +6,8 @@
  * accurate within a latency bound (--max-latency L), in the target asked
  * for (--target torchscript, c, or auto: both compete); the choice is
  * lib/select.h's, over the latencies of the model cards (lib/latency.h).
+ * --max-qoi-error E bounds the application's output instead, checked by
+ * running it (cmd/deploy_qoi.c).
  * Prints the environment that makes the application run the region as
  * inference, in a form `eval "$(hml deploy --best)"` accepts.
  */
@@ -25,6 +27,7 @@
 static int best;
 static double max_error = NAN;
 static double max_latency = NAN;
+static double max_qoi = NAN;
 static double rows_per_run = NAN;
 static const char *region;
 static const char *target;
@@ -35,6 +38,9 @@ static const cmd_option options[] = {
 	{ "best", 0, CMD_OPT_FLAG, &best, NULL, "the model with the lowest validation RMSE" },
 	{ "max-error", 0, CMD_OPT_DOUBLE, &max_error, "E",
 	  "the fastest model whose validation RMSE is at most E" },
+	{ "max-qoi-error", 0, CMD_OPT_DOUBLE, &max_qoi, "E",
+	  "the fastest model whose error of the application's quantity of interest is at most "
+	  "E, checked by running the application" },
 	{ "max-latency", 0, CMD_OPT_DOUBLE, &max_latency, "L",
 	  "the most accurate model that runs within L seconds per sample" },
 	{ "region", 'r', CMD_OPT_STRING, &region, "R", "consider only models of region R" },
@@ -53,12 +59,15 @@ static const cmd_option options[] = {
 };
 
 static const cmd_spec spec = {
-	"deploy", "[options] (MODEL | --best | --max-error E | --max-latency L)",
+	"deploy", "[options] (MODEL | --best | --max-error E | --max-qoi-error E | --max-latency L)",
 	"choose a model and print the environment that runs it",
 	"Records a deployment of MODEL (an id such as m3), of the most accurate model\n"
 	"(--best), of the fastest model whose validation RMSE is within E\n"
 	"(--max-error E), or of the most accurate model whose latency per sample is\n"
-	"within L seconds (--max-latency L; both bounds may be given), and prints the\n"
+	"within L seconds (--max-latency L; both bounds may be given), or of the fastest\n"
+	"model whose error of the workflow's quantity of interest is within E\n"
+	"(--max-qoi-error E: the application runs once accurately and once per model\n"
+	"checked, on a seed neither collect nor evaluate uses), and prints the\n"
 	"variables an application needs to run the model's region as inference:\n"
 	"eval \"$(hml deploy --best)\". Latencies are the model cards' (hml show MODEL).\n"
 	"--target c compiles the model to C with its weights as constants and\n"
@@ -104,7 +113,7 @@ static unsigned target_mask(void)
 /* The (model, target) to deploy into *pick: the model named (`id`, its
  * faster target with --target auto), or the choice of lib/select.h under
  * --best / --max-error / --max-latency among the candidates. */
-static int choose(const hml__store *s, const char *id, hml__candidate *pick)
+static int choose(hml__store *s, const char *id, hml__candidate *pick, json_t **qoi_check)
 {
 	hml__select_bounds b = { max_error, max_latency };
 	hml__candidate *c = NULL;
@@ -145,6 +154,9 @@ static int choose(const hml__store *s, const char *id, hml__candidate *pick)
 	} else if (n == 0) {
 		rc = hml__error_set(HML_ENOTFOUND, "no model of experiment '%s' can be compiled to "
 		                    "C (each card says why: hml show MODEL)", hml__store_dir(s));
+	} else if (!isnan(max_qoi)) {
+		if ((rc = cmd_deploy_by_qoi(s, c, n, &b, max_qoi, &k, qoi_check)) == 0)
+			*pick = c[k];
 	} else if ((rc = hml__select(c, n, &b, &k)) == 0) {
 		*pick = c[k];
 	}
@@ -157,7 +169,7 @@ int cmd_deploy(int argc, char **argv)
 	hml__store *s = NULL;
 	hml__workflow *w = NULL;
 	hml__model_view model;
-	json_t *rec = NULL, *env;
+	json_t *rec = NULL, *env, *qoi_check = NULL;
 	const char *selection, *id, *label, *key;
 	char *path = NULL, *so_path = NULL, pid[32], cid[32] = "";
 	hml__candidate pick = { NULL, HML__TARGET_TORCHSCRIPT, NAN, NAN, NAN, NAN };
@@ -165,10 +177,16 @@ int cmd_deploy(int argc, char **argv)
 
 	if ((rc = cmd_parse(&spec, argc, argv, &first)) != 0)
 		return rc > 0 ? cmd_finish(HML_EXIT_OK) : HML_EXIT_USAGE;
-	nsel = (first < argc) + best + (!isnan(max_error) || !isnan(max_latency));
+	nsel = (first < argc) + best +
+	       (!isnan(max_error) || !isnan(max_latency) || !isnan(max_qoi));
 	if (nsel != 1) {
 		cmd_error("deploy: give exactly one of MODEL, --best and --max-error E / "
-		          "--max-latency L");
+		          "--max-qoi-error E / --max-latency L");
+		return HML_EXIT_USAGE;
+	}
+	if (!isnan(max_error) && !isnan(max_qoi)) {
+		cmd_error("deploy: give one of --max-error (validation RMSE) and --max-qoi-error "
+		          "(the application's output)");
 		return HML_EXIT_USAGE;
 	}
 	if (target && strcmp(target, "auto") != 0 && hml__target_parse(target) < 0) {
@@ -186,6 +204,7 @@ int cmd_deploy(int argc, char **argv)
 	}
 	if (hml__select_check_bound("max-error", max_error) < 0 ||
 	    hml__select_check_bound("max-latency", max_latency) < 0 ||
+	    hml__select_check_bound("max-qoi-error", max_qoi) < 0 ||
 	    hml__select_check_bound("rows-per-run", rows_per_run) < 0) {
 		cmd_error("deploy: %s", hml_error_last()->message);
 		return HML_EXIT_USAGE;
@@ -194,10 +213,12 @@ int cmd_deploy(int argc, char **argv)
 		goto fail;
 	if (first < argc && (rc = cmd_model_get(s, argv[first], &model, &path)) < 0)
 		goto fail;
-	if ((rc = choose(s, first < argc ? argv[first] : NULL, &pick)) < 0)
+	if ((rc = choose(s, first < argc ? argv[first] : NULL, &pick, &qoi_check)) < 0)
 		goto fail;
 	id = pick.model;
 	selection = first < argc ? "id" : best ? "best" :
+	            !isnan(max_qoi) ? (isnan(max_latency) ? "max-qoi-error"
+	                                                  : "max-qoi-error,max-latency") :
 	            isnan(max_latency) ? "max-error" : isnan(max_error) ? "max-latency" :
 	            "max-error,max-latency";
 	if ((!path && (rc = cmd_model_get(s, id, &model, &path)) < 0) ||
@@ -223,6 +244,10 @@ int cmd_deploy(int argc, char **argv)
 		json_object_set_new(rec, "max_error", json_real(max_error));
 	if (!isnan(max_latency))
 		json_object_set_new(rec, "max_latency", json_real(max_latency));
+	if (!isnan(max_qoi)) {
+		json_object_set_new(rec, "max_qoi_error", json_real(max_qoi));
+		json_object_set(rec, "qoi_check", qoi_check);
+	}
 	if (target && strcmp(target, "auto") == 0)
 		json_object_set_new(rec, "target_requested", json_string("auto"));
 	if (search)
@@ -237,6 +262,14 @@ int cmd_deploy(int argc, char **argv)
 		goto fail;
 	}
 	rec = NULL;
+	if (qoi_check)
+		cmd_info("%s: model '%s' gives %s %s %.4g on the check run (seed %lld; %zu of the "
+		         "front's %lld models checked)", pid, id,
+		         cmd_json_string(qoi_check, "dataset"), cmd_json_string(qoi_check, "metric"),
+		         cmd_json_number(qoi_check, "error"),
+		         (long long)json_integer_value(json_object_get(qoi_check, "seed")),
+		         json_array_size(json_object_get(qoi_check, "checks")),
+		         (long long)json_integer_value(json_object_get(qoi_check, "front")));
 	if (isnan(pick.latency))
 		cmd_info("%s: deployed model '%s' for region '%s' of workflow '%s' "
 		         "(validation RMSE %.4g; its card has no latency for this target)", pid, id,
@@ -273,6 +306,7 @@ fail:
 	code = cmd_fail(rc);
 done:
 	json_decref(rec);
+	json_decref(qoi_check);
 	free(path);
 	free(so_path);
 	hml__workflow_free(w);

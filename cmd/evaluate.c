@@ -27,7 +27,6 @@
 #include "fsutil.h"
 #include "latency.h"
 #include "metrics.h"
-#include "proc.h"
 #include "profilefile.h"
 #include "qoifile.h"
 #include "records.h"
@@ -35,7 +34,6 @@
 #include "util.h"
 #include "workflow.h"
 
-extern char **environ;
 
 static int64_t repeat = -1;
 static const char *args_text;
@@ -136,27 +134,6 @@ static void rm_runs(const char *dir, int nruns)
 				unlink(path);
 			}
 	rmdir(dir);
-}
-
-/* Print the last lines of an application's log on stderr. */
-static void log_tail(const char *path)
-{
-	char *text = NULL, *start;
-	size_t size = 0;
-	int lines = 0;
-
-	if (g_cmd.quiet || hml__read_file(path, &text, &size) < 0)
-		return;
-	start = text + size;
-	while (start > text && lines <= 10)
-		if (*--start == '\n' && start + 1 < text + size)
-			lines++;
-	if (*start == '\n')
-		start++;
-	if (*start)
-		fprintf(stderr, "hml: last lines of '%s':\n%s%s", path, start,
-		        text[size ? size - 1 : 0] == '\n' ? "" : "\n");
-	free(text);
 }
 
 /* --- plan ------------------------------------------------------------------ */
@@ -261,10 +238,10 @@ static int run_one(evaluation *e, int which, int k, cmd_progress **bar)
 	const char *kind = which ? "s" : "a";
 	hml__run_config config = { which ? HML__RUN_SURROGATE : HML__RUN_ACCURATE, NULL,
 	                           e->label, e->model_path, NULL, NULL };
-	char qoi[4096], prof[4096], log[4096], **envp = NULL;
+	char qoi[4096], prof[4096], log[4096];
 	series *se = which ? &e->sur : &e->acc;
 	hml__profile_record rec;
-	hml__proc_result pr;
+	double wall;
 	int rc;
 
 	snprintf(qoi, sizeof(qoi), "%s/%s%d.h5", e->tmp, kind, k);
@@ -272,30 +249,13 @@ static int run_one(evaluation *e, int which, int k, cmd_progress **bar)
 	snprintf(log, sizeof(log), "%s/%s%d.log", e->tmp, kind, k);
 	config.qoi = k == 0 ? qoi : NULL;   /* the warm-up pair records the QoI */
 	config.profile = prof;
-	if ((rc = hml__childenv_build(&envp, &config, (const char *const *)environ,
-	                              (const char *const *)e->w->env)) < 0)
-		return rc;
-	rc = hml__proc_run_env((const char *const *)e->argv, (const char *const *)envp,
-	                       log, log, &pr);
-	hml__strv_free(envp);
-	if (rc < 0)
-		return rc;
-	if (pr.interrupted || cmd_interrupted)
-		return hml__error_set(HML_ERROR, "interrupted");
-	if (!pr.exited || pr.exit_code != 0) {
-		cmd_progress_end(*bar);
-		*bar = NULL;
-		log_tail(log);
-		return hml__error_set(HML_ERROR, "%s run of '%s' failed: %s",
-		                      which ? "surrogate" : "accurate", e->w->program,
-		                      hml__proc_describe(&pr));
-	}
-	if ((rc = hml__profile_file_find(prof, e->label, &rec)) < 0 || k == 0)
+	if ((rc = cmd_app_run(e->w, e->argv, &config, log, &wall, bar)) < 0 ||
+	    (rc = hml__profile_file_find(prof, e->label, &rec)) < 0 || k == 0)
 		return rc;
 	se->model_calls += (int64_t)rec.stats.model_calls;
 	se->fallback_calls += (int64_t)rec.stats.fallback_calls;
 	se->original_calls += (int64_t)rec.stats.original_calls;
-	se->wall[k - 1] = pr.wall_s;
+	se->wall[k - 1] = wall;
 	se->region[k - 1] = rec.stats.region_s;
 	return 0;
 }

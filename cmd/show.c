@@ -342,7 +342,8 @@ static int list_deployments(const json_t *recs)
 		char env[2048], sel[64];
 		hml__deployment_view d;
 		const char *row[5], *how = str(r, "selection");
-		const json_t *bound = json_object_get(r, "max_error");
+		const json_t *bound = json_object_get(r, json_object_get(r, "max_qoi_error") ?
+		                                         "max_qoi_error" : "max_error");
 		const json_t *lbound = json_object_get(r, "max_latency");
 
 		hml__deployment_view_of(&d, r);

@@ -53,6 +53,17 @@ static int cmp_double(const void *x, const void *y)
 	return (a > b) - (a < b);
 }
 
+double hml__errors_metric(const hml__errors *e, const char *metric)
+{
+	if (!metric || strcmp(metric, "rmse") == 0)
+		return e->rmse;
+	if (strcmp(metric, "max_abs") == 0)
+		return e->max_abs;
+	if (strcmp(metric, "mape") == 0)
+		return e->mape;
+	return NAN;
+}
+
 void hml__summary_compute(hml__summary *s, const double *v, size_t n)
 {
 	double sum = 0, sq = 0, *sorted;

@@ -39,6 +39,13 @@ void hml__errors_compute(hml__errors *e, const double *a, const double *b, size_
 void hml__errors_compute_floor(hml__errors *e, const double *a, const double *b, size_t n,
                                double mape_floor);
 
+/**
+ * The figure a workflow's "qoi.metric" names (hml-workflow(5)): "rmse",
+ * "mape" or "max_abs" (NULL: "rmse"); NaN for any other name, or when the
+ * figure has no value (nothing compared, no value in the MAPE).
+ */
+double hml__errors_metric(const hml__errors *e, const char *metric);
+
 typedef struct hml__summary {
 	double mean, min, max, stdev;  /**< stdev: sample standard deviation (0 for n < 2) */
 	double median;

@@ -77,6 +77,7 @@ void hml__dataset_view_of(hml__dataset_view *out, const json_t *rec)
 	out->file = hml__record_file(rec, "data");
 	out->complete = !json_is_false(json_object_get(rec, "complete"));
 	out->regions = typed(rec, "regions", is_object);
+	out->runs = typed(rec, "runs", is_array);
 }
 
 void hml__deployment_view_of(hml__deployment_view *out, const json_t *rec)
@@ -122,6 +123,23 @@ size_t hml__records_count(const hml__store *s, const char *collection)
 static const json_t *at(const hml__store *s, const char *collection, size_t i)
 {
 	return json_array_get(json_object_get(hml__store_manifest(s), collection), i);
+}
+
+int64_t hml__records_max_seed(const hml__store *s)
+{
+	hml__dataset_view d;
+	int64_t max = -1;
+	const json_t *run;
+	size_t k;
+
+	for (size_t i = 0; hml__records_dataset_at(&d, s, i); i++)
+		json_array_foreach(d.runs, k, run) {
+			const json_t *seed = json_object_get(run, "seed");
+
+			if (json_is_integer(seed) && json_integer_value(seed) > max)
+				max = json_integer_value(seed);
+		}
+	return max;
 }
 
 int hml__records_model_at(hml__model_view *out, const hml__store *s, size_t i)

@@ -54,6 +54,8 @@ typedef struct hml__dataset_view {
 	const char *file;            /**< files.data, relative to the experiment */
 	int complete;                /**< 0 when a run failed part-way */
 	const json_t *regions;       /**< object: label -> {rows, calls, input_shape, ...} */
+	const json_t *runs;          /**< array of {seed, argv, ...}, one per application run,
+	                                  or NULL */
 } hml__dataset_view;
 
 /** A deployment ("deployments"). */
@@ -132,6 +134,12 @@ void hml__model_view_of(hml__model_view *out, const json_t *rec);
 void hml__search_view_of(hml__search_view *out, const json_t *rec);
 void hml__dataset_view_of(hml__dataset_view *out, const json_t *rec);
 void hml__deployment_view_of(hml__deployment_view *out, const json_t *rec);
+
+/**
+ * The largest seed any data set of the experiment was collected with
+ * (runs[].seed), or -1 when none records one.
+ */
+int64_t hml__records_max_seed(const hml__store *s);
 
 /** Records in `collection` ("models", "datasets", ...) of the manifest. */
 size_t hml__records_count(const hml__store *s, const char *collection);

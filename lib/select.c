@@ -121,6 +121,46 @@ int hml__select(const hml__candidate *c, size_t n, const hml__select_bounds *b, 
 	return 0;
 }
 
+/* 1 when candidate a dominates b (a at index ia, b at ib). */
+static int dominates(const hml__candidate *a, size_t ia, const hml__candidate *b, size_t ib)
+{
+	int sp = speed_cmp(a, b);
+
+	if (a->error > b->error || sp > 0)
+		return 0;
+	return a->error < b->error || sp < 0 || ia < ib;
+}
+
+int hml__select_front(const hml__candidate *c, size_t n, const hml__select_bounds *b,
+                      size_t *idx, size_t *m)
+{
+	size_t first, i, j;
+	int rc;
+
+	*m = 0;
+	if ((rc = hml__select(c, n, b, &first)) < 0)   /* bounds, and something within */
+		return rc;
+	for (i = 0; i < n; i++) {
+		if (isnan(c[i].error) || !within(&c[i], b))
+			continue;
+		for (j = 0; j < n; j++)
+			if (j != i && !isnan(c[j].error) && within(&c[j], b) &&
+			    dominates(&c[j], j, &c[i], i))
+				break;
+		if (j == n)
+			idx[(*m)++] = i;
+	}
+	/* Insertion sort, fastest first: fronts are short. */
+	for (i = 1; i < *m; i++)
+		for (j = i; j > 0 && better(&c[idx[j]], &c[idx[j - 1]], 1); j--) {
+			size_t t = idx[j];
+
+			idx[j] = idx[j - 1];
+			idx[j - 1] = t;
+		}
+	return 0;
+}
+
 int hml__select_target(const hml__candidate *c, size_t n, const char *model, size_t *pick)
 {
 	size_t best = n;
@@ -152,7 +192,7 @@ static double rows_per_run(const hml__store *s, const hml__model_view *m)
 		if (hml__records_dataset(&d, s, id) < 0)
 			return NAN;
 		rows += (double)hml__dataset_view_rows(&d, m->region);
-		runs += (double)json_array_size(json_object_get(d.json, "runs"));
+		runs += (double)json_array_size(d.runs);
 	}
 	return rows > 0 && runs > 0 ? rows / runs : NAN;
 }

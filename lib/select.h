@@ -77,6 +77,19 @@ int hml__select_check_bound(const char *name, double v);
 int hml__select(const hml__candidate *c, size_t n, const hml__select_bounds *b, size_t *pick);
 
 /**
+ * The candidates that --max-qoi-error walks (hml deploy): those with an
+ * error and within the bounds `b`, less every candidate another one
+ * dominates (at most its error and at least as fast, better in one, or
+ * equal in both and earlier), fastest first; so errors rise along the
+ * order. Their indices into idx[] (room for n), their count into *m.
+ * Errors: as hml__select_check_bound() for a bad bound; HML_ENOTFOUND
+ * as hml__select() when no candidate has an error or none is within
+ * the bounds.
+ */
+int hml__select_front(const hml__candidate *c, size_t n, const hml__select_bounds *b,
+                      size_t *idx, size_t *m);
+
+/**
  * The faster target of model `model` among the candidates (--target auto
  * with a model named or chosen by error alone; "faster" as above): the
  * index into *pick.

@@ -11,6 +11,10 @@
 #   hml evaluate           accurate vs surrogate runs: error of the prices, speedups
 #   hml deploy --best --target c   the same model compiled to C (no libtorch)
 #   hml evaluate           the compiled deployment, the same way
+#   hml deploy --max-qoi-error 0.02 --target auto
+#                          the fastest front model (and form) whose prices, on a
+#                          check run of the application, stay within RMSE 0.02
+#   hml evaluate           that deployment, on the evaluation's own seed
 #
 # usage: scripts/main-job.sh [BUILD_DIR] [OPTIONS] [BUDGET]
 #   OPTIONS: options priced per run (a multiple of the 4096 batch; default 32768)
@@ -41,6 +45,14 @@ echo "== hml deploy --best --target c"
 "$hml" -C "$exp" deploy --best --target c
 echo "== hml evaluate (the model compiled to C)"
 "$hml" -C "$exp" evaluate --args "--options $options --seed 42"
+echo "== hml deploy --search s1 --max-qoi-error 0.02 --target auto"
+echo "   (the fastest model of the front whose prices stay within RMSE 0.02, checked by running binomial)"
+if "$hml" -C "$exp" deploy --search s1 --max-qoi-error 0.02 --target auto; then
+	echo "== hml evaluate (that deployment)"
+	"$hml" -C "$exp" evaluate --args "--options $options --seed 42"
+else
+	echo "   (no model of this small search is within 0.02; the full search finds several)"
+fi
 echo "== hml show"
 "$hml" -C "$exp" show
 echo "== hml show s1 (the search's front and plots)"

@@ -171,11 +171,122 @@ PY
 @test "none or several choices are usage errors" {
 	run hml -C exp deploy
 	[ "$status" -eq 2 ]
-	assert_output --partial "give exactly one of MODEL, --best and --max-error E / --max-latency L"
+	assert_output --partial "give exactly one of MODEL, --best and --max-error E / --max-qoi-error E / --max-latency L"
 	run hml -C exp deploy m1 --best
 	[ "$status" -eq 2 ]
 	run hml -C exp deploy --max-error -1
 	[ "$status" -eq 2 ]
+	run hml -C exp deploy m1 --max-qoi-error 0.1
+	[ "$status" -eq 2 ]
+	run hml -C exp deploy --max-error 0.1 --max-qoi-error 0.1
+	[ "$status" -eq 2 ]
+	assert_output "hml: error: deploy: give one of --max-error (validation RMSE) and --max-qoi-error (the application's output)"
+	for bad in 0 -1 inf nan; do
+		run hml -C exp deploy --max-qoi-error $bad
+		[ "$status" -eq 2 ]
+		assert_output --regexp "(--max-qoi-error must be a positive finite number, not |needs a number, not )"
+	done
+}
+
+@test "--max-qoi-error checks the front on a run of the application and deploys the fastest within" {
+	run --separate-stderr hml -C exp --json deploy --max-qoi-error 1e9
+	assert_success
+	echo "$output" > out.json
+	# m1 (the most accurate) is checked first, then the bisection reaches m2
+	# (the fastest), within any bound; the run's seed is the first after the
+	# collected one (1) and its arguments are collect's.
+	[ "$(json out.json 'd["deployment"]["model"]')" = m2 ]
+	[ "$(json out.json 'd["deployment"]["selection"]')" = max-qoi-error ]
+	[ "$(json out.json 'd["deployment"]["max_qoi_error"]')" = 1000000000.0 ]
+	[ "$(json out.json '[c["model"] for c in d["deployment"]["qoi_check"]["checks"]]')" = "['m1', 'm2']" ]
+	[ "$(json out.json 'all(c["within"] and c["error"] > 0 for c in d["deployment"]["qoi_check"]["checks"])')" = True ]
+	[ "$(json out.json 'd["deployment"]["qoi_check"]["error"] == d["deployment"]["qoi_check"]["checks"][1]["error"]')" = True ]
+	[ "$(json out.json 'd["deployment"]["qoi_check"]["seed"]')" = 2 ]
+	[ "$(json out.json 'd["deployment"]["qoi_check"]["argv"][1:]')" = "['--options', '16384', '--seed', '2']" ]
+	[ "$(json out.json '(d["deployment"]["qoi_check"]["dataset"], d["deployment"]["qoi_check"]["metric"], d["deployment"]["qoi_check"]["front"])')" = "('price', 'rmse', 2)" ]
+	[[ "$stderr" == *"QoI check 2: model 'm2': price rmse "*"(within 1e+09)"* ]]
+	[[ "$stderr" == *"model 'm2' gives price rmse "*"on the check run (seed 2; 2 of the front's 2 models checked)"* ]]
+	[ -z "$(ls -A exp/eval)" ]
+	# The recorded error is the one a run by hand gives.
+	prog="$HML_BUILD_DIR/workflows/binomial/binomial"
+	HML_MODE=off HML_QOI="$WORK/a.h5" "$prog" --options 16384 --seed 2 >/dev/null
+	HML_MODE=off HML_MODE_BINOMIAL=infer HML_MODEL_BINOMIAL="$WORK/exp/models/m2.pt" \
+		HML_QOI="$WORK/s.h5" "$prog" --options 16384 --seed 2 >/dev/null
+	"$PY" - <<'PY'
+import h5py, json, numpy as np
+a = h5py.File("a.h5", "r")["price"][...].astype(np.float64).ravel()
+s = h5py.File("s.h5", "r")["price"][...].astype(np.float64).ravel()
+want = float(np.sqrt(np.mean((s - a) ** 2)))
+got = json.load(open("out.json"))["deployment"]["qoi_check"]["error"]
+assert abs(got - want) <= 1e-9 * max(want, 1e-30), (got, want)
+PY
+	# A bound between the two models' errors: m1.
+	bound=$(json out.json '(d["deployment"]["qoi_check"]["checks"][0]["error"] + d["deployment"]["qoi_check"]["checks"][1]["error"]) / 2')
+	run --separate-stderr hml -C exp --json deploy --max-qoi-error "$bound" --target auto
+	assert_success
+	echo "$output" > out.json
+	[ "$(json out.json 'd["deployment"]["model"]')" = m1 ]
+	[ "$(json out.json '[c["within"] for c in d["deployment"]["qoi_check"]["checks"]]')" = "[True, False]" ]
+	[ "$(json out.json 'd["deployment"]["target_requested"]')" = auto ]
+	run hml -C exp show
+	assert_output --regexp "p2 +m1 +max-qoi-error [0-9.e+-]+ +yes"
+}
+
+@test "an interrupted --max-qoi-error exits 130 and records nothing" {
+	cp exp/manifest.json before.json
+	"$HML" -q -C exp deploy --max-qoi-error 1e9 &
+	pid=$!
+	# Interrupt once a run is under way (see 070-evaluate.bats).
+	for _ in $(seq 600); do
+		pgrep -P "$pid" >/dev/null && break
+		sleep 0.1
+	done
+	kill -INT "$pid"
+	status=0
+	wait "$pid" || status=$?
+	[ "$status" -eq 130 ]
+	cmp before.json exp/manifest.json
+	[ -z "$(ls -A exp/eval)" ]
+}
+
+@test "--max-qoi-error: nothing within, a model whose run fails" {
+	cp exp/manifest.json before.json
+	run hml -C exp deploy --max-qoi-error 1e-12
+	[ "$status" -eq 3 ]
+	assert_output --regexp "hml: error: no model's price rmse is within 1e-12: the most accurate candidate, 'm1', gives [0-9.e+-]+ on a run with seed 2$"
+	cmp before.json exp/manifest.json
+	[ -z "$(ls -A exp/eval)" ]
+	# Candidates of two regions (m2's record now names another): which
+	# application output would bound them? --region says.
+	cp exp/manifest.json good.json
+	"$PY" - <<'PY'
+import json
+m = json.load(open("exp/manifest.json"))
+m["models"][1]["region"] = "other"
+json.dump(m, open("exp/manifest.json", "w"))
+PY
+	cp exp/manifest.json before.json
+	run hml -C exp deploy --max-qoi-error 1e9
+	[ "$status" -eq 3 ]
+	assert_output "hml: error: --max-qoi-error: the candidates replace more than one region ('binomial' of 'binomial', 'other' of 'binomial'); choose one with --region"
+	cmp before.json exp/manifest.json
+	cp good.json exp/manifest.json
+	# m1's file replaced by a model with NaN outputs (its hash updated):
+	# its run fails under HML_ON_ERROR=fail; it is never chosen.
+	cp "$MODELS/nonfinite.pt" exp/models/m1.pt
+	"$PY" - <<'PY'
+import hashlib, json
+m = json.load(open("exp/manifest.json"))
+m["models"][0]["provenance"]["sha256"]["models/m1.pt"] = hashlib.sha256(open("exp/models/m1.pt", "rb").read()).hexdigest()
+json.dump(m, open("exp/manifest.json", "w"))
+PY
+	cp exp/manifest.json before.json
+	run hml -C exp deploy --max-qoi-error 1e9
+	[ "$status" -eq 3 ]
+	assert_output --partial "hml: warning: QoI check of model 'm1': surrogate run of"
+	assert_output --partial "the most accurate candidate, 'm1', gives no value on a run with seed 2"
+	cmp before.json exp/manifest.json
+	[ -z "$(ls -A exp/eval)" ]
 }
 
 @test "unknown model, missing experiment: exit 3" {

@@ -70,6 +70,22 @@ TEST(errors_empty)
 	CHECK(isnan(e.rmse) && isnan(e.mape) && e.n == 0);
 }
 
+TEST(metric_by_name)
+{
+	double a[] = { 1, 2, 0, 4 }, b[] = { 1, 3, 1, 2 };
+	hml__errors e;
+
+	hml__errors_compute(&e, a, b, 4);
+	CHECK_NEAR(hml__errors_metric(&e, "rmse"), e.rmse, 0);
+	CHECK_NEAR(hml__errors_metric(&e, NULL), e.rmse, 0);
+	CHECK_NEAR(hml__errors_metric(&e, "max_abs"), 2.0, 0);
+	CHECK_NEAR(hml__errors_metric(&e, "mape"), e.mape, 0);
+	CHECK(isnan(hml__errors_metric(&e, "mae")));
+	CHECK(isnan(hml__errors_metric(&e, "RMSE")));
+	hml__errors_compute(&e, NULL, NULL, 0);
+	CHECK(isnan(hml__errors_metric(&e, "rmse")) && isnan(hml__errors_metric(&e, "max_abs")));
+}
+
 TEST(summary)
 {
 	double v[] = { 4, 1, 3, 2 };
@@ -96,6 +112,7 @@ int main(void)
 	RUN(mape_absolute_floor);
 	RUN(errors_skip_nonfinite);
 	RUN(errors_empty);
+	RUN(metric_by_name);
 	RUN(summary);
 	return check_report();
 }

@@ -83,6 +83,17 @@ TEST(views)
 	CHECK_EQ_INT(hml__dataset_view_rows(&d, "other"), 0);
 	CHECK_STR(hml__record_sha256(d.json, d.file),
 	          "2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881");
+	CHECK(d.runs == NULL);
+	CHECK_EQ_INT(hml__records_max_seed(s), -1);
+	/* Seeds of collect's runs (hml-manifest(5) datasets[].runs[].seed): the
+	 * largest of every data set; a malformed one is not a seed. */
+	CHECK_OK(hml__store_add(s, "datasets", json_pack("{s:[{s:i}, {s:i}, {s:s}, {}]}", "runs",
+	                        "seed", 7, "seed", 3, "seed", "99"), NULL, 0, 0, id, sizeof(id)));
+	CHECK_OK(hml__store_add(s, "datasets", json_pack("{s:[{s:i}]}", "runs", "seed", 5),
+	                        NULL, 0, 0, id, sizeof(id)));
+	CHECK_EQ_INT(hml__records_max_seed(s), 7);
+	CHECK_OK(hml__records_dataset(&d, s, "d2"));
+	CHECK_EQ_INT(json_array_size(d.runs), 4);
 
 	CHECK_OK(hml__records_model(&m, s, "m1"));
 	CHECK_STR(m.region, "binomial");

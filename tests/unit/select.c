@@ -154,6 +154,42 @@ TEST(faster_per_run)
 	CHECK_EQ_INT(two[k].target, TS);
 }
 
+/* --max-qoi-error's walk: the undominated candidates, fastest first. */
+TEST(front_fastest_first)
+{
+	static const hml__candidate ties[] = {
+		CAND("a", TS, 0.02, 1e-6), CAND("b", TS, 0.01, 1e-6),   /* b dominates a */
+		CAND("c", TS, 0.01, 1e-6),                              /* b's twin: b kept */
+		CAND("d", TS, 0.005, NAN),                              /* unmeasured: slowest */
+	};
+	hml__select_bounds b = bounds(NAN, NAN);
+	size_t idx[N], m;
+
+	CHECK_OK(hml__select_front(list, N, &b, idx, &m));
+	CHECK_EQ_INT(m, 3);
+	CHECK_STR(list[idx[0]].model, "m3");
+	CHECK_STR(list[idx[1]].model, "m2");
+	CHECK_STR(list[idx[2]].model, "m1");
+	for (size_t i = 0; i < m; i++)
+		CHECK_EQ_INT(list[idx[i]].target, C);
+	b.max_latency = 1.5e-6;
+	CHECK_OK(hml__select_front(list, N, &b, idx, &m));
+	CHECK_EQ_INT(m, 2);
+	CHECK_STR(list[idx[1]].model, "m2");
+	b.max_latency = NAN;
+	CHECK_OK(hml__select_front(ties, 4, &b, idx, &m));
+	CHECK_EQ_INT(m, 2);
+	CHECK_STR(ties[idx[0]].model, "b");
+	CHECK_STR(ties[idx[1]].model, "d");
+	b.max_latency = 1e-9;
+	CHECK_FAILS(hml__select_front(list, N, &b, idx, &m), HML_ENOTFOUND,
+	            "no model runs within 1e-09 s per sample");
+	CHECK_EQ_INT(m, 0);
+	b.max_latency = -1;
+	CHECK_FAILS(hml__select_front(list, N, &b, idx, &m), HML_EINVALID, "--max-latency");
+	CHECK_FAILS(hml__select_front(list + 6, 1, &b, idx, &m), HML_EINVALID, "--max-latency");
+}
+
 TEST(bad_input)
 {
 	size_t k;
@@ -340,6 +376,7 @@ int main(void)
 	RUN(most_accurate_within_latency);
 	RUN(best_and_ties);
 	RUN(faster_per_run);
+	RUN(front_fastest_first);
 	RUN(bad_input);
 	RUN(target_of_model);
 	RUN(candidates_of_experiment);
