@@ -87,6 +87,8 @@ static int get_number(const json_t *obj, const char *name, const char *key,
 	return 0;
 }
 
+#define INT_BOUND 9007199254740992.0   /* 2^53 */
+
 static int parse_range(param *p, const json_t *spec, const char *origin)
 {
 	int rc;
@@ -99,6 +101,10 @@ static int parse_range(param *p, const json_t *spec, const char *origin)
 	p->log = log && json_is_true(log);
 	if (p->type == P_INT && (p->low != floor(p->low) || p->high != floor(p->high)))
 		return bad(origin, "key '%s': low and high of an int must be integers", p->name);
+	/* Beyond 2^53 doubles skip integers, and decoding converts to int64. */
+	if (p->type == P_INT && (fabs(p->low) > INT_BOUND || fabs(p->high) > INT_BOUND))
+		return bad(origin, "key '%s': low and high of an int must be within +-2^53",
+		           p->name);
 	if (p->low > p->high)
 		return bad(origin, "key '%s': low %g is greater than high %g", p->name,
 		           p->low, p->high);
@@ -106,6 +112,14 @@ static int parse_range(param *p, const json_t *spec, const char *origin)
 		return bad(origin, "key '%s': a log scale needs low > 0", p->name);
 	p->width = 1;
 	return 0;
+}
+
+/* Two choice values are one when equal as JSON or as numbers (0 and 0.0):
+ * a sample's value finds its index by this rule (sample_value). */
+static int same_value(const json_t *a, const json_t *b)
+{
+	return json_equal(a, b) || (json_is_number(a) && json_is_number(b) &&
+	                            json_number_value(a) == json_number_value(b));
 }
 
 static int parse_values(param *p, const json_t *spec, const char *origin)
@@ -127,7 +141,7 @@ static int parse_values(param *p, const json_t *spec, const char *origin)
 			return bad(origin, "key '%s.values[%zu]' must be a string or a number",
 			           p->name, i);
 		for (size_t j = 0; j < i; j++)
-			if (json_equal(a, json_array_get(vals, j)))
+			if (same_value(a, json_array_get(vals, j)))
 				return bad(origin, "key '%s.values[%zu]' repeats an earlier value",
 				           p->name, i);
 	}
@@ -477,8 +491,7 @@ static int sample_value(const param *p, const json_t *j, double *out)
 	if (p->type == P_CHOICE) {
 		for (size_t k = 0; k < p->nvalues; k++) {
 			json_t *c = json_array_get(p->values, k);
-			if (json_equal(c, j) || (json_is_number(c) && json_is_number(j) &&
-			                         json_number_value(c) == json_number_value(j))) {
+			if (same_value(c, j)) {
 				*out = (double)k;
 				return 0;
 			}

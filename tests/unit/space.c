@@ -181,6 +181,15 @@ TEST(malformed_spaces)
 		  "key 'lr.low' must be a number" },
 		{ "{\"n\": {\"type\": \"int\", \"low\": 1.5, \"high\": 4}}",
 		  "key 'n': low and high of an int must be integers" },
+		/* found by fuzz_space: a bound that int64 cannot hold (undefined
+		 * behaviour when decoded), and a number repeated as 0 and 0e8
+		 * (a sample could not be encoded back to its index) */
+		{ "{\"n\": {\"type\": \"int\", \"low\": 93, \"high\": 2.2e60}}",
+		  "key 'n': low and high of an int must be within +-2^53" },
+		{ "{\"n\": {\"type\": \"int\", \"low\": -9007199254740994, \"high\": 0}}",
+		  "key 'n': low and high of an int must be within +-2^53" },
+		{ "{\"h\": {\"type\": \"choice\", \"values\": [0, 32, 64, 0e8]}}",
+		  "key 'h.values[3]' repeats an earlier value" },
 		{ "{\"lr\": {\"type\": \"float\", \"low\": 0, \"hihg\": 1}}", "unknown key 'lr.hihg'" },
 		{ "{\"act\": {\"type\": \"choice\", \"values\": []}}", "key 'act.values' is empty" },
 		{ "{\"act\": {\"type\": \"choice\"}}", "key 'act.values' is missing" },
