@@ -11,7 +11,8 @@
  * OpenMP build (HML_CMODEL_BLAS, found by CMake) and its library is still
  * there at build time, the object is also built with -DHML_CMODEL_CBLAS and
  * linked with that library (rpath to its directory), which gives an MLP its
- * sgemm path at large batch (lib/codegen.h); otherwise the same source
+ * sgemm path at large batch and wide conv layers theirs (lib/codegen.h);
+ * otherwise the same source
  * builds without it. Nothing here loads or runs the object.
  */
 #ifndef HML_LIB_CBUILD_H

@@ -11,6 +11,11 @@
  * are the only intermediates. Large batches of a wide MLP may take the
  * sgemm path instead (put_mlp_gemm), whose weights are the same arrays:
  * [in][out] is sgemm's row-major B.
+ *
+ * CNN and cnnvec kernels: one sample at a time on zero-padded planes, each
+ * conv layer a weight times a shifted plane, summed plane-wide; a wide
+ * conv layer may instead be im2col + sgemm (put_conv_gemm), whose weights,
+ * [out][in][k][k], are sgemm's row-major A.
  */
 #include <errno.h>
 #include <math.h>
@@ -364,6 +369,114 @@ static int gemm_layer(const gen *g, int l)
 	return g->m->layers[l].in >= GEMM_MIN_WIDTH && g->m->layers[l].out >= GEMM_MIN_WIDTH;
 }
 
+/* A conv layer goes through im2col + sgemm (compiled with
+ * -DHML_CMODEL_CBLAS) when it has at least CONV_GEMM_MIN_OUT output
+ * channels and CONV_GEMM_MIN_K inputs per output (channels x kernel^2);
+ * below, the direct loop's plane-wide multiply-adds are as fast (measured
+ * with bench/cnn.sh). The column matrix of a tile of image rows holds at
+ * most CONV_GEMM_COL floats (4 MiB), however large the field. */
+#define CONV_GEMM_MIN_OUT 8
+#define CONV_GEMM_MIN_K 64
+#define CONV_GEMM_COL (1 << 20)
+
+static int conv_gemm_layer(const hml__cg_model *m, int l)
+{
+	const hml__cg_layer *y = &m->layers[l];
+
+	return y->kernel > 0 && y->out >= CONV_GEMM_MIN_OUT &&
+	       y->in * y->kernel * y->kernel >= CONV_GEMM_MIN_K;
+}
+
+/* Image rows per im2col tile of conv layer l on a w-wide map (h rows). */
+static int64_t conv_gemm_rows(const hml__cg_layer *y, int64_t h, int64_t w)
+{
+	int64_t k = y->in * y->kernel * y->kernel, rb = CONV_GEMM_COL / (k * w);
+
+	return rb < 1 ? 1 : rb > h ? h : rb;
+}
+
+static const char cblas_decl[] =
+	"/* OpenBLAS's CBLAS sgemm (32-bit integers; 101 row-major, 111 no transpose) */\n"
+	"void cblas_sgemm(int order, int transa, int transb, int m, int n, int k, float alpha,\n"
+	"                 const float *a, int lda, const float *b, int ldb, float beta,\n"
+	"                 float *c, int ldc);\n";
+
+/*
+ * Conv layer l as sgemm (inside #ifdef HML_CMODEL_CBLAS): dst[co][i*w + j]
+ * = bias + the weights ([out][in * k * k], as stored) times the column
+ * matrix of the input planes `src` (plane floats each, rows of wp floats,
+ * the h x w map at offset `off` + the kernel's reach), built a tile of
+ * image rows at a time in `col`. The activation is the caller's. The sums
+ * are sgemm's order: agreement with TorchScript is checked as for the
+ * direct loop (unit.cmodel, e2e 065).
+ */
+static void put_conv_gemm(gen *g, int l, int64_t h, int64_t w, long long plane, long long wp,
+                          int off, const char *src, const char *dst)
+{
+	const hml__cg_layer *y = &g->m->layers[l];
+	long long k = y->kernel, kk = (long long)y->in * k * k, hw = (long long)(h * w);
+	long long rb = (long long)conv_gemm_rows(y, h, w), out = (long long)y->out;
+
+	fprintf(g->f, "\t/* layer %d: conv %lld -> %lld, %lldx%lld, %s: im2col tiles of %lld "
+	        "rows + sgemm */\n", l, (long long)y->in, out, k, k, act_names[y->act], rb);
+	fprintf(g->f,
+		"\tfor (int co = 0; co < %lld; co++)\n\t\tfor (int q = 0; q < %lld; q++)\n"
+		"\t\t\t%s[co * %lld + q] = hml_%s_b%d[co];\n",
+		out, hw, dst, hw, g->id, l);
+	fprintf(g->f,
+		"\tfor (int i0 = 0; i0 < %lld; i0 += %lld) {\n"
+		"\t\tconst int rb = %lld - i0 < %lld ? %lld - i0 : %lld;\n\n"
+		"\t\tfor (int ci = 0; ci < %lld; ci++)\n"
+		"\t\t\tfor (int ky = 0; ky < %lld; ky++)\n\t\t\t\tfor (int kx = 0; kx < %lld; kx++) {\n"
+		"\t\t\t\t\tfloat *cr = col + ((ci * %lld + ky) * %lld + kx) * rb * %lld;\n\n",
+		(long long)h, rb, (long long)h, rb, (long long)h, rb,
+		(long long)y->in, k, k, k, k, (long long)w);
+	fprintf(g->f,
+		"\t\t\t\t\tfor (int i = 0; i < rb; i++) {\n"
+		"\t\t\t\t\t\tconst float *s = %s + ci * %lld + (i0 + i + ky + %d) * %lld + kx + %d;\n\n"
+		"\t\t\t\t\t\tfor (int j = 0; j < %lld; j++)\n"
+		"\t\t\t\t\t\t\tcr[i * %lld + j] = s[j];\n"
+		"\t\t\t\t\t}\n\t\t\t\t}\n",
+		src, plane, off, wp, off, (long long)w, (long long)w);
+	fprintf(g->f,
+		"\t\tcblas_sgemm(101, 111, 111, %lld, rb * %lld, %lld, 1.0f, hml_%s_w%d, %lld, col, "
+		"rb * %lld, 1.0f, %s + i0 * %lld, %lld);\n\t}\n",
+		out, (long long)w, kk, g->id, l, kk, (long long)w, dst, (long long)w, hw);
+}
+
+/* The sgemm scratch of a CNN: the largest column tile and, when `outs`,
+ * the largest conv result (out x h x w); 0 without a gemm layer. */
+static int64_t conv_gemm_scratch(const hml__cg_model *m, int64_t h, int64_t w, int outs)
+{
+	int64_t col = 0, out = 0;
+	int nconv = m->family == HML__CG_CNN ? m->nlayers : m->nconv;
+
+	for (int l = 0; l < nconv; l++) {
+		const hml__cg_layer *y = &m->layers[l];
+
+		if (conv_gemm_layer(m, l)) {
+			int64_t c = y->in * y->kernel * y->kernel * conv_gemm_rows(y, h, w) * w;
+
+			col = c > col ? c : col;
+			out = y->out * h * w > out ? y->out * h * w : out;
+		}
+		if (m->family == HML__CG_CNNVEC)
+			h /= m->pool, w /= m->pool;
+	}
+	return col ? col + (outs ? out : 0) : 0;
+}
+
+/* #define HML_<ID>_GSCRATCH: the sgemm scratch after the sample's (0
+ * without CBLAS or a gemm layer), and sgemm's declaration when used. */
+static void put_gemm_scratch(gen *g, int64_t n)
+{
+	if (n > 0)
+		fprintf(g->f, "\n#ifdef HML_CMODEL_CBLAS\n%s#define HML_%s_GSCRATCH %lld\n#else\n"
+		        "#define HML_%s_GSCRATCH 0\n#endif\n", cblas_decl, g->up, (long long)n, g->up);
+	else
+		fprintf(g->f, "\n#define HML_%s_GSCRATCH 0\n", g->up);
+}
+
 /* A float constant that reads back as the same float. */
 static void put_float(FILE *f, double v)
 {
@@ -585,15 +698,12 @@ static void put_mlp_gemm(gen *g)
 	snprintf(out_stride, sizeof(out_stride), "%lld", nout);
 	snprintf(w_stride, sizeof(w_stride), "%lld", w);
 	fprintf(g->f, "\n#ifdef HML_CMODEL_CBLAS\n#ifdef _OPENMP\n#include <omp.h>\n#endif\n"
-	        "/* OpenBLAS's CBLAS sgemm (32-bit integers; 101 row-major, 111 no transpose) */\n"
-	        "void cblas_sgemm(int order, int transa, int transb, int m, int n, int k, float alpha,\n"
-	        "                 const float *a, int lda, const float *b, int ldb, float beta,\n"
-	        "                 float *c, int ldc);\n\n"
+	        "%s\n"
 	        "/* r <= %lld rows; h: 2 * %lld * %lld floats */\n"
 	        "HML_%s_KERNEL\nstatic void hml_%s_chunk(const float *restrict x, float *restrict y, "
 	        "const int r, float *restrict h)\n{\n"
 	        "\tfloat *restrict hc[2] = { h, h + %lld * %lld };\n\n",
-	        ch, ch, w, g->up, id, ch, w);
+	        cblas_decl, ch, ch, w, g->up, id, ch, w);
 	for (int l = 0; l < m->nlayers; l++) {
 		const hml__cg_layer *y = &m->layers[l];
 		char src[16], dst[16];
@@ -708,15 +818,35 @@ static void put_mlp(gen *g)
 		id, id, nout, nout);
 }
 
+/* The CNN's sgemm path, a layer before the last: its result `src`
+ * ([out][H x W]) with the activation into the next layer's padded planes. */
+static void put_conv_place(gen *g, const hml__cg_layer *y, const char *src)
+{
+	char val[384];
+
+	if (y->act == HML__ACT_IDENTITY)
+		snprintf(val, sizeof(val), "%s[(co * HML_%s_H + i) * HML_%s_W + j]", src, g->up, g->up);
+	else
+		snprintf(val, sizeof(val), "hml_%s_%s(%s[(co * HML_%s_H + i) * HML_%s_W + j])", g->id,
+		         act_names[y->act], src, g->up, g->up);
+	fprintf(g->f, "\tfor (int co = 0; co < %lld; co++)\n"
+	        "\t\tfor (int i = 0; i < HML_%s_H; i++)\n"
+	        "\t\t\tfor (int j = 0; j < HML_%s_W; j++)\n"
+	        "\t\t\t\tb[co * HML_%s_PLANE + (i + HML_%s_P) * HML_%s_WP + j + HML_%s_P] = %s;\n",
+	        (long long)y->out, g->up, g->up, g->up, g->up, g->up, g->up, val);
+}
+
 /* The CNN on one sample: zero-padded planes of (H + 2P) x (W + 2P). */
 static void put_cnn(gen *g)
 {
 	const hml__cg_model *m = g->m;
 	const char *id = g->id;
-	int64_t c = 0, h = 0, w = 0, cmax = 0;
+	int64_t c = 0, h = 0, w = 0, cmax = 0, gsz, gcol;
 	int pmax = 0;
 
 	cnn_dims(m->in_shape, m->in_ndim, &c, &h, &w);
+	gsz = conv_gemm_scratch(m, h, w, 1);
+	gcol = conv_gemm_scratch(m, h, w, 0);
 	for (int l = 0; l < m->nlayers; l++) {
 		if (m->layers[l].in > cmax)
 			cmax = m->layers[l].in;
@@ -728,8 +858,10 @@ static void put_cnn(gen *g)
 	        g->up, (long long)h, g->up, (long long)w, g->up, pmax, g->up,
 	        (long long)(h + 2 * pmax), g->up, (long long)(w + 2 * pmax), g->up,
 	        (long long)((h + 2 * pmax) * (w + 2 * pmax)));
-	fprintf(g->f, "#define HML_%s_SCRATCH (2 * %lld * HML_%s_PLANE)\n\n", g->up,
+	fprintf(g->f, "#define HML_%s_SCRATCH (2 * %lld * HML_%s_PLANE)\n", g->up,
 	        (long long)cmax, g->up);
+	put_gemm_scratch(g, gsz);
+	fputc('\n', g->f);
 	fprintf(g->f, "/* buf: HML_%s_SCRATCH floats, zero at the borders */\n"
 	        "HML_%s_KERNEL\nstatic void hml_%s_sample(const float *restrict x, float *restrict y, float *buf)\n{\n"
 	        "\tfloat *a = buf, *b = buf + HML_%s_SCRATCH / 2;\n\n"
@@ -739,9 +871,24 @@ static void put_cnn(gen *g)
 	        "\t\t\t\t\t(x[(c * HML_%s_H + i) * HML_%s_W + j] - hml_%s_in_mean[c]) / hml_%s_in_std[c];\n",
 	        g->up, g->up, id, g->up, (long long)c, g->up, g->up, g->up, g->up, g->up, g->up, g->up,
 	        g->up, id, id);
+	if (gsz > 0)
+		fprintf(g->f, "#ifdef HML_CMODEL_CBLAS\n\tfloat *col = buf + HML_%s_SCRATCH, "
+		        "*gt = col + %lld;\n\n\t(void)gt;\n#endif\n", g->up, (long long)gcol);
 	for (int l = 0; l < m->nlayers; l++) {
 		const hml__cg_layer *y = &m->layers[l];
 		int last = l == m->nlayers - 1, off = pmax - y->kernel / 2;
+
+		if (conv_gemm_layer(m, l)) {
+			fputs("#ifdef HML_CMODEL_CBLAS\n", g->f);
+			put_conv_gemm(g, l, h, w, (long long)((h + 2 * pmax) * (w + 2 * pmax)),
+			              (long long)(w + 2 * pmax), off, "a", last ? "y" : "gt");
+			if (last && y->act != HML__ACT_IDENTITY)
+				fprintf(g->f, "\tfor (int q = 0; q < %lld; q++)\n\t\ty[q] = hml_%s_%s(y[q]);\n",
+				        (long long)(y->out * h * w), id, act_names[y->act]);
+			else if (!last)
+				put_conv_place(g, y, "gt");
+			fputs("#else\n", g->f);
+		}
 
 		fprintf(g->f, "\t/* layer %d: conv %lld -> %lld, %dx%d, %s */\n", l,
 		        (long long)y->in, (long long)y->out, y->kernel, y->kernel, act_names[y->act]);
@@ -772,6 +919,8 @@ static void put_cnn(gen *g)
 			        "\t\t\t\to[i * os + j] = hml_%s_%s(o[i * os + j]);\n",
 			        g->up, g->up, id, act_names[y->act]);
 		fputs("\t}\n", g->f);
+		if (conv_gemm_layer(m, l))
+			fputs("#endif\n", g->f);
 		if (!last)
 			fputs("\t{\n\t\tfloat *t = a;\n\n\t\ta = b;\n\t\tb = t;\n\t}\n", g->f);
 	}
@@ -782,21 +931,21 @@ static void put_cnn(gen *g)
 		fprintf(g->f,
 			"\nint hml_%s_forward_f32(const float *x, float *y, int64_t rows)\n{\n"
 			"\tfloat *buf;\n\n\tif (rows <= 0)\n\t\treturn 0;\n"
-			"\tif (!(buf = calloc(HML_%s_SCRATCH, sizeof(float))))\n\t\treturn -1;\n"
+			"\tif (!(buf = calloc(HML_%s_SCRATCH + HML_%s_GSCRATCH, sizeof(float))))\n\t\treturn -1;\n"
 			"\tfor (int64_t i = 0; i < rows; i++)\n"
 			"\t\thml_%s_sample(x + i * %lld, y + i * %lld, buf);\n"
-			"\tfree(buf);\n\treturn 0;\n}\n", id, g->up, id, nin, nout);
+			"\tfree(buf);\n\treturn 0;\n}\n", id, g->up, g->up, id, nin, nout);
 		fprintf(g->f,
 			"\nint hml_%s_forward_f64(const double *x, double *y, int64_t rows)\n{\n"
 			"\tfloat *buf;\n\n\tif (rows <= 0)\n\t\treturn 0;\n"
-			"\tif (!(buf = calloc(HML_%s_SCRATCH + %lld + %lld, sizeof(float))))\n\t\treturn -1;\n"
+			"\tif (!(buf = calloc(HML_%s_SCRATCH + HML_%s_GSCRATCH + %lld + %lld, sizeof(float))))\n\t\treturn -1;\n"
 			"\tfor (int64_t i = 0; i < rows; i++) {\n"
-			"\t\tfloat *xf = buf + HML_%s_SCRATCH, *yf = xf + %lld;\n\n"
+			"\t\tfloat *xf = buf + HML_%s_SCRATCH + HML_%s_GSCRATCH, *yf = xf + %lld;\n\n"
 			"\t\tfor (int64_t k = 0; k < %lld; k++)\n\t\t\txf[k] = (float)x[i * %lld + k];\n"
 			"\t\thml_%s_sample(xf, yf, buf);\n"
 			"\t\tfor (int64_t k = 0; k < %lld; k++)\n\t\t\ty[i * %lld + k] = yf[k];\n"
 			"\t}\n\tfree(buf);\n\treturn 0;\n}\n",
-			id, g->up, nin, nout, g->up, nin, nin, nin, id, nout, nout);
+			id, g->up, g->up, nin, nout, g->up, g->up, nin, nin, nin, id, nout, nout);
 	}
 }
 
@@ -815,6 +964,14 @@ static void put_vec_conv(gen *g, int l, int64_t h, int64_t w, int p)
 	long long wpn = (long long)(wn + 2 * p), planen = (long long)((hn + 2 * p) * (wn + 2 * p));
 	int last = l == m->nconv - 1, P = m->pool;
 
+	if (conv_gemm_layer(m, l)) {
+		fputs("#ifdef HML_CMODEL_CBLAS\n", g->f);
+		put_conv_gemm(g, l, h, w, plane, wp, 0, "a", "t");
+		if (y->act != HML__ACT_IDENTITY)
+			fprintf(g->f, "\tfor (int q = 0; q < %lld; q++)\n\t\tt[q] = hml_%s_%s(t[q]);\n",
+			        (long long)y->out * hw, id, act_names[y->act]);
+		fputs("#else\n", g->f);
+	}
 	fprintf(g->f, "\t/* layer %d: conv %lld -> %lld, %dx%d, %s, on %lld x %lld; pool %d */\n",
 	        l, (long long)y->in, (long long)y->out, y->kernel, y->kernel, act_names[y->act],
 	        (long long)h, (long long)w, P);
@@ -837,6 +994,8 @@ static void put_vec_conv(gen *g, int l, int64_t h, int64_t w, int p)
 		fprintf(g->f, "\t\tfor (int k = 0; k < %lld; k++)\n\t\t\to[k] = hml_%s_%s(o[k]);\n",
 		        hw, id, act_names[y->act]);
 	fputs("\t}\n", g->f);
+	if (conv_gemm_layer(m, l))
+		fputs("#endif\n", g->f);
 	if (!last)
 		fprintf(g->f, "\tfor (int k = 0; k < %lld; k++)\n\t\tb[k] = 0.0f;\n",
 		        (long long)y->out * planen);
@@ -879,10 +1038,11 @@ static void put_cnnvec(gen *g)
 {
 	const hml__cg_model *m = g->m;
 	const char *id = g->id;
-	int64_t c = 0, h = 0, w = 0, hh, ww, pad_max = 0, conv_max = 0, vec_max = 0;
+	int64_t c = 0, h = 0, w = 0, hh, ww, pad_max = 0, conv_max = 0, vec_max = 0, gsz;
 	int p = m->layers[0].kernel / 2;
 
 	cnn_dims(m->in_shape, m->in_ndim, &c, &h, &w);
+	gsz = conv_gemm_scratch(m, h, w, 0);
 	hh = h, ww = w;
 	for (int l = 0; l < m->nconv; l++) {
 		const hml__cg_layer *y = &m->layers[l];
@@ -897,8 +1057,10 @@ static void put_cnnvec(gen *g)
 		vec_max = m->layers[l].in > vec_max ? m->layers[l].in : vec_max;
 		vec_max = m->layers[l].out > vec_max ? m->layers[l].out : vec_max;
 	}
-	fprintf(g->f, "\n#define HML_%s_SCRATCH (2 * %lld + %lld + 2 * %lld)\n\n", g->up,
+	fprintf(g->f, "\n#define HML_%s_SCRATCH (2 * %lld + %lld + 2 * %lld)\n", g->up,
 	        (long long)pad_max, (long long)conv_max, (long long)vec_max);
+	put_gemm_scratch(g, gsz);
+	fputc('\n', g->f);
 	fprintf(g->f, "/* buf: HML_%s_SCRATCH floats */\n"
 	        "HML_%s_KERNEL\nstatic void hml_%s_sample(const float *restrict x, float *restrict y, float *buf)\n{\n"
 	        "\tfloat *a = buf, *b = buf + %lld, *t = buf + 2 * %lld, *u = t + %lld, *v = u + %lld;\n\n"
@@ -912,6 +1074,9 @@ static void put_cnnvec(gen *g)
 	        (long long)vec_max, (long long)(c * (h + 2 * p) * (w + 2 * p)), (long long)c,
 	        (long long)h, (long long)w, (long long)((h + 2 * p) * (w + 2 * p)), p,
 	        (long long)(w + 2 * p), p, (long long)h, (long long)w, id, id);
+	if (gsz > 0)
+		fprintf(g->f, "#ifdef HML_CMODEL_CBLAS\n\tfloat *col = buf + HML_%s_SCRATCH;\n#endif\n",
+		        g->up);
 	hh = h, ww = w;
 	for (int l = 0; l < m->nconv; l++) {
 		put_vec_conv(g, l, hh, ww, p);
@@ -930,21 +1095,21 @@ static void put_cnnvec(gen *g)
 		fprintf(g->f,
 			"\nint hml_%s_forward_f32(const float *x, float *y, int64_t rows)\n{\n"
 			"\tfloat *buf;\n\n\tif (rows <= 0)\n\t\treturn 0;\n"
-			"\tif (!(buf = malloc(HML_%s_SCRATCH * sizeof(float))))\n\t\treturn -1;\n"
+			"\tif (!(buf = malloc((HML_%s_SCRATCH + HML_%s_GSCRATCH) * sizeof(float))))\n\t\treturn -1;\n"
 			"\tfor (int64_t i = 0; i < rows; i++)\n"
 			"\t\thml_%s_sample(x + i * %lld, y + i * %lld, buf);\n"
-			"\tfree(buf);\n\treturn 0;\n}\n", id, g->up, id, nin, nout);
+			"\tfree(buf);\n\treturn 0;\n}\n", id, g->up, g->up, id, nin, nout);
 		fprintf(g->f,
 			"\nint hml_%s_forward_f64(const double *x, double *y, int64_t rows)\n{\n"
 			"\tfloat *buf;\n\n\tif (rows <= 0)\n\t\treturn 0;\n"
-			"\tif (!(buf = malloc((HML_%s_SCRATCH + %lld + %lld) * sizeof(float))))\n\t\treturn -1;\n"
+			"\tif (!(buf = malloc((HML_%s_SCRATCH + HML_%s_GSCRATCH + %lld + %lld) * sizeof(float))))\n\t\treturn -1;\n"
 			"\tfor (int64_t i = 0; i < rows; i++) {\n"
-			"\t\tfloat *xf = buf + HML_%s_SCRATCH, *yf = xf + %lld;\n\n"
+			"\t\tfloat *xf = buf + HML_%s_SCRATCH + HML_%s_GSCRATCH, *yf = xf + %lld;\n\n"
 			"\t\tfor (int64_t k = 0; k < %lld; k++)\n\t\t\txf[k] = (float)x[i * %lld + k];\n"
 			"\t\thml_%s_sample(xf, yf, buf);\n"
 			"\t\tfor (int64_t k = 0; k < %lld; k++)\n\t\t\ty[i * %lld + k] = yf[k];\n"
 			"\t}\n\tfree(buf);\n\treturn 0;\n}\n",
-			id, g->up, nin, nout, g->up, nin, nin, nin, id, nout, nout);
+			id, g->up, g->up, nin, nout, g->up, g->up, nin, nin, nin, id, nout, nout);
 	}
 }
 

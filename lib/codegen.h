@@ -126,7 +126,9 @@ typedef struct hml__cg_options {
  * hml_cmodel_v1 (visibility default, so -fvisibility=hidden may be used).
  * OpenMP over row blocks when compiled with -fopenmp. An MLP with a layer
  * of at least 16 inputs and outputs also gets an sgemm path for large
- * batches, compiled only with -DHML_CMODEL_CBLAS (then link a CBLAS whose
+ * batches, and a conv layer with at least 8 outputs and 64 inputs per
+ * output an im2col + sgemm form (tiles of image rows, 4 MiB of columns at
+ * most), compiled only with -DHML_CMODEL_CBLAS (then link a CBLAS whose
  * sgemm is single-threaded inside OpenMP regions: OpenBLAS's OpenMP build,
  * as lib/cbuild.c does); without it the source needs no library. The id must be a C
  * identifier fragment ([A-Za-z0-9_]). Errors: HML_EINVALID (model check,
