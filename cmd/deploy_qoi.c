@@ -234,8 +234,7 @@ static int walk(qoi_walk *q, const size_t *idx, size_t m, size_t *found, double 
 		return hml__error_set(HML_ENOTFOUND, "no model's %s %s is within %g: the most "
 		                      "accurate candidate, '%s', gives %s on a run with seed %lld",
 		                      q->w->qoi_dataset, q->metric, q->max, q->c[idx[hi]].model,
-		                      val,
-		                      (long long)q->seed);
+		                      val, (long long)q->seed);
 	*found_err = err;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
