@@ -818,6 +818,52 @@ static void put_mlp(gen *g)
 		id, id, nout, nout);
 }
 
+/*
+ * The forwards of a CNN or cnnvec: rows samples through hml_<id>_sample,
+ * spread over OpenMP threads from 2 samples, each thread with its own
+ * scratch (zeroed: the planes' borders stay zero), and inside that region
+ * OpenBLAS's OpenMP build runs single-threaded; one sample alone gets
+ * OpenBLAS's threads. Samples of `nin` and `nout` floats.
+ */
+static void put_sample_forwards(gen *g, long long nin, long long nout)
+{
+	const char *id = g->id, *up = g->up;
+
+	fprintf(g->f,
+		"\n/* x, y: rows samples of floats, or of doubles (f64) converted per sample; 0, or -1\n"
+		" * when scratch memory runs out */\n"
+		"static int hml_%s_samples(const void *x, void *y, int64_t rows, int f64)\n{\n"
+		"\tint failed = 0;\n\n\tif (rows <= 0)\n\t\treturn 0;\n"
+		"#ifdef _OPENMP\n#pragma omp parallel if (rows >= 2)\n#endif\n"
+		"\t{\n"
+		"\t\tfloat *buf = calloc((size_t)(HML_%s_SCRATCH + HML_%s_GSCRATCH + (f64 ? %lld + %lld : 0)),\n"
+		"\t\t                    sizeof(float));\n\n"
+		"\t\tif (!buf) {\n#ifdef _OPENMP\n#pragma omp atomic write\n#endif\n"
+		"\t\t\tfailed = 1;\n\t\t}\n",
+		id, up, up, nin, nout);
+	fprintf(g->f,
+		"#ifdef _OPENMP\n#pragma omp for schedule(static)\n#endif\n"
+		"\t\tfor (int64_t i = 0; i < rows; i++) {\n"
+		"\t\t\tif (!buf)\n\t\t\t\tcontinue;\n"
+		"\t\t\tif (!f64) {\n"
+		"\t\t\t\thml_%s_sample((const float *)x + i * %lld, (float *)y + i * %lld, buf);\n"
+		"\t\t\t} else {\n"
+		"\t\t\t\tfloat *xf = buf + HML_%s_SCRATCH + HML_%s_GSCRATCH, *yf = xf + %lld;\n\n"
+		"\t\t\t\tfor (int64_t k = 0; k < %lld; k++)\n"
+		"\t\t\t\t\txf[k] = (float)((const double *)x)[i * %lld + k];\n"
+		"\t\t\t\thml_%s_sample(xf, yf, buf);\n"
+		"\t\t\t\tfor (int64_t k = 0; k < %lld; k++)\n"
+		"\t\t\t\t\t((double *)y)[i * %lld + k] = yf[k];\n"
+		"\t\t\t}\n\t\t}\n\t\tfree(buf);\n\t}\n"
+		"\treturn failed ? -1 : 0;\n}\n",
+		id, nin, nout, up, up, nin, nin, nin, id, nout, nout);
+	fprintf(g->f,
+		"\nint hml_%s_forward_f32(const float *x, float *y, int64_t rows)\n{\n"
+		"\treturn hml_%s_samples(x, y, rows, 0);\n}\n"
+		"\nint hml_%s_forward_f64(const double *x, double *y, int64_t rows)\n{\n"
+		"\treturn hml_%s_samples(x, y, rows, 1);\n}\n", id, id, id, id);
+}
+
 /* The CNN's sgemm path, a layer before the last: its result `src`
  * ([out][H x W]) with the activation into the next layer's padded planes. */
 static void put_conv_place(gen *g, const hml__cg_layer *y, const char *src)
@@ -925,28 +971,8 @@ static void put_cnn(gen *g)
 			fputs("\t{\n\t\tfloat *t = a;\n\n\t\ta = b;\n\t\tb = t;\n\t}\n", g->f);
 	}
 	fputs("}\n", g->f);
-	{
-		long long nin = m->layers[0].in * h * w, nout = m->layers[m->nlayers - 1].out * h * w;
-
-		fprintf(g->f,
-			"\nint hml_%s_forward_f32(const float *x, float *y, int64_t rows)\n{\n"
-			"\tfloat *buf;\n\n\tif (rows <= 0)\n\t\treturn 0;\n"
-			"\tif (!(buf = calloc(HML_%s_SCRATCH + HML_%s_GSCRATCH, sizeof(float))))\n\t\treturn -1;\n"
-			"\tfor (int64_t i = 0; i < rows; i++)\n"
-			"\t\thml_%s_sample(x + i * %lld, y + i * %lld, buf);\n"
-			"\tfree(buf);\n\treturn 0;\n}\n", id, g->up, g->up, id, nin, nout);
-		fprintf(g->f,
-			"\nint hml_%s_forward_f64(const double *x, double *y, int64_t rows)\n{\n"
-			"\tfloat *buf;\n\n\tif (rows <= 0)\n\t\treturn 0;\n"
-			"\tif (!(buf = calloc(HML_%s_SCRATCH + HML_%s_GSCRATCH + %lld + %lld, sizeof(float))))\n\t\treturn -1;\n"
-			"\tfor (int64_t i = 0; i < rows; i++) {\n"
-			"\t\tfloat *xf = buf + HML_%s_SCRATCH + HML_%s_GSCRATCH, *yf = xf + %lld;\n\n"
-			"\t\tfor (int64_t k = 0; k < %lld; k++)\n\t\t\txf[k] = (float)x[i * %lld + k];\n"
-			"\t\thml_%s_sample(xf, yf, buf);\n"
-			"\t\tfor (int64_t k = 0; k < %lld; k++)\n\t\t\ty[i * %lld + k] = yf[k];\n"
-			"\t}\n\tfree(buf);\n\treturn 0;\n}\n",
-			id, g->up, g->up, nin, nout, g->up, g->up, nin, nin, nin, id, nout, nout);
-	}
+	put_sample_forwards(g, (long long)(m->layers[0].in * h * w),
+	                    (long long)(m->layers[m->nlayers - 1].out * h * w));
 }
 
 /* cnnvec, one conv layer l on an h x w map held zero-padded (pad p) in
@@ -1089,28 +1115,8 @@ static void put_cnnvec(gen *g)
 		put_vec_linear(g, l, k % 2 ? "v" : "u", last ? "y" : k % 2 ? "u" : "v");
 	}
 	fputs("}\n", g->f);
-	{
-		long long nin = prod(m->in_shape, m->in_ndim), nout = m->layers[m->nlayers - 1].out;
-
-		fprintf(g->f,
-			"\nint hml_%s_forward_f32(const float *x, float *y, int64_t rows)\n{\n"
-			"\tfloat *buf;\n\n\tif (rows <= 0)\n\t\treturn 0;\n"
-			"\tif (!(buf = malloc((HML_%s_SCRATCH + HML_%s_GSCRATCH) * sizeof(float))))\n\t\treturn -1;\n"
-			"\tfor (int64_t i = 0; i < rows; i++)\n"
-			"\t\thml_%s_sample(x + i * %lld, y + i * %lld, buf);\n"
-			"\tfree(buf);\n\treturn 0;\n}\n", id, g->up, g->up, id, nin, nout);
-		fprintf(g->f,
-			"\nint hml_%s_forward_f64(const double *x, double *y, int64_t rows)\n{\n"
-			"\tfloat *buf;\n\n\tif (rows <= 0)\n\t\treturn 0;\n"
-			"\tif (!(buf = malloc((HML_%s_SCRATCH + HML_%s_GSCRATCH + %lld + %lld) * sizeof(float))))\n\t\treturn -1;\n"
-			"\tfor (int64_t i = 0; i < rows; i++) {\n"
-			"\t\tfloat *xf = buf + HML_%s_SCRATCH + HML_%s_GSCRATCH, *yf = xf + %lld;\n\n"
-			"\t\tfor (int64_t k = 0; k < %lld; k++)\n\t\t\txf[k] = (float)x[i * %lld + k];\n"
-			"\t\thml_%s_sample(xf, yf, buf);\n"
-			"\t\tfor (int64_t k = 0; k < %lld; k++)\n\t\t\ty[i * %lld + k] = yf[k];\n"
-			"\t}\n\tfree(buf);\n\treturn 0;\n}\n",
-			id, g->up, g->up, nin, nout, g->up, g->up, nin, nin, nin, id, nout, nout);
-	}
+	put_sample_forwards(g, (long long)prod(m->in_shape, m->in_ndim),
+	                    (long long)m->layers[m->nlayers - 1].out);
 }
 
 static void put_shape(FILE *f, const int64_t *shape, int ndim)
