@@ -49,7 +49,7 @@ for c in json.load(open(exp + "/manifest.json")).get("compiled", []):
     subprocess.run([cc["path"]] + flags + ["-o", f"{exp}/models/{c['id']}-direct.so",
                     f"{exp}/{c['files']['source']}", "-lm"], check=True)
 PY
-echo "compiled models' OpenBLAS: $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["compiled"][0]["compiler"]["blas"])' "$exp/manifest.json")"
+echo "compiled models' OpenBLAS (those with an sgemm layer): $(python3 -c 'import json,sys; print(next((c["compiler"]["blas"] for c in json.load(open(sys.argv[1]))["compiled"] if c["compiler"]["blas"]), None))' "$exp/manifest.json")"
 echo
 n=1
 for arch in $archs; do

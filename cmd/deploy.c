@@ -111,8 +111,9 @@ static unsigned target_mask(void)
 }
 
 /* The (model, target) to deploy into *pick: the model named (`id`, its
- * faster target with --target auto), or the choice of lib/select.h under
- * --best / --max-error / --max-latency among the candidates. */
+ * faster target with --target auto), the choice of lib/select.h under
+ * --best / --max-error / --max-latency among the candidates, or under
+ * --max-qoi-error the one the check runs choose (*qoi_check: their record). */
 static int choose(hml__store *s, const char *id, hml__candidate *pick, json_t **qoi_check)
 {
 	hml__select_bounds b = { max_error, max_latency };

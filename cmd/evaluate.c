@@ -34,7 +34,6 @@
 #include "util.h"
 #include "workflow.h"
 
-
 static int64_t repeat = -1;
 static const char *args_text;
 static int keep;

@@ -134,7 +134,7 @@ int hml__cbuild_so(const hml__cg_model *m, const hml__cg_options *o, const char 
 	march_flags(info, arch_flag, sizeof(arch_flag), arch);
 	for (int i = 0; arch[i]; i++)
 		argv[n++] = arch[i];
-	info->blas = hml__cbuild_blas();
+	info->blas = hml__cg_uses_blas(m) ? hml__cbuild_blas() : NULL;
 	blas_flags(info, pre, post);
 	for (int i = 0; pre[i]; i++)
 		argv[n++] = pre[i];

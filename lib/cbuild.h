@@ -8,12 +8,12 @@
  *
  * The compiler is `cc` found on PATH; the flags are fixed (HML__CBUILD_FLAGS
  * plus -march=ARCH when asked). When hml was configured with OpenBLAS's
- * OpenMP build (HML_CMODEL_BLAS, found by CMake) and its library is still
- * there at build time, the object is also built with -DHML_CMODEL_CBLAS and
- * linked with that library (rpath to its directory), which gives an MLP its
- * sgemm path at large batch and wide conv layers theirs (lib/codegen.h);
- * otherwise the same source
- * builds without it. Nothing here loads or runs the object.
+ * OpenMP build (HML_CMODEL_BLAS, found by CMake), its library is still
+ * there at build time and the model has a layer with an sgemm path
+ * (hml__cg_uses_blas: an MLP's at large batch, a wide conv layer's), the
+ * object is also built with -DHML_CMODEL_CBLAS and linked with that
+ * library (rpath to its directory); otherwise the same source builds
+ * without it, and the object loads no BLAS. Nothing here loads or runs the object.
  */
 #ifndef HML_LIB_CBUILD_H
 #define HML_LIB_CBUILD_H

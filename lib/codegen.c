@@ -364,9 +364,14 @@ typedef struct gen {
  * (chunk x widest layer floats each) stay within a core's L2. */
 #define GEMM_CHUNK_FLOATS 65536
 
+static int mlp_gemm_layer(const hml__cg_model *m, int l)
+{
+	return m->layers[l].in >= GEMM_MIN_WIDTH && m->layers[l].out >= GEMM_MIN_WIDTH;
+}
+
 static int gemm_layer(const gen *g, int l)
 {
-	return g->m->layers[l].in >= GEMM_MIN_WIDTH && g->m->layers[l].out >= GEMM_MIN_WIDTH;
+	return mlp_gemm_layer(g->m, l);
 }
 
 /* A conv layer goes through im2col + sgemm (compiled with
@@ -1262,6 +1267,18 @@ static void plan_gemm(gen *g)
 	g->gemm_rows = (int)(rows < 2 * g->br ? 2 * g->br : rows);
 	chunk = chunk < 32 ? 32 : chunk > OMP_ROWS ? OMP_ROWS : chunk & ~(int64_t)7;
 	g->chunk = (int)chunk;
+}
+
+int hml__cg_uses_blas(const hml__cg_model *m)
+{
+	int nconv = m->family == HML__CG_CNN ? m->nlayers : m->family == HML__CG_CNNVEC ?
+	            m->nconv : 0;
+
+	for (int l = 0; l < m->nlayers; l++)
+		if (l < nconv ? conv_gemm_layer(m, l) : m->family == HML__CG_MLP &&
+		                                        mlp_gemm_layer(m, l))
+			return 1;
+	return 0;
 }
 
 int hml__cg_write(const hml__cg_model *m, const hml__cg_options *o,

@@ -137,6 +137,15 @@ typedef struct hml__cg_options {
 int hml__cg_write(const hml__cg_model *m, const hml__cg_options *o,
                   const char *c_path, const char *h_path);
 
+/**
+ * 1 when the source hml__cg_write() generates for `m` has an sgemm path
+ * (an MLP layer of at least 16 inputs and outputs, a conv layer of at
+ * least 8 outputs and 64 inputs per output), so that building it with
+ * -DHML_CMODEL_CBLAS and a CBLAS pays; else 0 (the build then links no
+ * BLAS, which a process would load for nothing).
+ */
+int hml__cg_uses_blas(const hml__cg_model *m);
+
 #ifdef __cplusplus
 }
 #endif

@@ -115,6 +115,17 @@ EOF2
 	[ "$(m '"-DHML_CMODEL_NO_CLONES" in d["compiled"][0]["compiler"]["flags"]')" = False ]
 }
 
+@test "a model with no sgemm layer is built without OpenBLAS: nothing loaded for nothing" {
+	"$HML" -q -C exp train --epochs 1 --seed 2 --threads 2 --arch mlp:8:relu >/dev/null
+	run --separate-stderr hml -C exp --json deploy --target c m2
+	assert_success
+	echo "$output" > out.json
+	[ "$(json out.json 'd["compiled"]["compiler"]["blas"]')" = None ]
+	[ "$(json out.json '"-DHML_CMODEL_CBLAS" in d["compiled"]["compiler"]["flags"]')" = False ]
+	! grep -q cblas_sgemm exp/models/c1.c
+	! ldd exp/models/c1.so | grep -q openblas
+}
+
 @test "the standalone source runs with libc and libm alone and matches TorchScript" {
 	hml -q -C exp deploy --target c m1 >/dev/null
 	cat > app.c <<'EOF'

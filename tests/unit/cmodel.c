@@ -378,6 +378,7 @@ TEST(mlp_gemm_path)
 	CHECK_OK(hml__cg_write(&m, &(hml__cg_options){ "g", NULL }, tmp_path("g.c"), NULL));
 	CHECK(sh("grep -q 'if (rows >= 547)' '%s'", tmp_path("g.c")) == 0);
 	CHECK(sh("grep -q 'cblas_sgemm(101, 111, 111, r, 40, 48' '%s'", tmp_path("g.c")) == 0);
+	CHECK_EQ_INT(hml__cg_uses_blas(&m), 1);
 	roundtrip(&m, "mlp_noblas", rows, sizeof(rows) / sizeof(rows[0]), "-fopenmp");
 	if (!blas) {
 		fprintf(stderr, "mlp_gemm_path: hml built without OpenBLAS's OpenMP build "
@@ -395,6 +396,7 @@ TEST(mlp_gemm_path)
 	m.out_ndim = 1, m.out_shape[0] = 1;
 	CHECK_OK(hml__cg_write(&m, &(hml__cg_options){ "n", NULL }, tmp_path("n.c"), NULL));
 	CHECK(sh("grep -q cblas_sgemm '%s'", tmp_path("n.c")) != 0);
+	CHECK_EQ_INT(hml__cg_uses_blas(&m), 0);
 	hml__cg_model_release(&m);
 }
 
@@ -426,6 +428,7 @@ TEST(cnn)
 	m.in_ndim = 3, m.in_shape[0] = 2, m.in_shape[1] = 5, m.in_shape[2] = 6;
 	m.out_ndim = 3, m.out_shape[0] = 3, m.out_shape[1] = 5, m.out_shape[2] = 6;
 	roundtrip(&m, "cnn3", (const int64_t[]){ 3 }, 1, "");
+	CHECK_EQ_INT(hml__cg_uses_blas(&m), 0);   /* 2 -> 4 -> 3 channels, 3x3: no sgemm */
 	hml__cg_model_release(&m);
 	/* [H, W] rows, kernel 5 wider than the field's height */
 	CHECK_OK(make_model(&m, HML__CG_CNN, 2, sizes1, 5, HML__ACT_SILU, 12));
@@ -454,6 +457,7 @@ TEST(cnn_gemm_path)
 	CHECK(sh("grep -q 'layer 1: conv 8 -> 8, 3x3, tanh: im2col tiles of 121 rows + sgemm' '%s'",
 	         tmp_path("cg.c")) == 0);
 	CHECK(sh("test $(grep -c 'sgemm \\*/' '%s') = 1", tmp_path("cg.c")) == 0);
+	CHECK_EQ_INT(hml__cg_uses_blas(&m), 1);
 	roundtrip(&m, "cnn_noblas", rows, 2, "-fopenmp");
 	if (!blas) {
 		fprintf(stderr, "cnn_gemm_path: hml built without OpenBLAS's OpenMP build "
