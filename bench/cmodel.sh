@@ -55,16 +55,7 @@ for m in $models; do
 	"$hml" -q -C "$exp" deploy --target c --march native "$m" >/dev/null
 done
 # cN.c again without OpenBLAS: the flags of its record, less the BLAS ones.
-python3 - "$exp" <<'PY'
-import json, subprocess, sys
-exp = sys.argv[1]
-for c in json.load(open(exp + "/manifest.json")).get("compiled", []):
-    cc = c["compiler"]
-    flags = [f for f in cc["flags"] if f != "-DHML_CMODEL_CBLAS" and not f.startswith("-Wl,-rpath")
-             and f != cc.get("blas") and f != "-lm"]
-    subprocess.run([cc["path"]] + flags + ["-o", f"{exp}/models/{c['id']}-blocked.so",
-                    f"{exp}/{c['files']['source']}", "-lm"], check=True)
-PY
+python3 "$(dirname "$0")/noblas.py" "$exp" blocked
 blas=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["compiled"][0]["compiler"]["blas"])' "$exp/manifest.json")
 echo "compiled models' OpenBLAS: $blas"
 echo

@@ -39,16 +39,7 @@ for arch in $archs; do
 	n=$((n + 1))
 	"$hml" -q -C "$exp" deploy --target c "m$n" >/dev/null
 done
-python3 - "$exp" <<'PY'
-import json, subprocess, sys
-exp = sys.argv[1]
-for c in json.load(open(exp + "/manifest.json")).get("compiled", []):
-    cc = c["compiler"]
-    flags = [f for f in cc["flags"] if f != "-DHML_CMODEL_CBLAS" and not f.startswith("-Wl,-rpath")
-             and f != cc.get("blas") and f != "-lm"]
-    subprocess.run([cc["path"]] + flags + ["-o", f"{exp}/models/{c['id']}-direct.so",
-                    f"{exp}/{c['files']['source']}", "-lm"], check=True)
-PY
+python3 "$(dirname "$0")/noblas.py" "$exp" direct
 echo "compiled models' OpenBLAS (those with an sgemm layer): $(python3 -c 'import json,sys; print(next((c["compiler"]["blas"] for c in json.load(open(sys.argv[1]))["compiled"] if c["compiler"]["blas"]), None))' "$exp/manifest.json")"
 echo
 n=1
