@@ -234,16 +234,7 @@ PY
 
 @test "an interrupted --max-qoi-error exits 130 and records nothing" {
 	cp exp/manifest.json before.json
-	"$HML" -q -C exp deploy --max-qoi-error 1e9 &
-	pid=$!
-	# Interrupt once a run is under way (see 070-evaluate.bats).
-	for _ in $(seq 600); do
-		pgrep -P "$pid" >/dev/null && break
-		sleep 0.1
-	done
-	kill -INT "$pid"
-	status=0
-	wait "$pid" || status=$?
+	interrupt_when_running "$HML" -q -C exp deploy --max-qoi-error 1e9
 	[ "$status" -eq 130 ]
 	cmp before.json exp/manifest.json
 	[ -z "$(ls -A exp/eval)" ]

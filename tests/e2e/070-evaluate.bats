@@ -128,18 +128,7 @@ EOF2
 
 @test "an interrupted evaluation exits 130 and records nothing" {
 	cp exp/manifest.json before.json
-	"$HML" -q -C exp evaluate m1 --repeat 5 --args '--options 65536 --seed 1' &
-	pid=$!
-	# Interrupt once a run is under way: a background job inherits SIGINT
-	# ignored until hml installs its handler, so a signal sent while a
-	# loaded machine is still starting hml would be lost.
-	for _ in $(seq 600); do
-		pgrep -P "$pid" >/dev/null && break
-		sleep 0.1
-	done
-	kill -INT "$pid"
-	status=0
-	wait "$pid" || status=$?
+	interrupt_when_running "$HML" -q -C exp evaluate m1 --repeat 5 --args '--options 65536 --seed 1'
 	[ "$status" -eq 130 ]
 	cmp before.json exp/manifest.json
 	[ -z "$(ls -A exp/eval)" ]

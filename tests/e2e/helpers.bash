@@ -50,3 +50,20 @@ wrap_workflow() {
 h5() {
 	"$PY" -c 'import sys, h5py, numpy as np; f=h5py.File(sys.argv[1], "r"); print(eval(sys.argv[2]))' "$1" "$2"
 }
+
+# interrupt_when_running CMD...: run CMD in the background, send it SIGINT
+# once it has started a child (a background job inherits SIGINT ignored
+# until hml installs its handler, so a signal sent while a loaded machine
+# is still starting hml would be lost), and set $status to its exit status.
+interrupt_when_running() {
+	local pid
+	"$@" &
+	pid=$!
+	for _ in $(seq 600); do
+		pgrep -P "$pid" >/dev/null && break
+		sleep 0.1
+	done
+	kill -INT "$pid"
+	status=0
+	wait "$pid" || status=$?
+}
