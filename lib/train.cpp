@@ -587,59 +587,48 @@ void set_lr(torch::optim::Optimizer &opt, bool adamw, double lr)
 	}
 }
 
-void measure_latency(torch::jit::Module &saved, const torch::Tensor &X,
-                     const std::vector<int64_t> &in_row, int64_t rows, int64_t ib,
-                     hml__train_result *res);
+/* The rows of one training run: a seeded permutation, test rows first,
+ * then validation, then training; normalised with the training rows'
+ * statistics. The raw validation and test inputs are kept as the
+ * application gives them, for the saved model (check_saved). */
+struct Split {
+	int64_t n_train = 0, n_val = 0, n_test = 0;
+	torch::Tensor xn, yn;                   /* training rows, normalised */
+	torch::Tensor xva, xte;                 /* validation, test inputs, normalised */
+	torch::Tensor xva_raw, xte_raw;         /* the same, as the application's rows */
+	torch::Tensor yva, yte;                 /* their outputs */
+	torch::Tensor in_mean, in_std, out_mean, out_std;
+};
 
-int train(const hml__dataset *d, const hml__train_options *o, const char *out_path,
-          hml__train_result *res, int fd)
+int split_sizes(int64_t rows, const hml__train_options *o, Split &s, hml__train_result *res)
 {
-	Model m;
-	int rc;
-	int64_t rows = d->rows, n_val, n_test, n_train;
-	const bool adamw = o->optimizer && std::strcmp(o->optimizer, "adamw") == 0;
-	const char *sched = o->schedule ? o->schedule : "plateau";
-	const double wd = o->weight_decay >= 0 ? o->weight_decay : adamw ? 1e-2 : 0.0;
-	const char *fwd_env = std::getenv("HML_TRAIN_FORWARD");
-
-	if ((rc = check_options(o, m.arch)) < 0)
-		return rc;
-	std::snprintf(res->arch, sizeof(res->arch), "%s", m.arch.canonical.c_str());
-	if ((rc = make_layout(d, m.arch, m.lay)) < 0)
-		return rc;
-	if (fwd_env && std::strcmp(fwd_env, "script") == 0)
-		m.script = true;
-	else if (fwd_env && *fwd_env && std::strcmp(fwd_env, "eager") != 0)
-		return hml__error_set(HML_EINVALID, "HML_TRAIN_FORWARD is '%s'; expected eager or script", fwd_env);
-	if (rows < 1 || !d->x || !d->y)
-		return hml__error_set(HML_EINVALID, "the data set has no rows");
-
-	/* The split: a seeded permutation; test rows first, then validation. */
-	n_test = (int64_t)std::llround((double)rows * o->test_fraction);
-	n_val = (int64_t)std::llround((double)rows * o->val_fraction);
-	n_train = rows - n_val - n_test;
-	if (n_test < 1 || n_val < 1 || n_train < 1)
+	s.n_test = (int64_t)std::llround((double)rows * o->test_fraction);
+	s.n_val = (int64_t)std::llround((double)rows * o->val_fraction);
+	s.n_train = rows - s.n_val - s.n_test;
+	if (s.n_test < 1 || s.n_val < 1 || s.n_train < 1)
 		return hml__error_set(HML_EINVALID,
 			"%lld rows are too few for a train/validation/test split (fractions %g and %g)",
 			(long long)rows, o->val_fraction, o->test_fraction);
-	res->n_train = n_train;
-	res->n_val = n_val;
-	res->n_test = n_test;
+	res->n_train = s.n_train;
+	res->n_val = s.n_val;
+	res->n_test = s.n_test;
+	return 0;
+}
 
-	if (o->threads > 0)
-		at::set_num_threads(o->threads);
-
+/* Fills s (its sizes set by split_sizes) from all rows X, Y. */
+int split_data(const torch::Tensor &X, const torch::Tensor &Y, const hml__train_options *o,
+               const Layout &lay, Split &s)
+{
+	int64_t rows = X.size(0);
 	std::vector<int64_t> order(rows);
+
 	for (int64_t i = 0; i < rows; i++)
 		order[i] = i;
 	std::mt19937_64 split_rng(o->seed);
 	shuffle(order, split_rng);
-	std::vector<int64_t> test_idx(order.begin(), order.begin() + n_test);
-	std::vector<int64_t> val_idx(order.begin() + n_test, order.begin() + n_test + n_val);
-	std::vector<int64_t> train_idx(order.begin() + n_test + n_val, order.end());
-
-	torch::Tensor X = torch::from_blob(const_cast<float *>(d->x), { rows, d->in_features }, torch::kFloat);
-	torch::Tensor Y = torch::from_blob(const_cast<float *>(d->y), { rows, d->out_features }, torch::kFloat);
+	std::vector<int64_t> test_idx(order.begin(), order.begin() + s.n_test);
+	std::vector<int64_t> val_idx(order.begin() + s.n_test, order.begin() + s.n_test + s.n_val);
+	std::vector<int64_t> train_idx(order.begin() + s.n_test + s.n_val, order.end());
 	{
 		int64_t bad_x = (~torch::isfinite(X)).sum().item<int64_t>();
 		int64_t bad_y = (~torch::isfinite(Y)).sum().item<int64_t>();
@@ -648,55 +637,91 @@ int train(const hml__dataset *d, const hml__train_options *o, const char *out_pa
 				"the data hold %lld NaN/Inf values (%lld in inputs, %lld in outputs); drop those rows first",
 				(long long)(bad_x + bad_y), (long long)bad_x, (long long)bad_y);
 	}
-	torch::Tensor xtr = batch_view(X.index_select(0, index_tensor(train_idx)), m.lay.core_in);
-	torch::Tensor ytr = batch_view(Y.index_select(0, index_tensor(train_idx)), m.lay.core_out);
-	torch::Tensor xva_raw = X.index_select(0, index_tensor(val_idx));
-	torch::Tensor yva = batch_view(Y.index_select(0, index_tensor(val_idx)), m.lay.core_out);
-	torch::Tensor xte_raw = X.index_select(0, index_tensor(test_idx));
-	torch::Tensor yte = batch_view(Y.index_select(0, index_tensor(test_idx)), m.lay.core_out);
+	torch::Tensor xtr = batch_view(X.index_select(0, index_tensor(train_idx)), lay.core_in);
+	torch::Tensor ytr = batch_view(Y.index_select(0, index_tensor(train_idx)), lay.core_out);
+	s.xva_raw = X.index_select(0, index_tensor(val_idx));
+	s.yva = batch_view(Y.index_select(0, index_tensor(val_idx)), lay.core_out);
+	s.xte_raw = X.index_select(0, index_tensor(test_idx));
+	s.yte = batch_view(Y.index_select(0, index_tensor(test_idx)), lay.core_out);
 
-	torch::Tensor in_mean, in_std, out_mean, out_std;
-	statistics(xtr, m.lay.core_in, m.lay.core_in.size() == 3, 1.0, in_mean, in_std);
-	statistics(ytr, m.lay.core_out, m.lay.core_out.size() == 3, 0.0, out_mean, out_std);
+	statistics(xtr, lay.core_in, lay.core_in.size() == 3, 1.0, s.in_mean, s.in_std);
+	statistics(ytr, lay.core_out, lay.core_out.size() == 3, 0.0, s.out_mean, s.out_std);
 	/* Normalised once, with the very operations of the template's forward;
 	 * constant outputs train towards 0 (their scale in forward() is 0). */
-	torch::Tensor xn = (xtr - in_mean) / in_std;
-	torch::Tensor yn = (ytr - out_mean) / torch::where(out_std == 0, torch::ones_like(out_std), out_std);
-	torch::Tensor xva = (batch_view(xva_raw, m.lay.core_in) - in_mean) / in_std;
-	torch::Tensor xte = (batch_view(xte_raw, m.lay.core_in) - in_mean) / in_std;
-	xtr = torch::Tensor();
-	ytr = torch::Tensor();
+	s.xn = (xtr - s.in_mean) / s.in_std;
+	s.yn = (ytr - s.out_mean) /
+	       torch::where(s.out_std == 0, torch::ones_like(s.out_std), s.out_std);
+	s.xva = (batch_view(s.xva_raw, lay.core_in) - s.in_mean) / s.in_std;
+	s.xte = (batch_view(s.xte_raw, lay.core_in) - s.in_mean) / s.in_std;
+	return 0;
+}
 
-	torch::manual_seed(o->seed);
-	make_params(m);
-	if ((rc = build_module(m, in_mean, in_std, out_mean, out_std)) < 0)
-		return rc;
-	res->params = m.count;
+/* The optimiser sees one parameter: the flat buffer holding them all. */
+std::unique_ptr<torch::optim::Optimizer> make_optimizer(Model &m, const hml__train_options *o,
+                                                        bool adamw)
+{
+	const double wd = o->weight_decay >= 0 ? o->weight_decay : adamw ? 1e-2 : 0.0;
 
-	/* The optimiser sees one parameter: the flat buffer holding them all. */
 	m.flat.mutable_grad() = m.flat_grad;
-	std::unique_ptr<torch::optim::Optimizer> opt;
 	if (adamw)
-		opt.reset(new torch::optim::AdamW(std::vector<torch::Tensor>{ m.flat },
-		                                  torch::optim::AdamWOptions(o->lr).weight_decay(wd)));
-	else
-		opt.reset(new torch::optim::Adam(std::vector<torch::Tensor>{ m.flat },
-		                                 torch::optim::AdamOptions(o->lr).weight_decay(wd)));
+		return std::unique_ptr<torch::optim::Optimizer>(new torch::optim::AdamW(
+			std::vector<torch::Tensor>{ m.flat }, torch::optim::AdamWOptions(o->lr).weight_decay(wd)));
+	return std::unique_ptr<torch::optim::Optimizer>(new torch::optim::Adam(
+		std::vector<torch::Tensor>{ m.flat }, torch::optim::AdamOptions(o->lr).weight_decay(wd)));
+}
 
+/* One pass over the shuffled training rows xs, ys in batches; their summed
+ * loss added to loss_sum. */
+void run_epoch(Model &m, MlpStep *manual, torch::optim::Optimizer &opt, const torch::Tensor &xs,
+               const torch::Tensor &ys, const hml__train_options *o, torch::Tensor &loss_sum)
+{
+	int64_t n = xs.size(0);
+
+	for (int64_t s = 0; s < n; s += o->batch) {
+		int64_t len = std::min(o->batch, n - s);
+
+		if (manual) {
+			manual->run(xs.narrow(0, s, len), ys.narrow(0, s, len), loss_sum);
+		} else {
+			m.flat_grad.zero_();
+			torch::Tensor loss = torch::mse_loss(m.forward(xs.narrow(0, s, len), true),
+			                                     ys.narrow(0, s, len));
+			loss.backward();
+			loss_sum.add_(loss.detach(), (double)len);
+		}
+		if (o->clip > 0)
+			torch::nn::utils::clip_grad_norm_({ m.flat }, o->clip);
+		opt.step();
+	}
+}
+
+/* Validation RMSE of the current weights, in the data's units. */
+double val_rmse_of(Model &m, const Split &s)
+{
+	torch::Tensor pred = predict(m, s.xva) * s.out_std + s.out_mean;
+
+	return std::sqrt((pred - s.yva).square().mean().item<double>());
+}
+
+/* The epochs: learning-rate schedule, the best epoch's weights kept (and
+ * left in m.flat at the end), early stop, time limit, progress callback. */
+int fit(Model &m, const Split &s, const hml__train_options *o, bool adamw, hml__train_result *res)
+{
+	const char *sched = o->schedule ? o->schedule : "plateau";
+	std::unique_ptr<torch::optim::Optimizer> opt = make_optimizer(m, o, adamw);
 	torch::Tensor best = m.flat.clone();
 	double best_val = INFINITY, lr = o->lr, t0 = hml__now(), step_time = 0;
 	const int plateau_wait = o->patience > 0 ? std::max(1, o->patience / 2) : 5;
 	int since_best = 0, since_lr = 0, epoch;
 	std::mt19937_64 batch_rng(o->seed ^ 0x9e3779b97f4a7c15ULL);
-	std::vector<int64_t> perm(n_train);
-	torch::Tensor xs = torch::empty_like(xn), ys = torch::empty_like(yn); /* shuffled rows */
+	std::vector<int64_t> perm(s.n_train);
+	torch::Tensor xs = torch::empty_like(s.xn), ys = torch::empty_like(s.yn); /* shuffled rows */
 	torch::Tensor loss_sum = torch::zeros({});
 	std::unique_ptr<MlpStep> manual;
 
 	if (!m.script && !m.lay.cnn)
-		manual.reset(new MlpStep(m, std::min(o->batch, n_train)));
-
-	for (int64_t i = 0; i < n_train; i++)
+		manual.reset(new MlpStep(m, std::min(o->batch, s.n_train)));
+	for (int64_t i = 0; i < s.n_train; i++)
 		perm[i] = i;
 	m.set_training(true);
 	for (epoch = 1; epoch <= o->epochs; epoch++) {
@@ -707,33 +732,14 @@ int train(const hml__dataset *d, const hml__train_options *o, const char *out_pa
 			set_lr(*opt, adamw, lr);
 		}
 		shuffle(perm, batch_rng);
-		torch::Tensor p = torch::from_blob(perm.data(), { n_train }, torch::kLong);
-		at::index_select_out(xs, xn, 0, p);
-		at::index_select_out(ys, yn, 0, p);
+		torch::Tensor p = torch::from_blob(perm.data(), { s.n_train }, torch::kLong);
+		at::index_select_out(xs, s.xn, 0, p);
+		at::index_select_out(ys, s.yn, 0, p);
 		loss_sum.zero_();
-		for (int64_t s = 0; s < n_train; s += o->batch) {
-			int64_t len = std::min(o->batch, n_train - s);
-
-			if (manual) {
-				manual->run(xs.narrow(0, s, len), ys.narrow(0, s, len), loss_sum);
-			} else {
-				m.flat_grad.zero_();
-				torch::Tensor loss = torch::mse_loss(m.forward(xs.narrow(0, s, len), true),
-				                                     ys.narrow(0, s, len));
-				loss.backward();
-				loss_sum.add_(loss.detach(), (double)len);
-			}
-			if (o->clip > 0)
-				torch::nn::utils::clip_grad_norm_({ m.flat }, o->clip);
-			opt->step();
-		}
+		run_epoch(m, manual.get(), *opt, xs, ys, o, loss_sum);
 		step_time += hml__now() - ts;
-		train_loss = loss_sum.item<double>() / (double)n_train;
-
-		{
-			torch::Tensor pred = predict(m, xva) * out_std + out_mean;
-			val_rmse = std::sqrt((pred - yva).square().mean().item<double>());
-		}
+		train_loss = loss_sum.item<double>() / (double)s.n_train;
+		val_rmse = val_rmse_of(m, s);
 		res->epochs_run = epoch;
 		if (val_rmse < best_val) {
 			best_val = val_rmse;
@@ -765,61 +771,79 @@ int train(const hml__dataset *d, const hml__train_options *o, const char *out_pa
 	}
 	res->train_seconds = hml__now() - t0;
 	res->train_step_seconds = step_time;
-	res->samples_per_second = step_time > 0 ? (double)n_train * res->epochs_run / step_time : 0;
+	res->samples_per_second = step_time > 0 ? (double)s.n_train * res->epochs_run / step_time : 0;
 	res->final_lr = lr;
 	if (res->best_epoch == 0)
 		return hml__error_set(HML_EINVALID,
 			"training diverged: the validation error was not finite in any of %d epochs (try a smaller learning rate)",
 			res->epochs_run);
-
-	/* The best epoch's weights, as contiguous tensors of their own. */
 	m.flat.copy_(best);
-	torch::Tensor eager_val = predict(m, xva) * out_std + out_mean;
-	torch::Tensor eager_test = predict(m, xte) * out_std + out_mean;
+	return 0;
+}
+
+/* The module with the best weights (as contiguous tensors of their own)
+ * serialised into blob and written to fd; eager_val and eager_test: the
+ * eager forward's outputs on the validation and test rows. */
+int save_model(Model &m, const Split &s, const char *out_path, int fd, std::string &blob,
+               torch::Tensor &eager_val, torch::Tensor &eager_test)
+{
+	eager_val = predict(m, s.xva) * s.out_std + s.out_mean;
+	eager_test = predict(m, s.xte) * s.out_std + s.out_mean;
 	for (size_t p = 0; p < m.params.size(); p++)
 		m.module.register_parameter(m.names[p], m.params[p].detach().clone().requires_grad_(true), false);
 	m.module.eval();
 	std::ostringstream bytes;
 	m.module.save(bytes);
-	std::string blob = bytes.str();
-	if ((rc = write_all(out_path, fd, blob)) < 0)
-		return rc;
+	blob = bytes.str();
+	return write_all(out_path, fd, blob);
+}
 
-	/* Measure the file as the runtime will run it. */
-	ExecutorOptimize no_opt(false);
+/* The saved file (blob) loaded as the runtime will run it, into saved: its
+ * forward must agree with the eager one; its errors go into res. */
+int check_saved(const std::string &blob, const Model &m, const Split &s,
+                const torch::Tensor &eager_val, const torch::Tensor &eager_test,
+                torch::jit::Module &saved, hml__train_result *res)
+{
 	std::istringstream in(blob);
-	torch::jit::Module saved = torch::jit::load(in, torch::kCPU);
+	saved = torch::jit::load(in, torch::kCPU);
 	saved.eval();
 	int64_t chunk = eval_chunk(m);
-	torch::Tensor val = batch_view(predict_saved(saved, batch_view(xva_raw, m.lay.in_row), chunk),
+	torch::Tensor val = batch_view(predict_saved(saved, batch_view(s.xva_raw, m.lay.in_row), chunk),
 	                              m.lay.core_out);
-	torch::Tensor test = batch_view(predict_saved(saved, batch_view(xte_raw, m.lay.in_row), chunk),
+	torch::Tensor test = batch_view(predict_saved(saved, batch_view(s.xte_raw, m.lay.in_row), chunk),
 	                               m.lay.core_out);
-	{
-		torch::NoGradGuard no_grad;
-		double scale = std::max({ 1.0, yva.abs().max().item<double>(), yte.abs().max().item<double>() });
-		double diff = std::max((val - eager_val).abs().max().item<double>(),
-		                       (test - eager_test).abs().max().item<double>());
-		torch::Tensor err = test - yte;
+	torch::NoGradGuard no_grad;
+	double scale = std::max({ 1.0, s.yva.abs().max().item<double>(), s.yte.abs().max().item<double>() });
+	double diff = std::max((val - eager_val).abs().max().item<double>(),
+	                       (test - eager_test).abs().max().item<double>());
+	torch::Tensor err = test - s.yte;
 
-		res->forward_max_diff = diff;
-		if (!(diff <= 1e-5 * scale))
-			return hml__error_set(HML_EMODEL,
-				"the saved model's forward differs from the training forward by %g", diff);
-		res->val_rmse = std::sqrt((val - yva).square().mean().item<double>());
-		res->test_rmse = std::sqrt(err.square().mean().item<double>());
-		res->test_mae = err.abs().mean().item<double>();
-		res->test_max_abs = err.abs().max().item<double>();
-	}
+	res->forward_max_diff = diff;
+	if (!(diff <= 1e-5 * scale))
+		return hml__error_set(HML_EMODEL,
+			"the saved model's forward differs from the training forward by %g", diff);
+	res->val_rmse = std::sqrt((val - s.yva).square().mean().item<double>());
+	res->test_rmse = std::sqrt(err.square().mean().item<double>());
+	res->test_mae = err.abs().mean().item<double>();
+	res->test_max_abs = err.abs().max().item<double>();
+	return 0;
+}
 
-	/* Latency: the mean of at least 20 calls at the application's batch
-	 * after 3 warm-up calls, inputs cycled from the data. A failure here
-	 * (a batch too large for memory) costs the figure, not the model. */
+void measure_latency(torch::jit::Module &saved, const torch::Tensor &X,
+                     const std::vector<int64_t> &in_row, int64_t rows, int64_t ib,
+                     hml__train_result *res);
+
+/* Latency: the mean of at least 20 calls at the application's batch after
+ * 3 warm-up calls, inputs cycled from the data. A failure here (a batch
+ * too large for memory) costs the figure, not the model. */
+void record_latency(torch::jit::Module &saved, const torch::Tensor &X, const Model &m,
+                    const hml__train_options *o, hml__train_result *res)
+{
 	int64_t ib = o->infer_batch > 0 ? o->infer_batch : o->batch;
 
 	res->latency_batch = ib;
 	try {
-		measure_latency(saved, X, m.lay.in_row, rows, ib, res);
+		measure_latency(saved, X, m.lay.in_row, X.size(0), ib, res);
 	} catch (const std::bad_alloc &) {
 		res->latency_s_per_sample = NAN;
 		std::snprintf(res->latency_error, sizeof(res->latency_error),
@@ -831,6 +855,54 @@ int train(const hml__dataset *d, const hml__train_options *o, const char *out_pa
 		std::snprintf(res->latency_error, sizeof(res->latency_error), "at batch %lld: %.*s",
 		              (long long)ib, std::min(line_len(w), 200), w);
 	}
+}
+
+int train(const hml__dataset *d, const hml__train_options *o, const char *out_path,
+          hml__train_result *res, int fd)
+{
+	Model m;
+	Split s;
+	int rc;
+	const bool adamw = o->optimizer && std::strcmp(o->optimizer, "adamw") == 0;
+	const char *fwd_env = std::getenv("HML_TRAIN_FORWARD");
+
+	if ((rc = check_options(o, m.arch)) < 0)
+		return rc;
+	std::snprintf(res->arch, sizeof(res->arch), "%s", m.arch.canonical.c_str());
+	if ((rc = make_layout(d, m.arch, m.lay)) < 0)
+		return rc;
+	if (fwd_env && std::strcmp(fwd_env, "script") == 0)
+		m.script = true;
+	else if (fwd_env && *fwd_env && std::strcmp(fwd_env, "eager") != 0)
+		return hml__error_set(HML_EINVALID, "HML_TRAIN_FORWARD is '%s'; expected eager or script", fwd_env);
+	if (d->rows < 1 || !d->x || !d->y)
+		return hml__error_set(HML_EINVALID, "the data set has no rows");
+	if ((rc = split_sizes(d->rows, o, s, res)) < 0)
+		return rc;
+	if (o->threads > 0)
+		at::set_num_threads(o->threads);
+
+	torch::Tensor X = torch::from_blob(const_cast<float *>(d->x), { d->rows, d->in_features }, torch::kFloat);
+	torch::Tensor Y = torch::from_blob(const_cast<float *>(d->y), { d->rows, d->out_features }, torch::kFloat);
+	if ((rc = split_data(X, Y, o, m.lay, s)) < 0)
+		return rc;
+	torch::manual_seed(o->seed);
+	make_params(m);
+	if ((rc = build_module(m, s.in_mean, s.in_std, s.out_mean, s.out_std)) < 0)
+		return rc;
+	res->params = m.count;
+	if ((rc = fit(m, s, o, adamw, res)) < 0)
+		return rc;
+
+	std::string blob;
+	torch::Tensor eager_val, eager_test;
+	if ((rc = save_model(m, s, out_path, fd, blob, eager_val, eager_test)) < 0)
+		return rc;
+	ExecutorOptimize no_opt(false);   /* measure the file as the runtime will run it */
+	torch::jit::Module saved;
+	if ((rc = check_saved(blob, m, s, eager_val, eager_test, saved, res)) < 0)
+		return rc;
+	record_latency(saved, X, m, o, res);
 	return 0;
 }
 
