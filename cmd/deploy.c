@@ -165,21 +165,12 @@ static int choose(hml__store *s, const char *id, hml__candidate *pick, json_t **
 	return rc;
 }
 
-int cmd_deploy(int argc, char **argv)
+/* The options' rules that need no experiment: exit status HML_EXIT_USAGE
+ * with its message, or 0. */
+static int check_usage(int named)
 {
-	hml__store *s = NULL;
-	hml__workflow *w = NULL;
-	hml__model_view model;
-	json_t *rec = NULL, *env, *qoi_check = NULL;
-	const char *selection, *id, *label, *key;
-	char *path = NULL, *so_path = NULL, pid[32], cid[32] = "";
-	hml__candidate pick = { NULL, HML__TARGET_TORCHSCRIPT, NAN, NAN, NAN, NAN };
-	int first, rc, code = HML_EXIT_OK, nsel;
+	int nsel = named + best + (!isnan(max_error) || !isnan(max_latency) || !isnan(max_qoi));
 
-	if ((rc = cmd_parse(&spec, argc, argv, &first)) != 0)
-		return rc > 0 ? cmd_finish(HML_EXIT_OK) : HML_EXIT_USAGE;
-	nsel = (first < argc) + best +
-	       (!isnan(max_error) || !isnan(max_latency) || !isnan(max_qoi));
 	if (nsel != 1) {
 		cmd_error("deploy: give exactly one of MODEL, --best and --max-error E / "
 		          "--max-qoi-error E / --max-latency L");
@@ -198,7 +189,7 @@ int cmd_deploy(int argc, char **argv)
 		cmd_error("deploy: --march needs --target c or auto");
 		return HML_EXIT_USAGE;
 	}
-	if (search && first < argc) {
+	if (search && named) {
 		cmd_error("deploy: --search chooses among a search's models; give it with --best, "
 		          "--max-error or --max-latency, not with MODEL");
 		return HML_EXIT_USAGE;
@@ -210,35 +201,34 @@ int cmd_deploy(int argc, char **argv)
 		cmd_error("deploy: %s", hml_error_last()->message);
 		return HML_EXIT_USAGE;
 	}
-	if ((rc = hml__store_open(&s, g_cmd.dir, 0)) < 0)
-		goto fail;
-	if (first < argc && (rc = cmd_model_get(s, argv[first], &model, &path)) < 0)
-		goto fail;
-	if ((rc = choose(s, first < argc ? argv[first] : NULL, &pick, &qoi_check)) < 0)
-		goto fail;
-	id = pick.model;
-	selection = first < argc ? "id" : best ? "best" :
-	            !isnan(max_qoi) ? (isnan(max_latency) ? "max-qoi-error"
-	                                                  : "max-qoi-error,max-latency") :
-	            isnan(max_latency) ? "max-error" : isnan(max_error) ? "max-latency" :
-	            "max-error,max-latency";
-	if ((!path && (rc = cmd_model_get(s, id, &model, &path)) < 0) ||
-	    (rc = cmd_model_workflow(s, &model, &w)) < 0)
-		goto fail;
-	label = model.region;
-	if (pick.target == HML__TARGET_C) {
-		if ((rc = cmd_deploy_compile(s, model.json, path, march, cid, sizeof(cid))) < 0 ||
-		    (rc = cmd_record_file(s, hml__store_find(s, "compiled", cid), "compiled model",
-		                          "library", "compiled", &so_path)) < 0)
-			goto fail;
-	}
-	if (!(env = cmd_deploy_env(label, so_path ? so_path : path))) {
-		rc = hml_error_last()->code;
-		goto fail;
-	}
-	rec = json_pack("{s:s, s:s, s:s, s:s, s:s}", "model", id, "region", label,
-	                "workflow", w->name, "selection", selection,
-	                "target", cid[0] ? "c" : "torchscript");
+	return 0;
+}
+
+/* The record's "selection": how the model was chosen. */
+static const char *selection_name(int named)
+{
+	if (named)
+		return "id";
+	if (best)
+		return "best";
+	if (!isnan(max_qoi))
+		return isnan(max_latency) ? "max-qoi-error" : "max-qoi-error,max-latency";
+	return isnan(max_latency) ? "max-error" : isnan(max_error) ? "max-latency" :
+	       "max-error,max-latency";
+}
+
+/* The deployment record (new reference; NULL on out-of-memory); env and
+ * qoi_check (may be NULL) gain a reference each. */
+static json_t *deployment_record(const char *id, const char *label, const char *workflow,
+                                 const char *selection, const char *cid,
+                                 const hml__candidate *pick, json_t *qoi_check, json_t *env)
+{
+	json_t *rec = json_pack("{s:s, s:s, s:s, s:s, s:s}", "model", id, "region", label,
+	                        "workflow", workflow, "selection", selection,
+	                        "target", cid[0] ? "c" : "torchscript");
+
+	if (!rec)
+		return NULL;
 	if (cid[0])
 		json_object_set_new(rec, "compiled", json_string(cid));
 	if (!isnan(max_error))
@@ -253,16 +243,18 @@ int cmd_deploy(int argc, char **argv)
 		json_object_set_new(rec, "target_requested", json_string("auto"));
 	if (search)
 		json_object_set_new(rec, "search", json_string(search));
-	if (!isnan(pick.latency))
-		json_object_set_new(rec, "latency_seconds_per_sample", json_real(pick.latency));
-	json_object_set_new(rec, "env", env);
-	json_incref(env);
-	if ((rc = hml__store_add(s, "deployments", rec, NULL, 0, 0, pid, sizeof(pid))) < 0) {
-		rec = NULL;
-		json_decref(env);
-		goto fail;
-	}
-	rec = NULL;
+	if (!isnan(pick->latency))
+		json_object_set_new(rec, "latency_seconds_per_sample", json_real(pick->latency));
+	json_object_set(rec, "env", env);
+	return rec;
+}
+
+/* The informational lines: the QoI check's result, then what was deployed
+ * with the figures the choice used. */
+static void print_deployed(const char *pid, const char *id, const char *label,
+                           const char *workflow, double val_rmse, const hml__candidate *pick,
+                           const json_t *qoi_check)
+{
 	if (qoi_check)
 		cmd_info("%s: model '%s' gives %s %s %.4g on the check run (seed %lld; %zu of the "
 		         "front's %lld models checked)", pid, id,
@@ -271,20 +263,26 @@ int cmd_deploy(int argc, char **argv)
 		         (long long)json_integer_value(json_object_get(qoi_check, "seed")),
 		         json_array_size(json_object_get(qoi_check, "checks")),
 		         (long long)json_integer_value(json_object_get(qoi_check, "front")));
-	if (isnan(pick.latency))
+	if (isnan(pick->latency))
 		cmd_info("%s: deployed model '%s' for region '%s' of workflow '%s' "
 		         "(validation RMSE %.4g; its card has no latency for this target)", pid, id,
-		         label, w->name, model.val_rmse);
-	else if (isnan(hml__candidate_run_cost(&pick)))
+		         label, workflow, val_rmse);
+	else if (isnan(hml__candidate_run_cost(pick)))
 		cmd_info("%s: deployed model '%s' for region '%s' of workflow '%s' "
-		         "(validation RMSE %.4g, %.3g us per sample)", pid, id, label, w->name,
-		         model.val_rmse, pick.latency * 1e6);
+		         "(validation RMSE %.4g, %.3g us per sample)", pid, id, label, workflow,
+		         val_rmse, pick->latency * 1e6);
 	else
 		cmd_info("%s: deployed model '%s' for region '%s' of workflow '%s' "
 		         "(validation RMSE %.4g, %.3g us per sample; per run of %.0f rows, %.3g s: "
-		         "%.3g s start-up)", pid, id, label, w->name, model.val_rmse,
-		         pick.latency * 1e6, pick.rows_per_run, hml__candidate_run_cost(&pick),
-		         pick.startup);
+		         "%.3g s start-up)", pid, id, label, workflow, val_rmse,
+		         pick->latency * 1e6, pick->rows_per_run, hml__candidate_run_cost(pick),
+		         pick->startup);
+}
+
+/* stdout: the deployment (and compiled model) as JSON, or the environment
+ * as shell export lines. */
+static void print_result(const hml__store *s, const char *pid, const char *cid, const json_t *env)
+{
 	if (g_cmd.json) {
 		const json_t *d = hml__store_find(s, "deployments", pid);
 		json_t *doc = json_pack("{s:O}", "deployment", d);
@@ -293,20 +291,70 @@ int cmd_deploy(int argc, char **argv)
 			json_object_set(doc, "compiled", (json_t *)hml__store_find(s, "compiled", cid));
 		cmd_json_print(doc);
 	} else {
+		const char *key;
 		json_t *v;
 
-		json_object_foreach(env, key, v) {
+		json_object_foreach((json_t *)env, key, v) {
 			printf("export %s=", key);
 			print_quoted(json_string_value(v));
 			putchar('\n');
 		}
 	}
-	json_decref(env);
+}
+
+int cmd_deploy(int argc, char **argv)
+{
+	hml__store *s = NULL;
+	hml__workflow *w = NULL;
+	hml__model_view model;
+	json_t *rec = NULL, *env = NULL, *qoi_check = NULL;
+	const char *id, *label;
+	char *path = NULL, *so_path = NULL, pid[32], cid[32] = "";
+	hml__candidate pick = { NULL, HML__TARGET_TORCHSCRIPT, NAN, NAN, NAN, NAN };
+	int first, rc, code = HML_EXIT_OK;
+
+	if ((rc = cmd_parse(&spec, argc, argv, &first)) != 0)
+		return rc > 0 ? cmd_finish(HML_EXIT_OK) : HML_EXIT_USAGE;
+	if ((rc = check_usage(first < argc)) != 0)
+		return rc;
+	if ((rc = hml__store_open(&s, g_cmd.dir, 0)) < 0)
+		goto fail;
+	if (first < argc && (rc = cmd_model_get(s, argv[first], &model, &path)) < 0)
+		goto fail;
+	if ((rc = choose(s, first < argc ? argv[first] : NULL, &pick, &qoi_check)) < 0)
+		goto fail;
+	id = pick.model;
+	if ((!path && (rc = cmd_model_get(s, id, &model, &path)) < 0) ||
+	    (rc = cmd_model_workflow(s, &model, &w)) < 0)
+		goto fail;
+	label = model.region;
+	if (pick.target == HML__TARGET_C) {
+		if ((rc = cmd_deploy_compile(s, model.json, path, march, cid, sizeof(cid))) < 0 ||
+		    (rc = cmd_record_file(s, hml__store_find(s, "compiled", cid), "compiled model",
+		                          "library", "compiled", &so_path)) < 0)
+			goto fail;
+	}
+	if (!(env = cmd_deploy_env(label, so_path ? so_path : path))) {
+		rc = hml_error_last()->code;
+		goto fail;
+	}
+	if (!(rec = deployment_record(id, label, w->name, selection_name(first < argc), cid, &pick,
+	                              qoi_check, env))) {
+		rc = hml__error_oom();
+		goto fail;
+	}
+	rc = hml__store_add(s, "deployments", rec, NULL, 0, 0, pid, sizeof(pid));
+	rec = NULL;   /* the store's now, or released by it */
+	if (rc < 0)
+		goto fail;
+	print_deployed(pid, id, label, w->name, model.val_rmse, &pick, qoi_check);
+	print_result(s, pid, cid, env);
 	goto done;
 fail:
 	code = cmd_fail(rc);
 done:
 	json_decref(rec);
+	json_decref(env);
 	json_decref(qoi_check);
 	free(path);
 	free(so_path);
