@@ -261,15 +261,127 @@ static void print_result(const train_state *st, const char *id, const json_t *re
 	cmd_latency_print(rec, "  ");
 }
 
+/* The command line alone first: its mistakes are usage errors. 0, or
+ * HML_EXIT_USAGE with its message. */
+static int check_cli(void)
+{
+	const struct { const char *name; int64_t v; } ints[] = {
+		{ "epochs", epochs }, { "patience", patience }, { "threads", threads },
+	};
+	hml__train_options cli = HML__TRAIN_OPTIONS_INIT;
+	const char *cli_nf;
+
+	if (nonfinite && strcmp(nonfinite, "drop") != 0 && strcmp(nonfinite, "error") != 0) {
+		cmd_error("train: --nonfinite must be 'drop' or 'error', not '%s'", nonfinite);
+		return HML_EXIT_USAGE;
+	}
+	for (size_t i = 0; i < sizeof(ints) / sizeof(ints[0]); i++)
+		if (ints[i].v != UNSET && (ints[i].v < INT_MIN || ints[i].v > INT_MAX)) {
+			cmd_error("train: --%s %lld is out of range", ints[i].name, (long long)ints[i].v);
+			return HML_EXIT_USAGE;
+		}
+	if (!isnan(max_seconds) && !(max_seconds > 0)) {
+		cmd_error("train: --max-seconds must be positive, not %g "
+		          "(leave it out for no time limit)", max_seconds);
+		return HML_EXIT_USAGE;
+	}
+	if (infer_batch != UNSET && infer_batch <= 0) {
+		cmd_error("train: --infer-batch must be positive, not %lld "
+		          "(leave it out for the region's batch)", (long long)infer_batch);
+		return HML_EXIT_USAGE;
+	}
+	if (threads == UNSET && env_threads(&threads) < 0)
+		return HML_EXIT_USAGE;
+	if (seed != UNSET && seed < 0) {
+		cmd_error("train: --seed must be 0 or more, not %lld", (long long)seed);
+		return HML_EXIT_USAGE;
+	}
+	apply_defaults(NULL, &cli, &cli_nf);
+	if (hml__train_check(&cli, NULL, 0) < 0) {
+		cmd_error("train: %s", hml_error_last()->message);
+		return HML_EXIT_USAGE;
+	}
+	return 0;
+}
+
+/* The options (the workflow's training defaults under the command line's),
+ * checked with the arch (canonical form into `canonical`) before the
+ * possibly long load of the data sets st->ids into st->d. */
+static int load_data(train_state *st, hml__train_options *o, const char **nf,
+                     char *canonical, size_t size)
+{
+	hml__dataset_view data0;
+	hml__nonfinite policy;
+	const char *wpath;
+	int rc;
+
+	/* The workflow of the data, for its training defaults. */
+	hml__dataset_view_of(&data0, hml__store_find(st->s, "datasets", st->ids[0]));
+	wpath = data0.workflow_path;
+	if (wpath && hml__workflow_load(&st->w, wpath) < 0 &&
+	    (!st->wname || hml__workflow_load(&st->w, st->wname) < 0)) {
+		cmd_warn("the workflow of data set '%s' cannot be loaded (%s); "
+		         "training with hml's defaults", st->ids[0], hml_error_last()->message);
+		st->w = NULL;
+	}
+	if (st->w && !hml__workflow_region_find(st->w, st->label))
+		cmd_warn("workflow '%s' has no region '%s'; training with hml's defaults",
+		         st->w->name, st->label);
+	apply_defaults(st, o, nf);
+	if (strcmp(*nf, "drop") != 0 && strcmp(*nf, "error") != 0)
+		return hml__error_set(HML_EINVALID, "workflow '%s': model.train.nonfinite must be "
+		                      "'drop' or 'error', not '%s'", st->w ? st->w->path : "?", *nf);
+	policy = strcmp(*nf, "error") == 0 ? HML__NONFINITE_ERROR : HML__NONFINITE_DROP;
+	if ((rc = hml__train_check(o, canonical, size)) < 0 ||
+	    (rc = check_data_files(st)) < 0 ||
+	    (rc = hml__dataset_load(&st->d, (const char *const *)st->paths, st->n, st->label,
+	                            policy)) < 0)
+		return rc;
+	if (st->d.nonfinite_rows)
+		cmd_warn("region '%s': dropped %lld of %lld rows holding NaN or Inf (%lld values)",
+		         st->label, (long long)st->d.nonfinite_rows,
+		         (long long)(st->d.rows + st->d.nonfinite_rows),
+		         (long long)st->d.nonfinite_values);
+	cmd_info("training %s on region '%s': %lld rows from %zu data set%s",
+	         canonical, st->label, (long long)st->d.rows, st->n, st->n == 1 ? "" : "s");
+	return 0;
+}
+
+/* The trained model st->tmp registered with its card (latency per target
+ * measured here); id into id. A failure keeps the file and says where: a
+ * locked or full experiment must not cost a long training. Returns the
+ * exit status. */
+static int register_model(train_state *st, const hml__train_options *o, const char *nf,
+                          const hml__train_result *res, char *id, size_t size)
+{
+	const hml__store_file files[] = { { "model", st->tmp, ".pt" } };
+	json_t *rec = model_record(st, o, nf, res), *lat;
+	int rc, code = HML_EXIT_OK;
+
+	if (!rec)
+		return cmd_fail(hml__error_oom());
+	/* The card's latency per target (cmd/latency.c, lib/latency.h). */
+	if ((lat = cmd_latency_card(st->tmp, &st->d, res->latency_batch, o->threads)))
+		json_object_set_new(rec, "latency", lat);
+	json_incref(rec);
+	if ((rc = hml__store_add(st->s, "models", rec, files, 1, 1, id, size)) < 0) {
+		code = cmd_fail(rc);
+		cmd_error("the trained model is kept in '%s'", st->tmp);
+	} else {
+		print_result(st, id, rec);
+	}
+	free(st->tmp);  /* renamed, or kept for the user: nothing to remove */
+	st->tmp = NULL;
+	json_decref(rec);
+	return code;
+}
+
 int cmd_train(int argc, char **argv)
 {
 	train_state st;
 	hml__train_options o = HML__TRAIN_OPTIONS_INIT;
 	hml__train_result res;
-	hml__nonfinite policy;
-	json_t *rec = NULL;
-	const char *wpath = NULL, *nf = "drop";
-	hml__dataset_view data0;
+	const char *nf = "drop";
 	char canonical[256], id[32];
 	int first, rc, code = HML_EXIT_OK;
 
@@ -277,83 +389,12 @@ int cmd_train(int argc, char **argv)
 	memset(&res, 0, sizeof(res));
 	if ((rc = cmd_parse(&spec, argc, argv, &first)) != 0)
 		return rc > 0 ? cmd_finish(HML_EXIT_OK) : HML_EXIT_USAGE;
-	if (nonfinite && strcmp(nonfinite, "drop") != 0 && strcmp(nonfinite, "error") != 0) {
-		cmd_error("train: --nonfinite must be 'drop' or 'error', not '%s'", nonfinite);
-		return HML_EXIT_USAGE;
-	}
-	{
-		/* The command line alone first: its mistakes are usage errors. */
-		const struct { const char *name; int64_t v; } ints[] = {
-			{ "epochs", epochs }, { "patience", patience }, { "threads", threads },
-		};
-		hml__train_options cli = HML__TRAIN_OPTIONS_INIT;
-		const char *cli_nf;
-
-		for (size_t i = 0; i < sizeof(ints) / sizeof(ints[0]); i++)
-			if (ints[i].v != UNSET && (ints[i].v < INT_MIN || ints[i].v > INT_MAX)) {
-				cmd_error("train: --%s %lld is out of range", ints[i].name,
-				          (long long)ints[i].v);
-				return HML_EXIT_USAGE;
-			}
-		if (!isnan(max_seconds) && !(max_seconds > 0)) {
-			cmd_error("train: --max-seconds must be positive, not %g "
-			          "(leave it out for no time limit)", max_seconds);
-			return HML_EXIT_USAGE;
-		}
-		if (infer_batch != UNSET && infer_batch <= 0) {
-			cmd_error("train: --infer-batch must be positive, not %lld "
-			          "(leave it out for the region's batch)", (long long)infer_batch);
-			return HML_EXIT_USAGE;
-		}
-		if (threads == UNSET && env_threads(&threads) < 0)
-			return HML_EXIT_USAGE;
-		if (seed != UNSET && seed < 0) {
-			cmd_error("train: --seed must be 0 or more, not %lld", (long long)seed);
-			return HML_EXIT_USAGE;
-		}
-		apply_defaults(NULL, &cli, &cli_nf);
-		if (hml__train_check(&cli, NULL, 0) < 0) {
-			cmd_error("train: %s", hml_error_last()->message);
-			return HML_EXIT_USAGE;
-		}
-	}
+	if ((rc = check_cli()) != 0)
+		return rc;
 	if ((rc = hml__store_open(&st.s, g_cmd.dir, 0)) < 0 ||
-	    (rc = pick_datasets(&st)) < 0)
+	    (rc = pick_datasets(&st)) < 0 ||
+	    (rc = load_data(&st, &o, &nf, canonical, sizeof(canonical))) < 0)
 		goto fail;
-
-	/* The workflow of the data, for its training defaults. */
-	hml__dataset_view_of(&data0, hml__store_find(st.s, "datasets", st.ids[0]));
-	wpath = data0.workflow_path;
-	if (wpath && hml__workflow_load(&st.w, wpath) < 0 &&
-	    (!st.wname || hml__workflow_load(&st.w, st.wname) < 0)) {
-		cmd_warn("the workflow of data set '%s' cannot be loaded (%s); "
-		         "training with hml's defaults", st.ids[0], hml_error_last()->message);
-		st.w = NULL;
-	}
-	if (st.w && !hml__workflow_region_find(st.w, st.label))
-		cmd_warn("workflow '%s' has no region '%s'; training with hml's defaults",
-		         st.w->name, st.label);
-	apply_defaults(&st, &o, &nf);
-	if (strcmp(nf, "drop") != 0 && strcmp(nf, "error") != 0) {
-		rc = hml__error_set(HML_EINVALID, "workflow '%s': model.train.nonfinite must be "
-		                    "'drop' or 'error', not '%s'", st.w ? st.w->path : "?", nf);
-		goto fail;
-	}
-	policy = strcmp(nf, "error") == 0 ? HML__NONFINITE_ERROR : HML__NONFINITE_DROP;
-	/* Options and arch are checked before the (possibly long) data load. */
-	if ((rc = hml__train_check(&o, canonical, sizeof(canonical))) < 0 ||
-	    (rc = check_data_files(&st)) < 0 ||
-	    (rc = hml__dataset_load(&st.d, (const char *const *)st.paths, st.n, st.label,
-	                            policy)) < 0)
-		goto fail;
-	if (st.d.nonfinite_rows)
-		cmd_warn("region '%s': dropped %lld of %lld rows holding NaN or Inf (%lld values)",
-		         st.label, (long long)st.d.nonfinite_rows,
-		         (long long)(st.d.rows + st.d.nonfinite_rows),
-		         (long long)st.d.nonfinite_values);
-	cmd_info("training %s on region '%s': %lld rows from %zu data set%s",
-	         canonical, st.label, (long long)st.d.rows, st.n, st.n == 1 ? "" : "s");
-
 	if (cmd_interrupted) {
 		cmd_error("interrupted before training; no model was recorded");
 		code = HML_EXIT_INTERRUPTED;
@@ -385,39 +426,11 @@ int cmd_train(int argc, char **argv)
 	if (res.latency_error[0])
 		cmd_warn("the inference latency was not measured (%s); the model is kept, "
 		         "its latency recorded as null", res.latency_error);
-
-	if (!(rec = model_record(&st, &o, nf, &res))) {
-		rc = hml__error_oom();
-		goto fail;
-	}
-	{
-		/* The card's latency per target (cmd/latency.c, lib/latency.h). */
-		json_t *lat = cmd_latency_card(st.tmp, &st.d, res.latency_batch, o.threads);
-
-		if (lat)
-			json_object_set_new(rec, "latency", lat);
-	}
-	{
-		const hml__store_file files[] = { { "model", st.tmp, ".pt" } };
-
-		json_incref(rec);
-		if ((rc = hml__store_add(st.s, "models", rec, files, 1, 1, id, sizeof(id))) < 0) {
-			/* A locked or full experiment must not cost a long training. */
-			code = cmd_fail(rc);
-			cmd_error("the trained model is kept in '%s'", st.tmp);
-			free(st.tmp);
-			st.tmp = NULL;
-			goto done;
-		}
-	}
-	free(st.tmp);   /* renamed: nothing to remove */
-	st.tmp = NULL;
-	print_result(&st, id, rec);
+	code = register_model(&st, &o, nf, &res, id, sizeof(id));
 	goto done;
 fail:
 	code = cmd_fail(rc);
 done:
-	json_decref(rec);
 	state_release(&st);
 	return cmd_finish(code);
 }
