@@ -412,6 +412,132 @@ static void print_result(const collect_state *st, const char *id)
 	       d.file ? d.file : "?", d.complete ? "" : " (incomplete)");
 }
 
+/* The command line's own rules: 0, or HML_EXIT_USAGE with its message. */
+static int check_cli(const collect_opts *o)
+{
+	if (o->args && o->extra) {
+		cmd_error("collect: give the application's arguments with --args or after '--', not both");
+		return HML_EXIT_USAGE;
+	}
+	if (o->runs != UNSET && (o->runs < 1 || o->runs > RUNS_MAX)) {
+		cmd_error("collect: option '--runs' must be from 1 to %d, not %lld", RUNS_MAX,
+		          (long long)o->runs);
+		return HML_EXIT_USAGE;
+	}
+	if (o->seed != UNSET && (o->seed < 0 || o->seed > HML__SEED_MAX)) {
+		cmd_error("collect: option '--seed' must be from 0 to %lld, not %lld",
+		          (long long)HML__SEED_MAX, (long long)o->seed);
+		return HML_EXIT_USAGE;
+	}
+	return 0;
+}
+
+/* The workflow (the argument wf_arg, or the experiment's when NULL) into
+ * st->w, its runs and first seed (the options' over the workflow's), and
+ * the experiment opened (created if need be). 0, or the exit status. */
+static int open_workflow(collect_state *st, const char *wf_arg, const collect_opts *o,
+                         int *runs, int64_t *seed)
+{
+	int rc;
+
+	if (!wf_arg) {
+		rc = hml__store_open(&st->s, g_cmd.dir, 0);
+		if (rc == HML_ENOTFOUND) {
+			cmd_error("collect: no workflow given, and there is no experiment at '%s' "
+			          "(usage: hml collect WORKFLOW)", g_cmd.dir);
+			return HML_EXIT_USAGE;
+		}
+		if (rc < 0)
+			return cmd_fail(rc);
+		if (workflow_from_store(st->s, &wf_arg) < 0)
+			return HML_EXIT_USAGE;
+	}
+	if ((rc = hml__workflow_load(&st->w, wf_arg)) < 0)
+		return cmd_fail(rc);
+	*runs = o->runs != UNSET ? (int)o->runs : st->w->collect_runs;
+	*seed = o->seed != UNSET ? o->seed : st->w->collect_seed;
+	/* Every run's seed, not only the first, stays in the documented range. */
+	if (*seed > HML__SEED_MAX - (*runs - 1)) {
+		cmd_error("collect: the seeds of %d runs from %lld go past %lld, the largest seed",
+		          *runs, (long long)*seed, (long long)HML__SEED_MAX);
+		return o->runs != UNSET || o->seed != UNSET ? HML_EXIT_USAGE : HML_EXIT_INVALID;
+	}
+	if (!st->s && (rc = hml__store_open(&st->s, g_cmd.dir, 1)) < 0)
+		return cmd_fail(rc);
+	return 0;
+}
+
+/* What the runs left: the regions' rows read back, with a warning for each
+ * region that collected none. 0, or the exit status with nothing
+ * registered (why: the runs' failure, if any). */
+static int check_collected(collect_state *st, const char *why, int interrupted)
+{
+	int fail_code = interrupted ? HML_EXIT_INTERRUPTED : HML_EXIT_FAILURE;
+
+	if (read_regions(st) < 0) {
+		cmd_error("%s%s%s; nothing was registered", why, why[0] ? "; " : "",
+		          hml_error_last()->message);
+		return fail_code;
+	}
+	if (st->rows == 0) {
+		if (why[0])
+			cmd_error("%s; no data was collected, nothing was registered", why);
+		else
+			cmd_error("application '%s' ran but collected no data: no region wrote rows "
+			          "(is it built with hml, and does it reach its regions?)", st->w->name);
+		return fail_code;
+	}
+	for (size_t i = 0; i < st->w->nregions; i++) {
+		size_t j;
+
+		for (j = 0; j < st->ninfos; j++)
+			if (strcmp(st->infos[j].label, st->w->regions[i].label) == 0 && st->infos[j].rows)
+				break;
+		if (j == st->ninfos)
+			cmd_warn("region '%s' of workflow '%s' collected no rows",
+			         st->w->regions[i].label, st->w->name);
+	}
+	return 0;
+}
+
+/* The data set registered (complete when all runs succeeded and nothing
+ * went wrong: why empty) and printed. Returns the exit status; when the
+ * experiment refuses it, the data stays where it is and the message says
+ * where: a locked or full experiment must not cost a long collection. */
+static int register_data(collect_state *st, int complete, const char *why, int interrupted)
+{
+	const hml__store_file files[] = {
+		{ "data", st->tmp_data, ".h5" },
+		{ "log", st->tmp_log, ".log" },
+	};
+	char id[32] = "", kept[1024];
+	json_t *record = json_pack("{s:{s:s, s:s, s:s}, s:b, s:O, s:o}",
+		"workflow", "name", st->w->name, "path", st->w->path, "sha256", st->w->sha256,
+		"complete", complete, "runs", st->runs,
+		"regions", regions_json(st->infos, st->ninfos));
+	int rc = record ? hml__store_add(st->s, "datasets", record, files, 2, 0, id, sizeof(id))
+	                : hml__error_oom();
+
+	if (rc < 0) {
+		cmd_error("%s", hml_error_last()->message);
+		cmd_error("%s%sthe collected data is kept in '%s'", why, why[0] ? "; " : "",
+		          st->tmp_data);
+		return interrupted ? HML_EXIT_INTERRUPTED : cmd_exit_code(rc);
+	}
+	print_result(st, id);
+	if (why[0]) {
+		rows_text(kept, sizeof(kept), st->infos, st->ninfos);
+		cmd_error("%s; kept %s as incomplete data set %s", why, kept, id);
+		return interrupted ? HML_EXIT_INTERRUPTED : HML_EXIT_FAILURE;
+	}
+	if (cmd_interrupted) {
+		/* After the last run: the data is whole, and registered as such. */
+		cmd_error("interrupted after the last run; data set %s was registered complete", id);
+		return HML_EXIT_INTERRUPTED;
+	}
+	return HML_EXIT_OK;
+}
+
 int cmd_collect(int argc, char **argv)
 {
 	collect_opts o = { UNSET, UNSET, NULL, NULL, 0 };
@@ -430,11 +556,9 @@ int cmd_collect(int argc, char **argv)
 		description, options, 0, 1
 	};
 	collect_state st;
-	const char *wf_arg = NULL;
-	char why[1024], id[32] = "", kept[1024];
-	int split, first, rc, runs, ok, interrupted = 0, code = HML_EXIT_OK;
-	int64_t seed;
-	json_t *record;
+	char why[1024];
+	int split, first, rc, runs = 0, ok, interrupted = 0, code;
+	int64_t seed = 0;
 
 	memset(&st, 0, sizeof(st));
 	split = split_dashdash(argc, argv);
@@ -445,127 +569,22 @@ int cmd_collect(int argc, char **argv)
 		o.extra = argv + split + 1;
 		o.nextra = argc - split - 1;
 	}
-	if (o.args && o.extra) {
-		cmd_error("collect: give the application's arguments with --args or after '--', not both");
-		return HML_EXIT_USAGE;
-	}
-	if (o.runs != UNSET && (o.runs < 1 || o.runs > RUNS_MAX)) {
-		cmd_error("collect: option '--runs' must be from 1 to %d, not %lld", RUNS_MAX,
-		          (long long)o.runs);
-		return HML_EXIT_USAGE;
-	}
-	if (o.seed != UNSET && (o.seed < 0 || o.seed > HML__SEED_MAX)) {
-		cmd_error("collect: option '--seed' must be from 0 to %lld, not %lld",
-		          (long long)HML__SEED_MAX, (long long)o.seed);
-		return HML_EXIT_USAGE;
-	}
-	if (first < split)
-		wf_arg = argv[first];
-
-	/* Which workflow: the argument, or the experiment's. */
-	if (!wf_arg) {
-		rc = hml__store_open(&st.s, g_cmd.dir, 0);
-		if (rc == HML_ENOTFOUND) {
-			cmd_error("collect: no workflow given, and there is no experiment at '%s' "
-			          "(usage: hml collect WORKFLOW)", g_cmd.dir);
-			code = HML_EXIT_USAGE;
-			goto done;
-		}
-		if (rc < 0) {
-			code = cmd_fail(rc);
-			goto done;
-		}
-		if (workflow_from_store(st.s, &wf_arg) < 0) {
-			code = HML_EXIT_USAGE;
-			goto done;
-		}
-	}
-	if ((rc = hml__workflow_load(&st.w, wf_arg)) < 0) {
-		code = cmd_fail(rc);
+	if ((code = check_cli(&o)) != 0)
+		return code;
+	if ((code = open_workflow(&st, first < split ? argv[first] : NULL, &o, &runs, &seed)) != 0)
 		goto done;
-	}
-	runs = o.runs != UNSET ? (int)o.runs : st.w->collect_runs;
-	seed = o.seed != UNSET ? o.seed : st.w->collect_seed;
-	/* Every run's seed, not only the first, stays in the documented range. */
-	if (seed > HML__SEED_MAX - (runs - 1)) {
-		cmd_error("collect: the seeds of %d runs from %lld go past %lld, the largest seed",
-		          runs, (long long)seed, (long long)HML__SEED_MAX);
-		code = o.runs != UNSET || o.seed != UNSET ? HML_EXIT_USAGE : HML_EXIT_INVALID;
-		goto done;
-	}
-	if (!st.s && (rc = hml__store_open(&st.s, g_cmd.dir, 1)) < 0) {
-		code = cmd_fail(rc);
-		goto done;
-	}
 	cmd_workflow_env_check(st.w);
 	if ((rc = prepare(&st, &o)) < 0) {
 		code = cmd_fail(rc);
 		remove_tmp(&st);
 		goto done;
 	}
-
 	ok = run_all(&st, seed, runs, &interrupted, why, sizeof(why));
-
-	if ((rc = read_regions(&st)) < 0) {
-		cmd_error("%s%s%s; nothing was registered", why, why[0] ? "; " : "",
-		          hml_error_last()->message);
+	if ((code = check_collected(&st, why, interrupted)) != 0) {
 		remove_tmp(&st);
-		code = interrupted ? HML_EXIT_INTERRUPTED : HML_EXIT_FAILURE;
 		goto done;
 	}
-	if (st.rows == 0) {
-		if (why[0])
-			cmd_error("%s; no data was collected, nothing was registered", why);
-		else
-			cmd_error("application '%s' ran but collected no data: no region wrote rows "
-			          "(is it built with hml, and does it reach its regions?)", st.w->name);
-		remove_tmp(&st);
-		code = interrupted ? HML_EXIT_INTERRUPTED : HML_EXIT_FAILURE;
-		goto done;
-	}
-	for (size_t i = 0; i < st.w->nregions; i++) {
-		size_t j;
-
-		for (j = 0; j < st.ninfos; j++)
-			if (strcmp(st.infos[j].label, st.w->regions[i].label) == 0 && st.infos[j].rows)
-				break;
-		if (j == st.ninfos)
-			cmd_warn("region '%s' of workflow '%s' collected no rows",
-			         st.w->regions[i].label, st.w->name);
-	}
-
-	record = json_pack("{s:{s:s, s:s, s:s}, s:b, s:O, s:o}",
-		"workflow", "name", st.w->name, "path", st.w->path, "sha256", st.w->sha256,
-		"complete", ok == runs && !why[0],
-		"runs", st.runs,
-		"regions", regions_json(st.infos, st.ninfos));
-	{
-		const hml__store_file files[] = {
-			{ "data", st.tmp_data, ".h5" },
-			{ "log", st.tmp_log, ".log" },
-		};
-		rc = record ? hml__store_add(st.s, "datasets", record, files, 2, 0, id, sizeof(id))
-		            : hml__error_oom();
-	}
-	if (rc < 0) {
-		/* The data stays where it is: a locked or full experiment must not
-		 * cost the user a long collection. */
-		cmd_error("%s", hml_error_last()->message);
-		cmd_error("%s%sthe collected data is kept in '%s'", why, why[0] ? "; " : "",
-		          st.tmp_data);
-		code = interrupted ? HML_EXIT_INTERRUPTED : cmd_exit_code(rc);
-		goto done;
-	}
-	print_result(&st, id);
-	if (why[0]) {
-		rows_text(kept, sizeof(kept), st.infos, st.ninfos);
-		cmd_error("%s; kept %s as incomplete data set %s", why, kept, id);
-		code = interrupted ? HML_EXIT_INTERRUPTED : HML_EXIT_FAILURE;
-	} else if (cmd_interrupted) {
-		/* After the last run: the data is whole, and registered as such. */
-		cmd_error("interrupted after the last run; data set %s was registered complete", id);
-		code = HML_EXIT_INTERRUPTED;
-	}
+	code = register_data(&st, ok == runs && !why[0], why, interrupted);
 done:
 	state_release(&st);
 	return cmd_finish(code);
