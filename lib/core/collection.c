@@ -297,6 +297,17 @@ int hml__coll_data_open(hid_t *dset, hml__coll_data *info, hid_t group,
 		                   label, name, path);
 		goto done;
 	}
+	/* HDF5 1.10 opens a data set whose dataspace message says an extent is
+	 * past its maximum (only a damaged file says so); its sizes are then
+	 * not to be trusted, nor allocated for (found by fuzz_dataset). */
+	for (d = 0; d < info->rank && d < H5S_MAX_RANK; d++)
+		if (maxdims[d] != H5S_UNLIMITED && dims[d] > maxdims[d]) {
+			rc = hml__error_set(HML_EINVALID, "'%s/%s' in '%s' is damaged: its dim %d "
+			                    "is %llu, past its maximum %llu", label, name, path,
+			                    d + 1, (unsigned long long)dims[d],
+			                    (unsigned long long)maxdims[d]);
+			goto done;
+		}
 	info->dtype = hml__h5_dtype(type);
 	hml__coll_type_name(info->type_name, sizeof(info->type_name), type);
 	if (info->rank >= 1) {

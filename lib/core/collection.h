@@ -143,7 +143,8 @@ int hml__coll_has(hid_t group, const char *path, const char *label,
 /**
  * Open a side's data set and describe it. *dset is yours to H5Dclose()
  * (left invalid on failure). Errors: HML_EIO "cannot read 'L/input' in
- * 'P': ...".
+ * 'P': ..."; HML_EINVALID "'L/input' in 'P' is damaged: its dim D is N,
+ * past its maximum M" (a dataspace only a damaged file holds).
  */
 int hml__coll_data_open(hid_t *dset, hml__coll_data *info, hid_t group,
                         const char *path, const char *label, int side);

@@ -1051,6 +1051,46 @@ TEST(damaged_superblocks)
 	}
 }
 
+/* A dataspace whose extent is past its maximum: HDF5 1.10 opens such a
+ * data set, and fuzz_dataset found the reader then allocating gigabytes for
+ * rows of 83886080 features that a 20-KB file does not hold. The file is
+ * made whole, then the input's dataspace message (dims 4 x 5, max
+ * unlimited x 5, 8-byte lengths) gets a feature extent of 83886080. */
+TEST(dims_past_their_maximum)
+{
+	char path[600], want[700];
+	unsigned char pat[32], *b;
+	hml__region_info *info = NULL;
+	const char *lp[1] = { path };
+	hml__dataset d;
+	size_t n = 0, i, hits = 0;
+
+	snprintf(path, sizeof(path), "%s/past-max.h5", tmpdir);
+	put_plain_d(path, "r", 4, 5, 1, 0.0);
+	put_le64(pat, 4);
+	put_le64(pat + 8, 5);
+	put_le64(pat + 16, UINT64_MAX);
+	put_le64(pat + 24, 5);
+	b = slurp(path, &n);
+	CHECK(b != NULL);
+	if (!b)
+		return;
+	for (i = 0; i + sizeof(pat) <= n; i++)
+		if (memcmp(b + i, pat, sizeof(pat)) == 0) {
+			put_le64(b + i + 8, 83886080);
+			hits++;
+		}
+	CHECK(hits == 1);
+	put_bytes(path, b, n);
+	free(b);
+	snprintf(want, sizeof(want), "'r/input' in '%s' is damaged: its dim 2 is 83886080, "
+	         "past its maximum 5", path);
+	CHECK_FAILS(hml__dataset_load(&d, lp, 1, "r", HML__NONFINITE_DROP), HML_EINVALID, want);
+	CHECK(d.x == NULL && d.rows == 0);
+	CHECK_FAILS(hml__region_info_list(path, &info, &n), HML_EINVALID, want);
+	CHECK(info == NULL && n == 0);
+}
+
 TEST(release_is_safe)
 {
 	hml__dataset d;
@@ -1095,6 +1135,7 @@ int main(void)
 	RUN(bad_files);
 	RUN(damaged_superblocks);
 	RUN(release_is_safe);
+	RUN(dims_past_their_maximum);
 	RUN(interrupt_stops_reading);
 	cleanup_tmp();
 	return check_report();
