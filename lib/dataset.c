@@ -94,6 +94,53 @@ static int open_side(region *r, const char *path, const char *label, int side,
 	return 0;
 }
 
+/* Deflate's largest compression ratio is 1032:1; a little above it. */
+#define DEFLATE_RATIO_MAX 1100.0
+
+/* The rows side `side` declares must be stored in the file: HDF5 returns
+ * fill values for chunks never written, so a damaged or foreign file could
+ * otherwise size the reader's arrays from its extents alone. Without
+ * filters, the bytes stored hold the rows (chunks are allocated whole);
+ * with deflate, at most DEFLATE_RATIO_MAX times as many; shuffle and
+ * fletcher32 add nothing; under any other filter there is no bound. */
+static int check_stored(const region *r, int side, const char *path, const char *label)
+{
+	hid_t dcpl = H5Dget_create_plist(r->dset[side]);
+	hsize_t chunk[H5S_MAX_RANK];
+	double ratio = 1.0, row_bytes, need, slack = 0;
+	int nf, i, rank;
+
+	if (dcpl < 0)
+		return hml__h5_error(HML_EIO, "cannot read '%s/%s' in '%s'", label,
+		                     side_name[side], path);
+	nf = H5Pget_nfilters(dcpl);
+	for (i = 0; i < nf; i++) {
+		unsigned flags;
+		size_t nelm = 0;
+		H5Z_filter_t id = H5Pget_filter2(dcpl, (unsigned)i, &flags, &nelm, NULL, 0, NULL, NULL);
+
+		if (id == H5Z_FILTER_DEFLATE)
+			ratio = DEFLATE_RATIO_MAX;
+		else if (id != H5Z_FILTER_SHUFFLE && id != H5Z_FILTER_FLETCHER32)
+			ratio = INFINITY;
+	}
+	row_bytes = (double)r->features[side] * (r->dtype[side] == HML_F32 ? 4.0 : 8.0);
+	if (H5Pget_layout(dcpl) == H5D_CHUNKED &&
+	    (rank = H5Pget_chunk(dcpl, H5S_MAX_RANK, chunk)) > 0) {
+		slack = r->dtype[side] == HML_F32 ? 4.0 : 8.0;
+		for (i = 0; i < rank; i++)
+			slack *= (double)chunk[i];
+	}
+	H5Pclose(dcpl);
+	need = (double)r->rows * row_bytes;
+	if (nf < 0 || isinf(ratio) || need <= ratio * (double)H5Dget_storage_size(r->dset[side]) + slack)
+		return 0;
+	return hml__error_set(HML_EINVALID, "'%s/%s' in '%s' is damaged: it declares %lld rows "
+	                      "(%.3g MB) but stores %llu bytes", label, side_name[side], path,
+	                      (long long)r->rows, need / 1e6,
+	                      (unsigned long long)H5Dget_storage_size(r->dset[side]));
+}
+
 /* The rows of `calls` and, when it is a table of the collector's records,
  * the input and output rows its last record accounts for (*limited = 1). */
 static int read_calls(region *r, const char *path, const char *label,
@@ -147,6 +194,9 @@ static int region_open(region *r, hid_t file, const char *path, const char *labe
 		if (limited && accounted[i] < extent[i])
 			extent[i] = accounted[i];
 	r->rows = extent[IN] < extent[OUT] ? extent[IN] : extent[OUT];
+	for (i = 0; i < 2; i++)
+		if ((rc = check_stored(r, i, path, label)) < 0)
+			goto done;
 done:
 	if (rc < 0)
 		region_close(r);

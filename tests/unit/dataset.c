@@ -1091,6 +1091,45 @@ TEST(dims_past_their_maximum)
 	CHECK(info == NULL && n == 0);
 }
 
+/* Extents within their maxima but chunks never written: HDF5 would return
+ * fill values for a million rows the file does not store, and the reader
+ * would size its arrays for them. Refused before anything is allocated. */
+TEST(rows_not_stored)
+{
+	char path[600], want[700];
+	hsize_t dims[2] = { 1000000, 5 }, maxdims[2] = { H5S_UNLIMITED, 5 }, chunk[2] = { 4096, 5 };
+	const char *names[2] = { "input", "output" };
+	hml__region_info *info = NULL;
+	const char *lp[1] = { path };
+	hml__dataset d;
+	hid_t file, g, space, dcpl, ds;
+	size_t n = 0;
+	int i;
+
+	snprintf(path, sizeof(path), "%s/not-stored.h5", tmpdir);
+	file = open_or_create(path);
+	g = H5Gcreate2(file, "r", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+	for (i = 0; i < 2; i++) {
+		dims[1] = maxdims[1] = chunk[1] = i == 0 ? 5 : 1;
+		space = H5Screate_simple(2, dims, maxdims);
+		dcpl = H5Pcreate(H5P_DATASET_CREATE);
+		H5Pset_chunk(dcpl, 2, chunk);
+		ds = H5Dcreate2(g, names[i], H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+		CHECK(ds >= 0);
+		H5Dclose(ds);
+		H5Pclose(dcpl);
+		H5Sclose(space);
+	}
+	H5Gclose(g);
+	H5Fclose(file);
+	snprintf(want, sizeof(want), "'r/input' in '%s' is damaged: it declares 1000000 rows "
+	         "(40 MB) but stores 0 bytes", path);
+	CHECK_FAILS(hml__dataset_load(&d, lp, 1, "r", HML__NONFINITE_DROP), HML_EINVALID, want);
+	CHECK(d.x == NULL && d.rows == 0);
+	CHECK_FAILS(hml__region_info_list(path, &info, &n), HML_EINVALID, want);
+	CHECK(info == NULL && n == 0);
+}
+
 TEST(release_is_safe)
 {
 	hml__dataset d;
@@ -1136,6 +1175,7 @@ int main(void)
 	RUN(damaged_superblocks);
 	RUN(release_is_safe);
 	RUN(dims_past_their_maximum);
+	RUN(rows_not_stored);
 	RUN(interrupt_stops_reading);
 	cleanup_tmp();
 	return check_report();
