@@ -23,6 +23,22 @@ setup() {
 
 m() { json exp/manifest.json "$1"; }
 
+# m2 (5-16-1) is the faster model, and the --max-qoi-error tests rely on
+# both models being on the front. Measured latencies can invert on a loaded
+# machine (a CI run beside other jobs did), so the manifest's figures, what
+# the choice reads, are set to say so plainly; the models' files are
+# untouched.
+m2_faster() {
+	"$PY" - <<'PY'
+import json
+m = json.load(open("exp/manifest.json"))
+for r, k in zip(m["models"], (10.0, 1.0)):
+    r["latency"]["torchscript"] = 2e-7 * k
+    r["latency"]["c"] = 1e-7 * k
+json.dump(m, open("exp/manifest.json", "w"))
+PY
+}
+
 @test "deploy MODEL records the deployment and prints the environment" {
 	run --separate-stderr hml -C exp deploy m2
 	assert_success
@@ -189,6 +205,7 @@ PY
 }
 
 @test "--max-qoi-error checks the front on a run of the application and deploys the fastest within" {
+	m2_faster
 	run --separate-stderr hml -C exp --json deploy --max-qoi-error 1e9
 	assert_success
 	echo "$output" > out.json
@@ -241,9 +258,10 @@ PY
 }
 
 @test "--max-qoi-error: nothing within, a model whose run fails" {
+	m2_faster
 	cp exp/manifest.json before.json
 	run hml -C exp deploy --max-qoi-error 1e-12
-	[ "$status" -eq 3 ]
+	assert_failure 3
 	assert_output --regexp "hml: error: no model's price rmse is within 1e-12: the most accurate candidate, 'm1', gives [0-9.e+-]+ on a run with seed 2$"
 	cmp before.json exp/manifest.json
 	[ -z "$(ls -A exp/eval)" ]
@@ -258,7 +276,7 @@ json.dump(m, open("exp/manifest.json", "w"))
 PY
 	cp exp/manifest.json before.json
 	run hml -C exp deploy --max-qoi-error 1e9
-	[ "$status" -eq 3 ]
+	assert_failure 3
 	assert_output "hml: error: --max-qoi-error: the candidates replace more than one region ('binomial' of 'binomial', 'other' of 'binomial'); choose one with --region"
 	cmp before.json exp/manifest.json
 	cp good.json exp/manifest.json
