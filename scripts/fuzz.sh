@@ -90,10 +90,20 @@ trap 'rm -rf "$work"' EXIT
 mkdir "$work/tmp"
 opts="-rss_limit_mb=2048 -malloc_limit_mb=1024 -timeout=20 -max_len=65536"
 
-# replay TARGET FILE LOG: run FILE alone through TARGET, its report to LOG
+# replay TARGET FILE LOG: run FILE alone through TARGET, its report to LOG.
+# A report of the RSS limit lists the stacks of the live heap, not of the
+# allocation that grew the process (a large one in flight is not among
+# them), so it says nothing of whose fault it is: such an input runs once
+# more with a higher RSS limit, and the 1-GB malloc limit then stops the
+# large allocation where it is made.
 replay_one() {
 	# shellcheck disable=SC2086
 	TMPDIR="$work/tmp" timeout -s KILL 120 "$fbuild/tests/fuzz/$1" $opts "$2" > "$3" 2>&1 || true
+	if grep -q 'ERROR: libFuzzer: out-of-memory (used:' "$3"; then
+		# shellcheck disable=SC2086
+		TMPDIR="$work/tmp" timeout -s KILL 120 "$fbuild/tests/fuzz/$1" $opts \
+			-rss_limit_mb=8192 "$2" > "$3" 2>&1 || true
+	fi
 }
 
 if [ -n "$replay" ]; then
