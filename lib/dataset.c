@@ -99,16 +99,16 @@ static int open_side(region *r, const char *path, const char *label, int side,
 
 /* The rows side `side` declares must be stored in the file: HDF5 returns
  * fill values for chunks never written, so a damaged or foreign file could
- * otherwise size the reader's arrays from its extents alone. Without
- * filters, the bytes stored hold the rows (chunks are allocated whole);
+ * otherwise size the reader's arrays from its extents alone. Every row a
+ * file accounts for was written, so without filters the bytes stored hold
+ * the rows (chunks are allocated whole, with no slack needed);
  * with deflate, at most DEFLATE_RATIO_MAX times as many; shuffle and
  * fletcher32 add nothing; under any other filter there is no bound. */
 static int check_stored(const region *r, int side, const char *path, const char *label)
 {
 	hid_t dcpl = H5Dget_create_plist(r->dset[side]);
-	hsize_t chunk[H5S_MAX_RANK];
-	double ratio = 1.0, row_bytes, need, slack = 0;
-	int nf, i, rank;
+	double ratio = 1.0, need;
+	int nf, i;
 
 	if (dcpl < 0)
 		return hml__h5_error(HML_EIO, "cannot read '%s/%s' in '%s'", label,
@@ -124,16 +124,9 @@ static int check_stored(const region *r, int side, const char *path, const char 
 		else if (id != H5Z_FILTER_SHUFFLE && id != H5Z_FILTER_FLETCHER32)
 			ratio = INFINITY;
 	}
-	row_bytes = (double)r->features[side] * (r->dtype[side] == HML_F32 ? 4.0 : 8.0);
-	if (H5Pget_layout(dcpl) == H5D_CHUNKED &&
-	    (rank = H5Pget_chunk(dcpl, H5S_MAX_RANK, chunk)) > 0) {
-		slack = r->dtype[side] == HML_F32 ? 4.0 : 8.0;
-		for (i = 0; i < rank; i++)
-			slack *= (double)chunk[i];
-	}
 	H5Pclose(dcpl);
-	need = (double)r->rows * row_bytes;
-	if (nf < 0 || isinf(ratio) || need <= ratio * (double)H5Dget_storage_size(r->dset[side]) + slack)
+	need = (double)r->rows * (double)r->features[side] * (r->dtype[side] == HML_F32 ? 4.0 : 8.0);
+	if (nf < 0 || isinf(ratio) || need <= ratio * (double)H5Dget_storage_size(r->dset[side]))
 		return 0;
 	return hml__error_set(HML_EINVALID, "'%s/%s' in '%s' is damaged: it declares %lld rows "
 	                      "(%.3g MB) but stores %llu bytes", label, side_name[side], path,
