@@ -107,7 +107,7 @@ static int open_side(region *r, const char *path, const char *label, int side,
 static int check_stored(const region *r, int side, const char *path, const char *label)
 {
 	hid_t dcpl = H5Dget_create_plist(r->dset[side]);
-	double ratio = 1.0, need;
+	double ratio = 1.0, need, stored;
 	int nf, i;
 
 	if (dcpl < 0)
@@ -126,12 +126,12 @@ static int check_stored(const region *r, int side, const char *path, const char 
 	}
 	H5Pclose(dcpl);
 	need = (double)r->rows * (double)r->features[side] * (r->dtype[side] == HML_F32 ? 4.0 : 8.0);
-	if (nf < 0 || isinf(ratio) || need <= ratio * (double)H5Dget_storage_size(r->dset[side]))
+	stored = (double)H5Dget_storage_size(r->dset[side]);
+	if (nf < 0 || isinf(ratio) || need <= ratio * stored)
 		return 0;
 	return hml__error_set(HML_EINVALID, "'%s/%s' in '%s' is damaged: it declares %lld rows "
-	                      "(%.3g MB) but stores %llu bytes", label, side_name[side], path,
-	                      (long long)r->rows, need / 1e6,
-	                      (unsigned long long)H5Dget_storage_size(r->dset[side]));
+	                      "(%.3g MB) but stores %.0f bytes", label, side_name[side], path,
+	                      (long long)r->rows, need / 1e6, stored);
 }
 
 /* The rows of `calls` and, when it is a table of the collector's records,
