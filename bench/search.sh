@@ -45,6 +45,13 @@
 #   --methods LIST     peers of (b) (default random,tpe,nsga2)
 #   --workers N        trials at once, hml and peers alike (default 2)
 #   --seed S           seed of every method (default 1)
+#   --seeds LIST       (b) once per seed, comma-separated (default: --seed);
+#                      with two or more, the report adds the mean and spread
+#                      of each hypervolume and ratio over the runs
+#   --runs DIR         keep (b)'s runs in DIR/seed-S (hml.json, peers.json,
+#                      wall): bench/search_report.py BUDGETS DIR/seed-*
+#                      reports them again, or together with other runs of
+#                      the same settings (default: a temporary directory)
 #   --asks N           suggestions timed per size in (a) (default 20)
 #   --skip-bo          leave (a) out
 #   --full [N]         run (c) with a budget of N (default 1000)
@@ -63,6 +70,8 @@ epochs=27
 methods=random,tpe,nsga2
 workers=2
 seed=1
+seeds=
+runs_dir=
 asks=20
 skip_bo=0
 skip_peers=0
@@ -80,6 +89,8 @@ while [ $# -gt 0 ]; do
 	--methods) methods=$2; shift 2 ;;
 	--workers) workers=$2; shift 2 ;;
 	--seed) seed=$2; shift 2 ;;
+	--seeds) seeds=$2; shift 2 ;;
+	--runs) runs_dir=$2; shift 2 ;;
 	--asks) asks=$2; shift 2 ;;
 	--skip-bo) skip_bo=1; shift ;;
 	--skip-peers) skip_peers=1; shift ;;
@@ -102,6 +113,8 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export HML_WORKFLOW_PATH=
 export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-passive}"
+[ -n "$seeds" ] || seeds=$seed
+[ -n "$runs_dir" ] || runs_dir="$tmp/runs"
 maxb=$(echo "$budgets" | tr ',' '\n' | sort -n | tail -1)
 if [ -z "$target" ]; then
 	if command -v cc >/dev/null; then target=c; else target=torchscript; fi
@@ -129,16 +142,26 @@ if [ "$skip_peers" = 0 ]; then
 	else
 		"$hml" -q -C "$exp" collect binomial >/dev/null
 	fi
-	cp -r "$exp" "$tmp/exp-hml"
-	t0=$(now)
-	"$hml" -q -C "$tmp/exp-hml" search --budget "$maxb" --max-epochs "$epochs" --seed "$seed" \
-		--workers "$workers" --threads "$threads" --target "$target" >/dev/null
-	t1=$(now)
-	"$hml" -C "$tmp/exp-hml" --json show s1 >"$tmp/hml.json"
-	"$py" "$here/search_peers.py" "$hml" "$exp" "$src/workflows/binomial/workflow.json" binomial \
-		"$maxb" "$epochs" "$methods" "$threads" "$workers" "$seed" "$target" >"$tmp/peers.json"
-	"$py" "$here/search_report.py" "$tmp/hml.json" "$tmp/peers.json" "$budgets" \
-		"$(echo "$t1 - $t0" | bc)"
+	runs=
+	for s in $(echo "$seeds" | tr ',' ' '); do
+		run="$runs_dir/seed-$s"
+		rm -rf "$run" "$tmp/exp-hml"
+		mkdir -p "$run"
+		cp -r "$exp" "$tmp/exp-hml"
+		t0=$(now)
+		"$hml" -q -C "$tmp/exp-hml" search --budget "$maxb" --max-epochs "$epochs" --seed "$s" \
+			--workers "$workers" --threads "$threads" --target "$target" >/dev/null
+		t1=$(now)
+		echo "$t1 - $t0" | bc >"$run/wall"
+		"$hml" -C "$tmp/exp-hml" --json show s1 >"$run/hml.json"
+		"$py" "$here/search_peers.py" "$hml" "$exp" "$src/workflows/binomial/workflow.json" \
+			binomial "$maxb" "$epochs" "$methods" "$threads" "$workers" "$s" "$target" \
+			>"$run/peers.json"
+		runs="$runs $run"
+	done
+	# shellcheck disable=SC2086 # one argument per run directory
+	"$py" "$here/search_report.py" "$budgets" $runs
+	[ "$runs_dir" = "$tmp/runs" ] || echo "the runs are kept in $runs_dir"
 fi
 
 if [ "$full" -gt 0 ]; then
