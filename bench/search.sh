@@ -13,7 +13,8 @@
 #      (--target: c when a C compiler is found, as hml search's default
 #      auto; the peers read that target's latency from the model card) --
 #      at each budget of --budgets, from one run
-#      of the largest budget per method, as ratios hml/peer
+#      of the largest budget per method and seed (--seeds: several, and
+#      the mean and spread over them), as ratios hml/peer
 #      (bench/search_report.py says what is counted and the reference
 #      point). hml's multi-fidelity search (ASHA) trains most
 #      configurations for a fraction of the epochs, so at equal budget it
