@@ -15,9 +15,10 @@
  * then the id. Failed runs are never promoted.
  *
  * With the Bayesian optimiser (bo.h), BOHB-style: each new configuration
- * comes from hml__bo_ask() and is told its rung-0 result, so the GP models
- * one fidelity consistently and steers sampling; the promotions decide which
- * configurations earn more resource, and the front is taken over the
+ * comes from hml__bo_ask() and is told its rung-0 result, replaced by its
+ * result at each higher rung it reaches (trialsched.c), so the GP knows
+ * the promoted configurations as trained longer; the promotions decide
+ * which configurations earn more resource, and the front is taken over the
  * results at the top rung.
  *
  * Determinism and resume: decisions depend only on the recorded starts,

@@ -28,8 +28,9 @@
 #define RHO 0.05         /* ParEGO's augmentation */
 
 typedef struct trial {
-	double *u;           /* dim values, then ncons constraint values */
-	double obj[2];
+	double *u;           /* dim values, ncons constraint values, then those told */
+	double obj[2];       /* objectives (improved: hml__bo_improve) */
+	double told[2];      /* as told: what hyper-parameter fits use */
 	int status;
 } trial;
 
@@ -185,13 +186,13 @@ static int push_trial(hml__bo *bo, size_t *id, const double *u)
 		bo->cap = cap;
 	}
 	trial *t = &bo->t[bo->n];
-	if (!(t->u = calloc(d + bo->o.ncons, sizeof *t->u)))
+	if (!(t->u = calloc(d + 2 * bo->o.ncons, sizeof *t->u)))
 		return hml__error_oom();
 	for (size_t k = 0; k < d; k++)
 		t->u[k] = u[k] > 1 ? 1 : u[k] >= 0 ? u[k] : 0;
 	if (bo->o.project)
 		bo->o.project(t->u, bo->o.payload);
-	t->obj[0] = t->obj[1] = NAN;
+	t->obj[0] = t->obj[1] = t->told[0] = t->told[1] = NAN;
 	t->status = HML__TRIAL_PENDING;
 	*id = bo->n++;
 	return 0;
@@ -224,11 +225,30 @@ int hml__bo_tell(hml__bo *bo, size_t id, const double *obj, const double *cons)
 			                      "finite", id, k);
 	trial *t = &bo->t[id];
 	for (unsigned k = 0; k < bo->o.nobj; k++)
-		t->obj[k] = obj[k];
+		t->obj[k] = t->told[k] = obj[k];
 	for (unsigned k = 0; k < bo->o.ncons; k++)
-		t->u[bo->o.dim + k] = cons[k];
+		t->u[bo->o.dim + k] = t->u[bo->o.dim + bo->o.ncons + k] = cons[k];
 	t->status = HML__TRIAL_OK;
 	bo->done[bo->ndone++] = id;
+	return 0;
+}
+
+int hml__bo_improve(hml__bo *bo, size_t id, const double *obj, const double *cons)
+{
+	if (id >= bo->n || bo->t[id].status != HML__TRIAL_OK)
+		return hml__error_set(HML_EINVALID, "trial %zu is not completed", id);
+	for (unsigned k = 0; k < bo->o.nobj; k++)
+		if (!isfinite(obj[k]))
+			return hml__error_set(HML_EINVALID, "trial %zu: objective %u is not finite",
+			                      id, k);
+	for (unsigned k = 0; k < bo->o.ncons; k++)
+		if (!isfinite(cons[k]))
+			return hml__error_set(HML_EINVALID, "trial %zu: constraint %u is not "
+			                      "finite", id, k);
+	for (unsigned k = 0; k < bo->o.nobj; k++)
+		bo->t[id].obj[k] = obj[k];
+	for (unsigned k = 0; k < bo->o.ncons; k++)
+		bo->t[id].u[bo->o.dim + k] = cons[k];
 	return 0;
 }
 
@@ -304,26 +324,27 @@ done:
 
 /* ParEGO's augmented Chebyshev scalarisation of trial i, the objectives
  * normalised by lo and span. */
-static double scalarise(const hml__bo *bo, size_t i, const double w[2],
+static double scalarise(const hml__bo *bo, const double *f, const double w[2],
                         const double lo[2], const double span[2])
 {
 	double mx = -INFINITY, sum = 0;
 	for (unsigned k = 0; k < bo->o.nobj; k++) {
-		double v = w[k] * (bo->t[i].obj[k] - lo[k]) / span[k];
+		double v = w[k] * (f[k] - lo[k]) / span[k];
 		mx = v > mx ? v : mx;
 		sum += v;
 	}
 	return mx + RHO * sum;
 }
 
-/* Range of each objective over the completed trials ids[0..m). */
-static void obj_range(const hml__bo *bo, const size_t *ids, size_t m, double lo[2],
+/* Range of each objective over the completed trials ids[0..m): their
+ * values now, or as told. */
+static void obj_range(const hml__bo *bo, const size_t *ids, size_t m, int told, double lo[2],
                       double span[2])
 {
 	for (unsigned k = 0; k < 2; k++) {
 		double a = INFINITY, b = -INFINITY;
 		for (size_t j = 0; j < m; j++) {
-			double v = bo->t[ids[j]].obj[k];
+			double v = told ? bo->t[ids[j]].told[k] : bo->t[ids[j]].obj[k];
 			a = v < a ? v : a;
 			b = v > b ? v : b;
 		}
@@ -355,7 +376,9 @@ done:
 
 /* Refit the hyper-parameters when the completed trials cross a boundary:
  * on the first b completed trials (at most the last FIT_MAX of them), the
- * objectives scalarised with equal weights. */
+ * objectives scalarised with equal weights, with the values as told: a fit
+ * at boundary b is the same whenever it runs (a resumed search fits after
+ * its replay, with values improved since the original's fit). */
 static int maybe_refit(hml__bo *bo)
 {
 	size_t b = FIRST_FIT, d = bo->o.dim;
@@ -372,16 +395,16 @@ static int maybe_refit(hml__bo *bo)
 	double lo[2], span[2], w[2] = { 0.5, 0.5 };
 	if (!X)
 		return hml__error_oom();
-	obj_range(bo, bo->done, b, lo, span);
+	obj_range(bo, bo->done, b, 1, lo, span);
 	for (size_t j = 0; j < m; j++) {
 		memcpy(X + j * d, bo->t[ids[j]].u, d * sizeof *X);
-		y[j] = scalarise(bo, ids[j], w, lo, span);
+		y[j] = scalarise(bo, bo->t[ids[j]].told, w, lo, span);
 	}
 	if ((rc = fit_one(bo, &bo->h[0], X, y, m, stream(bo, 2, b))) < 0)
 		goto done;
 	for (unsigned k = 0; k < bo->o.ncons; k++) {
 		for (size_t j = 0; j < m; j++)
-			y[j] = bo->t[ids[j]].u[d + k];
+			y[j] = bo->t[ids[j]].u[d + bo->o.ncons + k];   /* as told */
 		if ((rc = fit_one(bo, &bo->h[1 + k], X, y, m, stream(bo, 3 + k, b))) < 0)
 			goto done;
 	}
@@ -570,11 +593,11 @@ static int build_acq(const hml__bo *bo, uint64_t *rng, acq *a, scratch *w)
 		wt[0] = uniform(rng);
 		wt[1] = 1 - wt[0];
 	}
-	obj_range(bo, bo->done, bo->ndone, lo, span);
+	obj_range(bo, bo->done, bo->ndone, 0, lo, span);
 	a->best = NAN;
 	for (size_t j = 0; j < bo->ndone; j++) {
 		size_t i = bo->done[j];
-		w->s[i] = scalarise(bo, i, wt, lo, span);
+		w->s[i] = scalarise(bo, bo->t[i].obj, wt, lo, span);
 		liar = w->s[i] > liar ? w->s[i] : liar;
 		if (hml__bo_feasible(bo, i) && !(w->s[i] >= a->best))
 			a->best = w->s[i];

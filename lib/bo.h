@@ -25,6 +25,9 @@
  *    (a GP on the 0/1 failure indicator; failed trials are kept, so the
  *    places where trials failed are not suggested again). With no feasible
  *    trial yet, the probability of feasibility alone is maximised;
+ *  - a completed trial's values may be replaced by better-informed ones
+ *    (hml__bo_improve(): the same configuration trained longer); the GPs
+ *    and the scalarisation's normalisation use the values it holds now;
  *  - pending trials enter the objective GP with the worst observed
  *    scalarised value (constant liar), so parallel suggestions spread out;
  *  - the acquisition is maximised over 512 random and local candidates, the
@@ -49,10 +52,10 @@
  * machine with the trials it runs.
  * Determinism: the suggestion made by hml__bo_ask() depends only on the
  * options and on the history (the trials in the order they were added, and
- * the order in which they completed). Rebuilding an optimiser by replaying a
- * recorded history with hml__bo_add() and hml__bo_tell()/hml__bo_fail(), in
- * the order the trials were asked and completed, gives the same next
- * suggestions as the original.
+ * the order in which they completed, and the values improved since).
+ * Rebuilding an optimiser by replaying a recorded history with hml__bo_add(),
+ * hml__bo_tell()/hml__bo_fail() and hml__bo_improve(), in the order they
+ * happened, gives the same next suggestions as the original.
  */
 #ifndef HML_LIB_BO_H
 #define HML_LIB_BO_H
@@ -124,6 +127,13 @@ int hml__bo_add(hml__bo *bo, size_t *id, const double *u);
  * finite".
  */
 int hml__bo_tell(hml__bo *bo, size_t id, const double *obj, const double *cons);
+
+/**
+ * Replace the objectives and constraint values of completed trial id by
+ * better-informed ones (the same configuration trained longer).
+ * Errors: HML_EINVALID "trial N is not completed", a non-finite value.
+ */
+int hml__bo_improve(hml__bo *bo, size_t id, const double *obj, const double *cons);
 
 /**
  * Mark pending trial id as failed (crashed, timed out, out of memory).

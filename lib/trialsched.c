@@ -244,7 +244,8 @@ int hml__sched_report(hml__sched *s, size_t config, unsigned rung,
 	for (unsigned i = 0; i < s->ncons; i++)
 		c[i] = lg(cons_value(o, s->cons_kind[i]));
 	if ((rc = hml__asha_report(s->asha, config, rung, f)) < 0 ||
-	    (rung == 0 && (rc = hml__bo_tell(s->bo, config, f, c)) < 0))
+	    (rc = rung == 0 ? hml__bo_tell(s->bo, config, f, c)
+	                    : hml__bo_improve(s->bo, config, f, c)) < 0)
 		return rc;
 	r->status = DONE;
 	r->o = *o;

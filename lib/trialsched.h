@@ -25,8 +25,10 @@
  * sample. Constraints (--max-latency, --max-params, --max-error) are outcome
  * constraints of the optimiser (log value <= log bound): infeasible trials
  * stay in the history and steer the acquisition away, they are never
- * dropped. The optimiser learns from rung-0 results (one fidelity); the
- * front is taken over the feasible results of the top rung.
+ * dropped. The optimiser learns each configuration's result at the highest
+ * rung it has reached (its rung-0 result, replaced when a promotion ends:
+ * hml__bo_improve()); the front is taken over the feasible results of the
+ * top rung.
  *
  * Resume: replaying a recorded history -- hml__sched_start() for each start
  * (rung 0: the configuration's point), then hml__sched_report() /

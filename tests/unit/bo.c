@@ -492,6 +492,72 @@ TEST(pareto_helpers)
 	CHECK(!hml__pareto_dominates(f + 2, f + 8));
 }
 
+/* Improved values (a configuration trained longer) are what the optimiser
+ * holds and reports, and change its next suggestion; an optimiser rebuilt
+ * by replaying adds, tells and improvements suggests what the original
+ * does, although the original fitted its hyper-parameters before some
+ * improvements and the rebuilt one after all of them (a resumed search). */
+TEST(improved_values)
+{
+	enum { D = 3, TOLD = 24, BETTER = 6 };
+	const double bound = 0.5;
+	hml__bo *a = make_bo(D, 2, 1, &bound, 5), *c = make_bo(D, 2, 1, &bound, 5);
+	hml__bo *n = make_bo(D, 2, 1, &bound, 5);
+	size_t ia, ic, id;
+	double ua[D], uc[D], un[D], f[2], g[2], cons, better;
+	const double *u, *fo, *co;
+	if (!a || !c || !n)
+		return;
+	for (size_t i = 0; i < TOLD; i++) {   /* asked and told one by one */
+		CHECK_OK(hml__bo_ask(a, &ia, ua));
+		two_obj(ua, f);
+		cons = f[0];
+		CHECK_OK(hml__bo_tell(a, ia, f, &cons));
+		CHECK_OK(hml__bo_add(c, &id, ua));
+		CHECK_OK(hml__bo_tell(c, id, f, &cons));
+		CHECK_OK(hml__bo_add(n, &id, ua));
+		CHECK_OK(hml__bo_tell(n, id, f, &cons));
+	}
+	CHECK_OK(hml__bo_ask(a, &ia, ua));   /* a fits at its boundary, c and n not */
+	CHECK_OK(hml__bo_fail(a, ia));
+	CHECK_OK(hml__bo_add(c, &id, ua));
+	CHECK_OK(hml__bo_fail(c, id));
+	CHECK_OK(hml__bo_add(n, &id, ua));
+	CHECK_OK(hml__bo_fail(n, id));
+	for (size_t i = 0; i < BETTER; i++) {   /* the first trials, trained longer */
+		hml__bo_trial(a, i, &u, &fo, NULL);
+		g[0] = fo[0] - 0.3;
+		g[1] = fo[1];
+		better = g[0];
+		CHECK_OK(hml__bo_improve(a, i, g, &better));
+		CHECK_OK(hml__bo_improve(c, i, g, &better));
+		CHECK_EQ_INT(hml__bo_trial(a, i, NULL, &fo, &co), HML__TRIAL_OK);
+		CHECK(fo[0] == g[0] && fo[1] == g[1] && co[0] == better);
+	}
+	for (int k = 0; k < 3; k++) {
+		CHECK_OK(hml__bo_ask(a, &ia, ua));
+		CHECK_OK(hml__bo_ask(c, &ic, uc));
+		CHECK_OK(hml__bo_ask(n, &id, un));
+		CHECK_EQ_INT(ia, ic);
+		CHECK(!memcmp(ua, uc, sizeof ua));
+		if (k == 0)   /* without the improvements: another suggestion */
+			CHECK(memcmp(ua, un, sizeof ua));
+	}
+	CHECK_FAILS(hml__bo_improve(a, ia, g, &better), HML_EINVALID, "is not completed");
+	CHECK_FAILS(hml__bo_improve(a, TOLD, g, &better), HML_EINVALID, "is not completed");
+	CHECK_FAILS(hml__bo_improve(a, 99, g, &better), HML_EINVALID, "is not completed");
+	g[1] = NAN;
+	CHECK_FAILS(hml__bo_improve(a, 0, g, &better), HML_EINVALID,
+	            "trial 0: objective 1 is not finite");
+	g[1] = 0;
+	better = INFINITY;
+	CHECK_FAILS(hml__bo_improve(a, 0, g, &better), HML_EINVALID,
+	            "trial 0: constraint 0 is not finite");
+	hml__bo_free(a);
+	hml__bo_free(c);
+	hml__bo_free(n);
+}
+
 TEST(bad_input)
 {
 	hml__bo_options o = HML__BO_OPTIONS_INIT;
@@ -533,6 +599,7 @@ int main(void)
 	RUN(outcome_constraints);
 	RUN(mixed_space);
 	RUN(pareto_helpers);
+	RUN(improved_values);
 	RUN(bad_input);
 	return check_report();
 }
