@@ -13,13 +13,24 @@
 #     the coordinating thread's CPU time (coordinator_*_cpu_seconds);
 # The figure averages over 1..N observations; the optimiser's cost grows
 # with them (bench/bo.sh measures a suggestion at 100, 500 and 1000).
+# The search runs once per worker count: by default with as many workers
+# as cores (the coordinator then shares the cores with them, and its wall
+# time includes waiting for one) and with one worker less (a core free
+# for the coordinator: its wall time is then its own work).
 #
-# usage: bench/coordinator.sh [BUILD] [BUDGET] [WORKERS]   (build 1000 2)
+# usage: bench/coordinator.sh [BUILD] [BUDGET] [WORKERS...]
+#        (default: build 1000, then the cores and the cores - 1)
 set -eu
 
 build=${1:-build}
 budget=${2:-1000}
-workers=${3:-2}
+if [ $# -gt 2 ]; then
+	shift 2
+else
+	cores=$(nproc)
+	set -- "$cores"
+	if [ "$cores" -gt 1 ]; then set -- "$cores" $(( cores - 1 )); fi
+fi
 hml=$(cd "$build" && pwd)/cmd/hml
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -27,27 +38,31 @@ export HML_WORKFLOW_PATH=
 export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-passive}"
 
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores"
-"$hml" -q -C "$tmp/exp" collect binomial --args "--options 512 --seed {seed}" >/dev/null
-start=$(date +%s.%N)
-"$hml" -q -C "$tmp/exp" search --budget "$budget" --workers "$workers" --threads 1 \
-	--max-epochs 1 --target torchscript >/dev/null &
-wait $!
-end=$(date +%s.%N)
-"$hml" -C "$tmp/exp" --json show s1 >"$tmp/s1.json"
-/usr/bin/python3 - "$tmp/s1.json" "$(echo "$end - $start" | bc)" <<-'EOF'
-import json, sys
-s = json.load(open(sys.argv[1]))["search"]
-wall = float(sys.argv[2])
-n = max(s["counts"]["trials"], 1)
-busy, sug = s["coordinator_busy_seconds"], s["coordinator_suggest_seconds"]
-bcpu, scpu = s["coordinator_busy_cpu_seconds"], s["coordinator_suggest_cpu_seconds"]
-print("hml search --budget %s --max-epochs 1 --target torchscript, %d workers: %d trials in %.1f s"
-      % (s["budget"], s["workers"], n, wall))
-print("coordinator per trial, wall time: %.3f ms outside its waits, of which %.3f ms in the "
-      "optimiser; %.3f ms the rest (goal <= 1 ms)" % (1e3 * busy / n, 1e3 * sug / n,
-                                                    1e3 * (busy - sug) / n))
-print("coordinator per trial, CPU time:  %.3f ms outside its waits, of which %.3f ms in the "
-      "optimiser; %.3f ms the rest" % (1e3 * bcpu / n, 1e3 * scpu / n, 1e3 * (bcpu - scpu) / n))
-print("(the wall time exceeds the CPU time when the workers, sharing the cores, preempt the "
-      "coordinator)")
-EOF
+"$hml" -q -C "$tmp/data" collect binomial --args "--options 512 --seed {seed}" >/dev/null
+for workers in "$@"; do
+	rm -rf "$tmp/exp"
+	cp -r "$tmp/data" "$tmp/exp"
+	start=$(date +%s.%N)
+	"$hml" -q -C "$tmp/exp" search --budget "$budget" --workers "$workers" --threads 1 \
+		--max-epochs 1 --target torchscript >/dev/null &
+	wait $!
+	end=$(date +%s.%N)
+	"$hml" -C "$tmp/exp" --json show s1 >"$tmp/s1.json"
+	/usr/bin/python3 - "$tmp/s1.json" "$(echo "$end - $start" | bc)" <<-'EOF'
+	import json, sys
+	s = json.load(open(sys.argv[1]))["search"]
+	wall = float(sys.argv[2])
+	n = max(s["counts"]["trials"], 1)
+	busy, sug = s["coordinator_busy_seconds"], s["coordinator_suggest_seconds"]
+	bcpu, scpu = s["coordinator_busy_cpu_seconds"], s["coordinator_suggest_cpu_seconds"]
+	print("hml search --budget %s --max-epochs 1 --target torchscript, %d workers: %d trials in %.1f s"
+	      % (s["budget"], s["workers"], n, wall))
+	print("  coordinator per trial, wall time: %.3f ms outside its waits, of which %.3f ms in the "
+	      "optimiser; %.3f ms the rest (goal <= 1 ms)" % (1e3 * busy / n, 1e3 * sug / n,
+	                                                    1e3 * (busy - sug) / n))
+	print("  coordinator per trial, CPU time:  %.3f ms outside its waits, of which %.3f ms in the "
+	      "optimiser; %.3f ms the rest" % (1e3 * bcpu / n, 1e3 * scpu / n, 1e3 * (bcpu - scpu) / n))
+	EOF
+done
+echo "(the wall time exceeds the CPU time when the workers, sharing the cores, preempt the"
+echo " coordinator: compare the run with a core free)"
