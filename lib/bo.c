@@ -210,11 +210,9 @@ static int pending(const hml__bo *bo, size_t id)
 	return 0;
 }
 
-int hml__bo_tell(hml__bo *bo, size_t id, const double *obj, const double *cons)
+/* Every objective and constraint value of trial id is finite. */
+static int finite_values(const hml__bo *bo, size_t id, const double *obj, const double *cons)
 {
-	int rc;
-	if ((rc = pending(bo, id)) < 0)
-		return rc;
 	for (unsigned k = 0; k < bo->o.nobj; k++)
 		if (!isfinite(obj[k]))
 			return hml__error_set(HML_EINVALID, "trial %zu: objective %u is not finite",
@@ -223,6 +221,14 @@ int hml__bo_tell(hml__bo *bo, size_t id, const double *obj, const double *cons)
 		if (!isfinite(cons[k]))
 			return hml__error_set(HML_EINVALID, "trial %zu: constraint %u is not "
 			                      "finite", id, k);
+	return 0;
+}
+
+int hml__bo_tell(hml__bo *bo, size_t id, const double *obj, const double *cons)
+{
+	int rc;
+	if ((rc = pending(bo, id)) < 0 || (rc = finite_values(bo, id, obj, cons)) < 0)
+		return rc;
 	trial *t = &bo->t[id];
 	for (unsigned k = 0; k < bo->o.nobj; k++)
 		t->obj[k] = t->told[k] = obj[k];
@@ -235,16 +241,11 @@ int hml__bo_tell(hml__bo *bo, size_t id, const double *obj, const double *cons)
 
 int hml__bo_improve(hml__bo *bo, size_t id, const double *obj, const double *cons)
 {
+	int rc;
 	if (id >= bo->n || bo->t[id].status != HML__TRIAL_OK)
 		return hml__error_set(HML_EINVALID, "trial %zu is not completed", id);
-	for (unsigned k = 0; k < bo->o.nobj; k++)
-		if (!isfinite(obj[k]))
-			return hml__error_set(HML_EINVALID, "trial %zu: objective %u is not finite",
-			                      id, k);
-	for (unsigned k = 0; k < bo->o.ncons; k++)
-		if (!isfinite(cons[k]))
-			return hml__error_set(HML_EINVALID, "trial %zu: constraint %u is not "
-			                      "finite", id, k);
+	if ((rc = finite_values(bo, id, obj, cons)) < 0)
+		return rc;
 	for (unsigned k = 0; k < bo->o.nobj; k++)
 		bo->t[id].obj[k] = obj[k];
 	for (unsigned k = 0; k < bo->o.ncons; k++)

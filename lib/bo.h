@@ -43,8 +43,8 @@
  *    the count of completed trials: 4, then each time max(refit_every, b/8)
  *    more have completed since the last boundary b; a fit at boundary b
  *    uses the first b completed trials in completion order (at most the
- *    last 128 of them) and starts from fixed values, so it depends on the
- *    history alone.
+ *    last 128 of them), with their values as told (not as improved since),
+ *    and starts from fixed values, so it depends on the history alone.
  * Threads: the linear algebra runs on the calling thread; hml__bo_ask()
  * holds the OpenMP thread count (which an OpenMP build of OpenBLAS follows)
  * to one while it runs and restores it after: matrices of a few hundred
