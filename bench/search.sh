@@ -50,7 +50,7 @@
 #                      with two or more, the report adds the mean and spread
 #                      of each hypervolume and ratio over the runs
 #   --runs DIR         keep (b)'s runs in DIR/seed-S (hml.json, peers.json,
-#                      wall): bench/search_report.py BUDGETS DIR/seed-*
+#                      wall, settings): bench/search_report.py BUDGETS DIR/seed-*
 #                      reports them again, or together with other runs of
 #                      the same settings (default: a temporary directory)
 #   --asks N           suggestions timed per size in (a) (default 20)
@@ -154,6 +154,7 @@ if [ "$skip_peers" = 0 ]; then
 			--workers "$workers" --threads "$threads" --target "$target" >/dev/null
 		t1=$(now)
 		echo "$t1 - $t0" | bc >"$run/wall"
+		echo "budget $maxb, ${options:-the workflow's} options, $epochs epochs, $workers workers x $threads threads, target $target" >"$run/settings"
 		"$hml" -C "$tmp/exp-hml" --json show s1 >"$run/hml.json"
 		"$py" "$here/search_peers.py" "$hml" "$exp" "$src/workflows/binomial/workflow.json" \
 			binomial "$maxb" "$epochs" "$methods" "$threads" "$workers" "$s" "$target" \

@@ -5,7 +5,9 @@ Each RUN directory holds one run of bench/search.sh (b) with one seed:
 hml.json (the search, as `hml --json show SEARCH_ID` prints it: every
 result with its rung, configuration and the order it ended), peers.json
 (the peers' trials, bench/search_peers.py; a run may hold any subset of
-the peers) and wall (hml's wall time in seconds). For each run, at each
+the peers), wall (hml's wall time in seconds) and, where bench/search.sh
+wrote it, settings (budget, data, epochs, workers, target: runs whose
+settings differ are refused). For each run, at each
 budget B, it prints the hypervolume of the (validation RMSE, latency per
 sample) front each method had found after B configurations, and hml's
 ratio to each peer. With two runs or more it then prints, per budget and
@@ -73,8 +75,10 @@ def load_run(path, budgets):
     pts = {"hml": {b: hml_prefix(results, b) for b in budgets}}
     for m, d in peers.items():
         pts[m] = {b: [log_point(t) for t in d["trials"][:b] if t] for b in budgets}
+    sfile = os.path.join(path, "settings")
+    settings = open(sfile).read().strip() if os.path.exists(sfile) else None
     return {"name": os.path.basename(os.path.normpath(path)), "pts": pts, "peers": peers,
-            "results": results, "wall": wall}
+            "results": results, "wall": wall, "settings": settings, "path": path}
 
 
 def fmt_ratio(a, b):
@@ -155,6 +159,11 @@ def main():
         sys.exit(__doc__)
     budgets = [int(b) for b in sys.argv[1].split(",")]
     runs = [load_run(d, budgets) for d in sys.argv[2:]]
+    known = [r for r in runs if r["settings"] is not None]
+    for r in known[1:]:
+        if r["settings"] != known[0]["settings"]:
+            sys.exit("search_report: %s was run with %s, %s with %s: not comparable"
+                     % (known[0]["path"], known[0]["settings"], r["path"], r["settings"]))
     every = [p for r in runs for m in r["pts"] for b in budgets for p in r["pts"][m][b]]
     if not every:
         sys.exit("search_report: no method has a result")
