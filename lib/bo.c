@@ -27,10 +27,16 @@
 #define FIRST_FIT 4
 #define RHO 0.05         /* ParEGO's augmentation */
 
+/* What a completed trial measured. */
+typedef struct outcome {
+	double obj[2];
+	double cons[HML__BO_MAX_CONSTRAINTS];
+} outcome;
+
 typedef struct trial {
-	double *u;           /* dim values, ncons constraint values, then those told */
-	double obj[2];       /* objectives (improved: hml__bo_improve) */
-	double told[2];      /* as told: what hyper-parameter fits use */
+	double *u;           /* dim values in [0, 1] */
+	outcome now;         /* the latest: as told, or improved (hml__bo_improve) */
+	outcome told;        /* as told: what hyper-parameter fits use */
 	int status;
 } trial;
 
@@ -186,13 +192,17 @@ static int push_trial(hml__bo *bo, size_t *id, const double *u)
 		bo->cap = cap;
 	}
 	trial *t = &bo->t[bo->n];
-	if (!(t->u = calloc(d + 2 * bo->o.ncons, sizeof *t->u)))
+	if (!(t->u = calloc(d, sizeof *t->u)))
 		return hml__error_oom();
 	for (size_t k = 0; k < d; k++)
 		t->u[k] = u[k] > 1 ? 1 : u[k] >= 0 ? u[k] : 0;
 	if (bo->o.project)
 		bo->o.project(t->u, bo->o.payload);
-	t->obj[0] = t->obj[1] = t->told[0] = t->told[1] = NAN;
+	for (unsigned k = 0; k < 2; k++)
+		t->now.obj[k] = NAN;
+	for (unsigned k = 0; k < bo->o.ncons; k++)
+		t->now.cons[k] = NAN;
+	t->told = t->now;
 	t->status = HML__TRIAL_PENDING;
 	*id = bo->n++;
 	return 0;
@@ -224,16 +234,22 @@ static int finite_values(const hml__bo *bo, size_t id, const double *obj, const 
 	return 0;
 }
 
+static void set_outcome(const hml__bo *bo, outcome *o, const double *obj, const double *cons)
+{
+	for (unsigned k = 0; k < bo->o.nobj; k++)
+		o->obj[k] = obj[k];
+	for (unsigned k = 0; k < bo->o.ncons; k++)
+		o->cons[k] = cons[k];
+}
+
 int hml__bo_tell(hml__bo *bo, size_t id, const double *obj, const double *cons)
 {
 	int rc;
 	if ((rc = pending(bo, id)) < 0 || (rc = finite_values(bo, id, obj, cons)) < 0)
 		return rc;
 	trial *t = &bo->t[id];
-	for (unsigned k = 0; k < bo->o.nobj; k++)
-		t->obj[k] = t->told[k] = obj[k];
-	for (unsigned k = 0; k < bo->o.ncons; k++)
-		t->u[bo->o.dim + k] = t->u[bo->o.dim + bo->o.ncons + k] = cons[k];
+	set_outcome(bo, &t->now, obj, cons);
+	t->told = t->now;
 	t->status = HML__TRIAL_OK;
 	bo->done[bo->ndone++] = id;
 	return 0;
@@ -246,10 +262,7 @@ int hml__bo_improve(hml__bo *bo, size_t id, const double *obj, const double *con
 		return hml__error_set(HML_EINVALID, "trial %zu is not completed", id);
 	if ((rc = finite_values(bo, id, obj, cons)) < 0)
 		return rc;
-	for (unsigned k = 0; k < bo->o.nobj; k++)
-		bo->t[id].obj[k] = obj[k];
-	for (unsigned k = 0; k < bo->o.ncons; k++)
-		bo->t[id].u[bo->o.dim + k] = cons[k];
+	set_outcome(bo, &bo->t[id].now, obj, cons);
 	return 0;
 }
 
@@ -275,9 +288,9 @@ int hml__bo_trial(const hml__bo *bo, size_t id, const double **u, const double *
 	if (u)
 		*u = bo->t[id].u;
 	if (obj)
-		*obj = bo->t[id].obj;
+		*obj = bo->t[id].now.obj;
 	if (cons)
-		*cons = bo->t[id].u + bo->o.dim;
+		*cons = bo->t[id].now.cons;
 	return bo->t[id].status;
 }
 
@@ -286,7 +299,7 @@ int hml__bo_feasible(const hml__bo *bo, size_t id)
 	if (id >= bo->n || bo->t[id].status != HML__TRIAL_OK)
 		return 0;
 	for (unsigned k = 0; k < bo->o.ncons; k++)
-		if (!(bo->t[id].u[bo->o.dim + k] <= bo->bounds[k]))
+		if (!(bo->t[id].now.cons[k] <= bo->bounds[k]))
 			return 0;
 	return 1;
 }
@@ -303,8 +316,8 @@ long hml__bo_front(const hml__bo *bo, size_t *ids)
 	for (size_t i = 0; i < bo->n; i++) {
 		if (!hml__bo_feasible(bo, i))
 			continue;
-		f[2 * m] = bo->t[i].obj[0];
-		f[2 * m + 1] = bo->o.nobj == 2 ? bo->t[i].obj[1] : 0.0;
+		f[2 * m] = bo->t[i].now.obj[0];
+		f[2 * m + 1] = bo->o.nobj == 2 ? bo->t[i].now.obj[1] : 0.0;
 		map[m++] = i;
 	}
 	size_t k = hml__pareto_front(ids, f, m);
@@ -345,7 +358,8 @@ static void obj_range(const hml__bo *bo, const size_t *ids, size_t m, int told, 
 	for (unsigned k = 0; k < 2; k++) {
 		double a = INFINITY, b = -INFINITY;
 		for (size_t j = 0; j < m; j++) {
-			double v = told ? bo->t[ids[j]].told[k] : bo->t[ids[j]].obj[k];
+			const trial *t = &bo->t[ids[j]];
+			double v = told ? t->told.obj[k] : t->now.obj[k];
 			a = v < a ? v : a;
 			b = v > b ? v : b;
 		}
@@ -399,13 +413,13 @@ static int maybe_refit(hml__bo *bo)
 	obj_range(bo, bo->done, b, 1, lo, span);
 	for (size_t j = 0; j < m; j++) {
 		memcpy(X + j * d, bo->t[ids[j]].u, d * sizeof *X);
-		y[j] = scalarise(bo, bo->t[ids[j]].told, w, lo, span);
+		y[j] = scalarise(bo, bo->t[ids[j]].told.obj, w, lo, span);
 	}
 	if ((rc = fit_one(bo, &bo->h[0], X, y, m, stream(bo, 2, b))) < 0)
 		goto done;
 	for (unsigned k = 0; k < bo->o.ncons; k++) {
 		for (size_t j = 0; j < m; j++)
-			y[j] = bo->t[ids[j]].u[d + bo->o.ncons + k];   /* as told */
+			y[j] = bo->t[ids[j]].told.cons[k];
 		if ((rc = fit_one(bo, &bo->h[1 + k], X, y, m, stream(bo, 3 + k, b))) < 0)
 			goto done;
 	}
@@ -598,7 +612,7 @@ static int build_acq(const hml__bo *bo, uint64_t *rng, acq *a, scratch *w)
 	a->best = NAN;
 	for (size_t j = 0; j < bo->ndone; j++) {
 		size_t i = bo->done[j];
-		w->s[i] = scalarise(bo, bo->t[i].obj, wt, lo, span);
+		w->s[i] = scalarise(bo, bo->t[i].now.obj, wt, lo, span);
 		liar = w->s[i] > liar ? w->s[i] : liar;
 		if (hml__bo_feasible(bo, i) && !(w->s[i] >= a->best))
 			a->best = w->s[i];
@@ -617,7 +631,7 @@ static int build_acq(const hml__bo *bo, uint64_t *rng, acq *a, scratch *w)
 		return rc;
 	for (unsigned k = 0; k < bo->o.ncons; k++) {
 		for (size_t j = 0; j < nsel; j++)
-			w->y[j] = bo->t[w->sel[j]].u[bo->o.dim + k];
+			w->y[j] = bo->t[w->sel[j]].now.cons[k];
 		if ((rc = make_gp(&a->cons[k], bo, &bo->h[1 + k], w->sel, w->y, nsel,
 		                  w->X)) < 0)
 			return rc;
