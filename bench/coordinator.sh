@@ -10,7 +10,8 @@
 #     (coordinator_busy_seconds / trials): reading results, the history,
 #     the scheduler, starting trials -- and the optimiser's part of it
 #     (coordinator_suggest_seconds), and what is left; in wall time and in
-#     the coordinating thread's CPU time (coordinator_*_cpu_seconds);
+#     the coordinating thread's CPU time (coordinator_*_cpu_seconds),
+#     printed by bench/coordinator_cost.py.
 # The figure averages over 1..N observations; the optimiser's cost grows
 # with them (bench/bo.sh measures a suggestion at 100, 500 and 1000).
 # The search runs once per worker count: by default with as many workers
@@ -32,6 +33,7 @@ else
 	if [ "$cores" -gt 1 ]; then set -- "$cores" $(( cores - 1 )); fi
 fi
 hml=$(cd "$build" && pwd)/cmd/hml
+here=$(cd "$(dirname "$0")" && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export HML_WORKFLOW_PATH=
@@ -51,18 +53,10 @@ for workers in "$@"; do
 	/usr/bin/python3 - "$tmp/s1.json" "$(echo "$end - $start" | bc)" <<-'EOF'
 	import json, sys
 	s = json.load(open(sys.argv[1]))["search"]
-	wall = float(sys.argv[2])
-	n = max(s["counts"]["trials"], 1)
-	busy, sug = s["coordinator_busy_seconds"], s["coordinator_suggest_seconds"]
-	bcpu, scpu = s["coordinator_busy_cpu_seconds"], s["coordinator_suggest_cpu_seconds"]
 	print("hml search --budget %s --max-epochs 1 --target torchscript, %d workers: %d trials in %.1f s"
-	      % (s["budget"], s["workers"], n, wall))
-	print("  coordinator per trial, wall time: %.3f ms outside its waits, of which %.3f ms in the "
-	      "optimiser; %.3f ms the rest (goal <= 1 ms)" % (1e3 * busy / n, 1e3 * sug / n,
-	                                                    1e3 * (busy - sug) / n))
-	print("  coordinator per trial, CPU time:  %.3f ms outside its waits, of which %.3f ms in the "
-	      "optimiser; %.3f ms the rest" % (1e3 * bcpu / n, 1e3 * scpu / n, 1e3 * (bcpu - scpu) / n))
+	      % (s["budget"], s["workers"], s["counts"]["trials"], float(sys.argv[2])))
 	EOF
+	/usr/bin/python3 "$here/coordinator_cost.py" "$tmp/s1.json"
 done
 echo "(the wall time exceeds the CPU time when the workers, sharing the cores, preempt the"
 echo " coordinator: compare the run with a core free)"

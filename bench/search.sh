@@ -143,6 +143,7 @@ if [ "$skip_peers" = 0 ]; then
 	else
 		"$hml" -q -C "$exp" collect binomial >/dev/null
 	fi
+	if [ -n "$options" ]; then data="$options options"; else data="the workflow's options"; fi
 	runs=
 	for s in $(echo "$seeds" | tr ',' ' '); do
 		run="$runs_dir/seed-$s"
@@ -154,7 +155,7 @@ if [ "$skip_peers" = 0 ]; then
 			--workers "$workers" --threads "$threads" --target "$target" >/dev/null
 		t1=$(now)
 		echo "$t1 - $t0" | bc >"$run/wall"
-		echo "budget $maxb, ${options:-the workflow's} options, $epochs epochs, $workers workers x $threads threads, target $target" >"$run/settings"
+		echo "budget $maxb, $data, $epochs epochs, $workers workers x $threads threads, target $target" >"$run/settings"
 		"$hml" -C "$tmp/exp-hml" --json show s1 >"$run/hml.json"
 		"$py" "$here/search_peers.py" "$hml" "$exp" "$src/workflows/binomial/workflow.json" \
 			binomial "$maxb" "$epochs" "$methods" "$threads" "$workers" "$s" "$target" \
@@ -201,23 +202,18 @@ if [ "$full" -gt 0 ]; then
 	else
 		echo "deploy --max-qoi-error 0.01: $(cat "$tmp/qoi.err")"
 	fi
-	"$py" - "$tmp" "$(echo "$t1 - $t0" | bc)" "$full" <<-'EOF'
+	"$py" - "$tmp" "$(echo "$t1 - $t0" | bc)" "$full" "$here" <<-'EOF'
 	import json, os, sys
-	tmp, wall, budget = sys.argv[1], float(sys.argv[2]), sys.argv[3]
+	tmp, wall, budget, here = sys.argv[1], float(sys.argv[2]), sys.argv[3], sys.argv[4]
 	s = json.load(open(os.path.join(tmp, "full.json")))["search"]
 	c = s["counts"]
 	print("wall time of hml search --budget %s: %.1f s (%.2f h); goal <= 1 h" % (budget, wall, wall / 3600))
 	print("  %d configurations, %d trials (%d failed, %d re-run), %d rungs up to %d epochs, "
 	      "%.2f s of wall time per configuration" % (c["configs"], c["trials"], c["failed"],
 	      c["reruns"], s["rungs"], s["max_epochs"], wall / max(c["configs"], 1)))
-	n = max(c["trials"], 1)
-	print("  coordinator per trial: %.3f ms outside its waits, %.3f ms in the optimiser, "
-	      "%.3f ms the rest (goal <= 1 ms); CPU time: %.3f, %.3f, %.3f ms"
-	      % (1e3 * s["coordinator_busy_seconds"] / n, 1e3 * s["coordinator_suggest_seconds"] / n,
-	         1e3 * (s["coordinator_busy_seconds"] - s["coordinator_suggest_seconds"]) / n,
-	         1e3 * s["coordinator_busy_cpu_seconds"] / n,
-	         1e3 * s["coordinator_suggest_cpu_seconds"] / n,
-	         1e3 * (s["coordinator_busy_cpu_seconds"] - s["coordinator_suggest_cpu_seconds"]) / n))
+	sys.path.insert(0, here)
+	from coordinator_cost import report
+	report(s)
 	print("  front (%d): val_rmse, us/sample, arch" % len(s["front"]))
 	for f in s["front"]:
 	    print("    %.4g  %.4g  %s (%s)" % (f["val_rmse"], 1e6 * f["latency_seconds_per_sample"],

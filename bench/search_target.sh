@@ -8,8 +8,9 @@
 #     many trials took their architecture's figure from the cache instead;
 #   - the C cost against a trial's own training seconds (its baseline, the
 #     same trial) as a ratio, and the whole search's wall time c / torchscript;
-#   - the coordinator's time per trial outside its waits (the record's
-#     coordinator_busy_seconds / trials) of both searches.
+#   - the coordinator's time per trial outside its waits of both searches,
+#     the optimiser's part and the rest, wall and CPU time
+#     (bench/coordinator_cost.py).
 #
 # Usage: bench/search_target.sh [BUILD_DIR] [--budget N] [--workers N]
 #        [--epochs N] [--space FILE]
@@ -29,6 +30,7 @@ while [ $# -gt 0 ]; do
 	esac
 done
 hml=$(readlink -f "$build/cmd/hml")
+here=$(cd "$(dirname "$0")" && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 echo "load: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores"
@@ -39,9 +41,11 @@ for t in torchscript c; do
 	"$hml" -q -C "$tmp/$t" --json search --budget "$budget" --workers "$workers" \
 		--max-epochs "$epochs" --seed 1 --target "$t" $space > "$tmp/$t.json"
 done
-python3 - "$tmp" <<'PY'
+/usr/bin/python3 - "$tmp" "$here" <<'PY'
 import json, statistics, sys
 tmp = sys.argv[1]
+sys.path.insert(0, sys.argv[2])
+from coordinator_cost import report
 rec = {t: json.load(open(f"{tmp}/{t}.json"))["search"] for t in ("torchscript", "c")}
 ev = [json.loads(l) for l in open(f"{tmp}/c/search/s1/trials.jsonl")]
 ok = [e for e in ev if e["status"] == "ok"]
@@ -59,7 +63,6 @@ if cost:
 print(f"search wall time c / torchscript: {rec['c']['seconds'] / rec['torchscript']['seconds']:.2f}x "
       f"({rec['c']['seconds']:.1f} s / {rec['torchscript']['seconds']:.1f} s)")
 for t, r in rec.items():
-    n = r["counts"]["trials"]
-    print(f"coordinator, --target {t}: {r['coordinator_busy_seconds'] / n * 1e3:.2f} ms per trial "
-          f"outside its waits ({n} trials)")
+    print(f"--target {t}, {r['counts']['trials']} trials:")
+    report(r)
 PY
