@@ -336,7 +336,7 @@ done:
 
 /* ---- hyper-parameters -------------------------------------------------- */
 
-/* ParEGO's augmented Chebyshev scalarisation of trial i, the objectives
+/* ParEGO's augmented Chebyshev scalarisation of the objectives f,
  * normalised by lo and span. */
 static double scalarise(const hml__bo *bo, const double *f, const double w[2],
                         const double lo[2], const double span[2])
