@@ -20,10 +20,10 @@
 #include <sys/resource.h>
 #include <time.h>
 
-#include "bo.h"
-#include "error.h"
-#include "space.h"
-#include "util.h"
+#include "core/error.h"
+#include "core/util.h"
+#include "search/opt/bo.h"
+#include "search/opt/space.h"
 
 static void project_cb(double *u, void *payload)
 {

@@ -10,12 +10,12 @@
  * For batches of 1, 16, 64, 256, 1024 and 4096 rows (rows of more than
  * 64 values: 1, 2, 4, 8 and 16 rows): the best mean time
  * per call over 5 rounds of SECONDS/5 each, through the runtime's two
- * loaders (the TorchScript shim and runtime/src/cmodel.c, output fetch
+ * loaders (the TorchScript shim and runtime/loader/cmodel.c, output fetch
  * included), and the ratio libtorch / C (> 1: C is faster) for each of up
  * to 3 compiled forms (the first is the one deployed, portable: the goals
  * are read on it). bench/cmodel.sh trains the models and compiles them
  * with hml deploy --target c, and once more without OpenBLAS, so that the
- * table shows where the sgemm path starts to win (lib/codegen.c).
+ * table shows where the sgemm path starts to win (lib/deploy/codegen.c).
  */
 #include <math.h>
 #include <stdint.h>
@@ -25,9 +25,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cmodel.h"
-#include "error.h"
-#include "model.h"
+#include "core/error.h"
+#include "loader/loader.h"
 
 static double now(void)
 {

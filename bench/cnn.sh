@@ -9,7 +9,7 @@
 # generated source without OpenBLAS ("C-direct": the direct loop for every
 # layer, the flags of the record less the BLAS ones). Where C-direct beats C
 # on a model whose layers take the sgemm path, the thresholds in
-# lib/codegen.c (CONV_GEMM_MIN_OUT, CONV_GEMM_MIN_K) are too low. The
+# lib/deploy/codegen.c (CONV_GEMM_MIN_OUT, CONV_GEMM_MIN_K) are too low. The
 # models train for one epoch: the weights' values do not change the cost.
 # The ratio is libtorch / C (> 1: C is faster). Both sides use THREADS
 # threads (libtorch intra-op; OpenBLAS's OpenMP threads).

@@ -7,7 +7,7 @@
 #           exists opens with h5py, its input, output and per-call records
 #           agree (rows >= 512 x calls, offsets consecutive; rows past the
 #           last call record, left by a kill inside a flush, are counted and
-#           ignored, as lib/dataset.c's reader does), and its rows are
+#           ignored, as lib/train/dataset.c's reader does), and its rows are
 #           exactly the first rows of a full, unkilled run's file: every call
 #           flushed before the kill is there, intact, and nothing else.
 #  cli      N SIGKILLs of `hml collect` (with its application) or `hml
@@ -114,7 +114,7 @@ g = f["binomial"]
 c = g["calls"][:]
 k = len(c)
 # rows past the last call record (a kill inside a flush) are allowed: the
-# reader (lib/dataset.c) reads no more rows than the calls table accounts for
+# reader (lib/train/dataset.c) reads no more rows than the calls table accounts for
 assert g["input"].shape[0] >= 512 * k and g["output"].shape[0] >= 512 * k, (g["input"].shape, g["output"].shape, k)
 if g["input"].shape[0] > 512 * k or g["output"].shape[0] > 512 * k:
     print(k, "past"); sys.exit(0)

@@ -8,7 +8,7 @@
 # Off, baseline and collect runs alternate REPEAT times; medians are quoted.
 # Like with like: both binomial executables are built from the same source
 # with the same flags, functions and loops aligned to 64 bytes
-# (workflows/binomial/CMakeLists.txt), so the priced loop's code sits the
+# (workflows/CMakeLists.txt, ALIGNED), so the priced loop's code sits the
 # same way in both; same OMP_NUM_THREADS; the timed part is the priced loop
 # as the program reports it (start-up is bench/startup.sh's business).
 #

@@ -13,7 +13,7 @@ wall time.
 
 Each point maps onto `hml train` through hml itself: `hml search
 --train-args POINT` prints the arguments a trial of hml search trains the
-point with at full fidelity (lib/trialmap.h), so the peers train exactly
+point with at full fidelity (lib/search/trialmap.h), so the peers train exactly
 what hml's workers would; a point hml cannot map fails its trial.
 
 usage: search_peers.py HML EXPERIMENT WORKFLOW_JSON REGION BUDGET EPOCHS

@@ -6,7 +6,7 @@
 #
 # Like with like: both executables are built from the same source with the
 # same compiler flags, functions and loops aligned to 64 bytes
-# (workflows/binomial/CMakeLists.txt; this script prints both compile
+# (workflows/CMakeLists.txt, ALIGNED; this script prints both compile
 # lines' flags and says whether they agree), run with the same environment
 # (the HML_* settings are in hyperfine's environment, so no `env` exec is
 # timed; the baseline ignores them), OMP_NUM_THREADS=1.

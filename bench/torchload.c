@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "backend.h"
+#include "loader/backend.h"
 
 static double now(void)
 {

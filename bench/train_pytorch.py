@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """bench/train_pytorch.py - the PyTorch baseline of `hml train`.
 
-Trains what lib/train.cpp trains, in plain Python PyTorch, on the same
+Trains what lib/train/train.cpp trains, in plain Python PyTorch, on the same
 collection file, and reports its throughput measured as hml measures it:
 
     samples_per_second = training rows * epochs / train_step_seconds
@@ -14,7 +14,7 @@ sides: reading the file, the split, the normalisation, the initialisation,
 and the per-epoch validation (which both sides still run, once per epoch,
 with its one .item() sync, the best-weights copy and the plateau schedule).
 
-What is the same as lib/train.cpp:
+What is the same as lib/train/train.cpp:
   - the data: region `label`'s `input`/`output` rows as float32, rows as
     hml counts them (the shorter side, limited by the `calls` table), rows
     holding NaN/Inf dropped (`hml train`'s default);
@@ -26,7 +26,7 @@ What is the same as lib/train.cpp:
     a divisor) for outputs; applied once before training;
   - the model: Linear/activation layers as models/mlp.ts's core(),
     initialised by torch.manual_seed(seed) and nn.Linear's default
-    initialisation, which is what lib/train.cpp reproduces;
+    initialisation, which is what lib/train/train.cpp reproduces;
   - the optimiser: Adam (or AdamW) with the same lr and weight decay and
     default betas/eps; clip_grad_norm_ to `clip` before every step; MSE loss
     on normalised outputs; the training loss summed in a tensor (no per-step
@@ -92,7 +92,7 @@ class MT19937_64:
 
 
 def shuffle(v, g):
-    """lib/train.cpp's shuffle(): Fisher-Yates with unbiased draws."""
+    """lib/train/train.cpp's shuffle(): Fisher-Yates with unbiased draws."""
     for i in range(len(v), 1, -1):
         limit = MASK64 - MASK64 % i
         r = g()

@@ -1,10 +1,38 @@
-# hml_target_warnings(<target>): the project's warning set, on one target.
-function(hml_target_warnings target)
+# hml_target_defaults(<target>): what every C and C++ target of the project
+# is built with, set here once: the warning set, and the one feature-test
+# macro set (POSIX.1-2008 plus glibc's defaults; a file that needs more,
+# _GNU_SOURCE for dladdr or pipe2, says so at its top).
+function(hml_target_defaults target)
+  get_target_property(type ${target} TYPE)
+  if(type STREQUAL "INTERFACE_LIBRARY")
+    message(FATAL_ERROR "hml_target_defaults: ${target} is an interface library")
+  endif()
+  target_compile_definitions(${target} PRIVATE _POSIX_C_SOURCE=200809L _DEFAULT_SOURCE)
   target_compile_options(${target} PRIVATE
     $<$<COMPILE_LANGUAGE:C>:-Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter>
     $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wno-unused-parameter>)
   if(HML_WERROR)
     target_compile_options(${target} PRIVATE -Werror)
+  endif()
+endfunction()
+
+# hml_include_root(<target> <qualified> <folder>): the folder-qualified
+# include root of one component. Its headers are included as
+# "<qualified>/x.h" ("store/records.h", "search/opt/bo.h"), and they are
+# found only through a directory of the build tree that holds a link to
+# that folder and nothing else, given to <target> and to what links it. A
+# target that does not link the component has no such directory, so an
+# include across a forbidden arrow does not compile (tests/arrows).
+function(hml_include_root target qualified folder)
+  set(root "${PROJECT_BINARY_DIR}/include-roots/${target}")
+  get_filename_component(parent "${root}/${qualified}" DIRECTORY)
+  file(MAKE_DIRECTORY "${parent}")
+  file(CREATE_LINK "${folder}" "${root}/${qualified}" SYMBOLIC)
+  get_target_property(type ${target} TYPE)
+  if(type STREQUAL "INTERFACE_LIBRARY")
+    target_include_directories(${target} INTERFACE "$<BUILD_INTERFACE:${root}>")
+  else()
+    target_include_directories(${target} PUBLIC "$<BUILD_INTERFACE:${root}>")
   endif()
 endfunction()
 

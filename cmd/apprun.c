@@ -1,6 +1,6 @@
 /*
  * cmd/apprun.c - one run of a workflow's application in a configuration
- * (lib/childenv.h): the environment built from scratch, the process run
+ * (lib/run/childenv.h): the environment built from scratch, the process run
  * with its output to a log, and a failure reported with the log's last
  * lines. hml evaluate's measured runs and hml deploy --max-qoi-error's
  * check runs are both made here.
@@ -8,12 +8,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "childenv.h"
 #include "cmd.h"
-#include "fsutil.h"
-#include "proc.h"
-#include "util.h"
-#include "workflow.h"
+#include "core/util.h"
+#include "run/childenv.h"
+#include "run/workflow.h"
+#include "sys/fsutil.h"
+#include "sys/proc.h"
 
 extern char **environ;
 

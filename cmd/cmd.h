@@ -17,7 +17,7 @@
 
 #include <jansson.h>
 
-#include "error.h"
+#include "core/error.h"
 
 enum {
 	HML_EXIT_OK = 0,
@@ -184,14 +184,14 @@ int cmd_model_workflow(struct hml__store *s, const struct hml__model_view *model
 json_t *cmd_deploy_env(const char *label, const char *path);
 
 /* Warn about every entry of the workflow's env that hml sets itself for
- * each run and so ignores (lib/childenv.h). */
+ * each run and so ignores (lib/run/childenv.h). */
 void cmd_workflow_env_check(const struct hml__workflow *w);
 
 /*
  * hml deploy --target c (cmd/deploy_c.c): compile the TorchScript model at
  * `pt_path` of record `model` to C, build it with `cc` from PATH (flags
  * -std=c11 -O3 -ffp-contract=fast -fno-trapping-math -fPIC -shared -fvisibility=hidden -fopenmp
- * [-march=ARCH], and OpenBLAS for the sgemm path when configured: lib/cbuild.h),
+ * [-march=ARCH], and OpenBLAS for the sgemm path when configured: lib/deploy/cbuild.h),
  * check it against the TorchScript model, and register a "compiled" record
  * whose id goes to cid. HML_ERROR when there is no cc or it fails,
  * HML_ENOTSUPPORTED for a model that cannot be compiled, HML_ESHAPE when
@@ -205,7 +205,7 @@ struct hml__run_config;
 
 /*
  * Run the application (argv[0] the workflow's program) once in
- * configuration `config` (lib/childenv.h: the environment is built from
+ * configuration `config` (lib/run/childenv.h: the environment is built from
  * scratch over the caller's and the workflow's), stdout and stderr to
  * `log`. 0 when it exited with status 0 (*wall_s, may be NULL: its wall
  * time); HML_ERROR "interrupted" after SIGINT/SIGTERM; HML_ERROR
@@ -236,7 +236,7 @@ int cmd_deploy_by_qoi(struct hml__store *s, const struct hml__candidate *c, size
 /* --- the latency part of model cards (cmd/latency.c) ---------------- */
 struct hml__dataset;
 
-/* Measure the model file `pt_path` in each target (lib/latency.h) on rows
+/* Measure the model file `pt_path` in each target (lib/deploy/latency.h) on rows
  * of `d` at `batch` rows per call: the card's "latency" object (new), or
  * NULL after a warning when it could not be measured. */
 json_t *cmd_latency_card(const char *pt_path, const struct hml__dataset *d, int64_t batch,
@@ -246,7 +246,7 @@ json_t *cmd_latency_card(const char *pt_path, const struct hml__dataset *d, int6
  * latencies, each line starting with `indent`. */
 void cmd_latency_print(const json_t *model_record, const char *indent);
 
-/* Draw the plots of search `id` and register them (lib/searchplot.h),
+/* Draw the plots of search `id` and register them (lib/search/plot.h),
  * the ending of `hml search`: a failure (no gnuplot, ...) is a warning
  * saying that the search itself succeeded, and is returned. */
 int cmd_show_plots(struct hml__store *s, const char *id);

@@ -15,16 +15,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "argv.h"
-#include "childenv.h"
 #include "cmd.h"
-#include "dataset.h"
-#include "fsutil.h"
-#include "proc.h"
-#include "records.h"
-#include "store.h"
-#include "util.h"
-#include "workflow.h"
+#include "core/util.h"
+#include "run/argv.h"
+#include "run/childenv.h"
+#include "run/workflow.h"
+#include "store/records.h"
+#include "store/store.h"
+#include "sys/fsutil.h"
+#include "sys/proc.h"
+#include "train/dataset.h"
 
 #define RUNS_MAX 1000000
 #define TAIL_LINES 10

@@ -12,8 +12,8 @@
 #include <unistd.h>
 
 #include "cmd.h"
-#include "proc.h"
-#include "util.h"
+#include "core/util.h"
+#include "sys/proc.h"
 
 cmd_globals g_cmd = { "hml-experiment", 0, 0 };
 volatile sig_atomic_t cmd_interrupted;

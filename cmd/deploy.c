@@ -5,7 +5,7 @@
  * the fastest within an error bound (--max-error E), or as the most
  * accurate within a latency bound (--max-latency L), in the target asked
  * for (--target torchscript, c, or auto: both compete); the choice is
- * lib/select.h's, over the latencies of the model cards (lib/latency.h).
+ * lib/store/select.h's, over the latencies of the model cards (lib/deploy/latency.h).
  * --max-qoi-error E bounds the application's output instead, checked by
  * running it (cmd/deploy_qoi.c).
  * Prints the environment that makes the application run the region as
@@ -17,12 +17,12 @@
 #include <string.h>
 
 #include "cmd.h"
-#include "latency.h"
-#include "records.h"
-#include "select.h"
-#include "store.h"
-#include "util.h"
-#include "workflow.h"
+#include "core/util.h"
+#include "deploy/latency.h"
+#include "run/workflow.h"
+#include "store/records.h"
+#include "store/select.h"
+#include "store/store.h"
 
 static int best;
 static double max_error = NAN;
@@ -111,7 +111,7 @@ static unsigned target_mask(void)
 }
 
 /* The (model, target) to deploy into *pick: the model named (`id`, its
- * faster target with --target auto), the choice of lib/select.h under
+ * faster target with --target auto), the choice of lib/store/select.h under
  * --best / --max-error / --max-latency among the candidates, or under
  * --max-qoi-error the one the check runs choose (*qoi_check: their record). */
 static int choose(hml__store *s, const char *id, hml__candidate *pick, json_t **qoi_check)

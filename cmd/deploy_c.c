@@ -2,9 +2,9 @@
  * hml deploy --target c: a trained model compiled to its deployment form.
  *
  * The TorchScript file is read into a torch-free description
- * (lib/export.cpp), written as C (lib/codegen.c), compiled by the system C
- * compiler (lib/cbuild.c) into a shared object, loaded back through the runtime's own
- * loader (runtime/src/cmodel.c) and compared with the TorchScript model on
+ * (lib/deploy/export.cpp), written as C (lib/deploy/codegen.c), compiled by the system C
+ * compiler (lib/deploy/cbuild.c) into a shared object, loaded back through the runtime's own
+ * loader (runtime/loader/cmodel.c) and compared with the TorchScript model on
  * rows drawn around the training data's mean, and only then registered as
  * a "compiled" record (c1: models/c1.c, c1.h, c1.so) with the compiler, its
  * version and flags. Nothing is registered when any step fails; the
@@ -17,16 +17,15 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cbuild.h"
 #include "cmd.h"
-#include "cmodel.h"
-#include "model.h"
-#include "codegen.h"
-#include "export.h"
-#include "fsutil.h"
-#include "store.h"
-#include "train.h"
-#include "util.h"
+#include "core/util.h"
+#include "deploy/cbuild.h"
+#include "deploy/codegen.h"
+#include "deploy/export.h"
+#include "loader/loader.h"
+#include "store/store.h"
+#include "sys/fsutil.h"
+#include "train/train.h"
 
 #define AGREE_ROWS 256
 

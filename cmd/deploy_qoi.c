@@ -6,7 +6,7 @@
  * scientist bounds is the error of the quantity of interest (the
  * workflow's "qoi"), which the region's error reaches through the rest of
  * the application, damped or amplified. So the candidates on the
- * (validation error, speed) front (lib/select.h hml__select_front) are
+ * (validation error, speed) front (lib/store/select.h hml__select_front) are
  * checked by running the application: once accurately, recording the QoI,
  * then once with each model checked. The check run uses the workflow's
  * collect arguments with a seed that no data set of the experiment was
@@ -30,17 +30,17 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "argv.h"
-#include "childenv.h"
 #include "cmd.h"
-#include "latency.h"
-#include "metrics.h"
-#include "qoifile.h"
-#include "records.h"
-#include "select.h"
-#include "store.h"
-#include "util.h"
-#include "workflow.h"
+#include "core/qoifile.h"
+#include "core/util.h"
+#include "deploy/latency.h"
+#include "deploy/metrics.h"
+#include "run/argv.h"
+#include "run/childenv.h"
+#include "run/workflow.h"
+#include "store/records.h"
+#include "store/select.h"
+#include "store/store.h"
 
 typedef struct qoi_walk {
 	hml__store *s;

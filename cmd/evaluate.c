@@ -20,19 +20,19 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "argv.h"
-#include "childenv.h"
 #include "cmd.h"
-#include "dataset.h"
-#include "fsutil.h"
-#include "latency.h"
-#include "metrics.h"
-#include "profilefile.h"
-#include "qoifile.h"
-#include "records.h"
-#include "store.h"
-#include "util.h"
-#include "workflow.h"
+#include "core/profilefile.h"
+#include "core/qoifile.h"
+#include "core/util.h"
+#include "deploy/latency.h"
+#include "deploy/metrics.h"
+#include "run/argv.h"
+#include "run/childenv.h"
+#include "run/workflow.h"
+#include "store/records.h"
+#include "store/store.h"
+#include "sys/fsutil.h"
+#include "train/dataset.h"
 
 static int64_t repeat = -1;
 static const char *args_text;
@@ -409,7 +409,7 @@ static json_t *record_json(const evaluation *e)
 	json_object_set_new(rec, "speedup", json_pack("{s:o, s:o}",
 		"end_to_end", summary_json(e->speed_e2e, n),
 		"region", summary_json(e->speed_region, n)));
-	if (e->lat_source)   /* the latency of the form evaluated (lib/latency.h) */
+	if (e->lat_source)   /* the latency of the form evaluated (lib/deploy/latency.h) */
 		json_object_set_new(rec, "card_latency", json_pack("{s:o, s:I, s:s}",
 			"seconds_per_sample", cmd_json_real(e->lat.seconds[hml__target_parse(e->target)]),
 			"batch", (json_int_t)e->lat.batch, "source", e->lat_source));

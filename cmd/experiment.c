@@ -8,15 +8,15 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "childenv.h"
 #include "cmd.h"
-#include "dataset.h"
-#include "envname.h"
-#include "fsutil.h"
-#include "records.h"
-#include "store.h"
-#include "util.h"
-#include "workflow.h"
+#include "core/envname.h"
+#include "core/util.h"
+#include "run/childenv.h"
+#include "run/workflow.h"
+#include "store/records.h"
+#include "store/store.h"
+#include "sys/fsutil.h"
+#include "train/dataset.h"
 
 double cmd_json_number(const json_t *obj, const char *key)
 {

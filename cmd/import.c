@@ -9,8 +9,8 @@
  * and give one output row of the region's shape per input row. Its errors
  * are measured on all of those rows (hml cannot know which of them it was
  * trained on), in the metrics hml train records; its card gets the
- * latency per target (lib/latency.h) and whether hml can compile it to C
- * (lib/export.h). The file is copied into the experiment (models/<id>.pt)
+ * latency per target (lib/deploy/latency.h) and whether hml can compile it to C
+ * (lib/deploy/export.h). The file is copied into the experiment (models/<id>.pt)
  * with its origin and SHA-256; it is then deployed, compiled and evaluated
  * like a trained model.
  */
@@ -22,18 +22,17 @@
 #include <unistd.h>
 
 #include "cmd.h"
-#include "cmodel.h"
-#include "codegen.h"
-#include "datapick.h"
-#include "dataset.h"
-#include "export.h"
-#include "fsutil.h"
-#include "metrics.h"
-#include "model.h"
-#include "records.h"
-#include "store.h"
-#include "util.h"
-#include "workflow.h"
+#include "core/util.h"
+#include "deploy/codegen.h"
+#include "deploy/export.h"
+#include "deploy/metrics.h"
+#include "loader/loader.h"
+#include "run/workflow.h"
+#include "store/datapick.h"
+#include "store/records.h"
+#include "store/store.h"
+#include "sys/fsutil.h"
+#include "train/dataset.h"
 
 #define MAX_MODEL_BYTES ((size_t)1 << 32)
 
@@ -94,7 +93,7 @@ static void state_release(import_state *st)
 }
 
 /* The data sets with rows of the region: those of `workflow`, else of the
- * workflow of the newest data set holding the region (lib/datapick.h). */
+ * workflow of the newest data set holding the region (lib/store/datapick.h). */
 static int pick_datasets(import_state *st)
 {
 	hml__data_query q = { region, workflow, NULL, 0, NULL };

@@ -2,7 +2,7 @@
  * cmd/latency.c - the latency part of model cards as the commands use it:
  * measured when a model is registered (hml train, hml import), printed by
  * them and by hml show. The contract and the measurement are in
- * lib/latency.c.
+ * lib/deploy/latency.c.
  */
 #include <math.h>
 #include <stdio.h>
@@ -10,9 +10,9 @@
 #include <unistd.h>
 
 #include "cmd.h"
-#include "dataset.h"
-#include "fsutil.h"
-#include "latency.h"
+#include "deploy/latency.h"
+#include "sys/fsutil.h"
+#include "train/dataset.h"
 
 json_t *cmd_latency_card(const char *pt_path, const hml__dataset *d, int64_t batch,
                          int threads)

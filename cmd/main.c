@@ -13,11 +13,11 @@
 #include <jansson.h>
 
 #include "cmd.h"
-#include "h5util.h"
+#include "core/h5util.h"
+#include "core/util.h"
 #include "hml/version.h"
-#include "store.h"
-#include "train.h"
-#include "util.h"
+#include "store/store.h"
+#include "train/train.h"
 
 typedef struct command {
 	const char *name;

@@ -2,7 +2,7 @@
  * cmd/probe.c - hml-probe: a process that loads a model as an application
  * does (the runtime's own loader: the libtorch plugin for TorchScript, the
  * compiled-model loader for a .so) and runs one row of zeros through it,
- * and nothing else. lib/latency_measure.c times it against the same
+ * and nothing else. lib/deploy/latency_measure.c times it against the same
  * process given no model, to learn what each deployment form adds to an
  * application's start-up (libtorch: ~0.4 s here; a compiled model: a few
  * milliseconds). Not linked with libtorch, jansson or HDF5; not meant to
@@ -16,8 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "error.h"
-#include "model.h"
+#include "core/error.h"
+#include "loader/loader.h"
 
 /* "5" or "1x64x64" into shape[1..]; the number of dims, or -1. */
 static int parse_shape(const char *s, int64_t *shape, int max)

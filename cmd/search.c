@@ -7,7 +7,7 @@
  * This file: options, the data and search space, starting or resuming a
  * search (refused when its space or data changed), the kept models and the
  * results. The coordinator itself is cmd/search_run.c; the history and the
- * "searches" record are lib/history.h.
+ * "searches" record are lib/search/history.h.
  */
 #include <limits.h>
 #include <math.h>
@@ -18,18 +18,18 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "arch.h"
 #include "cmd.h"
-#include "datapick.h"
-#include "dataset.h"
-#include "fsutil.h"
+#include "store/datapick.h"
+#include "sys/fsutil.h"
+#include "train/arch.h"
+#include "train/dataset.h"
 #ifdef HML_WITH_MPI
-#include "mpirelay.h"
+#include "search/mpirelay.h"
 #endif
-#include "records.h"
+#include "core/util.h"
+#include "search/trialmap.h"
 #include "search_state.h"
-#include "trialmap.h"
-#include "util.h"
+#include "store/records.h"
 
 #define UNSET INT64_MIN
 static int64_t budget = UNSET, workers = UNSET, seed = UNSET, max_epochs = UNSET,
@@ -166,7 +166,7 @@ static int check_cli(int npos)
 /* ---- data and workflow -------------------------------------------------- */
 
 /* The region (given, else the only one with rows) and its data sets, as
- * hml train chooses them (lib/datapick.h); their files, checked. */
+ * hml train chooses them (lib/store/datapick.h); their files, checked. */
 static int pick_data(search_state *st)
 {
 	hml__data_query q = { st->label, NULL, NULL, 0, "search on" };
@@ -206,7 +206,7 @@ static void load_workflow(search_state *st)
 }
 
 /* Training options every trial starts from: the region's model.train
- * (lib/workflow.h, as hml train's defaults), the search's epochs. */
+ * (lib/run/workflow.h, as hml train's defaults), the search's epochs. */
 static void setup_base(search_state *st)
 {
 	st->base = (hml__train_options)HML__TRAIN_OPTIONS_INIT;
@@ -492,7 +492,7 @@ static int resume_search(search_state *st, const char *id)
 
 /* ---- kept models -------------------------------------------------------- */
 
-/* A "models" record for trial i, in the layout of hml train's (lib/records.h
+/* A "models" record for trial i, in the layout of hml train's (lib/store/records.h
  * writes it; what the trial's summary lacks is null). */
 static json_t *model_record(const search_state *st, long i)
 {
@@ -772,7 +772,7 @@ static void print_word(const char *w)
 }
 
 /* The hml train arguments of one point, as a new search's trial trains it
- * at full fidelity (lib/trialmap.h): the peers of bench/search.sh train
+ * at full fidelity (lib/search/trialmap.h): the peers of bench/search.sh train
  * exactly what hml search would. Nothing is written. */
 static int print_train_args(search_state *st, const json_t *point)
 {

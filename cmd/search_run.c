@@ -13,9 +13,9 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "core/util.h"
+#include "search/trialmap.h"
 #include "search_state.h"
-#include "trialmap.h"
-#include "util.h"
 
 /* ---- bookkeeping -------------------------------------------------------- */
 
@@ -249,7 +249,7 @@ static int discarded(const search_state *st, const search_trial *t)
 }
 
 /* Record the end of a trial: its line is written now and made durable in
- * the background (lib/history.h); the trial counts (trial_count) once it is. */
+ * the background (lib/search/history.h); the trial counts (trial_count) once it is. */
 static int trial_end(search_state *st, long trial, hml__hist_status status, const char *error,
                      const hml__train_result *r, double lat_cost)
 {

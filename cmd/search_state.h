@@ -11,15 +11,16 @@
 
 #include <jansson.h>
 
-#include "history.h"
-#include "reaper.h"
-#include "latency.h"
-#include "trialsched.h"
-#include "space.h"
-#include "store.h"
-#include "train.h"
-#include "workers.h"
-#include "workflow.h"
+#include "deploy/latency.h"
+#include "run/workflow.h"
+#include "search/history.h"
+#include "search/latency_cache.h"
+#include "search/opt/space.h"
+#include "search/opt/trialsched.h"
+#include "search/workers.h"
+#include "store/store.h"
+#include "sys/reaper.h"
+#include "train/train.h"
 
 /* What the coordinator knows of one trial (index: the trial number). */
 typedef struct search_trial {
@@ -57,7 +58,7 @@ typedef struct search_state {
 	hml__space *space;
 	hml__sched *sched;
 	hml__history *hist;
-	hml__reaper *reaper;       /* deletes pruned model files (lib/reaper.h) */
+	hml__reaper *reaper;       /* deletes pruned model files (lib/sys/reaper.h) */
 	search_trial *t;
 	size_t nt, capt;
 	json_t **cfg;              /* parameters of each configuration */
@@ -69,7 +70,7 @@ typedef struct search_state {
 	hml__worker *wk;
 	int nworkers, threads;
 	int mpi;                   /* 1: the workers are MPI ranks 1 .. nworkers */
-	int *mpi_to, *mpi_from;    /* their pipes (lib/mpirelay.h) */
+	int *mpi_to, *mpi_from;    /* their pipes (lib/search/mpirelay.h) */
 	hml__train_options base;   /* every trial's options before its sample */
 	int max_epochs;
 	unsigned rungs;

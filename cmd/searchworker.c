@@ -3,7 +3,7 @@
  *
  * Started by `hml search` with pipes on its standard input and output; it
  * loads the region's data once, then trains the trials it is sent one
- * after the other in this process (lib/wire.h), so libtorch is loaded and
+ * after the other in this process (lib/search/wire.h), so libtorch is loaded and
  * the data read once per worker, not once per trial. It ends when its
  * input closes. Not meant to be run by hand.
  *
@@ -32,12 +32,12 @@
 #include <unistd.h>
 
 #include "cmd.h"
-#include "dataset.h"
-#include "latency.h"
+#include "core/util.h"
+#include "deploy/latency.h"
+#include "search/wire.h"
 #include "search_state.h"
-#include "train.h"
-#include "util.h"
-#include "wire.h"
+#include "train/dataset.h"
+#include "train/train.h"
 
 static const cmd_option options[] = {
 	{ NULL, 0, 0, NULL, NULL, NULL }
@@ -47,7 +47,7 @@ static const cmd_spec spec = {
 	"search-worker", "",
 	"a worker process of hml search (started by hml search, not by hand)",
 	"Reads JSON lines (init, then trials) on standard input and answers on\n"
-	"standard output; see lib/wire.h.",
+	"standard output; see lib/search/wire.h.",
 	options, 0, 0
 };
 
@@ -88,7 +88,7 @@ static int init(hml__wire_reader *rd, hml__dataset *d, int out)
 	return rc;
 }
 
-/* The C form's latency of the model trained (lib/latency.h) as the trial's
+/* The C form's latency of the model trained (lib/deploy/latency.h) as the trial's
  * latency; *cost: the seconds it took. NULL, or why it has none. */
 static const char *c_latency(const hml__dataset *d, const char *path, int threads,
                              hml__train_result *r, double *cost)

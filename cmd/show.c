@@ -11,13 +11,13 @@
 #include <unistd.h>
 
 #include "cmd.h"
-#include "latency.h"
-#include "fsutil.h"
-#include "history.h"
-#include "records.h"
-#include "searchplot.h"
-#include "searchresults.h"
-#include "store.h"
+#include "deploy/latency.h"
+#include "search/history.h"
+#include "search/plot.h"
+#include "search/results.h"
+#include "store/records.h"
+#include "store/store.h"
+#include "sys/fsutil.h"
 
 static const char description[] =
 	"Without ID, lists the experiment's data sets, models, deployments,\n"
@@ -285,7 +285,7 @@ done:
 	return rc;
 }
 
-/* A model's latency per sample in `target` (lib/latency.h): its card's,
+/* A model's latency per sample in `target` (lib/deploy/latency.h): its card's,
  * else (TorchScript, records of older hml) train's metrics. */
 static const char *latency_text(char *buf, size_t size, const json_t *r, int target)
 {

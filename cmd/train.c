@@ -3,7 +3,7 @@
  *
  * Option values come from, in order of precedence: the command line, the
  * workflow region's "model.train" object (and "model.arch"), the defaults
- * of lib/train.h. The data are the region's rows in the chosen data sets
+ * of lib/train/train.h. The data are the region's rows in the chosen data sets
  * (default: every data set of the newest data set's workflow that holds the
  * region); each data file is checked against the SHA-256 recorded when it
  * was collected before it is read.
@@ -20,15 +20,15 @@
 #include <unistd.h>
 
 #include "cmd.h"
-#include "datapick.h"
-#include "dataset.h"
-#include "envname.h"
-#include "fsutil.h"
-#include "records.h"
-#include "store.h"
-#include "train.h"
-#include "util.h"
-#include "workflow.h"
+#include "core/envname.h"
+#include "core/util.h"
+#include "run/workflow.h"
+#include "store/datapick.h"
+#include "store/records.h"
+#include "store/store.h"
+#include "sys/fsutil.h"
+#include "train/dataset.h"
+#include "train/train.h"
 
 /* Command-line values; UNSET / NAN / NULL: not given. */
 #define UNSET INT64_MIN
@@ -120,7 +120,7 @@ static void state_release(train_state *st)
 	data_ids.items = NULL;
 }
 
-/* The region and data sets to train on (lib/datapick.h). */
+/* The region and data sets to train on (lib/store/datapick.h). */
 static int pick_datasets(train_state *st)
 {
 	hml__data_query q = { region, NULL, data_ids.items, (size_t)data_ids.n, "train on" };
@@ -143,7 +143,7 @@ static int check_data_files(train_state *st)
 }
 
 /* The command line's values, else (st not NULL) the workflow region's
- * training defaults (lib/workflow.h), else lib/train.h's. *nf gets the
+ * training defaults (lib/run/workflow.h), else lib/train/train.h's. *nf gets the
  * NaN/Inf policy. */
 static void apply_defaults(const train_state *st, hml__train_options *o, const char **nf)
 {
@@ -210,7 +210,7 @@ static int on_epoch(void *payload, int epoch, int total, double loss, double val
 	return 0;
 }
 
-/* The model's record (lib/records.h writes it). */
+/* The model's record (lib/store/records.h writes it). */
 static json_t *model_record(const train_state *st, const hml__train_options *o,
                             const char *nf, const hml__train_result *res)
 {
@@ -360,7 +360,7 @@ static int register_model(train_state *st, const hml__train_options *o, const ch
 
 	if (!rec)
 		return cmd_fail(hml__error_oom());
-	/* The card's latency per target (cmd/latency.c, lib/latency.h). */
+	/* The card's latency per target (cmd/latency.c, lib/deploy/latency.h). */
 	if ((lat = cmd_latency_card(st->tmp, &st->d, res->latency_batch, o->threads)))
 		json_object_set_new(rec, "latency", lat);
 	json_incref(rec);

@@ -3,9 +3,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "collection.h"
-#include "error.h"
-#include "h5util.h"
+#include "core/collection.h"
+#include "core/error.h"
+#include "core/h5util.h"
 #include "hml/version.h"
 
 #define CHUNK_ROWS_MAX 65536

@@ -1,7 +1,7 @@
 /*
  * lib/core/collection.h - the layout of a collection file: what the runtime's
- * collector (runtime/src/collect.c) writes and the CLI's data-set reader
- * (lib/dataset.c) reads, defined once (internal).
+ * collector (the runtime's collect.c) writes and the CLI's data-set reader
+ * (lib/train/dataset.c) reads, defined once (internal).
  *
  * One group per region label; in it:
  *   input   [rows, *in_features]   float32 or float64, chunked, growing

@@ -3,8 +3,8 @@
  */
 #include <string.h>
 
-#include "envname.h"
-#include "error.h"
+#include "core/envname.h"
+#include "core/error.h"
 
 int hml__envname_region(char *buf, size_t size, const char *var, const char *label)
 {

@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "error.h"
+#include "core/error.h"
 
 #define MESSAGE_MAX 512
 

@@ -1,6 +1,3 @@
-/* flock() is a BSD interface; HDF5's own driver locks files with it. */
-#define _DEFAULT_SOURCE 1
-
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -13,9 +10,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "error.h"
-#include "h5util.h"
-#include "util.h"
+#include "core/error.h"
+#include "core/h5util.h"
+#include "core/util.h"
 
 static pthread_once_t h5_once = PTHREAD_ONCE_INIT;
 static char h5_version[32] = "unknown";

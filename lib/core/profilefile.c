@@ -11,10 +11,10 @@
 
 #include <jansson.h>
 
-#include "error.h"
+#include "core/error.h"
+#include "core/profilefile.h"
+#include "core/readfile.h"
 #include "hml/version.h"
-#include "profilefile.h"
-#include "readfile.h"
 
 /* The counters and timers of hml_region_stats, by their JSON names. */
 #define U64_FIELDS(X) X(calls) X(original_calls) X(model_calls) X(shadow_calls) \

@@ -1,13 +1,13 @@
 /*
  * lib/core/qoicheck.c - hml__qoi_check() (qoifile.h): the arguments of a
  * quantity of interest, checked apart from the HDF5 writer so that libhml
- * checks them in every run without loading HDF5 (runtime/src/h5io.h).
+ * checks them in every run without loading HDF5 (the runtime's h5io.h).
  */
 #include <string.h>
 
-#include "error.h"
-#include "qoifile.h"
-#include "util.h"
+#include "core/error.h"
+#include "core/qoifile.h"
+#include "core/util.h"
 
 int hml__qoi_check(const char *name, const void *data, hml_dtype dtype,
                    int ndim, const int64_t *shape)

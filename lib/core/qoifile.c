@@ -6,11 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "error.h"
-#include "h5util.h"
+#include "core/error.h"
+#include "core/h5util.h"
+#include "core/qoifile.h"
+#include "core/util.h"
 #include "hml/version.h"
-#include "qoifile.h"
-#include "util.h"
 
 int hml__qoi_file_write(const char *path, const char *name, const void *data,
                         hml_dtype dtype, int ndim, const int64_t *shape)

@@ -9,8 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "error.h"
-#include "readfile.h"
+#include "core/error.h"
+#include "core/readfile.h"
 
 /* "cannot read 'PATH': <strerror>": HML_ENOTFOUND for a missing file,
  * HML_ENOMEM, else HML_EIO; errno left as `err`. */

@@ -1,4 +1,3 @@
-#define _POSIX_C_SOURCE 200809L
 #include <ctype.h>
 #include <errno.h>
 #include <signal.h>
@@ -8,8 +7,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "error.h"
-#include "util.h"
+#include "core/error.h"
+#include "core/util.h"
 
 double hml__now(void)
 {

@@ -1,5 +1,5 @@
+#include "core/util.h"
 #include "hml/version.h"
-#include "util.h"
 
 const char *hml_version(void)
 {

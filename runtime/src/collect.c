@@ -3,10 +3,10 @@
 #include <string.h>
 
 #include "collect.h"
-#include "collection.h"
-#include "error.h"
-#include "h5util.h"
-#include "util.h"
+#include "core/collection.h"
+#include "core/error.h"
+#include "core/h5util.h"
+#include "core/util.h"
 
 #define DEFAULT_FLUSH_BYTES ((size_t)16 << 20)
 #define DEFAULT_FLUSH_SECONDS 1.0

@@ -16,12 +16,12 @@
 #include <string.h>
 
 #include "collect.h"
-#include "error.h"
+#include "core/error.h"
+#include "core/qoifile.h"
 #include "h5io.h"
 #include "hml/version.h"
-#include "plugin.h"
+#include "loader/loader.h"
 #include "profile.h"
-#include "qoifile.h"
 
 /* Loaded once per process; a failure is remembered and reported again. */
 static pthread_once_t once = PTHREAD_ONCE_INIT;

@@ -5,9 +5,9 @@
 #include <unistd.h>
 
 #include "config.h"
-#include "envname.h"
-#include "error.h"
-#include "util.h"
+#include "core/envname.h"
+#include "core/error.h"
+#include "core/util.h"
 
 #define LABEL_MAX 64
 

@@ -17,9 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "error.h"
+#include "core/error.h"
+#include "core/util.h"
 #include "functor_internal.h"
-#include "util.h"
 
 /* Parentheses and unary signs recurse; a bound keeps hostile input from
  * exhausting the stack. */

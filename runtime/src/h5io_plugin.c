@@ -3,11 +3,11 @@
  * the collector (collect.c) and the QoI writer (lib/core/qoifile.c), with
  * HDF5, behind one table. Built only into the plugin.
  */
-#include "error.h"
+#include "core/error.h"
+#include "core/h5util.h"
+#include "core/qoifile.h"
 #include "h5io.h"
-#include "h5util.h"
 #include "hml/version.h"
-#include "qoifile.h"
 
 /* The plugin's own copy of lib/core/error.c keeps this thread's error. */
 static const char *last_error(void)

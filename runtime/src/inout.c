@@ -2,7 +2,7 @@
  * runtime/src/inout.c - regions that update their data in place: one
  * description serves as both input and output (see hml_region_inout()).
  */
-#include "error.h"
+#include "core/error.h"
 #include "hml/region.h"
 
 int hml_region_inout(hml_region *r, const char *functor, const char *domain,

@@ -4,10 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "error.h"
+#include "core/error.h"
+#include "core/profilefile.h"
+#include "core/util.h"
 #include "profile.h"
-#include "profilefile.h"
-#include "util.h"
 
 typedef struct record {
 	hml_region *live;        /* NULL once the region was freed */

@@ -4,9 +4,9 @@
  */
 #include <stdlib.h>
 
-#include "envname.h"
+#include "core/envname.h"
+#include "core/qoifile.h"
 #include "hml/qoi.h"
-#include "qoifile.h"
 
 int hml_qoi_write_to(const char *path, const char *name, const void *data,
                      hml_dtype dtype, int ndim, const int64_t *shape)

@@ -5,11 +5,11 @@
 
 #include "collect.h"
 #include "config.h"
-#include "error.h"
-#include "model.h"
+#include "core/error.h"
+#include "core/util.h"
+#include "loader/loader.h"
 #include "profile.h"
 #include "tmap_internal.h"
-#include "util.h"
 
 /* What the current call does. */
 enum path { PATH_NONE, PATH_ORIGINAL, PATH_COLLECT, PATH_MODEL, PATH_SHADOW };

@@ -14,10 +14,10 @@
 #  include <omp.h>
 #endif
 
-#include "error.h"
+#include "core/error.h"
+#include "core/util.h"
 #include "functor_internal.h"
 #include "tmap_internal.h"
-#include "util.h"
 
 /* Elements one work item copies; a few thousand short rows, or part of a
  * long one. Keeps an item's slice of the tensor in the L2 cache. */

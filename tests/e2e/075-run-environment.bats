@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # The application's environment is built from scratch for every run
-# (lib/childenv.h): collect and evaluate give the records of a clean shell
+# (lib/run/childenv.h): collect and evaluate give the records of a clean shell
 # when the shell has eval-ed `hml deploy` (HML_MODE_<LABEL>=infer, ...) and
 # when the workflow's env sets the variables hml controls, global or per
 # region. Before, evaluate's "accurate" runs inferred too and it recorded

@@ -1,7 +1,7 @@
 /*
  * tests/e2e/mksearch.c - a fixture for the end-to-end tests: a search
  * record and its trial history in an experiment, written by the store and
- * the history writer (lib/history.h) as `hml search` writes them, without
+ * the history writer (lib/search/history.h) as `hml search` writes them, without
  * training anything.
  *
  * usage: mksearch DIR REGION BUDGET RUNGS CONSTRAINTS_JSON < EVENTS
@@ -14,9 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "error.h"
-#include "history.h"
-#include "store.h"
+#include "core/error.h"
+#include "search/history.h"
+#include "store/store.h"
 
 static int fail(void)
 {

@@ -1,5 +1,5 @@
 /*
- * libFuzzer target: the architecture-spec grammar (lib/arch.c,
+ * libFuzzer target: the architecture-spec grammar (lib/train/arch.c,
  * FAMILY[:WIDTHS][:ACTIVATION][:key=value]...) against the families'
  * limits. The input is the spec. A spec that parses must give a canonical
  * form that parses again to the same canonical form: hml train records
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "arch.h"
+#include "train/arch.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

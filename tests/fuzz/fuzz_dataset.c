@@ -1,5 +1,5 @@
 /*
- * libFuzzer target: the reader of collected data (lib/dataset.c) on a
+ * libFuzzer target: the reader of collected data (lib/train/dataset.c) on a
  * file of arbitrary bytes: the region listing, then loading the first
  * region's rows.
  *
@@ -14,8 +14,8 @@
 
 #include <hdf5.h>
 
-#include "dataset.h"
 #include "fuzz_files.h"
+#include "train/dataset.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -7,7 +7,7 @@
 #include <jansson.h>
 
 #include "fuzz_files.h"
-#include "store.h"
+#include "store/store.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,5 +1,5 @@
 /*
- * libFuzzer target: the search-space parser (lib/space.c). The input is a
+ * libFuzzer target: the search-space parser (lib/search/opt/space.c). The input is a
  * JSON document: a space, or an object with a "search_space" member (a
  * model family's file). A space that parses is then used the way the
  * optimiser uses it: points of the unit cube (all 0, all 1, a ramp, and
@@ -14,7 +14,7 @@
 
 #include <jansson.h>
 
-#include "space.h"
+#include "search/opt/space.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

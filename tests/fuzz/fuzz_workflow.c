@@ -6,7 +6,7 @@
 #include <sys/stat.h>
 
 #include "fuzz_files.h"
-#include "workflow.h"
+#include "run/workflow.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

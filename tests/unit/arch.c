@@ -1,6 +1,6 @@
 /*
- * tests/unit/arch.c - architecture specs without libtorch (lib/arch.h and
- * the option checks of lib/train_check.c): the grammar and its messages,
+ * tests/unit/arch.c - architecture specs without libtorch (lib/train/arch.h and
+ * the option checks of lib/train/train_check.c): the grammar and its messages,
  * canonical specs, the families' embedded descriptions, the shapes a model
  * maps between, and the template expansion. Links no libtorch.
  */
@@ -11,10 +11,10 @@
 
 #include <jansson.h>
 
-#include "arch.h"
 #include "check.h"
-#include "error.h"
-#include "train.h"
+#include "core/error.h"
+#include "train/arch.h"
+#include "train/train.h"
 
 TEST(bad_specs)
 {

@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "argv.h"
 #include "check.h"
-#include "util.h"
+#include "core/util.h"
+#include "run/argv.h"
 
 static int count(char **v)
 {

@@ -5,8 +5,8 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "asha.h"
 #include "check.h"
+#include "search/opt/asha.h"
 
 TEST(rungs)
 {

@@ -17,10 +17,10 @@
 
 #include <jansson.h>
 
-#include "bo.h"
 #include "check.h"
-#include "pareto.h"
-#include "space.h"
+#include "search/opt/bo.h"
+#include "search/opt/pareto.h"
+#include "search/opt/space.h"
 
 static int verbose;
 

@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "check.h"
-#include "childenv.h"
-#include "util.h"
+#include "core/util.h"
+#include "run/childenv.h"
 
 /* The value of `key` in env, or NULL; counts how often the key appears. */
 static const char *get(char **env, const char *key, int *times)

@@ -1,8 +1,8 @@
 /*
  * tests/unit/cmodel.c - the compiled-model contract, generator and loader
  * side by side: models described by hand (every activation, an MLP and
- * CNNs) are generated (lib/codegen.c), compiled with the system C compiler,
- * loaded (runtime/src/cmodel.c) and compared with the description evaluated
+ * CNNs) are generated (lib/deploy/codegen.c), compiled with the system C compiler,
+ * loaded (runtime/loader/cmodel.c) and compared with the description evaluated
  * here in double; the standalone source compiles with `cc -std=c11 -O2` and
  * runs on libc and libm alone; foreign, corrupt and mismatched shared
  * objects are refused, without ever running their code.
@@ -17,12 +17,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cbuild.h"
 #include "check.h"
-#include "cmodel.h"
-#include "codegen.h"
-#include "error.h"
+#include "core/error.h"
+#include "deploy/cbuild.h"
+#include "deploy/codegen.h"
 #include "hml/cmodel.h"
+#include "loader/loader.h"
 
 static char tmpdir[512];
 
@@ -278,7 +278,7 @@ TEST(mlp_every_activation)
  * Each activation alone (a 1-1-1 MLP whose weights are 1 and biases 0, so
  * that the output is act(x)) over [-12, 12] and near 0, in float, against
  * double precision: the branch-free exp/erfc/tanh of the generated code
- * (lib/codegen.c) hold their stated accuracy everywhere, including at
+ * (lib/deploy/codegen.c) hold their stated accuracy everywhere, including at
  * tanh's switch between its two forms (|x| = 0.625). Relative error where
  * |act(x)| > 1e-3 (where it is smaller the absolute error is below 2e-9).
  */
@@ -316,7 +316,7 @@ TEST(activation_accuracy)
 			x[24001 + i] = (float)((i % 2 ? -1 : 1) * pow(10.0, -8.0 + 7.0 * (i / 2) / 99.0));
 		snprintf(c, sizeof(c), "%s.c", tmp_path(name));
 		snprintf(so, sizeof(so), "%s.so", tmp_path(name));
-		/* built as hml deploy builds it (lib/cbuild.h: -O3, contraction, ...) */
+		/* built as hml deploy builds it (lib/deploy/cbuild.h: -O3, contraction, ...) */
 		CHECK_OK(hml__cbuild_so(&m, &o, NULL, c, NULL, so, &info));
 		hml__cbuild_info_release(&info);
 		CHECK_OK(hml__cmodel_load(&cm, so));
@@ -359,10 +359,10 @@ TEST(mlp_batches)
 	hml__cg_model_release(&m);
 }
 
-/* The sgemm path (lib/codegen.c): a layer of 48 x 40 takes it from 547
+/* The sgemm path (lib/deploy/codegen.c): a layer of 48 x 40 takes it from 547
  * rows (2^20 multiply-adds); below, at and above that, in chunks with a
  * ragged tail and over OpenMP, float and double, built with OpenBLAS as
- * hml deploy builds it (lib/cbuild.c); the same source without the define
+ * hml deploy builds it (lib/deploy/cbuild.c); the same source without the define
  * is the blocked kernel alone and agrees as well. */
 TEST(mlp_gemm_path)
 {

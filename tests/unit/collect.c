@@ -26,11 +26,11 @@
 
 #include "check.h"
 #include "collect.h"
-#include "collection.h"
-#include "error.h"
-#include "h5util.h"
+#include "core/collection.h"
+#include "core/error.h"
+#include "core/h5util.h"
+#include "core/util.h"
 #include "hml/version.h"
-#include "util.h"
 
 /* ---- temporary files ---------------------------------------------------- */
 

@@ -1,7 +1,7 @@
 /*
  * tests/unit/collection.c - the collected-data layout (lib/core/collection.h)
  * round trip: files written through the runtime's collector are read back
- * through the CLI's reader (lib/dataset.c) and by h5py, and files the
+ * through the CLI's reader (lib/train/dataset.c) and by h5py, and files the
  * collector did not write are named and refused as each side's policy
  * says.
  */
@@ -15,10 +15,10 @@
 
 #include "check.h"
 #include "collect.h"
-#include "collection.h"
-#include "dataset.h"
-#include "error.h"
-#include "h5util.h"
+#include "core/collection.h"
+#include "core/error.h"
+#include "core/h5util.h"
+#include "train/dataset.h"
 
 static char tmpdir[512];
 static char paths[16][640];

@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "check.h"
-#include "datapick.h"
-#include "store.h"
+#include "store/datapick.h"
+#include "store/store.h"
 
 static char dir[512];
 

@@ -15,9 +15,9 @@
 #include <hdf5.h>
 
 #include "check.h"
-#include "dataset.h"
-#include "proc.h"
-#include "util.h"
+#include "core/util.h"
+#include "sys/proc.h"
+#include "train/dataset.h"
 
 /* ---- temporary files ---------------------------------------------------- */
 

@@ -8,7 +8,7 @@
 
 #include "check.h"
 #include "config.h"
-#include "envname.h"
+#include "core/envname.h"
 
 static const char *const labels[] = { "binomial", "bin.omial-2", "Mixed_Case9", "a" };
 

@@ -2,8 +2,8 @@
 #include <pthread.h>
 
 #include "check.h"
-#include "error.h"
-#include "util.h"
+#include "core/error.h"
+#include "core/util.h"
 
 TEST(set_and_clear)
 {

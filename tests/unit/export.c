@@ -1,6 +1,6 @@
 /*
- * tests/unit/export.c - TorchScript models trained by the shim (lib/train.cpp)
- * read back (lib/export.cpp), generated as C, compiled with the system C
+ * tests/unit/export.c - TorchScript models trained by the shim (lib/train/train.cpp)
+ * read back (lib/deploy/export.cpp), generated as C, compiled with the system C
  * compiler and loaded by the runtime's loader: on the training rows the
  * compiled model's outputs match the TorchScript model's within 1e-5 of
  * the outputs' scale, for every activation of the MLP family, for CNNs
@@ -17,13 +17,12 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "cmodel.h"
-#include "model.h"
-#include "codegen.h"
-#include "dataset.h"
-#include "error.h"
-#include "export.h"
-#include "train.h"
+#include "core/error.h"
+#include "deploy/codegen.h"
+#include "deploy/export.h"
+#include "loader/loader.h"
+#include "train/dataset.h"
+#include "train/train.h"
 
 static char tmpdir[512];
 

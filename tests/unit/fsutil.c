@@ -21,9 +21,9 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "error.h"
-#include "fsutil.h"
-#include "proc.h"
+#include "core/error.h"
+#include "sys/fsutil.h"
+#include "sys/proc.h"
 
 static char tmpdir[512];
 

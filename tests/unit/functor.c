@@ -1,4 +1,4 @@
-/* Unit tests of the tensor functor parser (runtime/src/functor.c). */
+/* Unit tests of the tensor functor parser (the runtime's functor.c). */
 #include <stdlib.h>
 #include <string.h>
 

@@ -9,7 +9,7 @@
 #include <jansson.h>
 
 #include "check.h"
-#include "gp.h"
+#include "search/opt/gp.h"
 
 static size_t read_matrix(const json_t *a, double *out, size_t cols)
 {

@@ -13,10 +13,10 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "history.h"
-#include "latency.h"
-#include "records.h"
-#include "store.h"
+#include "deploy/latency.h"
+#include "search/history.h"
+#include "store/records.h"
+#include "store/store.h"
 
 static char dir[512];
 

@@ -1,6 +1,6 @@
 /*
  * tests/unit/inout.c - regions that update a whole field in place
- * (hml_region_inout(), runtime/src/inout.c): a state [4, nz+4, nx+4] with
+ * (hml_region_inout(), the runtime's inout.c): a state [4, nz+4, nx+4] with
  * two halo cells, whose interior is the region's one sample per call. In
  * every mode the inputs must be read before the original code or the model
  * overwrites them, and the halos must stay untouched. The model is the

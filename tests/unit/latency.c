@@ -1,5 +1,5 @@
 /*
- * tests/unit/latency.c - the latency part of model cards (lib/latency.c):
+ * tests/unit/latency.c - the latency part of model cards (lib/deploy/latency.c):
  * the card contract written and read back (every field, a target not
  * measured with its reason, malformed cards refused, a card without
  * latencies), target names, and measurements of real TorchScript models
@@ -19,8 +19,8 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "error.h"
-#include "latency.h"
+#include "core/error.h"
+#include "deploy/latency.h"
 
 static char models[512];
 
@@ -65,31 +65,6 @@ TEST(target_auto)
 	/* (this test is built with libtorch only, and the tests need cc) */
 	CHECK_EQ_INT(hml__target_auto("mlp", why, sizeof(why)), HML__TARGET_C);
 	CHECK_STR(why, "");
-}
-
-TEST(cache)
-{
-	hml__latency_cache c;
-
-	hml__latency_cache_init(&c);
-	CHECK(isnan(hml__latency_cache_get(&c, "mlp:8:relu", 64, 1)));
-	CHECK_OK(hml__latency_cache_put(&c, "mlp:8:relu", 64, 1, 2e-8));
-	CHECK_OK(hml__latency_cache_put(&c, "mlp:8:relu", 64, 1, 9e-8));   /* first one stays */
-	CHECK_OK(hml__latency_cache_put(&c, "mlp:8:tanh", 64, 1, NAN));    /* ignored */
-	for (int i = 0; i < 40; i++)                                        /* it grows */
-		CHECK_OK(hml__latency_cache_put(&c, "mlp:16:relu", 64, 1 + i, 1e-8 * (i + 1)));
-	CHECK(hml__latency_cache_get(&c, "mlp:8:relu", 64, 1) == 2e-8);
-	CHECK(isnan(hml__latency_cache_get(&c, "mlp:8:relu", 128, 1)));    /* batch is a key */
-	CHECK(isnan(hml__latency_cache_get(&c, "mlp:8:relu", 64, 2)));     /* threads too */
-	CHECK(isnan(hml__latency_cache_get(&c, "mlp:8:tanh", 64, 1)));
-	/* dropout is no part of the key; the spec's canonical form is */
-	CHECK(hml__latency_cache_get(&c, "mlp:8:relu:dropout=0.15", 64, 1) == 2e-8);
-	CHECK(hml__latency_cache_get(&c, "mlp:8", 64, 1) == 2e-8);
-	CHECK_OK(hml__latency_cache_put(&c, "mlp:12x12:gelu:dropout=0.1", 64, 1, 5e-8));
-	CHECK(hml__latency_cache_get(&c, "mlp:12x12:gelu", 64, 1) == 5e-8);
-	CHECK(hml__latency_cache_get(&c, "mlp:16:relu", 64, 40) == 4e-7);
-	hml__latency_cache_release(&c);
-	CHECK(isnan(hml__latency_cache_get(&c, "mlp:8:relu", 64, 1)));
 }
 
 TEST(card_round_trip)
@@ -314,7 +289,6 @@ int main(void)
 	snprintf(models, sizeof(models), "%s", m ? m : "models");
 	RUN(targets);
 	RUN(target_auto);
-	RUN(cache);
 	RUN(card_round_trip);
 	RUN(card_malformed);
 	RUN(measure);

@@ -1,8 +1,8 @@
-/* Unit tests: error metrics and summaries (lib/metrics.c). */
+/* Unit tests: error metrics and summaries (lib/deploy/metrics.c). */
 #include <math.h>
 
 #include "check.h"
-#include "metrics.h"
+#include "deploy/metrics.h"
 
 TEST(errors_known_values)
 {

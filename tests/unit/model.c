@@ -12,10 +12,10 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "error.h"
-#include "model.h"
+#include "core/error.h"
+#include "core/util.h"
+#include "loader/loader.h"
 #include "reference.h"
-#include "util.h"
 
 static const char *models_dir;
 static char path_buf[4096];

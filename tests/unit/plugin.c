@@ -5,7 +5,6 @@
  * hml CLI: the build tree's runtime/ beside tests/), else the last
  * candidate, whose dlopen then names what is missing.
  */
-#define _DEFAULT_SOURCE /* realpath */
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +12,7 @@
 
 #include "check.h"
 #include "h5io.h"
-#include "plugin.h"
+#include "loader/loader.h"
 
 TEST(the_variable_wins_when_set)
 {

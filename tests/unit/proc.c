@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "proc.h"
+#include "sys/proc.h"
 
 static char tmpdir[256];
 

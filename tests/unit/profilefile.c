@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "profilefile.h"
+#include "core/profilefile.h"
 
 static char dir[512];
 

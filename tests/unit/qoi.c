@@ -12,9 +12,9 @@
 #include <hdf5.h>
 
 #include "check.h"
+#include "core/h5util.h"
 #include "hml/qoi.h"
 #include "hml/version.h"
-#include "h5util.h"
 
 static char tmpdir[512];
 static char paths[16][640];

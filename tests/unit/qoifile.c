@@ -10,8 +10,8 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "core/qoifile.h"
 #include "hml/qoi.h"
-#include "qoifile.h"
 
 static char dir[512];
 

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "reaper.h"
+#include "sys/reaper.h"
 
 static char tmpdir[512];
 

@@ -9,9 +9,9 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "records.h"
-#include "store.h"
-#include "train.h"
+#include "store/records.h"
+#include "store/store.h"
+#include "train/train.h"
 
 static char dir[512];
 

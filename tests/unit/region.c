@@ -1,6 +1,6 @@
 /*
  * tests/unit/region.c - execution control through the public API only
- * (runtime/src/region.c, config.c, profile.c): settings from options and
+ * (the runtime's region.c, config.c, profile.c): settings from options and
  * the environment, the five modes, the failure policy and the log handler.
  * Models come from the `models` fixture ($HML_TEST_MODELS, made by
  * tests/python/make_models.py); scratch files go to $HML_TEST_TMP.

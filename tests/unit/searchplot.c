@@ -13,12 +13,12 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "fsutil.h"
-#include "history.h"
-#include "records.h"
-#include "searchplot.h"
-#include "searchresults.h"
-#include "store.h"
+#include "search/history.h"
+#include "search/plot.h"
+#include "search/results.h"
+#include "store/records.h"
+#include "store/store.h"
+#include "sys/fsutil.h"
 
 static char dir[512];
 

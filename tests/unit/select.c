@@ -1,10 +1,10 @@
 /*
- * tests/unit/select.c - choosing a (model, target) pair (lib/select.c):
+ * tests/unit/select.c - choosing a (model, target) pair (lib/store/select.c):
  * over lists of candidates, the fastest within an error bound, the most
  * accurate within a latency bound, both bounds, the faster target of one
  * model, ties, unmeasured latencies, bad bounds and the messages that name
  * the best achievable; and the candidates read from an experiment's model
- * cards (lib/latency.h).
+ * cards (lib/deploy/latency.h).
  */
 #include <math.h>
 #include <stdio.h>
@@ -13,10 +13,10 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "error.h"
-#include "latency.h"
-#include "select.h"
-#include "store.h"
+#include "core/error.h"
+#include "deploy/latency.h"
+#include "store/select.h"
+#include "store/store.h"
 
 #define TS HML__TARGET_TORCHSCRIPT
 #define C HML__TARGET_C

@@ -12,7 +12,7 @@
 #include <jansson.h>
 
 #include "check.h"
-#include "space.h"
+#include "search/opt/space.h"
 
 static const char *mlp_space =
 	"{\"layers\": {\"type\": \"int\", \"low\": 1, \"high\": 4},"

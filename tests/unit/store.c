@@ -26,10 +26,10 @@
 #include <jansson.h>
 
 #include "check.h"
-#include "error.h"
-#include "fsutil.h"
+#include "core/error.h"
 #include "hml/version.h"
-#include "store.h"
+#include "store/store.h"
+#include "sys/fsutil.h"
 
 #define SHA_ABC "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
 

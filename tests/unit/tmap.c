@@ -1,5 +1,5 @@
 /* Unit tests of tensor maps: binding, bounds, gather, scatter
- * (runtime/src/tmap.c). Every gather is compared with a hand-written loop. */
+ * (the runtime's tmap.c). Every gather is compared with a hand-written loop. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

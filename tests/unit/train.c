@@ -2,7 +2,7 @@
  * tests/unit/train.c - the libtorch training shim on in-memory data sets:
  * an MLP and a CNN learn, metrics are filled in, training is deterministic,
  * the saved file computes what training computed (run through the
- * runtime's own inference, runtime/src/model.h, as an application runs
+ * runtime's own inference, runtime/loader/loader.h, as an application runs
  * it), and every bad spec or option fails with HML_EINVALID and a precise
  * message (the spec grammar alone: tests/unit/arch.c).
  */
@@ -15,11 +15,11 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "dataset.h"
-#include "error.h"
-#include "model.h"
-#include "train.h"
-#include "util.h"
+#include "core/error.h"
+#include "core/util.h"
+#include "loader/loader.h"
+#include "train/dataset.h"
+#include "train/train.h"
 
 static char tmpdir[512];
 

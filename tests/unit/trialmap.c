@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "check.h"
-#include "space.h"
-#include "trialmap.h"
+#include "search/opt/space.h"
+#include "search/trialmap.h"
 
 static char optimizer[32];
 

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "trialsched.h"
+#include "search/opt/trialsched.h"
 
 #define MAXEV 512
 

@@ -11,8 +11,8 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "latency.h"
-#include "wire.h"
+#include "deploy/latency.h"
+#include "search/wire.h"
 
 TEST(messages)
 {

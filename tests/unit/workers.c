@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "workers.h"
+#include "search/workers.h"
 
 static char dir[512];
 

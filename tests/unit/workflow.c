@@ -12,9 +12,9 @@
 #include <jansson.h>
 
 #include "check.h"
-#include "fsutil.h"
-#include "train.h"
-#include "workflow.h"
+#include "run/workflow.h"
+#include "sys/fsutil.h"
+#include "train/train.h"
 
 static char tmpdir[256];
 

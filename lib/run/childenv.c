@@ -1,0 +1,141 @@
+/*
+ * lib/run/childenv.c - a run's environment, from scratch.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/envname.h"
+#include "core/error.h"
+#include "core/util.h"
+#include "run/childenv.h"
+
+static const char *const controlled[] = {
+	HML__ENV_MODE, HML__ENV_MODEL, HML__ENV_DB, HML__ENV_QOI,
+	HML__ENV_PROFILE, HML__ENV_ON_ERROR,
+};
+
+int hml__childenv_controls(const char *entry)
+{
+	for (size_t i = 0; i < sizeof(controlled) / sizeof(controlled[0]); i++)
+		if (hml__envname_matches(entry, controlled[i]))
+			return 1;
+	return 0;
+}
+
+/* A growing "KEY=VALUE" list in which each key appears once. */
+typedef struct envlist {
+	char **v;
+	size_t n, cap;
+} envlist;
+
+static size_t key_len(const char *entry)
+{
+	const char *eq = strchr(entry, '=');
+
+	return eq ? (size_t)(eq - entry) : strlen(entry);
+}
+
+/* Add "name=value" (value NULL: `name` is a whole entry), replacing an
+ * entry of the same key. */
+static int put(envlist *l, const char *name, const char *value)
+{
+	char *e;
+	size_t k, i;
+
+	if (value) {
+		size_t len = strlen(name) + strlen(value) + 2;
+
+		if (!(e = malloc(len)))
+			return hml__error_oom();
+		snprintf(e, len, "%s=%s", name, value);
+	} else if (!(e = hml__strdup(name))) {
+		return HML_ENOMEM;
+	}
+	k = key_len(e);
+	for (i = 0; i < l->n; i++)
+		if (key_len(l->v[i]) == k && strncmp(l->v[i], e, k) == 0) {
+			free(l->v[i]);
+			l->v[i] = e;
+			return 0;
+		}
+	if (l->n + 2 > l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 64;
+		char **grown = realloc(l->v, cap * sizeof(*grown));
+
+		if (!grown) {
+			free(e);
+			return hml__error_oom();
+		}
+		l->v = grown;
+		l->cap = cap;
+	}
+	l->v[l->n++] = e;
+	l->v[l->n] = NULL;
+	return 0;
+}
+
+static int put_region(envlist *l, const char *var, const char *label, const char *value)
+{
+	char name[HML__ENVNAME_MAX];
+	int rc;
+
+	if ((rc = hml__envname_region(name, sizeof(name), var, label)) < 0)
+		return rc;
+	return put(l, name, value);
+}
+
+static int check(const hml__run_config *c)
+{
+	if (c->kind == HML__RUN_COLLECT && (!c->db || !*c->db))
+		return hml__error_set(HML_EINVALID, "a collect run needs a data file");
+	if (c->kind == HML__RUN_SURROGATE && (!c->region || !*c->region || !c->model))
+		return hml__error_set(HML_EINVALID, "a surrogate run needs a region and a model");
+	if (c->kind != HML__RUN_COLLECT && c->kind != HML__RUN_ACCURATE &&
+	    c->kind != HML__RUN_SURROGATE)
+		return hml__error_set(HML_EINVALID, "unknown kind of run %d", (int)c->kind);
+	return 0;
+}
+
+/* Layer 3: what the configuration needs. */
+static int put_config(envlist *l, const hml__run_config *c)
+{
+	int rc = put(l, HML__ENV_MODE, c->kind == HML__RUN_COLLECT ? "collect" : "off");
+
+	if (rc == 0 && c->kind == HML__RUN_COLLECT)
+		rc = put(l, HML__ENV_DB, c->db);
+	if (rc == 0 && c->kind == HML__RUN_SURROGATE &&
+	    (rc = put(l, HML__ENV_ON_ERROR, "fail")) == 0 &&
+	    (rc = put_region(l, HML__ENV_MODE, c->region, "infer")) == 0)
+		rc = put_region(l, HML__ENV_MODEL, c->region, c->model);
+	if (rc == 0 && c->qoi)
+		rc = put(l, HML__ENV_QOI, c->qoi);
+	if (rc == 0 && c->profile)
+		rc = put(l, HML__ENV_PROFILE, c->profile);
+	return rc;
+}
+
+int hml__childenv_build(char ***out, const hml__run_config *c,
+                        const char *const *caller, const char *const *workflow_env)
+{
+	envlist l = { NULL, 0, 0 };
+	int rc;
+
+	*out = NULL;
+	if ((rc = check(c)) < 0)
+		return rc;
+	for (const char *const *e = caller; e && *e && rc == 0; e++)
+		if (strchr(*e, '=') && strncmp(*e, HML__ENV_PREFIX, strlen(HML__ENV_PREFIX)) != 0)
+			rc = put(&l, *e, NULL);
+	for (const char *const *e = workflow_env; e && *e && rc == 0; e++)
+		if (strchr(*e, '=') && !hml__childenv_controls(*e))
+			rc = put(&l, *e, NULL);
+	if (rc == 0)
+		rc = put_config(&l, c);
+	if (rc < 0) {
+		hml__strv_free(l.v);
+		return rc;
+	}
+	*out = l.v;
+	return 0;
+}

@@ -1,0 +1,76 @@
+/*
+ * lib/run/childenv.h - the environment of an application run by hml collect,
+ * hml evaluate (and hml search), built from scratch for each configuration
+ * (internal).
+ *
+ * A run must measure what its configuration says, whatever the shell
+ * holds: after `eval "$(hml deploy --best)"` the shell has
+ * HML_MODE_<LABEL>=infer, which the runtime reads before HML_MODE, so an
+ * "accurate" run that merely added HML_MODE=off would infer with the model
+ * and evaluate would compare the surrogate with itself. The environment is
+ * therefore composed in three layers, later ones overriding earlier ones:
+ *
+ * 1. The caller's environment without any HML_* variable -- global or per
+ *    region, for any label, known to this version or not. None passes
+ *    through: every HML_* variable is a runtime setting or reserved for
+ *    one, and a run's settings must be those recorded with its result (the
+ *    workflow, whose SHA-256 the experiment keeps, and the configuration),
+ *    not whatever a shell happened to export. Everything else (PATH,
+ *    OMP_NUM_THREADS, LD_LIBRARY_PATH, ...) passes unchanged.
+ * 2. The workflow's "env" entries, except those naming a variable the
+ *    configuration controls (hml__childenv_controls(): HML_MODE,
+ *    HML_MODEL, HML_DB, HML_QOI, HML_PROFILE and HML_ON_ERROR, in their
+ *    global and per-region forms), which are ignored: a workflow may tune
+ *    the runtime (HML_THREADS, HML_INTERLEAVE, ...) but cannot change what
+ *    a run is. The CLI warns about the ignored ones.
+ * 3. What the configuration needs:
+ *      collect    HML_MODE=collect, HML_DB=<db>
+ *      accurate   HML_MODE=off
+ *      surrogate  HML_MODE=off, HML_ON_ERROR=fail, HML_MODE_<REGION>=infer,
+ *                 HML_MODEL_<REGION>=<model>
+ *    and, for any of them, HML_QOI / HML_PROFILE when given.
+ */
+#ifndef HML_LIB_CHILDENV_H
+#define HML_LIB_CHILDENV_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum hml__run_kind {
+	HML__RUN_COLLECT,    /**< every region collects into `db` */
+	HML__RUN_ACCURATE,   /**< every region runs its original code */
+	HML__RUN_SURROGATE   /**< `region` infers with `model`, a model failure
+	                          fails the run; the others run their code */
+} hml__run_kind;
+
+/** One configuration of a run. Strings are borrowed. */
+typedef struct hml__run_config {
+	hml__run_kind kind;
+	const char *db;       /**< collect: the HDF5 file to write (required) */
+	const char *region;   /**< surrogate: the label the model replaces (required) */
+	const char *model;    /**< surrogate: the model file (required) */
+	const char *qoi;      /**< HML_QOI, or NULL for none */
+	const char *profile;  /**< HML_PROFILE, or NULL for none */
+} hml__run_config;
+
+/**
+ * Compose the complete environment of a run of configuration `c` from
+ * `caller` (the caller's "KEY=VALUE" list, e.g. environ; may be NULL) and
+ * `workflow_env` (the workflow's "KEY=VALUE" list; may be NULL), as the
+ * header comment describes. Each key appears once. *out (NULL-terminated,
+ * malloc'ed strings) is yours: hml__strv_free(). Returns 0, HML_ENOMEM,
+ * or HML_EINVALID for a configuration that lacks what its kind requires
+ * or a region label too long for a variable name.
+ */
+int hml__childenv_build(char ***out, const hml__run_config *c,
+                        const char *const *caller, const char *const *workflow_env);
+
+/** 1 when `entry` ("KEY=VALUE" or "KEY") names a variable that every run's
+ *  configuration sets (so a workflow's "env" cannot), else 0. */
+int hml__childenv_controls(const char *entry);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,713 @@
+/*
+ * lib/run/workflow.c - loading and validating workflow.json.
+ *
+ * Validation is strict on purpose: a misspelt key ("colect") would
+ * otherwise be ignored and the application run with defaults nobody asked
+ * for. Every message names the key by its path ("regions[0].model.arch").
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/error.h"
+#include "core/util.h"
+#include "run/workflow.h"
+#include "sys/fsutil.h"
+#include "train/arch.h"
+#include "train/train.h"
+
+#define LABEL_MAX 64
+#define RUNS_MAX 1000000
+#define NAME_CHARS "letters, digits, '_', '-' and '.'"
+
+/* What is being validated, for messages. */
+typedef struct vctx {
+	const char *path;
+} vctx;
+
+static int bad_key(const vctx *v, const char *key, const char *fmt, ...)
+	HML__PRINTF(3, 4);
+
+static int bad_key(const vctx *v, const char *key, const char *fmt, ...)
+{
+	char what[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	return hml__error_set(HML_EINVALID, "workflow '%s': key '%s' %s", v->path, key, what);
+}
+
+/* "regions[0]" + "label" -> "regions[0].label" */
+static void key_join(char *buf, size_t size, const char *parent, const char *key)
+{
+	if (parent && *parent)
+		snprintf(buf, size, "%s.%s", parent, key);
+	else
+		snprintf(buf, size, "%s", key);
+}
+
+/* Every key of `obj` must be one of `allowed` (NULL-terminated). */
+static int check_keys(const vctx *v, const json_t *obj, const char *parent,
+                      const char *const *allowed)
+{
+	const char *key;
+	json_t *val;
+
+	json_object_foreach((json_t *)obj, key, val) {
+		const char *const *a;
+		char full[256];
+
+		for (a = allowed; *a; a++)
+			if (strcmp(*a, key) == 0)
+				break;
+		if (!*a) {
+			key_join(full, sizeof(full), parent, key);
+			return hml__error_set(HML_EINVALID, "workflow '%s': unknown key '%s'",
+			                      v->path, full);
+		}
+	}
+	return 0;
+}
+
+static int name_ok(const char *s)
+{
+	size_t i, n = strlen(s);
+
+	if (n == 0 || n > LABEL_MAX || strcmp(s, ".") == 0 || strcmp(s, "..") == 0)
+		return 0;
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (!(c >= 'a' && c <= 'z') && !(c >= 'A' && c <= 'Z') &&
+		    !(c >= '0' && c <= '9') && c != '_' && c != '-' && c != '.')
+			return 0;
+	}
+	return 1;
+}
+
+/* Look `key` up in `obj`; missing is an error only when `required`. */
+static int get(const vctx *v, const json_t *obj, const char *parent, const char *key,
+               int required, json_t **out)
+{
+	char full[256];
+
+	*out = json_object_get(obj, key);
+	if (!*out && required) {
+		key_join(full, sizeof(full), parent, key);
+		return bad_key(v, full, "is missing");
+	}
+	return 0;
+}
+
+static int get_string(const vctx *v, const json_t *obj, const char *parent,
+                      const char *key, int required, char **out)
+{
+	char full[256];
+	json_t *j;
+	int rc;
+
+	*out = NULL;
+	if ((rc = get(v, obj, parent, key, required, &j)) < 0 || !j)
+		return rc;
+	key_join(full, sizeof(full), parent, key);
+	if (!json_is_string(j))
+		return bad_key(v, full, "must be a string");
+	if (json_string_length(j) == 0)
+		return bad_key(v, full, "must not be empty");
+	if (strlen(json_string_value(j)) != json_string_length(j))
+		return bad_key(v, full, "must not contain a NUL character");
+	if (!(*out = hml__strdup(json_string_value(j))))
+		return HML_ENOMEM;
+	return 0;
+}
+
+static int get_int(const vctx *v, const json_t *obj, const char *parent,
+                   const char *key, int required, int64_t min, int64_t max,
+                   int64_t *out)
+{
+	char full[256];
+	json_t *j;
+	int rc;
+
+	if ((rc = get(v, obj, parent, key, required, &j)) < 0 || !j)
+		return rc;
+	key_join(full, sizeof(full), parent, key);
+	if (!json_is_integer(j))
+		return bad_key(v, full, "must be an integer");
+	*out = (int64_t)json_integer_value(j);
+	if (*out < min || *out > max)
+		return bad_key(v, full, "must be an integer from %lld to %lld, not %lld",
+		               (long long)min, (long long)max, (long long)*out);
+	return 0;
+}
+
+static int get_object(const vctx *v, const json_t *obj, const char *parent,
+                      const char *key, int required, json_t **out)
+{
+	char full[256];
+	int rc;
+
+	if ((rc = get(v, obj, parent, key, required, out)) < 0 || !*out)
+		return rc;
+	key_join(full, sizeof(full), parent, key);
+	if (!json_is_object(*out))
+		return bad_key(v, full, "must be an object");
+	return 0;
+}
+
+static int get_strv(const vctx *v, const json_t *obj, const char *parent,
+                    const char *key, char ***out)
+{
+	char full[256];
+	json_t *j, *item;
+	size_t i, n;
+	char **list;
+	int rc;
+
+	*out = NULL;
+	if ((rc = get(v, obj, parent, key, 1, &j)) < 0)
+		return rc;
+	key_join(full, sizeof(full), parent, key);
+	if (!json_is_array(j))
+		return bad_key(v, full, "must be an array of strings");
+	n = json_array_size(j);
+	json_array_foreach(j, i, item)
+		if (!json_is_string(item) ||
+		    strlen(json_string_value(item)) != json_string_length(item))
+			return bad_key(v, full, "must be an array of strings (item %zu is not)", i);
+	if (!(list = calloc(n + 1, sizeof(*list))))
+		return hml__error_oom();
+	json_array_foreach(j, i, item) {
+		if (!(list[i] = hml__strdup(json_string_value(item)))) {
+			hml__strv_free(list);
+			return HML_ENOMEM;
+		}
+	}
+	*out = list;
+	return 0;
+}
+
+static int parse_env(const vctx *v, const json_t *doc, char ***out)
+{
+	const char *key;
+	json_t *env, *val;
+	size_t n = 0;
+	char **list;
+	int rc;
+
+	*out = NULL;
+	if ((rc = get_object(v, doc, "", "env", 0, &env)) < 0)
+		return rc;
+	if (!(list = calloc((env ? json_object_size(env) : 0) + 1, sizeof(*list))))
+		return hml__error_oom();
+	if (env) {
+		json_object_foreach(env, key, val) {
+			char full[256];
+			size_t len;
+
+			snprintf(full, sizeof(full), "env.%s", key);
+			if (!*key || strchr(key, '=')) {
+				rc = hml__error_set(HML_EINVALID,
+					"workflow '%s': key '%s' is not a valid environment variable name",
+					v->path, full);
+				goto fail;
+			}
+			if (!json_is_string(val) ||
+			    strlen(json_string_value(val)) != json_string_length(val)) {
+				rc = bad_key(v, full, "must be a string");
+				goto fail;
+			}
+			len = strlen(key) + 1 + json_string_length(val) + 1;
+			if (!(list[n] = malloc(len))) {
+				rc = hml__error_oom();
+				goto fail;
+			}
+			snprintf(list[n++], len, "%s=%s", key, json_string_value(val));
+		}
+	}
+	*out = list;
+	return 0;
+fail:
+	hml__strv_free(list);
+	return rc;
+}
+
+static int parse_collect(const vctx *v, hml__workflow *w)
+{
+	static const char *const keys[] = { "args", "runs", "seed", NULL };
+	json_t *c;
+	int64_t runs = 1, seed = 1;
+	int rc;
+
+	if ((rc = get_object(v, w->json, "", "collect", 1, &c)) < 0 ||
+	    (rc = check_keys(v, c, "collect", keys)) < 0 ||
+	    (rc = get_strv(v, c, "collect", "args", &w->collect_args)) < 0 ||
+	    (rc = get_int(v, c, "collect", "runs", 0, 1, RUNS_MAX, &runs)) < 0 ||
+	    (rc = get_int(v, c, "collect", "seed", 0, 0, HML__SEED_MAX, &seed)) < 0)
+		return rc;
+	w->collect_runs = (int)runs;
+	w->collect_seed = seed;
+	return 0;
+}
+
+static int parse_evaluate(const vctx *v, hml__workflow *w)
+{
+	static const char *const keys[] = { "args", "repeat", NULL };
+	json_t *e;
+	int64_t repeat = 3;
+	int rc;
+
+	if ((rc = get_object(v, w->json, "", "evaluate", 1, &e)) < 0 ||
+	    (rc = check_keys(v, e, "evaluate", keys)) < 0 ||
+	    (rc = get_strv(v, e, "evaluate", "args", &w->evaluate_args)) < 0 ||
+	    (rc = get_int(v, e, "evaluate", "repeat", 0, 1, RUNS_MAX, &repeat)) < 0)
+		return rc;
+	w->evaluate_repeat = (int)repeat;
+	return 0;
+}
+
+/*
+ * Training defaults are hml train's options: the names and types are
+ * checked here so that a typo fails when the workflow is loaded, not
+ * silently at training time. Ranges are hml train's business.
+ */
+static int check_train(const vctx *v, const json_t *train, const char *parent)
+{
+	static const struct { const char *key; char type; } known[] = {
+		{ "epochs", 'i' }, { "batch", 'i' }, { "lr", 'n' }, { "weight_decay", 'n' },
+		{ "optimizer", 's' }, { "schedule", 's' }, { "patience", 'i' },
+		{ "clip", 'n' }, { "seed", 'i' }, { "threads", 'i' },
+		{ "val_fraction", 'n' }, { "test_fraction", 'n' }, { "nonfinite", 's' },
+		{ "max_seconds", 'n' },
+	};
+	const char *key;
+	json_t *val;
+
+	json_object_foreach((json_t *)train, key, val) {
+		char full[256];
+		size_t i;
+
+		key_join(full, sizeof(full), parent, key);
+		for (i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+			if (strcmp(known[i].key, key) == 0)
+				break;
+		if (i == sizeof(known) / sizeof(known[0]))
+			return hml__error_set(HML_EINVALID, "workflow '%s': unknown key '%s'",
+			                      v->path, full);
+		if (known[i].type == 'i' && (!json_is_integer(val) || json_integer_value(val) < 0))
+			return bad_key(v, full, "must be a non-negative integer");
+		if (known[i].type == 'n' && (!json_is_number(val) || json_number_value(val) < 0))
+			return bad_key(v, full, "must be a non-negative number");
+		if (known[i].type == 's' && !json_is_string(val))
+			return bad_key(v, full, "must be a string");
+	}
+	return 0;
+}
+
+static int parse_region(const vctx *v, const json_t *item, size_t idx,
+                        hml__workflow_region *r)
+{
+	static const char *const keys[] = { "label", "batch", "model", NULL };
+	static const char *const model_keys[] = { "family", "arch", "train",
+	                                          "search_space", NULL };
+	char parent[64], mparent[80], full[128];
+	json_t *model, *train, *space;
+	int rc;
+
+	snprintf(parent, sizeof(parent), "regions[%zu]", idx);
+	snprintf(mparent, sizeof(mparent), "%s.model", parent);
+	if (!json_is_object(item))
+		return bad_key(v, parent, "must be an object");
+	if ((rc = check_keys(v, item, parent, keys)) < 0 ||
+	    (rc = get_string(v, item, parent, "label", 1, &r->label)) < 0 ||
+	    (rc = get_int(v, item, parent, "batch", 0, 0, INT64_MAX, &r->batch)) < 0 ||
+	    (rc = get_object(v, item, parent, "model", 1, &model)) < 0 ||
+	    (rc = check_keys(v, model, mparent, model_keys)) < 0 ||
+	    (rc = get_string(v, model, mparent, "family", 1, &r->family)) < 0 ||
+	    (rc = get_string(v, model, mparent, "arch", 0, &r->arch)) < 0 ||
+	    (rc = get_object(v, model, mparent, "train", 0, &train)) < 0 ||
+	    (rc = get_object(v, model, mparent, "search_space", 0, &space)) < 0)
+		return rc;
+	snprintf(full, sizeof(full), "%s.label", parent);
+	if (!name_ok(r->label))
+		return bad_key(v, full, "is '%s': a region label has at most %d " NAME_CHARS,
+		               r->label, LABEL_MAX);
+	snprintf(full, sizeof(full), "%s.family", mparent);
+	if (!hml__arch_family_json(r->family))
+		return bad_key(v, full, "must be a model family (%s), not '%s'", hml__arch_families(),
+		               r->family);
+	if (r->arch) {
+		size_t n = strlen(r->family);
+
+		snprintf(full, sizeof(full), "%s.arch", mparent);
+		if (strncmp(r->arch, r->family, n) != 0 ||
+		    (r->arch[n] != ':' && r->arch[n] != '\0'))
+			return bad_key(v, full, "is '%s', which is not of family '%s'",
+			               r->arch, r->family);
+	}
+	snprintf(full, sizeof(full), "%s.train", mparent);
+	if (train && (rc = check_train(v, train, full)) < 0)
+		return rc;
+	r->train = train;
+	r->search_space = space;
+	return 0;
+}
+
+static int parse_regions(const vctx *v, hml__workflow *w)
+{
+	json_t *regions, *item;
+	size_t i, j;
+	int rc;
+
+	if ((rc = get(v, w->json, "", "regions", 1, &regions)) < 0)
+		return rc;
+	if (!json_is_array(regions) || json_array_size(regions) == 0)
+		return bad_key(v, "regions", "must be a non-empty array of objects");
+	w->nregions = json_array_size(regions);
+	if (!(w->regions = calloc(w->nregions, sizeof(*w->regions))))
+		return hml__error_oom();
+	json_array_foreach(regions, i, item) {
+		if ((rc = parse_region(v, item, i, &w->regions[i])) < 0)
+			return rc;
+		for (j = 0; j < i; j++)
+			if (strcmp(w->regions[j].label, w->regions[i].label) == 0) {
+				char full[64];
+
+				snprintf(full, sizeof(full), "regions[%zu].label", i);
+				return bad_key(v, full, "repeats label '%s' of regions[%zu]",
+				               w->regions[i].label, j);
+			}
+	}
+	return 0;
+}
+
+static int parse_qoi(const vctx *v, hml__workflow *w)
+{
+	static const char *const keys[] = { "dataset", "metric", "mape_floor", NULL };
+	json_t *q, *fl;
+	int rc;
+
+	if ((rc = get_object(v, w->json, "", "qoi", 1, &q)) < 0 ||
+	    (rc = check_keys(v, q, "qoi", keys)) < 0 ||
+	    (rc = get_string(v, q, "qoi", "dataset", 1, &w->qoi_dataset)) < 0 ||
+	    (rc = get_string(v, q, "qoi", "metric", 0, &w->qoi_metric)) < 0)
+		return rc;
+	if (!w->qoi_metric && !(w->qoi_metric = hml__strdup("rmse")))
+		return HML_ENOMEM;
+	if (strcmp(w->qoi_metric, "rmse") != 0 && strcmp(w->qoi_metric, "mape") != 0 &&
+	    strcmp(w->qoi_metric, "max_abs") != 0)
+		return bad_key(v, "qoi.metric", "must be \"rmse\", \"mape\" or \"max_abs\", not '%s'",
+		               w->qoi_metric);
+	if ((fl = json_object_get(q, "mape_floor")) != NULL) {
+		if (!json_is_number(fl) || !(json_number_value(fl) >= 0) ||
+		    !isfinite(json_number_value(fl)))
+			return bad_key(v, "qoi.mape_floor", "must be a number >= 0");
+		w->qoi_mape_floor = json_number_value(fl);
+	}
+	return 0;
+}
+
+/* The program, relative to the workflow's directory; it must be runnable. */
+static int resolve_program(const vctx *v, hml__workflow *w, const char *program)
+{
+	struct stat st;
+
+	if (program[0] == '/')
+		w->program = hml__strdup(program);
+	else
+		w->program = hml__path_join(w->dir, program);
+	if (!w->program)
+		return HML_ENOMEM;
+	if (stat(w->program, &st) != 0)
+		return hml__error_set(HML_ENOTFOUND, "workflow '%s': program '%s' not found",
+		                      v->path, w->program);
+	if (!S_ISREG(st.st_mode))
+		return hml__error_set(HML_ENOTFOUND, "workflow '%s': program '%s' is not a file",
+		                      v->path, w->program);
+	if (access(w->program, X_OK) != 0)
+		return hml__error_set(HML_ENOTFOUND,
+			"workflow '%s': program '%s' is not executable", v->path, w->program);
+	return 0;
+}
+
+static int validate(hml__workflow *w)
+{
+	static const char *const keys[] = { "schema_version", "name", "description",
+		"program", "env", "collect", "evaluate", "regions", "qoi", NULL };
+	vctx v = { w->path };
+	char *program = NULL;
+	int64_t schema;
+	int rc;
+
+	if (!json_is_object(w->json))
+		return hml__error_set(HML_EINVALID, "workflow '%s': the document must be a JSON object",
+		                      w->path);
+	if ((rc = check_keys(&v, w->json, "", keys)) < 0 ||
+	    (rc = get_int(&v, w->json, "", "schema_version", 1, 1, INT64_MAX, &schema)) < 0)
+		goto done;
+	if (schema > HML__WORKFLOW_SCHEMA) {
+		rc = hml__error_set(HML_ENOTSUPPORTED,
+			"workflow '%s': schema_version %lld is newer than this hml understands (%d)",
+			w->path, (long long)schema, HML__WORKFLOW_SCHEMA);
+		goto done;
+	}
+	if ((rc = get_string(&v, w->json, "", "name", 1, &w->name)) < 0 ||
+	    (rc = get_string(&v, w->json, "", "description", 0, &w->description)) < 0 ||
+	    (rc = get_string(&v, w->json, "", "program", 1, &program)) < 0 ||
+	    (rc = parse_env(&v, w->json, &w->env)) < 0 ||
+	    (rc = parse_collect(&v, w)) < 0 ||
+	    (rc = parse_evaluate(&v, w)) < 0 ||
+	    (rc = parse_regions(&v, w)) < 0 ||
+	    (rc = parse_qoi(&v, w)) < 0)
+		goto done;
+	if (!name_ok(w->name)) {
+		rc = bad_key(&v, "name", "is '%s': a workflow name has at most %d " NAME_CHARS,
+		             w->name, LABEL_MAX);
+		goto done;
+	}
+	if (!w->description && !(w->description = hml__strdup(""))) {
+		rc = HML_ENOMEM;
+		goto done;
+	}
+	rc = resolve_program(&v, w, program);
+done:
+	free(program);
+	return rc;
+}
+
+char *hml__workflow_search_path(void)
+{
+	const char *env = getenv("HML_WORKFLOW_PATH");
+	char *exe = hml__exe_dir(), *out = NULL, *slash;
+	size_t len;
+
+	if (!exe)
+		return NULL;
+	/* <exe>/.. lexically: /proc/self/exe is already a real path. */
+	if ((slash = strrchr(exe, '/')) != NULL && slash != exe)
+		*slash = '\0';
+	else
+		strcpy(exe, "/");
+	len = (env ? strlen(env) : 0) + 2 * strlen(exe) + 64;
+	if (!(out = malloc(len))) {
+		hml__error_oom();
+		goto done;
+	}
+	snprintf(out, len, "%s%s%s/workflows:%s/libexec/hml/workflows",
+	         env && *env ? env : "", env && *env ? ":" : "",
+	         strcmp(exe, "/") == 0 ? "" : exe, strcmp(exe, "/") == 0 ? "" : exe);
+done:
+	free(exe);
+	return out;
+}
+
+/* Find NAME/workflow.json along the search path (*out malloc'ed). */
+static int find_bundled(const char *name, char **out)
+{
+	char *path = NULL, *list = NULL, *dirs = NULL, *tok, *save = NULL;
+	size_t dlen = 0;
+	int rc = 0;
+
+	*out = NULL;
+	if (!name_ok(name)) {
+		rc = hml__error_set(HML_EINVALID,
+			"invalid workflow name '%s': use " NAME_CHARS ", or give a path to a workflow.json",
+			name);
+		goto done;
+	}
+	if (!(path = hml__workflow_search_path()) || !(list = hml__strdup(path))) {
+		/* Either call recorded why (no memory, no /proc/self/exe). */
+		rc = hml_error_last()->code < 0 ? hml_error_last()->code : HML_ENOMEM;
+		goto done;
+	}
+	if (!(dirs = calloc(1, strlen(path) * 2 + 1))) {
+		rc = hml__error_oom();
+		goto done;
+	}
+	for (tok = strtok_r(list, ":", &save); tok; tok = strtok_r(NULL, ":", &save)) {
+		size_t len = strlen(tok) + strlen(name) + 32;
+		char *cand = malloc(len);
+		struct stat st;
+
+		if (!cand) {
+			rc = hml__error_oom();
+			goto done;
+		}
+		snprintf(cand, len, "%s/%s/workflow.json", tok, name);
+		if (stat(cand, &st) == 0 && S_ISREG(st.st_mode)) {
+			*out = cand;
+			goto done;
+		}
+		free(cand);
+		dlen += (size_t)sprintf(dirs + dlen, "%s%s", dlen ? ", " : "", tok);
+	}
+	rc = hml__error_set(HML_ENOTFOUND, "unknown workflow '%s' (looked in: %s)", name,
+	                    dlen ? dirs : "nothing");
+done:
+	free(path);
+	free(list);
+	free(dirs);
+	return rc;
+}
+
+/* A path names a workflow.json, or a directory holding one. Anything but
+ * a regular file is refused before it is opened (a FIFO would block). */
+static int locate_path(const char *given, char **out)
+{
+	struct stat st;
+	char *file;
+	int rc;
+
+	*out = NULL;
+	if (stat(given, &st) != 0)
+		return hml__error_set(HML_ENOTFOUND, "cannot read workflow '%s': %s", given,
+		                      strerror(errno));
+	if (S_ISDIR(st.st_mode)) {
+		if (!(file = hml__path_join(given, "workflow.json")))
+			return HML_ENOMEM;
+		if (stat(file, &st) != 0) {
+			rc = hml__error_set(HML_ENOTFOUND, "cannot read workflow '%s': %s",
+			                    file, strerror(errno));
+			free(file);
+			return rc;
+		}
+	} else if (!(file = hml__strdup(given))) {
+		return HML_ENOMEM;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		rc = hml__error_set(HML_EINVALID, "cannot read workflow '%s': not a regular file",
+		                    file);
+		free(file);
+		return rc;
+	}
+	*out = file;
+	return 0;
+}
+
+int hml__workflow_load(hml__workflow **out, const char *name_or_path)
+{
+	hml__workflow *w = NULL;
+	char *file = NULL, *text = NULL, *slash;
+	json_error_t jerr;
+	size_t size, len;
+	int rc;
+
+	*out = NULL;
+	if (!name_or_path || !*name_or_path)
+		return hml__error_set(HML_EINVALID, "a workflow needs a name or a path");
+	len = strlen(name_or_path);
+	if (strchr(name_or_path, '/') || (len > 5 && strcmp(name_or_path + len - 5, ".json") == 0))
+		rc = locate_path(name_or_path, &file);
+	else
+		rc = find_bundled(name_or_path, &file);
+	if (rc < 0)
+		goto done;
+	if (!(w = calloc(1, sizeof(*w)))) {
+		rc = hml__error_oom();
+		goto done;
+	}
+	if (!(w->path = hml__path_abs(file)) || !(w->dir = hml__strdup(w->path))) {
+		rc = hml_error_last()->code ? hml_error_last()->code : HML_ENOMEM;
+		goto done;
+	}
+	if ((slash = strrchr(w->dir, '/')) != NULL)
+		slash[slash == w->dir ? 1 : 0] = '\0';
+	if ((rc = hml__read_file(w->path, &text, &size)) < 0 ||
+	    (rc = hml__sha256_file(w->path, w->sha256)) < 0)
+		goto done;
+	if (!(w->json = json_loadb(text, size, JSON_REJECT_DUPLICATES, &jerr))) {
+		rc = hml__error_set(HML_EINVALID, "workflow '%s': invalid JSON: %s (line %d, column %d)",
+		                    w->path, jerr.text, jerr.line, jerr.column);
+		goto done;
+	}
+	if ((rc = validate(w)) < 0)
+		goto done;
+	*out = w;
+	w = NULL;
+done:
+	hml__workflow_free(w);
+	free(file);
+	free(text);
+	return rc;
+}
+
+void hml__workflow_free(hml__workflow *w)
+{
+	size_t i;
+
+	if (!w)
+		return;
+	for (i = 0; w->regions && i < w->nregions; i++) {
+		free(w->regions[i].label);
+		free(w->regions[i].family);
+		free(w->regions[i].arch);
+	}
+	free(w->regions);
+	free(w->name);
+	free(w->description);
+	free(w->path);
+	free(w->dir);
+	free(w->program);
+	hml__strv_free(w->env);
+	hml__strv_free(w->collect_args);
+	hml__strv_free(w->evaluate_args);
+	free(w->qoi_dataset);
+	free(w->qoi_metric);
+	json_decref(w->json);
+	free(w);
+}
+
+const hml__workflow_region *hml__workflow_region_find(const hml__workflow *w,
+                                                      const char *label)
+{
+	size_t i;
+
+	if (!w || w->nregions == 0)
+		return NULL;
+	if (!label)
+		return &w->regions[0];
+	for (i = 0; i < w->nregions; i++)
+		if (strcmp(w->regions[i].label, label) == 0)
+			return &w->regions[i];
+	return NULL;
+}
+
+void hml__workflow_train_options(const hml__workflow_region *r, hml__train_options *o,
+                                 const char **nonfinite)
+{
+	const json_t *t = r ? r->train : NULL, *v;
+
+#define INT_KEY(key, field) \
+	if (json_is_integer(v = json_object_get(t, key))) \
+		o->field = (__typeof__(o->field))json_integer_value(v)
+#define NUM_KEY(key, field) \
+	if (json_is_number(v = json_object_get(t, key))) \
+		o->field = json_number_value(v)
+#define STR_KEY(key, field) \
+	if (json_is_string(v = json_object_get(t, key))) \
+		o->field = json_string_value(v)
+	INT_KEY("epochs", epochs);
+	INT_KEY("batch", batch);
+	INT_KEY("patience", patience);
+	INT_KEY("seed", seed);
+	INT_KEY("threads", threads);
+	NUM_KEY("lr", lr);
+	NUM_KEY("weight_decay", weight_decay);
+	NUM_KEY("clip", clip);
+	NUM_KEY("val_fraction", val_fraction);
+	NUM_KEY("test_fraction", test_fraction);
+	NUM_KEY("max_seconds", max_seconds);
+	STR_KEY("optimizer", optimizer);
+	STR_KEY("schedule", schedule);
+#undef INT_KEY
+#undef NUM_KEY
+#undef STR_KEY
+	if (nonfinite && json_is_string(v = json_object_get(t, "nonfinite")))
+		*nonfinite = json_string_value(v);
+}

@@ -1,0 +1,120 @@
+/*
+ * lib/run/workflow.h - workflow.json: how hml runs an application (internal).
+ *
+ * Format (schema_version 1), documented in hml-workflow(5):
+ *
+ * {
+ *   "schema_version": 1,
+ *   "name": "binomial",
+ *   "description": "European options on a binomial tree",
+ *   "program": "binomial",                 // relative to the workflow.json's directory, or absolute
+ *   "env": {"OMP_PROC_BIND": "false"},     // optional, added to the application's environment (lib/run/childenv.h)
+ *   "collect":  {"args": ["--options", "16384", "--seed", "{seed}"], "runs": 1, "seed": 1},
+ *   "evaluate": {"args": ["--options", "16384", "--seed", "42"], "repeat": 3},
+ *   "regions": [
+ *     {"label": "binomial", "batch": 4096,
+ *      "model": {"family": "mlp", "arch": "mlp:64x64:relu",
+ *                "train": {"epochs": 100, "batch": 256, "lr": 0.001},
+ *                "search_space": { ... free-form, used by hml search ... }}}
+ *   ],
+ *   "qoi": {"dataset": "price", "metric": "rmse"}    // metric: rmse | mape | max_abs
+ *          optional "mape_floor": 1.0 (MAPE over |accurate| >= 1 only)
+ * }
+ *
+ * "{seed}" in an argument is replaced by the run's seed (collect: seed,
+ * seed+1, ... for --runs N). The program is never run through a shell.
+ */
+#ifndef HML_LIB_WORKFLOW_H
+#define HML_LIB_WORKFLOW_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+/* The largest seed of any run (collect.seed, hml collect --seed S and every
+ * S+k-1 of its runs). */
+#define HML__SEED_MAX (INT64_MAX / 2)
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define HML__WORKFLOW_SCHEMA 1
+
+typedef struct hml__workflow_region {
+	char *label;
+	int64_t batch;       /**< the application's rows per call (0: unknown) */
+	char *family;        /**< "mlp", "cnn" */
+	char *arch;          /**< default architecture spec, may be NULL */
+	json_t *train;       /**< default training options object, or NULL (borrowed from json) */
+	json_t *search_space;/**< or NULL (borrowed from json) */
+} hml__workflow_region;
+
+typedef struct hml__workflow {
+	char *name;
+	char *description;
+	char *path;          /**< absolute path of the workflow.json */
+	char *dir;           /**< its directory */
+	char *program;       /**< absolute path of the executable */
+	char **env;          /**< NULL-terminated "KEY=VALUE" list */
+	char **collect_args; /**< NULL-terminated, "{seed}" not yet substituted */
+	int collect_runs;
+	int64_t collect_seed;       /* 0 to HML__SEED_MAX */
+	char **evaluate_args;
+	int evaluate_repeat;
+	hml__workflow_region *regions;
+	size_t nregions;
+	char *qoi_dataset;
+	char *qoi_metric;    /**< "rmse", "mape" or "max_abs" */
+	double qoi_mape_floor; /**< "mape_floor": MAPE leaves out |accurate| below it; 0: relative rule */
+	json_t *json;        /**< the whole document */
+	char sha256[65];     /**< of the workflow.json file */
+} hml__workflow;
+
+/**
+ * Load a workflow by bundled name ("binomial") or by path (anything with a
+ * '/' or ending in ".json"; a directory means DIR/workflow.json).
+ * Bundled names are looked up in $HML_WORKFLOW_PATH (colon-separated
+ * directories, each holding NAME/workflow.json), then next to the hml
+ * executable: <exe>/../workflows (build tree) and
+ * <exe>/../libexec/hml/workflows (installed).
+ * Errors: HML_ENOTFOUND "unknown workflow 'NAME' (looked in: DIRS)" or
+ * "cannot read workflow 'PATH': <strerror>"; HML_EINVALID "invalid
+ * workflow name 'N'", "cannot read workflow 'PATH': not a regular file",
+ * "workflow 'PATH': invalid JSON: <text> (line L, column C)",
+ * "workflow 'PATH': key 'collect.args' must be an array of strings" or
+ * "workflow 'PATH': unknown key 'colect'" (every key named by its path);
+ * HML_ENOTFOUND "workflow 'PATH': program 'P' not found" / "is not a
+ * file" / "is not executable"; HML_ENOTSUPPORTED for a newer
+ * schema_version; HML_EIO when the file cannot be read.
+ * *out is yours: hml__workflow_free(); *out is NULL on failure.
+ */
+int hml__workflow_load(hml__workflow **out, const char *name_or_path);
+
+void hml__workflow_free(hml__workflow *w);
+
+struct hml__train_options;
+
+/**
+ * Apply the region's model.train object (hml-workflow(5); its keys and
+ * types are checked at load) over `o`: each key it holds sets the training
+ * option of the same name, the others keep their value. hml train's
+ * defaults and every hml search trial's base come from here. *nonfinite
+ * (may be NULL) gets model.train.nonfinite when it has one. r NULL: nothing.
+ * Strings point into the workflow (valid until hml__workflow_free()).
+ */
+void hml__workflow_train_options(const hml__workflow_region *r, struct hml__train_options *o,
+                                 const char **nonfinite);
+
+/** The region with `label`, or NULL; label NULL gives the only/first region. */
+const hml__workflow_region *hml__workflow_region_find(const hml__workflow *w,
+                                                      const char *label);
+
+/** Directories searched for bundled workflows, ':'-joined (malloc'ed). */
+char *hml__workflow_search_path(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

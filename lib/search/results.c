@@ -1,0 +1,209 @@
+/*
+ * lib/search/results.c - a search's results, front and convergence from its
+ * trial history (read through lib/search/history.h only).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "core/util.h"
+#include "search/history.h"
+#include "search/opt/pareto.h"
+#include "search/results.h"
+#include "sys/fsutil.h"
+
+typedef struct loader {
+	hml__search_results *r;
+	size_t cap;
+	long max_config;
+	unsigned max_rung;
+} loader;
+
+static int on_event(const hml__hist_event *ev, void *payload)
+{
+	loader *l = payload;
+	hml__search_results *r = l->r;
+	hml__sr_trial *t;
+
+	if (ev->config > l->max_config)
+		l->max_config = ev->config;
+	if (ev->status == HML__HIST_KEPT) {
+		for (size_t i = r->nres; i-- > 0;)
+			if (r->res[i].trial == ev->trial) {
+				snprintf(r->res[i].model, sizeof(r->res[i].model), "%s", ev->model);
+				break;
+			}
+		return 0;
+	}
+	if (ev->status == HML__HIST_RUNNING || ev->status == HML__HIST_RERUN)
+		return 0;
+	r->ended++;
+	if (ev->status != HML__HIST_OK) {
+		r->failed++;
+		return 0;
+	}
+	if (!(ev->m.val_rmse > 0 && isfinite(ev->m.val_rmse) && ev->m.latency_s > 0 &&
+	      isfinite(ev->m.latency_s)))
+		return 0;
+	if (r->nres == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 64;
+		hml__sr_trial *p = realloc(r->res, cap * sizeof(*p));
+
+		if (!p)
+			return hml__error_oom();
+		r->res = p;
+		l->cap = cap;
+	}
+	t = &r->res[r->nres++];
+	memset(t, 0, sizeof(*t));
+	t->trial = ev->trial;
+	t->config = ev->config;
+	t->rung = ev->rung;
+	t->ended = r->ended;
+	t->val_rmse = ev->m.val_rmse;
+	t->latency_s = ev->m.latency_s;
+	t->params = ev->m.params;
+	if (ev->arch && !(t->arch = hml__strdup(ev->arch)))
+		return hml__error_oom();
+	if (ev->rung > l->max_rung)
+		l->max_rung = ev->rung;
+	return 0;
+}
+
+static double constraint(const json_t *c, const char *key)
+{
+	const json_t *v = json_object_get(c, key);
+
+	return json_is_number(v) && json_number_value(v) > 0 ? json_number_value(v) : NAN;
+}
+
+static int feasible(const hml__search_results *r, const hml__sr_trial *t)
+{
+	return !(t->val_rmse > r->max_error) && !(t->latency_s > r->max_latency) &&
+	       !(t->params >= 0 && (double)t->params > r->max_params);
+}
+
+/* The front of the feasible top-rung results among res[0 .. n-1]. */
+static int front_of(hml__search_results *r)
+{
+	double *f = malloc((r->nres + 1) * 2 * sizeof(*f));
+	size_t *which = malloc((r->nres + 1) * sizeof(*which)), m = 0, nf;
+	int rc = 0;
+
+	if (!f || !which || !(r->front = malloc((r->nres + 1) * sizeof(*r->front)))) {
+		rc = hml__error_oom();
+		goto done;
+	}
+	for (size_t i = 0; i < r->nres; i++)
+		if (r->res[i].top && r->res[i].feasible) {
+			f[2 * m] = r->res[i].val_rmse;
+			f[2 * m + 1] = r->res[i].latency_s;
+			which[m++] = i;
+		}
+	if ((nf = hml__pareto_front(r->front, f, m)) == (size_t)-1) {
+		rc = hml__error_oom();
+		goto done;
+	}
+	for (size_t j = 0; j < nf; j++) {
+		r->front[j] = which[r->front[j]];
+		r->res[r->front[j]].front = 1;
+	}
+	r->nfront = nf;
+done:
+	free(f);
+	free(which);
+	return rc;
+}
+
+/* Best error and hypervolume after each trial ended, in log10 space. */
+static int convergence(hml__search_results *r)
+{
+	double *f = malloc((r->nres + 1) * 2 * sizeof(*f)), best = NAN, hv = 0;
+	size_t m = 0, k = 0;
+
+	r->best = malloc((r->ended + 1) * sizeof(*r->best));
+	r->hv = malloc((r->ended + 1) * sizeof(*r->hv));
+	if (!f || !r->best || !r->hv) {
+		free(f);
+		return hml__error_oom();
+	}
+	r->ref[0] = r->ref[1] = -HUGE_VAL;
+	for (size_t i = 0; i < r->nres; i++) {
+		r->ref[0] = fmax(r->ref[0], log10(r->res[i].val_rmse) + 0.1);
+		r->ref[1] = fmax(r->ref[1], log10(r->res[i].latency_s) + 0.1);
+	}
+	if (r->nres == 0)
+		r->ref[0] = r->ref[1] = NAN;
+	for (size_t e = 0; e < r->ended; e++) {
+		for (; k < r->nres && r->res[k].ended == e + 1; k++) {
+			const hml__sr_trial *t = &r->res[k];
+
+			if (!t->top || !t->feasible)
+				continue;
+			if (!(t->val_rmse >= best))
+				best = t->val_rmse;
+			f[2 * m] = log10(t->val_rmse);
+			f[2 * m + 1] = log10(t->latency_s);
+			m++;
+			if ((hv = hml__pareto_hypervolume(f, m, r->ref)) < 0) {
+				free(f);
+				return hml__error_oom();
+			}
+		}
+		r->best[e] = best;
+		r->hv[e] = hv;
+	}
+	free(f);
+	return 0;
+}
+
+int hml__search_results_load(hml__search_results *out, const char *dir,
+                             const hml__search_view *v)
+{
+	loader l = { out, 0, -1, 0 };
+	char *path;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (!v->history)
+		return hml__error_set(HML_EINVALID, "search '%s' has no trial history in the manifest",
+		                      v->id ? v->id : "?");
+	if (!(path = hml__path_join(dir, v->history)))
+		return hml__error_oom();
+	rc = hml__history_read(path, on_event, &l, &out->torn);
+	free(path);
+	if (rc < 0)
+		return rc;
+	out->configs = (size_t)(l.max_config + 1);
+	out->top_rung = isfinite(v->rungs) && v->rungs >= 1 ? (unsigned)v->rungs - 1 : l.max_rung;
+	out->max_error = constraint(v->constraints, "max_error");
+	out->max_latency = constraint(v->constraints, "max_latency");
+	out->max_params = constraint(v->constraints, "max_params");
+	for (size_t i = 0; i < out->nres; i++) {
+		out->res[i].top = out->res[i].rung == out->top_rung;
+		out->res[i].feasible = feasible(out, &out->res[i]);
+	}
+	if ((rc = front_of(out)) < 0)
+		return rc;
+	return convergence(out);
+}
+
+void hml__search_results_release(hml__search_results *r)
+{
+	if (!r)
+		return;
+	for (size_t i = 0; i < r->nres; i++)
+		free(r->res[i].arch);
+	free(r->res);
+	free(r->front);
+	free(r->best);
+	free(r->hv);
+	memset(r, 0, sizeof(*r));
+}
+
+double hml__search_results_best(const hml__search_results *r)
+{
+	return r->nfront ? r->res[r->front[0]].val_rmse : NAN;
+}

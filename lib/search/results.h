@@ -1,0 +1,82 @@
+/*
+ * lib/search/results.h - what a search found, computed from its trial
+ * history (internal): the results of its trials, its Pareto front and its
+ * convergence (best error and hypervolume against trials ended). Read by
+ * `hml show` and drawn by lib/search/plot.h.
+ *
+ * The history is read only through lib/search/history.h's reader. The front is
+ * the one `hml search` records (lib/sched.h): the Pareto front of
+ * validation RMSE against latency per sample over the feasible results of
+ * the top rung, sorted by error. The hypervolume is measured in decades
+ * (log10 of both objectives) against the reference point
+ * hml__search_results.ref: one tenth of a decade beyond the largest error
+ * and latency of any result of the search, so that every result adds
+ * volume and the series of one search share one reference.
+ */
+#ifndef HML_LIB_SEARCHRESULTS_H
+#define HML_LIB_SEARCHRESULTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "store/records.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** One trial that ended "ok" with finite, positive error and latency. */
+typedef struct hml__sr_trial {
+	long trial, config;
+	unsigned rung;
+	size_t ended;          /**< trials ended (ok or not) when it ended, itself included */
+	double val_rmse;
+	double latency_s;      /**< per sample */
+	int64_t params;        /**< -1: not recorded */
+	int feasible;          /**< within every constraint of the search */
+	int top;               /**< trained at the top rung (full fidelity) */
+	int front;             /**< on the Pareto front */
+	char *arch;            /**< the architecture trained (malloc'ed) or NULL */
+	char model[24];        /**< the model it was registered as ("kept"), or "" */
+} hml__sr_trial;
+
+typedef struct hml__search_results {
+	hml__sr_trial *res;    /**< the results, in the order they ended */
+	size_t nres;
+	size_t ended;          /**< trials ended: ok, failed, timeout, crashed */
+	size_t failed;         /**< of which failed, timed out or crashed */
+	size_t configs;        /**< configurations started */
+	size_t *front;         /**< indices into res of the front, by error */
+	size_t nfront;
+	/** Per trial ended k (0 .. ended-1), after it: the best top-rung error
+	 *  (NaN before the first) and the front's hypervolume (0 before). */
+	double *best, *hv;
+	double ref[2];         /**< hypervolume reference (log10 error, log10 latency);
+	                            NaN when there is no result */
+	unsigned top_rung;     /**< the record's rungs - 1, else the highest rung seen */
+	double max_error, max_latency, max_params;   /**< the constraints; NaN: none */
+	int torn;              /**< a torn last line was ignored (a writer was killed) */
+} hml__search_results;
+
+/**
+ * Read the history of search `v` (v->history, relative to experiment
+ * directory `dir`) and compute its results into *out, which is yours:
+ * hml__search_results_release() (also after a failure). A history that
+ * does not exist yet is a search with no trial.
+ * Errors: HML_EINVALID "search 's1' has no trial history in the manifest";
+ * those of hml__history_read() (HML_EIO, HML_EINVALID naming the line);
+ * HML_ENOMEM.
+ */
+int hml__search_results_load(hml__search_results *out, const char *dir,
+                             const hml__search_view *v);
+
+/** Free what *r holds (NULL-safe) and zero it. */
+void hml__search_results_release(hml__search_results *r);
+
+/** The best (lowest) error on the front, NaN when the front is empty. */
+double hml__search_results_best(const hml__search_results *r);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

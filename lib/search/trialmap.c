@@ -1,0 +1,269 @@
+/*
+ * lib/search/trialmap.c - a search-space sample -> arch spec + training options.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "search/trialmap.h"
+#include "train/arch.h"
+
+static const char *const common_keys[] = {
+	"layers", "width", "activation", "dropout", "lr", "batch", "weight_decay",
+	"optimizer", "epochs", NULL
+};
+
+/* K of "width_K", or 0 when `name` is not one. */
+static long width_index(const char *name)
+{
+	char *end;
+	long k;
+
+	if (strncmp(name, "width_", 6) != 0 || name[6] < '0' || name[6] > '9')
+		return 0;
+	k = strtol(name + 6, &end, 10);
+	return *end ? 0 : k;
+}
+
+static int known(const char *name, const char *family)
+{
+	int cnn = strcmp(family, "cnn") == 0, vec = strcmp(family, "cnnvec") == 0;
+
+	for (int i = 0; common_keys[i]; i++)
+		if (strcmp(common_keys[i], name) == 0)
+			return 1;
+	if ((cnn || vec) && strcmp(name, "kernel") == 0)
+		return 1;
+	return vec && (strcmp(name, "pool") == 0 || strcmp(name, "head") == 0);
+}
+
+int hml__trialmap_check(const hml__space *space, const char *family, const char *origin)
+{
+	const char *o = origin ? origin : "(search space)";
+
+	if (!hml__arch_family_json(family))
+		return hml__error_set(HML_EINVALID, "search space '%s': unknown model family '%s' "
+		                      "(families: %s)", o, family, hml__arch_families());
+	for (size_t i = 0; i < hml__space_count(space); i++) {
+		const char *name = hml__space_name(space, i);
+		long k = width_index(name);
+
+		if (k > HML__ARCH_MAX_LAYERS || (k < 1 && strncmp(name, "width_", 6) == 0 &&
+		                                 name[6] >= '0' && name[6] <= '9'))
+			return hml__error_set(HML_EINVALID, "search space '%s': parameter '%s' names "
+			                      "layer %ld (layers are 1 to %d)", o, name, k,
+			                      HML__ARCH_MAX_LAYERS);
+		if (k == 0 && !known(name, family))
+			return hml__error_set(HML_EINVALID, "search space '%s': parameter '%s' is not an "
+			                      "option of model family '%s' (known: layers, width, width_K, "
+			                      "activation, dropout, %slr, batch, weight_decay, optimizer, "
+			                      "epochs)", o, name, family,
+			                      strcmp(family, "cnnvec") == 0 ? "kernel, pool, head, " :
+			                      strcmp(family, "cnn") == 0 ? "kernel, " : "");
+	}
+	return 0;
+}
+
+/* An integer parameter (a JSON integer, or an integral real) >= low, else -1 and an error. */
+static int int_param(const json_t *sample, const char *key, long long low, long long *out)
+{
+	const json_t *v = json_object_get(sample, key);
+	double d;
+
+	if (!v)
+		return 0;
+	d = json_number_value(v);
+	if (!json_is_number(v) || d != floor(d) || d < (double)low || d > 1e15)
+		return hml__error_set(HML_EINVALID, "trial parameter '%s' must be an integer of at "
+		                      "least %lld", key, low);
+	*out = (long long)d;
+	return 1;
+}
+
+static int real_param(const json_t *sample, const char *key, double low, int open, double *out)
+{
+	const json_t *v = json_object_get(sample, key);
+	double d;
+
+	if (!v)
+		return 0;
+	d = json_number_value(v);
+	if (!json_is_number(v) || !isfinite(d) || d < low || (open && d == low))
+		return hml__error_set(HML_EINVALID, "trial parameter '%s' must be a number %s %g", key,
+		                      open ? "above" : "of at least", low);
+	*out = d;
+	return 1;
+}
+
+/* The widths after layers / width / width_K; *n the layer count. */
+static int map_widths(int64_t *w, int *n, const json_t *sample)
+{
+	long long v;
+	int rc;
+
+	if ((rc = int_param(sample, "layers", 1, &v)) < 0)
+		return rc;
+	if (rc && v > HML__ARCH_MAX_LAYERS)
+		return hml__error_set(HML_EINVALID, "trial parameter 'layers': %lld is more than %d",
+		                      v, HML__ARCH_MAX_LAYERS);
+	if (rc) {
+		for (int i = *n; i < (int)v; i++)
+			w[i] = *n > 0 ? w[*n - 1] : 16;
+		*n = (int)v;
+	}
+	if ((rc = int_param(sample, "width", 1, &v)) < 0)
+		return rc;
+	for (int i = 0; rc && i < *n; i++)
+		w[i] = v;
+	for (int k = 1; k <= *n; k++) {
+		char key[32];
+
+		snprintf(key, sizeof(key), "width_%d", k);
+		if ((rc = int_param(sample, key, 1, &v)) < 0)
+			return rc;
+		if (rc)
+			w[k - 1] = v;
+	}
+	return 0;
+}
+
+/* The architecture fields of the sample over base `a`, as a spec. */
+static int arch_spec(char *spec, size_t size, const hml__arch *a, const json_t *sample)
+{
+	int64_t w[HML__ARCH_MAX_LAYERS];
+	int n = a->nwidths, rc;
+	const json_t *act = json_object_get(sample, "activation");
+	double dropout = a->dropout;
+	long long kernel = a->kernel, pool = a->pool, head = a->head;
+	size_t used;
+	char num[32];
+
+	memcpy(w, a->widths, sizeof(w));
+	if ((rc = map_widths(w, &n, sample)) < 0)
+		return rc;
+	if (act && !json_is_string(act))
+		return hml__error_set(HML_EINVALID, "trial parameter 'activation' must be a string");
+	if ((rc = real_param(sample, "dropout", 0, 0, &dropout)) < 0 ||
+	    (rc = int_param(sample, "kernel", 1, &kernel)) < 0 ||
+	    (rc = int_param(sample, "pool", 1, &pool)) < 0 ||
+	    (rc = int_param(sample, "head", 0, &head)) < 0)
+		return rc;
+	used = (size_t)snprintf(spec, size, "%s:", a->family);
+	for (int i = 0; i < n && used < size; i++)
+		used += (size_t)snprintf(spec + used, size - used, "%s%lld", i ? "x" : "",
+		                         (long long)w[i]);
+	if (used < size)
+		used += (size_t)snprintf(spec + used, size - used, ":%s",
+		                         act ? json_string_value(act) : a->act);
+	if (dropout > 0 && used < size) {
+		hml__arch_format_double(num, sizeof(num), dropout);
+		used += (size_t)snprintf(spec + used, size - used, ":dropout=%s", num);
+	}
+	if (a->cnn && used < size)
+		used += (size_t)snprintf(spec + used, size - used, ":kernel=%lld", kernel);
+	if (a->vec && used < size)
+		used += (size_t)snprintf(spec + used, size - used, ":pool=%lld:head=%lld", pool, head);
+	if (used >= size)
+		return hml__error_set(HML_EINVALID, "trial architecture is longer than %zu bytes", size);
+	return 0;
+}
+
+static int map_training(hml__train_options *o, const json_t *sample)
+{
+	const json_t *opt = json_object_get(sample, "optimizer");
+	long long v;
+	int rc;
+
+	if ((rc = real_param(sample, "lr", 0, 1, &o->lr)) < 0 ||
+	    (rc = real_param(sample, "weight_decay", 0, 0, &o->weight_decay)) < 0)
+		return rc;
+	if ((rc = int_param(sample, "batch", 1, &v)) < 0)
+		return rc;
+	if (rc)
+		o->batch = v;
+	if ((rc = int_param(sample, "epochs", 1, &v)) < 0)
+		return rc;
+	if (rc)
+		o->epochs = v > 1000000 ? 1000000 : (int)v;
+	if (opt && !json_is_string(opt))
+		return hml__error_set(HML_EINVALID, "trial parameter 'optimizer' must be a string");
+	if (opt)
+		o->optimizer = json_string_value(opt);
+	return 0;
+}
+
+int hml__trialmap_apply(hml__train_options *o, char *arch, size_t size, const char *family,
+                        const char *base_arch, const json_t *sample)
+{
+	hml__arch a, b;
+	char spec[512];
+	size_t flen = base_arch ? strcspn(base_arch, ":") : 0;
+	int rc;
+
+	/* A base of another family (or none) gives way to the family's defaults. */
+	if (!base_arch || flen != strlen(family) || strncmp(base_arch, family, flen) != 0)
+		base_arch = family;
+	if ((rc = hml__arch_parse(&a, base_arch)) < 0 ||
+	    (rc = arch_spec(spec, sizeof(spec), &a, sample)) < 0 ||
+	    (rc = hml__arch_parse(&b, spec)) < 0 ||
+	    (rc = map_training(o, sample)) < 0)
+		return rc;
+	if (strlen(b.canonical) >= size)
+		return hml__error_set(HML_EINVALID, "trial architecture '%s' is too long", b.canonical);
+	memcpy(arch, b.canonical, strlen(b.canonical) + 1);
+	o->arch = arch;
+	return 0;
+}
+
+/* Append "--flag value"; -1 when out of memory. */
+static int push_arg(json_t *argv, const char *flag, const char *value)
+{
+	return json_array_append_new(argv, json_string(flag)) < 0 ||
+	       json_array_append_new(argv, json_string(value)) < 0 ? -1 : 0;
+}
+
+static int push_real(json_t *argv, const char *flag, double v)
+{
+	char num[40];
+
+	hml__arch_format_double(num, sizeof(num), v);
+	return push_arg(argv, flag, num);
+}
+
+static int push_int(json_t *argv, const char *flag, long long v)
+{
+	char num[32];
+
+	snprintf(num, sizeof(num), "%lld", v);
+	return push_arg(argv, flag, num);
+}
+
+json_t *hml__trialmap_train_argv(const hml__train_options *o, const char *region)
+{
+	json_t *argv = json_array();
+	int bad = !argv || json_array_append_new(argv, json_string("train")) < 0;
+
+	bad = bad || push_arg(argv, "--region", region) < 0 ||
+	      push_arg(argv, "--arch", o->arch ? o->arch : "mlp") < 0 ||
+	      push_int(argv, "--epochs", o->epochs) < 0 ||
+	      push_int(argv, "--batch", (long long)o->batch) < 0 ||
+	      push_real(argv, "--lr", o->lr) < 0 ||
+	      (o->weight_decay >= 0 && push_real(argv, "--weight-decay", o->weight_decay) < 0) ||
+	      push_arg(argv, "--optimizer", o->optimizer ? o->optimizer : "adam") < 0 ||
+	      push_arg(argv, "--schedule", o->schedule ? o->schedule : "plateau") < 0 ||
+	      push_int(argv, "--patience", o->patience) < 0 ||
+	      push_real(argv, "--clip", o->clip) < 0 ||
+	      push_int(argv, "--seed", (long long)o->seed) < 0 ||
+	      push_real(argv, "--val-fraction", o->val_fraction) < 0 ||
+	      push_real(argv, "--test-fraction", o->test_fraction) < 0 ||
+	      (o->max_seconds > 0 && push_real(argv, "--max-seconds", o->max_seconds) < 0) ||
+	      (o->infer_batch > 0 && push_int(argv, "--infer-batch", (long long)o->infer_batch) < 0);
+	if (bad) {
+		json_decref(argv);
+		hml__error_oom();
+		return NULL;
+	}
+	return argv;
+}

@@ -1,0 +1,72 @@
+/*
+ * lib/search/trialmap.h - from a search-space sample to what one trial trains
+ * (internal): the architecture spec (lib/train/arch.h) and the training options
+ * (lib/train/train.h).
+ *
+ * The parameters a search space may hold (hml-search(1), SEARCH SPACE):
+ *   layers        hidden layers (mlp) or conv layers (cnn, cnnvec)
+ *   width         units (mlp) or channels (cnn, cnnvec) of every layer
+ *   width_K       of layer K (1-based) when the space has it, overriding
+ *                 width: usually conditional, "when": {"parent": "layers",
+ *                 "min": K}
+ *   activation    relu, tanh, gelu, silu, sigmoid
+ *   dropout       0 <= p < 1
+ *   kernel        cnn, cnnvec: odd kernel size
+ *   pool, head    cnnvec: pooling size, hidden units of the head
+ *   lr, batch, weight_decay, optimizer (adam, adamw), epochs
+ * What a sample leaves out keeps the base architecture's value (the
+ * region's model.arch, else the family's defaults) and the base options'.
+ * "epochs" is the configuration's full-fidelity epoch count; the scheduler
+ * trains lower rungs on a fraction of it (lib/search/opt/trialsched.h).
+ */
+#ifndef HML_LIB_TRIALMAP_H
+#define HML_LIB_TRIALMAP_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "search/opt/space.h"
+#include "train/train.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/**
+ * Check that every parameter of `space` is one the family `family` trains
+ * with (before any trial runs). origin names the space in messages.
+ * Errors: HML_EINVALID "search space 'O': parameter 'momentum' is not an
+ * option of model family 'mlp' (known: ...)"; "... 'width_99' names layer
+ * 99 (at most 64)".
+ */
+int hml__trialmap_check(const hml__space *space, const char *family, const char *origin);
+
+/**
+ * Map `sample` onto `base_arch` (NULL: the family's defaults) and `o`
+ * (filled by the caller with the base options; the fields the sample sets
+ * are overwritten, o->optimizer may then point into sample). The canonical
+ * spec goes to arch (size bytes) and o->arch points to it.
+ * Errors: HML_EINVALID naming the parameter ("trial parameter 'batch':
+ * 0 is not a positive integer") or the spec's problem (lib/train/arch.h).
+ */
+int hml__trialmap_apply(hml__train_options *o, char *arch, size_t size, const char *family,
+                        const char *base_arch, const json_t *sample);
+
+/**
+ * The `hml train` arguments that train what `o` (hml__trialmap_apply's
+ * result) describes on region `region`: a JSON array of strings, "train"
+ * first, then --region, --arch, --epochs, --batch, --lr, --weight-decay
+ * (when o sets it), --optimizer, --schedule, --patience, --clip, --seed,
+ * --val-fraction, --test-fraction, and --max-seconds / --infer-batch when
+ * o sets them; numbers in their shortest exact text. Not --threads (the
+ * caller's choice). The reader is hml train's own option table
+ * (hml-train(1)); hml search --train-args prints it. NULL when out of
+ * memory (HML_ENOMEM set).
+ */
+json_t *hml__trialmap_train_argv(const hml__train_options *o, const char *region);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

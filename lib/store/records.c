@@ -1,0 +1,344 @@
+/*
+ * lib/store/records.c - typed views of manifest records.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "store/records.h"
+#include "train/train.h"
+
+static const char *str(const json_t *obj, const char *key)
+{
+	const json_t *v = obj ? json_object_get(obj, key) : NULL;
+
+	return json_is_string(v) ? json_string_value(v) : NULL;
+}
+
+static double num(const json_t *obj, const char *key)
+{
+	const json_t *v = obj ? json_object_get(obj, key) : NULL;
+
+	return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+static const json_t *typed(const json_t *obj, const char *key, int (*is)(const json_t *))
+{
+	const json_t *v = obj ? json_object_get(obj, key) : NULL;
+
+	return v && is(v) ? v : NULL;
+}
+
+static int is_array(const json_t *v) { return json_is_array(v); }
+static int is_object(const json_t *v) { return json_is_object(v); }
+
+const char *hml__record_file(const json_t *rec, const char *role)
+{
+	return str(json_object_get(rec, "files"), role);
+}
+
+const char *hml__record_sha256(const json_t *rec, const char *rel)
+{
+	return str(json_object_get(json_object_get(rec, "provenance"), "sha256"), rel);
+}
+
+void hml__model_view_of(hml__model_view *out, const json_t *rec)
+{
+	const json_t *metrics = json_object_get(rec, "metrics");
+
+	out->json = rec;
+	out->id = str(rec, "id");
+	out->region = str(rec, "region");
+	out->workflow = str(rec, "workflow");
+	out->file = hml__record_file(rec, "model");
+	out->input_shape = typed(rec, "input_shape", is_array);
+	out->output_shape = typed(rec, "output_shape", is_array);
+	out->datasets = typed(rec, "datasets", is_array);
+	out->val_rmse = num(metrics, "val_rmse");
+	out->latency_s = num(metrics, "latency_seconds_per_sample");
+	out->family = str(rec, "family");
+	out->arch = str(rec, "arch");
+	out->data_sha256 = typed(rec, "data_sha256", is_object);
+	out->rows = typed(rec, "rows", is_object);
+	out->options = typed(rec, "options", is_object);
+	out->metrics = typed(rec, "metrics", is_object);
+	out->search = str(json_object_get(rec, "search"), "id");
+}
+
+void hml__dataset_view_of(hml__dataset_view *out, const json_t *rec)
+{
+	const json_t *wf = json_object_get(rec, "workflow");
+
+	out->json = rec;
+	out->id = str(rec, "id");
+	out->workflow_name = str(wf, "name");
+	out->workflow_path = str(wf, "path");
+	out->file = hml__record_file(rec, "data");
+	out->complete = !json_is_false(json_object_get(rec, "complete"));
+	out->regions = typed(rec, "regions", is_object);
+	out->runs = typed(rec, "runs", is_array);
+}
+
+void hml__deployment_view_of(hml__deployment_view *out, const json_t *rec)
+{
+	out->json = rec;
+	out->id = str(rec, "id");
+	out->model = str(rec, "model");
+	out->region = str(rec, "region");
+	out->env = typed(rec, "env", is_object);
+	out->compiled = str(rec, "compiled");
+}
+
+void hml__search_view_of(hml__search_view *out, const json_t *rec)
+{
+	out->json = rec;
+	out->id = str(rec, "id");
+	out->region = str(rec, "region");
+	out->workflow = str(rec, "workflow");
+	out->family = str(rec, "family");
+	out->latency_target = str(rec, "latency_target");
+	out->status = str(rec, "status");
+	out->history = hml__record_file(rec, "history");
+	out->space = typed(rec, "space", is_object);
+	out->space_sha256 = str(rec, "space_sha256");
+	out->datasets = typed(rec, "datasets", is_array);
+	out->data_sha256 = typed(rec, "data_sha256", is_object);
+	out->constraints = typed(rec, "constraints", is_object);
+	out->front = typed(rec, "front", is_array);
+	out->seed = num(rec, "seed");
+	out->budget = num(rec, "budget");
+	out->workers = num(rec, "workers");
+	out->eta = num(rec, "eta");
+	out->rungs = num(rec, "rungs");
+	out->max_epochs = num(rec, "max_epochs");
+	out->deterministic = json_is_true(json_object_get(rec, "deterministic"));
+}
+
+size_t hml__records_count(const hml__store *s, const char *collection)
+{
+	return json_array_size(json_object_get(hml__store_manifest(s), collection));
+}
+
+static const json_t *at(const hml__store *s, const char *collection, size_t i)
+{
+	return json_array_get(json_object_get(hml__store_manifest(s), collection), i);
+}
+
+int64_t hml__records_max_seed(const hml__store *s)
+{
+	hml__dataset_view d;
+	int64_t max = -1;
+	const json_t *run;
+	size_t k;
+
+	for (size_t i = 0; hml__records_dataset_at(&d, s, i); i++)
+		json_array_foreach(d.runs, k, run) {
+			const json_t *seed = json_object_get(run, "seed");
+
+			if (json_is_integer(seed) && json_integer_value(seed) > max)
+				max = json_integer_value(seed);
+		}
+	return max;
+}
+
+int hml__records_model_at(hml__model_view *out, const hml__store *s, size_t i)
+{
+	const json_t *rec = at(s, "models", i);
+
+	if (rec)
+		hml__model_view_of(out, rec);
+	return rec != NULL;
+}
+
+int hml__records_dataset_at(hml__dataset_view *out, const hml__store *s, size_t i)
+{
+	const json_t *rec = at(s, "datasets", i);
+
+	if (rec)
+		hml__dataset_view_of(out, rec);
+	return rec != NULL;
+}
+
+int hml__records_search_at(hml__search_view *out, const hml__store *s, size_t i)
+{
+	const json_t *rec = at(s, "searches", i);
+
+	if (rec)
+		hml__search_view_of(out, rec);
+	return rec != NULL;
+}
+
+int hml__records_search(hml__search_view *out, const hml__store *s, const char *id)
+{
+	const json_t *rec = hml__store_find(s, "searches", id);
+
+	memset(out, 0, sizeof(*out));
+	if (!rec)
+		return hml__error_set(HML_ENOTFOUND, "no search '%s' in experiment '%s'",
+		                      id, hml__store_dir(s));
+	hml__search_view_of(out, rec);
+	return 0;
+}
+
+int hml__records_model(hml__model_view *out, const hml__store *s, const char *id)
+{
+	const json_t *rec = hml__store_find(s, "models", id);
+
+	memset(out, 0, sizeof(*out));
+	if (!rec)
+		return hml__error_set(HML_ENOTFOUND, "no model '%s' in experiment '%s'",
+		                      id, hml__store_dir(s));
+	hml__model_view_of(out, rec);
+	return 0;
+}
+
+int hml__records_dataset(hml__dataset_view *out, const hml__store *s, const char *id)
+{
+	const json_t *rec = hml__store_find(s, "datasets", id);
+
+	memset(out, 0, sizeof(*out));
+	if (!rec)
+		return hml__error_set(HML_ENOTFOUND, "no data set '%s' in experiment '%s'",
+		                      id, hml__store_dir(s));
+	hml__dataset_view_of(out, rec);
+	return 0;
+}
+
+const json_t *hml__dataset_view_region(const hml__dataset_view *d, const char *label)
+{
+	return typed(d->regions, label, is_object);
+}
+
+long long hml__dataset_view_rows(const hml__dataset_view *d, const char *label)
+{
+	return (long long)json_integer_value(json_object_get(hml__dataset_view_region(d, label),
+	                                                     "rows"));
+}
+
+int hml__records_latest_deployment(hml__deployment_view *out, const hml__store *s)
+{
+	size_t n = hml__records_count(s, "deployments");
+	const json_t *rec = n ? at(s, "deployments", n - 1) : NULL;
+
+	memset(out, 0, sizeof(*out));
+	if (rec)
+		hml__deployment_view_of(out, rec);
+	if (!out->model)
+		return hml__error_set(HML_ENOTFOUND,
+			"no model is deployed in experiment '%s': run 'hml deploy' or name a model",
+			hml__store_dir(s));
+	return 0;
+}
+
+/* ---- the writer of trained models' records ----------------------------- */
+
+static json_t *real_or_null(double v)
+{
+	return isfinite(v) ? json_real(v) : json_null();
+}
+
+static json_t *count_or_null(int64_t v)
+{
+	return v >= 0 ? json_integer((json_int_t)v) : json_null();
+}
+
+static json_t *flag_or_null(int v)
+{
+	return v >= 0 ? json_boolean(v) : json_null();
+}
+
+static json_t *string_or_null(const char *v)
+{
+	return v ? json_string(v) : json_null();
+}
+
+json_t *hml__records_data_sha256(const hml__store *s, const char *const *ids, size_t n)
+{
+	json_t *o = json_object();
+
+	for (size_t i = 0; o && i < n; i++) {
+		const json_t *rec = hml__store_find(s, "datasets", ids[i]);
+		const char *sha = hml__record_sha256(rec, hml__record_file(rec, "data"));
+
+		if (json_object_set_new(o, ids[i], string_or_null(sha)) < 0) {
+			json_decref(o);
+			o = NULL;
+		}
+	}
+	return o;
+}
+
+/* The effective options: weight_decay < 0 means the optimiser's default. */
+static json_t *options_json(const hml__train_options *o)
+{
+	int adamw = o->optimizer && strcmp(o->optimizer, "adamw") == 0;
+
+	return json_pack("{s:i, s:I, s:o, s:o, s:s, s:s, s:i, s:o, s:I, s:i, s:o, s:o, s:o}",
+		"epochs", o->epochs, "batch", (json_int_t)o->batch, "lr", real_or_null(o->lr),
+		"weight_decay", real_or_null(o->weight_decay >= 0 ? o->weight_decay
+		                                                  : adamw ? 1e-2 : 0.0),
+		"optimizer", o->optimizer ? o->optimizer : "adam",
+		"schedule", o->schedule ? o->schedule : "plateau",
+		"patience", o->patience, "clip", real_or_null(o->clip), "seed", (json_int_t)o->seed,
+		"threads", o->threads, "val_fraction", real_or_null(o->val_fraction),
+		"test_fraction", real_or_null(o->test_fraction),
+		"max_seconds", o->max_seconds > 0 ? json_real(o->max_seconds) : json_null());
+}
+
+static json_t *metrics_json(const hml__train_result *r)
+{
+	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o,"
+	                 " s:o, s:o, s:o}",
+		"val_rmse", real_or_null(r->val_rmse), "test_rmse", real_or_null(r->test_rmse),
+		"test_mae", real_or_null(r->test_mae), "test_max_abs", real_or_null(r->test_max_abs),
+		"params", count_or_null(r->params), "epochs_run", count_or_null(r->epochs_run),
+		"best_epoch", count_or_null(r->best_epoch),
+		"stopped_early", flag_or_null(r->stopped_early),
+		"out_of_time", flag_or_null(r->out_of_time),
+		"train_seconds", real_or_null(r->train_seconds),
+		"train_step_seconds", real_or_null(r->train_step_seconds),
+		"samples_per_second", real_or_null(r->samples_per_second),
+		"final_lr", real_or_null(r->final_lr),
+		"latency_seconds_per_sample", real_or_null(r->latency_s_per_sample),
+		"latency_batch", count_or_null(r->latency_batch),
+		"forward_max_diff", real_or_null(r->forward_max_diff));
+}
+
+json_t *hml__model_record_new(const hml__store *s, const hml__model_facts *f)
+{
+	const hml__train_result *r = f->result;
+	json_t *ids = json_array(), *rec;
+	char family[32];
+
+	for (size_t i = 0; ids && i < f->ndatasets; i++)
+		json_array_append_new(ids, json_string(f->datasets[i]));
+	snprintf(family, sizeof(family), "%.*s", (int)strcspn(r->arch, ":"), r->arch);
+	rec = json_pack(
+		"{s:s, s:s, s:s, s:s, s:o, s:o, s:o, s:o,"
+		" s:{s:o, s:o, s:o, s:o, s:o, s:o}, s:o, s:o, s:s}",
+		"workflow", f->workflow ? f->workflow : "", "region", f->region,
+		"family", family, "arch", r->arch,
+		"input_shape", f->input_shape ? json_deep_copy(f->input_shape) : json_null(),
+		"output_shape", f->output_shape ? json_deep_copy(f->output_shape) : json_null(),
+		"datasets", ids, "data_sha256", hml__records_data_sha256(s, f->datasets, f->ndatasets),
+		"rows", "train", count_or_null(r->n_train), "validation", count_or_null(r->n_val),
+		"test", count_or_null(r->n_test),
+		"dropped_nonfinite", count_or_null(f->dropped_nonfinite),
+		"nonfinite_values", count_or_null(f->nonfinite_values),
+		"nonfinite_policy", string_or_null(f->nonfinite_policy),
+		"options", options_json(f->options), "metrics", metrics_json(r),
+		"normalisation",
+		"per feature (mlp) or channel (cnn; cnnvec inputs, its outputs per feature) "
+		"mean and std of the training split, "
+		"inside the model: buffers in_mean, in_std, out_mean, out_std");
+	if (rec && f->search &&
+	    json_object_set_new(rec, "search", json_pack("{s:s, s:I, s:I}", "id", f->search,
+	                        "trial", (json_int_t)f->trial, "config", (json_int_t)f->config)) < 0) {
+		json_decref(rec);
+		rec = NULL;
+	}
+	if (!rec)
+		hml__error_oom();
+	return rec;
+}

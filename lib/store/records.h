@@ -1,0 +1,183 @@
+/*
+ * lib/store/records.h - typed views of the experiment's records (internal).
+ *
+ * Commands read the manifest through these views instead of chains of
+ * json_object_get(): each view names the fields a command needs, typed,
+ * with NULL (strings, JSON parts) or NaN (numbers) where the record lacks
+ * one. The layout of the records is documented in hml-manifest(5).
+ *
+ * Views borrow from the store: every pointer in them stays valid until
+ * hml__store_free() (see hml__store_manifest()). Filling a view never
+ * fails; looking a record up by id can (HML_ENOTFOUND).
+ */
+#ifndef HML_LIB_RECORDS_H
+#define HML_LIB_RECORDS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "store/store.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** A trained or imported model ("models"). */
+typedef struct hml__model_view {
+	const json_t *json;          /**< the whole record */
+	const char *id;
+	const char *region;          /**< the label it replaces */
+	const char *workflow;        /**< the workflow's name */
+	const char *file;            /**< files.model, relative to the experiment */
+	const json_t *input_shape;   /**< array of integers (one row), or NULL */
+	const json_t *output_shape;
+	const json_t *datasets;      /**< array of the data-set ids it was trained on, or NULL */
+	double val_rmse;             /**< metrics.val_rmse */
+	double latency_s;            /**< metrics.latency_seconds_per_sample */
+	const char *family;          /**< "mlp", "cnn", ..., "imported" */
+	const char *arch;            /**< the canonical spec ("mlp:64x64:relu") */
+	const json_t *data_sha256;   /**< object: data-set id -> SHA-256 of its file when trained */
+	const json_t *rows;          /**< object: train, validation, test, ... (or NULL) */
+	const json_t *options;       /**< object: the effective training options (or NULL) */
+	const json_t *metrics;       /**< object: every metric (or NULL) */
+	const char *search;          /**< search.id: the search that trained it, or NULL */
+} hml__model_view;
+
+/** A collected data set ("datasets"). */
+typedef struct hml__dataset_view {
+	const json_t *json;
+	const char *id;
+	const char *workflow_name;   /**< workflow.name */
+	const char *workflow_path;   /**< workflow.path: the workflow.json it ran */
+	const char *file;            /**< files.data, relative to the experiment */
+	int complete;                /**< 0 when a run failed part-way */
+	const json_t *regions;       /**< object: label -> {rows, calls, input_shape, ...} */
+	const json_t *runs;          /**< array of {seed, argv, ...}, one per application run,
+	                                  or NULL */
+} hml__dataset_view;
+
+/** A deployment ("deployments"). */
+typedef struct hml__deployment_view {
+	const json_t *json;
+	const char *id;
+	const char *model;           /**< the deployed model's id */
+	const char *region;
+	const json_t *env;           /**< object: variable -> value */
+	const char *compiled;        /**< the "compiled" record it runs (deploy --target c), or NULL */
+} hml__deployment_view;
+
+/** A search ("searches", hml search; the trial history is lib/search/history.h). */
+typedef struct hml__search_view {
+	const json_t *json;
+	const char *id;
+	const char *region;
+	const char *workflow;        /**< the workflow's name */
+	const char *family;          /**< model family searched ("mlp", ...) */
+	const char *latency_target;  /**< deployment form of the latency objective ("c",
+	                                  "torchscript"), NULL in records of older hml */
+	const char *status;          /**< "running", "finished", "interrupted", "failed" */
+	const char *history;         /**< files.history: search/<id>/trials.jsonl */
+	const json_t *space;         /**< the search space searched (object) */
+	const char *space_sha256;    /**< of the space in canonical JSON (hml__json_sha256) */
+	const json_t *datasets;      /**< array of data-set ids */
+	const json_t *data_sha256;   /**< object: data-set id -> SHA-256 of its file */
+	const json_t *constraints;   /**< object: max_latency, max_params, max_error (null: none) */
+	const json_t *front;         /**< array of {trial, config, model, val_rmse,
+	                                  latency_seconds_per_sample, params}, or NULL */
+	double seed, budget, workers, eta, rungs, max_epochs;   /**< NaN when absent */
+	int deterministic;           /**< 1: started with --deterministic (absent: 0) */
+} hml__search_view;
+
+struct hml__train_options;
+struct hml__train_result;
+
+/**
+ * What hml train and hml search know of a model they trained: the facts
+ * hml__model_record_new() writes. Pointers are borrowed. An unknown
+ * number is NaN (doubles) or negative (counts, flags) and is written as
+ * null; hml search, which keeps only a trial's summary (lib/search/history.h),
+ * leaves rows, test_mae, best_epoch and the like unknown.
+ */
+typedef struct hml__model_facts {
+	const char *workflow;        /**< the data sets' workflow name */
+	const char *region;
+	const json_t *input_shape;   /**< arrays of one row's dimensions */
+	const json_t *output_shape;
+	const char *const *datasets; /**< the data-set ids trained on */
+	size_t ndatasets;
+	const struct hml__train_options *options;  /**< the options it trained with */
+	const struct hml__train_result *result;    /**< arch, sizes, metrics */
+	const char *nonfinite_policy;              /**< "drop", "error", or NULL */
+	int64_t dropped_nonfinite, nonfinite_values;
+	const char *search;          /**< the search that trained it, or NULL */
+	long trial, config;          /**< its trial and configuration there */
+} hml__model_facts;
+
+/**
+ * A new "models" record of a trained model in the layout of
+ * hml-manifest(5) ("models (hml train)"): workflow, region, family (the
+ * arch's prefix), arch, shapes, datasets with the SHA-256 each file had
+ * at collection (from the store's records), rows, options (weight_decay
+ * the effective one), metrics, normalisation, and "search" when one
+ * trained it. The reader is hml__model_view_of(). NULL when out of
+ * memory (HML_ENOMEM set).
+ */
+json_t *hml__model_record_new(const hml__store *s, const hml__model_facts *f);
+
+/** {"d1": "<sha256 of d1's data file>" or null, ...} of data sets ids[0..n)
+ *  as the store records them; NULL when out of memory. */
+json_t *hml__records_data_sha256(const hml__store *s, const char *const *ids, size_t n);
+
+void hml__model_view_of(hml__model_view *out, const json_t *rec);
+void hml__search_view_of(hml__search_view *out, const json_t *rec);
+void hml__dataset_view_of(hml__dataset_view *out, const json_t *rec);
+void hml__deployment_view_of(hml__deployment_view *out, const json_t *rec);
+
+/**
+ * The largest seed any data set of the experiment was collected with
+ * (runs[].seed), or -1 when none records one.
+ */
+int64_t hml__records_max_seed(const hml__store *s);
+
+/** Records in `collection` ("models", "datasets", ...) of the manifest. */
+size_t hml__records_count(const hml__store *s, const char *collection);
+
+/** The i-th (from 0, oldest first) model / data set: 1 and *out filled,
+ *  or 0 past the end. */
+int hml__records_model_at(hml__model_view *out, const hml__store *s, size_t i);
+int hml__records_dataset_at(hml__dataset_view *out, const hml__store *s, size_t i);
+
+/** The model with `id`: 0, or HML_ENOTFOUND "no model 'm9' in experiment 'DIR'". */
+int hml__records_model(hml__model_view *out, const hml__store *s, const char *id);
+
+/** The i-th search (1, or 0 past the end), and the search with `id`: 0, or
+ *  HML_ENOTFOUND "no search 's9' in experiment 'DIR'". */
+int hml__records_search_at(hml__search_view *out, const hml__store *s, size_t i);
+int hml__records_search(hml__search_view *out, const hml__store *s, const char *id);
+
+/** The data set with `id`: 0, or HML_ENOTFOUND "no data set 'd9' in experiment 'DIR'". */
+int hml__records_dataset(hml__dataset_view *out, const hml__store *s, const char *id);
+
+/** The region `label` of a data set ({rows, calls, input_shape, ...}) or NULL. */
+const json_t *hml__dataset_view_region(const hml__dataset_view *d, const char *label);
+
+/** The rows collected for region `label` of a data set; 0 when it has no
+ *  such region or no integer row count. */
+long long hml__dataset_view_rows(const hml__dataset_view *d, const char *label);
+
+/** The latest deployment: 0, or HML_ENOTFOUND "no model is deployed in
+ *  experiment 'DIR': run 'hml deploy' or name a model". */
+int hml__records_latest_deployment(hml__deployment_view *out, const hml__store *s);
+
+/** files[role] of any record (relative path) or NULL. */
+const char *hml__record_file(const json_t *rec, const char *role);
+
+/** The SHA-256 (hex) recorded in a record's provenance for `rel`, or NULL. */
+const char *hml__record_sha256(const json_t *rec, const char *rel);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

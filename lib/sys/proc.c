@@ -1,0 +1,356 @@
+/*
+ * lib/sys/proc.c - running an application as a child process.
+ *
+ * fork + execve, never a shell. Everything the child needs (its
+ * environment, its output files) is prepared before fork(), so that the
+ * child only calls async-signal-safe functions until execve(). The child
+ * first sends the CLOCK_MONOTONIC time just before its execve() through a
+ * close-on-exec pipe, then, if the exec fails, its errno: the parent reads
+ * the time, then either EOF (exec succeeded) or the errno. The wall time
+ * runs from that moment to the reaping, so it leaves out fork(), whose
+ * cost grows with the parent (a CLI with libtorch mapped: ~5 ms here) and
+ * is no part of the application's run.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/error.h"
+#include "core/util.h"
+#include "sys/proc.h"
+
+extern char **environ;
+
+/*
+ * The running child and the pending interrupt, shared with
+ * hml__proc_interrupt() in a signal handler or another thread. Lock-free
+ * atomics are async-signal-safe, and their sequential consistency closes
+ * the window between fork() and the publication of the child's pid: the
+ * interrupter sets the flag and then reads the pid, hml__proc_run()
+ * publishes the pid and then reads the flag, so at least one of the two
+ * sends the SIGINT.
+ */
+static atomic_int proc_child;
+static atomic_int proc_interrupted;
+
+int hml__proc_interrupt_pending(void)
+{
+	return atomic_load(&proc_interrupted);
+}
+
+void hml__proc_interrupt(void)
+{
+	pid_t pid;
+
+	atomic_store(&proc_interrupted, 1);
+	pid = (pid_t)atomic_load(&proc_child);
+	if (pid > 0)
+		kill(pid, SIGINT);
+}
+
+/* Length of the name in "KEY=VALUE" or "KEY". */
+static size_t key_len(const char *entry)
+{
+	const char *eq = strchr(entry, '=');
+
+	return eq ? (size_t)(eq - entry) : strlen(entry);
+}
+
+/* Does a later entry of `env` (from index `from`) name the same key? */
+static int overridden(const char *entry, const char *const *env, size_t from)
+{
+	size_t n = key_len(entry);
+
+	for (const char *const *e = env ? env + from : NULL; e && *e; e++)
+		if (key_len(*e) == n && strncmp(*e, entry, n) == 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * The child's environment: ours without the keys `env` mentions, then
+ * env's "KEY=VALUE" entries (the last one of a key wins; "KEY" removes).
+ * The strings are borrowed; only the array is allocated.
+ */
+static char **compose_env(const char *const *env)
+{
+	size_t n = 0, k = 0, i;
+	char **out;
+
+	for (char **e = environ; e && *e; e++)
+		n++;
+	for (const char *const *e = env; e && *e; e++)
+		n++;
+	if (!(out = malloc((n + 1) * sizeof(*out)))) {
+		hml__error_oom();
+		return NULL;
+	}
+	for (char **e = environ; e && *e; e++)
+		if (!overridden(*e, env, 0))
+			out[k++] = *e;
+	for (i = 0; env && env[i]; i++)
+		if (strchr(env[i], '=') && !overridden(env[i], env, i + 1))
+			out[k++] = (char *)env[i];
+	out[k] = NULL;
+	return out;
+}
+
+static int open_output(const char *path, int *fd)
+{
+	*fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	if (*fd < 0)
+		return hml__error_set(HML_EIO, "cannot write '%s': %s", path, strerror(errno));
+	return 0;
+}
+
+/* In the child: make `fd` the descriptor `target`, open across exec. */
+static int redirect(int fd, int target)
+{
+	if (fd < 0)
+		return 0;
+	if (fd == target) {
+		int flags = fcntl(fd, F_GETFD);
+		return flags < 0 ? -1 : fcntl(fd, F_SETFD, flags & ~FD_CLOEXEC);
+	}
+	return dup2(fd, target) < 0 ? -1 : 0;
+}
+
+static void child(const char *const *argv, char **envp, int out_fd, int err_fd,
+                  int report_fd)
+{
+	static const int caught[] = { SIGINT, SIGTERM };
+	struct timespec ts;
+	struct sigaction sa;
+	sigset_t none;
+	size_t i;
+	int e;
+
+	/* The parent's handlers must not run here: reset them before the
+	 * signals blocked around fork() are let through. exec would do the
+	 * same later. Ignored signals stay ignored across exec, so SIGPIPE,
+	 * which the CLI ignores for itself, is reset too. */
+	for (i = 0; i < sizeof(caught) / sizeof(caught[0]); i++)
+		if (sigaction(caught[i], NULL, &sa) == 0 && sa.sa_handler != SIG_IGN)
+			signal(caught[i], SIG_DFL);
+	signal(SIGPIPE, SIG_DFL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &ts);   /* the run starts here */
+	while (write(report_fd, &ts, sizeof(ts)) < 0 && errno == EINTR)
+		;
+	if (redirect(out_fd, STDOUT_FILENO) == 0 && redirect(err_fd, STDERR_FILENO) == 0)
+		execve(argv[0], (char *const *)argv, envp);
+	e = errno;
+	while (write(report_fd, &e, sizeof(e)) < 0 && errno == EINTR)
+		;
+	_exit(127);
+}
+
+/* Wait for `pid` without reaping it first, so that the pid cannot be
+ * reused while a signal handler may still send it SIGINT. */
+static int wait_child(pid_t pid, int *status)
+{
+	siginfo_t info;
+
+	for (;;) {
+		memset(&info, 0, sizeof(info));
+		if (waitid(P_PID, (id_t)pid, &info, WEXITED | WNOWAIT) == 0)
+			break;
+		if (errno != EINTR)
+			break;
+	}
+	atomic_store(&proc_child, 0);
+	while (waitpid(pid, status, 0) < 0) {
+		if (errno != EINTR)
+			return hml__error_set(HML_EIO, "cannot wait for process %ld: %s",
+			                      (long)pid, strerror(errno));
+	}
+	return 0;
+}
+
+/*
+ * A SIGCHLD that is ignored (or SA_NOCLDWAIT) makes the kernel reap
+ * children by itself, so waitpid() fails with ECHILD; and the ignored
+ * disposition would reach the application through exec. Both happen when
+ * hml is started by a parent that ignores SIGCHLD: the default is put
+ * back for the run and restored afterwards.
+ */
+static int chld_default(struct sigaction *saved)
+{
+	struct sigaction dfl;
+
+	if (sigaction(SIGCHLD, NULL, saved) != 0 ||
+	    (saved->sa_handler != SIG_IGN && !(saved->sa_flags & SA_NOCLDWAIT)))
+		return 0;
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	sigemptyset(&dfl.sa_mask);
+	return sigaction(SIGCHLD, &dfl, NULL) == 0;
+}
+
+int hml__proc_run(const char *const *argv, const char *const *env,
+                  const char *stdout_path, const char *stderr_path,
+                  hml__proc_result *res)
+{
+	char **envp;
+	int rc;
+
+	memset(res, 0, sizeof(*res));
+	if (!(envp = compose_env(env)))
+		return HML_ENOMEM;
+	rc = hml__proc_run_env(argv, (const char *const *)envp, stdout_path, stderr_path, res);
+	free(envp);
+	return rc;
+}
+
+int hml__proc_run_env(const char *const *argv, const char *const *envp,
+                      const char *stdout_path, const char *stderr_path,
+                      hml__proc_result *res)
+{
+	int out_fd = -1, err_fd = -1, report[2] = { -1, -1 };
+	int rc = 0, status = 0, child_errno = 0, chld_changed = 0;
+	struct sigaction chld_saved;
+	sigset_t block, old;
+	struct timespec started;
+	double t0;
+	ssize_t got;
+	pid_t pid;
+
+	memset(res, 0, sizeof(*res));
+	if (!argv || !argv[0] || !*argv[0])
+		return hml__error_set(HML_EINVALID, "no program to run");
+	if (!envp)
+		return hml__error_set(HML_EINVALID, "no environment for '%s'", argv[0]);
+	if (stdout_path && (rc = open_output(stdout_path, &out_fd)) < 0)
+		goto done;
+	if (stderr_path) {
+		/* One file for both streams: one descriptor, one offset. */
+		if (stdout_path && strcmp(stdout_path, stderr_path) == 0)
+			err_fd = out_fd;
+		else if ((rc = open_output(stderr_path, &err_fd)) < 0)
+			goto done;
+	}
+	chld_changed = chld_default(&chld_saved);
+	if (pipe(report) < 0 || fcntl(report[0], F_SETFD, FD_CLOEXEC) < 0 ||
+	    fcntl(report[1], F_SETFD, FD_CLOEXEC) < 0) {
+		rc = hml__error_set(HML_EIO, "cannot run '%s': %s", argv[0], strerror(errno));
+		goto done;
+	}
+	/* SIGINT/SIGTERM wait until the child's pid is known, so that the
+	 * handler can forward them; the child resets the handlers before it
+	 * lets them through. */
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &block, &old);
+	if (atomic_exchange(&proc_interrupted, 0)) {
+		/* Interrupted while no child ran (between two runs): this run
+		 * is the one that reports it, without starting. */
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		res->interrupted = 1;
+		goto done;
+	}
+	t0 = hml__now();
+	pid = fork();
+	if (pid == 0)
+		child(argv, (char **)envp, out_fd, err_fd, report[1]);
+	if (pid > 0) {
+		atomic_store(&proc_child, (int)pid);
+		if (atomic_load(&proc_interrupted))
+			kill(pid, SIGINT);
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (pid < 0) {
+		rc = hml__error_set(HML_EIO, "cannot run '%s': %s", argv[0], strerror(errno));
+		goto done;
+	}
+	close(report[1]);
+	report[1] = -1;
+	do
+		got = read(report[0], &started, sizeof(started));
+	while (got < 0 && errno == EINTR);
+	if (got == (ssize_t)sizeof(started))
+		t0 = (double)started.tv_sec + 1e-9 * (double)started.tv_nsec;
+	do
+		got = read(report[0], &child_errno, sizeof(child_errno));
+	while (got < 0 && errno == EINTR);
+	if ((rc = wait_child(pid, &status)) < 0)
+		goto done;
+	res->wall_s = hml__now() - t0;
+	if (got == (ssize_t)sizeof(child_errno)) {
+		rc = hml__error_set(child_errno == ENOENT || child_errno == ENOTDIR
+		                    ? HML_ENOTFOUND : HML_EIO,
+		                    "cannot run '%s': %s", argv[0], strerror(child_errno));
+		goto done;
+	}
+	/* Consumed: an interrupt that comes later is the next run's. */
+	res->interrupted = atomic_exchange(&proc_interrupted, 0) ? 1 : 0;
+	if (WIFEXITED(status)) {
+		res->exited = 1;
+		res->exit_code = WEXITSTATUS(status);
+	} else if (WIFSIGNALED(status)) {
+		res->signal = WTERMSIG(status);
+	}
+done:
+	if (chld_changed)
+		sigaction(SIGCHLD, &chld_saved, NULL);
+	if (out_fd >= 0)
+		close(out_fd);
+	if (err_fd >= 0 && err_fd != out_fd)
+		close(err_fd);
+	if (report[0] >= 0)
+		close(report[0]);
+	if (report[1] >= 0)
+		close(report[1]);
+	return rc;
+}
+
+static const char *signal_name(int sig)
+{
+	switch (sig) {
+	case SIGHUP: return "SIGHUP";
+	case SIGINT: return "SIGINT";
+	case SIGQUIT: return "SIGQUIT";
+	case SIGILL: return "SIGILL";
+	case SIGTRAP: return "SIGTRAP";
+	case SIGABRT: return "SIGABRT";
+	case SIGBUS: return "SIGBUS";
+	case SIGFPE: return "SIGFPE";
+	case SIGKILL: return "SIGKILL";
+	case SIGUSR1: return "SIGUSR1";
+	case SIGSEGV: return "SIGSEGV";
+	case SIGUSR2: return "SIGUSR2";
+	case SIGPIPE: return "SIGPIPE";
+	case SIGALRM: return "SIGALRM";
+	case SIGTERM: return "SIGTERM";
+	case SIGXCPU: return "SIGXCPU";
+	case SIGXFSZ: return "SIGXFSZ";
+	case SIGSYS: return "SIGSYS";
+	default: return NULL;
+	}
+}
+
+const char *hml__proc_describe(const hml__proc_result *res)
+{
+	static _Thread_local char buf[64];
+	const char *name;
+
+	if (res->interrupted)
+		return "interrupted";
+	if (res->exited)
+		snprintf(buf, sizeof(buf), "exit %d", res->exit_code);
+	else if ((name = signal_name(res->signal)) != NULL)
+		snprintf(buf, sizeof(buf), "killed by %s", name);
+	else
+		snprintf(buf, sizeof(buf), "killed by signal %d", res->signal);
+	return buf;
+}

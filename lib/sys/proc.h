@@ -1,0 +1,79 @@
+/*
+ * lib/sys/proc.h - running an application as a child process (internal).
+ *
+ * argv is executed directly (posix_spawn / fork+execv), never through a
+ * shell. With hml__proc_run() the child gets the parent's environment plus
+ * `env` entries ("KEY=VALUE", overriding; "KEY=" with nothing after '='
+ * keeps the empty value, "KEY" alone removes KEY); with hml__proc_run_env()
+ * exactly the environment given (see lib/run/childenv.h for how hml composes
+ * an application's).
+ */
+#ifndef HML_LIB_PROC_H
+#define HML_LIB_PROC_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct hml__proc_result {
+	int exited;        /**< 1 when the child exited normally */
+	int exit_code;     /**< its exit status when exited */
+	int signal;        /**< the terminating signal when !exited */
+	int interrupted;   /**< 1 when hml__proc_interrupt() was called while it
+	                        ran, or before it started (then it was not started:
+	                        exited and signal are 0) */
+	double wall_s;     /**< wall-clock seconds from the child's execve() to its
+	                        reaping (fork() left out: lib/sys/proc.c) */
+} hml__proc_result;
+
+/**
+ * Run argv[0] (an absolute or relative path, not searched in PATH) with
+ * `env` added, stdout to `stdout_path` (NULL: inherit) and stderr to
+ * `stderr_path` (NULL: inherit; the same path as stdout_path: one file,
+ * one offset), wait for it and fill *res. Returns 0 when the child ran
+ * (whatever its status) or was not started because of a pending
+ * interrupt (res->interrupted), HML_ENOTFOUND / HML_EIO when it could not
+ * be started ("cannot run 'P': <strerror>", "cannot write 'F': ...").
+ * SIGINT and SIGTERM are blocked in the calling thread for the moment of
+ * fork(). An ignored SIGCHLD is set to the default for the run (else the
+ * child could not be waited for) and restored. Not reentrant: one child
+ * at a time per process.
+ */
+int hml__proc_run(const char *const *argv, const char *const *env,
+                  const char *stdout_path, const char *stderr_path,
+                  hml__proc_result *res);
+
+/**
+ * hml__proc_run() with the child's complete environment `envp`
+ * (NULL-terminated "KEY=VALUE" list, used as it is; nothing of the
+ * parent's is added). HML_EINVALID when envp is NULL.
+ */
+int hml__proc_run_env(const char *const *argv, const char *const *envp,
+                      const char *stdout_path, const char *stderr_path,
+                      hml__proc_result *res);
+
+/**
+ * Async-signal-safe and thread-safe: forward SIGINT to the running child
+ * (if any) and mark the run interrupted. With no child running, the
+ * interrupt stays pending and the next hml__proc_run() reports it without
+ * starting its program. Reporting consumes it: the run after starts clean.
+ * The CLI calls it from its SIGINT/SIGTERM handler.
+ */
+void hml__proc_interrupt(void);
+
+/**
+ * Nonzero while an interrupt is pending (hml__proc_interrupt() was called
+ * and no run has consumed it). Long work outside a child process (hashing
+ * a file, waiting for a lock) polls it to stop promptly.
+ */
+int hml__proc_interrupt_pending(void);
+
+/** "exit 3", "killed by SIGSEGV", "interrupted": a description of *res (static). */
+const char *hml__proc_describe(const hml__proc_result *res);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,971 @@
+/*
+ * lib/train/train.cpp - training a surrogate through libtorch, behind the C
+ * interface of train.h. The CLI's only libtorch translation unit.
+ *
+ * The deployed model is defined once, by the family's TorchScript template
+ * (models/FAMILY.ts, expanded in plain C by lib/train/arch.c, which also parses
+ * and checks the arch spec; this file only compiles the expansion with
+ * libtorch). The saved model runs in the runtime's libtorch plugin like
+ * any other. Training runs an eager
+ * C++ forward on the very same parameter tensors, because the TorchScript
+ * interpreter costs a few microseconds per operation, which is most of a
+ * small model's training step (HML_TRAIN_FORWARD=script trains through the
+ * template's core() instead, for comparison). An MLP's backward is written
+ * out as well (MlpStep): autograd's numbers without autograd's overheads
+ * (bench/train.sh measures the throughput against PyTorch's). After
+ * training, the saved file is loaded back and its forward is compared with
+ * the eager forward on the validation and test rows: any difference beyond
+ * rounding is an error, so the two can never drift apart silently.
+ *
+ * All parameters live in one flat buffer (and all gradients in another):
+ * the module's parameters are views into it. The optimiser, gradient
+ * clipping, zeroing and the copy of the best weights then each cost one
+ * operation on one tensor per step instead of one per parameter.
+ */
+#include <torch/torch.h>
+#include <torch/script.h>
+#include <torch/csrc/jit/runtime/graph_executor.h>
+#include <ATen/Parallel.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "core/error.h"
+#include "core/util.h"
+#include "train/train.h"
+
+namespace {
+
+/* An architecture spec, parsed in C (lib/train/arch.h), with C++ views of it. */
+struct Arch {
+	hml__arch c;
+	std::string family;
+	std::vector<int64_t> widths;
+	std::string act;
+	double dropout = 0;
+	int kernel = 0;           /* cnn, cnnvec */
+	int pool = 1;             /* cnnvec: pooling after each conv layer */
+	int64_t head = 0;         /* cnnvec: hidden units of the head */
+	std::string canonical;
+};
+
+/* The shapes a model maps between, from the data (lib/train/arch.h). */
+struct Layout {
+	hml__arch_layout c;
+	bool cnn = false;                       /* conv layers (cnn, cnnvec) */
+	bool vec = false;                       /* cnnvec: pooled, flattened, linear head */
+	int64_t flat_features = 0;
+	std::vector<int64_t> in_row, out_row;   /* the region's per-row shapes */
+	std::vector<int64_t> core_in, core_out; /* inside core(): [F] or [C, H, W] */
+	int64_t in_features = 0, out_features = 0;
+};
+
+
+int line_len(const char *s)
+{
+	return (int)std::strcspn(s, "\r\n");
+}
+
+/* c10::Error::what() appends a C++ back-trace; the message alone is enough. */
+const char *what_of(const std::exception &e)
+{
+	if (auto c = dynamic_cast<const c10::Error *>(&e))
+		return c->what_without_backtrace();
+	return e.what();
+}
+
+int check_options(const hml__train_options *o, Arch &a)
+{
+	int rc;
+
+	if ((rc = hml__train_check_arch(o, &a.c)) < 0)
+		return rc;
+	a.family = a.c.family;
+	a.widths.assign(a.c.widths, a.c.widths + a.c.nwidths);
+	a.act = a.c.act;
+	a.dropout = a.c.dropout;
+	a.kernel = a.c.kernel;
+	a.pool = a.c.pool;
+	a.head = a.c.head;
+	a.canonical = a.c.canonical;
+	return 0;
+}
+
+int make_layout(const hml__dataset *d, const Arch &a, Layout &l)
+{
+	int rc;
+
+	l = Layout();
+	if ((rc = hml__arch_layout_of(&l.c, &a.c, d)) < 0)
+		return rc;
+	l.cnn = a.c.cnn != 0;
+	l.vec = a.c.vec != 0;
+	l.flat_features = l.c.flat_features;
+	l.in_row.assign(l.c.in_row, l.c.in_row + l.c.in_ndim);
+	l.out_row.assign(l.c.out_row, l.c.out_row + l.c.out_ndim);
+	l.core_in.assign(l.c.core_in, l.c.core_in + l.c.core_in_ndim);
+	l.core_out.assign(l.c.core_out, l.c.core_out + l.c.core_out_ndim);
+	l.in_features = l.c.in_features;
+	l.out_features = l.c.out_features;
+	return 0;
+}
+
+int expand_template(const Arch &a, const Layout &l, std::string &out)
+{
+	char *src = nullptr;
+	int rc;
+
+	if ((rc = hml__arch_expand(&src, &a.c, &l.c)) < 0)
+		return rc;
+	out = src;
+	std::free(src);
+	return 0;
+}
+
+
+/* --- the model ----------------------------------------------------------- */
+
+struct Model {
+	Arch arch;
+	Layout lay;
+	torch::jit::Module module;
+	std::vector<std::string> names;      /* w0, b0, ..., w_out, b_out */
+	std::vector<torch::Tensor> params;   /* leaves: views into flat */
+	std::vector<torch::Tensor> grads;    /* their .grad: views into flat_grad */
+	std::vector<int64_t> offsets;
+	torch::Tensor flat, flat_grad;
+	int64_t count = 0;                   /* trainable numbers */
+	bool script = false;                 /* train through the template's core() */
+	c10::optional<torch::jit::Method> core;
+
+	torch::Tensor forward(const torch::Tensor &x, bool train);
+	void set_training(bool on);
+};
+
+torch::Tensor activate(const torch::Tensor &x, const std::string &act)
+{
+	if (act == "relu")
+		return at::relu(x);
+	if (act == "tanh")
+		return at::tanh(x);
+	if (act == "gelu")
+		return at::gelu(x);
+	if (act == "silu")
+		return at::silu(x);
+	return at::sigmoid(x);
+}
+
+/* models/cnnvec.ts's pool(): p x p means, stride p, the rest dropped. */
+torch::Tensor avg_pool(const torch::Tensor &h, int64_t p)
+{
+	int64_t hh = h.size(2) / p, ww = h.size(3) / p;
+	torch::Tensor c = h.slice(2, 0, hh * p).slice(3, 0, ww * p);
+	const int64_t dims[] = { 3, 5 };
+
+	return c.reshape({ c.size(0), c.size(1), hh, p, ww, p }).mean(at::IntArrayRef(dims));
+}
+
+/* core() of the template, on normalised data; mirrors models/FAMILY.ts. */
+torch::Tensor Model::forward(const torch::Tensor &x, bool train)
+{
+	size_t n = arch.widths.size(), p = 2 * n;
+	torch::Tensor h = x;
+
+	if (script)
+		return core->operator()({ x }).toTensor();
+	for (size_t l = 0; l < n; l++) {
+		if (lay.cnn)
+			h = at::conv2d(h, params[2 * l], params[2 * l + 1], { 1, 1 },
+			               { arch.kernel / 2, arch.kernel / 2 });
+		else
+			h = at::linear(h, params[2 * l], params[2 * l + 1]);
+		h = activate(h, arch.act);
+		if (lay.vec && arch.pool > 1)
+			h = avg_pool(h, arch.pool);
+		if (arch.dropout > 0)
+			h = at::dropout(h, arch.dropout, train);
+	}
+	if (lay.vec) {
+		h = h.reshape({ h.size(0), lay.flat_features });
+		if (arch.head > 0) {
+			h = activate(at::linear(h, params[p], params[p + 1]), arch.act);
+			p += 2;
+		}
+		return at::linear(h, params[p], params[p + 1]);
+	}
+	if (lay.cnn)
+		return at::conv2d(h, params[2 * n], params[2 * n + 1], { 1, 1 },
+		                  { arch.kernel / 2, arch.kernel / 2 });
+	return at::linear(h, params[2 * n], params[2 * n + 1]);
+}
+
+void Model::set_training(bool on)
+{
+	if (script)
+		module.train(on);
+}
+
+/*
+ * Parameters in PyTorch's default initialisation (nn.Linear / nn.Conv2d:
+ * kaiming_uniform_(a = sqrt(5)) for weights, U(-1/sqrt(fan_in),
+ * 1/sqrt(fan_in)) for biases), layer by layer, weight before bias, as an
+ * nn.Sequential of the same layers draws them after torch.manual_seed().
+ */
+void make_params(Model &m)
+{
+	std::vector<std::vector<int64_t>> shapes;
+	std::vector<int64_t> sizes;
+	int64_t total = 0;
+	size_t n = m.arch.widths.size();
+
+	sizes.push_back(m.lay.cnn ? m.lay.core_in[0] : m.lay.in_features);
+	for (int64_t w : m.arch.widths)
+		sizes.push_back(w);
+	sizes.push_back(m.lay.cnn ? m.lay.core_out[0] : m.lay.out_features);
+	for (size_t l = 0; l <= n; l++) {
+		std::string suffix = l < n ? std::to_string(l) : "_out";
+
+		if (m.lay.vec && l == n) {
+			/* cnnvec: the head reads the flattened, pooled map. */
+			int64_t in = m.lay.flat_features;
+
+			if (m.arch.head > 0) {
+				shapes.push_back({ m.arch.head, in });
+				shapes.push_back({ m.arch.head });
+				m.names.push_back("w_head");
+				m.names.push_back("b_head");
+				in = m.arch.head;
+			}
+			shapes.push_back({ m.lay.out_features, in });
+		} else if (m.lay.cnn)
+			shapes.push_back({ sizes[l + 1], sizes[l], m.arch.kernel, m.arch.kernel });
+		else
+			shapes.push_back({ sizes[l + 1], sizes[l] });
+		shapes.push_back({ shapes.back()[0] });
+		m.names.push_back("w" + suffix);
+		m.names.push_back("b" + suffix);
+	}
+	/* 64-byte aligned slots; the gaps stay zero, with zero gradients. */
+	for (const auto &s : shapes) {
+		int64_t numel = 1;
+
+		for (int64_t v : s)
+			numel *= v;
+		m.offsets.push_back(total);
+		total += (numel + 15) / 16 * 16;
+		m.count += numel;
+	}
+	m.flat = torch::zeros({ total });
+	m.flat_grad = torch::zeros({ total });
+	torch::NoGradGuard no_grad;
+	for (size_t p = 0; p < shapes.size(); p++) {
+		int64_t numel = 1;
+
+		for (int64_t v : shapes[p])
+			numel *= v;
+		torch::Tensor view = m.flat.narrow(0, m.offsets[p], numel).view(shapes[p]);
+		if (p % 2 == 0) {
+			torch::nn::init::kaiming_uniform_(view, std::sqrt(5.0));
+		} else {
+			const auto &w = shapes[p - 1];
+			int64_t fan_in = 1;
+
+			for (size_t k = 1; k < w.size(); k++)
+				fan_in *= w[k];
+			double bound = fan_in > 0 ? 1.0 / std::sqrt((double)fan_in) : 0;
+			view.uniform_(-bound, bound);
+		}
+		torch::Tensor leaf = view.detach().requires_grad_(true);
+		leaf.mutable_grad() = m.flat_grad.narrow(0, m.offsets[p], numel).view(shapes[p]);
+		m.params.push_back(leaf);
+		m.grads.push_back(leaf.grad());
+	}
+}
+
+c10::IValue int_list(const std::vector<int64_t> &v)
+{
+	return c10::IValue(c10::List<int64_t>(v));
+}
+
+int build_module(Model &m, const torch::Tensor &in_mean, const torch::Tensor &in_std,
+                 const torch::Tensor &out_mean, const torch::Tensor &out_std)
+{
+	std::string src;
+	int rc;
+
+	if ((rc = expand_template(m.arch, m.lay, src)) < 0)
+		return rc;
+	m.module = torch::jit::Module(c10::QualifiedName(m.lay.vec ? "__torch__.hml.CNNVec"
+	                                                 : m.lay.cnn ? "__torch__.hml.CNN" : "__torch__.hml.MLP"));
+	m.module.register_attribute("training", c10::BoolType::get(), true);
+	for (size_t p = 0; p < m.params.size(); p++)
+		m.module.register_parameter(m.names[p], m.params[p], false);
+	m.module.register_buffer("in_mean", in_mean);
+	m.module.register_buffer("in_std", in_std);
+	m.module.register_buffer("out_mean", out_mean);
+	m.module.register_buffer("out_std", out_std);
+	m.module.register_attribute("hml_input_shape", c10::ListType::ofInts(), int_list(m.lay.in_row));
+	m.module.register_attribute("hml_output_shape", c10::ListType::ofInts(), int_list(m.lay.out_row));
+	m.module.register_attribute("hml_arch", c10::StringType::get(), m.arch.canonical);
+	try {
+		m.module.define(src);
+	} catch (const std::exception &e) {
+		const char *w = what_of(e);
+		return hml__error_set(HML_EMODEL, "models/%s.ts does not compile: %.*s",
+		                      m.arch.family.c_str(), line_len(w), w);
+	}
+	m.core = m.module.get_method("core");
+	return 0;
+}
+
+/*
+ * An MLP's training step with the backward written out. For the small
+ * networks surrogates are, autograd's share of a step (its graph, a fresh
+ * tensor for every activation and gradient, and the accumulation of each
+ * gradient into .grad) outweighs the arithmetic. Here the activations live
+ * in buffers kept from step to step and the gradients land straight in
+ * flat_grad, so a step allocates nothing but the loss. The arithmetic is
+ * autograd's, kernel for kernel (the derivatives of linear = addmm(b, h,
+ * w.t()), of mse_loss and of each activation in derivatives.yaml; dropout
+ * draws its noise as at::dropout does), so the numbers are the same bits;
+ * HML_TRAIN_FORWARD=script still trains through autograd.
+ */
+class MlpStep {
+public:
+	MlpStep(const Model &m, int64_t batch);
+	/* Forward, loss and backward on x [rows, in] and y [rows, out]: sets
+	 * every gradient in m.flat_grad and adds loss * rows to loss_sum. */
+	void run(const torch::Tensor &x, const torch::Tensor &y, torch::Tensor &loss_sum);
+
+private:
+	const Model &m;
+	size_t n;                            /* hidden layers */
+	int act;                             /* index into hml__arch_activations */
+	bool keep_pre;                       /* gelu, silu: backward needs the input */
+	std::vector<torch::Tensor> grads;    /* m.grads: handles to write through */
+	std::vector<torch::Tensor> pre, post, noise, dropped;
+	torch::Tensor out, gout, grad[2], one;
+};
+
+MlpStep::MlpStep(const Model &model, int64_t batch)
+	: m(model), n(model.arch.widths.size()), grads(model.grads)
+{
+	int64_t widest = 1;
+
+	act = m.arch.c.act_index;
+	keep_pre = m.arch.act == "gelu" || m.arch.act == "silu";
+	for (int64_t w : m.arch.widths) {
+		pre.push_back(torch::empty({ batch, w }));
+		post.push_back(keep_pre ? torch::empty({ batch, w }) : pre.back());
+		if (m.arch.dropout > 0) {
+			noise.push_back(torch::empty({ batch, w }));
+			dropped.push_back(torch::empty({ batch, w }));
+		}
+		widest = std::max(widest, w);
+	}
+	out = torch::empty({ batch, m.lay.out_features });
+	gout = torch::empty({ batch, m.lay.out_features });
+	grad[0] = torch::empty({ batch * widest });
+	grad[1] = torch::empty({ batch * widest });
+	one = torch::ones({});
+}
+
+void MlpStep::run(const torch::Tensor &x, const torch::Tensor &y, torch::Tensor &loss_sum)
+{
+	c10::InferenceMode no_autograd;
+	const int64_t rows = x.size(0);
+	const double p = m.arch.dropout;
+	const int64_t batch_dim[] = { 0 };
+	std::vector<torch::Tensor> in(n + 1);   /* each layer's input */
+	torch::Tensor g;
+
+	in[0] = x;
+	for (size_t l = 0; l < n; l++) {
+		torch::Tensor a = pre[l].narrow(0, 0, rows), h = post[l].narrow(0, 0, rows);
+
+		at::addmm_out(a, m.params[2 * l + 1], in[l], m.params[2 * l].t());
+		switch (act) {
+		case 0: at::relu_(a); break;
+		case 1: at::tanh_(a); break;
+		case 2: at::gelu_out(h, a); break;
+		case 3: at::silu_out(h, a); break;
+		default: at::sigmoid_(a); break;
+		}
+		in[l + 1] = h;
+		if (p > 0) {
+			torch::Tensor z = noise[l].narrow(0, 0, rows), d = dropped[l].narrow(0, 0, rows);
+
+			z.bernoulli_(1 - p);
+			z.div_(1 - p);
+			in[l + 1] = at::mul_out(d, h, z);
+		}
+	}
+	torch::Tensor o = out.narrow(0, 0, rows);
+	at::addmm_out(o, m.params[2 * n + 1], in[n], m.params[2 * n].t());
+	loss_sum.add_(at::mse_loss(o, y), (double)rows);
+
+	g = gout.narrow(0, 0, rows);
+	at::mse_loss_backward_out(g, one, o, y, at::Reduction::Mean);
+	for (size_t l = n + 1; l-- > 0;) {
+		at::mm_out(grads[2 * l], g.t(), in[l]);
+		at::sum_out(grads[2 * l + 1], g, at::IntArrayRef(batch_dim));
+		if (l == 0)
+			break;
+		int64_t w = m.arch.widths[l - 1];
+		torch::Tensor gh = grad[l % 2].narrow(0, 0, rows * w).view({ rows, w });
+
+		at::mm_out(gh, g, m.params[2 * l]);
+		if (p > 0)
+			gh.mul_(noise[l - 1].narrow(0, 0, rows));
+		switch (act) {
+		case 0: at::threshold_backward_out(gh, gh, post[l - 1].narrow(0, 0, rows), 0); break;
+		case 1: at::tanh_backward_out(gh, gh, post[l - 1].narrow(0, 0, rows)); break;
+		case 2: at::gelu_backward_out(gh, gh, pre[l - 1].narrow(0, 0, rows)); break;
+		case 3: at::silu_backward_out(gh, gh, pre[l - 1].narrow(0, 0, rows)); break;
+		default: at::sigmoid_backward_out(gh, gh, post[l - 1].narrow(0, 0, rows)); break;
+		}
+		g = gh;
+	}
+}
+
+/* --- data ---------------------------------------------------------------- */
+
+/* Unbiased integer in [0, n) from a 64-bit generator (the same on every
+ * platform, unlike std::uniform_int_distribution). */
+uint64_t below(std::mt19937_64 &g, uint64_t n)
+{
+	uint64_t limit = UINT64_MAX - UINT64_MAX % n, v;
+
+	do
+		v = g();
+	while (v >= limit);
+	return v % n;
+}
+
+void shuffle(std::vector<int64_t> &v, std::mt19937_64 &g)
+{
+	for (size_t i = v.size(); i > 1; i--)
+		std::swap(v[i - 1], v[below(g, i)]);
+}
+
+torch::Tensor index_tensor(const std::vector<int64_t> &v)
+{
+	return torch::from_blob(const_cast<int64_t *>(v.data()), { (int64_t)v.size() },
+	                        torch::kLong).clone();
+}
+
+/* Rows reshaped to [n, *shape]: what core() sees ([n, F] or [n, C, H, W])
+ * or what the application passes ([n, *in_row]). */
+torch::Tensor batch_view(const torch::Tensor &t, const std::vector<int64_t> &shape)
+{
+	std::vector<int64_t> s = { t.size(0) };
+
+	s.insert(s.end(), shape.begin(), shape.end());
+	return t.reshape(s);
+}
+
+/* Mean and std per feature (MLP) or per channel (CNN), in double, shaped
+ * to broadcast in forward(). Constant features get std `constant_std`: 1
+ * for inputs (they normalise to 0), 0 for outputs (forward() then returns
+ * the constant exactly, whatever the network says). */
+void statistics(const torch::Tensor &rows, const std::vector<int64_t> &core, bool cnn,
+                double constant_std, torch::Tensor &mean, torch::Tensor &stdv)
+{
+	torch::NoGradGuard no_grad;
+	torch::Tensor d = rows.to(torch::kDouble);
+
+	if (cnn) {
+		const int64_t dims[] = { 0, 2 };
+
+		d = d.reshape({ d.size(0), core[0], -1 });
+		mean = d.mean(at::IntArrayRef(dims));
+		stdv = d.std(at::IntArrayRef(dims), false);
+	} else {
+		const int64_t dims[] = { 0 };
+
+		mean = d.mean(at::IntArrayRef(dims));
+		stdv = d.std(at::IntArrayRef(dims), false);
+	}
+	stdv = torch::where(stdv < 1e-8, torch::full_like(stdv, constant_std), stdv);
+	mean = mean.to(torch::kFloat);
+	stdv = stdv.to(torch::kFloat);
+	if (cnn) {
+		mean = mean.reshape({ core[0], 1, 1 });
+		stdv = stdv.reshape({ core[0], 1, 1 });
+	}
+}
+
+/* Rows of activations per forward chunk in evaluation: about 64 MiB. */
+int64_t eval_chunk(const Model &m)
+{
+	int64_t widest = 1, spatial = 1, per_row;
+
+	for (int64_t w : m.arch.widths)
+		widest = std::max(widest, w);
+	widest = std::max({ widest, m.lay.in_features, m.lay.out_features });
+	if (m.lay.cnn)
+		spatial = m.lay.core_in[1] * m.lay.core_in[2];
+	per_row = widest * spatial;
+	return std::max<int64_t>(1, (int64_t(16) << 20) / per_row);
+}
+
+/* core() over x in chunks, in evaluation mode; normalised outputs. */
+torch::Tensor predict(Model &m, const torch::Tensor &x)
+{
+	torch::NoGradGuard no_grad;
+	int64_t n = x.size(0), chunk = eval_chunk(m);
+	std::vector<torch::Tensor> parts;
+
+	m.set_training(false);
+	for (int64_t s = 0; s < n; s += chunk)
+		parts.push_back(m.forward(x.narrow(0, s, std::min(chunk, n - s)), false));
+	m.set_training(true);
+	return parts.size() == 1 ? parts[0] : torch::cat(parts);
+}
+
+/* The saved module's forward on raw rows, in the same chunks. */
+torch::Tensor predict_saved(torch::jit::Module &mod, const torch::Tensor &x, int64_t chunk)
+{
+	torch::NoGradGuard no_grad;
+	int64_t n = x.size(0);
+	std::vector<torch::Tensor> parts;
+
+	for (int64_t s = 0; s < n; s += chunk)
+		parts.push_back(mod.forward({ x.narrow(0, s, std::min(chunk, n - s)) }).toTensor());
+	return parts.size() == 1 ? parts[0] : torch::cat(parts);
+}
+
+int write_all(const char *path, int fd, const std::string &bytes)
+{
+	const char *p = bytes.data();
+	size_t left = bytes.size();
+
+	if (lseek(fd, 0, SEEK_SET) < 0 || ftruncate(fd, 0) < 0)
+		return hml__error_set(HML_EIO, "cannot write model '%s': %s", path, std::strerror(errno));
+	while (left > 0) {
+		ssize_t w = write(fd, p, left);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return hml__error_set(HML_EIO, "cannot write model '%s': %s", path, std::strerror(errno));
+		p += w;
+		left -= (size_t)w;
+	}
+	if (fsync(fd) < 0 && errno != EINVAL)
+		return hml__error_set(HML_EIO, "cannot write model '%s': %s", path, std::strerror(errno));
+	return 0;
+}
+
+/* Restores the process-wide graph-executor setting on every path. */
+struct ExecutorOptimize {
+	bool saved;
+	explicit ExecutorOptimize(bool on) : saved(torch::jit::getGraphExecutorOptimize())
+	{
+		torch::jit::setGraphExecutorOptimize(on);
+	}
+	~ExecutorOptimize() { torch::jit::setGraphExecutorOptimize(saved); }
+};
+
+void set_lr(torch::optim::Optimizer &opt, bool adamw, double lr)
+{
+	for (auto &g : opt.param_groups()) {
+		if (adamw)
+			static_cast<torch::optim::AdamWOptions &>(g.options()).lr(lr);
+		else
+			static_cast<torch::optim::AdamOptions &>(g.options()).lr(lr);
+	}
+}
+
+/* The rows of one training run: a seeded permutation, test rows first,
+ * then validation, then training; normalised with the training rows'
+ * statistics. The raw validation and test inputs are kept as the
+ * application gives them, for the saved model (check_saved). */
+struct Split {
+	int64_t n_train = 0, n_val = 0, n_test = 0;
+	torch::Tensor xn, yn;                   /* training rows, normalised */
+	torch::Tensor xva, xte;                 /* validation, test inputs, normalised */
+	torch::Tensor xva_raw, xte_raw;         /* the same, as the application's rows */
+	torch::Tensor yva, yte;                 /* their outputs */
+	torch::Tensor in_mean, in_std, out_mean, out_std;
+};
+
+int split_sizes(int64_t rows, const hml__train_options *o, Split &s, hml__train_result *res)
+{
+	s.n_test = (int64_t)std::llround((double)rows * o->test_fraction);
+	s.n_val = (int64_t)std::llround((double)rows * o->val_fraction);
+	s.n_train = rows - s.n_val - s.n_test;
+	if (s.n_test < 1 || s.n_val < 1 || s.n_train < 1)
+		return hml__error_set(HML_EINVALID,
+			"%lld rows are too few for a train/validation/test split (fractions %g and %g)",
+			(long long)rows, o->val_fraction, o->test_fraction);
+	res->n_train = s.n_train;
+	res->n_val = s.n_val;
+	res->n_test = s.n_test;
+	return 0;
+}
+
+/* Fills s (its sizes set by split_sizes) from all rows X, Y. */
+int split_data(const torch::Tensor &X, const torch::Tensor &Y, const hml__train_options *o,
+               const Layout &lay, Split &s)
+{
+	int64_t rows = X.size(0);
+	std::vector<int64_t> order(rows);
+
+	for (int64_t i = 0; i < rows; i++)
+		order[i] = i;
+	std::mt19937_64 split_rng(o->seed);
+	shuffle(order, split_rng);
+	std::vector<int64_t> test_idx(order.begin(), order.begin() + s.n_test);
+	std::vector<int64_t> val_idx(order.begin() + s.n_test, order.begin() + s.n_test + s.n_val);
+	std::vector<int64_t> train_idx(order.begin() + s.n_test + s.n_val, order.end());
+	{
+		int64_t bad_x = (~torch::isfinite(X)).sum().item<int64_t>();
+		int64_t bad_y = (~torch::isfinite(Y)).sum().item<int64_t>();
+		if (bad_x + bad_y > 0)
+			return hml__error_set(HML_EINVALID,
+				"the data hold %lld NaN/Inf values (%lld in inputs, %lld in outputs); drop those rows first",
+				(long long)(bad_x + bad_y), (long long)bad_x, (long long)bad_y);
+	}
+	torch::Tensor xtr = batch_view(X.index_select(0, index_tensor(train_idx)), lay.core_in);
+	torch::Tensor ytr = batch_view(Y.index_select(0, index_tensor(train_idx)), lay.core_out);
+	s.xva_raw = X.index_select(0, index_tensor(val_idx));
+	s.yva = batch_view(Y.index_select(0, index_tensor(val_idx)), lay.core_out);
+	s.xte_raw = X.index_select(0, index_tensor(test_idx));
+	s.yte = batch_view(Y.index_select(0, index_tensor(test_idx)), lay.core_out);
+
+	statistics(xtr, lay.core_in, lay.core_in.size() == 3, 1.0, s.in_mean, s.in_std);
+	statistics(ytr, lay.core_out, lay.core_out.size() == 3, 0.0, s.out_mean, s.out_std);
+	/* Normalised once, with the very operations of the template's forward;
+	 * constant outputs train towards 0 (their scale in forward() is 0). */
+	s.xn = (xtr - s.in_mean) / s.in_std;
+	s.yn = (ytr - s.out_mean) /
+	       torch::where(s.out_std == 0, torch::ones_like(s.out_std), s.out_std);
+	s.xva = (batch_view(s.xva_raw, lay.core_in) - s.in_mean) / s.in_std;
+	s.xte = (batch_view(s.xte_raw, lay.core_in) - s.in_mean) / s.in_std;
+	return 0;
+}
+
+/* The optimiser sees one parameter: the flat buffer holding them all. */
+std::unique_ptr<torch::optim::Optimizer> make_optimizer(Model &m, const hml__train_options *o,
+                                                        bool adamw)
+{
+	const double wd = o->weight_decay >= 0 ? o->weight_decay : adamw ? 1e-2 : 0.0;
+
+	m.flat.mutable_grad() = m.flat_grad;
+	if (adamw)
+		return std::unique_ptr<torch::optim::Optimizer>(new torch::optim::AdamW(
+			std::vector<torch::Tensor>{ m.flat }, torch::optim::AdamWOptions(o->lr).weight_decay(wd)));
+	return std::unique_ptr<torch::optim::Optimizer>(new torch::optim::Adam(
+		std::vector<torch::Tensor>{ m.flat }, torch::optim::AdamOptions(o->lr).weight_decay(wd)));
+}
+
+/* One pass over the shuffled training rows xs, ys in batches; their summed
+ * loss added to loss_sum. */
+void run_epoch(Model &m, MlpStep *manual, torch::optim::Optimizer &opt, const torch::Tensor &xs,
+               const torch::Tensor &ys, const hml__train_options *o, torch::Tensor &loss_sum)
+{
+	int64_t n = xs.size(0);
+
+	for (int64_t s = 0; s < n; s += o->batch) {
+		int64_t len = std::min(o->batch, n - s);
+
+		if (manual) {
+			manual->run(xs.narrow(0, s, len), ys.narrow(0, s, len), loss_sum);
+		} else {
+			m.flat_grad.zero_();
+			torch::Tensor loss = torch::mse_loss(m.forward(xs.narrow(0, s, len), true),
+			                                     ys.narrow(0, s, len));
+			loss.backward();
+			loss_sum.add_(loss.detach(), (double)len);
+		}
+		if (o->clip > 0)
+			torch::nn::utils::clip_grad_norm_({ m.flat }, o->clip);
+		opt.step();
+	}
+}
+
+/* Validation RMSE of the current weights, in the data's units. */
+double val_rmse_of(Model &m, const Split &s)
+{
+	torch::Tensor pred = predict(m, s.xva) * s.out_std + s.out_mean;
+
+	return std::sqrt((pred - s.yva).square().mean().item<double>());
+}
+
+/* The epochs: learning-rate schedule, the best epoch's weights kept (and
+ * left in m.flat at the end), early stop, time limit, progress callback. */
+int fit(Model &m, const Split &s, const hml__train_options *o, bool adamw, hml__train_result *res)
+{
+	const char *sched = o->schedule ? o->schedule : "plateau";
+	std::unique_ptr<torch::optim::Optimizer> opt = make_optimizer(m, o, adamw);
+	torch::Tensor best = m.flat.clone();
+	double best_val = INFINITY, lr = o->lr, t0 = hml__now(), step_time = 0;
+	const int plateau_wait = o->patience > 0 ? std::max(1, o->patience / 2) : 5;
+	int since_best = 0, since_lr = 0, epoch;
+	std::mt19937_64 batch_rng(o->seed ^ 0x9e3779b97f4a7c15ULL);
+	std::vector<int64_t> perm(s.n_train);
+	torch::Tensor xs = torch::empty_like(s.xn), ys = torch::empty_like(s.yn); /* shuffled rows */
+	torch::Tensor loss_sum = torch::zeros({});
+	std::unique_ptr<MlpStep> manual;
+
+	if (!m.script && !m.lay.cnn)
+		manual.reset(new MlpStep(m, std::min(o->batch, s.n_train)));
+	for (int64_t i = 0; i < s.n_train; i++)
+		perm[i] = i;
+	m.set_training(true);
+	for (epoch = 1; epoch <= o->epochs; epoch++) {
+		double ts = hml__now(), train_loss, val_rmse;
+
+		if (std::strcmp(sched, "cosine") == 0) {
+			lr = o->lr * 0.5 * (1.0 + std::cos(M_PI * (epoch - 1) / o->epochs));
+			set_lr(*opt, adamw, lr);
+		}
+		shuffle(perm, batch_rng);
+		torch::Tensor p = torch::from_blob(perm.data(), { s.n_train }, torch::kLong);
+		at::index_select_out(xs, s.xn, 0, p);
+		at::index_select_out(ys, s.yn, 0, p);
+		loss_sum.zero_();
+		run_epoch(m, manual.get(), *opt, xs, ys, o, loss_sum);
+		step_time += hml__now() - ts;
+		train_loss = loss_sum.item<double>() / (double)s.n_train;
+		val_rmse = val_rmse_of(m, s);
+		res->epochs_run = epoch;
+		if (val_rmse < best_val) {
+			best_val = val_rmse;
+			res->best_epoch = epoch;
+			best.copy_(m.flat);
+			since_best = 0;
+			since_lr = 0;
+		} else {
+			since_best++;
+			since_lr++;
+		}
+		if (std::strcmp(sched, "plateau") == 0 && since_lr >= plateau_wait && lr > 1e-6) {
+			lr = std::max(lr * 0.5, 1e-6);
+			set_lr(*opt, adamw, lr);
+			since_lr = 0;
+		}
+		if (o->progress && o->progress(o->payload, epoch, o->epochs, train_loss, val_rmse) != 0) {
+			res->interrupted = 1;
+			break;
+		}
+		if (o->patience > 0 && since_best >= o->patience) {
+			res->stopped_early = 1;
+			break;
+		}
+		if (o->max_seconds > 0 && hml__now() - t0 >= o->max_seconds) {
+			res->out_of_time = epoch < o->epochs;
+			break;
+		}
+	}
+	res->train_seconds = hml__now() - t0;
+	res->train_step_seconds = step_time;
+	res->samples_per_second = step_time > 0 ? (double)s.n_train * res->epochs_run / step_time : 0;
+	res->final_lr = lr;
+	if (res->best_epoch == 0)
+		return hml__error_set(HML_EINVALID,
+			"training diverged: the validation error was not finite in any of %d epochs (try a smaller learning rate)",
+			res->epochs_run);
+	m.flat.copy_(best);
+	return 0;
+}
+
+/* The module with the best weights (as contiguous tensors of their own)
+ * serialised into blob and written to fd; eager_val and eager_test: the
+ * eager forward's outputs on the validation and test rows. */
+int save_model(Model &m, const Split &s, const char *out_path, int fd, std::string &blob,
+               torch::Tensor &eager_val, torch::Tensor &eager_test)
+{
+	eager_val = predict(m, s.xva) * s.out_std + s.out_mean;
+	eager_test = predict(m, s.xte) * s.out_std + s.out_mean;
+	for (size_t p = 0; p < m.params.size(); p++)
+		m.module.register_parameter(m.names[p], m.params[p].detach().clone().requires_grad_(true), false);
+	m.module.eval();
+	std::ostringstream bytes;
+	m.module.save(bytes);
+	blob = bytes.str();
+	return write_all(out_path, fd, blob);
+}
+
+/* The saved file (blob) loaded as the runtime will run it, into saved: its
+ * forward must agree with the eager one; its errors go into res. */
+int check_saved(const std::string &blob, const Model &m, const Split &s,
+                const torch::Tensor &eager_val, const torch::Tensor &eager_test,
+                torch::jit::Module &saved, hml__train_result *res)
+{
+	std::istringstream in(blob);
+	saved = torch::jit::load(in, torch::kCPU);
+	saved.eval();
+	int64_t chunk = eval_chunk(m);
+	torch::Tensor val = batch_view(predict_saved(saved, batch_view(s.xva_raw, m.lay.in_row), chunk),
+	                              m.lay.core_out);
+	torch::Tensor test = batch_view(predict_saved(saved, batch_view(s.xte_raw, m.lay.in_row), chunk),
+	                               m.lay.core_out);
+	torch::NoGradGuard no_grad;
+	double scale = std::max({ 1.0, s.yva.abs().max().item<double>(), s.yte.abs().max().item<double>() });
+	double diff = std::max((val - eager_val).abs().max().item<double>(),
+	                       (test - eager_test).abs().max().item<double>());
+	torch::Tensor err = test - s.yte;
+
+	res->forward_max_diff = diff;
+	if (!(diff <= 1e-5 * scale))
+		return hml__error_set(HML_EMODEL,
+			"the saved model's forward differs from the training forward by %g", diff);
+	res->val_rmse = std::sqrt((val - s.yva).square().mean().item<double>());
+	res->test_rmse = std::sqrt(err.square().mean().item<double>());
+	res->test_mae = err.abs().mean().item<double>();
+	res->test_max_abs = err.abs().max().item<double>();
+	return 0;
+}
+
+void measure_latency(torch::jit::Module &saved, const torch::Tensor &X,
+                     const std::vector<int64_t> &in_row, int64_t rows, int64_t ib,
+                     hml__train_result *res);
+
+/* Latency: the mean of at least 20 calls at the application's batch after
+ * 3 warm-up calls, inputs cycled from the data. A failure here (a batch
+ * too large for memory) costs the figure, not the model. */
+void record_latency(torch::jit::Module &saved, const torch::Tensor &X, const Model &m,
+                    const hml__train_options *o, hml__train_result *res)
+{
+	int64_t ib = o->infer_batch > 0 ? o->infer_batch : o->batch;
+
+	res->latency_batch = ib;
+	try {
+		measure_latency(saved, X, m.lay.in_row, X.size(0), ib, res);
+	} catch (const std::bad_alloc &) {
+		res->latency_s_per_sample = NAN;
+		std::snprintf(res->latency_error, sizeof(res->latency_error),
+		              "out of memory at batch %lld", (long long)ib);
+	} catch (const std::exception &e) {
+		const char *w = what_of(e);
+
+		res->latency_s_per_sample = NAN;
+		std::snprintf(res->latency_error, sizeof(res->latency_error), "at batch %lld: %.*s",
+		              (long long)ib, std::min(line_len(w), 200), w);
+	}
+}
+
+int train(const hml__dataset *d, const hml__train_options *o, const char *out_path,
+          hml__train_result *res, int fd)
+{
+	Model m;
+	Split s;
+	int rc;
+	const bool adamw = o->optimizer && std::strcmp(o->optimizer, "adamw") == 0;
+	const char *fwd_env = std::getenv("HML_TRAIN_FORWARD");
+
+	if ((rc = check_options(o, m.arch)) < 0)
+		return rc;
+	std::snprintf(res->arch, sizeof(res->arch), "%s", m.arch.canonical.c_str());
+	if ((rc = make_layout(d, m.arch, m.lay)) < 0)
+		return rc;
+	if (fwd_env && std::strcmp(fwd_env, "script") == 0)
+		m.script = true;
+	else if (fwd_env && *fwd_env && std::strcmp(fwd_env, "eager") != 0)
+		return hml__error_set(HML_EINVALID, "HML_TRAIN_FORWARD is '%s'; expected eager or script", fwd_env);
+	if (d->rows < 1 || !d->x || !d->y)
+		return hml__error_set(HML_EINVALID, "the data set has no rows");
+	if ((rc = split_sizes(d->rows, o, s, res)) < 0)
+		return rc;
+	if (o->threads > 0)
+		at::set_num_threads(o->threads);
+
+	torch::Tensor X = torch::from_blob(const_cast<float *>(d->x), { d->rows, d->in_features }, torch::kFloat);
+	torch::Tensor Y = torch::from_blob(const_cast<float *>(d->y), { d->rows, d->out_features }, torch::kFloat);
+	if ((rc = split_data(X, Y, o, m.lay, s)) < 0)
+		return rc;
+	torch::manual_seed(o->seed);
+	make_params(m);
+	if ((rc = build_module(m, s.in_mean, s.in_std, s.out_mean, s.out_std)) < 0)
+		return rc;
+	res->params = m.count;
+	if ((rc = fit(m, s, o, adamw, res)) < 0)
+		return rc;
+
+	std::string blob;
+	torch::Tensor eager_val, eager_test;
+	if ((rc = save_model(m, s, out_path, fd, blob, eager_val, eager_test)) < 0)
+		return rc;
+	ExecutorOptimize no_opt(false);   /* measure the file as the runtime will run it */
+	torch::jit::Module saved;
+	if ((rc = check_saved(blob, m, s, eager_val, eager_test, saved, res)) < 0)
+		return rc;
+	record_latency(saved, X, m, o, res);
+	return 0;
+}
+
+/* The mean forward time per row of `saved` at batch ib (see above). */
+void measure_latency(torch::jit::Module &saved, const torch::Tensor &X,
+                     const std::vector<int64_t> &in_row, int64_t rows, int64_t ib,
+                     hml__train_result *res)
+{
+	{
+		torch::NoGradGuard no_grad;
+		std::vector<int64_t> rows_idx(ib);
+		int calls = 0;
+		double start, elapsed;
+
+		for (int64_t i = 0; i < ib; i++)
+			rows_idx[i] = i % rows;
+		torch::Tensor x = batch_view(X.index_select(0, index_tensor(rows_idx)), in_row);
+		std::vector<c10::IValue> args = { x };
+		for (int w = 0; w < 3; w++)
+			saved.forward(args);
+		start = hml__now();
+		do {
+			saved.forward(args);
+			calls++;
+			elapsed = hml__now() - start;
+		} while (calls < 20 || (elapsed < 0.2 && calls < 10000));
+		res->latency_s_per_sample = elapsed / calls / (double)ib;
+	}
+}
+
+} // namespace
+
+extern "C" {
+
+int hml__train(const hml__dataset *d, const hml__train_options *o, const char *out_path,
+               hml__train_result *res)
+{
+	hml__train_options defaults = HML__TRAIN_OPTIONS_INIT;
+	int fd = -1, rc;
+
+	if (!res || !d || !out_path)
+		return hml__error_set(HML_EINVALID, "train: no %s given", !d ? "data set" : !out_path ? "output path" : "result");
+	std::memset(res, 0, sizeof(*res));
+	if (!o)
+		o = &defaults;
+	/* Fail on an unwritable path before hours of training, not after. */
+	if ((fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666)) < 0)
+		return hml__error_set(HML_EIO, "cannot write model '%s': %s", out_path, std::strerror(errno));
+	try {
+		rc = train(d, o, out_path, res, fd);
+	} catch (const std::bad_alloc &) {
+		rc = hml__error_oom();
+	} catch (const std::exception &e) {
+		const char *w = what_of(e);
+		rc = hml__error_set(HML_EMODEL, "training failed: %.*s", line_len(w), w);
+	} catch (...) {
+		rc = hml__error_set(HML_EMODEL, "training failed: unknown C++ exception");
+	}
+	if (close(fd) < 0 && rc == 0)
+		rc = hml__error_set(HML_EIO, "cannot write model '%s': %s", out_path, std::strerror(errno));
+	if (rc < 0)
+		unlink(out_path);
+	return rc;
+}
+
+} // extern "C"

@@ -1,0 +1,112 @@
+/*
+ * lib/train/train.h - training a surrogate through libtorch (internal; the C++
+ * shim lib/train/train.cpp behind extern "C", linked only by the CLI). The checks
+ * that need no libtorch (options, arch spec: lib/train/arch.h) are in
+ * lib/train/train_check.c; in a build without libtorch (HML_WITH_TORCH=OFF)
+ * hml__train fails with HML_ENOTSUPPORTED.
+ *
+ * The model is a torch::jit::Module whose methods are TorchScript source
+ * from the family templates in models/ (embedded at build time). Its
+ * forward() takes application rows [batch, *in_shape] (float32), normalises
+ * them with the training split's mean/std (buffers stored in the model),
+ * runs the family's network and de-normalises to [batch, *out_shape]. The
+ * saved file is plain TorchScript: torch.jit.load() in Python and the hml
+ * runtime both load it. Attributes hml_input_shape / hml_output_shape
+ * declare the per-row shapes (without the batch dimension), which the
+ * runtime checks against the region before the first call.
+ *
+ * Architecture spec: FAMILY:WIDTHS[:ACTIVATION][:key=value]..., see
+ * lib/train/arch.h (cnn: conv layers with 'same' padding).
+ */
+#ifndef HML_LIB_TRAIN_H
+#define HML_LIB_TRAIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "train/arch.h"
+#include "train/dataset.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct hml__train_options {
+	const char *arch;         /**< spec as above; NULL: "mlp:64x64:relu" */
+	int epochs;               /**< maximum epochs (default 100) */
+	int64_t batch;            /**< mini-batch rows (default 256) */
+	double lr;                /**< initial learning rate (default 1e-3) */
+	double weight_decay;      /**< default 0 (adam) / 1e-2 (adamw) */
+	const char *optimizer;    /**< "adam" (default) or "adamw" */
+	const char *schedule;     /**< "plateau" (default: x0.5 after patience/2 flat epochs), "cosine", "none" */
+	int patience;             /**< early stopping: epochs without val improvement (default 10; 0 = off) */
+	double clip;              /**< gradient norm clipping (default 5; 0 = off) */
+	uint64_t seed;            /**< split, initialisation and shuffling (default 42) */
+	int threads;              /**< at::set_num_threads (0: leave libtorch's default) */
+	double val_fraction;      /**< default 0.1 */
+	double test_fraction;     /**< default 0.1 */
+	int64_t infer_batch;      /**< rows per call for the latency measurement (default batch) */
+	double max_seconds;       /**< stop after this much training time (0 = no limit) */
+	/** Called after every epoch; a nonzero return stops training (interrupt). */
+	int (*progress)(void *payload, int epoch, int epochs, double train_loss,
+	                double val_rmse);
+	void *payload;
+} hml__train_options;
+
+#define HML__TRAIN_OPTIONS_INIT { NULL, 100, 256, 1e-3, -1.0, "adam", "plateau", \
+	10, 5.0, 42, 0, 0.1, 0.1, 0, 0.0, NULL, NULL }
+
+typedef struct hml__train_result {
+	char arch[256];              /**< canonical spec actually trained */
+	int64_t params;              /**< trainable parameter count */
+	int64_t n_train, n_val, n_test;
+	int epochs_run, best_epoch;
+	int stopped_early;           /**< 1: patience ran out */
+	int interrupted;             /**< 1: progress callback asked to stop */
+	double train_seconds;        /**< wall time of the epoch loop */
+	double samples_per_second;   /**< training rows processed / train_seconds */
+	double final_lr;
+	/* errors in application units (after de-normalisation), best epoch's model */
+	double val_rmse, test_rmse, test_mae, test_max_abs;
+	double latency_s_per_sample; /**< mean forward time at infer_batch / infer_batch;
+	                                  NaN when it could not be measured */
+	int64_t latency_batch;
+	/** Why the latency could not be measured ("" when it was), e.g. "out of
+	 * memory at batch 100000000000": the model is trained and saved all the
+	 * same, and hml__train succeeds. */
+	char latency_error[256];
+	int out_of_time;             /**< 1: max_seconds ran out */
+	double train_step_seconds;   /**< the part of train_seconds spent in training steps */
+	/** Largest |saved module's forward - training forward| over the
+	 * validation and test rows (application units); hml__train fails when
+	 * it exceeds 1e-5 relative to the outputs' scale. */
+	double forward_max_diff;
+} hml__train_result;
+
+/**
+ * Train on `d` and save the TorchScript model to `out_path` (the best
+ * validation epoch's weights). Deterministic for a given seed and thread
+ * count. Errors: HML_EINVALID for a bad spec or option ("unknown activation
+ * 'foo' in arch 'mlp:64:foo'"), too few rows for the split, a CNN on row
+ * data; HML_EIO when the file cannot be written; HML_EMODEL for a libtorch
+ * failure (its message). An interrupted run still saves the best model so
+ * far and sets res->interrupted.
+ */
+int hml__train(const hml__dataset *d, const hml__train_options *o,
+               const char *out_path, hml__train_result *res);
+
+/**
+ * Check the options and the arch spec that do not depend on the data (the
+ * arch grammar, epochs, batch, lr, fractions, optimizer, schedule, ...)
+ * before any data is loaded. Fills `canonical` (may be NULL) with the
+ * canonical spec ("mlp:64x64:relu"). Errors: HML_EINVALID as hml__train.
+ */
+int hml__train_check(const hml__train_options *o, char *canonical, size_t size);
+
+/** hml__train_check, giving the parsed arch in `a` (for lib/train/train.cpp). */
+int hml__train_check_arch(const hml__train_options *o, hml__arch *a);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

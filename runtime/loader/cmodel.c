@@ -1,0 +1,291 @@
+/*
+ * runtime/loader/cmodel.c - loading and running compiled models (loader.h).
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/error.h"
+#include "core/util.h"
+#include "hml/cmodel.h"
+#include "loader/loader.h"
+
+struct hml__cmodel {
+	void *handle;
+	const hml_cmodel_v1_info *info;
+	char *path;
+	void *out;              /* last output */
+	size_t out_cap;         /* bytes */
+	hml_dtype out_dtype;
+	int64_t out_rows;       /* -1: no forward yet */
+};
+
+/* RTLD_NODELETE: a model built with -fopenmp may be what brought libgomp
+ * into the process; unloading it at free would unmap the code of OpenMP
+ * worker threads that are still parked (a crash seen when nothing else
+ * linked libgomp). A model's code stays mapped until exit. */
+#define DLOPEN_FLAGS (RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE)
+
+static const unsigned char elf_magic[4] = { 0x7f, 'E', 'L', 'F' };
+
+int hml__cmodel_sniff(const char *path)
+{
+	unsigned char head[4];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return 0;
+	n = read(fd, head, sizeof(head));
+	close(fd);
+	return n == (ssize_t)sizeof(head) && memcmp(head, elf_magic, sizeof(head)) == 0;
+}
+
+/* memmem() is a GNU extension; the tag is short and the files small. */
+static int contains(const unsigned char *hay, size_t n, const char *needle, size_t k)
+{
+	const unsigned char *p = hay, *end = hay + n;
+
+	while ((size_t)(end - p) >= k && (p = memchr(p, needle[0], (size_t)(end - p) - k + 1))) {
+		if (memcmp(p, needle, k) == 0)
+			return 1;
+		p++;
+	}
+	return 0;
+}
+
+/* Check the file without running any of it: ELF, and the ABI tag inside. */
+static int check_file(const char *path)
+{
+	struct stat st;
+	void *map = MAP_FAILED;
+	int fd, rc = 0;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return hml__error_set(errno == ENOENT ? HML_ENOTFOUND : HML_EIO,
+		                      "cannot open compiled model '%s': %s", path, strerror(errno));
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		rc = hml__error_set(HML_EIO, "cannot open compiled model '%s': not a regular file", path);
+		goto done;
+	}
+	if (st.st_size < 64 ||
+	    (map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0)) == MAP_FAILED ||
+	    memcmp(map, elf_magic, sizeof(elf_magic)) != 0) {
+		rc = hml__error_set(HML_EMODEL, "cannot open compiled model '%s': not an ELF shared object",
+		                    path);
+		goto done;
+	}
+	if (!contains(map, (size_t)st.st_size, HML_CMODEL_TAG, sizeof(HML_CMODEL_TAG)))
+		rc = hml__error_set(HML_EMODEL,
+			"cannot open compiled model '%s': not a model compiled by hml "
+			"(no '%s' tag; refused without loading it)", path, HML_CMODEL_TAG);
+done:
+	if (map != MAP_FAILED)
+		munmap(map, (size_t)st.st_size);
+	close(fd);
+	return rc;
+}
+
+static int shape_ok(int ndim, const int64_t *shape, int64_t features)
+{
+	int64_t p = 1;
+
+	if (ndim < 1 || ndim > HML_CMODEL_MAX_DIMS || ndim >= HML_MAX_DIMS)
+		return 0;
+	for (int i = 0; i < ndim; i++) {
+		if (shape[i] < 1 || shape[i] > ((int64_t)1 << 40) / p)
+			return 0;
+		p *= shape[i];
+	}
+	return p == features;
+}
+
+/* The entry struct, checked field by field before anything is called. */
+static int check_info(const char *path, const hml_cmodel_v1_info *i)
+{
+	if (i->magic != HML_CMODEL_MAGIC)
+		return hml__error_set(HML_EMODEL, "cannot open compiled model '%s': bad magic number "
+		                      "%#x in '%s'", path, (unsigned)i->magic, HML_CMODEL_ENTRY);
+	if (i->abi_version != HML_CMODEL_ABI_VERSION)
+		return hml__error_set(HML_ENOTSUPPORTED, "cannot open compiled model '%s': ABI version "
+		                      "%u, this runtime reads %u (compile it again with this hml)",
+		                      path, (unsigned)i->abi_version, HML_CMODEL_ABI_VERSION);
+	if (i->size != sizeof(*i) || memcmp(i->tag, HML_CMODEL_TAG, sizeof(HML_CMODEL_TAG)) != 0)
+		return hml__error_set(HML_EMODEL, "cannot open compiled model '%s': its '%s' "
+		                      "does not have the layout of ABI version %u", path,
+		                      HML_CMODEL_ENTRY, HML_CMODEL_ABI_VERSION);
+	if (i->dtype != HML_CMODEL_DTYPE_F32)
+		return hml__error_set(HML_ENOTSUPPORTED, "cannot open compiled model '%s': dtype %u "
+		                      "is not supported", path, (unsigned)i->dtype);
+	if (!shape_ok(i->in_ndim, i->in_shape, i->in_features) ||
+	    !shape_ok(i->out_ndim, i->out_shape, i->out_features) ||
+	    !i->forward_f32 || !i->forward_f64)
+		return hml__error_set(HML_EMODEL, "cannot open compiled model '%s': its shapes or "
+		                      "functions are not valid", path);
+	return 0;
+}
+
+int hml__cmodel_load(hml__cmodel **out, const char *path)
+{
+	hml__cmodel *m = NULL;
+	const char *why;
+	int rc;
+
+	*out = NULL;
+	if ((rc = check_file(path)) < 0)
+		return rc;
+	if (!(m = calloc(1, sizeof(*m))) || !(m->path = strdup(path))) {
+		rc = hml__error_oom();
+		goto done;
+	}
+	m->out_rows = -1;
+	dlerror();
+	/* A path without '/' would be searched for in the library path. */
+	if (!strchr(path, '/')) {
+		char *rel = malloc(strlen(path) + 3);
+
+		if (!rel) {
+			rc = hml__error_oom();
+			goto done;
+		}
+		strcpy(rel, "./");
+		strcat(rel, path);
+		m->handle = dlopen(rel, DLOPEN_FLAGS);
+		free(rel);
+	} else {
+		m->handle = dlopen(path, DLOPEN_FLAGS);
+	}
+	if (!m->handle) {
+		why = dlerror();
+		rc = hml__error_set(HML_EMODEL, "cannot open compiled model '%s': %s", path,
+		                    why ? why : "dlopen failed");
+		goto done;
+	}
+	if (!(m->info = dlsym(m->handle, HML_CMODEL_ENTRY))) {
+		rc = hml__error_set(HML_EMODEL, "cannot open compiled model '%s': no '%s' symbol "
+		                    "(not a model compiled by hml)", path, HML_CMODEL_ENTRY);
+		goto done;
+	}
+	if ((rc = check_info(path, m->info)) < 0)
+		goto done;
+	*out = m;
+	m = NULL;
+done:
+	hml__cmodel_free(m);
+	return rc;
+}
+
+void hml__cmodel_free(hml__cmodel *m)
+{
+	if (!m)
+		return;
+	if (m->handle)
+		dlclose(m->handle);
+	free(m->out);
+	free(m->path);
+	free(m);
+}
+
+hml_dtype hml__cmodel_dtype(const hml__cmodel *m)
+{
+	(void)m;
+	return HML_F32;
+}
+
+static int copy_shape(int64_t *shape, const int64_t *from, int ndim)
+{
+	memcpy(shape, from, (size_t)ndim * sizeof(*shape));
+	return ndim;
+}
+
+int hml__cmodel_declared_input(const hml__cmodel *m, int64_t *shape)
+{
+	return copy_shape(shape, m->info->in_shape, m->info->in_ndim);
+}
+
+int hml__cmodel_declared_output(const hml__cmodel *m, int64_t *shape)
+{
+	return copy_shape(shape, m->info->out_shape, m->info->out_ndim);
+}
+
+const char *hml__cmodel_id(const hml__cmodel *m)
+{
+	return m->info->id ? m->info->id : "";
+}
+
+const char *hml__cmodel_hash(const hml__cmodel *m)
+{
+	return m->info->hash ? m->info->hash : "";
+}
+
+static int shape_error(const hml__cmodel *m, int ndim, const int64_t *shape)
+{
+	char want[160], got[160];
+
+	hml__format_shape(want, sizeof(want), m->info->in_shape, m->info->in_ndim);
+	if (ndim >= 1 && ndim <= HML_MAX_DIMS)
+		hml__format_shape(got, sizeof(got), shape + 1, ndim - 1);
+	else
+		snprintf(got, sizeof(got), "%d dimensions", ndim);
+	return hml__error_set(HML_ESHAPE, "compiled model '%s' takes rows of %s, not %s",
+	                      m->path, want, got);
+}
+
+int hml__cmodel_forward(hml__cmodel *m, const void *in, hml_dtype dtype,
+                        int ndim, const int64_t *shape)
+{
+	const hml_cmodel_v1_info *i = m->info;
+	int64_t features = 1, rows;
+	size_t need, esize;
+	int rc;
+
+	if (dtype != HML_F32 && dtype != HML_F64)
+		return hml__error_set(HML_EINVALID, "compiled model '%s': bad input dtype %d",
+		                      m->path, (int)dtype);
+	if (ndim < 1 || ndim > HML_MAX_DIMS || shape[0] < 0)
+		return shape_error(m, ndim, shape);
+	for (int d = 1; d < ndim; d++)
+		features *= shape[d];
+	if (features != i->in_features)
+		return shape_error(m, ndim, shape);
+	rows = shape[0];
+	esize = hml_dtype_size(dtype);
+	need = (size_t)(rows > 0 ? rows : 1) * (size_t)i->out_features * esize;
+	if (need > m->out_cap) {
+		void *p = realloc(m->out, need);
+
+		if (!p)
+			return hml__error_oom();
+		m->out = p;
+		m->out_cap = need;
+	}
+	if (dtype == HML_F32)
+		rc = i->forward_f32(in, m->out, rows);
+	else
+		rc = i->forward_f64(in, m->out, rows);
+	if (rc != 0)
+		return hml__error_set(HML_ENOMEM, "compiled model '%s': out of memory in forward",
+		                      m->path);
+	m->out_dtype = dtype;
+	m->out_rows = rows;
+	return 0;
+}
+
+int hml__cmodel_output(const hml__cmodel *m, const void **data, hml_dtype *dtype,
+                       int *ndim, int64_t *shape)
+{
+	if (m->out_rows < 0)
+		return hml__error_set(HML_EINVALID, "compiled model '%s' has not run yet", m->path);
+	*data = m->out;
+	*dtype = m->out_dtype;
+	*ndim = m->info->out_ndim + 1;
+	shape[0] = m->out_rows;
+	memcpy(shape + 1, m->info->out_shape, (size_t)m->info->out_ndim * sizeof(*shape));
+	return 0;
+}

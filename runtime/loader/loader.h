@@ -1,0 +1,182 @@
+/*
+ * runtime/loader/loader.h - the model loader (internal; not installed): the
+ * one component that opens hml's run-time plugins and models, linked by
+ * libhml, the hml CLI, hml-probe and the benchmarks (target hml_loader),
+ * never compiled by path.
+ *
+ *   - plugins: where libhml's run-time loaded plugins lie (hml__plugin_path).
+ *     libhml keeps its heavy dependencies out of every program's start-up:
+ *     libtorch lives in libhml-torch.so (backend.h), HDF5 in libhml-hdf5.so
+ *     (runtime/src/h5io.h); each is dlopen-ed the first time a region needs
+ *     it, found relative to the object holding this code, so no environment
+ *     variable is needed in the build tree or in an installed prefix.
+ *   - TorchScript models (hml__model_*): forwarded to a backend loaded at run
+ *     time (backend.h): TorchScript runs in libhml-torch.so, dlopen-ed on the
+ *     first load, so a process that never loads a model never maps libtorch.
+ *     The plugin is looked up in $HML_TORCH_PLUGIN when set (a path; for
+ *     tests and for programs that link the runtime statically), else beside
+ *     the object that holds this code (libhml.so), else in its hml/
+ *     subdirectory (the installed LIBDIR/hml/libhml-torch.so). No C++
+ *     exception crosses this interface.
+ *   - compiled models (hml__cmodel_*): shared objects made by
+ *     `hml deploy --target c` (ABI: hml/cmodel.h). Plain C, no dependency
+ *     beyond libc and libdl; shaped like the TorchScript calls so a region
+ *     can run either through the same calls. A file is trusted only after
+ *     these checks, in this order, none of which runs code from the file: it
+ *     is an ELF file; it contains the ABI tag string (so a foreign shared
+ *     object is refused before dlopen would run its constructors);
+ *     dlopen(RTLD_NOW | RTLD_LOCAL) succeeds; it exports the data symbol
+ *     HML_CMODEL_ENTRY; the struct there carries the magic number, ABI
+ *     version, size, tag and dtype of this runtime, sane shapes and both
+ *     forward pointers. Only then is forward ever called.
+ */
+#ifndef HML_LOADER_LOADER_H
+#define HML_LOADER_LOADER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hml/common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- plugins ------------------------------------------------------------ */
+
+/**
+ * The path of plugin `file` ("libhml-torch.so") into buf: $`env` when
+ * `env` is not NULL and that variable is set and not empty; else beside
+ * the object holding this code (libhml.so, in the build tree and in
+ * LIBDIR); else in its hml/ subdirectory (LIBDIR/hml, where plugins are
+ * installed); for an executable that compiles this file in (the hml CLI),
+ * the build tree's runtime/ beside its cmd/, or BINDIR/HML__BIN_TO_PLUGIN_DIR.
+ * The first candidate that exists, or the last one (whose dlopen then says
+ * what is missing). Never fails; the result is truncated to `size`.
+ */
+void hml__plugin_path(char *buf, size_t size, const char *file, const char *env);
+
+/* ---- TorchScript models (backend.h) ------------------------------------- */
+
+typedef struct hml__model hml__model;
+
+/**
+ * Load the TorchScript file `path` for inference on the CPU (on the GPU in a
+ * HML_WITH_CUDA build when one is present). `threads` > 0 sets libtorch's
+ * intra-op thread count (process-wide). `*out` is yours (hml__model_free).
+ * Errors: HML_ENOTFOUND (no such file), HML_EIO (unreadable),
+ * HML_EMODEL (not a TorchScript archive, or no forward method),
+ * HML_ENOTFOUND / HML_ENOTSUPPORTED when the libtorch plugin cannot be
+ * loaded or is not this build's, HML_ENOTSUPPORTED in a build without
+ * libtorch (HML_WITH_TORCH=OFF); the message is "cannot open model 'PATH':
+ * REASON".
+ */
+int hml__model_load(hml__model **out, const char *path, int threads);
+
+void hml__model_free(hml__model *m);
+
+/** Element type of the model's floating-point parameters (F32 if none). */
+hml_dtype hml__model_dtype(const hml__model *m);
+
+/**
+ * Feature shapes the model declares, if its module has the integer-list
+ * attributes `hml_input_shape` / `hml_output_shape` (hml-trained models do;
+ * Python models may). Returns the number of dims copied into `shape`
+ * (without the leading batch dim), or 0 when the attribute is absent.
+ */
+int hml__model_declared_input(const hml__model *m, int64_t *shape);
+int hml__model_declared_output(const hml__model *m, int64_t *shape);
+
+/**
+ * Run forward on `in` (row-major, `ndim` dims of `shape`, element type
+ * `dtype`; the memory is borrowed, not copied, when dtype is the model's).
+ * Runs under torch::NoGradGuard. The result is kept inside the model until
+ * the next forward; read it with hml__model_output(). A model that rejects
+ * the input fails with HML_ESHAPE or HML_EMODEL naming the input shape.
+ */
+int hml__model_forward(hml__model *m, const void *in, hml_dtype dtype,
+                       int ndim, const int64_t *shape);
+
+/**
+ * The last forward's output: a contiguous CPU buffer owned by the model,
+ * valid until the next forward or free. `*dtype` is F32 or F64 (other
+ * output types are converted to the model dtype by the shim).
+ */
+int hml__model_output(const hml__model *m, const void **data, hml_dtype *dtype,
+                      int *ndim, int64_t *shape);
+
+/** The name of the backend running `m` ("torch"). Static storage. */
+const char *hml__model_backend(const hml__model *m);
+
+/**
+ * Load the model at `path`, run it once on `rows` rows of x (float32,
+ * [rows, *in_shape]) and write its outputs (float32) to y, which holds
+ * y_size floats; *per_row (may be NULL) gets the outputs per row. The one
+ * way the CLI and the tests run a TorchScript model: through the same
+ * backend as applications. HML_ESHAPE when the outputs do not fit in y.
+ */
+int hml__model_predict_f32(const char *path, const float *x, int64_t rows, int in_ndim,
+                           const int64_t *in_shape, float *y, int64_t y_size,
+                           int64_t *per_row);
+
+/* ---- compiled models (hml/cmodel.h) ------------------------------------- */
+
+typedef struct hml__cmodel hml__cmodel;
+
+/**
+ * 1 when the file at `path` starts like a shared object (ELF magic), so a
+ * region should load it with hml__cmodel_load rather than as TorchScript
+ * (a zip archive); 0 otherwise or when unreadable.
+ */
+int hml__cmodel_sniff(const char *path);
+
+/**
+ * Load the compiled model at `path`. `*out` is yours (hml__cmodel_free).
+ * Errors (message "cannot open compiled model 'PATH': REASON"):
+ * HML_ENOTFOUND (no such file), HML_EIO (unreadable), HML_EMODEL (not an
+ * ELF file, not a compiled hml model, dlopen failure, missing entry
+ * symbol, bad magic), HML_ENOTSUPPORTED (another ABI version or dtype).
+ */
+int hml__cmodel_load(hml__cmodel **out, const char *path);
+
+/** dlclose()s the object. NULL-safe. */
+void hml__cmodel_free(hml__cmodel *m);
+
+/** The model's arithmetic type: HML_F32. */
+hml_dtype hml__cmodel_dtype(const hml__cmodel *m);
+
+/**
+ * The per-row feature shapes the model declares (without the batch
+ * dimension); returns the number of dims copied into `shape` (room for
+ * HML_MAX_DIMS).
+ */
+int hml__cmodel_declared_input(const hml__cmodel *m, int64_t *shape);
+int hml__cmodel_declared_output(const hml__cmodel *m, int64_t *shape);
+
+/** The model id and the SHA-256 of the TorchScript file it came from. Borrowed. */
+const char *hml__cmodel_id(const hml__cmodel *m);
+const char *hml__cmodel_hash(const hml__cmodel *m);
+
+/**
+ * Run the model on `in`: `ndim` dims of `shape`, shape[0] the rows, the
+ * rest multiplying to the model's input features (row-major, element type
+ * `dtype`, F32 or F64; borrowed). The output, in the same dtype, is kept in
+ * the model until the next forward (hml__cmodel_output). Errors:
+ * HML_ESHAPE "compiled model 'PATH' takes rows of [5], not [4]",
+ * HML_EINVALID (bad dtype), HML_ENOMEM.
+ */
+int hml__cmodel_forward(hml__cmodel *m, const void *in, hml_dtype dtype,
+                        int ndim, const int64_t *shape);
+
+/**
+ * The last forward's output: [rows, *declared output shape], a buffer owned
+ * by the model, valid until the next forward or free; `*dtype` is the
+ * input's dtype. HML_EINVALID before any forward.
+ */
+int hml__cmodel_output(const hml__cmodel *m, const void **data, hml_dtype *dtype,
+                       int *ndim, int64_t *shape);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

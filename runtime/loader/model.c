@@ -1,0 +1,291 @@
+/*
+ * runtime/loader/model.c - the TorchScript half of loader.h, over run-time loaded backends (backend.h).
+ *
+ * libhml links no ML framework: the libtorch backend, libhml-torch.so, is
+ * dlopen-ed the first time a region opens a model, so `off` and `collect`
+ * never pay for libtorch. A model handle is its backend's table and the
+ * backend's own handle; every call forwards through the table and turns a
+ * backend failure into this library's hml error.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/error.h"
+#include "core/util.h"
+#include "loader/backend.h"
+#include "loader/loader.h"
+
+struct hml__model {
+	const hml__backend *be;
+	void *impl;
+};
+
+/* A backend's failure, re-recorded as this library's error. */
+static int backend_error(const hml__backend *be, int rc)
+{
+	return hml__error_set(rc < 0 ? rc : HML_ERROR, "%s", be->last_error());
+}
+
+/* Regular files only. Opened without blocking (a FIFO would block an open
+ * for reading, and the backend's reads, forever) and checked on the open
+ * descriptor, so nothing can be swapped in between the check and the open. */
+static int check_file(const char *path)
+{
+	struct stat st;
+	int fd, rc = 0;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)) < 0) {
+		if (errno == ENOENT || errno == ENOTDIR)
+			return hml__error_set(HML_ENOTFOUND, "cannot open model '%s': no such file", path);
+		return hml__error_set(HML_EIO, "cannot open model '%s': %s", path, strerror(errno));
+	}
+	if (fstat(fd, &st) != 0)
+		rc = hml__error_set(HML_EIO, "cannot open model '%s': %s", path, strerror(errno));
+	else if (S_ISDIR(st.st_mode))
+		rc = hml__error_set(HML_EIO, "cannot open model '%s': is a directory", path);
+	else if (!S_ISREG(st.st_mode))
+		rc = hml__error_set(HML_EINVALID, "cannot open model '%s': not a regular file", path);
+	close(fd);
+	return rc;
+}
+
+#ifdef HML_WITH_TORCH
+
+/* The plugin is loaded once per process and never unloaded (libtorch does
+ * not survive dlclose); a failure is remembered and reported to every
+ * later load with the same message. */
+static pthread_once_t torch_once = PTHREAD_ONCE_INIT;
+static const hml__backend *torch_be;
+static int torch_rc;
+static char torch_msg[4400];
+
+static void torch_open(void)
+{
+	char path[4096];
+	void *dl;
+	hml__backend_entry entry;
+	const hml__backend *be;
+	const char *want = hml__torch_version();
+
+	hml__plugin_path(path, sizeof(path), HML__TORCH_PLUGIN, "HML_TORCH_PLUGIN");
+	if (!(dl = dlopen(path, RTLD_NOW | RTLD_LOCAL))) {
+		const char *e = dlerror();
+
+		torch_rc = HML_ENOTFOUND;
+		snprintf(torch_msg, sizeof(torch_msg), "the libtorch backend cannot be loaded: %s",
+		         e ? e : path);
+		return;
+	}
+	entry = (hml__backend_entry)dlsym(dl, HML__TORCH_ENTRY);
+	be = entry ? entry(HML__BACKEND_ABI) : NULL;
+	if (!be || be->abi != HML__BACKEND_ABI || be->size < sizeof(hml__backend)) {
+		torch_rc = HML_ENOTSUPPORTED;
+		snprintf(torch_msg, sizeof(torch_msg),
+		         "the libtorch backend '%s' is not an hml backend of interface version %d",
+		         path, HML__BACKEND_ABI);
+	} else if (strcmp(be->version, want) != 0) {
+		torch_rc = HML_ENOTSUPPORTED;
+		snprintf(torch_msg, sizeof(torch_msg),
+		         "the libtorch backend '%s' was built with libtorch %s, this libhml with %s",
+		         path, be->version, want);
+	} else {
+		torch_be = be;
+		return;
+	}
+	dlclose(dl);
+}
+
+static int torch_backend(const char *path, const hml__backend **out)
+{
+	pthread_once(&torch_once, torch_open);
+	if (!torch_be)
+		return hml__error_set(torch_rc, "cannot open model '%s': %s", path, torch_msg);
+	*out = torch_be;
+	return 0;
+}
+
+#else
+
+static int torch_backend(const char *path, const hml__backend **out)
+{
+	*out = NULL;
+	return hml__error_set(HML_ENOTSUPPORTED,
+		"cannot open model '%s': hml was built without libtorch (HML_WITH_TORCH=OFF), "
+		"so it cannot run TorchScript models", path);
+}
+
+#endif
+
+/*
+ * Compiled models (hml deploy --target c) run in this process through
+ * cmodel.c, behind the same table as a plugin: no libtorch is loaded.
+ */
+static const char *c_last_error(void)
+{
+	static _Thread_local char msg[2048];   /* lib/core/error.c keeps messages shorter */
+
+	snprintf(msg, sizeof(msg), "%s", hml_error_last()->message);
+	return msg;
+}
+
+static int c_load(void **out, const char *path, int threads)
+{
+	(void)threads;   /* the compiled model follows OpenMP's settings */
+	return hml__cmodel_load((hml__cmodel **)out, path);
+}
+
+static void c_free(void *m) { hml__cmodel_free(m); }
+static hml_dtype c_dtype(const void *m) { return hml__cmodel_dtype(m); }
+static int c_declared_input(const void *m, int64_t *shape)
+{
+	return hml__cmodel_declared_input(m, shape);
+}
+static int c_declared_output(const void *m, int64_t *shape)
+{
+	return hml__cmodel_declared_output(m, shape);
+}
+static int c_forward(void *m, const void *in, hml_dtype dtype, int ndim, const int64_t *shape)
+{
+	return hml__cmodel_forward(m, in, dtype, ndim, shape);
+}
+static int c_output(const void *m, const void **data, hml_dtype *dtype, int *ndim,
+                    int64_t *shape)
+{
+	return hml__cmodel_output(m, data, dtype, ndim, shape);
+}
+
+static const hml__backend c_backend = {
+	HML__BACKEND_ABI, sizeof(hml__backend), "c", "1", c_load, c_free, c_dtype,
+	c_declared_input, c_declared_output, c_forward, c_output, c_last_error
+};
+
+/*
+ * The backend for the model file at `path`: an ELF shared object is a
+ * compiled model (its loader checks the ABI tag, magic and version before
+ * running anything of it); anything else goes to TorchScript, whose loader
+ * says best why a file is not one.
+ */
+static int backend_for(const char *path, const hml__backend **out)
+{
+	if (hml__cmodel_sniff(path)) {
+		*out = &c_backend;
+		return 0;
+	}
+	return torch_backend(path, out);
+}
+
+int hml__model_load(hml__model **out, const char *path, int threads)
+{
+	const hml__backend *be = NULL;
+	hml__model *m;
+	int rc;
+
+	if (out)
+		*out = NULL;
+	if (!out || !path)
+		return hml__error_set(HML_EINVALID, "cannot open model: no path given");
+	if ((rc = check_file(path)) < 0 || (rc = backend_for(path, &be)) < 0)
+		return rc;
+	if (!(m = calloc(1, sizeof(*m))))
+		return hml__error_oom();
+	m->be = be;
+	if ((rc = be->load(&m->impl, path, threads)) < 0) {
+		rc = backend_error(be, rc);
+		free(m);
+		return rc;
+	}
+	*out = m;
+	return 0;
+}
+
+void hml__model_free(hml__model *m)
+{
+	if (!m)
+		return;
+	if (m->impl)
+		m->be->free(m->impl);
+	free(m);
+}
+
+hml_dtype hml__model_dtype(const hml__model *m)
+{
+	return m ? m->be->dtype(m->impl) : HML_F32;
+}
+
+int hml__model_declared_input(const hml__model *m, int64_t *shape)
+{
+	return m ? m->be->declared_input(m->impl, shape) : 0;
+}
+
+int hml__model_declared_output(const hml__model *m, int64_t *shape)
+{
+	return m ? m->be->declared_output(m->impl, shape) : 0;
+}
+
+int hml__model_forward(hml__model *m, const void *in, hml_dtype dtype,
+                       int ndim, const int64_t *shape)
+{
+	int rc;
+
+	if (!m)
+		return hml__error_set(HML_EINVALID, "cannot run model: no model given");
+	if ((rc = m->be->forward(m->impl, in, dtype, ndim, shape)) < 0)
+		return backend_error(m->be, rc);
+	return 0;
+}
+
+int hml__model_output(const hml__model *m, const void **data, hml_dtype *dtype,
+                      int *ndim, int64_t *shape)
+{
+	int rc;
+
+	if (!m)
+		return hml__error_set(HML_EINVALID, "no model given");
+	if ((rc = m->be->output(m->impl, data, dtype, ndim, shape)) < 0)
+		return backend_error(m->be, rc);
+	return 0;
+}
+
+const char *hml__model_backend(const hml__model *m)
+{
+	return m ? m->be->name : NULL;
+}
+
+int hml__model_predict_f32(const char *path, const float *x, int64_t rows, int in_ndim,
+                           const int64_t *in_shape, float *y, int64_t y_size,
+                           int64_t *per_row)
+{
+	int64_t shape[HML_MAX_DIMS + 1], oshape[HML_MAX_DIMS + 1], n = 1;
+	hml__model *m = NULL;
+	const void *data;
+	hml_dtype dt;
+	int nd, rc;
+
+	if (in_ndim < 0 || in_ndim > HML_MAX_DIMS - 1)
+		return hml__error_set(HML_ESHAPE, "rows of %d dims cannot be run", in_ndim);
+	shape[0] = rows;
+	memcpy(shape + 1, in_shape, (size_t)in_ndim * sizeof(int64_t));
+	if ((rc = hml__model_load(&m, path, 0)) < 0 ||
+	    (rc = hml__model_forward(m, x, HML_F32, in_ndim + 1, shape)) < 0 ||
+	    (rc = hml__model_output(m, &data, &dt, &nd, oshape)) < 0)
+		goto done;
+	for (int d = 0; d < nd; d++)
+		n *= oshape[d];
+	if (per_row)
+		*per_row = rows > 0 ? n / rows : 0;
+	if (n > y_size)
+		rc = hml__error_set(HML_ESHAPE, "model '%s' returned %lld values for %lld rows; room for %lld",
+		                    path, (long long)n, (long long)rows, (long long)y_size);
+	else
+		hml__convert(y, HML_F32, data, dt, (size_t)n);
+done:
+	hml__model_free(m);
+	return rc;
+}
