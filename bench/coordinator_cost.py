@@ -8,7 +8,7 @@ Prints, per trial, the coordinator's time outside its waits
 starting trials), the optimiser's part of it (coordinator_suggest_seconds)
 and the rest -- in wall time and in the coordinating thread's CPU time
 (coordinator_*_cpu_seconds). bench/coordinator.sh, bench/search.sh --full and
-bench/search_target.sh print it this way.
+bench/search-target.sh print it this way.
 """
 import json
 import sys

@@ -200,7 +200,7 @@ void cmd_workflow_env_check(const struct hml__workflow *w);
 int cmd_deploy_compile(struct hml__store *s, const json_t *model, const char *pt_path,
                        const char *march, char *cid, size_t cid_size);
 
-/* --- running the workflow's application (cmd/apprun.c) -------------- */
+/* --- running the workflow's application (cmd/app_run.c) -------------- */
 struct hml__run_config;
 
 /*

@@ -31,7 +31,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
-#include "core/qoifile.h"
+#include "core/qoi_file.h"
 #include "core/util.h"
 #include "deploy/latency.h"
 #include "deploy/metrics.h"

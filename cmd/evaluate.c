@@ -21,8 +21,8 @@
 #include <unistd.h>
 
 #include "cmd.h"
-#include "core/profilefile.h"
-#include "core/qoifile.h"
+#include "core/profile_file.h"
+#include "core/qoi_file.h"
 #include "core/util.h"
 #include "deploy/latency.h"
 #include "deploy/metrics.h"

@@ -28,7 +28,7 @@
 #include "deploy/metrics.h"
 #include "loader/loader.h"
 #include "run/workflow.h"
-#include "store/datapick.h"
+#include "store/data_pick.h"
 #include "store/records.h"
 #include "store/store.h"
 #include "sys/fsutil.h"
@@ -93,7 +93,7 @@ static void state_release(import_state *st)
 }
 
 /* The data sets with rows of the region: those of `workflow`, else of the
- * workflow of the newest data set holding the region (lib/store/datapick.h). */
+ * workflow of the newest data set holding the region (lib/store/data_pick.h). */
 static int pick_datasets(import_state *st)
 {
 	hml__data_query q = { region, workflow, NULL, 0, NULL };

@@ -19,12 +19,12 @@
 #include <unistd.h>
 
 #include "cmd.h"
-#include "store/datapick.h"
+#include "store/data_pick.h"
 #include "sys/fsutil.h"
 #include "train/arch.h"
 #include "train/dataset.h"
 #ifdef HML_WITH_MPI
-#include "search/mpirelay.h"
+#include "search/mpi_relay.h"
 #endif
 #include "core/util.h"
 #include "search/trialmap.h"
@@ -166,7 +166,7 @@ static int check_cli(int npos)
 /* ---- data and workflow -------------------------------------------------- */
 
 /* The region (given, else the only one with rows) and its data sets, as
- * hml train chooses them (lib/store/datapick.h); their files, checked. */
+ * hml train chooses them (lib/store/data_pick.h); their files, checked. */
 static int pick_data(search_state *st)
 {
 	hml__data_query q = { st->label, NULL, NULL, 0, "search on" };

@@ -70,7 +70,7 @@ typedef struct search_state {
 	hml__worker *wk;
 	int nworkers, threads;
 	int mpi;                   /* 1: the workers are MPI ranks 1 .. nworkers */
-	int *mpi_to, *mpi_from;    /* their pipes (lib/search/mpirelay.h) */
+	int *mpi_to, *mpi_from;    /* their pipes (lib/search/mpi_relay.h) */
 	hml__train_options base;   /* every trial's options before its sample */
 	int max_epochs;
 	unsigned rungs;
@@ -102,7 +102,7 @@ typedef struct search_state {
 } search_state;
 
 /* The worker's loop: init, then trials, on descriptors in and out, until
- * in ends (0) or an error. cmd/searchworker.c */
+ * in ends (0) or an error. cmd/search_worker.c */
 int search_worker_loop(int in, int out);
 
 /* Rebuild the scheduler from the history; trials that were running are

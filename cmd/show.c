@@ -657,7 +657,7 @@ static int show_search(hml__store *s, const char *id)
 	int rc;
 
 	memset(&r, 0, sizeof(r));
-	if (plot && (rc = hml__searchplot_write(s, id)) < 0)
+	if (plot && (rc = hml__search_plot_write(s, id)) < 0)
 		return rc;
 	if ((rc = hml__records_search(&v, s, id)) < 0 ||
 	    (rc = hml__search_results_load(&r, hml__store_dir(s), &v)) < 0)
@@ -679,7 +679,7 @@ done:
 
 int cmd_show_plots(hml__store *s, const char *id)
 {
-	int rc = hml__searchplot_write(s, id);
+	int rc = hml__search_plot_write(s, id);
 
 	if (rc < 0)
 		cmd_warn("search '%s' succeeded, but its plots were not drawn: %s", id,

@@ -23,7 +23,7 @@
 #include "core/envname.h"
 #include "core/util.h"
 #include "run/workflow.h"
-#include "store/datapick.h"
+#include "store/data_pick.h"
 #include "store/records.h"
 #include "store/store.h"
 #include "sys/fsutil.h"
@@ -120,7 +120,7 @@ static void state_release(train_state *st)
 	data_ids.items = NULL;
 }
 
-/* The region and data sets to train on (lib/store/datapick.h). */
+/* The region and data sets to train on (lib/store/data_pick.h). */
 static int pick_datasets(train_state *st)
 {
 	hml__data_query q = { region, NULL, data_ids.items, (size_t)data_ids.n, "train on" };

@@ -245,7 +245,7 @@ static void convergence_script(FILE *f, const hml__search_results *r, const char
 	fputs(" using 1:3 axes x1y2 with steps lw 2 lc rgb '#3070c0' title 'hypervolume'\n", f);
 }
 
-int hml__searchplot_prepare(char **script, const hml__search_results *r, const char *title,
+int hml__search_plot_prepare(char **script, const hml__search_results *r, const char *title,
                             const char *work)
 {
 	size_t n[NSERIES];
@@ -302,7 +302,7 @@ static void last_line(const char *path, char *buf, size_t size)
 	fclose(f);
 }
 
-int hml__searchplot_run(const char *script, const char *log)
+int hml__search_plot_run(const char *script, const char *log)
 {
 	char *gnuplot = hml__find_on_path("gnuplot"), *dir = NULL, msg[512];
 	const char *argv[3];
@@ -412,13 +412,13 @@ static int draw_into(const hml__search_results *r, const char *title, const char
 		free(work);
 		return rc;
 	}
-	if ((rc = hml__searchplot_prepare(&script, r, title, work)) < 0)
+	if ((rc = hml__search_plot_prepare(&script, r, title, work)) < 0)
 		goto done;
 	if (!(log = hml__path_join(work, "gnuplot.log"))) {
 		rc = hml__error_oom();
 		goto done;
 	}
-	if ((rc = hml__searchplot_run(script, log)) < 0)
+	if ((rc = hml__search_plot_run(script, log)) < 0)
 		goto done;
 	for (int k = 0; k < HML__PLOT_COUNT && rc == 0; k++) {
 		char *from = hml__path_join(work, hml__plot_files[k]);
@@ -440,7 +440,7 @@ done:
 	return rc;
 }
 
-int hml__searchplot_write(hml__store *s, const char *id)
+int hml__search_plot_write(hml__store *s, const char *id)
 {
 	hml__search_view v;
 	hml__search_results r;

@@ -22,8 +22,8 @@
  * search/<id>/.plot-XXXXXX; its images are then renamed into place, so a
  * plot is either the old one or the new one, never half drawn.
  */
-#ifndef HML_LIB_SEARCHPLOT_H
-#define HML_LIB_SEARCHPLOT_H
+#ifndef HML_SEARCH_PLOT_H
+#define HML_SEARCH_PLOT_H
 
 #include <stddef.h>
 
@@ -47,7 +47,7 @@ extern const char *const hml__plot_roles[HML__PLOT_COUNT];  /**< "front_png", ..
  * succeeded" when r has no result; HML_EIO naming a file
  * that cannot be written; HML_ENOMEM.
  */
-int hml__searchplot_prepare(char **script, const hml__search_results *r, const char *title,
+int hml__search_plot_prepare(char **script, const hml__search_results *r, const char *title,
                             const char *work);
 
 /**
@@ -58,7 +58,7 @@ int hml__searchplot_prepare(char **script, const hml__search_results *r, const c
  * made no 'front.png'"; "gnuplot was interrupted"; HML_ENOTFOUND / HML_EIO
  * when it cannot be started (lib/sys/proc.h).
  */
-int hml__searchplot_run(const char *script, const char *log);
+int hml__search_plot_run(const char *script, const char *log);
 
 /**
  * Draw the plots of search `id` of store `s` from its history and
@@ -67,12 +67,12 @@ int hml__searchplot_run(const char *script, const char *log);
  * relative paths are those of hml__plot_files under search/<id>/.
  * Errors: HML_EINVALID "search 's1' has no successful trial to plot";
  * those of hml__records_search(), hml__search_results_load(),
- * hml__searchplot_prepare(), hml__searchplot_run(), hml__store_update();
+ * hml__search_plot_prepare(), hml__search_plot_run(), hml__store_update();
  * HML_EIO when the temporary directory cannot be made or an image cannot
  * be moved. A failure before the images are moved (no gnuplot, a gnuplot
  * error) leaves the earlier plots, if any, as they were.
  */
-int hml__searchplot_write(hml__store *s, const char *id);
+int hml__search_plot_write(hml__store *s, const char *id);
 
 #ifdef __cplusplus
 }

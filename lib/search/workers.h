@@ -20,7 +20,7 @@ extern "C" {
 typedef struct hml__worker {
 	int index;               /**< the worker's number (recorded with its trials) */
 	pid_t pid;               /**< 0: not running */
-	int remote;              /**< 1: an MPI rank behind pipes (lib/search/mpirelay.h): pid is
+	int remote;              /**< 1: an MPI rank behind pipes (lib/search/mpi_relay.h): pid is
 	                              its rank, it is never signalled or reaped */
 	int to;                  /**< its standard input (write end), -1 when closed */
 	hml__wire_reader from;   /**< its standard output */

@@ -16,7 +16,7 @@
 #include <openssl/evp.h>
 
 #include "core/error.h"
-#include "core/readfile.h"
+#include "core/read_file.h"
 #include "core/util.h"
 #include "sys/fsutil.h"
 #include "sys/proc.h"

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/readfile.h"   /* hml__read_file(), hml__read_file_max() */
+#include "core/read_file.h"   /* hml__read_file(), hml__read_file_max() */
 
 #ifdef __cplusplus
 extern "C" {

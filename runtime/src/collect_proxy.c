@@ -8,7 +8,7 @@
  * stays loaded (HDF5 keeps process-wide state and an exit handler). Each
  * function forwards to the plugin's function of the same name and turns a
  * failure there into this library's hml error. The unit tests link
- * collect.c and qoifile.c directly instead (hml_testing).
+ * collect.c and qoi_file.c directly instead (hml_testing).
  */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -17,7 +17,7 @@
 
 #include "collect.h"
 #include "core/error.h"
-#include "core/qoifile.h"
+#include "core/qoi_file.h"
 #include "h5io.h"
 #include "hml/version.h"
 #include "loader/loader.h"
@@ -157,7 +157,7 @@ int hml__collector_close(hml__collector *c)
 	return (rc = io->collector_close(c)) < 0 ? fail(io, rc) : rc;
 }
 
-/* The arguments are checked here first (qoicheck.c), so that a mistake is
+/* The arguments are checked here first (qoi_check.c), so that a mistake is
  * reported without loading HDF5, as in a run that records nothing. */
 int hml__qoi_file_write(const char *path, const char *name, const void *data,
                         hml_dtype dtype, int ndim, const int64_t *shape)

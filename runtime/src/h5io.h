@@ -5,13 +5,13 @@
  * libhml links no HDF5: linking it (and, through Debian's libhdf5, libcurl,
  * GnuTLS, Kerberos, LDAP, ...) cost every program ~8 ms and ~8 MB at
  * start-up, in every mode (#13). HDF5 is needed only to collect (collect.h)
- * and to record a quantity of interest (qoifile.h), so both live in the
+ * and to record a quantity of interest (qoi_file.h), so both live in the
  * plugin, which libhml loads the first time either is needed (the
  * collect_proxy.c loader) and never unloads. `off` and `infer` never load it.
  *
  * The plugin exports one entry point returning a static table; the loader
  * uses it only when its ABI version is this header's and the table is at
- * least as large as it knows. Every function is the collect.h or qoifile.h
+ * least as large as it knows. Every function is the collect.h or qoi_file.h
  * function of the same name, run in the plugin; after a failure,
  * last_error() gives that thread's one-line message in the plugin, which
  * the loader turns into the caller's hml error.

@@ -1,11 +1,11 @@
 /*
  * runtime/src/h5io_plugin.c - the entry point of libhml-hdf5.so (h5io.h):
- * the collector (collect.c) and the QoI writer (lib/core/qoifile.c), with
+ * the collector (collect.c) and the QoI writer (lib/core/qoi_file.c), with
  * HDF5, behind one table. Built only into the plugin.
  */
 #include "core/error.h"
 #include "core/h5util.h"
-#include "core/qoifile.h"
+#include "core/qoi_file.h"
 #include "h5io.h"
 #include "hml/version.h"
 

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "core/profilefile.h"
+#include "core/profile_file.h"
 #include "core/util.h"
 #include "profile.h"
 
@@ -88,7 +88,7 @@ static void print_table(const record *recs, size_t n)
 	}
 }
 
-/* The profile file (lib/core/profilefile.h) of the selected records. */
+/* The profile file (lib/core/profile_file.h) of the selected records. */
 static int write_json(const char *path, const record *recs, size_t n)
 {
 	hml__profile_record *out = calloc(n ? n : 1, sizeof(*out));

@@ -1,11 +1,11 @@
 /*
  * runtime/src/qoi.c - hml_qoi_write(): the public face of the QoI file
- * (lib/core/qoifile.h holds its layout, writer and reader).
+ * (lib/core/qoi_file.h holds its layout, writer and reader).
  */
 #include <stdlib.h>
 
 #include "core/envname.h"
-#include "core/qoifile.h"
+#include "core/qoi_file.h"
 #include "hml/qoi.h"
 
 int hml_qoi_write_to(const char *path, const char *name, const void *data,

@@ -11,8 +11,8 @@
 #include <sys/stat.h>
 
 #include "check.h"
-#include "reference.h"
 #include "hml/hml.h"
+#include "reference.h"
 
 #define N 8
 

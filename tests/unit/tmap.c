@@ -6,8 +6,8 @@
 
 #include "check.h"
 #include "functor_internal.h"
-#include "tmap_internal.h"
 #include "hml/tensor.h"
+#include "tmap_internal.h"
 
 /* Parse and bind; NULL (and a counted failure) when either fails. */
 static hml_tmap *bind(const char *functor, const char *domain, const hml_array *arrays,

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "core/readfile.h"
+#include "core/read_file.h"
 #include "core/util.h"
 
 enum { P_INT, P_FLOAT, P_CHOICE };
@@ -280,7 +280,7 @@ int hml__space_read(json_t **out, const char *path)
 	json_t *doc, *inner;
 
 	*out = NULL;
-	/* Bounded, and never a FIFO (lib/core/readfile.h). */
+	/* Bounded, and never a FIFO (lib/core/read_file.h). */
 	if (hml__read_file(path, &text, &len) < 0) {
 		hml__error_save(&why);
 		return hml__error_set(HML_EIO, "cannot read search space '%s': %s", path,

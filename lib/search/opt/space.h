@@ -72,7 +72,7 @@ int hml__space_parse(hml__space **out, const json_t *spec, const char *origin);
 int hml__space_load(hml__space **out, const char *path);
 
 /** The space object hml__space_load() parses, unparsed (*out yours): read
- *  once, bounded (lib/core/readfile.h); its errors but those of parsing. */
+ *  once, bounded (lib/core/read_file.h); its errors but those of parsing. */
 int hml__space_read(json_t **out, const char *path);
 
 /** Free a space (NULL-safe). */

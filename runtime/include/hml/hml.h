@@ -9,9 +9,9 @@
 
 #include "hml/common.h"
 #include "hml/error.h"
-#include "hml/version.h"
-#include "hml/tensor.h"
-#include "hml/region.h"
 #include "hml/qoi.h"
+#include "hml/region.h"
+#include "hml/tensor.h"
+#include "hml/version.h"
 
 #endif

@@ -1,12 +1,12 @@
 /*
- * lib/core/qoicheck.c - hml__qoi_check() (qoifile.h): the arguments of a
+ * lib/core/qoi_check.c - hml__qoi_check() (qoi_file.h): the arguments of a
  * quantity of interest, checked apart from the HDF5 writer so that libhml
  * checks them in every run without loading HDF5 (the runtime's h5io.h).
  */
 #include <string.h>
 
 #include "core/error.h"
-#include "core/qoifile.h"
+#include "core/qoi_file.h"
 #include "core/util.h"
 
 int hml__qoi_check(const char *name, const void *data, hml_dtype dtype,

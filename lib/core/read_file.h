@@ -1,5 +1,5 @@
 /*
- * lib/core/readfile.h - bounded reads of regular files (internal; the
+ * lib/core/read_file.h - bounded reads of regular files (internal; the
  * runtime and the CLI alike).
  *
  * Every file hml reads whole goes through here: only a regular file is

@@ -1,12 +1,12 @@
 /*
- * lib/store/datapick.c - the region and data sets a command learns from.
+ * lib/store/data_pick.c - the region and data sets a command learns from.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/error.h"
-#include "store/datapick.h"
+#include "store/data_pick.h"
 #include "store/records.h"
 
 static const char *workflow_of(const hml__dataset_view *d)

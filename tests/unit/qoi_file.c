@@ -1,5 +1,5 @@
 /*
- * tests/unit/qoifile.c - the QoI file: what hml_qoi_write() writes,
+ * tests/unit/qoi_file.c - the QoI file: what hml_qoi_write() writes,
  * hml evaluate reads back (round trip), and shapes that cannot be
  * written.
  */
@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "core/qoifile.h"
+#include "core/qoi_file.h"
 #include "hml/qoi.h"
 
 static char dir[512];

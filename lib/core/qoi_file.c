@@ -1,14 +1,14 @@
 /*
- * lib/core/qoifile.c - the QoI file, written by the runtime (hml_qoi_write)
+ * lib/core/qoi_file.c - the QoI file, written by the runtime (hml_qoi_write)
  * and read by hml evaluate. The argument check, which needs no HDF5, is
- * in qoicheck.c.
+ * in qoi_check.c.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/error.h"
 #include "core/h5util.h"
-#include "core/qoifile.h"
+#include "core/qoi_file.h"
 #include "core/util.h"
 #include "hml/version.h"
 

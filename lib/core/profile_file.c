@@ -1,5 +1,5 @@
 /*
- * lib/core/profilefile.c - the profile JSON, written with jansson by the
+ * lib/core/profile_file.c - the profile JSON, written with jansson by the
  * runtime and read with it by the CLI.
  */
 #include <errno.h>
@@ -12,8 +12,8 @@
 #include <jansson.h>
 
 #include "core/error.h"
-#include "core/profilefile.h"
-#include "core/readfile.h"
+#include "core/profile_file.h"
+#include "core/read_file.h"
 #include "hml/version.h"
 
 /* The counters and timers of hml_region_stats, by their JSON names. */

@@ -1,5 +1,5 @@
 /*
- * tests/unit/datapick.c - the region and data sets hml train, search and
+ * tests/unit/data_pick.c - the region and data sets hml train, search and
  * import learn from: the newest workflow wins, the region filter, named
  * data sets, and each refusal.
  */
@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "store/datapick.h"
+#include "store/data_pick.h"
 #include "store/store.h"
 
 static char dir[512];

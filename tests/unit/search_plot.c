@@ -1,5 +1,5 @@
 /*
- * tests/unit/searchplot.c - a search's results from a history written by
+ * tests/unit/search_plot.c - a search's results from a history written by
  * the history writer (front, feasibility, counts, best error and
  * hypervolume after every trial), and the data and gnuplot script of its
  * plots; gnuplot itself is replaced by small scripts that fail in the ways
@@ -186,7 +186,7 @@ TEST(script)
 	load(s, id, &r);
 	snprintf(work, sizeof(work), "%s/work-%s", dir, id);
 	CHECK(mkdir(work, 0777) == 0);
-	CHECK_OK(hml__searchplot_prepare(&script, &r, "it's s2", work));
+	CHECK_OK(hml__search_plot_prepare(&script, &r, "it's s2", work));
 	CHECK(script && strstr(script, "/plot.gp"));
 	slurp(work, "plot.gp", buf, sizeof(buf));
 	CHECK_CONTAINS(buf, "set logscale xy\n");
@@ -237,7 +237,7 @@ TEST(bounds_and_empty)
 	CHECK_EQ_INT(r.nfront, 1);
 	snprintf(work, sizeof(work), "%s/work-%s", dir, id);
 	CHECK(mkdir(work, 0777) == 0);
-	CHECK_OK(hml__searchplot_prepare(&script, &r, "t", work));
+	CHECK_OK(hml__search_plot_prepare(&script, &r, "t", work));
 	slurp(work, "plot.gp", buf, sizeof(buf));
 	CHECK_CONTAINS(buf, "set arrow from first 4.9999999999999998e-07, graph 0 to first");
 	CHECK(strstr(buf, "max error") == NULL);
@@ -251,11 +251,11 @@ TEST(bounds_and_empty)
 	CHECK_EQ_INT(r.ended, 0);
 	CHECK(isnan(hml__search_results_best(&r)));
 	script = NULL;
-	CHECK_FAILS(hml__searchplot_prepare(&script, &r, "t", work), HML_EINVALID,
+	CHECK_FAILS(hml__search_plot_prepare(&script, &r, "t", work), HML_EINVALID,
 	            "nothing to plot: no trial succeeded");
 	CHECK(script == NULL);
-	CHECK_FAILS(hml__searchplot_write(s, id), HML_EINVALID, "has no successful trial to plot");
-	CHECK_FAILS(hml__searchplot_write(s, "s99"), HML_ENOTFOUND, "no search 's99'");
+	CHECK_FAILS(hml__search_plot_write(s, id), HML_EINVALID, "has no successful trial to plot");
+	CHECK_FAILS(hml__search_plot_write(s, "s99"), HML_ENOTFOUND, "no search 's99'");
 	hml__search_results_release(&r);
 	hml__store_free(s);
 }
@@ -284,16 +284,16 @@ TEST(gnuplot_failures)
 	snprintf(log, sizeof(log), "%s/gnuplot.log", dir);
 	CHECK(mkdir(bin, 0777) == 0);
 	setenv("PATH", bin, 1);
-	CHECK_FAILS(hml__searchplot_run(script, log), HML_ERROR,
+	CHECK_FAILS(hml__search_plot_run(script, log), HML_ERROR,
 	            "gnuplot is not installed (no 'gnuplot' on PATH)");
 	fake_gnuplot(bin, "echo 'plot.gp line 3: unknown terminal' >&2\necho >&2\nexit 1");
-	CHECK_FAILS(hml__searchplot_run(script, log), HML_ERROR,
+	CHECK_FAILS(hml__search_plot_run(script, log), HML_ERROR,
 	            "gnuplot failed (exit 1): plot.gp line 3: unknown terminal");
 	fake_gnuplot(bin, "exit 0");
-	CHECK_FAILS(hml__searchplot_run(script, log), HML_ERROR, "gnuplot made no 'front.png'");
+	CHECK_FAILS(hml__search_plot_run(script, log), HML_ERROR, "gnuplot made no 'front.png'");
 	fake_gnuplot(bin, "cd \"${1%/*}\" && : >front.png && : >front.svg && : >convergence.png && "
 	                  ": >convergence.svg");
-	CHECK_OK(hml__searchplot_run(script, log));
+	CHECK_OK(hml__search_plot_run(script, log));
 	if (saved)
 		setenv("PATH", saved, 1);
 	free(saved);

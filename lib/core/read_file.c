@@ -1,5 +1,5 @@
 /*
- * lib/core/readfile.c - bounded reads of regular files.
+ * lib/core/read_file.c - bounded reads of regular files.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "core/error.h"
-#include "core/readfile.h"
+#include "core/read_file.h"
 
 /* "cannot read 'PATH': <strerror>": HML_ENOTFOUND for a missing file,
  * HML_ENOMEM, else HML_EIO; errno left as `err`. */

@@ -1,5 +1,5 @@
 #!/bin/sh
-# bench/search_target.sh - what `hml search --target c` costs against
+# bench/search-target.sh - what `hml search --target c` costs against
 # `--target torchscript`, measured in one run of this script on binomial:
 # the same search (seed, budget, workers, epochs) once per target, then
 #
@@ -12,7 +12,7 @@
 #     the optimiser's part and the rest, wall and CPU time
 #     (bench/coordinator_cost.py).
 #
-# Usage: bench/search_target.sh [BUILD_DIR] [--budget N] [--workers N]
+# Usage: bench/search-target.sh [BUILD_DIR] [--budget N] [--workers N]
 #        [--epochs N] [--space FILE]
 # The machine's load changes every figure; the load average is printed first.
 set -eu

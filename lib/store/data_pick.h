@@ -1,5 +1,5 @@
 /*
- * lib/store/datapick.h - which collected data a command learns from (internal).
+ * lib/store/data_pick.h - which collected data a command learns from (internal).
  *
  * hml train, hml search and hml import train on (or measure a model on)
  * the same data sets, chosen by the one rule here:

@@ -1,5 +1,5 @@
 /*
- * lib/search/mpirelay.h - hml search over MPI ranks (internal; built with
+ * lib/search/mpi_relay.h - hml search over MPI ranks (internal; built with
  * -DHML_WITH_MPI=ON).
  *
  * Under `mpirun -n N hml search ...` rank 0 coordinates and ranks 1 to N-1

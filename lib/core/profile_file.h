@@ -1,5 +1,5 @@
 /*
- * lib/core/profilefile.h - the profile JSON: what the runtime writes at exit to
+ * lib/core/profile_file.h - the profile JSON: what the runtime writes at exit to
  * the file HML_PROFILE names and `hml evaluate` reads (internal; writer
  * and reader side by side).
  *

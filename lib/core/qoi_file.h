@@ -1,5 +1,5 @@
 /*
- * lib/core/qoifile.h - the QoI file: what an application records with
+ * lib/core/qoi_file.h - the QoI file: what an application records with
  * hml_qoi_write() and `hml evaluate` compares (internal; writer and
  * reader side by side).
  *
@@ -26,7 +26,7 @@ extern "C" {
  * data, a known dtype, 1 to HML_MAX_DIMS positive dims whose product (in
  * bytes) fits in 64 bits. 0 or HML_EINVALID naming the problem, e.g.
  * "quantity of interest 'q': shape [a, b] has too many elements".
- * Needs no HDF5 (qoicheck.c).
+ * Needs no HDF5 (qoi_check.c).
  */
 int hml__qoi_check(const char *name, const void *data, hml_dtype dtype,
                    int ndim, const int64_t *shape);

@@ -1,5 +1,5 @@
 /*
- * cmd/apprun.c - one run of a workflow's application in a configuration
+ * cmd/app_run.c - one run of a workflow's application in a configuration
  * (lib/run/childenv.h): the environment built from scratch, the process run
  * with its output to a log, and a failure reported with the log's last
  * lines. hml evaluate's measured runs and hml deploy --max-qoi-error's

@@ -1,5 +1,5 @@
 /*
- * tests/unit/profilefile.c - the profile JSON: what the runtime writes at
+ * tests/unit/profile_file.c - the profile JSON: what the runtime writes at
  * exit, hml evaluate reads back (round trip); non-finite numbers; bad
  * files.
  */
@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "core/profilefile.h"
+#include "core/profile_file.h"
 
 static char dir[512];
 

@@ -1,6 +1,6 @@
 /*
- * lib/search/mpirelay.c - pipes <-> MPI messages for hml search over ranks
- * (see mpirelay.h).
+ * lib/search/mpi_relay.c - pipes <-> MPI messages for hml search over ranks
+ * (see mpi_relay.h).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -13,7 +13,7 @@
 #include <mpi.h>
 
 #include "core/error.h"
-#include "search/mpirelay.h"
+#include "search/mpi_relay.h"
 
 enum { TAG_BYTES = 1, TAG_END = 2, CHUNK = 65536 };
 
