@@ -60,26 +60,6 @@ static int time_model(hml__model *m, const float *x, const hml__latency_options 
 	return 0;
 }
 
-/* Remove the temporary build directory and what is in it. */
-static void remove_tree(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-
-	while (d && (e = readdir(d)) != NULL) {
-		char *p;
-
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-			continue;
-		if ((p = hml__path_join(dir, e->d_name)) != NULL)
-			unlink(p);
-		free(p);
-	}
-	if (d)
-		closedir(d);
-	rmdir(dir);
-}
-
 /*
  * The C form is built in TMPDIR/hml-latency-PID-XXXXXX, PID that of the
  * process building it, which removes it when done. A process killed before
@@ -111,7 +91,7 @@ static void reclaim_orphans(const char *base)
 			continue;
 		if ((p = hml__path_join(base, e->d_name)) != NULL && lstat(p, &st) == 0 &&
 		    S_ISDIR(st.st_mode) && st.st_uid == getuid())
-			remove_tree(p);
+			hml__remove_dir(p);
 		free(p);
 	}
 	if (d)
@@ -217,7 +197,7 @@ unavailable:
 done:
 	hml__model_free(m);
 	if (made)
-		remove_tree(dir);
+		hml__remove_dir(dir);
 	hml__cg_model_release(&d);
 	hml__cbuild_info_release(&info);
 	free(c);

@@ -1,6 +1,7 @@
 /*
  * lib/sys/fsutil.c - files, paths, hashes and provenance facts (CLI side).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -168,6 +169,24 @@ int hml__mkdir_p(const char *path)
 done:
 	free(p);
 	return rc;
+}
+
+/* Through the directory's descriptor, so that no name is resolved again
+ * once the directory is open: a link swapped in meanwhile is not followed. */
+void hml__remove_dir(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *e;
+
+	if (fd >= 0 && !d)
+		close(fd);
+	while (d && (e = readdir(d)) != NULL)
+		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+			unlinkat(dirfd(d), e->d_name, 0);
+	if (d)
+		closedir(d);
+	rmdir(dir);
 }
 
 int hml__sha256_file(const char *path, char hex[65])

@@ -173,6 +173,36 @@ TEST(mkdir_p_makes_every_level)
 	}
 }
 
+/* A directory's files go, links as links; a directory that is a link is
+ * not followed; one holding a subdirectory stays, emptied of its files. */
+TEST(remove_dir_never_follows_a_link)
+{
+	struct stat st;
+	char *s;
+
+	CHECK_OK(hml__mkdir_p(path_in("rm/d")));
+	CHECK_OK(hml__mkdir_p(path_in("rm/kept")));
+	put(path_in("rm/kept/precious"), "keep me");
+	put(path_in("rm/d/one"), "1");
+	put(path_in("rm/d/.hidden"), "2");
+	CHECK(symlink(path_in("rm/kept/precious"), path_in("rm/d/link")) == 0);
+	CHECK(symlink(path_in("rm/kept"), path_in("rm/dirlink")) == 0);
+	hml__remove_dir(path_in("rm/d"));
+	CHECK(lstat(path_in("rm/d"), &st) != 0 && errno == ENOENT);
+	CHECK_STR(s = get(path_in("rm/kept/precious")), "keep me");
+	free(s);
+	hml__remove_dir(path_in("rm/dirlink"));
+	CHECK(lstat(path_in("rm/dirlink"), &st) == 0 && S_ISLNK(st.st_mode));
+	CHECK_STR(s = get(path_in("rm/kept/precious")), "keep me");
+	free(s);
+	CHECK_OK(hml__mkdir_p(path_in("rm/outer/inner")));
+	put(path_in("rm/outer/file"), "x");
+	hml__remove_dir(path_in("rm/outer"));
+	CHECK(lstat(path_in("rm/outer/file"), &st) != 0);
+	CHECK(lstat(path_in("rm/outer/inner"), &st) == 0 && S_ISDIR(st.st_mode));
+	hml__remove_dir(path_in("rm/missing"));   /* nothing there: nothing happens */
+}
+
 TEST(read_file_whole)
 {
 	const char *p = path_in("read.txt");
@@ -372,6 +402,7 @@ int main(void)
 	RUN(atomic_write_creates_and_replaces);
 	RUN(atomic_write_failures_keep_the_old_file);
 	RUN(mkdir_p_makes_every_level);
+	RUN(remove_dir_never_follows_a_link);
 	RUN(read_file_whole);
 	RUN(sha256_known_digests);
 	RUN(reads_are_bounded_and_never_block);
