@@ -22,6 +22,7 @@
 #include "deploy/latency.h"
 #include "loader/loader.h"
 #include "sys/fsutil.h"
+#include "sys/interrupt.h"
 #include "sys/proc.h"
 #include "train/dataset.h"
 
@@ -114,7 +115,7 @@ static double probe_wall(const char *probe, const char *model, const char *shape
 		if (hml__proc_run(argv, NULL, "/dev/null", "/dev/null", &r) < 0)
 			return NAN;
 		if (r.interrupted) {
-			hml__proc_interrupt();   /* pending again: the measurement stops */
+			hml__interrupt();   /* pending again: the measurement stops */
 			return NAN;
 		}
 		if (!r.exited || r.exit_code != 0)
@@ -189,7 +190,7 @@ static int measure_c(hml__latency *out, const char *pt_path, const float *x,
 	out->startup[HML__TARGET_C] = startup_of(o, shape, base_s, so);
 	goto done;
 unavailable:
-	if (rc == HML_ENOMEM || hml__proc_interrupt_pending())
+	if (rc == HML_ENOMEM || hml__interrupt_pending())
 		goto done;
 	snprintf(out->unavailable[HML__TARGET_C], sizeof(out->unavailable[HML__TARGET_C]), "%s",
 	         hml_error_last()->message);
@@ -256,7 +257,7 @@ int hml__latency_measure(hml__latency *out, const char *pt_path, const hml__late
 		hml__model_free(m);
 		m = NULL;
 	}
-	if (hml__proc_interrupt_pending()) {
+	if (hml__interrupt_pending()) {
 		rc = hml__error_set(HML_ERROR, "interrupted");
 		goto done;
 	}

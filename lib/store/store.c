@@ -34,7 +34,7 @@
 #include "hml/version.h"
 #include "store/store.h"
 #include "sys/fsutil.h"
-#include "sys/proc.h"
+#include "sys/interrupt.h"
 
 #define MANIFEST_FLAGS (JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15))
 #define LOCK_TIMEOUT_DEFAULT 60.0
@@ -532,7 +532,7 @@ static int lock_take(const hml__store *s, int *out)
 			                    strerror(errno));
 			goto fail;
 		}
-		if (hml__proc_interrupt_pending()) {
+		if (hml__interrupt_pending()) {
 			rc = hml__error_set(HML_ERROR, "interrupted while waiting for the lock of experiment '%s'",
 			                    s->dir);
 			goto fail;

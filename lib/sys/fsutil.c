@@ -20,7 +20,7 @@
 #include "core/read_file.h"
 #include "core/util.h"
 #include "sys/fsutil.h"
-#include "sys/proc.h"
+#include "sys/interrupt.h"
 
 /* Temporary names must differ between threads of one process too. */
 static atomic_uint tmp_counter;
@@ -214,7 +214,7 @@ int hml__sha256_file(const char *path, char hex[65])
 	for (;;) {
 		ssize_t n;
 
-		if (hml__proc_interrupt_pending()) {
+		if (hml__interrupt_pending()) {
 			rc = hml__error_set(HML_ERROR, "interrupted while hashing '%s'", path);
 			goto done;
 		}

@@ -16,7 +16,7 @@
 
 #include "check.h"
 #include "core/util.h"
-#include "sys/proc.h"
+#include "sys/interrupt.h"
 #include "train/dataset.h"
 
 /* ---- temporary files ---------------------------------------------------- */
@@ -733,7 +733,7 @@ TEST(interrupt_stops_reading)
 	put_region(p, &f);
 	free(in);
 	free(out);
-	hml__proc_interrupt();
+	hml__interrupt();
 	CHECK_FAILS(hml__dataset_load(&d, list, 1, "r", HML__NONFINITE_DROP), HML_ERROR,
 	            "interrupted while reading '");
 	CHECK(d.x == NULL && d.rows == 0);

@@ -23,6 +23,7 @@
 #include "check.h"
 #include "core/error.h"
 #include "sys/fsutil.h"
+#include "sys/interrupt.h"
 #include "sys/proc.h"
 
 static char tmpdir[512];
@@ -285,7 +286,7 @@ TEST(reads_are_bounded_and_never_block)
 	CHECK_FAILS(hml__read_file_max("/proc/self/status", 100, &buf, &n), HML_EINVALID,
 	            "is larger than 100 bytes");
 
-	hml__proc_interrupt();
+	hml__interrupt();
 	CHECK_FAILS(hml__sha256_file(p, hex), HML_ERROR, "interrupted while hashing");
 	/* A run consumes the pending interrupt (and does not start). */
 	{
@@ -295,7 +296,7 @@ TEST(reads_are_bounded_and_never_block)
 		CHECK_OK(hml__proc_run(argv, NULL, NULL, NULL, &res));
 		CHECK(res.interrupted);
 	}
-	CHECK(!hml__proc_interrupt_pending());
+	CHECK(!hml__interrupt_pending());
 	CHECK_OK(hml__sha256_file(p, hex));
 }
 

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "sys/interrupt.h"
 #include "sys/proc.h"
 
 static char tmpdir[256];
@@ -248,7 +249,7 @@ static void *interrupt_when_started(void *arg)
 	if (s->use_kill)
 		kill(getpid(), SIGINT);
 	else
-		hml__proc_interrupt();
+		hml__interrupt();
 	return NULL;
 }
 
@@ -299,7 +300,7 @@ TEST(interrupt_between_runs)
 	const char *touch[] = { "/usr/bin/touch", marker, NULL };
 	hml__proc_result r;
 
-	hml__proc_interrupt();
+	hml__interrupt();
 	CHECK_OK(hml__proc_run(touch, NULL, NULL, NULL, &r));
 	CHECK_EQ_INT(r.interrupted, 1);
 	CHECK_EQ_INT(r.exited, 0);
@@ -319,7 +320,7 @@ static void on_sigint(int sig)
 {
 	(void)sig;
 	handled = 1;
-	hml__proc_interrupt();
+	hml__interrupt();
 }
 
 TEST(interrupt_from_signal_handler)
