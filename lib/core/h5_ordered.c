@@ -395,6 +395,19 @@ static herr_t ordered_get_handle(H5FD_t *file, hid_t fapl, void **handle)
 	return 0;
 }
 
+/* An access past the end of the allocated space: HDF5's error, as its
+ * own driver reports it, pushed for the caller `func`. */
+static int past_eoa(const ordered_file *f, haddr_t addr, size_t size, const char *func,
+                    unsigned line)
+{
+	if (addr != HADDR_UNDEF && addr + size <= f->eoa)
+		return 0;
+	vfd_error(func, line, H5E_OVERFLOW, "addr overflow, addr = %llu, size = %llu, eoa = %llu",
+	          (unsigned long long)addr, (unsigned long long)size,
+	          (unsigned long long)f->eoa);
+	return 1;
+}
+
 static herr_t ordered_read(H5FD_t *file, H5FD_mem_t type, hid_t dxpl,
                            haddr_t addr, size_t size, void *buf)
 {
@@ -404,13 +417,8 @@ static herr_t ordered_read(H5FD_t *file, H5FD_mem_t type, hid_t dxpl,
 	size_t left = size, i;
 	ssize_t n;
 
-	if (addr == HADDR_UNDEF || addr + size > f->eoa) {
-		vfd_error(__func__, __LINE__, H5E_OVERFLOW,
-		          "addr overflow, addr = %llu, size = %llu, eoa = %llu",
-		          (unsigned long long)addr, (unsigned long long)size,
-		          (unsigned long long)f->eoa);
+	if (past_eoa(f, addr, size, __func__, __LINE__))
 		return -1;
-	}
 	while (left > 0) {
 		n = pread(f->fd, p, left > ORDERED_IO_MAX ? ORDERED_IO_MAX : left, (off_t)at);
 		if (n < 0 && errno == EINTR)
@@ -439,13 +447,8 @@ static herr_t ordered_write(H5FD_t *file, H5FD_mem_t type, hid_t dxpl,
 	ordered_file *f = (ordered_file *)file;
 	size_t i;
 
-	if (addr == HADDR_UNDEF || addr + size > f->eoa) {
-		vfd_error(__func__, __LINE__, H5E_OVERFLOW,
-		          "addr overflow, addr = %llu, size = %llu, eoa = %llu",
-		          (unsigned long long)addr, (unsigned long long)size,
-		          (unsigned long long)f->eoa);
+	if (past_eoa(f, addr, size, __func__, __LINE__))
 		return -1;
-	}
 	if (type != H5FD_MEM_DRAW && addr < f->committed)
 		return hold(f, type, addr, size, buf);
 	for (i = 0; i < f->nheld; i++)
