@@ -37,7 +37,7 @@ typedef struct cmd_globals {
 extern cmd_globals g_cmd;
 
 /* Set by the SIGINT/SIGTERM handler (which also forwards SIGINT to a
- * running child through hml__proc_interrupt). */
+ * running child through hml__interrupt). */
 extern volatile sig_atomic_t cmd_interrupted;
 void cmd_signals_install(void);
 

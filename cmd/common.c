@@ -13,7 +13,7 @@
 
 #include "cmd.h"
 #include "core/util.h"
-#include "sys/proc.h"
+#include "sys/interrupt.h"
 
 cmd_globals g_cmd = { "hml-experiment", 0, 0 };
 volatile sig_atomic_t cmd_interrupted;
@@ -22,7 +22,7 @@ static void on_signal(int sig)
 {
 	(void)sig;
 	cmd_interrupted = 1;
-	hml__proc_interrupt();
+	hml__interrupt();
 }
 
 void cmd_signals_install(void)

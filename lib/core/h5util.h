@@ -43,7 +43,7 @@ int hml__h5_error(int code, const char *fmt, ...)
  * <HDF5's reason>", and is left as it is. The file is written through a driver that orders HDF5's writes so
  * that a process killed at any moment leaves a file that reads as it was
  * before the last H5Fflush()/H5Fclose() or as after it, for sessions that
- * add data and objects (not for ones that delete; see h5util.c).
+ * add data and objects (not for ones that delete; see h5_ordered.c).
  */
 int hml__h5_open_rw(hid_t *out, const char *path);
 

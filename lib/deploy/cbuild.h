@@ -62,7 +62,7 @@ int hml__cbuild_find_cc(char **out);
  * (release it also after a failure). Errors: those of
  * hml__cbuild_find_cc and hml__cg_write; HML_ERROR "C compiler 'CC'
  * failed (exit status 1): FIRST LINE OF ITS MESSAGES"; HML_ERROR
- * "interrupted" when hml__proc_interrupt() was called.
+ * "interrupted" when hml__interrupt() was called.
  */
 int hml__cbuild_so(const hml__cg_model *m, const hml__cg_options *o, const char *march,
                    const char *c_path, const char *h_path, const char *so_path,

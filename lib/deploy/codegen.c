@@ -27,11 +27,6 @@
 #include "deploy/codegen.h"
 #include "hml/cmodel.h"
 
-static const char *const act_names[] = {
-	"identity", "relu", "tanh", "gelu", "silu", "sigmoid"
-};
-#define NACT ((int)(sizeof(act_names) / sizeof(act_names[0])))
-
 /* The body of `static inline float act(float v)` for each activation;
  * "%1$s" is the model's id. tanh, GELU, SiLU and sigmoid use the
  * branch-free exp/erfc/tanh below instead of libm's tanhf/expf/erff, which
@@ -47,6 +42,7 @@ static const char *const act_bodies[] = {
 	"return v / (1.0f + hml_%1$s_exp(-v));",
 	"return 1.0f / (1.0f + hml_%1$s_exp(-v));",
 };
+#define NACT ((int)(sizeof(act_bodies) / sizeof(act_bodies[0])))
 
 /*
  * exp(x) for float, branch-free: x clamped to [-87, 88], n = the nearest
@@ -92,250 +88,6 @@ static const char exp_erfc_source[] =
 	"\tconst float small = p * s * x + x;\n"
 	"\tconst float big = 1.0f - 2.0f / (hml_%1$s_exp(2.0f * a) + 1.0f);\n"
 	"\treturn a < 0.625f ? small : (x < 0.0f ? -big : big);\n}\n";
-
-const char *hml__cg_act_name(hml__cg_act a)
-{
-	return (int)a >= 0 && (int)a < NACT ? act_names[a] : NULL;
-}
-
-int hml__cg_act_parse(const char *name)
-{
-	for (int i = 0; name && i < NACT; i++)
-		if (strcmp(name, act_names[i]) == 0)
-			return i;
-	return -1;
-}
-
-/* --- the description --------------------------------------------------- */
-
-static float *zeros(int64_t n)
-{
-	return calloc((size_t)(n > 0 ? n : 1), sizeof(float));
-}
-
-/* The layers and normalisation arrays; layers below nconv are conv layers
- * of `kernel`, the others linear; layer nconv takes `flat` inputs when
- * flat > 0 (cnnvec's flattened map). */
-static int init_layers(hml__cg_model *m, hml__cg_family family, int nlayers, int nconv,
-                       const int64_t *sizes, int kernel, int64_t flat)
-{
-	memset(m, 0, sizeof(*m));
-	if (nlayers < 1 || nlayers > 64 || (nconv > 0 && (kernel < 1 || kernel % 2 == 0)))
-		return hml__error_set(HML_EINVALID, "bad model description (%d layers, kernel %d)",
-		                      nlayers, kernel);
-	for (int l = 0; l <= nlayers; l++)
-		if (sizes[l] < 1 || sizes[l] > (1 << 20))
-			return hml__error_set(HML_EINVALID, "bad layer size %lld", (long long)sizes[l]);
-	if (flat > ((int64_t)1 << 30))
-		return hml__error_set(HML_EINVALID, "bad layer size %lld", (long long)flat);
-	m->family = family;
-	if (!(m->layers = calloc((size_t)nlayers, sizeof(*m->layers))))
-		return hml__error_oom();
-	m->nlayers = nlayers;
-	for (int l = 0; l < nlayers; l++) {
-		hml__cg_layer *y = &m->layers[l];
-		int64_t k2;
-
-		y->in = l == nconv && flat > 0 ? flat : sizes[l];
-		y->out = sizes[l + 1];
-		y->kernel = l < nconv ? kernel : 0;
-		k2 = y->kernel ? (int64_t)kernel * kernel : 1;
-		y->act = HML__ACT_IDENTITY;
-		y->weight = zeros(y->in * y->out * k2);
-		y->bias = zeros(y->out);
-		if (!y->weight || !y->bias)
-			return hml__error_oom();
-	}
-	m->in_mean = zeros(sizes[0]);
-	m->in_std = zeros(sizes[0]);
-	m->out_mean = zeros(sizes[nlayers]);
-	m->out_std = zeros(sizes[nlayers]);
-	if (!m->in_mean || !m->in_std || !m->out_mean || !m->out_std)
-		return hml__error_oom();
-	return 0;
-}
-
-int hml__cg_model_init(hml__cg_model *m, hml__cg_family family, int nlayers,
-                       const int64_t *sizes, int kernel)
-{
-	if (family != HML__CG_MLP && family != HML__CG_CNN) {
-		memset(m, 0, sizeof(*m));
-		return hml__error_set(HML_EINVALID, "bad model description (family %d)", (int)family);
-	}
-	return init_layers(m, family, nlayers, family == HML__CG_CNN ? nlayers : 0, sizes,
-	                   family == HML__CG_CNN ? kernel : 0, 0);
-}
-
-int hml__cg_model_init_vec(hml__cg_model *m, int nlayers, int nconv, const int64_t *sizes,
-                           int kernel, int pool, int64_t flat)
-{
-	int rc;
-
-	if (nconv < 1 || nconv >= nlayers || pool < 1 || flat < 1) {
-		memset(m, 0, sizeof(*m));
-		return hml__error_set(HML_EINVALID,
-			"bad model description (%d layers, %d conv, pool %d, %lld flat)", nlayers, nconv,
-			pool, (long long)flat);
-	}
-	if ((rc = init_layers(m, HML__CG_CNNVEC, nlayers, nconv, sizes, kernel, flat)) < 0)
-		return rc;
-	m->nconv = nconv;
-	m->pool = pool;
-	return 0;
-}
-
-void hml__cg_model_release(hml__cg_model *m)
-{
-	if (!m)
-		return;
-	for (int l = 0; m->layers && l < m->nlayers; l++) {
-		free(m->layers[l].weight);
-		free(m->layers[l].bias);
-	}
-	free(m->layers);
-	free(m->in_mean);
-	free(m->in_std);
-	free(m->out_mean);
-	free(m->out_std);
-	memset(m, 0, sizeof(*m));
-}
-
-static int64_t prod(const int64_t *v, int n)
-{
-	int64_t p = 1;
-
-	for (int i = 0; i < n; i++)
-		p *= v[i];
-	return p;
-}
-
-static int finite_all(const float *v, int64_t n, int nonzero)
-{
-	for (int64_t i = 0; i < n; i++)
-		if (!isfinite(v[i]) || (nonzero && v[i] == 0.0f))
-			return 0;
-	return 1;
-}
-
-static int64_t weight_count(const hml__cg_layer *y)
-{
-	return y->in * y->out * (y->kernel ? (int64_t)y->kernel * y->kernel : 1);
-}
-
-/* The CNN's per-row shape as [C, H, W]; 0 when it is not one. */
-static int cnn_dims(const int64_t *shape, int ndim, int64_t *c, int64_t *h, int64_t *w)
-{
-	if (ndim == 2) {
-		*c = 1, *h = shape[0], *w = shape[1];
-		return 1;
-	}
-	if (ndim == 3) {
-		*c = shape[0], *h = shape[1], *w = shape[2];
-		return 1;
-	}
-	return 0;
-}
-
-/* The map of a cnnvec after its conv layers and their pooling. */
-static void vec_map(const hml__cg_model *m, int64_t *c, int64_t *h, int64_t *w)
-{
-	cnn_dims(m->in_shape, m->in_ndim, c, h, w);
-	for (int l = 0; l < m->nconv; l++) {
-		*h /= m->pool;
-		*w /= m->pool;
-	}
-	*c = m->layers[m->nconv - 1].out;
-}
-
-static int check_vec_shapes(const hml__cg_model *m)
-{
-	int64_t c = 0, h = 0, w = 0, ci = 0, hi = 0, wi = 0;
-
-	if (!cnn_dims(m->in_shape, m->in_ndim, &ci, &hi, &wi))
-		return hml__error_set(HML_ESHAPE, "cnnvec '%s' rows must be [C, H, W] or [H, W]", m->arch);
-	vec_map(m, &c, &h, &w);
-	if (ci != m->layers[0].in || h < 1 || w < 1 || c * h * w != m->layers[m->nconv].in ||
-	    prod(m->out_shape, m->out_ndim) != m->layers[m->nlayers - 1].out)
-		return hml__error_set(HML_ESHAPE,
-			"cnnvec '%s' declares %lld x %lld x %lld in (pooled to %lld x %lld) and %lld out, "
-			"its layers take %lld channels, flatten %lld and give %lld", m->arch,
-			(long long)ci, (long long)hi, (long long)wi, (long long)h, (long long)w,
-			(long long)prod(m->out_shape, m->out_ndim), (long long)m->layers[0].in,
-			(long long)m->layers[m->nconv].in, (long long)m->layers[m->nlayers - 1].out);
-	return 0;
-}
-
-static int check_shapes(const hml__cg_model *m)
-{
-	const hml__cg_layer *first = &m->layers[0], *last = &m->layers[m->nlayers - 1];
-	int64_t ci, hi, wi, co, ho, wo;
-
-	if (m->in_ndim < 1 || m->in_ndim > 8 || m->out_ndim < 1 || m->out_ndim > 8)
-		return hml__error_set(HML_ESHAPE, "model '%s' has %d input and %d output dimensions",
-		                      m->arch, m->in_ndim, m->out_ndim);
-	if (m->family == HML__CG_MLP) {
-		if (prod(m->in_shape, m->in_ndim) != first->in ||
-		    prod(m->out_shape, m->out_ndim) != last->out)
-			return hml__error_set(HML_ESHAPE,
-				"model '%s' declares %lld input and %lld output features, "
-				"its layers take %lld and give %lld", m->arch,
-				(long long)prod(m->in_shape, m->in_ndim),
-				(long long)prod(m->out_shape, m->out_ndim),
-				(long long)first->in, (long long)last->out);
-		return 0;
-	}
-	if (m->family == HML__CG_CNNVEC)
-		return check_vec_shapes(m);
-	if (!cnn_dims(m->in_shape, m->in_ndim, &ci, &hi, &wi) ||
-	    !cnn_dims(m->out_shape, m->out_ndim, &co, &ho, &wo))
-		return hml__error_set(HML_ESHAPE, "CNN '%s' rows must be [C, H, W] or [H, W]", m->arch);
-	if (ci != first->in || co != last->out || hi != ho || wi != wo || hi < 1 || wi < 1)
-		return hml__error_set(HML_ESHAPE,
-			"CNN '%s' declares %lld x %lld x %lld in and %lld x %lld x %lld out, "
-			"its layers take %lld and give %lld channels", m->arch,
-			(long long)ci, (long long)hi, (long long)wi, (long long)co, (long long)ho,
-			(long long)wo, (long long)first->in, (long long)last->out);
-	return 0;
-}
-
-int hml__cg_model_check(const hml__cg_model *m)
-{
-	int64_t nin, nout;
-
-	int nconv = m && m->family == HML__CG_CNN ? m->nlayers : m ? m->nconv : 0;
-
-	if (!m || !m->layers || m->nlayers < 1 ||
-	    (m->family != HML__CG_MLP && m->family != HML__CG_CNN && m->family != HML__CG_CNNVEC) ||
-	    (m->family == HML__CG_CNNVEC) != (m->nconv > 0) || nconv > m->nlayers ||
-	    (m->family == HML__CG_CNNVEC && (m->nconv >= m->nlayers || m->pool < 1)))
-		return hml__error_set(HML_EINVALID, "empty model description");
-	for (int l = 0; l < m->nlayers; l++) {
-		const hml__cg_layer *y = &m->layers[l];
-
-		/* cnnvec's first linear layer takes the flattened map (check_shapes). */
-		if (l > 0 && y->in != m->layers[l - 1].out && !(l == nconv && m->family == HML__CG_CNNVEC))
-			return hml__error_set(HML_ESHAPE,
-				"layer %d of '%s' takes %lld inputs, layer %d gives %lld",
-				l, m->arch, (long long)y->in, l - 1, (long long)m->layers[l - 1].out);
-		if ((l < nconv) != (y->kernel > 0) ||
-		    (y->kernel && y->kernel % 2 == 0))
-			return hml__error_set(HML_EINVALID, "layer %d of '%s' has kernel %d",
-			                      l, m->arch, y->kernel);
-		if (!hml__cg_act_name(y->act))
-			return hml__error_set(HML_EINVALID, "layer %d of '%s' has a bad activation",
-			                      l, m->arch);
-		if (!finite_all(y->weight, weight_count(y), 0) || !finite_all(y->bias, y->out, 0))
-			return hml__error_set(HML_EINVALID,
-				"layer %d of '%s' has a weight that is not finite", l, m->arch);
-	}
-	nin = m->layers[0].in;
-	nout = m->layers[m->nlayers - 1].out;
-	if (!finite_all(m->in_mean, nin, 0) || !finite_all(m->in_std, nin, 1) ||
-	    !finite_all(m->out_mean, nout, 0) || !finite_all(m->out_std, nout, 0))
-		return hml__error_set(HML_EINVALID,
-			"the normalisation of '%s' has a zero or non-finite value", m->arch);
-	return check_shapes(m);
-}
 
 /* --- writing C --------------------------------------------------------- */
 
@@ -423,7 +175,7 @@ static void put_conv_gemm(gen *g, int l, int64_t h, int64_t w, long long plane, 
 	long long rb = (long long)conv_gemm_rows(y, h, w), out = (long long)y->out;
 
 	fprintf(g->f, "\t/* layer %d: conv %lld -> %lld, %lldx%lld, %s: im2col tiles of %lld "
-	        "rows + sgemm */\n", l, (long long)y->in, out, k, k, act_names[y->act], rb);
+	        "rows + sgemm */\n", l, (long long)y->in, out, k, k, hml__cg_act_name(y->act), rb);
 	fprintf(g->f,
 		"\tfor (int co = 0; co < %lld; co++)\n\t\tfor (int q = 0; q < %lld; q++)\n"
 		"\t\t\t%s[co * %lld + q] = hml_%s_b%d[co];\n",
@@ -516,7 +268,7 @@ static void put_array(FILE *f, const double *v, int64_t n)
 static int folded(const hml__cg_model *m, int l, double **w_out, double **b_out)
 {
 	const hml__cg_layer *y = &m->layers[l];
-	int64_t n = weight_count(y), kk = y->kernel ? (int64_t)y->kernel * y->kernel : 1;
+	int64_t n = hml__cg_model_weights(m, l), kk = y->kernel ? (int64_t)y->kernel * y->kernel : 1;
 	double *w = malloc((size_t)n * sizeof(double)), *b = malloc((size_t)y->out * sizeof(double));
 
 	if (!w || !b) {
@@ -564,15 +316,15 @@ static int put_constants(gen *g)
 		if (y->kernel == 0)
 			fprintf(g->f, "\n/* layer %d: %lld -> %lld, %s */\n"
 			        "static const float hml_%s_w%d[%lld * %lld] = {", l, (long long)y->in,
-			        (long long)y->out, act_names[y->act], g->id, l, (long long)y->in,
+			        (long long)y->out, hml__cg_act_name(y->act), g->id, l, (long long)y->in,
 			        (long long)y->out);
 		else
 			fprintf(g->f, "\n/* layer %d: conv %lld -> %lld channels, %dx%d, %s */\n"
 			        "static const float hml_%s_w%d[%lld * %lld * %d * %d] = {", l,
 			        (long long)y->in, (long long)y->out, y->kernel, y->kernel,
-			        act_names[y->act], g->id, l, (long long)y->out, (long long)y->in,
+			        hml__cg_act_name(y->act), g->id, l, (long long)y->out, (long long)y->in,
 			        y->kernel, y->kernel);
-		put_array(g->f, w, weight_count(y));
+		put_array(g->f, w, hml__cg_model_weights(m, l));
 		fprintf(g->f, "};\nstatic const float hml_%s_b%d[%lld] = {", g->id, l, (long long)y->out);
 		put_array(g->f, b, y->out);
 		fputs("};\n", g->f);
@@ -617,7 +369,7 @@ static void put_activations(gen *g)
 	for (int a = 0; a < NACT; a++)
 		if (used[a]) {
 			fprintf(g->f, "\nstatic inline float hml_%s_%s(float v)\n{\n\t", g->id,
-			        act_names[a]);
+			        hml__cg_act_name((hml__cg_act)a));
 			fprintf(g->f, act_bodies[a], g->id);
 			fputs("\n}\n", g->f);
 		}
@@ -635,7 +387,7 @@ static void put_mlp_layer(gen *g, int l, const char *rows, const char *src, cons
 	long long in = y->in, out = y->out;
 	const char *id = g->id;
 
-	fprintf(g->f, "\t/* layer %d: %lld -> %lld, %s */\n", l, in, out, act_names[y->act]);
+	fprintf(g->f, "\t/* layer %d: %lld -> %lld, %s */\n", l, in, out, hml__cg_act_name(y->act));
 	fprintf(g->f, "\tfor (int k = 0; k < %s; k++)\n\t\tfor (int j = 0; j < %lld; j++)\n"
 	        "\t\t\t%s[k * %s + j] = hml_%s_b%d[j];\n", rows, out, dst, dstride, id, l);
 	fprintf(g->f, "\tfor (int i = 0; i < %lld; i++)\n\t\tfor (int k = 0; k < %s; k++) {\n"
@@ -648,7 +400,7 @@ static void put_mlp_layer(gen *g, int l, const char *rows, const char *src, cons
 	if (y->act != HML__ACT_IDENTITY)
 		fprintf(g->f, "\tfor (int k = 0; k < %s; k++)\n\t\tfor (int j = 0; j < %lld; j++)\n"
 		        "\t\t\t%s[k * %s + j] = hml_%s_%s(%s[k * %s + j]);\n", rows, out, dst,
-		        dstride, id, act_names[y->act], dst, dstride);
+		        dstride, id, hml__cg_act_name(y->act), dst, dstride);
 }
 
 /* static void hml_<id>_<name>(const float *x, float *y[, int r]): the MLP
@@ -726,12 +478,12 @@ static void put_mlp_gemm(gen *g)
 		        "\t\t\t%s[k * %s + j] = hml_%s_b%d[j];\n"
 		        "\tcblas_sgemm(101, 111, 111, r, %lld, %lld, 1.0f, %s, %s, hml_%s_w%d, %lld, "
 		        "1.0f, %s, %s);\n", l, (long long)y->in, (long long)y->out,
-		        act_names[y->act], (long long)y->out, dst, ds, id, l, (long long)y->out,
+		        hml__cg_act_name(y->act), (long long)y->out, dst, ds, id, l, (long long)y->out,
 		        (long long)y->in, src, ss, id, l, (long long)y->out, dst, ds);
 		if (y->act != HML__ACT_IDENTITY)
 			fprintf(g->f, "\tfor (int k = 0; k < r; k++)\n\t\tfor (int j = 0; j < %lld; j++)\n"
 			        "\t\t\t%s[k * %s + j] = hml_%s_%s(%s[k * %s + j]);\n", (long long)y->out,
-			        dst, ds, id, act_names[y->act], dst, ds);
+			        dst, ds, id, hml__cg_act_name(y->act), dst, ds);
 	}
 	fprintf(g->f, "}\n\n"
 		"/* x, y: rows >= 1 rows of floats, or of doubles (f64) converted per chunk; 0, or -1\n"
@@ -879,7 +631,7 @@ static void put_conv_place(gen *g, const hml__cg_layer *y, const char *src)
 		snprintf(val, sizeof(val), "%s[(co * HML_%s_H + i) * HML_%s_W + j]", src, g->up, g->up);
 	else
 		snprintf(val, sizeof(val), "hml_%s_%s(%s[(co * HML_%s_H + i) * HML_%s_W + j])", g->id,
-		         act_names[y->act], src, g->up, g->up);
+		         hml__cg_act_name(y->act), src, g->up, g->up);
 	fprintf(g->f, "\tfor (int co = 0; co < %lld; co++)\n"
 	        "\t\tfor (int i = 0; i < HML_%s_H; i++)\n"
 	        "\t\t\tfor (int j = 0; j < HML_%s_W; j++)\n"
@@ -895,7 +647,7 @@ static void put_cnn(gen *g)
 	int64_t c = 0, h = 0, w = 0, cmax = 0, gsz, gcol;
 	int pmax = 0;
 
-	cnn_dims(m->in_shape, m->in_ndim, &c, &h, &w);
+	hml__cg_model_in_field(m, &c, &h, &w);
 	gsz = conv_gemm_scratch(m, h, w, 1);
 	gcol = conv_gemm_scratch(m, h, w, 0);
 	for (int l = 0; l < m->nlayers; l++) {
@@ -935,14 +687,14 @@ static void put_cnn(gen *g)
 			              (long long)(w + 2 * pmax), off, "a", last ? "y" : "gt");
 			if (last && y->act != HML__ACT_IDENTITY)
 				fprintf(g->f, "\tfor (int q = 0; q < %lld; q++)\n\t\ty[q] = hml_%s_%s(y[q]);\n",
-				        (long long)(y->out * h * w), id, act_names[y->act]);
+				        (long long)(y->out * h * w), id, hml__cg_act_name(y->act));
 			else if (!last)
 				put_conv_place(g, y, "gt");
 			fputs("#else\n", g->f);
 		}
 
 		fprintf(g->f, "\t/* layer %d: conv %lld -> %lld, %dx%d, %s */\n", l,
-		        (long long)y->in, (long long)y->out, y->kernel, y->kernel, act_names[y->act]);
+		        (long long)y->in, (long long)y->out, y->kernel, y->kernel, hml__cg_act_name(y->act));
 		fprintf(g->f, "\tfor (int co = 0; co < %lld; co++) {\n", (long long)y->out);
 		if (last)
 			fprintf(g->f, "\t\tfloat *o = y + co * HML_%s_H * HML_%s_W;\n"
@@ -968,7 +720,7 @@ static void put_cnn(gen *g)
 			fprintf(g->f, "\t\tfor (int i = 0; i < HML_%s_H; i++)\n"
 			        "\t\t\tfor (int j = 0; j < HML_%s_W; j++)\n"
 			        "\t\t\t\to[i * os + j] = hml_%s_%s(o[i * os + j]);\n",
-			        g->up, g->up, id, act_names[y->act]);
+			        g->up, g->up, id, hml__cg_act_name(y->act));
 		fputs("\t}\n", g->f);
 		if (conv_gemm_layer(m, l))
 			fputs("#endif\n", g->f);
@@ -1000,11 +752,11 @@ static void put_vec_conv(gen *g, int l, int64_t h, int64_t w, int p)
 		put_conv_gemm(g, l, h, w, plane, wp, 0, "a", "t");
 		if (y->act != HML__ACT_IDENTITY)
 			fprintf(g->f, "\tfor (int q = 0; q < %lld; q++)\n\t\tt[q] = hml_%s_%s(t[q]);\n",
-			        (long long)y->out * hw, id, act_names[y->act]);
+			        (long long)y->out * hw, id, hml__cg_act_name(y->act));
 		fputs("#else\n", g->f);
 	}
 	fprintf(g->f, "\t/* layer %d: conv %lld -> %lld, %dx%d, %s, on %lld x %lld; pool %d */\n",
-	        l, (long long)y->in, (long long)y->out, y->kernel, y->kernel, act_names[y->act],
+	        l, (long long)y->in, (long long)y->out, y->kernel, y->kernel, hml__cg_act_name(y->act),
 	        (long long)h, (long long)w, P);
 	fprintf(g->f,
 		"\tfor (int co = 0; co < %lld; co++) {\n"
@@ -1023,7 +775,7 @@ static void put_vec_conv(gen *g, int l, int64_t h, int64_t w, int p)
 		(long long)w);
 	if (y->act != HML__ACT_IDENTITY)
 		fprintf(g->f, "\t\tfor (int k = 0; k < %lld; k++)\n\t\t\to[k] = hml_%s_%s(o[k]);\n",
-		        hw, id, act_names[y->act]);
+		        hw, id, hml__cg_act_name(y->act));
 	fputs("\t}\n", g->f);
 	if (conv_gemm_layer(m, l))
 		fputs("#endif\n", g->f);
@@ -1053,14 +805,14 @@ static void put_vec_linear(gen *g, int l, const char *src, const char *dst)
 	const hml__cg_layer *y = &g->m->layers[l];
 	long long in = y->in, out = y->out;
 
-	fprintf(g->f, "\t/* layer %d: %lld -> %lld, %s */\n", l, in, out, act_names[y->act]);
+	fprintf(g->f, "\t/* layer %d: %lld -> %lld, %s */\n", l, in, out, hml__cg_act_name(y->act));
 	fprintf(g->f, "\tfor (int j = 0; j < %lld; j++)\n\t\t%s[j] = hml_%s_b%d[j];\n"
 	        "\tfor (int i = 0; i < %lld; i++) {\n\t\tconst float vi = %s[i];\n\n"
 	        "\t\tfor (int j = 0; j < %lld; j++)\n\t\t\t%s[j] += vi * hml_%s_w%d[i * %lld + j];\n\t}\n",
 	        out, dst, g->id, l, in, src, out, dst, g->id, l, out);
 	if (y->act != HML__ACT_IDENTITY)
 		fprintf(g->f, "\tfor (int j = 0; j < %lld; j++)\n\t\t%s[j] = hml_%s_%s(%s[j]);\n",
-		        out, dst, g->id, act_names[y->act], dst);
+		        out, dst, g->id, hml__cg_act_name(y->act), dst);
 }
 
 /* The cnnvec on one sample; scratch: two padded map buffers, one
@@ -1072,7 +824,7 @@ static void put_cnnvec(gen *g)
 	int64_t c = 0, h = 0, w = 0, hh, ww, pad_max = 0, conv_max = 0, vec_max = 0, gsz;
 	int p = m->layers[0].kernel / 2;
 
-	cnn_dims(m->in_shape, m->in_ndim, &c, &h, &w);
+	hml__cg_model_in_field(m, &c, &h, &w);
 	gsz = conv_gemm_scratch(m, h, w, 0);
 	hh = h, ww = w;
 	for (int l = 0; l < m->nconv; l++) {
@@ -1120,7 +872,7 @@ static void put_cnnvec(gen *g)
 		put_vec_linear(g, l, k % 2 ? "v" : "u", last ? "y" : k % 2 ? "u" : "v");
 	}
 	fputs("}\n", g->f);
-	put_sample_forwards(g, (long long)prod(m->in_shape, m->in_ndim),
+	put_sample_forwards(g, (long long)hml__cg_model_in_size(m),
 	                    (long long)m->layers[m->nlayers - 1].out);
 }
 
@@ -1167,8 +919,8 @@ static void put_entry(gen *g, const hml__cg_options *o)
 	put_shape(f, m->in_shape, m->in_ndim);
 	fputs(", ", f);
 	put_shape(f, m->out_shape, m->out_ndim);
-	fprintf(f, ", %lld, %lld,\n\t", (long long)prod(m->in_shape, m->in_ndim),
-	        (long long)prod(m->out_shape, m->out_ndim));
+	fprintf(f, ", %lld, %lld,\n\t", (long long)hml__cg_model_in_size(m),
+	        (long long)hml__cg_model_out_size(m));
 	put_c_string(f, g->id);
 	fputs(", ", f);
 	put_c_string(f, o->hash ? o->hash : "");
@@ -1196,8 +948,8 @@ static void put_header(gen *g, const char *hash)
 	        g->id, m->arch, hash ? ", sha256 " : "", hash ? hash : "", g->up, g->up);
 	put_typedef(g->f);
 	fprintf(g->f, "\nenum { HML_%s_IN_FEATURES = %lld, HML_%s_OUT_FEATURES = %lld };\n",
-	        g->up, (long long)prod(m->in_shape, m->in_ndim), g->up,
-	        (long long)prod(m->out_shape, m->out_ndim));
+	        g->up, (long long)hml__cg_model_in_size(m), g->up,
+	        (long long)hml__cg_model_out_size(m));
 	put_prototypes(g);
 	fputs("\n#ifndef HML_CMODEL_NO_ENTRY\nextern const hml_cmodel_v1_info hml_cmodel_v1;\n#endif\n"
 	      "\n#ifdef __cplusplus\n}\n#endif\n#endif\n", g->f);
@@ -1213,8 +965,8 @@ static int put_source(gen *g, const hml__cg_options *o)
 	        g->id, g->m->arch, o->hash ? ", sha256 " : "", o->hash ? o->hash : "");
 	put_typedef(g->f);
 	fprintf(g->f, "\nenum { HML_%s_IN_FEATURES = %lld, HML_%s_OUT_FEATURES = %lld };\n",
-	        g->up, (long long)prod(g->m->in_shape, g->m->in_ndim), g->up,
-	        (long long)prod(g->m->out_shape, g->m->out_ndim));
+	        g->up, (long long)hml__cg_model_in_size(g->m), g->up,
+	        (long long)hml__cg_model_out_size(g->m));
 	put_prototypes(g);
 	fprintf(g->f, "\n/* kernels: a copy for AVX2 CPUs chosen at load time, unless disabled */\n"
 	        "#if defined(__x86_64__) && defined(__has_attribute) && !defined(HML_CMODEL_NO_CLONES)\n"

@@ -22,6 +22,7 @@
 #include "deploy/latency.h"
 #include "loader/loader.h"
 #include "sys/fsutil.h"
+#include "sys/interrupt.h"
 #include "sys/proc.h"
 #include "train/dataset.h"
 
@@ -60,26 +61,6 @@ static int time_model(hml__model *m, const float *x, const hml__latency_options 
 	return 0;
 }
 
-/* Remove the temporary build directory and what is in it. */
-static void remove_tree(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-
-	while (d && (e = readdir(d)) != NULL) {
-		char *p;
-
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-			continue;
-		if ((p = hml__path_join(dir, e->d_name)) != NULL)
-			unlink(p);
-		free(p);
-	}
-	if (d)
-		closedir(d);
-	rmdir(dir);
-}
-
 /*
  * The C form is built in TMPDIR/hml-latency-PID-XXXXXX, PID that of the
  * process building it, which removes it when done. A process killed before
@@ -111,7 +92,7 @@ static void reclaim_orphans(const char *base)
 			continue;
 		if ((p = hml__path_join(base, e->d_name)) != NULL && lstat(p, &st) == 0 &&
 		    S_ISDIR(st.st_mode) && st.st_uid == getuid())
-			remove_tree(p);
+			hml__remove_dir(p);
 		free(p);
 	}
 	if (d)
@@ -134,7 +115,7 @@ static double probe_wall(const char *probe, const char *model, const char *shape
 		if (hml__proc_run(argv, NULL, "/dev/null", "/dev/null", &r) < 0)
 			return NAN;
 		if (r.interrupted) {
-			hml__proc_interrupt();   /* pending again: the measurement stops */
+			hml__interrupt();   /* pending again: the measurement stops */
 			return NAN;
 		}
 		if (!r.exited || r.exit_code != 0)
@@ -209,7 +190,7 @@ static int measure_c(hml__latency *out, const char *pt_path, const float *x,
 	out->startup[HML__TARGET_C] = startup_of(o, shape, base_s, so);
 	goto done;
 unavailable:
-	if (rc == HML_ENOMEM || hml__proc_interrupt_pending())
+	if (rc == HML_ENOMEM || hml__interrupt_pending())
 		goto done;
 	snprintf(out->unavailable[HML__TARGET_C], sizeof(out->unavailable[HML__TARGET_C]), "%s",
 	         hml_error_last()->message);
@@ -217,7 +198,7 @@ unavailable:
 done:
 	hml__model_free(m);
 	if (made)
-		remove_tree(dir);
+		hml__remove_dir(dir);
 	hml__cg_model_release(&d);
 	hml__cbuild_info_release(&info);
 	free(c);
@@ -276,7 +257,7 @@ int hml__latency_measure(hml__latency *out, const char *pt_path, const hml__late
 		hml__model_free(m);
 		m = NULL;
 	}
-	if (hml__proc_interrupt_pending()) {
+	if (hml__interrupt_pending()) {
 		rc = hml__error_set(HML_ERROR, "interrupted");
 		goto done;
 	}

@@ -3,7 +3,6 @@
  * gnuplot script in a temporary directory, gnuplot as a child process,
  * the images renamed into search/<id>/ and registered in the record.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -344,27 +343,6 @@ int hml__search_plot_run(const char *script, const char *log)
 
 /* ---- into the experiment ------------------------------------------------ */
 
-/* Remove directory `dir` and the files in it (it holds no subdirectory). */
-static void remove_dir(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-
-	if (d) {
-		while ((e = readdir(d)) != NULL) {
-			char *p;
-
-			if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-				continue;
-			if ((p = hml__path_join(dir, e->d_name)) != NULL)
-				unlink(p);
-			free(p);
-		}
-		closedir(d);
-	}
-	rmdir(dir);
-}
-
 typedef struct reg_args {
 	const char *id;
 	const char *dir;
@@ -433,7 +411,7 @@ static int draw_into(const hml__search_results *r, const char *title, const char
 		free(to);
 	}
 done:
-	remove_dir(work);
+	hml__remove_dir(work);
 	free(work);
 	free(script);
 	free(log);

@@ -15,15 +15,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <math.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/types.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -32,13 +29,11 @@
 #include "core/h5util.h"
 #include "core/util.h"
 #include "hml/version.h"
+#include "store/lock.h"
 #include "store/store.h"
 #include "sys/fsutil.h"
-#include "sys/proc.h"
 
 #define MANIFEST_FLAGS (JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15))
-#define LOCK_TIMEOUT_DEFAULT 60.0
-#define LOCK_POLL_NS 50000000L
 
 struct hml__store {
 	char *dir;
@@ -464,106 +459,10 @@ static json_t *manifest_new(void)
 	                 "created", when, "datasets", "models", "deployments", "evaluations");
 }
 
-/* ---- the lock ----------------------------------------------------------- */
-
-static int lock_timeout(double *out)
+/* The experiment's lock (lock.h), naming our command for whoever waits. */
+static int lock_take(const hml__store *s, int *fd)
 {
-	const char *v = getenv("HML_LOCK_TIMEOUT");
-	double t;
-
-	*out = LOCK_TIMEOUT_DEFAULT;
-	if (!v || !*v)
-		return 0;
-	if (hml__parse_double(v, &t) < 0 || !isfinite(t) || t < 0)
-		return hml__error_set(HML_EINVALID,
-		                      "invalid HML_LOCK_TIMEOUT '%s' (expected a number of seconds >= 0)", v);
-	*out = t;
-	return 0;
-}
-
-/* " (pid 1234, 'hml train')" from the lock file, or "" when it is empty. */
-static void lock_holder(int fd, char *buf, size_t size)
-{
-	char text[160];
-	ssize_t n = pread(fd, text, sizeof(text) - 1, 0);
-	char *end;
-	long pid;
-
-	buf[0] = '\0';
-	if (n <= 0)
-		return;
-	text[n] = '\0';
-	text[strcspn(text, "\n")] = '\0';
-	pid = strtol(text, &end, 10);
-	if (end == text || pid <= 0)
-		return;
-	while (*end == ' ')
-		end++;
-	if (*end)
-		snprintf(buf, size, " (pid %ld, '%s')", pid, end);
-	else
-		snprintf(buf, size, " (pid %ld)", pid);
-}
-
-/* Take DIR/.lock, polling every 50 ms for up to HML_LOCK_TIMEOUT seconds,
- * and write our pid and command name into it for whoever waits next. */
-static int lock_take(const hml__store *s, int *out)
-{
-	double timeout, start;
-	char holder[200], text[160];
-	int fd = -1, rc, n;
-
-	*out = -1;
-	if ((rc = lock_timeout(&timeout)) < 0)
-		return rc;
-	if ((fd = open(s->lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0666)) < 0)
-		return hml__error_set(HML_EIO, "cannot lock experiment '%s': %s", s->dir,
-		                      strerror(errno));
-	start = hml__now();
-	for (;;) {
-		struct timespec ts = { 0, LOCK_POLL_NS };
-
-		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
-			break;
-		if (errno == EINTR)
-			continue;
-		if (errno != EWOULDBLOCK) {
-			rc = hml__error_set(HML_EIO, "cannot lock experiment '%s': %s", s->dir,
-			                    strerror(errno));
-			goto fail;
-		}
-		if (hml__proc_interrupt_pending()) {
-			rc = hml__error_set(HML_ERROR, "interrupted while waiting for the lock of experiment '%s'",
-			                    s->dir);
-			goto fail;
-		}
-		if (hml__now() - start >= timeout) {
-			lock_holder(fd, holder, sizeof(holder));
-			rc = hml__error_set(HML_ELOCKED,
-			                    "experiment '%s' is locked by another hml process%s; waited %g s",
-			                    s->dir, holder, timeout);
-			goto fail;
-		}
-		nanosleep(&ts, NULL);
-	}
-	/* Informational only: a failure to write it does not matter. */
-	n = snprintf(text, sizeof(text), "%ld %s\n", (long)getpid(), command_name());
-	if (ftruncate(fd, 0) == 0 && n > 0)
-		(void)!pwrite(fd, text, (size_t)n < sizeof(text) ? (size_t)n : sizeof(text) - 1, 0);
-	*out = fd;
-	return 0;
-
-fail:
-	close(fd);
-	return rc;
-}
-
-static void lock_release(int fd)
-{
-	if (fd < 0)
-		return;
-	(void)!ftruncate(fd, 0);
-	close(fd);
+	return hml__lock_take(fd, s->lock_path, s->dir, command_name());
 }
 
 /* ---- opening ------------------------------------------------------------ */
@@ -629,7 +528,7 @@ static int store_create(hml__store *s)
 		                    strerror(errno));
 
 done:
-	lock_release(fd);
+	hml__lock_release(fd);
 	json_decref(m);
 	return rc;
 }
@@ -1035,7 +934,7 @@ int hml__store_add(hml__store *s, const char *collection, json_t *record,
 done:
 	if (rc < 0)
 		plan_undo(&p);
-	lock_release(fd);
+	hml__lock_release(fd);
 	plan_release(&p);
 	json_decref(rec);
 	json_decref(m);
@@ -1071,7 +970,7 @@ int hml__store_update(hml__store *s, int (*fn)(json_t *manifest, void *payload),
 	rc = 0;
 
 done:
-	lock_release(fd);
+	hml__lock_release(fd);
 	json_decref(m);
 	return rc;
 }

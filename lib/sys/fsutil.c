@@ -1,6 +1,7 @@
 /*
  * lib/sys/fsutil.c - files, paths, hashes and provenance facts (CLI side).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -19,7 +20,7 @@
 #include "core/read_file.h"
 #include "core/util.h"
 #include "sys/fsutil.h"
-#include "sys/proc.h"
+#include "sys/interrupt.h"
 
 /* Temporary names must differ between threads of one process too. */
 static atomic_uint tmp_counter;
@@ -170,6 +171,24 @@ done:
 	return rc;
 }
 
+/* Through the directory's descriptor, so that no name is resolved again
+ * once the directory is open: a link swapped in meanwhile is not followed. */
+void hml__remove_dir(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *e;
+
+	if (fd >= 0 && !d)
+		close(fd);
+	while (d && (e = readdir(d)) != NULL)
+		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+			unlinkat(dirfd(d), e->d_name, 0);
+	if (d)
+		closedir(d);
+	rmdir(dir);
+}
+
 int hml__sha256_file(const char *path, char hex[65])
 {
 	enum { BUFSIZE = 64 * 1024 };
@@ -195,7 +214,7 @@ int hml__sha256_file(const char *path, char hex[65])
 	for (;;) {
 		ssize_t n;
 
-		if (hml__proc_interrupt_pending()) {
+		if (hml__interrupt_pending()) {
 			rc = hml__error_set(HML_ERROR, "interrupted while hashing '%s'", path);
 			goto done;
 		}

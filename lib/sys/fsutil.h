@@ -30,6 +30,15 @@ int hml__write_atomic(const char *path, const void *data, size_t size);
 /** mkdir -p with mode 0777 (umask applies). Existing directories are fine. */
 int hml__mkdir_p(const char *path);
 
+/**
+ * Remove directory `dir` and the files in it, never following a symbolic
+ * link: a link in it is removed as a link, and a `dir` that is a link is
+ * left as it is, with what it points at. A subdirectory stays, and so
+ * then does `dir`. Best effort, for cleaning up: it records no hml error,
+ * so it may run on a failure path without replacing the error returned.
+ */
+void hml__remove_dir(const char *dir);
+
 /** SHA-256 of a file's bytes as 64 lowercase hex digits + NUL (OpenSSL EVP). */
 int hml__sha256_file(const char *path, char hex[65]);
 

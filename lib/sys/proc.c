@@ -15,7 +15,6 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,36 +25,10 @@
 
 #include "core/error.h"
 #include "core/util.h"
+#include "sys/interrupt.h"
 #include "sys/proc.h"
 
 extern char **environ;
-
-/*
- * The running child and the pending interrupt, shared with
- * hml__proc_interrupt() in a signal handler or another thread. Lock-free
- * atomics are async-signal-safe, and their sequential consistency closes
- * the window between fork() and the publication of the child's pid: the
- * interrupter sets the flag and then reads the pid, hml__proc_run()
- * publishes the pid and then reads the flag, so at least one of the two
- * sends the SIGINT.
- */
-static atomic_int proc_child;
-static atomic_int proc_interrupted;
-
-int hml__proc_interrupt_pending(void)
-{
-	return atomic_load(&proc_interrupted);
-}
-
-void hml__proc_interrupt(void)
-{
-	pid_t pid;
-
-	atomic_store(&proc_interrupted, 1);
-	pid = (pid_t)atomic_load(&proc_child);
-	if (pid > 0)
-		kill(pid, SIGINT);
-}
 
 /* Length of the name in "KEY=VALUE" or "KEY". */
 static size_t key_len(const char *entry)
@@ -168,7 +141,7 @@ static int wait_child(pid_t pid, int *status)
 		if (errno != EINTR)
 			break;
 	}
-	atomic_store(&proc_child, 0);
+	hml__interrupt_child(0);
 	while (waitpid(pid, status, 0) < 0) {
 		if (errno != EINTR)
 			return hml__error_set(HML_EIO, "cannot wait for process %ld: %s",
@@ -252,7 +225,7 @@ int hml__proc_run_env(const char *const *argv, const char *const *envp,
 	sigaddset(&block, SIGINT);
 	sigaddset(&block, SIGTERM);
 	pthread_sigmask(SIG_BLOCK, &block, &old);
-	if (atomic_exchange(&proc_interrupted, 0)) {
+	if (hml__interrupt_consume()) {
 		/* Interrupted while no child ran (between two runs): this run
 		 * is the one that reports it, without starting. */
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
@@ -264,8 +237,9 @@ int hml__proc_run_env(const char *const *argv, const char *const *envp,
 	if (pid == 0)
 		child(argv, (char **)envp, out_fd, err_fd, report[1]);
 	if (pid > 0) {
-		atomic_store(&proc_child, (int)pid);
-		if (atomic_load(&proc_interrupted))
+		/* Published, then checked: interrupt.h says why. */
+		hml__interrupt_child(pid);
+		if (hml__interrupt_pending())
 			kill(pid, SIGINT);
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
@@ -293,7 +267,7 @@ int hml__proc_run_env(const char *const *argv, const char *const *envp,
 		goto done;
 	}
 	/* Consumed: an interrupt that comes later is the next run's. */
-	res->interrupted = atomic_exchange(&proc_interrupted, 0) ? 1 : 0;
+	res->interrupted = hml__interrupt_consume() ? 1 : 0;
 	if (WIFEXITED(status)) {
 		res->exited = 1;
 		res->exit_code = WEXITSTATUS(status);

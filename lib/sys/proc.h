@@ -21,9 +21,10 @@ typedef struct hml__proc_result {
 	int exited;        /**< 1 when the child exited normally */
 	int exit_code;     /**< its exit status when exited */
 	int signal;        /**< the terminating signal when !exited */
-	int interrupted;   /**< 1 when hml__proc_interrupt() was called while it
-	                        ran, or before it started (then it was not started:
-	                        exited and signal are 0) */
+	int interrupted;   /**< 1 when hml__interrupt() (sys/interrupt.h) was
+	                        called while it ran, or before it started (then it
+	                        was not started: exited and signal are 0); the
+	                        run consumed the interrupt */
 	double wall_s;     /**< wall-clock seconds from the child's execve() to its
 	                        reaping (fork() left out: lib/sys/proc.c) */
 } hml__proc_result;
@@ -53,22 +54,6 @@ int hml__proc_run(const char *const *argv, const char *const *env,
 int hml__proc_run_env(const char *const *argv, const char *const *envp,
                       const char *stdout_path, const char *stderr_path,
                       hml__proc_result *res);
-
-/**
- * Async-signal-safe and thread-safe: forward SIGINT to the running child
- * (if any) and mark the run interrupted. With no child running, the
- * interrupt stays pending and the next hml__proc_run() reports it without
- * starting its program. Reporting consumes it: the run after starts clean.
- * The CLI calls it from its SIGINT/SIGTERM handler.
- */
-void hml__proc_interrupt(void);
-
-/**
- * Nonzero while an interrupt is pending (hml__proc_interrupt() was called
- * and no run has consumed it). Long work outside a child process (hashing
- * a file, waiting for a lock) polls it to stop promptly.
- */
-int hml__proc_interrupt_pending(void);
 
 /** "exit 3", "killed by SIGSEGV", "interrupted": a description of *res (static). */
 const char *hml__proc_describe(const hml__proc_result *res);

@@ -9,7 +9,7 @@
 #include "core/error.h"
 #include "core/h5util.h"
 #include "core/util.h"
-#include "sys/proc.h"
+#include "sys/interrupt.h"
 #include "train/dataset.h"
 
 /* Rows read per HDF5 call: bounded by bytes too, so that whole-field rows
@@ -582,7 +582,7 @@ static int load_file(hml__dataset *d, const char *path, const char **first,
 		count = r.rows - at < slab ? r.rows - at : slab;
 		/* SIGINT/SIGTERM in the CLI: a file of gigabytes is not read to
 		 * its end first. */
-		if (hml__proc_interrupt_pending()) {
+		if (hml__interrupt_pending()) {
 			rc = hml__error_set(HML_ERROR, "interrupted while reading '%s'", path);
 			goto done;
 		}

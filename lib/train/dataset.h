@@ -80,7 +80,7 @@ typedef struct hml__dataset {
  * rows in 'A', 'B'" (names the files). NaN/Inf per `policy`; ERROR fails
  * with HML_EINVALID "region 'L': 12 rows hold NaN or Inf (30 values) in
  * 'PATH'; use --nonfinite drop to drop them". An interrupt pending
- * (hml__proc_interrupt(), the CLI's SIGINT/SIGTERM) stops the reading
+ * (hml__interrupt(), the CLI's SIGINT/SIGTERM) stops the reading
  * between slabs: HML_ERROR "interrupted while reading 'PATH'". On failure
  * *d is zeroed.
  * *d is yours: hml__dataset_release().

@@ -42,6 +42,7 @@
 #include <unistd.h>
 
 #include "core/error.h"
+#include "core/rng.h"
 #include "core/util.h"
 #include "train/train.h"
 
@@ -713,7 +714,7 @@ int fit(Model &m, const Split &s, const hml__train_options *o, bool adamw, hml__
 	double best_val = INFINITY, lr = o->lr, t0 = hml__now(), step_time = 0;
 	const int plateau_wait = o->patience > 0 ? std::max(1, o->patience / 2) : 5;
 	int since_best = 0, since_lr = 0, epoch;
-	std::mt19937_64 batch_rng(o->seed ^ 0x9e3779b97f4a7c15ULL);
+	std::mt19937_64 batch_rng(o->seed ^ HML__RNG_GOLDEN);
 	std::vector<int64_t> perm(s.n_train);
 	torch::Tensor xs = torch::empty_like(s.xn), ys = torch::empty_like(s.yn); /* shuffled rows */
 	torch::Tensor loss_sum = torch::zeros({});

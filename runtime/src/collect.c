@@ -406,7 +406,7 @@ static int flush(hml__collector *c)
 			goto done;
 	}
 	/* The rows reach the disk in a commit of their own: a record in
-	 * `calls` never points at rows that are not there (see lib/core/h5util.c
+	 * `calls` never points at rows that are not there (see lib/core/h5_ordered.c
 	 * on the order of writes). */
 	if (H5Fflush(file, H5F_SCOPE_LOCAL) < 0) {
 		rc = hml__h5_error(HML_EIO, "cannot write region '%s' to '%s'",

@@ -1,4 +1,5 @@
 #include <ctype.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,61 +81,187 @@ static const char *env_lookup(const char *var, const char *label,
 	return (v && *v) ? v : NULL;
 }
 
-static int env_int(int *out, const char *key, const char *label, int min, int max,
-                   const char *why)
-{
-	char name[HML__ENVNAME_MAX];
-	const char *v = env_lookup(key, label, name, sizeof(name));
-	int64_t x;
+/*
+ * The settings, in the order they are resolved (the first bad one is the
+ * one reported). Each comes from its field of hml_region_options when that
+ * is set, else from its variable, else from its default, which is read as
+ * the variable would be. What "set" means and how the text is read depend
+ * on the kind:
+ *
+ *   MODE, ON_ERROR  the option's *_DEFAULT is unset, a value outside the
+ *                   enum an error; the text a name
+ *   INT             an option <= 0 is unset, one above `hi` an error if
+ *                   `checked`; the text an integer in [lo, hi]
+ *   REAL            an option above `lo` is set; if `checked`, one in
+ *                   (lo, hi] is, 0 is unset and anything else an error;
+ *                   the text a number in (lo, hi]
+ *   BYTES           an option 0 is unset; the text an integer > 0
+ *   STRING          an option NULL is unset; the text anything
+ */
+typedef enum kind { MODE, ON_ERROR, INT, REAL, BYTES, STRING } kind;
 
-	if (!v)
-		return 0;
-	if (hml__parse_i64(v, &x) < 0 || x < min || x > max)
-		return hml__error_set(HML_EINVALID,
-			"invalid %s '%s': expected an integer from %d to %d%s", name, v, min, max,
-			why ? why : "");
-	*out = (int)x;
-	return 0;
+typedef struct setting {
+	const char *key;       /* HML_<KEY>_<LABEL>, else HML_<KEY> */
+	const char *name;      /* the option, in messages */
+	kind kind;
+	size_t field, option;  /* offsets in hml__config and in hml_region_options */
+	const char *def;       /* the default (NULL: none) */
+	const char *expect;    /* REAL, BYTES: what the text must be; INT: why the
+	                          bound is what it is (or NULL) */
+	double lo, hi;         /* INT, REAL: the range; hi < 0: hml__threads_max() */
+	int checked;           /* the option's range is checked, not only its sign */
+} setting;
+
+#define CFG(f) offsetof(hml__config, f)
+#define OPT(f) offsetof(hml_region_options, f)
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+static const setting settings[] = {
+	{ HML__ENV_MODE, "mode", MODE, CFG(mode), OPT(mode), "off", NULL, 0, 0, 1 },
+	{ HML__ENV_ON_ERROR, "on_error", ON_ERROR, CFG(on_error), OPT(on_error), "fallback",
+	  NULL, 0, 0, 1 },
+	{ HML__ENV_INTERLEAVE, "interleave", INT, CFG(interleave), OPT(interleave), "4",
+	  NULL, 1, HML__INTERLEAVE_MAX, 0 },
+	{ HML__ENV_SHADOW, "shadow fraction", REAL, CFG(shadow), OPT(shadow), "0.1",
+	  "a fraction in (0, 1]", 0, 1, 1 },
+	/* Thousands of threads on a few cores only stall the process. */
+	{ HML__ENV_THREADS, "threads", INT, CFG(threads), OPT(threads), "0",
+	  " (" STR(HML__THREADS_PER_CORE) " per online core)", 0, -1, 1 },
+	{ HML__ENV_FLUSH_SECONDS, "flush_seconds", REAL, CFG(flush_seconds), OPT(flush_seconds),
+	  "1", "a positive number of seconds", 0, 1e9, 0 },
+	{ HML__ENV_FLUSH_BYTES, "flush_bytes", BYTES, CFG(flush_bytes), OPT(flush_bytes),
+	  "16777216" /* 16 MiB */, "a positive number of bytes", 0, 0, 0 },
+	{ HML__ENV_MODEL, "model", STRING, CFG(model), OPT(model), NULL, NULL, 0, 0, 0 },
+	{ HML__ENV_DB, "db", STRING, CFG(db), OPT(db), "hml-data.h5", NULL, 0, 0, 0 },
+	{ HML__ENV_PROFILE, "profile", STRING, CFG(profile), OPT(profile), NULL, NULL, 0, 0, 0 },
+};
+
+#define OPTION(o, s, type) (*(const type *)((const char *)(o) + (s)->option))
+
+static double setting_hi(const setting *s)
+{
+	return s->hi < 0 ? (double)hml__threads_max() : s->hi;
 }
 
-static int env_double(double *out, const char *key, const char *label,
-                      double lo, double hi, const char *what)
+/* The setting's field of `o`: 1 when it is set (and stored in c), 0 when
+ * it is not, negative when it is bad. */
+static int from_option(hml__config *c, const setting *s, const hml_region_options *o)
 {
-	char name[HML__ENVNAME_MAX];
-	const char *v = env_lookup(key, label, name, sizeof(name));
-	double x;
+	void *dst = (char *)c + s->field;
+	double hi = setting_hi(s);
 
-	if (!v)
-		return 0;
-	if (hml__parse_double(v, &x) < 0 || !(x > lo && x <= hi))
-		return hml__error_set(HML_EINVALID, "invalid %s '%s': expected %s",
-		                      name, v, what);
-	*out = x;
-	return 0;
-}
-
-static int set_string(char **dst, const char *opt, const char *key,
-                      const char *label, const char *fallback)
-{
-	char name[HML__ENVNAME_MAX];
-	const char *v = opt ? opt : env_lookup(key, label, name, sizeof(name));
-
-	if (!v)
-		v = fallback;
-	if (!v) {
-		*dst = NULL;
+	switch (s->kind) {
+	case MODE: {
+		hml_mode m = OPTION(o, s, hml_mode);
+		if (m == HML_MODE_DEFAULT)
+			return 0;
+		if (!hml_mode_name(m))
+			return hml__error_set(HML_EINVALID, "invalid %s %d in options", s->name, (int)m);
+		*(hml_mode *)dst = m;
+		return 1;
+	}
+	case ON_ERROR: {
+		hml_on_error e = OPTION(o, s, hml_on_error);
+		if (e == HML_ON_ERROR_DEFAULT)
+			return 0;
+		if (e != HML_ON_ERROR_FALLBACK && e != HML_ON_ERROR_FAIL)
+			return hml__error_set(HML_EINVALID, "invalid %s %d in options", s->name, (int)e);
+		*(hml_on_error *)dst = e;
+		return 1;
+	}
+	case INT: {
+		int v = OPTION(o, s, int);
+		if (s->checked && v > hi)
+			return hml__error_set(HML_EINVALID,
+				"invalid %s %d in options: expected at most %d%s", s->name, v, (int)hi,
+				s->expect ? s->expect : "");
+		if (v <= 0)
+			return 0;
+		*(int *)dst = v;
+		return 1;
+	}
+	case REAL: {
+		double v = OPTION(o, s, double);
+		if (v > s->lo && (v <= hi || !s->checked)) {
+			*(double *)dst = v;
+			return 1;
+		}
+		if (s->checked && v != 0.0)
+			return hml__error_set(HML_EINVALID,
+				"invalid %s %g in options: expected a number in (%g, %g]", s->name, v,
+				s->lo, hi);
 		return 0;
 	}
-	return (*dst = hml__strdup(v)) ? 0 : HML_ENOMEM;
+	case BYTES:
+		if (OPTION(o, s, size_t) == 0)
+			return 0;
+		*(size_t *)dst = OPTION(o, s, size_t);
+		return 1;
+	case STRING:
+		if (!OPTION(o, s, const char *))
+			return 0;
+		return (*(char **)dst = hml__strdup(OPTION(o, s, const char *))) ? 1 : HML_ENOMEM;
+	}
+	return 0;
+}
+
+/* Text `v` (of variable `name`, or the default) into c; negative when it
+ * is bad. */
+static int from_text(hml__config *c, const setting *s, const char *name, const char *v)
+{
+	void *dst = (char *)c + s->field;
+	double hi = setting_hi(s), x;
+	int64_t i;
+
+	switch (s->kind) {
+	case MODE:
+		if (hml_mode_parse(dst, v) < 0)
+			return hml__error_set(HML_EINVALID,
+				"unknown mode '%s' in %s (expected off, collect, infer, interleave or shadow)",
+				v, name);
+		return 0;
+	case ON_ERROR:
+		if (strcmp(v, "fallback") == 0)
+			*(hml_on_error *)dst = HML_ON_ERROR_FALLBACK;
+		else if (strcmp(v, "fail") == 0)
+			*(hml_on_error *)dst = HML_ON_ERROR_FAIL;
+		else
+			return hml__error_set(HML_EINVALID,
+				"invalid %s '%s': expected fallback or fail", name, v);
+		return 0;
+	case INT:
+		if (hml__parse_i64(v, &i) < 0 || i < s->lo || i > hi)
+			return hml__error_set(HML_EINVALID,
+				"invalid %s '%s': expected an integer from %d to %d%s", name, v,
+				(int)s->lo, (int)hi, s->expect ? s->expect : "");
+		*(int *)dst = (int)i;
+		return 0;
+	case REAL:
+		if (hml__parse_double(v, &x) < 0 || !(x > s->lo && x <= hi))
+			return hml__error_set(HML_EINVALID, "invalid %s '%s': expected %s",
+			                      name, v, s->expect);
+		*(double *)dst = x;
+		return 0;
+	case BYTES:
+		if (hml__parse_i64(v, &i) < 0 || i <= 0)
+			return hml__error_set(HML_EINVALID, "invalid %s '%s': expected %s",
+			                      name, v, s->expect);
+		*(size_t *)dst = (size_t)i;
+		return 0;
+	case STRING:
+		return (*(char **)dst = hml__strdup(v)) ? 0 : HML_ENOMEM;
+	}
+	return 0;
 }
 
 int hml__config_resolve(hml__config *c, const char *label,
                         const hml_region_options *opts)
 {
 	hml_region_options defaults = HML_REGION_OPTIONS_INIT;
-	char name[HML__ENVNAME_MAX], why[64];
+	char name[HML__ENVNAME_MAX];
 	const char *v;
-	int64_t bytes;
+	size_t i;
 	int rc;
 
 	memset(c, 0, sizeof(*c));
@@ -145,87 +272,21 @@ int hml__config_resolve(hml__config *c, const char *label,
 			"hml_region_options version %u is not supported (expected %d)",
 			opts->version, HML_REGION_OPTIONS_VERSION);
 
-	c->mode = HML_MODE_OFF;
-	if (opts->mode != HML_MODE_DEFAULT) {
-		if (!hml_mode_name(opts->mode))
-			return hml__error_set(HML_EINVALID, "invalid mode %d in options",
-			                      (int)opts->mode);
-		c->mode = opts->mode;
-	} else if ((v = env_lookup(HML__ENV_MODE, label, name, sizeof(name))) != NULL) {
-		if (hml_mode_parse(&c->mode, v) < 0)
-			return hml__error_set(HML_EINVALID,
-				"unknown mode '%s' in %s (expected off, collect, infer, interleave or shadow)",
-				v, name);
+	for (i = 0; i < sizeof(settings) / sizeof(settings[0]); i++) {
+		const setting *s = &settings[i];
+
+		if ((rc = from_option(c, s, opts)) < 0)
+			goto fail;
+		if (rc > 0)
+			continue;
+		if ((v = env_lookup(s->key, label, name, sizeof(name))) != NULL)
+			rc = from_text(c, s, name, v);
+		else if (s->def)
+			rc = from_text(c, s, s->key, s->def);
+		if (rc < 0)
+			goto fail;
 	}
-
-	c->on_error = HML_ON_ERROR_FALLBACK;
-	if (opts->on_error != HML_ON_ERROR_DEFAULT &&
-	    opts->on_error != HML_ON_ERROR_FALLBACK && opts->on_error != HML_ON_ERROR_FAIL)
-		return hml__error_set(HML_EINVALID, "invalid on_error %d in options",
-		                      (int)opts->on_error);
-	if (opts->on_error != HML_ON_ERROR_DEFAULT) {
-		c->on_error = opts->on_error;
-	} else if ((v = env_lookup(HML__ENV_ON_ERROR, label, name, sizeof(name))) != NULL) {
-		if (strcmp(v, "fallback") == 0)
-			c->on_error = HML_ON_ERROR_FALLBACK;
-		else if (strcmp(v, "fail") == 0)
-			c->on_error = HML_ON_ERROR_FAIL;
-		else
-			return hml__error_set(HML_EINVALID,
-				"invalid %s '%s': expected fallback or fail", name, v);
-	}
-
-	c->interleave = HML__DEFAULT_INTERLEAVE;
-	if (opts->interleave > 0)
-		c->interleave = opts->interleave;
-	else if ((rc = env_int(&c->interleave, HML__ENV_INTERLEAVE, label, 1,
-	                       HML__INTERLEAVE_MAX, NULL)) < 0)
-		return rc;
-
-	c->shadow = HML__DEFAULT_SHADOW;
-	if (opts->shadow > 0.0 && opts->shadow <= 1.0)
-		c->shadow = opts->shadow;
-	else if (opts->shadow != 0.0)
-		return hml__error_set(HML_EINVALID,
-			"invalid shadow fraction %g in options: expected a number in (0, 1]",
-			opts->shadow);
-	else if ((rc = env_double(&c->shadow, HML__ENV_SHADOW, label, 0.0, 1.0,
-	                          "a fraction in (0, 1]")) < 0)
-		return rc;
-
-	/* Thousands of threads on a few cores only stall the process. */
-	snprintf(why, sizeof(why), " (%d per online core)", HML__THREADS_PER_CORE);
-	if (opts->threads > hml__threads_max())
-		return hml__error_set(HML_EINVALID,
-			"invalid threads %d in options: expected at most %d%s", opts->threads,
-			hml__threads_max(), why);
-	if (opts->threads > 0)
-		c->threads = opts->threads;
-	else if ((rc = env_int(&c->threads, HML__ENV_THREADS, label, 0, hml__threads_max(),
-	                       why)) < 0)
-		return rc;
-
-	c->flush_seconds = HML__DEFAULT_FLUSH_SECONDS;
-	if (opts->flush_seconds > 0.0)
-		c->flush_seconds = opts->flush_seconds;
-	else if ((rc = env_double(&c->flush_seconds, HML__ENV_FLUSH_SECONDS, label, 0.0,
-	                          1e9, "a positive number of seconds")) < 0)
-		return rc;
-
-	c->flush_bytes = HML__DEFAULT_FLUSH_BYTES;
-	if (opts->flush_bytes > 0) {
-		c->flush_bytes = opts->flush_bytes;
-	} else if ((v = env_lookup(HML__ENV_FLUSH_BYTES, label, name, sizeof(name))) != NULL) {
-		if (hml__parse_i64(v, &bytes) < 0 || bytes <= 0)
-			return hml__error_set(HML_EINVALID,
-				"invalid %s '%s': expected a positive number of bytes", name, v);
-		c->flush_bytes = (size_t)bytes;
-	}
-
-	if ((rc = set_string(&c->model, opts->model, HML__ENV_MODEL, label, NULL)) < 0 ||
-	    (rc = set_string(&c->db, opts->db, HML__ENV_DB, label, HML__DEFAULT_DB)) < 0 ||
-	    (rc = set_string(&c->profile, opts->profile, HML__ENV_PROFILE, label, NULL)) < 0)
-		goto fail;
+	/* A profile "0" is none (HML_PROFILE=0 for one region, say). */
 	if (c->profile && strcmp(c->profile, "0") == 0) {
 		free(c->profile);
 		c->profile = NULL;

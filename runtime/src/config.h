@@ -3,18 +3,14 @@
  * options struct, the environment and the defaults (internal).
  *
  * Precedence, highest first: a field set in hml_region_options, the
- * per-region variable HML_<KEY>_<LABEL>, the global HML_<KEY>, the default.
+ * per-region variable HML_<KEY>_<LABEL>, the global HML_<KEY>, the default
+ * (config.c holds the settings, their variables and defaults in one table).
  */
 #ifndef HML_RUNTIME_CONFIG_H
 #define HML_RUNTIME_CONFIG_H
 
 #include "hml/region.h"
 
-#define HML__DEFAULT_DB "hml-data.h5"
-#define HML__DEFAULT_INTERLEAVE 4
-#define HML__DEFAULT_SHADOW 0.1
-#define HML__DEFAULT_FLUSH_SECONDS 1.0
-#define HML__DEFAULT_FLUSH_BYTES ((size_t)16 << 20)
 #define HML__INTERLEAVE_MAX 1000000000
 
 typedef struct hml__config {

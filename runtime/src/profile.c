@@ -1,5 +1,8 @@
+/*
+ * runtime/src/profile.c - the registry of regions and the profile at exit
+ * (see profile.h).
+ */
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,10 +10,12 @@
 #include "core/error.h"
 #include "core/profile_file.h"
 #include "core/util.h"
+#include "log.h"
 #include "profile.h"
 
 typedef struct record {
 	hml_region *live;        /* NULL once the region was freed */
+	const hml__registry_hooks *hooks;
 	char label[72];
 	hml_mode mode;
 	char *dest;              /* HML_PROFILE destination, NULL: none */
@@ -18,47 +23,9 @@ typedef struct record {
 } record;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;      /* records */
-static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;  /* log_fn */
 static record *records;
 static size_t nrecords, caprecords;
 static int atexit_installed;
-
-static hml_log_fn log_fn;
-static void *log_payload;
-
-static void default_log(hml_log_level level, const char *message, void *payload)
-{
-	(void)payload;
-	if (level == HML_LOG_WARNING)
-		fprintf(stderr, "hml: warning: %s\n", message);
-	else
-		fprintf(stderr, "hml: %s\n", message);
-}
-
-void hml_set_log_handler(hml_log_fn fn, void *payload)
-{
-	pthread_mutex_lock(&log_lock);
-	log_fn = fn;
-	log_payload = payload;
-	pthread_mutex_unlock(&log_lock);
-}
-
-void hml__log(hml_log_level level, const char *fmt, ...)
-{
-	char buf[1024];
-	hml_log_fn fn;
-	void *payload;
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	pthread_mutex_lock(&log_lock);
-	fn = log_fn ? log_fn : default_log;
-	payload = log_payload;
-	pthread_mutex_unlock(&log_lock);
-	fn(level, buf, payload);
-}
 
 static void print_table(const record *recs, size_t n)
 {
@@ -121,10 +88,10 @@ static void at_exit(void)
 	for (i = 0; i < nrecords; i++) {
 		if (!records[i].live)
 			continue;
-		if (hml__region_flush_at_exit(records[i].live) < 0)
+		if (records[i].hooks->flush(records[i].live) < 0)
 			hml__log(HML_LOG_WARNING, "region '%s': collected data lost at exit: %s",
 			         records[i].label, hml_error_last()->message);
-		hml_region_stats_get(records[i].live, &records[i].stats);
+		records[i].hooks->stats(records[i].live, &records[i].stats);
 	}
 	sel = malloc((nrecords ? nrecords : 1) * sizeof(*sel));
 	if (!sel)
@@ -156,9 +123,9 @@ done:
 	pthread_mutex_unlock(&lock);
 }
 
-int hml__registry_add(hml_region *r)
+int hml__registry_add(hml_region *r, const char *label, hml_mode mode, const char *dest,
+                      const hml__registry_hooks *hooks)
 {
-	const char *dest;
 	record *rec;
 	int rc = 0;
 
@@ -183,9 +150,9 @@ int hml__registry_add(hml_region *r)
 	rec = &records[nrecords];
 	memset(rec, 0, sizeof(*rec));
 	rec->live = r;
-	snprintf(rec->label, sizeof(rec->label), "%s", hml_region_label(r));
-	rec->mode = hml_region_mode(r);
-	dest = hml__region_profile_dest(r);
+	rec->hooks = hooks;
+	snprintf(rec->label, sizeof(rec->label), "%s", label);
+	rec->mode = mode;
 	if (dest && !(rec->dest = strdup(dest))) {
 		rc = hml__error_oom();
 		goto done;
@@ -215,7 +182,7 @@ void hml__registry_remove(hml_region *r)
 			continue;
 		if (records[i].dest) {
 			/* Keep the final numbers for the report at exit. */
-			hml_region_stats_get(r, &records[i].stats);
+			records[i].hooks->stats(r, &records[i].stats);
 			records[i].live = NULL;
 		} else {
 			records[i] = records[--nrecords];

@@ -1,6 +1,6 @@
 /*
- * runtime/src/profile.h - the runtime's own output: warnings through the log
- * handler, and the per-region profile written at process exit (internal).
+ * runtime/src/profile.h - the registry of regions, and the per-region
+ * profile written at process exit (internal).
  *
  * Every open region is registered. At exit (an atexit handler that must
  * run before HDF5's: installed at the first region, and again when the
@@ -8,21 +8,34 @@
  * then the profile of every region that asked for one (HML_PROFILE) is
  * printed as a table through the log handler ("1") or written as JSON to the
  * path given. Freed regions leave a record so they are reported too.
+ *
+ * The registry sits below the regions (region.c registers them): what it
+ * needs of a region at exit, it asks through the hooks handed to it at
+ * registration, never by calling into region.c.
  */
 #ifndef HML_RUNTIME_PROFILE_H
 #define HML_RUNTIME_PROFILE_H
 
 #include "hml/region.h"
 
-/** Send a formatted line to the log handler. */
-void hml__log(hml_log_level level, const char *fmt, ...)
-#if defined(__GNUC__)
-	__attribute__((format(printf, 2, 3)))
-#endif
-	;
+/** What the registry asks of a live region. */
+typedef struct hml__registry_hooks {
+	/** Write out the collected data it buffers; negative, with an hml
+	 * error set, when they are lost. Called by the exit handler. */
+	int (*flush)(hml_region *r);
+	/** Copy its statistics into *out (at exit, and when it is freed). */
+	int (*stats)(const hml_region *r, hml_region_stats *out);
+} hml__registry_hooks;
 
-/** Register a live region; the first call installs the exit handler. */
-int hml__registry_add(hml_region *r);
+/**
+ * Register live region `r`, labelled `label` (copied, cut at 71 bytes), in
+ * `mode`, whose profile goes to `dest` (HML_PROFILE: "1" or a JSON path,
+ * copied; NULL: none). `hooks` is borrowed for as long as the region is
+ * registered (static storage). The first call installs the exit handler.
+ * Errors: HML_ERROR when the exit handler cannot be installed, HML_ENOMEM.
+ */
+int hml__registry_add(hml_region *r, const char *label, hml_mode mode, const char *dest,
+                      const hml__registry_hooks *hooks);
 
 /**
  * Install the exit handler again, if it is installed, so that it runs
@@ -31,11 +44,8 @@ int hml__registry_add(hml_region *r);
  */
 void hml__registry_exit_hook(void);
 
-/** Unregister a region being freed, keeping its profile record if needed. */
+/** Unregister a region being freed, keeping its profile record (with its
+ * final statistics) if it has a destination. */
 void hml__registry_remove(hml_region *r);
-
-/* Implemented by region.c for the exit handler. */
-int hml__region_flush_at_exit(hml_region *r);
-const char *hml__region_profile_dest(const hml_region *r);
 
 #endif

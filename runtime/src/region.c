@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "core/util.h"
 #include "loader/loader.h"
+#include "log.h"
 #include "profile.h"
 #include "tmap_internal.h"
 
@@ -220,6 +221,11 @@ static int degrade(hml_region *r, int rc, int *broken, const char *consequence)
 	return 0;
 }
 
+/* How the profile registry reaches a region at exit (profile.h). */
+static const hml__registry_hooks registry_hooks = {
+	hml_region_flush, hml_region_stats_get
+};
+
 int hml_region_open(hml_region **out, const char *label,
                     const hml_region_options *opts)
 {
@@ -255,7 +261,8 @@ int hml_region_open(hml_region **out, const char *label,
 		    (rc = degrade(r, rc, &r->collect_broken, "not collecting")) < 0)
 			goto fail;
 	}
-	if ((rc = hml__registry_add(r)) < 0)
+	if ((rc = hml__registry_add(r, r->label, r->cfg.mode, r->cfg.profile,
+	                            &registry_hooks)) < 0)
 		goto fail;
 	*out = r;
 	return 0;
@@ -798,16 +805,6 @@ int hml_region_flush(hml_region *r)
 	if (!r)
 		return hml__error_set(HML_EINVALID, "region is NULL");
 	return r->col ? hml__collector_flush(r->col) : 0;
-}
-
-int hml__region_flush_at_exit(hml_region *r)
-{
-	return hml_region_flush(r);
-}
-
-const char *hml__region_profile_dest(const hml_region *r)
-{
-	return r->cfg.profile;
 }
 
 void hml_region_free(hml_region *r)

@@ -13,6 +13,7 @@
 
 #include "check.h"
 #include "core/error.h"
+#include "fixtures.h"
 #include "train/arch.h"
 #include "train/train.h"
 
@@ -126,13 +127,7 @@ TEST(family_descriptions_are_embedded)
 static void set_rows(hml__dataset *d, int in_ndim, const int64_t *in, int out_ndim, const int64_t *out)
 {
 	memset(d, 0, sizeof(*d));
-	d->in_ndim = in_ndim;
-	d->out_ndim = out_ndim;
-	d->in_features = d->out_features = 1;
-	for (int i = 0; i < in_ndim; i++)
-		d->in_features *= (d->in_shape[i] = in[i]);
-	for (int i = 0; i < out_ndim; i++)
-		d->out_features *= (d->out_shape[i] = out[i]);
+	dataset_shape(d, in_ndim, in, out_ndim, out);
 }
 
 TEST(layouts)

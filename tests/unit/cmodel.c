@@ -21,30 +21,9 @@
 #include "core/error.h"
 #include "deploy/cbuild.h"
 #include "deploy/codegen.h"
+#include "fixtures.h"
 #include "hml/cmodel.h"
 #include "loader/loader.h"
-
-static char tmpdir[512];
-
-static const char *tmp_path(const char *name)
-{
-	static char bufs[8][640];
-	static int next;
-	char *p = bufs[next++ % 8];
-
-	snprintf(p, sizeof(bufs[0]), "%s/%s", tmpdir, name);
-	return p;
-}
-
-static double uniform(uint64_t *s, double lo, double hi)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	z ^= z >> 31;
-	return lo + (hi - lo) * (double)(z >> 11) / 9007199254740992.0;
-}
 
 static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int sh(const char *fmt, ...)
@@ -520,14 +499,6 @@ TEST(standalone)
 	hml__cg_model_release(&m);
 }
 
-static void write_text(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-
-	fputs(text, f);
-	fclose(f);
-}
-
 TEST(refused)
 {
 	static const int64_t sizes[] = { 5, 8, 1 };
@@ -617,10 +588,8 @@ TEST(refused)
 
 int main(void)
 {
-	const char *base = getenv("HML_TEST_TMP");
-
-	snprintf(tmpdir, sizeof(tmpdir), "%s/cmodel-%d", base ? base : "/tmp", (int)getpid());
-	mkdir(tmpdir, 0755);
+	if (tmp_dir_make("cmodel") < 0)
+		return 1;
 	RUN(mlp_every_activation);
 	RUN(activation_accuracy);
 	RUN(mlp_batches);
@@ -630,6 +599,6 @@ int main(void)
 	RUN(cnn_gemm_path);
 	RUN(standalone);
 	RUN(refused);
-	sh("rm -rf '%s'", tmpdir);
+	tmp_dir_remove();
 	return check_report();
 }

@@ -30,59 +30,10 @@
 #include "core/error.h"
 #include "core/h5util.h"
 #include "core/util.h"
+#include "fixtures.h"
 #include "hml/version.h"
 
-/* ---- temporary files ---------------------------------------------------- */
-
-#define MAX_PATHS 256
-static char tmpdir[512];
-static char paths[MAX_PATHS][640];
-static int npaths;
-
-static const char *tmp_path(const char *name)
-{
-	char *p;
-
-	if (npaths == MAX_PATHS) {
-		fprintf(stderr, "too many temporary paths\n");
-		exit(1);
-	}
-	p = paths[npaths++];
-	snprintf(p, sizeof(paths[0]), "%s/%s", tmpdir, name);
-	unlink(p);
-	return p;
-}
-
-static void cleanup_tmp(void)
-{
-	int i;
-
-	for (i = 0; i < npaths; i++)
-		unlink(paths[i]);
-	rmdir(tmpdir);
-}
-
-static unsigned char *slurp(const char *path, size_t *len)
-{
-	unsigned char *buf = NULL;
-	FILE *f = fopen(path, "rb");
-	long n;
-
-	*len = 0;
-	if (!f)
-		return NULL;
-	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 &&
-	    fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)n + 1)) != NULL) {
-		if (fread(buf, 1, (size_t)n, f) != (size_t)n) {
-			free(buf);
-			buf = NULL;
-		} else {
-			*len = (size_t)n;
-		}
-	}
-	fclose(f);
-	return buf;
-}
+/* ---- files ------------------------------------------------------------------ */
 
 static int same_bytes(const unsigned char *a, size_t na, const char *path)
 {
@@ -92,23 +43,6 @@ static int same_bytes(const unsigned char *a, size_t na, const char *path)
 
 	free(b);
 	return same;
-}
-
-static void write_text(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-
-	if (f) {
-		fputs(text, f);
-		fclose(f);
-	}
-}
-
-static int exists(const char *path)
-{
-	struct stat st;
-
-	return stat(path, &st) == 0;
 }
 
 /* ---- HDF5 identifiers must not leak ------------------------------------- */
@@ -150,27 +84,10 @@ static int64_t features(const layout *l, int side)
 	return n;
 }
 
-static int64_t rows_of(int side, int64_t call)
-{
-	return side == 0 ? 1 + call % 3 : 1 + (call + 1) % 2;
-}
-
-/* Exact in float32: an integer below 2^24 plus a half. */
-static double value(int side, int64_t run, int64_t call, int64_t row, int64_t k)
-{
-	return 0.5 * side + 200000.0 * (double)run + 1000.0 * (double)(call % 4096) +
-	       100.0 * (double)row + (double)k;
-}
-
-static double seconds_of(int64_t run, int64_t call)
-{
-	return (double)run + 0.001 * (double)call;
-}
-
 /* Rows of one call, in the layout's dtype; free() it. */
 static void *make_rows(const layout *l, int side, int64_t run, int64_t call)
 {
-	int64_t rows = rows_of(side, call), nf = features(l, side), r, k;
+	int64_t rows = collected_rows(side, call), nf = features(l, side), r, k;
 	size_t es = hml_dtype_size(l->dt[side]);
 	unsigned char *buf = malloc((size_t)(rows * nf) * es);
 
@@ -178,7 +95,7 @@ static void *make_rows(const layout *l, int side, int64_t run, int64_t call)
 		return NULL;
 	for (r = 0; r < rows; r++)
 		for (k = 0; k < nf; k++) {
-			double v = value(side, run, call, r, k);
+			double v = collected_value(side, run, call, r, k);
 			if (l->dt[side] == HML_F32)
 				((float *)buf)[r * nf + k] = (float)v;
 			else
@@ -216,9 +133,9 @@ static int append_known(hml__collector *c, const layout *l, int64_t run,
                         int64_t call)
 {
 	void *in = make_rows(l, 0, run, call), *out = make_rows(l, 1, run, call);
-	int rc = (in && out) ? hml__collector_append(c, in, rows_of(0, call), out,
-	                                             rows_of(1, call),
-	                                             seconds_of(run, call))
+	int rc = (in && out) ? hml__collector_append(c, in, collected_rows(0, call), out,
+	                                             collected_rows(1, call),
+	                                             collected_seconds(run, call))
 	                     : HML_ENOMEM;
 
 	free(in);
@@ -246,21 +163,6 @@ static int write_run(const char *path, const layout *l, int64_t run,
 }
 
 /* ---- reading back with plain HDF5 ----------------------------------------- */
-
-static hid_t record_type(void)
-{
-	hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(hml__call_record));
-
-	H5Tinsert(t, "run", HOFFSET(hml__call_record, run), H5T_NATIVE_INT64);
-	H5Tinsert(t, "call", HOFFSET(hml__call_record, call), H5T_NATIVE_INT64);
-	H5Tinsert(t, "input_offset", HOFFSET(hml__call_record, input_offset), H5T_NATIVE_INT64);
-	H5Tinsert(t, "input_rows", HOFFSET(hml__call_record, input_rows), H5T_NATIVE_INT64);
-	H5Tinsert(t, "output_offset", HOFFSET(hml__call_record, output_offset), H5T_NATIVE_INT64);
-	H5Tinsert(t, "output_rows", HOFFSET(hml__call_record, output_rows), H5T_NATIVE_INT64);
-	H5Tinsert(t, "original_seconds", HOFFSET(hml__call_record, original_seconds),
-	          H5T_NATIVE_DOUBLE);
-	return t;
-}
 
 /* Dims of a data set; returns the rank or -1. */
 static int dataset_dims(hid_t group, const char *name, hsize_t *dims, hsize_t *maxdims)
@@ -293,10 +195,10 @@ static double *read_doubles(hid_t group, const char *name, size_t n)
 	return buf;
 }
 
-static hml__call_record *read_calls(hid_t group, int64_t *n)
+static collected_call *read_calls(hid_t group, int64_t *n)
 {
 	hsize_t dims[1], maxdims[1];
-	hml__call_record *recs = NULL;
+	collected_call *recs = NULL;
 	hid_t d, t;
 
 	*n = -1;
@@ -305,7 +207,7 @@ static hml__call_record *read_calls(hid_t group, int64_t *n)
 	if (!(recs = malloc((dims[0] ? dims[0] : 1) * sizeof(*recs))))
 		return NULL;
 	d = H5Dopen2(group, "calls", H5P_DEFAULT);
-	t = record_type();
+	t = collected_calls_type();
 	if (dims[0] && H5Dread(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, recs) < 0) {
 		free(recs);
 		recs = NULL;
@@ -371,7 +273,7 @@ static void verify(const char *path, const layout *l, int nruns,
                    const int64_t *calls_per_run, int ordered)
 {
 	hsize_t dims[HML_MAX_DIMS + 1], maxdims[HML_MAX_DIMS + 1], chunk[HML_MAX_DIMS + 1];
-	hml__call_record *recs = NULL;
+	collected_call *recs = NULL;
 	double *data[2] = { NULL, NULL };
 	char *seen = NULL;
 	int64_t nrec = 0, total = 0, next[2] = { 0, 0 }, i, r, k, nf, base[8];
@@ -398,8 +300,8 @@ static void verify(const char *path, const layout *l, int nruns,
 		base[run] = total;
 		total += calls_per_run[run];
 		for (i = 0; i < calls_per_run[run]; i++) {
-			expect_rows[0] += rows_of(0, i);
-			expect_rows[1] += rows_of(1, i);
+			expect_rows[0] += collected_rows(0, i);
+			expect_rows[1] += collected_rows(1, i);
 		}
 	}
 	/* Attributes. */
@@ -460,7 +362,7 @@ static void verify(const char *path, const layout *l, int nruns,
 		goto done;
 	seen = calloc((size_t)total + 1, 1);
 	for (i = 0; i < nrec; i++) {
-		hml__call_record *c = &recs[i];
+		collected_call *c = &recs[i];
 		int64_t idx;
 		const int64_t off[2] = { c->input_offset, c->output_offset };
 		const int64_t cnt[2] = { c->input_rows, c->output_rows };
@@ -479,18 +381,18 @@ static void verify(const char *path, const layout *l, int nruns,
 		idx = base[c->run] + c->call;
 		CHECK_EQ_INT(seen[idx], 0);
 		seen[idx] = 1;
-		CHECK_NEAR(c->original_seconds, seconds_of(c->run, c->call), 0);
+		CHECK_NEAR(c->original_seconds, collected_seconds(c->run, c->call), 0);
 		for (side = 0; side < 2; side++) {
 			nf = features(l, side);
 			CHECK_EQ_INT(off[side], next[side]);
-			CHECK_EQ_INT(cnt[side], rows_of(side, c->call));
+			CHECK_EQ_INT(cnt[side], collected_rows(side, c->call));
 			next[side] += cnt[side];
 			if (off[side] + cnt[side] > expect_rows[side])
 				continue;
 			for (r = 0; r < cnt[side]; r++)
 				for (k = 0; k < nf; k++) {
 					double got = data[side][(off[side] + r) * nf + k];
-					double want = value(side, c->run, c->call, r, k);
+					double want = collected_value(side, c->run, c->call, r, k);
 					if (got != want) {
 						CHECK_NEAR(got, want, 0);
 						goto done;
@@ -670,7 +572,7 @@ TEST(later_runs_append)
 		hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
 		hid_t g = H5Gopen2(f, "bonds", H5P_DEFAULT);
 		int64_t n = 0, i;
-		hml__call_record *recs = read_calls(g, &n);
+		collected_call *recs = read_calls(g, &n);
 		CHECK_EQ_INT(attr_i64(g, "runs"), 4);
 		CHECK_EQ_INT(n, 16);
 		for (i = 0; recs && i < n; i++)
@@ -1008,7 +910,7 @@ TEST(flush_policy)
 	CHECK_EQ_INT(rows_on_disk(path, "tree"), 0);
 	for (i = 0; i < 6; i++) {
 		CHECK_OK(append_known(c, &L_F32, 0, i));
-		rows += rows_of(0, i);
+		rows += collected_rows(0, i);
 		CHECK_EQ_INT(rows_on_disk(path, "tree"), rows);
 		CHECK_EQ_INT(hml__collector_rows(c), rows);
 	}
@@ -1127,7 +1029,7 @@ static int read_progress(int fd, progress *p)
 static void verify_killed(const char *path, const progress *last, int iteration)
 {
 	hsize_t dims[2][2], maxdims[2];
-	hml__call_record *recs = NULL;
+	collected_call *recs = NULL;
 	double *data[2] = { NULL, NULL };
 	int64_t n = 0, i, r, k, next[2] = { 0, 0 };
 	hid_t file, group = H5I_INVALID_HID;
@@ -1160,15 +1062,15 @@ static void verify_killed(const char *path, const progress *last, int iteration)
 		const int64_t cnt[2] = { recs[i].input_rows, recs[i].output_rows };
 
 		bad |= recs[i].run != 0 || recs[i].call != i ||
-		       recs[i].original_seconds != seconds_of(0, i);
+		       recs[i].original_seconds != collected_seconds(0, i);
 		for (side = 0; side < 2 && !bad; side++) {
 			int64_t nf = L_KILL.shape[side][0];
-			bad |= off[side] != next[side] || cnt[side] != rows_of(side, i) ||
+			bad |= off[side] != next[side] || cnt[side] != collected_rows(side, i) ||
 			       off[side] + cnt[side] > (int64_t)dims[side][0];
 			for (r = 0; r < cnt[side] && !bad; r++)
 				for (k = 0; k < nf && !bad; k++)
 					bad |= data[side][(off[side] + r) * nf + k] !=
-					       value(side, 0, i, r, k);
+					       collected_value(side, 0, i, r, k);
 			next[side] += cnt[side];
 		}
 		if (bad)
@@ -1312,14 +1214,14 @@ static int crash_append(hml__collector *c, const layout *l, int64_t tag, int64_t
 
 	for (side = 0; side < 2; side++) {
 		nf = features(l, side);
-		buf[side] = malloc((size_t)(rows_of(side, call) * nf) * sizeof(double));
-		for (r = 0; buf[side] && r < rows_of(side, call); r++)
+		buf[side] = malloc((size_t)(collected_rows(side, call) * nf) * sizeof(double));
+		for (r = 0; buf[side] && r < collected_rows(side, call); r++)
 			for (k = 0; k < nf; k++)
 				buf[side][r * nf + k] = crash_value(side, tag, call, r, k);
 	}
 	rc = (buf[0] && buf[1])
-	     ? hml__collector_append(c, buf[0], rows_of(0, call), buf[1],
-	                             rows_of(1, call), seconds_of(tag, call))
+	     ? hml__collector_append(c, buf[0], collected_rows(0, call), buf[1],
+	                             collected_rows(1, call), collected_seconds(tag, call))
 	     : HML_ENOMEM;
 	free(buf[0]);
 	free(buf[1]);
@@ -1367,7 +1269,7 @@ static int crash_check(const char *path, int64_t later, crash_seen *seen,
                        char *why, size_t whylen)
 {
 	hsize_t dims[2][HML_MAX_DIMS + 1], maxdims[HML_MAX_DIMS + 1];
-	hml__call_record *recs = NULL;
+	collected_call *recs = NULL;
 	double *data[2] = { NULL, NULL };
 	int64_t n = 0, i, r, k, nf, next[2] = { 0, 0 }, run_of[3] = { -1, -1, -1 };
 	int64_t prev_tag = 0, runs;
@@ -1396,7 +1298,7 @@ static int crash_check(const char *path, int64_t later, crash_seen *seen,
 	FAIL_IF(!recs, "calls unreadable");
 	runs = attr_i64(group, "runs");
 	for (i = 0; i < n; i++) {
-		hml__call_record *c = &recs[i];
+		collected_call *c = &recs[i];
 		const int64_t off[2] = { c->input_offset, c->output_offset };
 		const int64_t cnt[2] = { c->input_rows, c->output_rows };
 		int64_t tag = (int64_t)c->original_seconds;
@@ -1406,7 +1308,7 @@ static int crash_check(const char *path, int64_t later, crash_seen *seen,
 		prev_tag = tag;
 		FAIL_IF(c->call != seen->calls[tag], "record %lld: call %lld, expected %lld",
 		        (long long)i, (long long)c->call, (long long)seen->calls[tag]);
-		FAIL_IF(c->original_seconds != seconds_of(tag, c->call), "record %lld: seconds",
+		FAIL_IF(c->original_seconds != collected_seconds(tag, c->call), "record %lld: seconds",
 		        (long long)i);
 		if (run_of[tag] < 0)
 			run_of[tag] = c->run;
@@ -1417,7 +1319,7 @@ static int crash_check(const char *path, int64_t later, crash_seen *seen,
 		seen->calls[tag]++;
 		for (side = 0; side < 2; side++) {
 			nf = features(&L_CRASH, side);
-			FAIL_IF(off[side] != next[side] || cnt[side] != rows_of(side, c->call) ||
+			FAIL_IF(off[side] != next[side] || cnt[side] != collected_rows(side, c->call) ||
 			        off[side] + cnt[side] > (int64_t)dims[side][0],
 			        "record %lld: %s rows %lld+%lld of %lld", (long long)i,
 			        names[side], (long long)off[side], (long long)cnt[side],
@@ -1441,13 +1343,13 @@ static int crash_check(const char *path, int64_t later, crash_seen *seen,
 		seen->extra[side] = (int64_t)dims[side][0] - next[side];
 	/* The other region: absent, or whole. */
 	if (H5Lexists(file, L_CRASH2.label, H5P_DEFAULT) > 0) {
-		hml__call_record *r2;
+		collected_call *r2;
 		int64_t n2 = 0;
 		double *in2;
 
 		FAIL_IF((g2 = H5Gopen2(file, L_CRASH2.label, H5P_DEFAULT)) < 0, "second: no group");
 		r2 = read_calls(g2, &n2);
-		in2 = read_doubles(g2, "input", 2 * (size_t)(n2 > 0 ? rows_of(0, 0) : 0));
+		in2 = read_doubles(g2, "input", 2 * (size_t)(n2 > 0 ? collected_rows(0, 0) : 0));
 		seen->second = n2;
 		ok = r2 && in2 && n2 <= 1 &&
 		     (n2 == 0 || (r2[0].input_rows == 1 && in2[0] == crash_value(0, 1, 0, 0, 0) &&
@@ -1603,13 +1505,8 @@ TEST(h5py_and_h5dump_read_it)
 
 int main(void)
 {
-	const char *base = getenv("HML_TEST_TMP");
-
-	snprintf(tmpdir, sizeof(tmpdir), "%s/collect-XXXXXX", base ? base : "/tmp");
-	if (!mkdtemp(tmpdir)) {
-		perror("mkdtemp");
+	if (tmp_dir_make("collect") < 0)
 		return 1;
-	}
 	hml__h5_init();
 	RUN(write_and_read_back);
 	RUN(files_made_by_others);
@@ -1626,6 +1523,6 @@ int main(void)
 	RUN(killed_process_leaves_readable_file);
 	RUN(killed_at_every_write);
 	RUN(h5py_and_h5dump_read_it);
-	cleanup_tmp();
+	tmp_dir_remove();
 	return check_report();
 }

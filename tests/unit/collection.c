@@ -18,33 +18,8 @@
 #include "core/collection.h"
 #include "core/error.h"
 #include "core/h5util.h"
+#include "fixtures.h"
 #include "train/dataset.h"
-
-static char tmpdir[512];
-static char paths[16][640];
-static int npaths;
-
-static const char *tmp_path(const char *name)
-{
-	char *p = paths[npaths++];
-
-	snprintf(p, sizeof(paths[0]), "%s/%s", tmpdir, name);
-	unlink(p);
-	return p;
-}
-
-/* The values tests/python/check_collect.py expects (as tests/unit/collect.c
- * writes them): call `call` of run `run` has rows_of() rows per side. */
-static int64_t rows_of(int side, int64_t call)
-{
-	return side == 0 ? 1 + call % 3 : 1 + (call + 1) % 2;
-}
-
-static double value(int side, int64_t run, int64_t call, int64_t row, int64_t k)
-{
-	return 0.5 * side + 200000.0 * (double)run + 1000.0 * (double)(call % 4096) +
-	       100.0 * (double)row + (double)k;
-}
 
 /* One region of the round trip: input float64 [2, 3], output float32 [2]. */
 #define IN_FEAT 6
@@ -90,17 +65,17 @@ static int write_run(const char *path, int64_t run, int64_t ncalls)
 	if ((rc = hml__collector_open(&c, &d)) < 0)
 		return rc;
 	for (call = 0; rc == 0 && call < ncalls; call++) {
-		n[0] = rows_of(0, call);
-		n[1] = rows_of(1, call);
+		n[0] = collected_rows(0, call);
+		n[1] = collected_rows(1, call);
 		for (row = 0; row < n[0]; row++)
 			for (k = 0; k < IN_FEAT; k++)
-				in[row * IN_FEAT + k] = value(0, run, call, row, k);
+				in[row * IN_FEAT + k] = collected_value(0, run, call, row, k);
 		for (row = 0; row < n[1]; row++)
 			for (k = 0; k < OUT_FEAT; k++)
-				out[row * OUT_FEAT + k] = (float)value(1, run, call, row, k);
+				out[row * OUT_FEAT + k] = (float)collected_value(1, run, call, row, k);
 		if (call % 2 == 0) {
 			rc = hml__collector_append(c, in, n[0], out, n[1],
-			                           (double)run + 0.001 * (double)call);
+			                           collected_seconds(run, call));
 			continue;
 		}
 		if ((rc = hml__collector_next(c, HML__COLLECTOR_INPUT, n[0], &dst[0])) < 0)
@@ -113,7 +88,7 @@ static int write_run(const char *path, int64_t run, int64_t ncalls)
 		if ((rc = hml__collector_next(c, HML__COLLECTOR_OUTPUT, n[1], &dst[1])) < 0)
 			break;
 		memcpy(dst[1], out, (size_t)(n[1] * OUT_FEAT) * sizeof(float));
-		rc = hml__collector_commit(c, (double)run + 0.001 * (double)call);
+		rc = hml__collector_commit(c, collected_seconds(run, call));
 	}
 	if (hml__collector_close(c) < 0 && rc == 0)
 		rc = -1;
@@ -136,7 +111,7 @@ TEST(collector_to_reader)
 	for (side = 0; side < 2; side++)
 		for (run = 0; run < 2; run++)
 			for (call = 0; call < calls[run]; call++)
-				total[side] += rows_of(side, call);
+				total[side] += collected_rows(side, call);
 
 	CHECK_OK(hml__region_info_list(path, &info, &n));
 	CHECK_EQ_INT(n, 1);
@@ -164,14 +139,14 @@ TEST(collector_to_reader)
 	r[0] = r[1] = 0;
 	for (run = 0; run < 2 && d.x && d.y; run++) {
 		for (call = 0; call < calls[run]; call++) {
-			for (row = 0; row < rows_of(0, call); row++, r[0]++)
+			for (row = 0; row < collected_rows(0, call); row++, r[0]++)
 				for (k = 0; r[0] < d.rows && k < IN_FEAT; k++)
 					bad += d.x[r[0] * IN_FEAT + k] !=
-					       (float)value(0, run, call, row, k);
-			for (row = 0; row < rows_of(1, call); row++, r[1]++)
+					       (float)collected_value(0, run, call, row, k);
+			for (row = 0; row < collected_rows(1, call); row++, r[1]++)
 				for (k = 0; r[1] < d.rows && k < OUT_FEAT; k++)
 					bad += d.y[r[1] * OUT_FEAT + k] !=
-					       (float)value(1, run, call, row, k);
+					       (float)collected_value(1, run, call, row, k);
 		}
 	}
 	CHECK_EQ_INT(bad, 0);
@@ -313,22 +288,16 @@ TEST(type_names)
 
 int main(void)
 {
-	const char *base = getenv("HML_TEST_TMP");
-	int i, rc;
+	int rc;
 
-	snprintf(tmpdir, sizeof(tmpdir), "%s/collection-XXXXXX", base ? base : "/tmp");
-	if (!mkdtemp(tmpdir)) {
-		perror("mkdtemp");
+	if (tmp_dir_make("collection") < 0)
 		return 1;
-	}
 	hml__h5_init();
 	RUN(collector_to_reader);
 	RUN(h5py_reads_it);
 	RUN(foreign_files);
 	RUN(type_names);
 	rc = check_report();
-	for (i = 0; i < npaths; i++)
-		unlink(paths[i]);
-	rmdir(tmpdir);
+	tmp_dir_remove();
 	return rc;
 }

@@ -16,38 +16,9 @@
 
 #include "check.h"
 #include "core/util.h"
-#include "sys/proc.h"
+#include "fixtures.h"
+#include "sys/interrupt.h"
 #include "train/dataset.h"
-
-/* ---- temporary files ---------------------------------------------------- */
-
-#define MAX_PATHS 64
-static char tmpdir[512];
-static char paths[MAX_PATHS][640];
-static int npaths;
-
-static const char *tmp_path(const char *name)
-{
-	char *p;
-
-	if (npaths == MAX_PATHS) {
-		fprintf(stderr, "too many temporary paths\n");
-		exit(1);
-	}
-	p = paths[npaths++];
-	snprintf(p, sizeof(paths[0]), "%s/%s", tmpdir, name);
-	unlink(p);
-	return p;
-}
-
-static void cleanup_tmp(void)
-{
-	int i;
-
-	for (i = 0; i < npaths; i++)
-		unlink(paths[i]);
-	rmdir(tmpdir);
-}
 
 /* ---- fixtures --------------------------------------------------------------- */
 
@@ -64,11 +35,6 @@ typedef struct {
 	int64_t ncalls, acc_in, acc_out;
 	const char *in_functor, *out_functor;
 } fixture;
-
-typedef struct {
-	int64_t run, call, input_offset, input_rows, output_offset, output_rows;
-	double original_seconds;
-} call_rec;
 
 static hid_t h5type(hml_dtype dt)
 {
@@ -133,19 +99,11 @@ static void put_str(hid_t obj, const char *name, const char *value)
 
 static void put_calls(hid_t g, const fixture *f)
 {
-	hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(call_rec));
-	call_rec *recs = calloc((size_t)f->ncalls + 1, sizeof(*recs));
+	hid_t t = collected_calls_type();
+	collected_call *recs = calloc((size_t)f->ncalls + 1, sizeof(*recs));
 	hsize_t dims[1] = { (hsize_t)f->ncalls };
 	int64_t i;
 
-	H5Tinsert(t, "run", HOFFSET(call_rec, run), H5T_NATIVE_INT64);
-	H5Tinsert(t, "call", HOFFSET(call_rec, call), H5T_NATIVE_INT64);
-	H5Tinsert(t, "input_offset", HOFFSET(call_rec, input_offset), H5T_NATIVE_INT64);
-	H5Tinsert(t, "input_rows", HOFFSET(call_rec, input_rows), H5T_NATIVE_INT64);
-	H5Tinsert(t, "output_offset", HOFFSET(call_rec, output_offset), H5T_NATIVE_INT64);
-	H5Tinsert(t, "output_rows", HOFFSET(call_rec, output_rows), H5T_NATIVE_INT64);
-	H5Tinsert(t, "original_seconds", HOFFSET(call_rec, original_seconds),
-	          H5T_NATIVE_DOUBLE);
 	/* Calls of one row each, the last taking what is left. */
 	for (i = 0; i < f->ncalls; i++) {
 		recs[i].call = i;
@@ -244,14 +202,6 @@ static void put_plain_d(const char *path, const char *label, int64_t rows,
 	put_region(path, &f);
 	free(in);
 	free(out);
-}
-
-static void put_text(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-
-	fputs(text, f);
-	fclose(f);
 }
 
 /* The data set holds the plain rows `first`.. of base `base`. */
@@ -733,7 +683,7 @@ TEST(interrupt_stops_reading)
 	put_region(p, &f);
 	free(in);
 	free(out);
-	hml__proc_interrupt();
+	hml__interrupt();
 	CHECK_FAILS(hml__dataset_load(&d, list, 1, "r", HML__NONFINITE_DROP), HML_ERROR,
 	            "interrupted while reading '");
 	CHECK(d.x == NULL && d.rows == 0);
@@ -853,8 +803,8 @@ TEST(bad_files)
 	hml__dataset d;
 	size_t n = 0;
 
-	put_text(text, "not an HDF5 file at all\n");
-	put_text(zero, "");
+	write_text(text, "not an HDF5 file at all\n");
+	write_text(zero, "");
 	put_plain_d(good, "r", 2, 1, 1, 0);
 	snprintf(want, sizeof(want), "'%s' is not an HDF5 file", text);
 	CHECK_FAILS(hml__region_info_list(text, &info, &n), HML_EIO, want);
@@ -886,23 +836,6 @@ static const unsigned char oom_superblock[58] = {
 	0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
 	0x31, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xff, 0x00
 };
-
-static unsigned char *slurp(const char *path, size_t *n)
-{
-	FILE *f = fopen(path, "rb");
-	unsigned char *b = NULL;
-	long size;
-
-	*n = 0;
-	if (!f)
-		return NULL;
-	if (fseek(f, 0, SEEK_END) == 0 && (size = ftell(f)) > 0 &&
-	    fseek(f, 0, SEEK_SET) == 0 && (b = malloc((size_t)size)) &&
-	    fread(b, 1, (size_t)size, f) == (size_t)size)
-		*n = (size_t)size;
-	fclose(f);
-	return b;
-}
 
 static void put_bytes(const char *path, const void *b, size_t n)
 {
@@ -1127,14 +1060,8 @@ TEST(release_is_safe)
 
 int main(void)
 {
-	const char *base = getenv("HML_TEST_TMP");
-
-	snprintf(tmpdir, sizeof(tmpdir), "%s/dataset-XXXXXX",
-	         base && *base ? base : "/tmp");
-	if (!mkdtemp(tmpdir)) {
-		perror("mkdtemp");
+	if (tmp_dir_make("dataset") < 0)
 		return 1;
-	}
 	H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
 	RUN(double_file);
 	RUN(float_file);
@@ -1161,6 +1088,6 @@ int main(void)
 	RUN(dims_past_their_maximum);
 	RUN(rows_not_stored);
 	RUN(interrupt_stops_reading);
-	cleanup_tmp();
+	tmp_dir_remove();
 	return check_report();
 }

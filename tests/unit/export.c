@@ -20,45 +20,19 @@
 #include "core/error.h"
 #include "deploy/codegen.h"
 #include "deploy/export.h"
+#include "fixtures.h"
 #include "loader/loader.h"
 #include "train/dataset.h"
 #include "train/train.h"
-
-static char tmpdir[512];
-
-static const char *tmp_path(const char *name)
-{
-	static char bufs[8][640];
-	static int next;
-	char *p = bufs[next++ % 8];
-
-	snprintf(p, sizeof(bufs[0]), "%s/%s", tmpdir, name);
-	return p;
-}
-
-static double uniform(uint64_t *s, double lo, double hi)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	z ^= z >> 31;
-	return lo + (hi - lo) * ((double)(z >> 11) * (1.0 / 9007199254740992.0));
-}
 
 /* rows of `in` features on very different scales (as option data are);
  * y: two smooth functions of them. */
 static void make_rows(hml__dataset *d, int64_t rows)
 {
+	static const int64_t in[] = { 4 }, out[] = { 2 };
 	uint64_t seed = 3;
 
-	memset(d, 0, sizeof(*d));
-	d->rows = rows;
-	d->in_ndim = d->out_ndim = 1;
-	d->in_shape[0] = d->in_features = 4;
-	d->out_shape[0] = d->out_features = 2;
-	d->x = calloc((size_t)(rows * 4), sizeof(float));
-	d->y = calloc((size_t)(rows * 2), sizeof(float));
+	dataset_zeros(d, rows, 1, in, 1, out);
 	for (int64_t r = 0; r < rows; r++) {
 		float *x = d->x + r * 4;
 
@@ -74,34 +48,14 @@ static void make_rows(hml__dataset *d, int64_t rows)
 /* Fields [c, 6, 7] (c = 0: [6, 7] rows); y: a blur. */
 static void make_fields(hml__dataset *d, int64_t rows, int c)
 {
+	const int64_t chw[] = { c, 6, 7 };
 	uint64_t seed = 5;
-	int64_t n = 6 * 7;
 
-	memset(d, 0, sizeof(*d));
-	d->rows = rows;
-	d->in_ndim = d->out_ndim = c ? 3 : 2;
-	if (c) {
-		d->in_shape[0] = d->out_shape[0] = c;
-		d->in_shape[1] = d->out_shape[1] = 6;
-		d->in_shape[2] = d->out_shape[2] = 7;
-	} else {
-		d->in_shape[0] = d->out_shape[0] = 6;
-		d->in_shape[1] = d->out_shape[1] = 7;
-	}
-	d->in_features = d->out_features = n * (c ? c : 1);
-	d->x = calloc((size_t)(rows * d->in_features), sizeof(float));
-	d->y = calloc((size_t)(rows * d->out_features), sizeof(float));
+	dataset_zeros(d, rows, c ? 3 : 2, chw + !c, c ? 3 : 2, chw + !c);
 	for (int64_t i = 0; i < rows * d->in_features; i++)
 		d->x[i] = (float)uniform(&seed, 2, 4);
 	for (int64_t i = 0; i < rows * d->in_features; i++)
 		d->y[i] = 0.5f * d->x[i] + 0.25f * d->x[i > 0 ? i - 1 : i] + 0.25f * d->x[(i + 1) % (rows * d->in_features)];
-}
-
-static void release(hml__dataset *d)
-{
-	free(d->x);
-	free(d->y);
-	memset(d, 0, sizeof(*d));
 }
 
 /* Train `arch` on d, compile it, compare on all of d's rows. */
@@ -175,7 +129,7 @@ TEST(mlp_every_activation)
 		snprintf(name, sizeof(name), "mlp_%s", acts[i]);
 		agree(&d, arch, name);
 	}
-	release(&d);
+	hml__dataset_release(&d);
 }
 
 TEST(cnn)
@@ -184,10 +138,10 @@ TEST(cnn)
 
 	make_fields(&d, 40, 2);
 	agree(&d, "cnn:4x3:tanh:kernel=3", "cnn_chw");
-	release(&d);
+	hml__dataset_release(&d);
 	make_fields(&d, 40, 0);
 	agree(&d, "cnn:3:gelu:kernel=5", "cnn_hw");
-	release(&d);
+	hml__dataset_release(&d);
 }
 
 /* Fields [c, 9, 10] (c = 0: [9, 10] rows) in, a vector [3] or [1, 2] out:
@@ -195,22 +149,11 @@ TEST(cnn)
  * particle filter's frames -> positions. */
 static void make_spots(hml__dataset *d, int64_t rows, int c, int pair)
 {
+	const int64_t chw[] = { c, 9, 10 }, pos[] = { 1, 2 }, three[] = { 3 };
 	uint64_t seed = 9;
-	int64_t n = 9 * 10, ch = c ? c : 1;
+	int64_t n = 9 * 10;
 
-	memset(d, 0, sizeof(*d));
-	d->rows = rows;
-	d->in_ndim = c ? 3 : 2;
-	d->in_shape[0] = c ? c : 9;
-	d->in_shape[1] = c ? 9 : 10;
-	d->in_shape[2] = 10;
-	d->in_features = n * ch;
-	d->out_ndim = pair ? 2 : 1;
-	d->out_shape[0] = pair ? 1 : 3;
-	d->out_shape[1] = 2;
-	d->out_features = pair ? 2 : 3;
-	d->x = calloc((size_t)(rows * d->in_features), sizeof(float));
-	d->y = calloc((size_t)(rows * d->out_features), sizeof(float));
+	dataset_zeros(d, rows, c ? 3 : 2, chw + !c, pair ? 2 : 1, pair ? pos : three);
 	for (int64_t r = 0; r < rows; r++) {
 		float *x = d->x + r * d->in_features, *y = d->y + r * d->out_features;
 		int best = 0;
@@ -238,10 +181,10 @@ TEST(cnnvec)
 	make_spots(&d, 40, 2, 0);
 	agree(&d, "cnnvec:4x3:tanh:kernel=3:pool=2:head=8", "vec_chw");
 	agree(&d, "cnnvec:3:silu:kernel=5:pool=3:head=0", "vec_pool3");
-	release(&d);
+	hml__dataset_release(&d);
 	make_spots(&d, 40, 0, 1);
 	agree(&d, "cnnvec:4x4:gelu:kernel=3:pool=1:head=6", "vec_hw");
-	release(&d);
+	hml__dataset_release(&d);
 }
 
 TEST(refused)
@@ -275,17 +218,12 @@ TEST(refused)
 
 int main(void)
 {
-	const char *base = getenv("HML_TEST_TMP");
-	char cmd[600];
-
-	snprintf(tmpdir, sizeof(tmpdir), "%s/export-%d", base ? base : "/tmp", (int)getpid());
-	mkdir(tmpdir, 0755);
+	if (tmp_dir_make("export") < 0)
+		return 1;
 	RUN(mlp_every_activation);
 	RUN(cnn);
 	RUN(cnnvec);
 	RUN(refused);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "cannot remove '%s'\n", tmpdir);
+	tmp_dir_remove();
 	return check_report();
 }

@@ -1,14 +1,12 @@
 /*
  * tests/unit/fsutil.c - atomic writes (and what a failed one leaves),
- * mkdir -p, reading files, SHA-256 against known digests, paths, the
- * executable's directory, time and host name.
+ * mkdir -p, removing a directory without following links, reading files,
+ * SHA-256 against known digests, paths, the executable's directory, time
+ * and host name.
  */
-#define _XOPEN_SOURCE 700
-
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -22,113 +20,55 @@
 
 #include "check.h"
 #include "core/error.h"
+#include "fixtures.h"
 #include "sys/fsutil.h"
+#include "sys/interrupt.h"
 #include "sys/proc.h"
-
-static char tmpdir[512];
-
-static const char *path_in(const char *name)
-{
-	static char bufs[8][1024];
-	static int k;
-	char *p = bufs[k++ % 8];
-
-	snprintf(p, sizeof(bufs[0]), "%s/%s", tmpdir, name);
-	return p;
-}
-
-static void put(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "wb");
-
-	if (!f || fputs(text, f) < 0 || fclose(f) != 0) {
-		perror(path);
-		exit(1);
-	}
-}
-
-/* Contents of `path` or NULL; caller frees. */
-static char *get(const char *path)
-{
-	char *buf = NULL;
-	size_t n = 0;
-
-	if (hml__read_file(path, &buf, &n) < 0)
-		return NULL;
-	return buf;
-}
-
-/* Number of entries in `dir` whose name starts with ".tmp-". */
-static int count_tmp(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	int n = 0;
-
-	while (d && (e = readdir(d)) != NULL)
-		if (strncmp(e->d_name, ".tmp-", 5) == 0)
-			n++;
-	if (d)
-		closedir(d);
-	return n;
-}
-
-static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st; (void)flag; (void)ftw;
-	chmod(p, 0700);
-	return remove(p);
-}
-
-static void rm_rf(const char *p)
-{
-	nftw(p, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-}
 
 TEST(atomic_write_creates_and_replaces)
 {
-	const char *p = path_in("atomic.txt");
+	const char *p = tmp_path("atomic.txt");
 	char *s;
 
 	CHECK_OK(hml__write_atomic(p, "first\n", 6));
-	CHECK_STR(s = get(p), "first\n");
+	CHECK_STR(s = read_text(p), "first\n");
 	free(s);
 	CHECK_OK(hml__write_atomic(p, "second, longer\n", 15));
-	CHECK_STR(s = get(p), "second, longer\n");
+	CHECK_STR(s = read_text(p), "second, longer\n");
 	free(s);
 	CHECK_OK(hml__write_atomic(p, "", 0));
-	CHECK_STR(s = get(p), "");
+	CHECK_STR(s = read_text(p), "");
 	free(s);
 	CHECK_EQ_INT(count_tmp(tmpdir), 0);
 }
 
 TEST(atomic_write_failures_keep_the_old_file)
 {
-	const char *file = path_in("plain");
-	const char *dir = path_in("adir");
-	const char *inner = path_in("adir/keep");
-	const char *p = path_in("kept.txt");
+	const char *file = tmp_path("plain");
+	const char *dir = tmp_path("adir");
+	const char *inner = tmp_path("adir/keep");
+	const char *p = tmp_path("kept.txt");
 	char *s;
 	pid_t pid;
 	int status;
 
-	put(file, "x");
+	write_text(file, "x");
 	/* The parent is a regular file: nothing can be created there. */
-	CHECK_FAILS(hml__write_atomic(path_in("plain/x.json"), "{}", 2), HML_EIO,
+	CHECK_FAILS(hml__write_atomic(tmp_path("plain/x.json"), "{}", 2), HML_EIO,
 	            "cannot write '");
 	CHECK_CONTAINS(hml_error_last()->message, "Not a directory");
 	/* The target is a non-empty directory: the rename fails and the
 	 * temporary file goes. */
 	CHECK(mkdir(dir, 0777) == 0);
-	put(inner, "inner");
+	write_text(inner, "inner");
 	CHECK_FAILS(hml__write_atomic(dir, "data", 4), HML_EIO, "cannot write '");
-	CHECK_STR(s = get(inner), "inner");
+	CHECK_STR(s = read_text(inner), "inner");
 	free(s);
 	CHECK_EQ_INT(count_tmp(tmpdir), 0);
 
 	/* A write that fails half-way (file size limit, as a full disk would):
 	 * the old content stays and no temporary file remains. */
-	put(p, "the old content\n");
+	write_text(p, "the old content\n");
 	fflush(NULL);
 	pid = fork();
 	if (pid == 0) {
@@ -143,7 +83,7 @@ TEST(atomic_write_failures_keep_the_old_file)
 	}
 	CHECK(pid > 0 && waitpid(pid, &status, 0) == pid);
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	CHECK_STR(s = get(p), "the old content\n");
+	CHECK_STR(s = read_text(p), "the old content\n");
 	free(s);
 	CHECK_EQ_INT(count_tmp(tmpdir), 0);
 }
@@ -153,38 +93,68 @@ TEST(mkdir_p_makes_every_level)
 	struct stat st;
 	char *s;
 
-	CHECK_OK(hml__mkdir_p(path_in("a/b/c")));
-	CHECK(stat(path_in("a/b/c"), &st) == 0 && S_ISDIR(st.st_mode));
-	CHECK_OK(hml__mkdir_p(path_in("a/b/c")));        /* exists: fine */
-	CHECK_OK(hml__mkdir_p(path_in("a//b/d/")));      /* doubled and trailing '/' */
-	CHECK(stat(path_in("a/b/d"), &st) == 0 && S_ISDIR(st.st_mode));
-	put(path_in("a/file"), "not a directory");
-	CHECK_FAILS(hml__mkdir_p(path_in("a/file/exp")), HML_EIO, "cannot create directory '");
+	CHECK_OK(hml__mkdir_p(tmp_path("a/b/c")));
+	CHECK(stat(tmp_path("a/b/c"), &st) == 0 && S_ISDIR(st.st_mode));
+	CHECK_OK(hml__mkdir_p(tmp_path("a/b/c")));        /* exists: fine */
+	CHECK_OK(hml__mkdir_p(tmp_path("a//b/d/")));      /* doubled and trailing '/' */
+	CHECK(stat(tmp_path("a/b/d"), &st) == 0 && S_ISDIR(st.st_mode));
+	write_text(tmp_path("a/file"), "not a directory");
+	CHECK_FAILS(hml__mkdir_p(tmp_path("a/file/exp")), HML_EIO, "cannot create directory '");
 	CHECK_CONTAINS(hml_error_last()->message, "Not a directory");
 	CHECK_EQ_INT(errno, ENOTDIR);
-	CHECK_FAILS(hml__mkdir_p(path_in("a/file")), HML_EIO, "Not a directory");
-	CHECK_STR(s = get(path_in("a/file")), "not a directory");
+	CHECK_FAILS(hml__mkdir_p(tmp_path("a/file")), HML_EIO, "Not a directory");
+	CHECK_STR(s = read_text(tmp_path("a/file")), "not a directory");
 	free(s);
 	CHECK_FAILS(hml__mkdir_p(""), HML_EINVALID, "empty name");
 	if (geteuid() != 0) {
-		CHECK(mkdir(path_in("ro"), 0555) == 0);
-		CHECK_FAILS(hml__mkdir_p(path_in("ro/x/y")), HML_EIO, "Permission denied");
-		chmod(path_in("ro"), 0755);
+		CHECK(mkdir(tmp_path("ro"), 0555) == 0);
+		CHECK_FAILS(hml__mkdir_p(tmp_path("ro/x/y")), HML_EIO, "Permission denied");
+		chmod(tmp_path("ro"), 0755);
 	}
+}
+
+/* A directory's files go, links as links; a directory that is a link is
+ * not followed; one holding a subdirectory stays, emptied of its files. */
+TEST(remove_dir_never_follows_a_link)
+{
+	struct stat st;
+	char *s;
+
+	CHECK_OK(hml__mkdir_p(tmp_path("rm/d")));
+	CHECK_OK(hml__mkdir_p(tmp_path("rm/kept")));
+	write_text(tmp_path("rm/kept/precious"), "keep me");
+	write_text(tmp_path("rm/d/one"), "1");
+	write_text(tmp_path("rm/d/.hidden"), "2");
+	CHECK(symlink(tmp_path("rm/kept/precious"), tmp_path("rm/d/link")) == 0);
+	CHECK(symlink(tmp_path("rm/kept"), tmp_path("rm/dirlink")) == 0);
+	hml__remove_dir(tmp_path("rm/d"));
+	CHECK(lstat(tmp_path("rm/d"), &st) != 0 && errno == ENOENT);
+	CHECK_STR(s = read_text(tmp_path("rm/kept/precious")), "keep me");
+	free(s);
+	hml__remove_dir(tmp_path("rm/dirlink"));
+	CHECK(lstat(tmp_path("rm/dirlink"), &st) == 0 && S_ISLNK(st.st_mode));
+	CHECK_STR(s = read_text(tmp_path("rm/kept/precious")), "keep me");
+	free(s);
+	CHECK_OK(hml__mkdir_p(tmp_path("rm/outer/inner")));
+	write_text(tmp_path("rm/outer/file"), "x");
+	hml__remove_dir(tmp_path("rm/outer"));
+	CHECK(lstat(tmp_path("rm/outer/file"), &st) != 0);
+	CHECK(lstat(tmp_path("rm/outer/inner"), &st) == 0 && S_ISDIR(st.st_mode));
+	hml__remove_dir(tmp_path("rm/missing"));   /* nothing there: nothing happens */
 }
 
 TEST(read_file_whole)
 {
-	const char *p = path_in("read.txt");
+	const char *p = tmp_path("read.txt");
 	char *buf = NULL;
 	size_t n = 99;
 
-	put(p, "line 1\nline 2\n");
+	write_text(p, "line 1\nline 2\n");
 	CHECK_OK(hml__read_file(p, &buf, &n));
 	CHECK_STR(buf, "line 1\nline 2\n");
 	CHECK_EQ_INT(n, 14);
 	free(buf);
-	put(p, "");
+	write_text(p, "");
 	CHECK_OK(hml__read_file(p, &buf, &n));
 	CHECK_STR(buf, "");
 	CHECK_EQ_INT(n, 0);
@@ -194,13 +164,13 @@ TEST(read_file_whole)
 	CHECK(n > 100 && strstr(buf, "Pid:") != NULL);
 	free(buf);
 	/* size may be NULL */
-	put(p, "abc");
+	write_text(p, "abc");
 	CHECK_OK(hml__read_file(p, &buf, NULL));
 	CHECK_STR(buf, "abc");
 	free(buf);
 
 	buf = (char *)p;
-	CHECK_FAILS(hml__read_file(path_in("missing.txt"), &buf, &n), HML_ENOTFOUND,
+	CHECK_FAILS(hml__read_file(tmp_path("missing.txt"), &buf, &n), HML_ENOTFOUND,
 	            "cannot read '");
 	CHECK_CONTAINS(hml_error_last()->message, "missing.txt': No such file or directory");
 	CHECK(buf == NULL);
@@ -209,14 +179,14 @@ TEST(read_file_whole)
 
 TEST(sha256_known_digests)
 {
-	const char *p = path_in("hash.bin");
+	const char *p = tmp_path("hash.bin");
 	char hex[65];
 	FILE *f;
 
-	put(p, "abc");
+	write_text(p, "abc");
 	CHECK_OK(hml__sha256_file(p, hex));
 	CHECK_STR(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-	put(p, "");
+	write_text(p, "");
 	CHECK_OK(hml__sha256_file(p, hex));
 	CHECK_STR(hex, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
 	/* One million 'a': many 64 KiB reads and a partial last one. */
@@ -226,7 +196,7 @@ TEST(sha256_known_digests)
 	CHECK(f && fclose(f) == 0);
 	CHECK_OK(hml__sha256_file(p, hex));
 	CHECK_STR(hex, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
-	CHECK_FAILS(hml__sha256_file(path_in("nope.bin"), hex), HML_ENOTFOUND, "nope.bin");
+	CHECK_FAILS(hml__sha256_file(tmp_path("nope.bin"), hex), HML_ENOTFOUND, "nope.bin");
 	CHECK_STR(hex, "");
 }
 
@@ -234,7 +204,7 @@ TEST(sha256_known_digests)
  * once; so is a file past the bound; hashing stops on an interrupt. */
 TEST(reads_are_bounded_and_never_block)
 {
-	const char *fifo = path_in("pipe"), *p = path_in("big.txt");
+	const char *fifo = tmp_path("pipe"), *p = tmp_path("big.txt");
 	char *buf = (char *)p, hex[65];
 	size_t n = 7;
 
@@ -244,7 +214,7 @@ TEST(reads_are_bounded_and_never_block)
 	CHECK(buf == NULL && n == 0);
 	CHECK_FAILS(hml__sha256_file(fifo, hex), HML_EINVALID, "not a regular file");
 	CHECK_FAILS(hml__read_file("/dev/zero", &buf, &n), HML_EINVALID, "not a regular file");
-	put(p, "0123456789");
+	write_text(p, "0123456789");
 	CHECK_OK(hml__read_file_max(p, 10, &buf, &n));
 	CHECK_STR(buf, "0123456789");
 	free(buf);
@@ -255,7 +225,7 @@ TEST(reads_are_bounded_and_never_block)
 	CHECK_FAILS(hml__read_file_max("/proc/self/status", 100, &buf, &n), HML_EINVALID,
 	            "is larger than 100 bytes");
 
-	hml__proc_interrupt();
+	hml__interrupt();
 	CHECK_FAILS(hml__sha256_file(p, hex), HML_ERROR, "interrupted while hashing");
 	/* A run consumes the pending interrupt (and does not start). */
 	{
@@ -265,7 +235,7 @@ TEST(reads_are_bounded_and_never_block)
 		CHECK_OK(hml__proc_run(argv, NULL, NULL, NULL, &res));
 		CHECK(res.interrupted);
 	}
-	CHECK(!hml__proc_interrupt_pending());
+	CHECK(!hml__interrupt_pending());
 	CHECK_OK(hml__sha256_file(p, hex));
 }
 
@@ -284,11 +254,11 @@ TEST(paths)
 
 	CHECK(getcwd(cwd, sizeof(cwd)) != NULL);
 	CHECK_STR(p = hml__path_abs("."), cwd); free(p);
-	CHECK_OK(hml__mkdir_p(path_in("x/y")));
-	p = hml__path_abs(path_in("x/../x/y/"));
+	CHECK_OK(hml__mkdir_p(tmp_path("x/y")));
+	p = hml__path_abs(tmp_path("x/../x/y/"));
 	CHECK(p && p[0] == '/' && strstr(p, "/x/y") && !strstr(p, ".."));
 	free(p);
-	CHECK(hml__path_abs(path_in("no/such")) == NULL);
+	CHECK(hml__path_abs(tmp_path("no/such")) == NULL);
 	CHECK_EQ_INT(hml_error_last()->code, HML_ENOTFOUND);
 	CHECK_CONTAINS(hml_error_last()->message, "cannot resolve '");
 
@@ -362,22 +332,18 @@ TEST(time_and_host)
 
 int main(void)
 {
-	const char *base = getenv("HML_TEST_TMP");
-
-	snprintf(tmpdir, sizeof(tmpdir), "%s/fsutil-XXXXXX", base ? base : "/tmp");
-	if (!mkdtemp(tmpdir)) {
-		perror("mkdtemp");
+	if (tmp_dir_make("fsutil") < 0)
 		return 1;
-	}
 	RUN(atomic_write_creates_and_replaces);
 	RUN(atomic_write_failures_keep_the_old_file);
 	RUN(mkdir_p_makes_every_level);
+	RUN(remove_dir_never_follows_a_link);
 	RUN(read_file_whole);
 	RUN(sha256_known_digests);
 	RUN(reads_are_bounded_and_never_block);
 	RUN(paths);
 	RUN(find_on_path);
 	RUN(time_and_host);
-	rm_rf(tmpdir);
+	tmp_dir_remove();
 	return check_report();
 }

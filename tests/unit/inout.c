@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "fixtures.h"
 #include "hml/hml.h"
 
 #define NV 4
@@ -23,7 +24,6 @@
 #define FIELD "[0:4, 0:nz, 0:nx] = ([0:4, 2:nz+2, 2:nx+2])"
 
 static const char *models_dir;
-static const char *tmp_dir;
 static double q[NV][H][W];
 
 static int interior(int z, int x)
@@ -176,14 +176,13 @@ TEST(shadow_in_place)
 TEST(collect_in_place)
 {
 	hml_region *r;
-	char db[4096];
+	const char *db;
 	double *in = NULL, *out = NULL;
 	hsize_t dims[5] = { 0 };
 	hid_t f, d, sp;
 	int k, i, n = NV * NZ * NX, bad = 0;
 
-	snprintf(db, sizeof(db), "%s/inout_collect.h5", tmp_dir);
-	remove(db);
+	db = tmp_path("inout_collect.h5");
 	if (!(r = open_field("col", HML_MODE_COLLECT, db, 0)))
 		return;
 	fill();
@@ -249,15 +248,17 @@ TEST(errors_leave_region_unchanged)
 int main(void)
 {
 	models_dir = getenv("HML_TEST_MODELS");
-	tmp_dir = getenv("HML_TEST_TMP");
-	if (!models_dir || !*models_dir || !tmp_dir || !*tmp_dir) {
-		fprintf(stderr, "HML_TEST_MODELS or HML_TEST_TMP is not set (run through ctest)\n");
+	if (!models_dir || !*models_dir) {
+		fprintf(stderr, "HML_TEST_MODELS is not set (run through ctest)\n");
 		return 1;
 	}
+	if (tmp_dir_make("inout") < 0)
+		return 1;
 	RUN(infer_in_place);
 	RUN(interleave_in_place);
 	RUN(shadow_in_place);
 	RUN(collect_in_place);
 	RUN(errors_leave_region_unchanged);
+	tmp_dir_remove();
 	return check_report();
 }

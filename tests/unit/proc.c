@@ -13,22 +13,12 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "fixtures.h"
+#include "sys/interrupt.h"
 #include "sys/proc.h"
 
-static char tmpdir[256];
-
-static const char *tmp(const char *name)
-{
-	static char buf[8][512];
-	static int k;
-	char *p = buf[k++ % 8];
-
-	snprintf(p, sizeof(buf[0]), "%s/%s", tmpdir, name);
-	return p;
-}
-
 /* A file's contents (static buffer, "" when unreadable). */
-static const char *slurp(const char *path)
+static const char *file_text(const char *path)
 {
 	static char buf[65536];
 	FILE *f = fopen(path, "r");
@@ -105,18 +95,18 @@ TEST(killed_by_signal)
 TEST(argv_passed_verbatim)
 {
 	/* No shell: quotes, globs and $ reach the program unchanged. */
-	const char *out = tmp("argv.txt");
+	const char *out = tmp_path("argv.txt");
 	const char *argv[] = { "/usr/bin/printf", "%s|", "a b", "*", "$HOME", "'q'", "", NULL };
 	hml__proc_result r;
 
 	CHECK_OK(hml__proc_run(argv, NULL, out, NULL, &r));
 	CHECK_EQ_INT(r.exit_code, 0);
-	CHECK_STR(slurp(out), "a b|*|$HOME|'q'||");
+	CHECK_STR(file_text(out), "a b|*|$HOME|'q'||");
 }
 
 TEST(environment_override_and_removal)
 {
-	const char *out = tmp("env.txt");
+	const char *out = tmp_path("env.txt");
 	const char *argv[] = { "/usr/bin/env", NULL };
 	const char *env[] = { "HML_TEST_NEW=new value", "HML_TEST_KEEP=changed",
 	                      "HML_TEST_GONE", "HML_TEST_EMPTY=", "HML_TEST_TWICE=first",
@@ -129,7 +119,7 @@ TEST(environment_override_and_removal)
 	setenv("HML_TEST_OTHER", "inherited", 1);
 	CHECK_OK(hml__proc_run(argv, env, out, NULL, &r));
 	CHECK_EQ_INT(r.exit_code, 0);
-	text = slurp(out);
+	text = file_text(out);
 	CHECK_CONTAINS(text, "HML_TEST_NEW=new value\n");
 	CHECK_CONTAINS(text, "HML_TEST_KEEP=changed\n");
 	CHECK(!strstr(text, "HML_TEST_KEEP=original"));
@@ -146,7 +136,7 @@ TEST(environment_override_and_removal)
 
 TEST(stdout_and_stderr_redirected)
 {
-	const char *out = tmp("out.txt"), *err = tmp("err.txt"), *both = tmp("both.txt");
+	const char *out = tmp_path("out.txt"), *err = tmp_path("err.txt"), *both = tmp_path("both.txt");
 	const char *argv[] = { "/bin/sh", "-c", "echo to-out; echo to-err >&2; echo again", NULL };
 	hml__proc_result r;
 	char text[256];
@@ -160,12 +150,12 @@ TEST(stdout_and_stderr_redirected)
 	}
 	CHECK_OK(hml__proc_run(argv, NULL, out, err, &r));
 	CHECK_EQ_INT(r.exit_code, 0);
-	CHECK_STR(slurp(out), "to-out\nagain\n");
-	CHECK_STR(slurp(err), "to-err\n");
+	CHECK_STR(file_text(out), "to-out\nagain\n");
+	CHECK_STR(file_text(err), "to-err\n");
 
 	/* The same path for both: one file with everything, in order. */
 	CHECK_OK(hml__proc_run(argv, NULL, both, both, &r));
-	snprintf(text, sizeof(text), "%s", slurp(both));
+	snprintf(text, sizeof(text), "%s", file_text(both));
 	CHECK_STR(text, "to-out\nto-err\nagain\n");
 }
 
@@ -174,10 +164,10 @@ TEST(output_file_unwritable)
 	const char *argv[] = { "/bin/true", NULL };
 	hml__proc_result r;
 
-	CHECK_FAILS(hml__proc_run(argv, NULL, tmp("no/such/dir/out.txt"), NULL, &r),
+	CHECK_FAILS(hml__proc_run(argv, NULL, tmp_path("no/such/dir/out.txt"), NULL, &r),
 	            HML_EIO, "cannot write '");
 	CHECK_CONTAINS(hml_error_last()->message, "No such file or directory");
-	CHECK_FAILS(hml__proc_run(argv, NULL, NULL, tmp("no/such/dir/err.txt"), &r),
+	CHECK_FAILS(hml__proc_run(argv, NULL, NULL, tmp_path("no/such/dir/err.txt"), &r),
 	            HML_EIO, "no/such/dir/err.txt");
 }
 
@@ -203,7 +193,7 @@ TEST(missing_program)
 
 TEST(not_executable)
 {
-	const char *path = tmp("plain.txt");
+	const char *path = tmp_path("plain.txt");
 	const char *argv[] = { path, NULL };
 	hml__proc_result r;
 	FILE *f = fopen(path, "w");
@@ -248,7 +238,7 @@ static void *interrupt_when_started(void *arg)
 	if (s->use_kill)
 		kill(getpid(), SIGINT);
 	else
-		hml__proc_interrupt();
+		hml__interrupt();
 	return NULL;
 }
 
@@ -265,7 +255,7 @@ static void sleeper_argv(const char *marker, const char *argv[5], char *script, 
 
 TEST(interrupt_forwarded)
 {
-	sender s = { tmp("started-1"), 0 };
+	sender s = { tmp_path("started-1"), 0 };
 	const char *argv[5];
 	char script[128];
 	hml__proc_result r;
@@ -295,11 +285,11 @@ TEST(interrupt_between_runs)
 {
 	/* With no child running nothing is signalled, but the interrupt is
 	 * remembered: the next run reports it and does not start. */
-	const char *marker = tmp("never-created");
+	const char *marker = tmp_path("never-created");
 	const char *touch[] = { "/usr/bin/touch", marker, NULL };
 	hml__proc_result r;
 
-	hml__proc_interrupt();
+	hml__interrupt();
 	CHECK_OK(hml__proc_run(touch, NULL, NULL, NULL, &r));
 	CHECK_EQ_INT(r.interrupted, 1);
 	CHECK_EQ_INT(r.exited, 0);
@@ -319,13 +309,13 @@ static void on_sigint(int sig)
 {
 	(void)sig;
 	handled = 1;
-	hml__proc_interrupt();
+	hml__interrupt();
 }
 
 TEST(interrupt_from_signal_handler)
 {
 	/* As the CLI does it: SIGINT to the process, forwarded by its handler. */
-	sender s = { tmp("started-2"), 1 };
+	sender s = { tmp_path("started-2"), 1 };
 	const char *argv[5];
 	char script[128];
 	struct sigaction sa, old;
@@ -353,7 +343,7 @@ TEST(child_gets_default_signals)
 	/* The parent ignores SIGPIPE (as the CLI does); the child must not.
 	 * grep reads its own status: a shell in between would show the mask
 	 * it blocks while it waits for its child. */
-	const char *out = tmp("sig.txt");
+	const char *out = tmp_path("sig.txt");
 	const char *argv[] = { "/bin/grep", "-E", "^Sig(Ign|Blk):", "/proc/self/status", NULL };
 	hml__proc_result r;
 	const char *text;
@@ -362,7 +352,7 @@ TEST(child_gets_default_signals)
 	CHECK_OK(hml__proc_run(argv, NULL, out, NULL, &r));
 	signal(SIGPIPE, SIG_DFL);
 	CHECK_EQ_INT(r.exit_code, 0);
-	text = slurp(out);
+	text = file_text(out);
 	/* SIGPIPE is signal 13: bit 0x1000 of SigIgn. */
 	CHECK_CONTAINS(text, "SigBlk:\t0000000000000000");
 	{
@@ -377,7 +367,7 @@ TEST(sigchld_ignored_by_the_parent)
 	/* A parent that ignores SIGCHLD makes children reap themselves: the
 	 * run must still get the exit status, the child must get the default
 	 * disposition, and the parent's is restored. */
-	const char *out = tmp("chld.txt");
+	const char *out = tmp_path("chld.txt");
 	const char *argv[] = { "/bin/grep", "-E", "^SigIgn:", "/proc/self/status", NULL };
 	const char *fail[] = { "/bin/sh", "-c", "exit 7", NULL };
 	struct sigaction sa;
@@ -392,7 +382,7 @@ TEST(sigchld_ignored_by_the_parent)
 	CHECK_EQ_INT(r.exit_code, 0);
 	CHECK(sigaction(SIGCHLD, NULL, &sa) == 0 && sa.sa_handler == SIG_IGN);
 	signal(SIGCHLD, SIG_DFL);
-	text = slurp(out);
+	text = file_text(out);
 	{
 		const char *ign = strstr(text, "SigIgn:\t");
 		unsigned long long mask = ign ? strtoull(ign + 8, NULL, 16) : ~0ULL;
@@ -402,7 +392,7 @@ TEST(sigchld_ignored_by_the_parent)
 
 TEST(complete_environment_given)
 {
-	const char *out = tmp("env-exact.txt");
+	const char *out = tmp_path("env-exact.txt");
 	const char *argv[] = { "/usr/bin/env", NULL };
 	const char *envp[] = { "ONLY=this", "AND=that", NULL };
 	hml__proc_result r;
@@ -410,7 +400,7 @@ TEST(complete_environment_given)
 	setenv("HML_TEST_PARENT", "not inherited", 1);
 	CHECK_OK(hml__proc_run_env(argv, envp, out, NULL, &r));
 	CHECK_EQ_INT(r.exit_code, 0);
-	CHECK_STR(slurp(out), "ONLY=this\nAND=that\n");
+	CHECK_STR(file_text(out), "ONLY=this\nAND=that\n");
 	CHECK_FAILS(hml__proc_run_env(argv, NULL, out, NULL, &r), HML_EINVALID,
 	            "no environment for '/usr/bin/env'");
 	unsetenv("HML_TEST_PARENT");
@@ -418,13 +408,8 @@ TEST(complete_environment_given)
 
 int main(void)
 {
-	const char *base = getenv("HML_TEST_TMP");
-
-	snprintf(tmpdir, sizeof(tmpdir), "%s/proc-XXXXXX", base && *base ? base : "/tmp");
-	if (!mkdtemp(tmpdir)) {
-		perror("mkdtemp");
+	if (tmp_dir_make("proc") < 0)
 		return 1;
-	}
 	RUN(true_exits_zero);
 	RUN(false_exits_one);
 	RUN(exit_status_passed_through);
@@ -441,11 +426,6 @@ int main(void)
 	RUN(interrupt_from_signal_handler);
 	RUN(child_gets_default_signals);
 	RUN(sigchld_ignored_by_the_parent);
-	{
-		char cmd[512];
-		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-		if (system(cmd) != 0)
-			fprintf(stderr, "could not remove %s\n", tmpdir);
-	}
+	tmp_dir_remove();
 	return check_report();
 }

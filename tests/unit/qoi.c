@@ -13,45 +13,9 @@
 
 #include "check.h"
 #include "core/h5util.h"
+#include "fixtures.h"
 #include "hml/qoi.h"
 #include "hml/version.h"
-
-static char tmpdir[512];
-static char paths[16][640];
-static int npaths;
-
-static const char *tmp_path(const char *name)
-{
-	char *p = paths[npaths++];
-
-	snprintf(p, sizeof(paths[0]), "%s/%s", tmpdir, name);
-	unlink(p);
-	return p;
-}
-
-static int exists(const char *path)
-{
-	struct stat st;
-
-	return stat(path, &st) == 0;
-}
-
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf = NULL;
-	long n;
-
-	*len = 0;
-	if (!f)
-		return NULL;
-	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 &&
-	    fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)n + 1)) != NULL &&
-	    fread(buf, 1, (size_t)n, f) == (size_t)n)
-		*len = (size_t)n;
-	fclose(f);
-	return buf;
-}
 
 /* Dataset `name` of `path`: its dims (returns the rank, -1 on failure),
  * float size, values as doubles and its hml_version attribute. */
@@ -214,14 +178,11 @@ TEST(files_left_alone)
 	const char *text = "not HDF5 at all\n";
 	const double v[2] = { 1, 2 };
 	const int64_t s2[1] = { 2 };
-	char want[800], *after;
+	unsigned char *after;
+	char want[800];
 	size_t len;
-	FILE *f = fopen(path, "w");
 
-	if (f) {
-		fputs(text, f);
-		fclose(f);
-	}
+	write_text(path, text);
 	setenv("HML_QOI", path, 1);
 	snprintf(want, sizeof(want), "'%s' is not an HDF5 file", path);
 	CHECK_FAILS(hml_qoi_write("x", v, HML_F64, 1, s2), HML_EIO, want);
@@ -239,21 +200,13 @@ TEST(files_left_alone)
 
 int main(void)
 {
-	const char *base = getenv("HML_TEST_TMP");
-	int i;
-
-	snprintf(tmpdir, sizeof(tmpdir), "%s/qoi-XXXXXX", base ? base : "/tmp");
-	if (!mkdtemp(tmpdir)) {
-		perror("mkdtemp");
+	if (tmp_dir_make("qoi") < 0)
 		return 1;
-	}
 	hml__h5_init();
 	RUN(unset_writes_nothing);
 	RUN(write_read_replace);
 	RUN(bad_arguments);
 	RUN(files_left_alone);
-	for (i = 0; i < npaths; i++)
-		unlink(paths[i]);
-	rmdir(tmpdir);
+	tmp_dir_remove();
 	return check_report();
 }

@@ -11,24 +11,18 @@
 #include <sys/stat.h>
 
 #include "check.h"
+#include "fixtures.h"
 #include "hml/hml.h"
 #include "reference.h"
 
 #define N 8
 
 static const char *models_dir;
-static const char *tmp_dir;
 
 /* "$HML_TEST_MODELS/file" into `buf`. */
 static const char *model_path(char *buf, size_t size, const char *file)
 {
 	snprintf(buf, size, "%s/%s", models_dir, file);
-	return buf;
-}
-
-static const char *tmp_path(char *buf, size_t size, const char *file)
-{
-	snprintf(buf, size, "%s/%s", tmp_dir, file);
 	return buf;
 }
 
@@ -557,7 +551,7 @@ TEST(mixed_dtypes_and_integer_inputs)
 	hml_array bad_out = HML_ARRAY_2D(days, HML_I32, N, 2);
 	hml_region_options o;
 	hml_region *r;
-	char db[4096];
+	const char *db;
 	int i, k;
 
 	env_clear();
@@ -571,8 +565,7 @@ TEST(mixed_dtypes_and_integer_inputs)
 		if (k == 0) {
 			r = open_with("mixed", HML_MODE_INFER, "identity.pt", HML_ON_ERROR_FAIL);
 		} else {
-			tmp_path(db, sizeof(db), "region_mixed.h5");
-			remove(db);
+			db = tmp_path("region_mixed.h5");
 			CHECK_OK(hml_region_options_init(&o, HML_REGION_OPTIONS_VERSION));
 			o.mode = HML_MODE_COLLECT;
 			o.db = db;
@@ -1125,12 +1118,11 @@ TEST(collect)
 	hml_region *r = NULL;
 	hml_region_stats s;
 	struct stat st;
-	char db[4096];
+	const char *db;
 	int k;
 
 	env_clear();
-	tmp_path(db, sizeof(db), "region_collect.h5");
-	remove(db);
+	db = tmp_path("region_collect.h5");
 	CHECK_OK(hml_region_options_init(&o, HML_REGION_OPTIONS_VERSION));
 	o.mode = HML_MODE_COLLECT;
 	o.db = db;
@@ -1199,7 +1191,7 @@ TEST(maps_after_begin_and_missing_maps)
 	hml_tmap *map = NULL;
 	hml_region_options o;
 	hml_region *r;
-	char db[4096];
+	const char *db;
 
 	env_clear();
 	fill(&x[0][0], N * 3, 0.0);
@@ -1268,8 +1260,7 @@ TEST(maps_after_begin_and_missing_maps)
 	/* Collect with no maps: EINVALID, even under the fallback policy. */
 	CHECK_OK(hml_region_options_init(&o, HML_REGION_OPTIONS_VERSION));
 	o.mode = HML_MODE_COLLECT;
-	o.db = tmp_path(db, sizeof(db), "region_nomaps.h5");
-	remove(db);
+	o.db = db = tmp_path("region_nomaps.h5");
 	r = NULL;
 	CHECK_OK(hml_region_open(&r, "nomaps", &o));
 	if (r) {
@@ -1289,7 +1280,7 @@ TEST(regressions)
 	hml_region_options o;
 	hml_region *r = NULL;
 	hml_region_stats s;
-	char db[4096];
+	const char *db;
 	int k;
 
 	env_clear();
@@ -1333,8 +1324,7 @@ TEST(regressions)
 
 	/* Collect into a group of another shape under the fail policy: every
 	 * call fails with the same message, none is silently dropped. */
-	tmp_path(db, sizeof(db), "region_regress.h5");
-	remove(db);
+	db = tmp_path("region_regress.h5");
 	CHECK_OK(hml_region_options_init(&o, HML_REGION_OPTIONS_VERSION));
 	o.mode = HML_MODE_COLLECT;
 	o.db = db;
@@ -1380,11 +1370,12 @@ TEST(log_handler_reset)
 int main(void)
 {
 	models_dir = getenv("HML_TEST_MODELS");
-	tmp_dir = getenv("HML_TEST_TMP");
-	if (!models_dir || !*models_dir || !tmp_dir || !*tmp_dir) {
-		fprintf(stderr, "HML_TEST_MODELS or HML_TEST_TMP is not set (run through ctest)\n");
+	if (!models_dir || !*models_dir) {
+		fprintf(stderr, "HML_TEST_MODELS is not set (run through ctest)\n");
 		return 1;
 	}
+	if (tmp_dir_make("region") < 0)
+		return 1;
 	env_clear();
 	hml_set_log_handler(count_log, &book);
 	RUN(mode_names);
@@ -1411,5 +1402,6 @@ int main(void)
 	RUN(regressions);
 	RUN(log_handler_reset);
 	hml_set_log_handler(NULL, NULL);
+	tmp_dir_remove();
 	return check_report();
 }

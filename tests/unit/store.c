@@ -5,12 +5,9 @@
  * the lock (timeout message, four writers at once), updates, rollback
  * when the manifest cannot be written, and stray temporary files.
  */
-#define _XOPEN_SOURCE 700
-
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,13 +24,12 @@
 
 #include "check.h"
 #include "core/error.h"
+#include "fixtures.h"
 #include "hml/version.h"
 #include "store/store.h"
 #include "sys/fsutil.h"
 
 #define SHA_ABC "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
-
-static char tmpdir[512];
 
 static char *path_in(const char *fmt, const char *name)
 {
@@ -44,58 +40,6 @@ static char *path_in(const char *fmt, const char *name)
 	snprintf(p, sizeof(bufs[0]), "%s/", tmpdir);
 	snprintf(p + strlen(p), sizeof(bufs[0]) - strlen(p), fmt, name);
 	return p;
-}
-
-static void put(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "wb");
-
-	if (!f || fputs(text, f) < 0 || fclose(f) != 0) {
-		perror(path);
-		exit(1);
-	}
-}
-
-static char *get(const char *path)
-{
-	char *buf = NULL;
-
-	if (hml__read_file(path, &buf, NULL) < 0)
-		return NULL;
-	return buf;
-}
-
-static int exists(const char *path)
-{
-	struct stat st;
-
-	return lstat(path, &st) == 0;
-}
-
-static int count_tmp(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	int n = 0;
-
-	while (d && (e = readdir(d)) != NULL)
-		if (strncmp(e->d_name, ".tmp-", 5) == 0)
-			n++;
-	if (d)
-		closedir(d);
-	return n;
-}
-
-static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st; (void)flag; (void)ftw;
-	chmod(p, 0700);
-	return remove(p);
-}
-
-static void rm_rf(const char *p)
-{
-	nftw(p, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 /* A fresh experiment directory name under the test's temporary dir. */
@@ -124,7 +68,7 @@ static char *produce(hml__store *s, const char *subdir, const char *ext, const c
 	char *p = hml__store_tmp_path(s, subdir, ext);
 
 	if (p)
-		put(p, text);
+		write_text(p, text);
 	return p;
 }
 
@@ -167,7 +111,7 @@ TEST(create_open_reopen)
 	hml__store_free(s);
 
 	/* Human-diffable: indented, in the documented order, newline at the end. */
-	text = get(path_in("exp-create/%s", "manifest.json"));
+	text = read_text(path_in("exp-create/%s", "manifest.json"));
 	CHECK(text && text[strlen(text) - 1] == '\n');
 	CHECK(text && strncmp(text, "{\n  \"schema_version\": 1,\n  \"hml_version\"", 40) == 0);
 	free(text);
@@ -220,7 +164,7 @@ TEST(datasets_get_ids_files_and_provenance)
 	CHECK_STR(id, "d1");
 	CHECK(!exists(tmp));
 	free(tmp);
-	CHECK_STR(text = get(path_in("exp-data/%s", "data/d1.h5")), "abc");
+	CHECK_STR(text = read_text(path_in("exp-data/%s", "data/d1.h5")), "abc");
 	free(text);
 	CHECK_OK(add_data(s, "second", id));
 	CHECK_STR(id, "d2");
@@ -377,7 +321,7 @@ TEST(bad_records_change_nothing)
 	char id[16] = "zz", *before, *after, *tmp;
 
 	CHECK_OK(hml__store_open(&s, dir, 1));
-	before = get(path_in("exp-bad/%s", "manifest.json"));
+	before = read_text(path_in("exp-bad/%s", "manifest.json"));
 	CHECK_FAILS(hml__store_add(s, "trials", json_object(), NULL, 0, 0, id, sizeof(id)),
 	            HML_EINVALID, "unknown collection 'trials'");
 	CHECK_STR(id, "");
@@ -419,7 +363,7 @@ TEST(bad_records_change_nothing)
 		free(a);
 		free(b);
 	}
-	after = get(path_in("exp-bad/%s", "manifest.json"));
+	after = read_text(path_in("exp-bad/%s", "manifest.json"));
 	CHECK_STR(after, before);
 	free(before);
 	free(after);
@@ -515,7 +459,7 @@ TEST(corrupt_manifests_are_left_alone)
 		char *after, id[16], *tmp;
 		hml__store_file f = { "data", NULL, ".h5" };
 
-		put(mpath, cases[i].text);
+		write_text(mpath, cases[i].text);
 		CHECK_FAILS(hml__store_open(&s, dir, 0), cases[i].code, cases[i].needle);
 		CHECK_CONTAINS(hml_error_last()->message, "manifest '");
 		CHECK_CONTAINS(hml_error_last()->message, "exp-corrupt/manifest.json'");
@@ -532,7 +476,7 @@ TEST(corrupt_manifests_are_left_alone)
 		CHECK_FAILS(hml__store_add(early, "evaluations", json_object(), NULL, 0, 1, id, sizeof(id)),
 		            cases[i].code, cases[i].needle);
 		CHECK(!exists(path_in("exp-corrupt/%s", "eval/e1.json")));
-		after = get(mpath);
+		after = read_text(mpath);
 		CHECK_STR(after, cases[i].text);
 		if (after && strcmp(after, cases[i].text) != 0)
 			fprintf(stderr, "case %zu changed\n", i);
@@ -577,12 +521,12 @@ TEST(updates)
 	CHECK_OK(hml__store_reload(other));
 	CHECK_STR(json_string_value(json_object_get(hml__store_manifest(other), "note")), "hello");
 
-	before = get(path_in("exp-update/%s", "manifest.json"));
+	before = read_text(path_in("exp-update/%s", "manifest.json"));
 	CHECK_FAILS(hml__store_update(s, refuse, NULL), HML_EINVALID, "refused");
 	CHECK_FAILS(hml__store_update(s, break_it, NULL), HML_EINVALID,
 	            "was not written: manifest '");
 	CHECK_CONTAINS(hml_error_last()->message, "\"models\" is not an array");
-	after = get(path_in("exp-update/%s", "manifest.json"));
+	after = read_text(path_in("exp-update/%s", "manifest.json"));
 	CHECK_STR(after, before);
 	CHECK_STR(json_string_value(json_object_get(hml__store_manifest(s), "note")), "hello");
 	free(before);
@@ -621,7 +565,7 @@ TEST(unwritable_places)
 	hml__store *s = NULL;
 	const char *file = path_in("%s", "a-file");
 
-	put(file, "I am a file\n");
+	write_text(file, "I am a file\n");
 	CHECK_FAILS(hml__store_open(&s, path_in("%s", "a-file/exp"), 1), HML_EIO,
 	            "cannot create experiment '");
 	CHECK_CONTAINS(hml_error_last()->message, "a-file/exp': Not a directory");
@@ -630,7 +574,7 @@ TEST(unwritable_places)
 	CHECK_FAILS(hml__store_open(&s, file, 0), HML_ENOTFOUND, "no experiment at '");
 	CHECK_FAILS(hml__store_open(&s, "", 1), HML_EINVALID, "empty");
 	{
-		char *t = get(file);
+		char *t = read_text(file);
 
 		CHECK_STR(t, "I am a file\n");
 		free(t);
@@ -673,7 +617,7 @@ TEST(lock_timeout_names_the_holder)
 	pid_t pid;
 
 	CHECK_OK(hml__store_open(&s, dir, 1));
-	before = get(path_in("exp-lock/%s", "manifest.json"));
+	before = read_text(path_in("exp-lock/%s", "manifest.json"));
 	CHECK(pipe(p) == 0);
 	fflush(NULL);
 	if ((pid = fork()) == 0) {
@@ -698,7 +642,7 @@ TEST(lock_timeout_names_the_holder)
 	CHECK_STR(hml_error_last()->message, expect);
 	CHECK(exists(tmp));
 	CHECK_FAILS(hml__store_update(s, set_note, "x"), HML_ELOCKED, "waited 0.3 s");
-	after = get(path_in("exp-lock/%s", "manifest.json"));
+	after = read_text(path_in("exp-lock/%s", "manifest.json"));
 	CHECK_STR(after, before);
 	free(after);
 
@@ -722,7 +666,7 @@ TEST(lock_timeout_names_the_holder)
 	CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	/* Released: the lock file no longer names anyone. */
 	{
-		char *l = get(path_in("exp-lock/%s", ".lock"));
+		char *l = read_text(path_in("exp-lock/%s", ".lock"));
 
 		CHECK_STR(l, "");
 		free(l);
@@ -784,7 +728,7 @@ TEST(four_writers_at_once)
 			seen[n]++;
 		snprintf(want, sizeof(want), "data/%s.h5", id ? id : "?");
 		CHECK_STR(rel, want);
-		text = get(path_in("exp-many/%s", want));
+		text = read_text(path_in("exp-many/%s", want));
 		CHECK(text && strncmp(text, "writer ", 7) == 0);
 		free(text);
 	}
@@ -835,7 +779,7 @@ TEST(failed_writes_put_files_back)
 	char *before, *after, *pt, *h5, id[16];
 
 	CHECK_OK(hml__store_open(&s, dir, 1));
-	before = get(path_in("exp-rollback/%s", "manifest.json"));
+	before = read_text(path_in("exp-rollback/%s", "manifest.json"));
 	pt = produce(s, "models", ".pt", "abc");
 	h5 = produce(s, "data", ".h5", "abc");
 	CHECK(add_too_large(s, "models", pt, ".pt", 1));        /* the card fails */
@@ -845,7 +789,7 @@ TEST(failed_writes_put_files_back)
 	CHECK(!exists(path_in("exp-rollback/%s", "models/m1.pt")));
 	CHECK(!exists(path_in("exp-rollback/%s", "models/m1.json")));
 	CHECK(!exists(path_in("exp-rollback/%s", "data/d1.h5")));
-	after = get(path_in("exp-rollback/%s", "manifest.json"));
+	after = read_text(path_in("exp-rollback/%s", "manifest.json"));
 	CHECK_STR(after, before);
 	CHECK_EQ_INT(count_tmp(dir), 0);
 	CHECK_EQ_INT(count_tmp(path_in("exp-rollback/%s", "models")), 1);   /* the artefact itself */
@@ -874,9 +818,9 @@ TEST(stray_temporary_files_are_ignored)
 
 	CHECK_OK(hml__store_open(&s, dir, 1));
 	hml__store_free(s);
-	put(path_in("exp-stray/%s", ".tmp-999-0-manifest.json"), "{\"half");
-	put(path_in("exp-stray/%s", "data/.tmp-999-3.h5"), "half a file");
-	put(path_in("exp-stray/%s", "models/.tmp-1-1.pt"), "x");
+	write_text(path_in("exp-stray/%s", ".tmp-999-0-manifest.json"), "{\"half");
+	write_text(path_in("exp-stray/%s", "data/.tmp-999-3.h5"), "half a file");
+	write_text(path_in("exp-stray/%s", "models/.tmp-1-1.pt"), "x");
 	CHECK_OK(hml__store_open(&s, dir, 0));
 	CHECK_OK(add_data(s, "x", id));
 	CHECK_STR(id, "d1");
@@ -938,13 +882,8 @@ TEST(json_bytes_are_lossless)
 
 int main(void)
 {
-	const char *base = getenv("HML_TEST_TMP");
-
-	snprintf(tmpdir, sizeof(tmpdir), "%s/store-XXXXXX", base ? base : "/tmp");
-	if (!mkdtemp(tmpdir)) {
-		perror("mkdtemp");
+	if (tmp_dir_make("store") < 0)
 		return 1;
-	}
 	unsetenv("HML_LOCK_TIMEOUT");
 	RUN(create_open_reopen);
 	RUN(datasets_get_ids_files_and_provenance);
@@ -961,6 +900,6 @@ int main(void)
 	RUN(stray_temporary_files_are_ignored);
 	RUN(manifests_that_are_not_files);
 	RUN(json_bytes_are_lossless);
-	rm_rf(tmpdir);
+	tmp_dir_remove();
 	return check_report();
 }

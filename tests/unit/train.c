@@ -17,11 +17,10 @@
 #include "check.h"
 #include "core/error.h"
 #include "core/util.h"
+#include "fixtures.h"
 #include "loader/loader.h"
 #include "train/dataset.h"
 #include "train/train.h"
-
-static char tmpdir[512];
 
 /*
  * The TorchScript file at `path` on `rows` rows of x ([rows, *in_shape],
@@ -32,55 +31,12 @@ static char tmpdir[512];
 /* Through the runtime's inference, the same plugin as applications. */
 #define predict hml__model_predict_f32
 
-static const char *tmp_path(const char *name)
-{
-	static char bufs[8][640];
-	static int next;
-	char *p = bufs[next++ % 8];
-
-	snprintf(p, sizeof(bufs[0]), "%s/%s", tmpdir, name);
-	return p;
-}
-
-/* splitmix64: the same numbers everywhere. */
-static double uniform(uint64_t *s, double lo, double hi)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	z ^= z >> 31;
-	return lo + (hi - lo) * ((double)(z >> 11) * (1.0 / 9007199254740992.0));
-}
-
-static void set_shape(hml__dataset *d, int in_ndim, const int64_t *in, int out_ndim, const int64_t *out)
-{
-	d->in_ndim = in_ndim;
-	d->out_ndim = out_ndim;
-	d->in_features = d->out_features = 1;
-	for (int i = 0; i < in_ndim; i++)
-		d->in_features *= (d->in_shape[i] = in[i]);
-	for (int i = 0; i < out_ndim; i++)
-		d->out_features *= (d->out_shape[i] = out[i]);
-	d->x = calloc((size_t)(d->rows * d->in_features), sizeof(float));
-	d->y = calloc((size_t)(d->rows * d->out_features), sizeof(float));
-}
-
-static void release(hml__dataset *d)
-{
-	free(d->x);
-	free(d->y);
-	memset(d, 0, sizeof(*d));
-}
-
 /* y = sin(x0) + sin(x1) + sin(x2), x uniform in [-2, 2]^3. */
 static void make_sines(hml__dataset *d, int64_t rows, uint64_t seed)
 {
 	static const int64_t in[] = { 3 }, out[] = { 1 };
 
-	memset(d, 0, sizeof(*d));
-	d->rows = rows;
-	set_shape(d, 1, in, 1, out);
+	dataset_zeros(d, rows, 1, in, 1, out);
 	for (int64_t r = 0; r < rows; r++) {
 		double s = 0;
 
@@ -114,12 +70,10 @@ static void make_heat(hml__dataset *d, int64_t rows, int with_channel, uint64_t 
 {
 	static const int64_t chw[] = { 1, FIELD, FIELD }, hw[] = { FIELD, FIELD };
 
-	memset(d, 0, sizeof(*d));
-	d->rows = rows;
 	if (with_channel)
-		set_shape(d, 3, chw, 3, chw);
+		dataset_zeros(d, rows, 3, chw, 3, chw);
 	else
-		set_shape(d, 2, hw, 2, hw);
+		dataset_zeros(d, rows, 2, hw, 2, hw);
 	for (int64_t r = 0; r < rows; r++) {
 		float *x = d->x + r * FIELD * FIELD;
 
@@ -159,13 +113,6 @@ static int files_equal(const char *a, const char *b)
 	if (fb)
 		fclose(fb);
 	return same;
-}
-
-static int exists(const char *path)
-{
-	struct stat st;
-
-	return stat(path, &st) == 0;
 }
 
 static hml__train_options quick(const char *arch, int epochs)
@@ -225,7 +172,7 @@ TEST(mlp_learns_and_fills_the_metrics)
 		sse += (pred[i] - d.y[i]) * (pred[i] - d.y[i]);
 	CHECK(sqrt(sse / (double)d.rows) < 0.1 * sd);
 	free(pred);
-	release(&d);
+	hml__dataset_release(&d);
 }
 
 TEST(deterministic_for_a_seed)
@@ -251,7 +198,7 @@ TEST(deterministic_for_a_seed)
 		CHECK(c.val_rmse != a.val_rmse);
 		CHECK(!files_equal(pa, pc));
 	}
-	release(&d);
+	hml__dataset_release(&d);
 }
 
 static void check_heat(int with_channel)
@@ -286,8 +233,8 @@ static void check_heat(int with_channel)
 		sse += (pred[i] - fresh.y[i]) * (pred[i] - fresh.y[i]);
 	CHECK(sqrt(sse / (double)n) < 0.1 * sd);
 	free(pred);
-	release(&fresh);
-	release(&d);
+	hml__dataset_release(&fresh);
+	hml__dataset_release(&d);
 }
 
 TEST(cnn_learns_a_heat_stencil_on_chw_rows)
@@ -307,9 +254,7 @@ static void make_spots(hml__dataset *d, int64_t rows, uint64_t seed)
 {
 	static const int64_t in[] = { 2, 12, 12 }, out[] = { 1, 2 };
 
-	memset(d, 0, sizeof(*d));
-	d->rows = rows;
-	set_shape(d, 3, in, 2, out);
+	dataset_zeros(d, rows, 3, in, 2, out);
 	for (int64_t r = 0; r < rows; r++) {
 		float *x = d->x + r * 288;
 		int cy = 1 + (int)uniform(&seed, 0, 10), cx = 1 + (int)uniform(&seed, 0, 10);
@@ -361,8 +306,8 @@ TEST(cnnvec_finds_a_spot)
 	unsetenv("HML_TRAIN_FORWARD");
 	CHECK(script.forward_max_diff <= 1e-5);
 	CHECK_NEAR(script.val_rmse, r.val_rmse, 1e-3 * r.val_rmse);
-	release(&fresh);
-	release(&d);
+	hml__dataset_release(&fresh);
+	hml__dataset_release(&d);
 }
 
 TEST(mlp_on_multidimensional_rows_and_constant_features)
@@ -376,9 +321,7 @@ TEST(mlp_on_multidimensional_rows_and_constant_features)
 	float y[2 * 10];
 	int64_t per_row = 0;
 
-	memset(&d, 0, sizeof(d));
-	d.rows = 300;
-	set_shape(&d, 2, in, 1, out);
+	dataset_zeros(&d, 300, 2, in, 1, out);
 	for (int64_t i = 0; i < d.rows; i++) {
 		for (int k = 0; k < 6; k++)
 			d.x[i * 6 + k] = k == 4 ? 7.0f : (float)uniform(&seed, 0, 1);
@@ -392,7 +335,7 @@ TEST(mlp_on_multidimensional_rows_and_constant_features)
 	CHECK_EQ_INT(per_row, 2);
 	for (int i = 0; i < 10; i++)
 		CHECK_NEAR(y[2 * i + 1], 3.0, 1e-3);
-	release(&d);
+	hml__dataset_release(&d);
 }
 
 /* --- the training loop's controls ---------------------------------------- */
@@ -432,7 +375,7 @@ TEST(progress_and_interrupt_keep_the_best_so_far)
 	CHECK(log.ordered);
 	CHECK(exists(path));
 	CHECK_OK(predict(path, d.x, 4, d.in_ndim, d.in_shape, y, 4, NULL));
-	release(&d);
+	hml__dataset_release(&d);
 }
 
 /* Outputs that are noise: validation never improves for long. */
@@ -441,9 +384,7 @@ static void make_noise(hml__dataset *d, int64_t rows)
 	static const int64_t in[] = { 2 }, out[] = { 1 };
 	uint64_t seed = 11;
 
-	memset(d, 0, sizeof(*d));
-	d->rows = rows;
-	set_shape(d, 1, in, 1, out);
+	dataset_zeros(d, rows, 1, in, 1, out);
 	for (int64_t i = 0; i < rows; i++) {
 		d->x[2 * i] = (float)uniform(&seed, 0, 1);
 		d->x[2 * i + 1] = (float)uniform(&seed, 0, 1);
@@ -492,7 +433,7 @@ TEST(early_stopping_and_schedules)
 	CHECK_OK(hml__train(&d, &o, path, &r));
 	CHECK_EQ_INT(r.epochs_run, 1);
 	CHECK(r.out_of_time);
-	release(&d);
+	hml__dataset_release(&d);
 }
 
 TEST(script_forward_trains_the_same_model)
@@ -512,7 +453,7 @@ TEST(script_forward_trains_the_same_model)
 	CHECK_FAILS(hml__train(&d, &o, path, &script), HML_EINVALID,
 	            "HML_TRAIN_FORWARD is 'fast'; expected eager or script");
 	unsetenv("HML_TRAIN_FORWARD");
-	release(&d);
+	hml__dataset_release(&d);
 }
 
 /* The MLP's hand-written backward (MlpStep) against autograd (the script
@@ -556,7 +497,7 @@ TEST(hand_written_backward_matches_autograd)
 	}
 	free(ya);
 	free(yb);
-	release(&d);
+	hml__dataset_release(&d);
 }
 
 TEST(every_activation_compiles_and_runs)
@@ -577,7 +518,7 @@ TEST(every_activation_compiles_and_runs)
 		CHECK(r.forward_max_diff <= 1e-6);
 	}
 	CHECK_STR(r.arch, "mlp:64x64:relu");
-	release(&d);
+	hml__dataset_release(&d);
 }
 
 /* --- bad input ------------------------------------------------------------ */
@@ -613,7 +554,7 @@ TEST(bad_arch_specs)
 		CHECK_FAILS(hml__train(&d, &o, path, &r), HML_EINVALID, cases[i].needle);
 		CHECK(!exists(path));
 	}
-	release(&d);
+	hml__dataset_release(&d);
 }
 
 TEST(bad_options)
@@ -646,7 +587,7 @@ TEST(bad_options)
 	BAD(max_seconds, -1, "time limit must be 0 (none) or more, not -1");
 #undef BAD
 	CHECK(!exists(path));
-	release(&d);
+	hml__dataset_release(&d);
 }
 
 TEST(bad_data)
@@ -661,7 +602,7 @@ TEST(bad_data)
 	make_sines(&d, 4, 12);
 	CHECK_FAILS(hml__train(&d, &o, path, &r), HML_EINVALID,
 	            "4 rows are too few for a train/validation/test split (fractions 0.1 and 0.1)");
-	release(&d);
+	hml__dataset_release(&d);
 
 	/* NaN in the data */
 	make_sines(&d, 100, 12);
@@ -669,32 +610,26 @@ TEST(bad_data)
 	d.y[3] = INFINITY;
 	CHECK_FAILS(hml__train(&d, &o, path, &r), HML_EINVALID,
 	            "the data hold 2 NaN/Inf values (1 in inputs, 1 in outputs)");
-	release(&d);
+	hml__dataset_release(&d);
 
 	/* a CNN on row data */
-	memset(&d, 0, sizeof(d));
-	d.rows = 50;
-	set_shape(&d, 1, row, 1, one);
+	dataset_zeros(&d, 50, 1, row, 1, one);
 	o.arch = "cnn:16x16:relu";
 	CHECK_FAILS(hml__train(&d, &o, path, &r), HML_EINVALID,
 	            "arch 'cnn:16x16:relu:kernel=3' needs whole-field rows [C,H,W] or [H,W]; region rows are [5]");
-	release(&d);
+	hml__dataset_release(&d);
 
 	/* a CNN whose outputs are not whole fields */
-	memset(&d, 0, sizeof(d));
-	d.rows = 50;
-	set_shape(&d, 3, field, 1, one);
+	dataset_zeros(&d, 50, 3, field, 1, one);
 	CHECK_FAILS(hml__train(&d, &o, path, &r), HML_EINVALID,
 	            "arch 'cnn:16x16:relu:kernel=3' needs whole-field outputs [C,H,W] or [H,W]; region outputs are [1]");
-	release(&d);
+	hml__dataset_release(&d);
 
 	/* a CNN that would have to change the field's size */
-	memset(&d, 0, sizeof(d));
-	d.rows = 50;
-	set_shape(&d, 3, field, 3, small);
+	dataset_zeros(&d, 50, 3, field, 3, small);
 	CHECK_FAILS(hml__train(&d, &o, path, &r), HML_EINVALID,
 	            "arch 'cnn:16x16:relu:kernel=3' keeps the field's size, but the region maps [1, 8, 8] to [1, 4, 4]");
-	release(&d);
+	hml__dataset_release(&d);
 	CHECK(!exists(path));
 
 	/* training that diverges at once */
@@ -704,7 +639,7 @@ TEST(bad_data)
 	o.clip = 0;
 	CHECK_FAILS(hml__train(&d, &o, path, &r), HML_EINVALID, "training diverged");
 	CHECK(!exists(path));
-	release(&d);
+	hml__dataset_release(&d);
 }
 
 TEST(unwritable_output_path)
@@ -719,18 +654,13 @@ TEST(unwritable_output_path)
 	CHECK_FAILS(hml__train(&d, &o, tmpdir, &r), HML_EIO, "Is a directory");
 	CHECK_FAILS(predict("/nonexistent-dir/m.pt", d.x, 1, 1, d.in_shape, d.y, 1, NULL),
 	            HML_ENOTFOUND, "cannot open model '/nonexistent-dir/m.pt'");
-	release(&d);
+	hml__dataset_release(&d);
 }
 
 int main(void)
 {
-	const char *base = getenv("HML_TEST_TMP");
-
-	snprintf(tmpdir, sizeof(tmpdir), "%s/train-XXXXXX", base && *base ? base : "/tmp");
-	if (!mkdtemp(tmpdir)) {
-		perror("mkdtemp");
+	if (tmp_dir_make("train") < 0)
 		return 1;
-	}
 	RUN(bad_arch_specs);
 	RUN(bad_options);
 	RUN(bad_data);
@@ -746,11 +676,6 @@ int main(void)
 	RUN(script_forward_trains_the_same_model);
 	RUN(hand_written_backward_matches_autograd);
 	RUN(every_activation_compiles_and_runs);
-	{
-		char cmd[600];
-		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-		if (system(cmd) != 0)
-			fprintf(stderr, "could not remove %s\n", tmpdir);
-	}
+	tmp_dir_remove();
 	return check_report();
 }

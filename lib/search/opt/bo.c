@@ -14,6 +14,7 @@
 #endif
 
 #include "core/error.h"
+#include "core/rng.h"
 #include "search/opt/gp.h"
 #include "search/opt/pareto.h"
 
@@ -59,31 +60,18 @@ struct hml__bo {
 
 /* ---- random numbers: one stream per suggestion, from (seed, trial id) ---- */
 
-static uint64_t splitmix64(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-static double uniform(uint64_t *s)
-{
-	return (double)(splitmix64(s) >> 11) * 0x1.0p-53;
-}
-
 static double normal(uint64_t *s)
 {
-	double a = uniform(s), b = uniform(s);
+	double a = hml__rng_uniform(s), b = hml__rng_uniform(s);
 	return sqrt(-2.0 * log(1.0 - a)) * cos(2.0 * M_PI * b);
 }
 
 static uint64_t stream(const hml__bo *bo, uint64_t purpose, uint64_t k)
 {
 	uint64_t s = bo->o.seed ^ (purpose * 0xd1b54a32d192ed03ULL);
-	splitmix64(&s);
-	s ^= k * 0x9e3779b97f4a7c15ULL;
-	splitmix64(&s);
+	hml__rng_splitmix64(&s);
+	s ^= k * HML__RNG_GOLDEN;
+	hml__rng_splitmix64(&s);
 	return s;
 }
 
@@ -102,12 +90,12 @@ static int latin_hypercube(hml__bo *bo)
 		for (size_t i = 0; i < n; i++)
 			perm[i] = i;
 		for (size_t i = n - 1; i > 0; i--) {
-			size_t j = (size_t)(splitmix64(&rng) % (i + 1)), t = perm[i];
+			size_t j = (size_t)(hml__rng_splitmix64(&rng) % (i + 1)), t = perm[i];
 			perm[i] = perm[j];
 			perm[j] = t;
 		}
 		for (size_t i = 0; i < n; i++)
-			bo->lhs[i * d + k] = ((double)perm[i] + uniform(&rng)) / (double)n;
+			bo->lhs[i * d + k] = ((double)perm[i] + hml__rng_uniform(&rng)) / (double)n;
 	}
 	free(perm);
 	return 0;
@@ -605,7 +593,7 @@ static int build_acq(const hml__bo *bo, uint64_t *rng, acq *a, scratch *w)
 	int rc;
 	double lo[2], span[2], wt[2] = { 1, 0 }, liar = -INFINITY;
 	if (bo->o.nobj == 2) {
-		wt[0] = uniform(rng);
+		wt[0] = hml__rng_uniform(rng);
 		wt[1] = 1 - wt[0];
 	}
 	obj_range(bo, bo->done, bo->ndone, 0, lo, span);
@@ -674,7 +662,7 @@ static void random_point(const hml__bo *bo, uint64_t *rng, double *u)
 {
 	for (int attempt = 0; attempt < 100; attempt++) {
 		for (size_t k = 0; k < bo->o.dim; k++)
-			u[k] = uniform(rng);
+			u[k] = hml__rng_uniform(rng);
 		project(bo, u);
 		if (!is_duplicate(bo, u))
 			return;
@@ -740,7 +728,7 @@ static void candidates(const hml__bo *bo, const scratch *w, uint64_t *rng, doubl
 		double *x = C + c * d;
 		if (c < N_RANDOM || nbest == 0) {
 			for (size_t k = 0; k < d; k++)
-				x[k] = uniform(rng);
+				x[k] = hml__rng_uniform(rng);
 			continue;
 		}
 		const double *b = bo->t[top[c % nbest].id].u;

@@ -12,6 +12,7 @@
 #include <nlopt.h>
 
 #include "core/error.h"
+#include "core/rng.h"
 
 /* The LAPACKE *_work entry points skip LAPACKE's NaN scan of every input
  * matrix, an O(n^2) pass that costs more than a one-column triangular solve;
@@ -327,19 +328,6 @@ static double neg_lml(unsigned nt, const double *theta, double *grad, void *data
 	return f;
 }
 
-static uint64_t splitmix64(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-static double uniform(uint64_t *s)
-{
-	return (double)(splitmix64(s) >> 11) * 0x1.0p-53;
-}
-
 int hml__gp_fit(hml__gp *gp, unsigned restarts, unsigned maxeval, uint64_t seed)
 {
 	size_t d = gp->dim, nt = d + 2;
@@ -371,7 +359,7 @@ int hml__gp_fit(hml__gp *gp, unsigned restarts, unsigned maxeval, uint64_t seed)
 	uint64_t rng = seed;
 	for (unsigned r = 0; r <= restarts; r++) {
 		for (size_t k = 0; k < nt; k++) {
-			double s = r == 0 ? start[k] : lo[k] + uniform(&rng) * (hi[k] - lo[k]);
+			double s = r == 0 ? start[k] : lo[k] + hml__rng_uniform(&rng) * (hi[k] - lo[k]);
 			theta[k] = fmin(fmax(s, lo[k]), hi[k]);
 		}
 		double f;
