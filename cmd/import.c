@@ -28,6 +28,7 @@
 #include "deploy/metrics.h"
 #include "loader/loader.h"
 #include "run/workflow.h"
+#include "store/checked.h"
 #include "store/data_pick.h"
 #include "store/records.h"
 #include "store/store.h"
@@ -105,7 +106,7 @@ static int pick_datasets(import_state *st)
 	st->wname = c.workflow;
 	st->ids = c.ids;   /* now st's */
 	st->n = c.n;
-	if ((rc = cmd_dataset_files(st->s, st->ids, st->n, &st->paths)) < 0)
+	if ((rc = hml__checked_dataset_files(st->s, st->ids, st->n, &st->paths)) < 0)
 		return rc;
 	return hml__dataset_load(&st->d, (const char *const *)st->paths, st->n, region,
 	                         HML__NONFINITE_DROP);

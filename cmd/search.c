@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "store/checked.h"
 #include "store/data_pick.h"
 #include "sys/fsutil.h"
 #include "train/arch.h"
@@ -179,7 +180,7 @@ static int pick_data(search_state *st)
 	st->wname = c.workflow;
 	st->ds_ids = c.ids;   /* now st's */
 	st->nds = c.n;
-	return cmd_dataset_files(st->s, st->ds_ids, st->nds, &st->ds_paths);
+	return hml__checked_dataset_files(st->s, st->ds_ids, st->nds, &st->ds_paths);
 }
 
 static json_t *data_sha(const search_state *st)

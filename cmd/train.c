@@ -23,6 +23,7 @@
 #include "core/envname.h"
 #include "core/util.h"
 #include "run/workflow.h"
+#include "store/checked.h"
 #include "store/data_pick.h"
 #include "store/records.h"
 #include "store/store.h"
@@ -139,7 +140,7 @@ static int pick_datasets(train_state *st)
 /* Absolute data paths, each checked against its recorded SHA-256. */
 static int check_data_files(train_state *st)
 {
-	return cmd_dataset_files(st->s, st->ids, st->n, &st->paths);
+	return hml__checked_dataset_files(st->s, st->ids, st->n, &st->paths);
 }
 
 /* The command line's values, else (st not NULL) the workflow region's
