@@ -528,7 +528,7 @@ static json_t *model_record(const search_state *st, long i)
 	r.latency_batch = t->m.latency_batch;
 	f = (hml__model_facts){ st->wname, st->label, json_object_get(reg, "input_shape"),
 	                        json_object_get(reg, "output_shape"), st->ds_ids, st->nds, &o, &r,
-	                        NULL, -1, -1, st->id, i, t->config };
+	                        NULL, -1, -1, st->id, i, t->config, NULL };
 	return hml__model_record_new(st->s, &f);
 }
 

@@ -219,7 +219,7 @@ static json_t *model_record(const train_state *st, const hml__train_options *o,
 	json_t *out = cmd_json_shape(st->d.out_shape, st->d.out_ndim);
 	hml__model_facts f = {
 		st->wname, st->label, in, out, st->ids, st->n, o, res, nf,
-		st->d.nonfinite_rows, st->d.nonfinite_values, NULL, 0, 0
+		st->d.nonfinite_rows, st->d.nonfinite_values, NULL, 0, 0, NULL
 	};
 	json_t *rec = in && out ? hml__model_record_new(st->s, &f) : NULL;
 
