@@ -218,6 +218,12 @@ void cmd_latency_print(const json_t *model_record, const char *indent);
  * saying that the search itself succeeded, and is returned. */
 int cmd_show_plots(struct hml__store *s, const char *id);
 
+/* The loop of a search worker (cmd/search_worker.c): init, then trials,
+ * on descriptors in and out (lib/search/wire.h), until in ends (0) or an
+ * error; hml search-worker runs it on its standard input and output, a
+ * worker rank of hml search under MPI on the relay's pipes. */
+int search_worker_loop(int in, int out);
+
 /* Subcommands. */
 int cmd_collect(int argc, char **argv);
 int cmd_train(int argc, char **argv);

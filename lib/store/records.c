@@ -193,6 +193,21 @@ int hml__records_model(hml__model_view *out, const hml__store *s, const char *id
 	return 0;
 }
 
+const char *hml__records_search_model(const hml__store *s, const char *search, long trial)
+{
+	hml__model_view m;
+
+	for (size_t k = 0; hml__records_model_at(&m, s, k); k++) {
+		const json_t *by = json_object_get(m.json, "search");
+		const char *id = str(by, "id");
+
+		if (by && strcmp(id ? id : "", search) == 0 &&
+		    json_integer_value(json_object_get(by, "trial")) == trial)
+			return m.id;
+	}
+	return NULL;
+}
+
 int hml__records_dataset(hml__dataset_view *out, const hml__store *s, const char *id)
 {
 	const json_t *rec = hml__store_find(s, "datasets", id);

@@ -173,6 +173,10 @@ int hml__records_model(hml__model_view *out, const hml__store *s, const char *id
 int hml__records_search_at(hml__search_view *out, const hml__store *s, size_t i);
 int hml__records_search(hml__search_view *out, const hml__store *s, const char *id);
 
+/** The id of the model that trial `trial` of search `search` registered
+ *  (its "search" member names both), or NULL. */
+const char *hml__records_search_model(const hml__store *s, const char *search, long trial);
+
 /** The data set with `id`: 0, or HML_ENOTFOUND "no data set 'd9' in experiment 'DIR'". */
 int hml__records_dataset(hml__dataset_view *out, const hml__store *s, const char *id);
 
