@@ -213,8 +213,8 @@ json_t *cmd_latency_card(const char *pt_path, const struct hml__dataset *d, int6
  * latencies, each line starting with `indent`. */
 void cmd_latency_print(const json_t *model_record, const char *indent);
 
-/* Draw the plots of search `id` and register them (lib/search/plot.h),
- * the ending of `hml search`: a failure (no gnuplot, ...) is a warning
+/* Draw the plots of search `id` and register them (lib/search/plot.h;
+ * cmd/show_search.c), the ending of `hml search`: a failure (no gnuplot, ...) is a warning
  * saying that the search itself succeeded, and is returned. */
 int cmd_show_plots(struct hml__store *s, const char *id);
 
