@@ -126,11 +126,11 @@ cmd_progress *cmd_progress_start(const char *label, double total);
 void cmd_progress_update(cmd_progress *p, double done, const char *detail);
 void cmd_progress_end(cmd_progress *p);
 
-/* --- reading and writing experiment records (cmd/experiment.c) -------- */
+/* --- reading and writing experiment records (cmd/experiment.c; the
+ * checked reads of record files are lib/store/checked.h) ----------- */
 
 struct hml__store;
 struct hml__workflow;
-struct hml__model_view;
 
 /* A number field of a JSON object (integer or real); NAN when absent. */
 double cmd_json_number(const json_t *obj, const char *key);
@@ -143,39 +143,6 @@ json_t *cmd_json_real(double v);
 
 /* A shape as a JSON array of integers. New. */
 json_t *cmd_json_shape(const int64_t *shape, int ndim);
-
-/*
- * The file `role` of a record ("data" of a data set, "model" of a model),
- * checked: it exists and still has the SHA-256 recorded in the record's
- * provenance. `kind` names the record in messages ("data set", "model"),
- * `since` the event that recorded the hash ("collected", "registered").
- * HML_EINVALID "model 'm1' has no model file in the manifest";
- * HML_ENOTFOUND "data file 'P' of data set 'd1' is missing";
- * HML_EINVALID "model file 'P' changed since it was registered (SHA-256
- * differs)". *abs_path (malloc'ed, absolute) is the file.
- */
-int cmd_record_file(struct hml__store *s, const json_t *rec, const char *kind,
-                    const char *role, const char *since, char **abs_path);
-
-/* The data files of data sets ids[0 .. n), each checked by
- * cmd_record_file(). *paths (n entries, each and the array malloc'ed) is
- * yours, also after a failure (entries not reached are NULL). */
-int cmd_dataset_files(struct hml__store *s, const char *const *ids, size_t n, char ***paths);
-
-/* A model record by id, checked: its file exists and still has the SHA-256
- * recorded when it was registered. HML_ENOTFOUND "no model 'm9' in
- * experiment 'DIR'", HML_EINVALID "model file 'P' changed since it was
- * registered (SHA-256 differs)". *model borrows from the store;
- * *abs_path (malloc'ed) is the model file. */
-int cmd_model_get(struct hml__store *s, const char *id, struct hml__model_view *model,
-                  char **abs_path);
-
-/* The workflow a model was trained for (through its data sets' recorded
- * workflow.json, else its name), checked: the workflow has the model's
- * region, and the region's rows in the newest data set of that workflow
- * have the model's input/output shapes (HML_ESHAPE naming both). */
-int cmd_model_workflow(struct hml__store *s, const struct hml__model_view *model,
-                       struct hml__workflow **out);
 
 /* The environment variables that run `label` with the model at `path`:
  * HML_MODE_<LABEL>=infer and HML_MODEL_<LABEL>=<path>, named by
@@ -246,10 +213,16 @@ json_t *cmd_latency_card(const char *pt_path, const struct hml__dataset *d, int6
  * latencies, each line starting with `indent`. */
 void cmd_latency_print(const json_t *model_record, const char *indent);
 
-/* Draw the plots of search `id` and register them (lib/search/plot.h),
- * the ending of `hml search`: a failure (no gnuplot, ...) is a warning
+/* Draw the plots of search `id` and register them (lib/search/plot.h;
+ * cmd/show_search.c), the ending of `hml search`: a failure (no gnuplot, ...) is a warning
  * saying that the search itself succeeded, and is returned. */
 int cmd_show_plots(struct hml__store *s, const char *id);
+
+/* The loop of a search worker (cmd/search_worker.c): init, then trials,
+ * on descriptors in and out (lib/search/wire.h), until in ends (0) or an
+ * error; hml search-worker runs it on its standard input and output, a
+ * worker rank of hml search under MPI on the relay's pipes. */
+int search_worker_loop(int in, int out);
 
 /* Subcommands. */
 int cmd_collect(int argc, char **argv);

@@ -20,6 +20,7 @@
 #include "core/util.h"
 #include "deploy/latency.h"
 #include "run/workflow.h"
+#include "store/checked.h"
 #include "store/records.h"
 #include "store/select.h"
 #include "store/store.h"
@@ -319,19 +320,19 @@ int cmd_deploy(int argc, char **argv)
 		return rc;
 	if ((rc = hml__store_open(&s, g_cmd.dir, 0)) < 0)
 		goto fail;
-	if (first < argc && (rc = cmd_model_get(s, argv[first], &model, &path)) < 0)
+	if (first < argc && (rc = hml__checked_model(s, argv[first], &model, &path)) < 0)
 		goto fail;
 	if ((rc = choose(s, first < argc ? argv[first] : NULL, &pick, &qoi_check)) < 0)
 		goto fail;
 	id = pick.model;
-	if ((!path && (rc = cmd_model_get(s, id, &model, &path)) < 0) ||
-	    (rc = cmd_model_workflow(s, &model, &w)) < 0)
+	if ((!path && (rc = hml__checked_model(s, id, &model, &path)) < 0) ||
+	    (rc = hml__checked_model_workflow(s, &model, &w)) < 0)
 		goto fail;
 	label = model.region;
 	if (pick.target == HML__TARGET_C) {
 		if ((rc = cmd_deploy_compile(s, model.json, path, march, cid, sizeof(cid))) < 0 ||
-		    (rc = cmd_record_file(s, hml__store_find(s, "compiled", cid), "compiled model",
-		                          "library", "compiled", &so_path)) < 0)
+		    (rc = hml__checked_file(s, hml__store_find(s, "compiled", cid), "compiled model",
+		                            "library", "compiled", &so_path)) < 0)
 			goto fail;
 	}
 	if (!(env = cmd_deploy_env(label, so_path ? so_path : path))) {

@@ -38,6 +38,7 @@
 #include "run/argv.h"
 #include "run/childenv.h"
 #include "run/workflow.h"
+#include "store/checked.h"
 #include "store/records.h"
 #include "store/select.h"
 #include "store/store.h"
@@ -153,7 +154,7 @@ static int check(qoi_walk *q, size_t i, double *err)
 	*err = NAN;
 	run_paths(q, k, qoi, log, sizeof(qoi));
 	config.qoi = qoi;
-	if ((rc = cmd_model_get(q->s, c->model, &mv, &path)) < 0)
+	if ((rc = hml__checked_model(q->s, c->model, &mv, &path)) < 0)
 		return rc;
 	config.model = path;
 	rec = json_pack("{s:s, s:s}", "model", c->model, "target", hml__target_name(c->target));
@@ -195,7 +196,7 @@ static int plan(qoi_walk *q, const size_t *idx, size_t m)
 	char *path = NULL;
 	int rc;
 
-	if ((rc = cmd_model_get(q->s, q->c[idx[m - 1]].model, &mv, &path)) < 0)
+	if ((rc = hml__checked_model(q->s, q->c[idx[m - 1]].model, &mv, &path)) < 0)
 		return rc;
 	free(path);
 	for (size_t i = 0; i < m; i++) {
@@ -210,7 +211,7 @@ static int plan(qoi_walk *q, const size_t *idx, size_t m)
 			                      other.region ? other.region : "?",
 			                      other.workflow ? other.workflow : "?");
 	}
-	if ((rc = cmd_model_workflow(q->s, &mv, &q->w)) < 0)
+	if ((rc = hml__checked_model_workflow(q->s, &mv, &q->w)) < 0)
 		return rc;
 	q->region = mv.region;
 	q->metric = q->w->qoi_metric ? q->w->qoi_metric : "rmse";

@@ -29,6 +29,7 @@
 #include "run/argv.h"
 #include "run/childenv.h"
 #include "run/workflow.h"
+#include "store/checked.h"
 #include "store/records.h"
 #include "store/store.h"
 #include "sys/fsutil.h"
@@ -151,16 +152,16 @@ static int plan_model(evaluation *e, const char *named)
 			return rc;
 		e->id = dep.model;
 	}
-	if ((rc = cmd_model_get(e->s, e->id, &model, &e->model_path)) < 0 ||
-	    (rc = cmd_model_workflow(e->s, &model, &e->w)) < 0)
+	if ((rc = hml__checked_model(e->s, e->id, &model, &e->model_path)) < 0 ||
+	    (rc = hml__checked_model_workflow(e->s, &model, &e->w)) < 0)
 		return rc;
 	/* The latest deployment is evaluated as deployed: a compiled one runs
 	 * its checked shared object, not the TorchScript file. */
 	if (!named && dep.compiled) {
 		char *so = NULL;
 
-		if ((rc = cmd_record_file(e->s, hml__store_find(e->s, "compiled", dep.compiled),
-		                          "compiled model", "library", "compiled", &so)) < 0)
+		if ((rc = hml__checked_file(e->s, hml__store_find(e->s, "compiled", dep.compiled),
+		                            "compiled model", "library", "compiled", &so)) < 0)
 			return rc;
 		free(e->model_path);
 		e->model_path = so;
@@ -329,14 +330,14 @@ static int measure_latency(evaluation *e, json_t **card)
 
 	memset(&d, 0, sizeof(d));
 	*card = NULL;
-	if ((rc = cmd_model_get(e->s, e->id, &model, &pt)) < 0)
+	if ((rc = hml__checked_model(e->s, e->id, &model, &pt)) < 0)
 		goto done;
 	if (!(ds = json_string_value(json_array_get(model.datasets, 0)))) {
 		rc = hml__error_set(HML_EINVALID, "model '%s' names no data set", e->id);
 		goto done;
 	}
-	if ((rc = cmd_record_file(e->s, hml__store_find(e->s, "datasets", ds), "data set", "data",
-	                          "collected", &data)) < 0 ||
+	if ((rc = hml__checked_file(e->s, hml__store_find(e->s, "datasets", ds), "data set",
+	                            "data", "collected", &data)) < 0 ||
 	    (rc = hml__dataset_load(&d, (const char *const *)&data, 1, e->label,
 	                            HML__NONFINITE_DROP)) < 0)
 		goto done;

@@ -28,11 +28,13 @@
 #include "deploy/metrics.h"
 #include "loader/loader.h"
 #include "run/workflow.h"
+#include "store/checked.h"
 #include "store/data_pick.h"
 #include "store/records.h"
 #include "store/store.h"
 #include "sys/fsutil.h"
 #include "train/dataset.h"
+#include "train/train.h"
 
 #define MAX_MODEL_BYTES ((size_t)1 << 32)
 
@@ -105,7 +107,7 @@ static int pick_datasets(import_state *st)
 	st->wname = c.workflow;
 	st->ids = c.ids;   /* now st's */
 	st->n = c.n;
-	if ((rc = cmd_dataset_files(st->s, st->ids, st->n, &st->paths)) < 0)
+	if ((rc = hml__checked_dataset_files(st->s, st->ids, st->n, &st->paths)) < 0)
 		return rc;
 	return hml__dataset_load(&st->d, (const char *const *)st->paths, st->n, region,
 	                         HML__NONFINITE_DROP);
@@ -233,35 +235,29 @@ static int64_t region_batch(const import_state *st)
 	return b;
 }
 
+/* The model's record (lib/store/records.h writes it, as hml train's). */
 static json_t *model_record(const import_state *st, const char *file, const hml__errors *e,
                             const char *compile_error, int64_t params)
 {
-	json_t *ids = json_array();
-	json_t *data_sha = hml__records_data_sha256(st->s, st->ids, st->n);
+	json_t *in = cmd_json_shape(st->d.in_shape, st->d.in_ndim);
+	json_t *out = cmd_json_shape(st->d.out_shape, st->d.out_ndim), *rec = NULL;
 	char *origin = hml__path_abs(file);
+	hml__model_import im = { origin ? origin : file, st->hash, compile_error, st->d.rows };
+	hml__train_result r;
+	hml__model_facts f = { st->wname, region, in, out, st->ids, st->n, NULL, &r, NULL,
+	                       st->d.nonfinite_rows, -1, NULL, 0, 0, &im };
 
-	for (size_t i = 0; ids && i < st->n; i++)
-		json_array_append_new(ids, json_string(st->ids[i]));
-	json_t *rec = json_pack(
-		"{s:s, s:s, s:s, s:s, s:o, s:o, s:o, s:o, s:{s:I, s:I},"
-		" s:{s:o, s:o, s:o, s:o, s:s},"
-		" s:{s:o, s:s, s:b, s:o}}",
-		"workflow", st->wname, "region", region, "family", "imported", "arch", st->arch,
-		"input_shape", cmd_json_shape(st->d.in_shape, st->d.in_ndim),
-		"output_shape", cmd_json_shape(st->d.out_shape, st->d.out_ndim),
-		"datasets", ids, "data_sha256", data_sha,
-		"rows", "evaluated", (json_int_t)st->d.rows,
-		"dropped_nonfinite", (json_int_t)st->d.nonfinite_rows,
-		"metrics", "val_rmse", cmd_json_real(e->rmse), "test_rmse", cmd_json_real(e->rmse),
-		"test_mae", cmd_json_real(e->mae), "test_max_abs", cmd_json_real(e->max_abs),
-		"rows_measured", "all collected rows of the region",
-		"import", "origin", hml__json_bytes(origin ? origin : file), "sha256", st->hash,
-		"compilable", compile_error == NULL,
-		"not_compilable", compile_error ? json_string(compile_error) : json_null());
+	memset(&r, 0, sizeof(r));
+	snprintf(r.arch, sizeof(r.arch), "%s", st->arch);
+	r.val_rmse = r.test_rmse = e->rmse;
+	r.test_mae = e->mae;
+	r.test_max_abs = e->max_abs;
+	r.params = params;
+	if (in && out)
+		rec = hml__model_record_new(st->s, &f);
+	json_decref(in);
+	json_decref(out);
 	free(origin);
-	if (rec && params > 0)   /* known when hml could read the graph */
-		json_object_set_new(json_object_get(rec, "metrics"), "params",
-		                    json_integer((json_int_t)params));
 	return rec;
 }
 

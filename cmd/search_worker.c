@@ -35,7 +35,6 @@
 #include "core/util.h"
 #include "deploy/latency.h"
 #include "search/wire.h"
-#include "search_state.h"
 #include "train/dataset.h"
 #include "train/train.h"
 

@@ -1,20 +1,19 @@
 /*
  * cmd/show.c - hml show / hml ls: what the experiment holds.
  *
+ * This file: the listing, one record, the tables; the searches (a table of
+ * the listing, hml show sN) are cmd/show_search.c.
+ *
  * Read-only: the store is opened without create, no lock is taken (a
  * reader always sees a whole manifest), and nothing is written.
  */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cmd.h"
 #include "deploy/latency.h"
-#include "search/history.h"
-#include "search/plot.h"
-#include "search/results.h"
+#include "show.h"
 #include "store/records.h"
 #include "store/store.h"
 #include "sys/fsutil.h"
@@ -43,94 +42,6 @@ static const struct {
 	{ 'd', "datasets" }, { 'm', "models" }, { 'p', "deployments" }, { 'e', "evaluations" },
 	{ 's', "searches" },
 };
-
-/* ---- tables ------------------------------------------------------------- */
-
-#define TABLE_COLS 8
-
-typedef struct table {
-	int ncols;
-	const char *head[TABLE_COLS];
-	char **cells;     /* nrows * ncols, malloc'ed strings */
-	size_t nrows, cap;
-} table;
-
-/* A copy of `s` fit for one cell: control characters become '?'. */
-static char *cell_dup(const char *s)
-{
-	char *c = strdup(s && *s ? s : "-");
-
-	for (char *p = c; p && *p; p++)
-		if ((unsigned char)*p < 0x20 || *p == 0x7f)
-			*p = '?';
-	return c;
-}
-
-static int table_row(table *t, const char *const *vals)
-{
-	if (t->nrows == t->cap) {
-		size_t cap = t->cap ? 2 * t->cap : 8;
-		char **c = realloc(t->cells, cap * (size_t)t->ncols * sizeof(*c));
-
-		if (!c)
-			return hml__error_oom();
-		t->cells = c;
-		t->cap = cap;
-	}
-	for (int j = 0; j < t->ncols; j++) {
-		char *c = cell_dup(vals[j]);
-
-		if (!c) {
-			for (int k = 0; k < j; k++)
-				free(t->cells[t->nrows * (size_t)t->ncols + (size_t)k]);
-			return hml__error_oom();
-		}
-		t->cells[t->nrows * (size_t)t->ncols + (size_t)j] = c;
-	}
-	t->nrows++;
-	return 0;
-}
-
-static void table_print(const table *t, const char *title)
-{
-	size_t width[TABLE_COLS];
-
-	printf("%s:\n", title);
-	if (t->nrows == 0) {
-		printf("  (none)\n");
-		return;
-	}
-	for (int j = 0; j < t->ncols; j++) {
-		width[j] = strlen(t->head[j]);
-		for (size_t i = 0; i < t->nrows; i++) {
-			size_t w = strlen(t->cells[i * (size_t)t->ncols + (size_t)j]);
-
-			if (w > width[j])
-				width[j] = w;
-		}
-	}
-	for (size_t i = 0; i <= t->nrows; i++) {
-		printf(" ");
-		for (int j = 0; j < t->ncols; j++) {
-			const char *c = i == 0 ? t->head[j] : t->cells[(i - 1) * (size_t)t->ncols + (size_t)j];
-
-			if (j == t->ncols - 1)
-				printf(" %s", c);
-			else
-				printf(" %-*s ", (int)width[j], c);
-		}
-		printf("\n");
-	}
-}
-
-static void table_release(table *t)
-{
-	for (size_t i = 0; i < t->nrows * (size_t)t->ncols; i++)
-		free(t->cells[i]);
-	free(t->cells);
-	t->cells = NULL;
-	t->nrows = t->cap = 0;
-}
 
 /* ---- fields ------------------------------------------------------------- */
 
@@ -167,23 +78,6 @@ static const char *num(char *buf, size_t size, const json_t *v, const char *path
 		snprintf(buf, size, "%lld", (long long)json_integer_value(n));
 	else if (json_is_number(n))
 		snprintf(buf, size, "%.4g", json_number_value(n));
-	return buf;
-}
-
-/* Seconds as "412 ns", "3.1 us", "2.5 ms", "1.2 s"; "" for NaN. */
-static const char *seconds_text(char *buf, size_t size, double s)
-{
-	buf[0] = '\0';
-	if (!isfinite(s) || s < 0)
-		return buf;
-	if (s < 1e-6)
-		snprintf(buf, size, "%.3g ns", s * 1e9);
-	else if (s < 1e-3)
-		snprintf(buf, size, "%.3g us", s * 1e6);
-	else if (s < 1)
-		snprintf(buf, size, "%.3g ms", s * 1e3);
-	else
-		snprintf(buf, size, "%.3g s", s);
 	return buf;
 }
 
@@ -258,7 +152,7 @@ static const char *yes_no(const json_t *v)
 
 static int list_datasets(const json_t *recs)
 {
-	table t = { 5, { "ID", "WORKFLOW", "COMPLETE", "REGIONS (ROWS)", "RUNS" }, NULL, 0, 0 };
+	show_table t = { 5, { "ID", "WORKFLOW", "COMPLETE", "REGIONS (ROWS)", "RUNS" }, NULL, 0, 0 };
 	const json_t *r;
 	size_t i;
 	int rc = 0;
@@ -276,12 +170,12 @@ static int list_datasets(const json_t *recs)
 		row[2] = yes_no(json_object_get(r, "complete"));
 		row[3] = regions;
 		row[4] = runs;
-		if ((rc = table_row(&t, row)) < 0)
+		if ((rc = show_table_row(&t, row)) < 0)
 			goto done;
 	}
-	table_print(&t, "data sets");
+	show_table_print(&t, "data sets");
 done:
-	table_release(&t);
+	show_table_release(&t);
 	return rc;
 }
 
@@ -292,18 +186,19 @@ static const char *latency_text(char *buf, size_t size, const json_t *r, int tar
 	hml__latency l;
 
 	if (hml__latency_of_record(&l, r) == 0)
-		return seconds_text(buf, size, l.seconds[target]);
+		return show_table_seconds(buf, size, l.seconds[target]);
 	buf[0] = '\0';
 	if (target == HML__TARGET_TORCHSCRIPT &&
 	    json_is_number(at(r, "metrics.latency_seconds_per_sample")))
-		seconds_text(buf, size, json_number_value(at(r, "metrics.latency_seconds_per_sample")));
+		show_table_seconds(buf, size,
+		                   json_number_value(at(r, "metrics.latency_seconds_per_sample")));
 	return buf;
 }
 
 static int list_models(const json_t *recs)
 {
-	table t = { 8, { "ID", "REGION", "ARCH", "VAL RMSE", "TEST RMSE", "TS LATENCY", "C LATENCY",
-	                 "PARAMS" }, NULL, 0, 0 };
+	show_table t = { 8, { "ID", "REGION", "ARCH", "VAL RMSE", "TEST RMSE", "TS LATENCY",
+	                      "C LATENCY", "PARAMS" }, NULL, 0, 0 };
 	const json_t *r;
 	size_t i;
 	int rc = 0;
@@ -322,18 +217,18 @@ static int list_models(const json_t *recs)
 		row[5] = latency_text(lat, sizeof(lat), r, HML__TARGET_TORCHSCRIPT);
 		row[6] = latency_text(clat, sizeof(clat), r, HML__TARGET_C);
 		row[7] = num(params, sizeof(params), r, "metrics.params");
-		if ((rc = table_row(&t, row)) < 0)
+		if ((rc = show_table_row(&t, row)) < 0)
 			goto done;
 	}
-	table_print(&t, "models");
+	show_table_print(&t, "models");
 done:
-	table_release(&t);
+	show_table_release(&t);
 	return rc;
 }
 
 static int list_deployments(const json_t *recs)
 {
-	table t = { 5, { "ID", "MODEL", "SELECTION", "ACTIVE", "ENVIRONMENT" }, NULL, 0, 0 };
+	show_table t = { 5, { "ID", "MODEL", "SELECTION", "ACTIVE", "ENVIRONMENT" }, NULL, 0, 0 };
 	size_t i, n = json_array_size(recs);
 	const json_t *r;
 	int rc = 0;
@@ -362,18 +257,18 @@ static int list_deployments(const json_t *recs)
 		row[2] = sel;
 		row[3] = i + 1 == n ? "yes" : "no";
 		row[4] = env;
-		if ((rc = table_row(&t, row)) < 0)
+		if ((rc = show_table_row(&t, row)) < 0)
 			goto done;
 	}
-	table_print(&t, "deployments");
+	show_table_print(&t, "deployments");
 done:
-	table_release(&t);
+	show_table_release(&t);
 	return rc;
 }
 
 static int list_evaluations(const json_t *recs)
 {
-	table t = { 5, { "ID", "MODEL", "QOI", "ERROR", "SPEEDUP" }, NULL, 0, 0 };
+	show_table t = { 5, { "ID", "MODEL", "QOI", "ERROR", "SPEEDUP" }, NULL, 0, 0 };
 	const json_t *r;
 	size_t i;
 	int rc = 0;
@@ -397,87 +292,12 @@ static int list_evaluations(const json_t *recs)
 		row[2] = qoi;
 		row[3] = err;
 		row[4] = speed;
-		if ((rc = table_row(&t, row)) < 0)
+		if ((rc = show_table_row(&t, row)) < 0)
 			goto done;
 	}
-	table_print(&t, "evaluations");
+	show_table_print(&t, "evaluations");
 done:
-	table_release(&t);
-	return rc;
-}
-
-/* A search's results from its history; a history that cannot be read is
- * a warning, and the row shows what the record has. */
-static int search_results(hml__search_results *r, hml__store *s, const hml__search_view *v)
-{
-	int rc = hml__search_results_load(r, hml__store_dir(s), v);
-
-	if (rc < 0) {
-		if (rc == HML_ENOMEM)
-			return rc;
-		cmd_warn("search '%s': %s", v->id ? v->id : "?", hml_error_last()->message);
-		hml__search_results_release(r);
-		return 1;
-	}
-	return 0;
-}
-
-/* A search record as readers see it: its status hml__search_status's (a
- * search left "running" by kill -9 is "interrupted"). New reference. */
-static json_t *live_record(const hml__store *s, const json_t *rec)
-{
-	const char *status = hml__search_status(s, rec);
-	json_t *c = json_copy((json_t *)rec);
-
-	if (c && status)
-		json_object_set_new(c, "status", json_string(status));
-	return c;
-}
-
-static int list_searches(hml__store *s)
-{
-	table t = { 8, { "ID", "REGION", "CONFIGS", "TRIALS", "FAILED", "FRONT", "BEST ERROR",
-	                 "STATUS" }, NULL, 0, 0 };
-	hml__search_view v;
-	int rc = 0;
-
-	for (size_t i = 0; hml__records_search_at(&v, s, i); i++) {
-		char configs[64] = "", ended[32] = "", failed[32] = "", front[32] = "", best[32] = "";
-		const char *row[8];
-		hml__search_results r;
-		int got = search_results(&r, s, &v);
-
-		if (got < 0) {
-			rc = got;
-			goto done;
-		}
-		if (got == 0) {
-			/* configurations started of the budget (what --budget counts) */
-			if (isfinite(v.budget))
-				snprintf(configs, sizeof(configs), "%zu/%.0f", r.configs, v.budget);
-			else
-				snprintf(configs, sizeof(configs), "%zu", r.configs);
-			snprintf(ended, sizeof(ended), "%zu", r.ended);
-			snprintf(failed, sizeof(failed), "%zu", r.failed);
-			snprintf(front, sizeof(front), "%zu", r.nfront);
-			if (r.nfront)
-				snprintf(best, sizeof(best), "%.4g", hml__search_results_best(&r));
-		}
-		hml__search_results_release(&r);
-		row[0] = v.id;
-		row[1] = v.region;
-		row[2] = configs;
-		row[3] = ended;
-		row[4] = failed;
-		row[5] = front;
-		row[6] = best;
-		row[7] = hml__search_status(s, v.json);
-		if ((rc = table_row(&t, row)) < 0)
-			goto done;
-	}
-	table_print(&t, "searches");
-done:
-	table_release(&t);
+	show_table_release(&t);
 	return rc;
 }
 
@@ -503,7 +323,7 @@ static int list_all(hml__store *s)
 			size_t i;
 
 			json_array_foreach(json_object_get(m, "searches"), i, rec)
-				json_array_append_new(arr, live_record(s, rec));
+				json_array_append_new(arr, show_search_record(s, rec));
 			json_object_set_new(doc, "searches", arr);
 		}
 		if (!doc)
@@ -525,165 +345,10 @@ static int list_all(hml__store *s)
 	if ((rc = list_evaluations(json_object_get(m, "evaluations"))) < 0)
 		goto done;
 	printf("\n");
-	rc = list_searches(s);
+	rc = show_search_list(s);
 
 done:
 	free(abs);
-	return rc;
-}
-
-/* ---- one search ---------------------------------------------------------- */
-
-/* The results as JSON: counts, front, every result, the convergence. */
-static json_t *results_json(const hml__search_results *r)
-{
-	json_t *front = json_array(), *all = json_array(), *conv = json_array();
-
-	for (size_t j = 0; j < r->nfront; j++) {
-		const hml__sr_trial *t = &r->res[r->front[j]];
-
-		json_array_append_new(front, json_pack("{s:I, s:I, s:o, s:o, s:o, s:o, s:I}",
-			"trial", (json_int_t)t->trial, "config", (json_int_t)t->config,
-			"model", t->model[0] ? json_string(t->model) : json_null(),
-			"arch", t->arch ? json_string(t->arch) : json_null(),
-			"val_rmse", cmd_json_real(t->val_rmse),
-			"latency_seconds_per_sample", cmd_json_real(t->latency_s),
-			"params", (json_int_t)t->params));
-	}
-	for (size_t i = 0; i < r->nres; i++) {
-		const hml__sr_trial *t = &r->res[i];
-
-		json_array_append_new(all, json_pack("{s:I, s:I, s:I, s:I, s:o, s:o, s:I, s:b, s:b, s:b}",
-			"trial", (json_int_t)t->trial, "config", (json_int_t)t->config,
-			"rung", (json_int_t)t->rung, "ended", (json_int_t)t->ended,
-			"val_rmse", cmd_json_real(t->val_rmse),
-			"latency_seconds_per_sample", cmd_json_real(t->latency_s),
-			"params", (json_int_t)t->params, "top", t->top, "feasible", t->feasible,
-			"front", t->front));
-	}
-	for (size_t k = 0; k < r->ended; k++)
-		json_array_append_new(conv, json_pack("{s:I, s:o, s:o}", "ended", (json_int_t)(k + 1),
-			"best_error", cmd_json_real(r->best[k]), "hypervolume", cmd_json_real(r->hv[k])));
-	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:o, s:o, s:[o, o], s:o}",
-		"configs", (json_int_t)r->configs, "ended", (json_int_t)r->ended,
-		"failed", (json_int_t)r->failed, "top_rung", (json_int_t)r->top_rung,
-		"front_size", (json_int_t)r->nfront, "front", front, "trials", all,
-		"hypervolume_reference", cmd_json_real(r->ref[0]), cmd_json_real(r->ref[1]),
-		"convergence", conv);
-}
-
-/* The plots registered in the record whose file exists: role -> path
- * (absolute when `absolute`, else inside the experiment as given). */
-static json_t *plots_json(hml__store *s, const json_t *rec, int absolute)
-{
-	json_t *o = json_object();
-
-	for (int k = 0; o && k < HML__PLOT_COUNT; k++) {
-		const char *rel = hml__record_file(rec, hml__plot_roles[k]);
-		char *path = rel ? hml__store_path(s, rel) : NULL;
-		char *abs = path && absolute ? hml__path_abs(path) : NULL;
-
-		if (path && access(path, F_OK) == 0)
-			json_object_set_new(o, hml__plot_roles[k], json_string(abs ? abs : path));
-		free(path);
-		free(abs);
-	}
-	return o;
-}
-
-static void print_search(hml__store *s, const hml__search_view *v, const hml__search_results *r,
-                         const json_t *plots)
-{
-	table t = { 6, { "VAL RMSE", "LATENCY/SAMPLE", "PARAMS", "MODEL", "TRIAL", "ARCH" },
-	            NULL, 0, 0 };
-	char *hist = v->history ? hml__store_path(s, v->history) : NULL;
-	const char *role;
-	const json_t *p;
-
-	const char *status = hml__search_status(s, v->json);
-
-	printf("search %s: region '%s', status %s\n", v->id, v->region ? v->region : "-",
-	       status ? status : "-");
-	if (status && strcmp(status, "interrupted") == 0)
-		printf("interrupted: no search is running it; continue it with 'hml search --resume "
-		       "%s'\n", v->id);
-	printf("configurations started: %zu of a budget of %.0f; trials ended: %zu, failed: %zu\n",
-	       r->configs, isfinite(v->budget) ? v->budget : 0.0, r->ended, r->failed);
-	if (isfinite(v->seed) && isfinite(v->workers))
-		printf("seed %.0f, %.0f worker%s%s\n", v->seed, v->workers, v->workers == 1 ? "" : "s",
-		       v->deterministic ? ", deterministic (trials chosen in lockstep with their results)" : "");
-	printf("constraints:%s", isnan(r->max_error) && isnan(r->max_latency) &&
-	       isnan(r->max_params) ? " none" : "");
-	if (!isnan(r->max_error))
-		printf(" max error %.4g", r->max_error);
-	if (!isnan(r->max_latency))
-		printf(" max latency %.4g s", r->max_latency);
-	if (!isnan(r->max_params))
-		printf(" max params %.0f", r->max_params);
-	printf("\n\n");
-	for (size_t j = 0; j < r->nfront; j++) {
-		const hml__sr_trial *x = &r->res[r->front[j]];
-		char e[32], l[32], n[32], tr[32];
-		const char *row[6];
-
-		snprintf(e, sizeof(e), "%.4g", x->val_rmse);
-		seconds_text(l, sizeof(l), x->latency_s);
-		snprintf(n, sizeof(n), "%lld", (long long)x->params);
-		snprintf(tr, sizeof(tr), "%ld", x->trial);
-		row[0] = e;
-		row[1] = l;
-		row[2] = x->params >= 0 ? n : "";
-		row[3] = x->model;
-		row[4] = tr;
-		row[5] = x->arch;
-		if (table_row(&t, row) < 0)
-			break;
-	}
-	table_print(&t, "Pareto front (top rung, feasible; by error)");
-	table_release(&t);
-	printf("\nhistory: %s\n", hist ? hist : "-");
-	if (json_object_size(plots) == 0)
-		printf("plots: none (draw them with 'hml show %s --plot')\n", v->id);
-	json_object_foreach((json_t *)plots, role, p)
-		printf("plot %s: %s\n", role, json_string_value(p));
-	free(hist);
-}
-
-static int show_search(hml__store *s, const char *id)
-{
-	hml__search_view v;
-	hml__search_results r;
-	json_t *plots = NULL;
-	int rc;
-
-	memset(&r, 0, sizeof(r));
-	if (plot && (rc = hml__search_plot_write(s, id)) < 0)
-		return rc;
-	if ((rc = hml__records_search(&v, s, id)) < 0 ||
-	    (rc = hml__search_results_load(&r, hml__store_dir(s), &v)) < 0)
-		goto done;
-	if (!(plots = plots_json(s, v.json, g_cmd.json))) {
-		rc = hml__error_oom();
-		goto done;
-	}
-	if (g_cmd.json)
-		cmd_json_print(json_pack("{s:o, s:o, s:O}", "search", live_record(s, v.json),
-		                         "results", results_json(&r), "plots", plots));
-	else
-		print_search(s, &v, &r, plots);
-done:
-	json_decref(plots);
-	hml__search_results_release(&r);
-	return rc;
-}
-
-int cmd_show_plots(hml__store *s, const char *id)
-{
-	int rc = hml__search_plot_write(s, id);
-
-	if (rc < 0)
-		cmd_warn("search '%s' succeeded, but its plots were not drawn: %s", id,
-		         hml_error_last()->message);
 	return rc;
 }
 
@@ -723,7 +388,7 @@ static void print_flat(const char *prefix, const json_t *v)
 			print_flat(key, x);
 		}
 	} else if (json_is_string(v)) {
-		char *c = cell_dup(json_string_value(v));
+		char *c = show_table_cell(json_string_value(v));
 
 		printf("%s: %s\n", prefix, c ? c : "");
 		free(c);
@@ -748,7 +413,7 @@ static int show_one(hml__store *s, const char *id)
 		return hml__error_set(HML_ENOTFOUND, "no record '%s' in experiment '%s'", id,
 		                      hml__store_dir(s));
 	if (id[0] == 's')
-		return show_search(s, id);
+		return show_search_one(s, id, plot);
 	if (plot)
 		return hml__error_set(HML_EINVALID, "--plot draws a search's plots; '%s' is no search",
 		                      id);

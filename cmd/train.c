@@ -23,6 +23,7 @@
 #include "core/envname.h"
 #include "core/util.h"
 #include "run/workflow.h"
+#include "store/checked.h"
 #include "store/data_pick.h"
 #include "store/records.h"
 #include "store/store.h"
@@ -139,7 +140,7 @@ static int pick_datasets(train_state *st)
 /* Absolute data paths, each checked against its recorded SHA-256. */
 static int check_data_files(train_state *st)
 {
-	return cmd_dataset_files(st->s, st->ids, st->n, &st->paths);
+	return hml__checked_dataset_files(st->s, st->ids, st->n, &st->paths);
 }
 
 /* The command line's values, else (st not NULL) the workflow region's
@@ -218,7 +219,7 @@ static json_t *model_record(const train_state *st, const hml__train_options *o,
 	json_t *out = cmd_json_shape(st->d.out_shape, st->d.out_ndim);
 	hml__model_facts f = {
 		st->wname, st->label, in, out, st->ids, st->n, o, res, nf,
-		st->d.nonfinite_rows, st->d.nonfinite_values, NULL, 0, 0
+		st->d.nonfinite_rows, st->d.nonfinite_values, NULL, 0, 0, NULL
 	};
 	json_t *rec = in && out ? hml__model_record_new(st->s, &f) : NULL;
 

@@ -22,7 +22,7 @@
  * A --deterministic search's "running" lines carry "counted": n, the
  * number of trial ends (trials 0 .. n-1, in trial order) the scheduler had
  * counted when it chose the trial, so that a replay counts them at the
- * same points (cmd/search_run.c).
+ * same points (lib/search/coordinator.h).
  *
  * "trial" counts runs (0, 1, ... in the order they were started), "config"
  * is the optimiser's configuration (lib/search/opt/bo.h id), "rung" its fidelity level

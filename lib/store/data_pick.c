@@ -126,14 +126,23 @@ static int pick_default(hml__data_choice *c, const hml__store *s, const hml__dat
 	int rc;
 
 	c->workflow = q->workflow;
-	for (i = hml__records_count(s, "datasets"); !c->workflow && i-- > 0;)
-		if (hml__records_dataset_at(&d, s, i) && has_rows(&d, c->region))
-			c->workflow = workflow_of(&d);
+	if (!c->workflow && hml__data_pick_newest(&d, s, NULL, c->region))
+		c->workflow = workflow_of(&d);
 	for (i = 0; c->workflow && hml__records_dataset_at(&d, s, i); i++)
 		if (has_rows(&d, c->region) && strcmp(workflow_of(&d), c->workflow) == 0 &&
 		    (rc = push(c, d.id)) < 0)
 			return rc;
 	return c->n ? 0 : none_found(s, q, c->region);
+}
+
+int hml__data_pick_newest(hml__dataset_view *out, const hml__store *s, const char *workflow,
+                          const char *region)
+{
+	for (size_t i = hml__records_count(s, "datasets"); i-- > 0;)
+		if (hml__records_dataset_at(out, s, i) && has_rows(out, region) &&
+		    (!workflow || strcmp(workflow_of(out), workflow) == 0))
+			return 1;
+	return 0;
 }
 
 int hml__data_pick(hml__data_choice *out, const hml__store *s, const hml__data_query *q)

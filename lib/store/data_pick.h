@@ -12,6 +12,10 @@
  *              `workflow`, else the workflow of the newest data set holding
  *              rows of the region, in manifest order (oldest first).
  *
+ * The newest data set holding rows of a region (of a workflow) is
+ * hml__data_pick_newest(): hml deploy and hml evaluate check a model's
+ * shapes against it (lib/store/checked.h).
+ *
  * hml-train(1) ("DATA") documents the rule for users.
  */
 #ifndef HML_LIB_DATAPICK_H
@@ -19,6 +23,7 @@
 
 #include <stddef.h>
 
+#include "store/records.h"
 #include "store/store.h"
 
 #ifdef __cplusplus
@@ -58,6 +63,14 @@ typedef struct hml__data_choice {
  * HML_ENOMEM.
  */
 int hml__data_pick(hml__data_choice *out, const hml__store *s, const hml__data_query *q);
+
+/**
+ * The newest data set (the last in manifest order) holding rows of region
+ * `region` whose workflow is `workflow` (NULL: any workflow): 1 and *out
+ * filled (borrowing from the store), or 0 when there is none.
+ */
+int hml__data_pick_newest(hml__dataset_view *out, const hml__store *s, const char *workflow,
+                          const char *region);
 
 /** Free the ids array (NULL-safe, idempotent). */
 void hml__data_choice_release(hml__data_choice *c);

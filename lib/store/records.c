@@ -193,6 +193,21 @@ int hml__records_model(hml__model_view *out, const hml__store *s, const char *id
 	return 0;
 }
 
+const char *hml__records_search_model(const hml__store *s, const char *search, long trial)
+{
+	hml__model_view m;
+
+	for (size_t k = 0; hml__records_model_at(&m, s, k); k++) {
+		const json_t *by = json_object_get(m.json, "search");
+		const char *id = str(by, "id");
+
+		if (by && strcmp(id ? id : "", search) == 0 &&
+		    json_integer_value(json_object_get(by, "trial")) == trial)
+			return m.id;
+	}
+	return NULL;
+}
+
 int hml__records_dataset(hml__dataset_view *out, const hml__store *s, const char *id)
 {
 	const json_t *rec = hml__store_find(s, "datasets", id);
@@ -305,6 +320,53 @@ static json_t *metrics_json(const hml__train_result *r)
 		"forward_max_diff", real_or_null(r->forward_max_diff));
 }
 
+/* rows and metrics of an imported model: measured on every collected row. */
+static int imported_json(json_t *rec, const hml__model_facts *f)
+{
+	const hml__train_result *r = f->result;
+	const hml__model_import *im = f->import;
+	json_t *metrics = json_pack("{s:o, s:o, s:o, s:o, s:s}",
+		"val_rmse", real_or_null(r->val_rmse), "test_rmse", real_or_null(r->test_rmse),
+		"test_mae", real_or_null(r->test_mae), "test_max_abs", real_or_null(r->test_max_abs),
+		"rows_measured", "all collected rows of the region");
+
+	if (metrics && r->params > 0)   /* known when hml could read the graph */
+		json_object_set_new(metrics, "params", json_integer((json_int_t)r->params));
+	return json_object_set_new(rec, "rows", json_pack("{s:I, s:I}", "evaluated",
+	                           (json_int_t)im->rows, "dropped_nonfinite",
+	                           (json_int_t)f->dropped_nonfinite)) < 0 ||
+	       json_object_set_new(rec, "metrics", metrics) < 0 ||
+	       json_object_set_new(rec, "import", json_pack("{s:o, s:s, s:b, s:o}", "origin",
+	                           hml__json_bytes(im->origin), "sha256", im->sha256,
+	                           "compilable", im->not_compilable == NULL, "not_compilable",
+	                           string_or_null(im->not_compilable))) < 0 ? -1 : 0;
+}
+
+/* rows, options, metrics and normalisation of a trained model. */
+static int trained_json(json_t *rec, const hml__model_facts *f)
+{
+	const hml__train_result *r = f->result;
+
+	if (json_object_set_new(rec, "rows", json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}",
+	                        "train", count_or_null(r->n_train), "validation",
+	                        count_or_null(r->n_val), "test", count_or_null(r->n_test),
+	                        "dropped_nonfinite", count_or_null(f->dropped_nonfinite),
+	                        "nonfinite_values", count_or_null(f->nonfinite_values),
+	                        "nonfinite_policy", string_or_null(f->nonfinite_policy))) < 0 ||
+	    json_object_set_new(rec, "options", options_json(f->options)) < 0 ||
+	    json_object_set_new(rec, "metrics", metrics_json(r)) < 0 ||
+	    json_object_set_new(rec, "normalisation", json_string(
+		"per feature (mlp) or channel (cnn; cnnvec inputs, its outputs per feature) "
+		"mean and std of the training split, "
+		"inside the model: buffers in_mean, in_std, out_mean, out_std")) < 0)
+		return -1;
+	if (f->search &&
+	    json_object_set_new(rec, "search", json_pack("{s:s, s:I, s:I}", "id", f->search,
+	                        "trial", (json_int_t)f->trial, "config", (json_int_t)f->config)) < 0)
+		return -1;
+	return 0;
+}
+
 json_t *hml__model_record_new(const hml__store *s, const hml__model_facts *f)
 {
 	const hml__train_result *r = f->result;
@@ -314,27 +376,13 @@ json_t *hml__model_record_new(const hml__store *s, const hml__model_facts *f)
 	for (size_t i = 0; ids && i < f->ndatasets; i++)
 		json_array_append_new(ids, json_string(f->datasets[i]));
 	snprintf(family, sizeof(family), "%.*s", (int)strcspn(r->arch, ":"), r->arch);
-	rec = json_pack(
-		"{s:s, s:s, s:s, s:s, s:o, s:o, s:o, s:o,"
-		" s:{s:o, s:o, s:o, s:o, s:o, s:o}, s:o, s:o, s:s}",
+	rec = json_pack("{s:s, s:s, s:s, s:s, s:o, s:o, s:o, s:o}",
 		"workflow", f->workflow ? f->workflow : "", "region", f->region,
-		"family", family, "arch", r->arch,
+		"family", f->import ? "imported" : family, "arch", r->arch,
 		"input_shape", f->input_shape ? json_deep_copy(f->input_shape) : json_null(),
 		"output_shape", f->output_shape ? json_deep_copy(f->output_shape) : json_null(),
-		"datasets", ids, "data_sha256", hml__records_data_sha256(s, f->datasets, f->ndatasets),
-		"rows", "train", count_or_null(r->n_train), "validation", count_or_null(r->n_val),
-		"test", count_or_null(r->n_test),
-		"dropped_nonfinite", count_or_null(f->dropped_nonfinite),
-		"nonfinite_values", count_or_null(f->nonfinite_values),
-		"nonfinite_policy", string_or_null(f->nonfinite_policy),
-		"options", options_json(f->options), "metrics", metrics_json(r),
-		"normalisation",
-		"per feature (mlp) or channel (cnn; cnnvec inputs, its outputs per feature) "
-		"mean and std of the training split, "
-		"inside the model: buffers in_mean, in_std, out_mean, out_std");
-	if (rec && f->search &&
-	    json_object_set_new(rec, "search", json_pack("{s:s, s:I, s:I}", "id", f->search,
-	                        "trial", (json_int_t)f->trial, "config", (json_int_t)f->config)) < 0) {
+		"datasets", ids, "data_sha256", hml__records_data_sha256(s, f->datasets, f->ndatasets));
+	if (rec && (f->import ? imported_json(rec, f) : trained_json(rec, f)) < 0) {
 		json_decref(rec);
 		rec = NULL;
 	}

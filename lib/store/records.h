@@ -93,12 +93,23 @@ typedef struct hml__search_view {
 struct hml__train_options;
 struct hml__train_result;
 
+/** What hml import learnt of a model it checked (hml__model_facts.import). */
+typedef struct hml__model_import {
+	const char *origin;          /**< the file imported (absolute when known) */
+	const char *sha256;          /**< of that file (hex) */
+	const char *not_compilable;  /**< why hml cannot compile it to C, or NULL: it can */
+	int64_t rows;                /**< the rows its errors were measured on (all collected) */
+} hml__model_import;
+
 /**
- * What hml train and hml search know of a model they trained: the facts
+ * What hml train, hml search and hml import know of a model: the facts
  * hml__model_record_new() writes. Pointers are borrowed. An unknown
  * number is NaN (doubles) or negative (counts, flags) and is written as
  * null; hml search, which keeps only a trial's summary (lib/search/history.h),
- * leaves rows, test_mae, best_epoch and the like unknown.
+ * leaves rows, test_mae, best_epoch and the like unknown. An imported
+ * model (import set) has no training: options and nonfinite_policy are
+ * not read, result gives its arch and its errors on every collected row
+ * (val_rmse, test_rmse, test_mae, test_max_abs; params when > 0).
  */
 typedef struct hml__model_facts {
 	const char *workflow;        /**< the data sets' workflow name */
@@ -113,16 +124,21 @@ typedef struct hml__model_facts {
 	int64_t dropped_nonfinite, nonfinite_values;
 	const char *search;          /**< the search that trained it, or NULL */
 	long trial, config;          /**< its trial and configuration there */
+	const hml__model_import *import;   /**< hml import's model, or NULL: a trained one */
 } hml__model_facts;
 
 /**
- * A new "models" record of a trained model in the layout of
- * hml-manifest(5) ("models (hml train)"): workflow, region, family (the
- * arch's prefix), arch, shapes, datasets with the SHA-256 each file had
- * at collection (from the store's records), rows, options (weight_decay
- * the effective one), metrics, normalisation, and "search" when one
- * trained it. The reader is hml__model_view_of(). NULL when out of
- * memory (HML_ENOMEM set).
+ * A new "models" record in the layout of hml-manifest(5): workflow,
+ * region, family, arch, shapes, datasets with the SHA-256 each file had at
+ * collection (from the store's records), then for a trained model
+ * ("models (hml train)") family the arch's prefix, rows, options
+ * (weight_decay the effective one), metrics, normalisation, and "search"
+ * when one trained it; for an imported one ("models (hml import)") family
+ * "imported", rows (evaluated, dropped_nonfinite), metrics measured on
+ * every row and "import" (origin, sha256, compilable, not_compilable).
+ * The one writer of model records (hml train, hml search, hml import);
+ * the reader is hml__model_view_of(). NULL when out of memory (HML_ENOMEM
+ * set).
  */
 json_t *hml__model_record_new(const hml__store *s, const hml__model_facts *f);
 
@@ -156,6 +172,10 @@ int hml__records_model(hml__model_view *out, const hml__store *s, const char *id
  *  HML_ENOTFOUND "no search 's9' in experiment 'DIR'". */
 int hml__records_search_at(hml__search_view *out, const hml__store *s, size_t i);
 int hml__records_search(hml__search_view *out, const hml__store *s, const char *id);
+
+/** The id of the model that trial `trial` of search `search` registered
+ *  (its "search" member names both), or NULL. */
+const char *hml__records_search_model(const hml__store *s, const char *search, long trial);
 
 /** The data set with `id`: 0, or HML_ENOTFOUND "no data set 'd9' in experiment 'DIR'". */
 int hml__records_dataset(hml__dataset_view *out, const hml__store *s, const char *id);

@@ -1,7 +1,9 @@
 /*
  * tests/unit/data_pick.c - the region and data sets hml train, search and
  * import learn from: the newest workflow wins, the region filter, named
- * data sets, and each refusal.
+ * data sets, and each refusal; and the newest data set of a region (of a
+ * workflow) that the default pick starts from and hml deploy and evaluate
+ * check a model's shapes against.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -113,6 +115,54 @@ TEST(pick)
 	hml__store_free(s);
 }
 
+/* The newest data set holding rows of `region` (of workflow `wf`, NULL:
+ * any) is `want` (NULL: none). */
+static void check_newest(const hml__store *s, const char *wf, const char *region,
+                         const char *want)
+{
+	hml__dataset_view d;
+	int found = hml__data_pick_newest(&d, s, wf, region);
+
+	CHECK_EQ_INT(found, want != NULL);
+	if (found && want)
+		CHECK_STR(d.id, want);
+}
+
+TEST(newest)
+{
+	hml__store *s = NULL;
+	hml__data_query q = { "r1", NULL, NULL, 0, "train on" };
+	hml__data_choice c;
+	char sub[600];
+
+	snprintf(sub, sizeof(sub), "%s/newest", dir);
+	CHECK_OK(hml__store_open(&s, sub, 1));
+	check_newest(s, NULL, "r1", NULL);
+	add_dataset(s, "a", 10, -1);   /* d1 */
+	add_dataset(s, "b", 5, -1);    /* d2 */
+	add_dataset(s, "a", 0, 3);     /* d3: r1 known, no rows */
+	/* Rows count, not a region merely named: d3 is not r1's newest. */
+	check_newest(s, NULL, "r1", "d2");
+	check_newest(s, "a", "r1", "d1");
+	check_newest(s, "a", "r2", "d3");
+	check_newest(s, "b", "r2", NULL);
+	check_newest(s, NULL, "r9", NULL);
+	check_newest(s, "zz", "r1", NULL);
+	/* The default pick is the newest's workflow, and its last data set the
+	 * newest of that workflow. */
+	CHECK_OK(hml__data_pick(&c, s, &q));
+	CHECK_STR(c.workflow, "b");
+	CHECK(c.n == 1 && strcmp(c.ids[c.n - 1], "d2") == 0);
+	hml__data_choice_release(&c);
+	add_dataset(s, "a", 4, -1);    /* d4 */
+	check_newest(s, NULL, "r1", "d4");
+	CHECK_OK(hml__data_pick(&c, s, &q));
+	CHECK_STR(c.workflow, "a");
+	CHECK(c.n == 2 && strcmp(c.ids[0], "d1") == 0 && strcmp(c.ids[1], "d4") == 0);
+	hml__data_choice_release(&c);
+	hml__store_free(s);
+}
+
 int main(void)
 {
 	const char *base = getenv("HML_TEST_TMP");
@@ -124,6 +174,7 @@ int main(void)
 	}
 	unsetenv("HML_LOCK_TIMEOUT");
 	RUN(pick);
+	RUN(newest);
 	{
 		char cmd[600];
 

@@ -134,8 +134,25 @@ static long long count(const json_t *obj, const char *key)
 	return (long long)json_integer_value(json_object_get(obj, key));
 }
 
+/* The keys of object `o` in order, joined with ' '. */
+static const char *keys(const json_t *o)
+{
+	static char buf[512];
+	const char *k;
+	json_t *v;
+	size_t n = 0;
+
+	buf[0] = '\0';
+	json_object_foreach((json_t *)o, k, v)
+		n += (size_t)snprintf(buf + n, n < sizeof(buf) ? sizeof(buf) - n : 0, "%s%s",
+		                      n ? " " : "", k);
+	return buf;
+}
+
 /* hml__model_record_new() written, registered, and read back through the
- * view: every field, then a search's trial with unknowns (null). */
+ * view: every field, then a search's trial with unknowns (null). The
+ * layout is the one hml train and hml search have always written (the
+ * keys in order: cards and --json print them so). */
 TEST(model_record_round_trip)
 {
 	hml__store *s = NULL;
@@ -160,7 +177,7 @@ TEST(model_record_round_trip)
 	o.test_fraction = 0.15, o.max_seconds = 60;
 	{
 		hml__model_facts f = { "binomial", "binomial", in, out, ids, 1, &o, &r, "error",
-		                       3, 4, NULL, 0, 0 };
+		                       3, 4, NULL, 0, 0, NULL };
 
 		CHECK((rec = hml__model_record_new(s, &f)) != NULL);
 	}
@@ -208,6 +225,10 @@ TEST(model_record_round_trip)
 	CHECK(m.search == NULL && json_object_get(m.json, "search") == NULL);
 	CHECK_EQ_INT(json_object_size(m.metrics), 16);
 	CHECK_EQ_INT(json_object_size(m.options), 13);
+	CHECK_STR(keys(m.json), "id workflow region family arch input_shape output_shape datasets "
+	          "data_sha256 rows options metrics normalisation files provenance");
+	CHECK_STR(keys(m.rows), "train validation test dropped_nonfinite nonfinite_values "
+	          "nonfinite_policy");
 
 	/* A search's trial: unknowns are null, the search is named. */
 	r.n_train = r.n_val = r.n_test = -1;
@@ -216,7 +237,7 @@ TEST(model_record_round_trip)
 	o.optimizer = "adam", o.weight_decay = -1, o.max_seconds = 0;
 	{
 		hml__model_facts f = { "binomial", "binomial", in, out, ids, 1, &o, &r, NULL,
-		                       -1, -1, "s1", 61, 44 };
+		                       -1, -1, "s1", 61, 44, NULL };
 
 		CHECK((rec = hml__model_record_new(s, &f)) != NULL);
 	}
@@ -232,6 +253,84 @@ TEST(model_record_round_trip)
 	CHECK(isnan(metric(&m, "test_mae")) && isnan(metric(&m, "final_lr")));
 	CHECK(json_is_null(json_object_get(m.options, "max_seconds")));
 	CHECK(json_real_value(json_object_get(m.options, "weight_decay")) == 0);
+	CHECK_STR(keys(m.json), "id workflow region family arch input_shape output_shape datasets "
+	          "data_sha256 rows options metrics normalisation search files provenance");
+	CHECK_STR(keys(json_object_get(m.json, "search")), "id trial config");
+	json_decref(in);
+	json_decref(out);
+	hml__store_free(s);
+}
+
+/* hml import's record through the same writer: family "imported", its
+ * errors on every row, the import's origin and whether it compiles; no
+ * training options or normalisation. */
+TEST(model_record_import)
+{
+	hml__store *s = NULL;
+	hml__model_view m;
+	hml__train_result r;
+	hml__model_import im = { "/tmp/m.pt", "ab12", NULL, 1000 };
+	json_t *in = json_pack("[i]", 5), *out = json_pack("[i]", 1), *rec;
+	const char *ids[] = { "d1" };
+	const json_t *imp;
+	char id[16];
+
+	CHECK_OK(hml__store_open(&s, dir, 0));
+	memset(&r, 0, sizeof(r));
+	snprintf(r.arch, sizeof(r.arch), "mlp:8:relu");
+	r.val_rmse = r.test_rmse = 0.5, r.test_mae = 0.25, r.test_max_abs = 2, r.params = 57;
+	{
+		hml__model_facts f = { "binomial", "binomial", in, out, ids, 1, NULL, &r, NULL,
+		                       2, -1, NULL, 0, 0, &im };
+
+		CHECK((rec = hml__model_record_new(s, &f)) != NULL);
+	}
+	CHECK_OK(hml__store_add(s, "models", rec, NULL, 0, 0, id, sizeof(id)));
+	CHECK_OK(hml__records_model(&m, s, id));
+	CHECK_STR(keys(m.json), "id workflow region family arch input_shape output_shape datasets "
+	          "data_sha256 rows metrics import files provenance");
+	CHECK_STR(m.family, "imported");
+	CHECK_STR(m.arch, "mlp:8:relu");
+	CHECK_STR(m.workflow, "binomial");
+	CHECK(json_equal((json_t *)m.input_shape, in) && json_equal((json_t *)m.output_shape, out));
+	CHECK_STR(json_string_value(json_array_get(m.datasets, 0)), "d1");
+	CHECK(json_is_string(json_object_get(m.data_sha256, "d1")));
+	CHECK_STR(keys(m.rows), "evaluated dropped_nonfinite");
+	CHECK_EQ_INT(count(m.rows, "evaluated"), 1000);
+	CHECK_EQ_INT(count(m.rows, "dropped_nonfinite"), 2);
+	CHECK_STR(keys(m.metrics), "val_rmse test_rmse test_mae test_max_abs rows_measured params");
+	CHECK(m.val_rmse == 0.5 && metric(&m, "test_rmse") == 0.5);
+	CHECK(metric(&m, "test_mae") == 0.25 && metric(&m, "test_max_abs") == 2);
+	CHECK(metric(&m, "params") == 57);
+	imp = json_object_get(m.json, "import");
+	CHECK_STR(keys(imp), "origin sha256 compilable not_compilable");
+	CHECK_STR(json_string_value(json_object_get(imp, "origin")), "/tmp/m.pt");
+	CHECK_STR(json_string_value(json_object_get(imp, "sha256")), "ab12");
+	CHECK(json_is_true(json_object_get(imp, "compilable")));
+	CHECK(json_is_null(json_object_get(imp, "not_compilable")));
+	CHECK(m.options == NULL && json_object_get(m.json, "normalisation") == NULL);
+	CHECK(m.search == NULL);
+
+	/* Not compilable, its graph unread: the reason, and no params. */
+	im.not_compilable = "not an nn.Sequential";
+	snprintf(r.arch, sizeof(r.arch), "torchscript");
+	r.params = 0;
+	r.test_mae = NAN;
+	{
+		hml__model_facts f = { "binomial", "binomial", in, out, ids, 1, NULL, &r, NULL,
+		                       0, -1, NULL, 0, 0, &im };
+
+		CHECK((rec = hml__model_record_new(s, &f)) != NULL);
+	}
+	CHECK_OK(hml__store_add(s, "models", rec, NULL, 0, 0, id, sizeof(id)));
+	CHECK_OK(hml__records_model(&m, s, id));
+	CHECK_STR(m.family, "imported");
+	CHECK_STR(m.arch, "torchscript");
+	CHECK_STR(keys(m.metrics), "val_rmse test_rmse test_mae test_max_abs rows_measured");
+	CHECK(json_is_null(json_object_get(m.metrics, "test_mae")));
+	imp = json_object_get(m.json, "import");
+	CHECK(json_is_false(json_object_get(imp, "compilable")));
+	CHECK_STR(json_string_value(json_object_get(imp, "not_compilable")), "not an nn.Sequential");
 	json_decref(in);
 	json_decref(out);
 	hml__store_free(s);
@@ -249,6 +348,7 @@ int main(void)
 	unsetenv("HML_LOCK_TIMEOUT");
 	RUN(views);
 	RUN(model_record_round_trip);
+	RUN(model_record_import);
 	{
 		char cmd[600];
 

@@ -1,0 +1,518 @@
+/*
+ * lib/search/plan.c - what an hml search searches: a new search planned
+ * and registered, a recorded one checked for --resume (see plan.h).
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/error.h"
+#include "deploy/latency.h"
+#include "search/history.h"
+#include "search/plan.h"
+#include "search/trialmap.h"
+#include "store/checked.h"
+#include "store/data_pick.h"
+#include "store/records.h"
+#include "sys/fsutil.h"
+#include "train/arch.h"
+
+static void say(void (*fn)(void *, const char *), void *payload, const char *fmt, ...)
+	HML__PRINTF(3, 4);
+
+static void say(void (*fn)(void *, const char *), void *payload, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	if (!fn)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	fn(payload, msg);
+}
+
+static double num(const json_t *obj, const char *key)
+{
+	const json_t *v = obj ? json_object_get(obj, key) : NULL;
+
+	return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+static const char *str(const json_t *obj, const char *key)
+{
+	const json_t *v = obj ? json_object_get(obj, key) : NULL;
+
+	return json_is_string(v) ? json_string_value(v) : NULL;
+}
+
+static json_t *real_or_null(double v)
+{
+	return isfinite(v) ? json_real(v) : json_null();
+}
+
+/* ---- data and workflow -------------------------------------------------- */
+
+/* The region (given, else the only one with rows) and its data sets, as
+ * hml train chooses them (lib/store/data_pick.h); their files, checked. */
+static int pick_data(hml__search_plan *p, const hml__store *s)
+{
+	hml__data_query q = { p->region, NULL, NULL, 0, "search on" };
+	hml__data_choice c;
+	int rc;
+
+	if ((rc = hml__data_pick(&c, s, &q)) < 0)
+		return rc;
+	p->region = c.region;
+	p->workflow_name = c.workflow;
+	p->ds_ids = c.ids;   /* now p's */
+	p->nds = c.n;
+	return hml__checked_dataset_files(s, p->ds_ids, p->nds, &p->ds_paths);
+}
+
+/* The workflow of the data (for the region's family, arch, training
+ * defaults and batch); without it, hml's defaults. */
+static void load_workflow(hml__search_plan *p, const hml__store *s,
+                          const hml__search_request *rq)
+{
+	const hml__workflow_region *wr;
+	hml__dataset_view d;
+
+	hml__dataset_view_of(&d, hml__store_find(s, "datasets", p->ds_ids[0]));
+	if (d.workflow_path && hml__workflow_load(&p->w, d.workflow_path) < 0 &&
+	    hml__workflow_load(&p->w, p->workflow_name) < 0) {
+		say(rq->warn, rq->payload, "the workflow of data set '%s' cannot be loaded (%s); "
+		    "searching with hml's defaults", p->ds_ids[0], hml_error_last()->message);
+		p->w = NULL;
+	}
+	wr = p->w ? hml__workflow_region_find(p->w, p->region) : NULL;
+	p->family = wr && wr->family ? wr->family : "mlp";
+	p->base_arch = wr ? wr->arch : NULL;
+}
+
+static const hml__workflow_region *region_of(const hml__search_plan *p)
+{
+	return p->w ? hml__workflow_region_find(p->w, p->region) : NULL;
+}
+
+/* Training options every trial starts from: the region's model.train
+ * (lib/run/workflow.h, as hml train's defaults), the search's epochs. */
+static void setup_base(hml__search_plan *p)
+{
+	const hml__workflow_region *wr = region_of(p);
+
+	p->base = (hml__train_options)HML__TRAIN_OPTIONS_INIT;
+	hml__workflow_train_options(wr, &p->base, NULL);
+	p->base.epochs = p->max_epochs;
+	p->base.infer_batch = wr && wr->batch > 0 ? wr->batch : 0;
+}
+
+/* ---- the search space --------------------------------------------------- */
+
+/* The space object of a JSON document: its "search_space" member when it
+ * has one (a model family's description), else the document. New ref. */
+static json_t *space_of(json_t *doc)
+{
+	json_t *inner = json_object_get(doc, "search_space");
+	json_t *sp = json_is_object(inner) ? json_incref(inner) : json_incref(doc);
+
+	json_decref(doc);
+	return sp;
+}
+
+/* From `path` (--space, or recorded), else the region's, else the family's. */
+static int load_space(hml__search_plan *p, const char *path, const char *kind)
+{
+	const hml__workflow_region *wr = region_of(p);
+	json_error_t je;
+	char origin[600];
+	int rc;
+
+	if (path) {
+		char *abs = hml__path_abs(path);
+
+		if ((rc = hml__space_read(&p->space_json, path)) < 0) {   /* read once, bounded */
+			free(abs);
+			return rc;
+		}
+		p->space_source = json_pack("{s:s, s:s}", "kind", "file", "path", abs ? abs : path);
+		free(abs);
+		snprintf(origin, sizeof(origin), "%s", path);
+	} else if (wr && wr->search_space && (!kind || strcmp(kind, "workflow") == 0)) {
+		p->space_json = json_incref(wr->search_space);
+		p->space_source = json_pack("{s:s, s:s}", "kind", "workflow", "path", p->w->path);
+		snprintf(origin, sizeof(origin), "workflow '%s' region '%s' model.search_space",
+		         p->w->path, p->region);
+	} else {
+		const char *text = hml__arch_family_json(p->family);
+
+		p->space_json = text ? space_of(json_loads(text, 0, &je)) : NULL;
+		p->space_source = json_pack("{s:s, s:s}", "kind", "family", "family", p->family);
+		snprintf(origin, sizeof(origin), "models/%s.json", p->family);
+	}
+	if (!p->space_json || !p->space_source)
+		return hml__error_set(HML_EINVALID, "search space '%s' cannot be read", origin);
+	if (!p->space && (rc = hml__space_parse(&p->space, p->space_json, origin)) < 0)
+		return rc;
+	if ((rc = hml__trialmap_check(p->space, p->family, origin)) < 0)
+		return rc;
+	return hml__json_sha256(p->space_json, p->space_sha);
+}
+
+/* The number of rungs for full trials of max_epochs, eta 3: as many as
+ * keep the lowest rung at one epoch or more, at most 3; and a fourth when
+ * even that one gets 3 epochs or more (max_epochs >= 81), as Hyperband's
+ * widest bracket does, so that a long training's configurations are first
+ * judged at 1/27 of it and a configuration costs about 4/27 of a full
+ * training instead of 1/3 (hml-search(1)). */
+static unsigned rungs_for(int epochs)
+{
+	unsigned r = 1;
+
+	for (int e = epochs; e >= 3 && r < 3; e /= 3)
+		r++;
+	if (r == 3 && epochs >= 81)
+		r = 4;
+	return r;
+}
+
+/* What a new search searches: region, data, workflow, epochs. */
+static int plan_search(hml__search_plan *p, const hml__store *s, const hml__search_request *rq)
+{
+	int rc;
+
+	p->region = rq->region;
+	if ((rc = pick_data(p, s)) < 0)
+		return rc;
+	load_workflow(p, s, rq);
+	if (rq->max_epochs != HML__SEARCH_UNSET) {
+		p->max_epochs = (int)rq->max_epochs;
+	} else {
+		hml__train_options t = HML__TRAIN_OPTIONS_INIT;   /* epochs 100 */
+
+		hml__workflow_train_options(region_of(p), &t, NULL);
+		p->max_epochs = t.epochs;
+	}
+	return 0;
+}
+
+/* ---- starting and resuming ---------------------------------------------- */
+
+/* The settings of the command line, before a record may replace them. */
+static void from_request(hml__search_plan *p, const hml__search_request *rq)
+{
+	memset(p, 0, sizeof(*p));
+	p->budget = rq->budget != HML__SEARCH_UNSET ? rq->budget : 50;
+	p->seed = rq->seed != HML__SEARCH_UNSET ? rq->seed : 1;
+	p->nworkers = rq->ranks > 0 ? rq->ranks
+	            : rq->workers != HML__SEARCH_UNSET ? (int)rq->workers : 1;
+	p->mpi = rq->ranks > 0;
+	p->max_latency = isnan(rq->max_latency) ? 0 : rq->max_latency;
+	p->max_params = isnan(rq->max_params) ? 0 : rq->max_params;
+	p->max_error = isnan(rq->max_error) ? 0 : rq->max_error;
+	p->trial_timeout = rq->trial_timeout;
+	p->keep_all = rq->keep_models && strcmp(rq->keep_models, "all") == 0;
+	p->deterministic = rq->deterministic;
+	p->target = -1;
+}
+
+/* libtorch threads per worker: --threads, else the cores shared out. */
+static void set_threads(hml__search_plan *p, const hml__search_request *rq)
+{
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+
+	p->threads = rq->threads != HML__SEARCH_UNSET ? (int)rq->threads
+	           : (int)(cores > p->nworkers ? cores / p->nworkers : 1);
+}
+
+/* search/<id>, absolute. */
+static int set_dir(hml__search_plan *p, const hml__store *s)
+{
+	char rel[64];
+
+	snprintf(rel, sizeof(rel), "search/%s", p->id);
+	return (p->dir = hml__store_path(s, rel)) ? 0 : hml__error_oom();
+}
+
+static json_t *constraints_json(const hml__search_plan *p)
+{
+	return json_pack("{s:o, s:o, s:o}", "max_latency", real_or_null(p->max_latency > 0 ?
+	                 p->max_latency : NAN), "max_params", real_or_null(p->max_params > 0 ?
+	                 p->max_params : NAN), "max_error", real_or_null(p->max_error > 0 ?
+	                 p->max_error : NAN));
+}
+
+/* The latency objective's target: --target, else the one recorded (on
+ * resume: a different one is refused), else auto's choice. */
+static int choose_target(hml__search_plan *p, const hml__search_request *rq,
+                         const char *recorded)
+{
+	char why[300];
+	const char *target = rq->target;
+	int given = target && strcmp(target, "auto") ? hml__target_parse(target) : -1;
+	int t = given >= 0 ? given : recorded ? hml__target_parse(recorded)
+	      : hml__target_auto(p->family, why, sizeof(why));
+
+	if (recorded && given >= 0 && hml__target_parse(recorded) != given)
+		return hml__error_set(HML_EINVALID, "cannot resume search '%s' with --target %s: it "
+		                      "was started with %s", p->id, target, recorded);
+	if (recorded && t < 0)
+		return hml__error_set(HML_EINVALID, "search '%s' records an unknown latency target "
+		                      "'%s'", p->id, recorded);
+	if (t == HML__TARGET_C && (given >= 0 || recorded) &&
+	    hml__target_auto(p->family, why, sizeof(why)) != HML__TARGET_C)
+		return hml__error_set(HML_EINVALID, "%s: the latency target is c, but %s",
+		                      recorded ? "cannot resume the search" : "--target c", why);
+	if (given < 0 && !recorded && t != HML__TARGET_C)
+		say(rq->info, rq->payload, "latency objective: torchscript (%s)", why);
+	p->target = t;
+	return 0;
+}
+
+int hml__search_plan_new(hml__search_plan *p, hml__store *s, const hml__search_request *rq)
+{
+	json_t *ids, *rec;
+	int rc;
+
+	from_request(p, rq);
+	set_threads(p, rq);
+	if ((rc = plan_search(p, s, rq)) < 0)
+		return rc;
+	p->rungs = rungs_for(p->max_epochs);
+	if ((rc = load_space(p, rq->space_path, NULL)) < 0 ||
+	    (rc = choose_target(p, rq, NULL)) < 0)
+		return rc;
+	if (!(ids = json_array()))
+		return hml__error_oom();
+	for (size_t i = 0; i < p->nds; i++)
+		json_array_append_new(ids, json_string(p->ds_ids[i]));
+	rec = json_pack("{s:s, s:s, s:s, s:s, s:O, s:s, s:O, s:o, s:o, s:I, s:I, s:i, s:i, s:i,"
+	                " s:i, s:i, s:o, s:s, s:o, s:{s:i, s:i, s:i, s:i, s:i}, s:f, s:s, s:s,"
+	                " s:b}",
+	                "region", p->region, "workflow", p->workflow_name, "family", p->family,
+	                "status", "running", "space", p->space_json, "space_sha256", p->space_sha,
+	                "space_source", p->space_source, "datasets", ids,
+	                "data_sha256", hml__records_data_sha256(s, p->ds_ids, p->nds),
+	                "seed", (json_int_t)p->seed, "budget", (json_int_t)p->budget,
+	                "workers", p->nworkers, "threads", p->threads, "eta", 3,
+	                "rungs", (int)p->rungs, "max_epochs", p->max_epochs,
+	                "constraints", constraints_json(p),
+	                "keep_models", p->keep_all ? "all" : "front",
+	                "trial_timeout", real_or_null(p->trial_timeout),
+	                "counts", "configs", 0, "trials", 0, "ok", 0, "failed", 0, "reruns", 0,
+	                "seconds", 0.0, "transport", p->mpi ? "mpi" : "processes",
+	                "latency_target", hml__target_name(p->target),
+	                "deterministic", p->deterministic);
+	if (!rec)
+		return hml__error_oom();
+	if ((rc = hml__search_register(s, rec, p->id, sizeof(p->id))) < 0)
+		return rc;
+	setup_base(p);
+	return set_dir(p, s);
+}
+
+/* An option given again on --resume must agree with the search's record. */
+static int same(const hml__search_plan *p, const char *opt, double given, double recorded)
+{
+	if (isnan(given) || given == recorded || (isnan(recorded) && given <= 0))
+		return 0;
+	if (isnan(recorded))
+		return hml__error_set(HML_EINVALID, "cannot resume search '%s' with %s %g: it was "
+		                      "started without it", p->id, opt, given);
+	return hml__error_set(HML_EINVALID, "cannot resume search '%s' with %s %g: it was started "
+	                      "with %g", p->id, opt, given, recorded);
+}
+
+static double bound_of(const hml__search_view *v, const char *key)
+{
+	const json_t *b = json_object_get(v->constraints, key);
+
+	return json_is_number(b) ? json_number_value(b) : NAN;
+}
+
+static double given_int(int64_t v)
+{
+	return v != HML__SEARCH_UNSET ? (double)v : NAN;
+}
+
+/* Compare the search's recorded data sets and space with today's. */
+static int resume_check(hml__search_plan *p, const hml__store *s, const hml__search_request *rq,
+                        const hml__search_view *v)
+{
+	json_t *now = hml__records_data_sha256(s, p->ds_ids, p->nds);
+	const json_t *src = json_object_get(v->json, "space_source");
+	const char *kind = str(src, "kind");
+	const char *path = rq->space_path ? rq->space_path : kind && strcmp(kind, "file") == 0
+		? str(src, "path") : NULL;
+	int same_data = now && v->data_sha256 && json_equal(now, (json_t *)v->data_sha256), rc;
+
+	json_decref(now);
+	if (!same_data)
+		return hml__error_set(HML_EINVALID, "cannot resume search '%s': its data changed since "
+		                      "it started (data sets or their SHA-256 differ); start a new "
+		                      "search", p->id);
+	if ((rc = load_space(p, path, kind)) < 0)
+		return rc;
+	if (!v->space_sha256 || strcmp(v->space_sha256, p->space_sha) != 0)
+		return hml__error_set(HML_EINVALID, "cannot resume search '%s': its search space "
+		                      "changed since it started (SHA-256 differs); start a new search",
+		                      p->id);
+	return 0;
+}
+
+/* The coordinator's time in the earlier sessions, as recorded. */
+static void prev_times(hml__search_times *t, const json_t *rec)
+{
+	const char *keys[] = { "seconds", "coordinator_cpu_seconds", "coordinator_busy_seconds",
+	                       "coordinator_suggest_seconds", "coordinator_busy_cpu_seconds",
+	                       "coordinator_suggest_cpu_seconds" };
+	double *to[] = { &t->seconds, &t->cpu, &t->busy, &t->suggest, &t->busy_cpu,
+	                 &t->suggest_cpu };
+
+	for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
+		*to[k] = isnan(num(rec, keys[k])) ? 0 : num(rec, keys[k]);
+}
+
+/* The recorded settings; options given again checked against them. */
+static int from_record(hml__search_plan *p, const hml__search_request *rq,
+                       const hml__search_view *v)
+{
+	int rc;
+
+	snprintf(p->id, sizeof(p->id), "%s", v->id);
+	if (!v->region || isnan(v->seed) || isnan(v->budget) || isnan(v->max_epochs))
+		return hml__error_set(HML_EINVALID, "search '%s' has an incomplete record", p->id);
+	if ((rc = same(p, "--seed", given_int(rq->seed), v->seed)) < 0 ||
+	    (rc = same(p, "--max-epochs", given_int(rq->max_epochs), v->max_epochs)) < 0 ||
+	    (rc = same(p, "--max-latency", rq->max_latency, bound_of(v, "max_latency"))) < 0 ||
+	    (rc = same(p, "--max-params", rq->max_params, bound_of(v, "max_params"))) < 0 ||
+	    (rc = same(p, "--max-error", rq->max_error, bound_of(v, "max_error"))) < 0)
+		return rc;
+	if (rq->region && strcmp(rq->region, v->region) != 0)
+		return hml__error_set(HML_EINVALID, "cannot resume search '%s' on region '%s': it "
+		                      "searches region '%s'", p->id, rq->region, v->region);
+	p->deterministic = v->deterministic;
+	if (rq->deterministic && !p->deterministic)
+		return hml__error_set(HML_EINVALID, "cannot resume search '%s' with --deterministic: "
+		                      "it was started without it", p->id);
+	p->region = v->region;
+	prev_times(&p->prev, v->json);
+	p->seed = (long long)v->seed;
+	p->max_epochs = (int)v->max_epochs;
+	/* the recorded rungs: the rule of rungs_for() may differ between versions */
+	p->rungs = rungs_for(p->max_epochs);
+	if (!isnan(v->rungs)) {
+		if (v->rungs < 1 || v->rungs > 8 || v->rungs != floor(v->rungs))
+			return hml__error_set(HML_EINVALID, "search '%s' records %g rungs (1 to 8 "
+			                      "expected)", p->id, v->rungs);
+		p->rungs = (unsigned)v->rungs;
+	}
+	p->budget = rq->budget != HML__SEARCH_UNSET ? rq->budget : (long long)v->budget;
+	p->max_latency = bound_of(v, "max_latency");
+	p->max_params = bound_of(v, "max_params");
+	p->max_error = bound_of(v, "max_error");
+	if (!rq->keep_models)
+		p->keep_all = str(v->json, "keep_models") &&
+		              strcmp(str(v->json, "keep_models"), "all") == 0;
+	if (isnan(rq->trial_timeout))
+		p->trial_timeout = num(v->json, "trial_timeout");
+	if (rq->workers == HML__SEARCH_UNSET && rq->ranks <= 0 && !isnan(v->workers))
+		p->nworkers = (int)v->workers;
+	return 0;
+}
+
+int hml__search_plan_resume(hml__search_plan *p, hml__store *s, const hml__search_request *rq,
+                            const char *id)
+{
+	hml__search_view v;
+	size_t n = hml__records_count(s, "searches");
+	int rc;
+
+	from_request(p, rq);
+	if (id)
+		rc = hml__records_search(&v, s, id);
+	else if (!n)
+		rc = hml__error_set(HML_ENOTFOUND, "no search to resume in experiment '%s'",
+		                    hml__store_dir(s));
+	else
+		rc = hml__records_search_at(&v, s, n - 1) ? 0 : HML_ENOTFOUND;
+	if (rc < 0 || (rc = from_record(p, rq, &v)) < 0 || (rc = pick_data(p, s)) < 0)
+		return rc;
+	load_workflow(p, s, rq);
+	if ((rc = choose_target(p, rq, v.latency_target ? v.latency_target : "torchscript")) < 0 ||
+	    (rc = resume_check(p, s, rq, &v)) < 0)
+		return rc;
+	set_threads(p, rq);
+	setup_base(p);
+	return set_dir(p, s);
+}
+
+/* ---- --train-args ------------------------------------------------------- */
+
+/* Every parameter of the point must be one the space searches. */
+static int check_point(const hml__search_plan *p, const json_t *point)
+{
+	const char *key;
+	const json_t *v;
+
+	json_object_foreach((json_t *)point, key, v) {
+		size_t i, n = hml__space_count(p->space);
+
+		for (i = 0; i < n && strcmp(hml__space_name(p->space, i), key) != 0; i++)
+			;
+		if (i == n)
+			return hml__error_set(HML_EINVALID, "--train-args: parameter '%s' is not in the "
+			                      "search space of region '%s'", key, p->region);
+	}
+	return 0;
+}
+
+int hml__search_plan_train_args(json_t **argv, hml__store *s, const hml__search_request *rq,
+                                const json_t *point)
+{
+	hml__search_plan p;
+	hml__train_options o;
+	char arch[256];
+	int rc;
+
+	*argv = NULL;
+	from_request(&p, rq);
+	if ((rc = plan_search(&p, s, rq)) < 0 || (rc = load_space(&p, rq->space_path, NULL)) < 0 ||
+	    (rc = check_point(&p, point)) < 0)
+		goto done;
+	setup_base(&p);
+	o = p.base;
+	if ((rc = hml__trialmap_apply(&o, arch, sizeof(arch), p.family, p.base_arch, point)) < 0)
+		goto done;
+	if (!(*argv = hml__trialmap_train_argv(&o, p.region)))
+		rc = HML_ENOMEM;
+done:
+	hml__search_plan_release(&p);
+	return rc;
+}
+
+void hml__search_plan_release(hml__search_plan *p)
+{
+	if (!p)
+		return;
+	for (size_t i = 0; p->ds_paths && i < p->nds; i++)
+		free(p->ds_paths[i]);
+	free(p->ds_paths);
+	free(p->ds_ids);
+	free(p->dir);
+	json_decref(p->space_json);
+	json_decref(p->space_source);
+	hml__space_free(p->space);
+	hml__workflow_free(p->w);
+	p->ds_paths = NULL;
+	p->ds_ids = NULL;
+	p->nds = 0;
+	p->dir = NULL;
+	p->space_json = p->space_source = NULL;
+	p->space = NULL;
+	p->w = NULL;
+}
