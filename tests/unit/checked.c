@@ -9,22 +9,11 @@
 #include <sys/stat.h>
 
 #include "check.h"
+#include "fixtures.h"
 #include "store/checked.h"
 #include "store/store.h"
 #include "sys/fsutil.h"
 
-static char dir[512];
-
-static void write_text(const char *path, const char *text, mode_t mode)
-{
-	FILE *f = fopen(path, "w");
-
-	if (f) {
-		fputs(text, f);
-		fclose(f);
-	}
-	chmod(path, mode);
-}
 
 /* A produced artefact under a temporary name of the store. */
 static char *produce(hml__store *s, const char *subdir, const char *ext, const char *text)
@@ -32,7 +21,7 @@ static char *produce(hml__store *s, const char *subdir, const char *ext, const c
 	char *p = hml__store_tmp_path(s, subdir, ext);
 
 	if (p)
-		write_text(p, text, 0644);
+		write_text_mode(p, text, 0644);
 	return p;
 }
 
@@ -42,12 +31,12 @@ static char *write_workflow(void)
 	static char path[600];
 	char app[600], wdir[560];
 
-	snprintf(wdir, sizeof(wdir), "%s/wf", dir);
+	snprintf(wdir, sizeof(wdir), "%s/wf", tmpdir);
 	CHECK_OK(hml__mkdir_p(wdir));
 	snprintf(app, sizeof(app), "%s/app", wdir);
-	write_text(app, "#!/bin/sh\nexit 0\n", 0755);
+	write_text_mode(app, "#!/bin/sh\nexit 0\n", 0755);
 	snprintf(path, sizeof(path), "%s/workflow.json", wdir);
-	write_text(path, "{\"schema_version\": 1, \"name\": \"wf\", \"program\": \"app\", "
+	write_text_mode(path, "{\"schema_version\": 1, \"name\": \"wf\", \"program\": \"app\", "
 	           "\"collect\": {\"args\": []}, \"evaluate\": {\"args\": []}, "
 	           "\"regions\": [{\"label\": \"r1\", \"model\": {\"family\": \"mlp\"}}], "
 	           "\"qoi\": {\"dataset\": \"price\", \"metric\": \"rmse\"}}\n", 0644);
@@ -72,7 +61,7 @@ TEST(files)
 	char id[16], id2[16], *path = NULL, **paths = NULL, *full;
 	const char *ids[2];
 
-	CHECK_OK(hml__store_open(&s, dir, 1));
+	CHECK_OK(hml__store_open(&s, tmpdir, 1));
 	add_dataset(s, write_workflow(), 5, id);
 	add_dataset(s, write_workflow(), 5, id2);
 	ids[0] = id, ids[1] = id2;
@@ -85,7 +74,7 @@ TEST(files)
 	free(paths);
 	/* Changed since collected: refused, named. */
 	full = hml__store_path(s, "data/d2.h5");
-	write_text(full, "other rows", 0644);
+	write_text_mode(full, "other rows", 0644);
 	CHECK_FAILS(hml__checked_dataset_files(s, ids, 2, &paths), HML_EINVALID,
 	            "data/d2.h5' changed since it was collected (SHA-256 differs)");
 	CHECK(paths && paths[0] && !paths[1]);   /* reached entries stay yours */
@@ -129,7 +118,7 @@ TEST(models)
 	hml__workflow *w = NULL;
 	char id[16], *path = NULL;
 
-	CHECK_OK(hml__store_open(&s, dir, 0));
+	CHECK_OK(hml__store_open(&s, tmpdir, 0));
 	CHECK_FAILS(hml__checked_model(s, "m9", &m, &path), HML_ENOTFOUND,
 	            "no model 'm9' in experiment");
 	add_model(s, "r1", "wf", 5, id);   /* m1: fits */
@@ -163,22 +152,11 @@ TEST(models)
 
 int main(void)
 {
-	const char *base = getenv("HML_TEST_TMP");
-
-	snprintf(dir, sizeof(dir), "%s/checked-XXXXXX", base && *base ? base : "/tmp");
-	if (!mkdtemp(dir)) {
-		perror("mkdtemp");
+	if (tmp_dir_make("checked") < 0)
 		return 1;
-	}
 	unsetenv("HML_LOCK_TIMEOUT");
 	RUN(files);
 	RUN(models);
-	{
-		char cmd[600];
-
-		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-		if (system(cmd) != 0)
-			fprintf(stderr, "could not remove %s\n", dir);
-	}
+	tmp_dir_remove();
 	return check_report();
 }

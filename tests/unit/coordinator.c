@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 
 #include "check.h"
+#include "fixtures.h"
 #include "deploy/latency.h"
 #include "search/coordinator.h"
 #include "search/opt/trialsched.h"
@@ -33,7 +34,6 @@
 #define MAXQ 512
 #define MAXT 256
 
-static char tmp[512];
 
 /* ---- the fake pool ------------------------------------------------------ */
 
@@ -267,7 +267,7 @@ static void plan_init(hml__search_plan *p, const char *name, int workers, long l
 	json_error_t je;
 
 	memset(p, 0, sizeof(*p));
-	snprintf(dir, sizeof(dir), "%s/%s", tmp, name);
+	snprintf(dir, sizeof(dir), "%s/%s", tmpdir, name);
 	mkdir(dir, 0755);
 	snprintf(p->id, sizeof(p->id), "s1");
 	p->dir = strdup(dir);
@@ -692,25 +692,14 @@ TEST(deterministic_lockstep)
 
 int main(void)
 {
-	const char *base = getenv("HML_TEST_TMP");
-
-	snprintf(tmp, sizeof(tmp), "%s/coordinator-XXXXXX", base && *base ? base : "/tmp");
-	if (!mkdtemp(tmp)) {
-		perror("mkdtemp");
+	if (tmp_dir_make("coordinator") < 0)
 		return 1;
-	}
 	RUN(promotion_order);
 	RUN(failed_and_timed_out);
 	RUN(constant_liar);
 	RUN(resume_replay);
 	RUN(budget_never_exceeded);
 	RUN(deterministic_lockstep);
-	{
-		char cmd[600];
-
-		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
-		if (system(cmd) != 0)
-			fprintf(stderr, "could not remove %s\n", tmp);
-	}
+	tmp_dir_remove();
 	return check_report();
 }

@@ -10,10 +10,10 @@
 #include <string.h>
 
 #include "check.h"
+#include "fixtures.h"
 #include "store/data_pick.h"
 #include "store/store.h"
 
-static char dir[512];
 
 /* A data set of workflow `wf` with rows of r1 and r2 (-1: no such region). */
 static void add_dataset(hml__store *s, const char *wf, int r1, int r2)
@@ -63,7 +63,7 @@ TEST(pick)
 	hml__data_query q = { NULL, NULL, NULL, 0, "search on" };
 	const char *named[2];
 
-	CHECK_OK(hml__store_open(&s, dir, 1));
+	CHECK_OK(hml__store_open(&s, tmpdir, 1));
 	check_fails(s, &q, HML_EINVALID, "has no collected rows to search on (run 'hml collect')");
 
 	add_dataset(s, "a", 10, -1);   /* d1 */
@@ -135,7 +135,7 @@ TEST(newest)
 	hml__data_choice c;
 	char sub[600];
 
-	snprintf(sub, sizeof(sub), "%s/newest", dir);
+	snprintf(sub, sizeof(sub), "%s/newest", tmpdir);
 	CHECK_OK(hml__store_open(&s, sub, 1));
 	check_newest(s, NULL, "r1", NULL);
 	add_dataset(s, "a", 10, -1);   /* d1 */
@@ -165,22 +165,11 @@ TEST(newest)
 
 int main(void)
 {
-	const char *base = getenv("HML_TEST_TMP");
-
-	snprintf(dir, sizeof(dir), "%s/datapick-XXXXXX", base && *base ? base : "/tmp");
-	if (!mkdtemp(dir)) {
-		perror("mkdtemp");
+	if (tmp_dir_make("data_pick") < 0)
 		return 1;
-	}
 	unsetenv("HML_LOCK_TIMEOUT");
 	RUN(pick);
 	RUN(newest);
-	{
-		char cmd[600];
-
-		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-		if (system(cmd) != 0)
-			fprintf(stderr, "could not remove %s\n", dir);
-	}
+	tmp_dir_remove();
 	return check_report();
 }

@@ -169,6 +169,17 @@ static inline void write_text(const char *path, const char *text)
 	}
 }
 
+/* write_text(), then the file's mode set to `mode`; the test ends if
+ * either fails. */
+static inline void write_text_mode(const char *path, const char *text, mode_t mode)
+{
+	write_text(path, text);
+	if (chmod(path, mode) != 0) {
+		perror(path);
+		exit(1);
+	}
+}
+
 /* Entries of `dir` whose name starts with ".tmp-" (atomic writes' leftovers). */
 static inline int count_tmp(const char *dir)
 {

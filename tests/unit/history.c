@@ -13,12 +13,12 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "fixtures.h"
 #include "deploy/latency.h"
 #include "search/history.h"
 #include "store/records.h"
 #include "store/store.h"
 
-static char dir[512];
 
 typedef struct collected {
 	hml__hist_event ev[16];
@@ -59,7 +59,7 @@ static void collected_release(collected *c)
 
 static void path_of(char *buf, size_t size, const char *name)
 {
-	snprintf(buf, size, "%s/%s", dir, name);
+	snprintf(buf, size, "%s/%s", tmpdir, name);
 }
 
 TEST(round_trip)
@@ -261,16 +261,6 @@ TEST(torn_line)
 	CHECK_EQ_INT(c.n, 0);
 }
 
-static void write_text(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-
-	if (f) {
-		fputs(text, f);
-		fclose(f);
-	}
-}
-
 TEST(bad_lines)
 {
 	collected c;
@@ -320,7 +310,7 @@ TEST(search_record)
 	CHECK_STR(hex, hex2);   /* key order does not matter */
 	CHECK_EQ_INT(strlen(hex), 64);
 
-	CHECK_OK(hml__store_open(&s, dir, 1));
+	CHECK_OK(hml__store_open(&s, tmpdir, 1));
 	CHECK_FAILS(hml__records_search(&v, s, "s1"), HML_ENOTFOUND, "no search 's1'");
 	rec = json_pack("{s:s, s:s, s:s, s:s, s:O, s:s, s:[s], s:{s:s}, s:i, s:i, s:i, s:i, s:i,"
 	                " s:i, s:{s:n, s:i, s:n}}",
@@ -331,7 +321,7 @@ TEST(search_record)
 	                "constraints", "max_latency", "max_params", 1000, "max_error");
 	CHECK_OK(hml__search_register(s, rec, id, sizeof(id)));
 	CHECK_STR(id, "s1");
-	snprintf(sub, sizeof(sub), "%s/search/s1", dir);
+	snprintf(sub, sizeof(sub), "%s/search/s1", tmpdir);
 	CHECK(access(sub, F_OK) == 0);
 	CHECK_OK(hml__records_search(&v, s, "s1"));
 	CHECK_STR(v.region, "binomial");
@@ -406,25 +396,14 @@ TEST(search_record)
 
 int main(void)
 {
-	const char *base = getenv("HML_TEST_TMP");
-
-	snprintf(dir, sizeof(dir), "%s/history-XXXXXX", base && *base ? base : "/tmp");
-	if (!mkdtemp(dir)) {
-		perror("mkdtemp");
+	if (tmp_dir_make("history") < 0)
 		return 1;
-	}
 	unsetenv("HML_LOCK_TIMEOUT");
 	RUN(round_trip);
 	RUN(background_sync);
 	RUN(torn_line);
 	RUN(bad_lines);
 	RUN(search_record);
-	{
-		char cmd[600];
-
-		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-		if (system(cmd) != 0)
-			fprintf(stderr, "could not remove %s\n", dir);
-	}
+	tmp_dir_remove();
 	return check_report();
 }

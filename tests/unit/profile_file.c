@@ -11,24 +11,14 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "fixtures.h"
 #include "core/profile_file.h"
 
-static char dir[512];
 
 static const char *path_of(char *buf, size_t size, const char *name)
 {
-	snprintf(buf, size, "%s/%s", dir, name);
+	snprintf(buf, size, "%s/%s", tmpdir, name);
 	return buf;
-}
-
-static void write_text(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-
-	if (f) {
-		fputs(text, f);
-		fclose(f);
-	}
 }
 
 TEST(round_trip)
@@ -122,22 +112,11 @@ TEST(bad_files)
 
 int main(void)
 {
-	const char *base = getenv("HML_TEST_TMP");
-
-	snprintf(dir, sizeof(dir), "%s/profilefile-XXXXXX", base && *base ? base : "/tmp");
-	if (!mkdtemp(dir)) {
-		perror("mkdtemp");
+	if (tmp_dir_make("profile_file") < 0)
 		return 1;
-	}
 	RUN(round_trip);
 	RUN(region_not_entered);
 	RUN(bad_files);
-	{
-		char cmd[600];
-
-		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-		if (system(cmd) != 0)
-			fprintf(stderr, "could not remove %s\n", dir);
-	}
+	tmp_dir_remove();
 	return check_report();
 }

@@ -10,14 +10,14 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "fixtures.h"
 #include "core/qoi_file.h"
 #include "hml/qoi.h"
 
-static char dir[512];
 
 static const char *path_of(char *buf, size_t size, const char *name)
 {
-	snprintf(buf, size, "%s/%s", dir, name);
+	snprintf(buf, size, "%s/%s", tmpdir, name);
 	return buf;
 }
 
@@ -91,22 +91,11 @@ TEST(shape_overflow_refused)
 
 int main(void)
 {
-	const char *base = getenv("HML_TEST_TMP");
-
-	snprintf(dir, sizeof(dir), "%s/qoifile-XXXXXX", base && *base ? base : "/tmp");
-	if (!mkdtemp(dir)) {
-		perror("mkdtemp");
+	if (tmp_dir_make("qoi_file") < 0)
 		return 1;
-	}
 	RUN(round_trip_double_and_float);
 	RUN(read_errors);
 	RUN(shape_overflow_refused);
-	{
-		char cmd[600];
-
-		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-		if (system(cmd) != 0)
-			fprintf(stderr, "could not remove %s\n", dir);
-	}
+	tmp_dir_remove();
 	return check_report();
 }

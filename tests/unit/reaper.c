@@ -12,9 +12,9 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "fixtures.h"
 #include "sys/reaper.h"
 
-static char tmpdir[512];
 
 static void touch(const char *path)
 {
@@ -88,17 +88,12 @@ TEST(unused_and_null)
 
 int main(void)
 {
-	const char *base = getenv("HML_TEST_TMP");
-
-	snprintf(tmpdir, sizeof(tmpdir), "%s/reaper-XXXXXX", base && *base ? base : "/tmp");
-	if (!mkdtemp(tmpdir)) {
-		perror(tmpdir);
+	if (tmp_dir_make("reaper") < 0)
 		return 1;
-	}
 	RUN(deletes_every_queued_file);
 	RUN(missing_files_are_no_failure);
 	RUN(undeletable_files_are_counted);
 	RUN(unused_and_null);
-	rmdir(tmpdir);
+	tmp_dir_remove();
 	return check_report();
 }

@@ -9,11 +9,11 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "fixtures.h"
 #include "store/records.h"
 #include "store/store.h"
 #include "train/train.h"
 
-static char dir[512];
 
 static char *produce(hml__store *s, const char *subdir, const char *ext)
 {
@@ -35,7 +35,7 @@ TEST(views)
 	hml__deployment_view p;
 	char id[16], *tmp;
 
-	CHECK_OK(hml__store_open(&s, dir, 1));
+	CHECK_OK(hml__store_open(&s, tmpdir, 1));
 	CHECK_FAILS(hml__records_latest_deployment(&p, s), HML_ENOTFOUND, "no model is deployed");
 	CHECK_FAILS(hml__records_model(&m, s, "m1"), HML_ENOTFOUND, "no model 'm1' in experiment");
 	CHECK_FAILS(hml__records_dataset(&d, s, "d1"), HML_ENOTFOUND, "no data set 'd1'");
@@ -163,7 +163,7 @@ TEST(model_record_round_trip)
 	const char *ids[] = { "d1" };
 	char id[16];
 
-	CHECK_OK(hml__store_open(&s, dir, 0));
+	CHECK_OK(hml__store_open(&s, tmpdir, 0));
 	memset(&r, 0, sizeof(r));
 	snprintf(r.arch, sizeof(r.arch), "mlp:32x16:tanh");
 	r.params = 785, r.n_train = 800, r.n_val = 100, r.n_test = 99;
@@ -275,7 +275,7 @@ TEST(model_record_import)
 	const json_t *imp;
 	char id[16];
 
-	CHECK_OK(hml__store_open(&s, dir, 0));
+	CHECK_OK(hml__store_open(&s, tmpdir, 0));
 	memset(&r, 0, sizeof(r));
 	snprintf(r.arch, sizeof(r.arch), "mlp:8:relu");
 	r.val_rmse = r.test_rmse = 0.5, r.test_mae = 0.25, r.test_max_abs = 2, r.params = 57;
@@ -338,23 +338,12 @@ TEST(model_record_import)
 
 int main(void)
 {
-	const char *base = getenv("HML_TEST_TMP");
-
-	snprintf(dir, sizeof(dir), "%s/records-XXXXXX", base && *base ? base : "/tmp");
-	if (!mkdtemp(dir)) {
-		perror("mkdtemp");
+	if (tmp_dir_make("records") < 0)
 		return 1;
-	}
 	unsetenv("HML_LOCK_TIMEOUT");
 	RUN(views);
 	RUN(model_record_round_trip);
 	RUN(model_record_import);
-	{
-		char cmd[600];
-
-		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-		if (system(cmd) != 0)
-			fprintf(stderr, "could not remove %s\n", dir);
-	}
+	tmp_dir_remove();
 	return check_report();
 }

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "fixtures.h"
 #include "search/history.h"
 #include "search/plot.h"
 #include "search/results.h"
@@ -20,7 +21,6 @@
 #include "store/store.h"
 #include "sys/fsutil.h"
 
-static char dir[512];
 
 #define OK HML__HIST_OK
 
@@ -90,7 +90,7 @@ static void load(hml__store *s, const char *id, hml__search_results *r)
 
 	CHECK_OK(hml__store_reload(s));
 	CHECK_OK(hml__records_search(&v, s, id));
-	CHECK_OK(hml__search_results_load(r, dir, &v));
+	CHECK_OK(hml__search_results_load(r, tmpdir, &v));
 }
 
 TEST(results)
@@ -100,7 +100,7 @@ TEST(results)
 	char id[16];
 	double r0, r1, xa, ya, xb, yb;
 
-	CHECK_OK(hml__store_open(&s, dir, 1));
+	CHECK_OK(hml__store_open(&s, tmpdir, 1));
 	make_search(s, "{\"max_error\": 0.5, \"max_latency\": null, \"max_params\": 1000}", 2,
 	            two_rungs, sizeof(two_rungs) / sizeof(two_rungs[0]), id);
 	load(s, id, &r);
@@ -149,7 +149,7 @@ TEST(results)
 }
 
 /* The whole of a small file into buf. */
-static const char *slurp(const char *work, const char *name, char *buf, size_t size)
+static const char *slurp_in(const char *work, const char *name, char *buf, size_t size)
 {
 	char path[1024];
 	FILE *f;
@@ -180,15 +180,15 @@ TEST(script)
 	hml__search_results r;
 	char id[16], work[600], *script = NULL, buf[8192];
 
-	CHECK_OK(hml__store_open(&s, dir, 1));
+	CHECK_OK(hml__store_open(&s, tmpdir, 1));
 	make_search(s, "{\"max_error\": 0.5, \"max_latency\": null, \"max_params\": 1000}", 2,
 	            two_rungs, sizeof(two_rungs) / sizeof(two_rungs[0]), id);
 	load(s, id, &r);
-	snprintf(work, sizeof(work), "%s/work-%s", dir, id);
+	snprintf(work, sizeof(work), "%s/work-%s", tmpdir, id);
 	CHECK(mkdir(work, 0777) == 0);
 	CHECK_OK(hml__search_plot_prepare(&script, &r, "it's s2", work));
 	CHECK(script && strstr(script, "/plot.gp"));
-	slurp(work, "plot.gp", buf, sizeof(buf));
+	slurp_in(work, "plot.gp", buf, sizeof(buf));
 	CHECK_CONTAINS(buf, "set logscale xy\n");
 	CHECK_CONTAINS(buf, "set title 'it''s s2'\n");
 	CHECK_CONTAINS(buf, "set terminal pngcairo");
@@ -204,13 +204,13 @@ TEST(script)
 	CHECK_CONTAINS(buf, "/front.dat' using 1:2 with linespoints");
 	CHECK_CONTAINS(buf, "using 1:3 axes x1y2 with steps");
 	/* Every result in exactly one series; the front by latency. */
-	CHECK_STR(slurp(work, "front.dat", buf, sizeof(buf)),
+	CHECK_STR(slurp_in(work, "front.dat", buf, sizeof(buf)),
 	          "1.9999999999999999e-06 0.20000000000000001\n"
 	          "1.0000000000000001e-05 0.10000000000000001\n");
-	CHECK_EQ_INT(lines(slurp(work, "lower.dat", buf, sizeof(buf))), 1);
-	CHECK_EQ_INT(lines(slurp(work, "top.dat", buf, sizeof(buf))), 1);
-	CHECK_EQ_INT(lines(slurp(work, "infeasible.dat", buf, sizeof(buf))), 2);
-	slurp(work, "convergence.dat", buf, sizeof(buf));
+	CHECK_EQ_INT(lines(slurp_in(work, "lower.dat", buf, sizeof(buf))), 1);
+	CHECK_EQ_INT(lines(slurp_in(work, "top.dat", buf, sizeof(buf))), 1);
+	CHECK_EQ_INT(lines(slurp_in(work, "infeasible.dat", buf, sizeof(buf))), 2);
+	slurp_in(work, "convergence.dat", buf, sizeof(buf));
 	CHECK_EQ_INT(lines(buf), 8);
 	CHECK(strncmp(buf, "1 NaN 0\n2 NaN 0\n3 0.20000000000000001 ", 38) == 0);
 	free(script);
@@ -229,16 +229,16 @@ TEST(bounds_and_empty)
 	hml__search_results r;
 	char id[16], work[600], *script = NULL, buf[8192];
 
-	CHECK_OK(hml__store_open(&s, dir, 1));
+	CHECK_OK(hml__store_open(&s, tmpdir, 1));
 	/* No rungs recorded: the top rung is the highest seen; a latency bound. */
 	make_search(s, "{\"max_latency\": 5e-7}", 0, one_rung, 2, id);
 	load(s, id, &r);
 	CHECK_EQ_INT(r.top_rung, 0);
 	CHECK_EQ_INT(r.nfront, 1);
-	snprintf(work, sizeof(work), "%s/work-%s", dir, id);
+	snprintf(work, sizeof(work), "%s/work-%s", tmpdir, id);
 	CHECK(mkdir(work, 0777) == 0);
 	CHECK_OK(hml__search_plot_prepare(&script, &r, "t", work));
-	slurp(work, "plot.gp", buf, sizeof(buf));
+	slurp_in(work, "plot.gp", buf, sizeof(buf));
 	CHECK_CONTAINS(buf, "set arrow from first 4.9999999999999998e-07, graph 0 to first");
 	CHECK(strstr(buf, "max error") == NULL);
 	CHECK(strstr(buf, "lower.dat") == NULL);    /* an empty series is not plotted */
@@ -279,9 +279,9 @@ TEST(gnuplot_failures)
 	char bin[600], script[700], log[700];
 	char *saved = getenv("PATH") ? strdup(getenv("PATH")) : NULL;
 
-	snprintf(bin, sizeof(bin), "%s/bin", dir);
-	snprintf(script, sizeof(script), "%s/plot.gp", dir);
-	snprintf(log, sizeof(log), "%s/gnuplot.log", dir);
+	snprintf(bin, sizeof(bin), "%s/bin", tmpdir);
+	snprintf(script, sizeof(script), "%s/plot.gp", tmpdir);
+	snprintf(log, sizeof(log), "%s/gnuplot.log", tmpdir);
 	CHECK(mkdir(bin, 0777) == 0);
 	setenv("PATH", bin, 1);
 	CHECK_FAILS(hml__search_plot_run(script, log), HML_ERROR,
@@ -301,24 +301,13 @@ TEST(gnuplot_failures)
 
 int main(void)
 {
-	const char *base = getenv("HML_TEST_TMP");
-
-	snprintf(dir, sizeof(dir), "%s/searchplot-XXXXXX", base && *base ? base : "/tmp");
-	if (!mkdtemp(dir)) {
-		perror("mkdtemp");
+	if (tmp_dir_make("search_plot") < 0)
 		return 1;
-	}
 	unsetenv("HML_LOCK_TIMEOUT");
 	RUN(results);
 	RUN(script);
 	RUN(bounds_and_empty);
 	RUN(gnuplot_failures);
-	{
-		char cmd[600];
-
-		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-		if (system(cmd) != 0)
-			fprintf(stderr, "could not remove %s\n", dir);
-	}
+	tmp_dir_remove();
 	return check_report();
 }

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "fixtures.h"
 #include "core/error.h"
 #include "deploy/latency.h"
 #include "store/select.h"
@@ -21,7 +22,6 @@
 #define TS HML__TARGET_TORCHSCRIPT
 #define C HML__TARGET_C
 
-static char dir[512];
 
 /* A candidate with no start-up or rows per run: compared per sample. */
 #define CAND(id, t, e, l) { id, t, e, l, NAN, NAN }
@@ -240,7 +240,7 @@ TEST(candidates_of_experiment)
 	size_t n, k;
 	hml__select_bounds b = bounds(0.05, NAN);
 
-	CHECK_OK(hml__store_open(&s, dir, 1));
+	CHECK_OK(hml__store_open(&s, tmpdir, 1));
 	hml__latency_init(&l);
 	l.seconds[TS] = 4e-6, l.seconds[C] = 1e-6, l.batch = 64;
 	add_model(s, "binomial", 0.02, hml__latency_to_json(&l));            /* m1 */
@@ -322,7 +322,7 @@ TEST(run_costs_of_experiment)
 	char sub[600], id[16];
 	size_t n, k;
 
-	snprintf(sub, sizeof(sub), "%s/costs", dir);
+	snprintf(sub, sizeof(sub), "%s/costs", tmpdir);
 	CHECK_OK(hml__store_open(&s, sub, 1));
 	/* d1: 2 runs, 8192 rows of binomial -> 4096 rows per run */
 	CHECK_OK(hml__store_add(s, "datasets", json_pack("{s:[{}, {}], s:{s:{s:i}}}", "runs",
@@ -363,14 +363,8 @@ TEST(run_costs_of_experiment)
 
 int main(void)
 {
-	const char *base = getenv("HML_TEST_TMP");
-	char cmd[600];
-
-	snprintf(dir, sizeof(dir), "%s/select-XXXXXX", base && *base ? base : "/tmp");
-	if (!mkdtemp(dir)) {
-		perror("mkdtemp");
+	if (tmp_dir_make("select") < 0)
 		return 1;
-	}
 	unsetenv("HML_LOCK_TIMEOUT");
 	RUN(fastest_within_error);
 	RUN(most_accurate_within_latency);
@@ -381,8 +375,6 @@ int main(void)
 	RUN(target_of_model);
 	RUN(candidates_of_experiment);
 	RUN(run_costs_of_experiment);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "could not remove %s\n", dir);
+	tmp_dir_remove();
 	return check_report();
 }

@@ -11,9 +11,9 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "fixtures.h"
 #include "search/workers.h"
 
-static char dir[512];
 
 TEST(echo_worker)
 {
@@ -53,7 +53,7 @@ TEST(killed_and_failed_workers)
 	hml__worker_stop(&w, 1, why, sizeof(why));
 	CHECK_STR(why, "killed by SIGKILL");
 
-	snprintf(log, sizeof(log), "%s/worker.log", dir);
+	snprintf(log, sizeof(log), "%s/worker.log", tmpdir);
 	CHECK_OK(hml__worker_spawn(&w, 1, failing, log));
 	CHECK_FAILS(hml__wire_recv(&w.from, &got), HML_EIO, "closed its pipe");
 	hml__worker_stop(&w, 0, why, sizeof(why));
@@ -97,23 +97,12 @@ TEST(remote_worker)
 
 int main(void)
 {
-	const char *base = getenv("HML_TEST_TMP");
-
-	snprintf(dir, sizeof(dir), "%s/workers-XXXXXX", base && *base ? base : "/tmp");
-	if (!mkdtemp(dir)) {
-		perror("mkdtemp");
+	if (tmp_dir_make("workers") < 0)
 		return 1;
-	}
 	signal(SIGPIPE, SIG_IGN);
 	RUN(echo_worker);
 	RUN(killed_and_failed_workers);
 	RUN(remote_worker);
-	{
-		char cmd[600];
-
-		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-		if (system(cmd) != 0)
-			fprintf(stderr, "could not remove %s\n", dir);
-	}
+	tmp_dir_remove();
 	return check_report();
 }

@@ -12,11 +12,11 @@
 #include <jansson.h>
 
 #include "check.h"
+#include "fixtures.h"
 #include "run/workflow.h"
 #include "sys/fsutil.h"
 #include "train/train.h"
 
-static char tmpdir[256];
 
 static const char *VALID =
 	"{\n"
@@ -37,21 +37,10 @@ static const char *VALID =
 	"  \"qoi\": {\"dataset\": \"price\", \"metric\": \"mape\", \"mape_floor\": 1}\n"
 	"}\n";
 
-static int write_text(const char *path, const char *text, mode_t mode)
-{
-	FILE *f = fopen(path, "w");
-
-	if (!f)
-		return -1;
-	fputs(text, f);
-	fclose(f);
-	return chmod(path, mode);
-}
-
 /* DIR/<sub>/ with an executable "app" in it; returns DIR/<sub>. */
 static const char *make_dir(const char *sub)
 {
-	static char dirs[8][512];
+	static char dirs[8][1024];
 	static int k;
 	char *d = dirs[k++ % 8], app[600];
 
@@ -61,7 +50,7 @@ static const char *make_dir(const char *sub)
 		exit(1);
 	}
 	snprintf(app, sizeof(app), "%s/app", d);
-	write_text(app, "#!/bin/sh\nexit 0\n", 0755);
+	write_text_mode(app, "#!/bin/sh\nexit 0\n", 0755);
 	return d;
 }
 
@@ -73,7 +62,7 @@ static const char *write_doc(const char *sub, const json_t *doc)
 	char *text = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 
 	snprintf(path, sizeof(path), "%s/workflow.json", d);
-	write_text(path, text, 0644);
+	write_text_mode(path, text, 0644);
 	free(text);
 	return path;
 }
@@ -84,7 +73,7 @@ static const char *write_raw(const char *sub, const char *text)
 	const char *d = make_dir(sub);
 
 	snprintf(path, sizeof(path), "%s/workflow.json", d);
-	write_text(path, text, 0644);
+	write_text_mode(path, text, 0644);
 	return path;
 }
 
@@ -524,13 +513,8 @@ TEST(program_not_executable)
 
 int main(void)
 {
-	const char *base = getenv("HML_TEST_TMP");
-
-	snprintf(tmpdir, sizeof(tmpdir), "%s/workflow-XXXXXX", base && *base ? base : "/tmp");
-	if (!mkdtemp(tmpdir)) {
-		perror("mkdtemp");
+	if (tmp_dir_make("workflow") < 0)
 		return 1;
-	}
 	RUN(load_full_document);
 	RUN(defaults);
 	RUN(train_options);
@@ -539,11 +523,6 @@ int main(void)
 	RUN(bad_json);
 	RUN(malformed_documents);
 	RUN(program_not_executable);
-	{
-		char cmd[512];
-		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-		if (system(cmd) != 0)
-			fprintf(stderr, "could not remove %s\n", tmpdir);
-	}
+	tmp_dir_remove();
 	return check_report();
 }
