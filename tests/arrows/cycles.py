@@ -23,7 +23,7 @@ import sys
 TARGETS = {
     "hml_core_base_obj", "hml_core_obj", "hml_core_h5_obj", "hml_loader",
     "hml_runtime_obj", "hml_collect_obj", "hml_sys", "hml_train_obj",
-    "hml_train", "hml_train_torch_obj", "hml_run", "hml_codegen_obj",
+    "hml_dataset_obj", "hml_train_torch_obj", "hml_run", "hml_codegen_obj",
     "hml_deploy", "hml_export_obj", "hml_store", "hml_opt", "hml_search",
     "hml_cli",
 }
