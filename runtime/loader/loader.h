@@ -10,7 +10,13 @@
  *     libhml-torch.so (backend.h), HDF5 in libhml-hdf5.so
  *     (runtime/src/h5io.h); each is dlopen-ed the first time a region needs
  *     it, found relative to the object holding this code, so no environment
- *     variable is needed in the build tree or in an installed prefix.
+ *     variable is needed in the build tree or in an installed prefix. The
+ *     hml CLI does the same for its own: libtorch training
+ *     (libhml-cli-train.so), the TorchScript reader of the C code generator
+ *     (libhml-cli-export.so), the HDF5 reader of collected data and QoI
+ *     files (libhml-cli-hdf5.so), the optimiser's Gaussian processes
+ *     (libhml-cli-bo.so: LAPACKE, NLopt, OpenMP) and the MPI relay
+ *     (libhml-cli-mpi.so), so that `hml show` starts like a plain C program.
  *   - TorchScript models (hml__model_*): forwarded to a backend loaded at run
  *     time (backend.h): TorchScript runs in libhml-torch.so, dlopen-ed on the
  *     first load, so a process that never loads a model never maps libtorch.
