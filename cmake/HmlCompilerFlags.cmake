@@ -49,3 +49,24 @@ if(HML_FUZZ)
                       -fno-sanitize-recover=undefined)
   add_link_options(-fsanitize=address,undefined)
 endif()
+
+# hml_add_plugin(<target> FILE <name> ENTRY <symbol> SOURCES <src>... LINKS <lib>...):
+# a run-time loaded plugin (runtime/loader/loader.h): the MODULE <name>.so,
+# built in the build tree's runtime/ (where libhml and the hml CLI look for
+# plugins) and installed in LIBDIR/hml (where the installed ones do). It
+# exports nothing but its entry point (a version script made here), so its
+# own copies of lib/core never mix with the program's, and it is linked
+# with --no-undefined: a piece it lacks fails the build, not the dlopen.
+function(hml_add_plugin target)
+  cmake_parse_arguments(P "" "FILE;ENTRY" "SOURCES;LINKS" ${ARGN})
+  set(map "${PROJECT_BINARY_DIR}/plugin-maps/${P_FILE}.map")
+  file(CONFIGURE OUTPUT "${map}" CONTENT
+       "/* ${P_FILE}.so exports its entry point only (cmake/HmlCompilerFlags.cmake). */\n{\n\tglobal: ${P_ENTRY};\n\tlocal: *;\n};\n")
+  add_library(${target} MODULE ${P_SOURCES})
+  set_target_properties(${target} PROPERTIES OUTPUT_NAME ${P_FILE} PREFIX ""
+    LIBRARY_OUTPUT_DIRECTORY "${PROJECT_BINARY_DIR}/runtime" LINK_DEPENDS "${map}")
+  target_link_libraries(${target} PRIVATE ${P_LINKS})
+  target_link_options(${target} PRIVATE "-Wl,--version-script=${map}" -Wl,--no-undefined)
+  hml_target_defaults(${target})
+  install(TARGETS ${target} LIBRARY DESTINATION "${CMAKE_INSTALL_LIBDIR}/hml")
+endfunction()

@@ -9,11 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <hdf5.h>
 #include <jansson.h>
 
 #include "cmd.h"
-#include "core/h5util.h"
 #include "core/util.h"
 #include "hml/version.h"
 #include "store/store.h"
@@ -78,7 +76,7 @@ static int print_version(void)
 	if (g_cmd.json) {
 		json_t *d = json_pack("{s:s, s:s, s:s, s:s}",
 			"hml", HML_VERSION_STRING, "libtorch", torch,
-			"hdf5", hml__h5_version(), "jansson", JANSSON_VERSION);
+			"hdf5", hml__hdf5_version(), "jansson", JANSSON_VERSION);
 		json_t *list = json_array();
 		for (size_t i = 0; i < NCOMMANDS; i++)
 			if (commands[i].summary)
@@ -87,7 +85,7 @@ static int print_version(void)
 		cmd_json_print(d);
 	} else {
 		printf("hml %s\nlibtorch %s\nhdf5 %s\njansson %s\n", HML_VERSION_STRING,
-		       torch, hml__h5_version(), JANSSON_VERSION);
+		       torch, hml__hdf5_version(), JANSSON_VERSION);
 	}
 	return cmd_finish(HML_EXIT_OK);
 }

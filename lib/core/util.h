@@ -66,6 +66,16 @@ void hml__convert(void *dst, hml_dtype dst_dtype, const void *src,
  */
 const char *hml__torch_version(void);
 
+/**
+ * The HDF5 version this build of hml was compiled against ("1.10.8"), read
+ * from HDF5's headers, so that it is known without loading HDF5 (the hml
+ * CLI prints it in --version and records it as provenance). It is the
+ * version hml__h5_version() reports from the loaded library: Debian's
+ * libhdf5-dev requires the libhdf5 of its own version (tests/unit/collect.c
+ * checks that they agree). Static storage.
+ */
+const char *hml__hdf5_version(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,7 +1,10 @@
 /*
  * lib/deploy/export.h - reading an hml-trained TorchScript model into the
  * torch-free description of lib/deploy/codegen.h (internal; libtorch, in
- * lib/deploy/export.cpp behind extern "C", linked only by the CLI).
+ * lib/deploy/export.cpp behind extern "C"). The CLI reaches it through its
+ * plugin libhml-cli-export.so (export_plugin.h, export_proxy.c), the unit
+ * tests link it directly; without libtorch, the proxy refuses with
+ * HML_ENOTSUPPORTED.
  */
 #ifndef HML_LIB_EXPORT_H
 #define HML_LIB_EXPORT_H

@@ -26,7 +26,6 @@
 #include <jansson.h>
 
 #include "core/error.h"
-#include "core/h5util.h"
 #include "core/util.h"
 #include "hml/version.h"
 #include "store/lock.h"
@@ -195,7 +194,7 @@ static json_t *user_json(void)
 static json_t *versions_json(void)
 {
 	json_t *v = json_pack("{s:s, s:s, s:s}", "hml", HML_VERSION_STRING,
-	                      "hdf5", hml__h5_version(), "jansson", JANSSON_VERSION);
+	                      "hdf5", hml__hdf5_version(), "jansson", JANSSON_VERSION);
 
 	if (v && g_versions)
 		json_object_update(v, g_versions);

@@ -1,9 +1,11 @@
 /*
  * lib/train/train.h - training a surrogate through libtorch (internal; the C++
- * shim lib/train/train.cpp behind extern "C", linked only by the CLI). The checks
- * that need no libtorch (options, arch spec: lib/train/arch.h) are in
- * lib/train/train_check.c; in a build without libtorch (HML_WITH_TORCH=OFF)
- * hml__train fails with HML_ENOTSUPPORTED.
+ * shim lib/train/train.cpp behind extern "C"). The CLI reaches it through
+ * its plugin libhml-cli-train.so (train_plugin.h, train_proxy.c), the unit
+ * tests link it directly. The checks that need no libtorch (options, arch
+ * spec: lib/train/arch.h) are in lib/train/train_check.c; in a build
+ * without libtorch (HML_WITH_TORCH=OFF) hml__train fails with
+ * HML_ENOTSUPPORTED.
  *
  * The model is a torch::jit::Module whose methods are TorchScript source
  * from the family templates in models/ (embedded at build time). Its

@@ -1,8 +1,7 @@
 /*
  * lib/train/train_check.c - the part of train.h that needs no libtorch: checking
- * training options and the arch spec before any data is read. In a build
- * without libtorch (HML_WITH_TORCH=OFF) it also holds hml__train, which
- * refuses with HML_ENOTSUPPORTED.
+ * training options and the arch spec before any data is read (in the CLI
+ * and in its training plugin alike).
  */
 #include <math.h>
 #include <stdio.h>
@@ -79,13 +78,3 @@ int hml__train_check(const hml__train_options *o, char *canonical, size_t size)
 	return rc;
 }
 
-#ifndef HML_WITH_TORCH
-int hml__train(const hml__dataset *d, const hml__train_options *o, const char *out_path,
-               hml__train_result *res)
-{
-	if (res)
-		memset(res, 0, sizeof(*res));
-	return hml__error_set(HML_ENOTSUPPORTED,
-		"cannot train: hml was built without libtorch (HML_WITH_TORCH=OFF)");
-}
-#endif

@@ -4,12 +4,19 @@
  * libhml, the hml CLI, hml-probe and the benchmarks (target hml_loader),
  * never compiled by path.
  *
- *   - plugins: where libhml's run-time loaded plugins lie (hml__plugin_path).
- *     libhml keeps its heavy dependencies out of every program's start-up:
- *     libtorch lives in libhml-torch.so (backend.h), HDF5 in libhml-hdf5.so
+ *   - plugins: where hml's run-time loaded plugins lie (hml__plugin_path)
+ *     and the one way they are opened (hml__plugin_load). libhml keeps its
+ *     heavy dependencies out of every program's start-up: libtorch lives in
+ *     libhml-torch.so (backend.h), HDF5 in libhml-hdf5.so
  *     (runtime/src/h5io.h); each is dlopen-ed the first time a region needs
  *     it, found relative to the object holding this code, so no environment
- *     variable is needed in the build tree or in an installed prefix.
+ *     variable is needed in the build tree or in an installed prefix. The
+ *     hml CLI does the same for its own: libtorch training
+ *     (libhml-cli-train.so), the TorchScript reader of the C code generator
+ *     (libhml-cli-export.so), the HDF5 reader of collected data and QoI
+ *     files (libhml-cli-hdf5.so), the optimiser's Gaussian processes
+ *     (libhml-cli-bo.so: LAPACKE, NLopt, OpenMP) and the MPI relay
+ *     (libhml-cli-mpi.so), so that `hml show` starts like a plain C program.
  *   - TorchScript models (hml__model_*): forwarded to a backend loaded at run
  *     time (backend.h): TorchScript runs in libhml-torch.so, dlopen-ed on the
  *     first load, so a process that never loads a model never maps libtorch.
@@ -33,6 +40,7 @@
 #ifndef HML_LOADER_LOADER_H
 #define HML_LOADER_LOADER_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -55,6 +63,81 @@ extern "C" {
  * what is missing). Never fails; the result is truncated to `size`.
  */
 void hml__plugin_path(char *buf, size_t size, const char *file, const char *env);
+
+/*
+ * A plugin is a MODULE that exports one entry point, `const T *ENTRY(int
+ * abi)`, returning a static table of function pointers when `abi` is its
+ * own interface version and NULL otherwise. Every table begins with
+ * hml__plugin_head. Its functions return 0 or a negative HML_E* code and
+ * leave this thread's one-line message for the table's last_error(), which
+ * the caller copies into its own hml error; no C++ exception crosses. A
+ * plugin carries its own copy of lib/core's error and utility code and
+ * exports nothing but its entry point.
+ */
+typedef struct hml__plugin_head {
+	int abi;          /**< the interface version the plugin was built with */
+	size_t size;      /**< sizeof its table in the plugin's build */
+} hml__plugin_head;
+
+/** An entry point: the table (hml__plugin_head first), NULL when `abi` is not its own. */
+typedef const void *(*hml__plugin_entry)(int abi);
+
+/** What a caller asks of one plugin (static storage). */
+typedef struct hml__plugin_spec {
+	const char *file;        /**< file name, looked up by hml__plugin_path */
+	const char *env;         /**< a variable that may name its path, or NULL */
+	const char *entry;       /**< its entry point */
+	int abi;                 /**< the interface version asked for */
+	size_t size;             /**< the size of the table this caller knows */
+	const char *what;        /**< for messages: "the libtorch backend" */
+	const char *kind;        /**< "... is not an hml KIND of interface version N" */
+	size_t version_at;       /**< offset of the table's version string */
+	const char *version_of;  /**< what that is the version of: "libtorch", "hml" */
+	const char *(*version)(void);  /**< the version this caller wants: hml_version, ... */
+	const char *host;        /**< for messages: "libhml", "hml" */
+	int dlflags;             /**< added to RTLD_NOW | RTLD_LOCAL (RTLD_NODELETE, ...) */
+	/** Called once with the table after a successful load (may be NULL). */
+	void (*loaded)(const void *table);
+} hml__plugin_spec;
+
+/** One plugin's state in a process: a static `hml__plugin p = HML__PLUGIN_INIT(spec);`. */
+typedef struct hml__plugin {
+	const hml__plugin_spec *spec;
+	pthread_mutex_t lock;
+	int tried;              /**< 1 once the load was tried (read atomically) */
+	const void *table;      /**< the table, NULL until loaded or after a failure */
+	int rc;                 /**< the failure's HML_E* code */
+	char msg[4400];         /**< the failure's message */
+} hml__plugin;
+
+#define HML__PLUGIN_INIT(spec) { &(spec), PTHREAD_MUTEX_INITIALIZER, 0, NULL, 0, { 0 } }
+
+/**
+ * The table of plugin `p` in *table, the plugin opened on the first call:
+ * dlopen(RTLD_NOW | RTLD_LOCAL | spec->dlflags) of hml__plugin_path(file,
+ * env), its entry point called with spec->abi, and the table used only when
+ * it answers with that interface version, a table at least spec->size
+ * large, and the version string at spec->version_at equal to
+ * spec->version(). A plugin is loaded once per process and never unloaded
+ * (libtorch and HDF5 do not survive dlclose); a failure is remembered and
+ * every later call fails the same way, without a second dlopen.
+ * Thread-safe. Errors (the hml error set; the message also in p->msg):
+ * HML_ENOTFOUND "WHAT cannot be loaded: DLERROR", HML_ENOTSUPPORTED "WHAT
+ * 'PATH' is not an hml KIND of interface version N" (no entry point, NULL,
+ * another version or a short table: nothing of it is called again) or
+ * "WHAT 'PATH' was built with VERSION_OF X, this HOST with Y".
+ */
+int hml__plugin_load(hml__plugin *p, const void **table);
+
+/** The table of `p` when it is loaded already, else NULL; never loads it. */
+const void *hml__plugin_loaded(hml__plugin *p);
+
+/**
+ * A plugin function's failure `rc` (< 0; anything else becomes HML_ERROR),
+ * re-recorded as this caller's hml error with the plugin's message
+ * `message` (its table's last_error()). Returns the code.
+ */
+int hml__plugin_fail(int rc, const char *message);
 
 /* ---- TorchScript models (backend.h) ------------------------------------- */
 

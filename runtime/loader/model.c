@@ -7,10 +7,9 @@
  * backend's own handle; every call forwards through the table and turns a
  * backend failure into this library's hml error.
  */
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,7 +29,7 @@ struct hml__model {
 /* A backend's failure, re-recorded as this library's error. */
 static int backend_error(const hml__backend *be, int rc)
 {
-	return hml__error_set(rc < 0 ? rc : HML_ERROR, "%s", be->last_error());
+	return hml__plugin_fail(rc, be->last_error());
 }
 
 /* Regular files only. Opened without blocking (a FIFO would block an open
@@ -60,54 +59,22 @@ static int check_file(const char *path)
 
 /* The plugin is loaded once per process and never unloaded (libtorch does
  * not survive dlclose); a failure is remembered and reported to every
- * later load with the same message. */
-static pthread_once_t torch_once = PTHREAD_ONCE_INIT;
-static const hml__backend *torch_be;
-static int torch_rc;
-static char torch_msg[4400];
-
-static void torch_open(void)
-{
-	char path[4096];
-	void *dl;
-	hml__backend_entry entry;
-	const hml__backend *be;
-	const char *want = hml__torch_version();
-
-	hml__plugin_path(path, sizeof(path), HML__TORCH_PLUGIN, "HML_TORCH_PLUGIN");
-	if (!(dl = dlopen(path, RTLD_NOW | RTLD_LOCAL))) {
-		const char *e = dlerror();
-
-		torch_rc = HML_ENOTFOUND;
-		snprintf(torch_msg, sizeof(torch_msg), "the libtorch backend cannot be loaded: %s",
-		         e ? e : path);
-		return;
-	}
-	entry = (hml__backend_entry)dlsym(dl, HML__TORCH_ENTRY);
-	be = entry ? entry(HML__BACKEND_ABI) : NULL;
-	if (!be || be->abi != HML__BACKEND_ABI || be->size < sizeof(hml__backend)) {
-		torch_rc = HML_ENOTSUPPORTED;
-		snprintf(torch_msg, sizeof(torch_msg),
-		         "the libtorch backend '%s' is not an hml backend of interface version %d",
-		         path, HML__BACKEND_ABI);
-	} else if (strcmp(be->version, want) != 0) {
-		torch_rc = HML_ENOTSUPPORTED;
-		snprintf(torch_msg, sizeof(torch_msg),
-		         "the libtorch backend '%s' was built with libtorch %s, this libhml with %s",
-		         path, be->version, want);
-	} else {
-		torch_be = be;
-		return;
-	}
-	dlclose(dl);
-}
+ * later load with the same message (loader.h, hml__plugin_load). */
+static const hml__plugin_spec torch_spec = {
+	HML__TORCH_PLUGIN, "HML_TORCH_PLUGIN", HML__TORCH_ENTRY, HML__BACKEND_ABI,
+	sizeof(hml__backend), "the libtorch backend", "backend",
+	offsetof(hml__backend, version), "libtorch", hml__torch_version, "libhml", 0, NULL
+};
+static hml__plugin torch_plugin = HML__PLUGIN_INIT(torch_spec);
 
 static int torch_backend(const char *path, const hml__backend **out)
 {
-	pthread_once(&torch_once, torch_open);
-	if (!torch_be)
-		return hml__error_set(torch_rc, "cannot open model '%s': %s", path, torch_msg);
-	*out = torch_be;
+	const void *t;
+	int rc;
+
+	if ((rc = hml__plugin_load(&torch_plugin, &t)) < 0)
+		return hml__error_set(rc, "cannot open model '%s': %s", path, torch_plugin.msg);
+	*out = t;
 	return 0;
 }
 

@@ -1,5 +1,7 @@
 /*
- * runtime/loader/plugin.c - where libhml's plugins lie (loader.h).
+ * runtime/loader/plugin.c - hml's plugins (loader.h): where they lie and
+ * the one way they are opened, for libhml's (libhml-torch.so,
+ * libhml-hdf5.so) and the hml CLI's (libhml-cli-*.so) alike.
  */
 #define _GNU_SOURCE /* dladdr */
 #include <dlfcn.h>
@@ -8,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/error.h"
 #include "loader/loader.h"
 
 #ifndef HML__BIN_TO_PLUGIN_DIR
@@ -43,4 +46,67 @@ void hml__plugin_path(char *buf, size_t size, const char *file, const char *env)
 	if (access(buf, F_OK) == 0)
 		return;
 	snprintf(buf, size, "%.*s/%s/%s", dir_len, info.dli_fname, HML__BIN_TO_PLUGIN_DIR, file);
+}
+
+/* Opens the plugin and checks its table; on failure p->rc and p->msg say why. */
+static void plugin_open(hml__plugin *p)
+{
+	const hml__plugin_spec *s = p->spec;
+	hml__plugin_entry entry;
+	const hml__plugin_head *head;
+	const char *version;
+	char path[4096];
+	void *dl;
+
+	hml__plugin_path(path, sizeof(path), s->file, s->env);
+	if (!(dl = dlopen(path, RTLD_NOW | RTLD_LOCAL | s->dlflags))) {
+		const char *e = dlerror();
+
+		p->rc = HML_ENOTFOUND;
+		snprintf(p->msg, sizeof(p->msg), "%s cannot be loaded: %s", s->what, e ? e : path);
+		return;
+	}
+	entry = (hml__plugin_entry)dlsym(dl, s->entry);
+	head = entry ? entry(s->abi) : NULL;
+	if (!head || head->abi != s->abi || head->size < s->size) {
+		p->rc = HML_ENOTSUPPORTED;
+		snprintf(p->msg, sizeof(p->msg), "%s '%s' is not an hml %s of interface version %d",
+		         s->what, path, s->kind, s->abi);
+	} else if (version = *(const char *const *)((const char *)head + s->version_at),
+	           !version || strcmp(version, s->version()) != 0) {
+		p->rc = HML_ENOTSUPPORTED;
+		snprintf(p->msg, sizeof(p->msg), "%s '%s' was built with %s %s, this %s with %s",
+		         s->what, path, s->version_of, version ? version : "(none)", s->host,
+		         s->version());
+	} else {
+		p->table = head;
+		return;
+	}
+	dlclose(dl);
+}
+
+int hml__plugin_load(hml__plugin *p, const void **table)
+{
+	if (!__atomic_load_n(&p->tried, __ATOMIC_ACQUIRE)) {
+		pthread_mutex_lock(&p->lock);
+		if (!p->tried) {
+			plugin_open(p);
+			if (p->table && p->spec->loaded)
+				p->spec->loaded(p->table);
+			__atomic_store_n(&p->tried, 1, __ATOMIC_RELEASE);
+		}
+		pthread_mutex_unlock(&p->lock);
+	}
+	*table = p->table;
+	return p->table ? 0 : hml__error_set(p->rc, "%s", p->msg);
+}
+
+const void *hml__plugin_loaded(hml__plugin *p)
+{
+	return __atomic_load_n(&p->tried, __ATOMIC_ACQUIRE) ? p->table : NULL;
+}
+
+int hml__plugin_fail(int rc, const char *message)
+{
+	return hml__error_set(rc < 0 ? rc : HML_ERROR, "%s", message ? message : "unknown failure");
 }

@@ -11,9 +11,7 @@
  * collect.c and qoi_file.c directly instead (hml_testing).
  */
 #include <dlfcn.h>
-#include <pthread.h>
-#include <stdio.h>
-#include <string.h>
+#include <stddef.h>
 
 #include "collect.h"
 #include "core/error.h"
@@ -23,63 +21,39 @@
 #include "loader/loader.h"
 #include "profile.h"
 
-/* Loaded once per process; a failure is remembered and reported again. */
-static pthread_once_t once = PTHREAD_ONCE_INIT;
-static const hml__h5io *io;
-static int load_rc;
-static char load_msg[4400];
+static const hml__h5io *io;   /* the table, once loaded */
 
-static void load(void)
+/* HDF5 installed its exit handler when the plugin's entry point ran; the
+ * regions' handler must run before it, while HDF5 still works. */
+static void loaded(const void *table)
 {
-	char path[4096];
-	void *dl;
-	hml__h5io_entry entry;
-	const hml__h5io *t;
-
-	hml__plugin_path(path, sizeof(path), HML__HDF5_PLUGIN, NULL);
-	if (!(dl = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE))) {
-		const char *e = dlerror();
-
-		load_rc = HML_ENOTFOUND;
-		snprintf(load_msg, sizeof(load_msg), "the HDF5 plugin cannot be loaded: %s",
-		         e ? e : path);
-		return;
-	}
-	entry = (hml__h5io_entry)dlsym(dl, HML__HDF5_ENTRY);
-	t = entry ? entry(HML__H5IO_ABI) : NULL;
-	if (!t || t->abi != HML__H5IO_ABI || t->size < sizeof(hml__h5io)) {
-		load_rc = HML_ENOTSUPPORTED;
-		snprintf(load_msg, sizeof(load_msg),
-		         "the HDF5 plugin '%s' is not an hml plugin of interface version %d",
-		         path, HML__H5IO_ABI);
-	} else if (strcmp(t->hml_version, HML_VERSION_STRING) != 0) {
-		load_rc = HML_ENOTSUPPORTED;
-		snprintf(load_msg, sizeof(load_msg),
-		         "the HDF5 plugin '%s' is from hml %s, this libhml is %s",
-		         path, t->hml_version, HML_VERSION_STRING);
-	} else {
-		io = t;
-		/* HDF5 installed its exit handler just now; the regions'
-		 * handler must run before it, while HDF5 still works. */
-		hml__registry_exit_hook();
-		return;
-	}
-	dlclose(dl);
+	io = table;
+	hml__registry_exit_hook();
 }
 
-/* The plugin's table, or NULL with the load failure recorded. */
-static const hml__h5io *plugin(void)
+/* Loaded once per process (loader.h, hml__plugin_load); a failure is
+ * remembered and reported again. */
+static const hml__plugin_spec spec = {
+	HML__HDF5_PLUGIN, NULL, HML__HDF5_ENTRY, HML__H5IO_ABI, sizeof(hml__h5io),
+	"the HDF5 plugin", "plugin", offsetof(hml__h5io, hml_version), "hml", hml_version,
+	"libhml", RTLD_NODELETE, loaded
+};
+static hml__plugin h5io = HML__PLUGIN_INIT(spec);
+
+/* The plugin's table in *t, or the load failure recorded. */
+static int plugin(const hml__h5io **t)
 {
-	pthread_once(&once, load);
-	if (!io)
-		hml__error_set(load_rc, "%s", load_msg);
-	return io;
+	const void *table;
+	int rc = hml__plugin_load(&h5io, &table);
+
+	*t = table;
+	return rc;
 }
 
 /* A failure in the plugin, re-recorded as this library's error. */
 static int fail(const hml__h5io *t, int rc)
 {
-	return hml__error_set(rc, "%s", t->last_error());
+	return hml__plugin_fail(rc, t->last_error());
 }
 
 int hml__collector_open(hml__collector **out, const hml__collector_desc *desc)
@@ -89,8 +63,8 @@ int hml__collector_open(hml__collector **out, const hml__collector_desc *desc)
 
 	if (out)
 		*out = NULL;
-	if (!(t = plugin()))
-		return load_rc;
+	if ((rc = plugin(&t)) < 0)
+		return rc;
 	return (rc = t->collector_open(out, desc)) < 0 ? fail(t, rc) : rc;
 }
 
@@ -99,8 +73,8 @@ int hml__collector_probe(const char *path)
 	const hml__h5io *t;
 	int rc;
 
-	if (!(t = plugin()))
-		return load_rc;
+	if ((rc = plugin(&t)) < 0)
+		return rc;
 	return (rc = t->collector_probe(path)) < 0 ? fail(t, rc) : rc;
 }
 
@@ -167,7 +141,7 @@ int hml__qoi_file_write(const char *path, const char *name, const void *data,
 
 	if ((rc = hml__qoi_check(name, data, dtype, ndim, shape)) < 0)
 		return rc;
-	if (!(t = plugin()))
-		return load_rc;
+	if ((rc = plugin(&t)) < 0)
+		return rc;
 	return (rc = t->qoi_file_write(path, name, data, dtype, ndim, shape)) < 0 ? fail(t, rc) : rc;
 }

@@ -15,14 +15,17 @@ import subprocess
 import sys
 
 # The objects of these targets (their CMakeFiles/<target>.dir folders).
-# Left out: hml_collect_proxy_obj, which defines the collector's symbols
-# over again for libhml (forwarding them to libhml-hdf5.so), and the
-# plugins, modules of their own.
+# Left out: the proxies, which define symbols over again for the program
+# that links them, forwarding them to a plugin (hml_collect_proxy_obj for
+# libhml; hml_train_proxy_obj, hml_deploy_proxy_obj and hml_opt_proxy_obj
+# for the hml CLI), and the plugins, modules of their own. In: the
+# implementations the plugins are built from, as the unit tests link them.
 TARGETS = {
     "hml_core_base_obj", "hml_core_obj", "hml_core_h5_obj", "hml_loader",
-    "hml_runtime_obj", "hml_collect_obj", "hml_sys", "hml_train",
-    "hml_train_torch", "hml_run", "hml_deploy", "hml_deploy_torch",
-    "hml_store", "hml_opt", "hml_search", "hml_cli",
+    "hml_runtime_obj", "hml_collect_obj", "hml_sys", "hml_train_obj",
+    "hml_dataset_obj", "hml_train_torch_obj", "hml_run", "hml_codegen_obj",
+    "hml_deploy", "hml_export_obj", "hml_store", "hml_opt", "hml_bo_obj",
+    "hml_search", "hml_cli",
 }
 
 

@@ -24,6 +24,20 @@ commands() {
 	[ "$(json v.json 'd["libtorch"] != "unknown"')" = True ]
 }
 
+@test "hml links no libtorch, HDF5, LAPACKE, NLopt, OpenMP or MPI: --version and --help map none" {
+	# What a command needs of them it loads as a plugin, when it needs it.
+	run ldd "$HML"
+	assert_success
+	refute_output --regexp 'torch|c10|hdf5|lapack|blas|nlopt|gomp|mpi'
+	LD_DEBUG=files "$HML" --version > /dev/null 2> ld.log
+	refute_heavy ld.log
+	for c in $(commands); do
+		LD_DEBUG=files "$HML" "$c" --help > /dev/null 2> ld.log
+		refute_heavy ld.log
+		refute_mapped 'file=.*libhml-' ld.log
+	done
+}
+
 @test "--help lists every command; hml alone is a usage error" {
 	run hml --help
 	assert_success

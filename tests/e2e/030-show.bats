@@ -259,6 +259,15 @@ snapshot() {
 	assert_output --partial "cannot write the output"
 }
 
+@test "show, ls and show --json map no libtorch, HDF5, LAPACKE, NLopt, OpenMP or MPI" {
+	full_experiment exp
+	for args in show ls "show --json" "show m1"; do
+		LD_DEBUG=files "$HML" -C exp $args > /dev/null 2> ld.log
+		refute_heavy ld.log
+		refute_mapped 'file=.*libhml-' ld.log
+	done
+}
+
 @test "show --help, ls --help and help show" {
 	run hml show --help
 	assert_success

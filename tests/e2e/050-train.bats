@@ -66,6 +66,16 @@ QUICK="--epochs 3 --threads 2 --arch mlp:16x16:relu"
 	[ -z "$(ls -A exp/models | grep -v '^m1\.')" ]
 }
 
+@test "train loads libtorch and HDF5 in its plugins; show after it maps neither" {
+	LD_DEBUG=files hml -q -C exp train $QUICK > /dev/null 2> ld.log
+	assert_plugin ld.log libhml-cli-hdf5.so
+	assert_plugin ld.log libhml-cli-train.so
+	grep -qE 'file=[^ ]*libtorch_cpu' ld.log
+	[ "$(m 'd["models"][0]["id"]')" = m1 ]
+	LD_DEBUG=files "$HML" -C exp show > /dev/null 2> ld.log
+	refute_heavy ld.log
+}
+
 @test "the text output names the model and its errors" {
 	run hml -q -C exp train $QUICK
 	assert_success

@@ -43,9 +43,15 @@ check_history() {
 }
 
 @test "a search with two workers records its trials, its front and the front's models" {
-	run --separate-stderr hml -q -C exp --json search --budget 6 --workers 2 $QUICK
+	LD_DEBUG=files LD_DEBUG_OUTPUT="$WORK/ld" \
+		run --separate-stderr hml -q -C exp --json search --budget 6 --workers 2 $QUICK
 	assert_success
 	echo "$output" > out.json
+	# The coordinator loads the optimiser's plugin, the workers the training
+	# one; with no MPI launcher, no process maps Open MPI.
+	grep -lqE "file=$HML_BUILD_DIR/cmd/../runtime/libhml-cli-bo.so .*dynamically loaded" ld.*
+	grep -lqE "file=$HML_BUILD_DIR/cmd/../runtime/libhml-cli-train.so .*dynamically loaded" ld.*
+	refute_mapped 'file=[^ ]*libmpi' ld.*
 	[ "$(json out.json 'd["schema_version"]')" = 1 ]
 	[ "$(json out.json 'd["search"]["id"]')" = s1 ]
 	[ "$(json out.json 'd["search"]["status"]')" = finished ]

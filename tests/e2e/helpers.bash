@@ -67,3 +67,30 @@ interrupt_when_running() {
 	status=0
 	wait "$pid" || status=$?
 }
+
+# What only some commands need, in the CLI's plugins (runtime/loader/loader.h):
+# the objects of libtorch, HDF5, LAPACKE/OpenBLAS, NLopt, OpenMP and Open MPI,
+# as LD_DEBUG=files names them ("file=/usr/lib/.../libtorch_cpu.so.1.13 [0]; ...").
+HEAVY_LIBS='file=[^ ]*(libtorch|libc10|libhdf5|liblapack|libopenblas|libblas|libnlopt|libgomp|libmpi)'
+
+# refute_heavy LOG...: the LD_DEBUG=files logs LOG name none of them.
+refute_heavy() {
+	refute_mapped "$HEAVY_LIBS" "$@"
+}
+
+# refute_mapped REGEX LOG...: no line of the logs LOG matches REGEX.
+refute_mapped() {
+	local re=$1
+	shift
+	if grep -E "$re" "$@"; then
+		echo "mapped (above)"
+		return 1
+	fi
+}
+
+# assert_plugin LOG NAME: the LD_DEBUG=files log LOG shows the plugin NAME
+# (libhml-cli-train.so) loaded from the build tree.
+assert_plugin() {
+	grep -qE "file=$HML_BUILD_DIR/cmd/../runtime/$2 .*dynamically loaded" "$1" ||
+		{ echo "$1 shows no $2 loaded:"; grep 'file=.*libhml' "$1"; return 1; }
+}

@@ -128,3 +128,40 @@ fi
 	[ -s c.h5 ] || { echo "collect mode wrote no c.h5" >&2; exit 1; }
 )
 echo "package: the installed libhml collects through the installed HDF5 plugin, and only then loads HDF5"
+
+# The installed hml links no libtorch, HDF5, LAPACKE, NLopt, OpenMP or MPI
+# either: what a command needs of them it loads as a plugin,
+# LIBDIR/hml/libhml-cli-*.so, found from BINDIR with no environment
+# variable, when it needs it. --version maps none and still names the
+# versions; collect loads the HDF5 reader, train the training plugin.
+for p in libhml-cli-hdf5.so libhml-cli-train.so libhml-cli-export.so libhml-cli-bo.so; do
+	[ -f "$libdir/hml/$p" ] || { echo "the CLI's plugin $p is not installed in $libdir/hml" >&2; exit 1; }
+done
+heavy='file=[^ ]*(libtorch|libc10|libhdf5|liblapack|libopenblas|libblas|libnlopt|libgomp|libmpi)'
+# loaded_from LOG NAME: the real path LOG (LD_DEBUG=files) loaded NAME from.
+loaded_from() {
+	l=$(sed -n "s/.*file=\([^ ]*$2\) .*dynamically loaded.*/\1/p" "$1" | head -n 1)
+	[ -n "$l" ] && realpath "$l"
+}
+(
+	unset HML_WORKFLOW_PATH LD_LIBRARY_PATH HML_EXPERIMENT HML_TORCH_PLUGIN
+	cd "$scratch"
+	LD_DEBUG=files "$prefix/bin/hml" --version > version.txt 2> version.log ||
+		{ echo "the installed hml --version fails" >&2; exit 1; }
+	grep -q '^hdf5 1\.' version.txt && grep -q '^libtorch ' version.txt ||
+		{ echo "installed hml --version:" >&2; cat version.txt >&2; exit 1; }
+	if grep -E "$heavy" version.log; then
+		echo "the installed hml --version maps the libraries above" >&2; exit 1
+	fi
+	LD_DEBUG=files "$prefix/bin/hml" -q -C exp2 collect binomial \
+		--args '--options 1024 --batch 256 --seed {seed}' > /dev/null 2> collect.log ||
+		{ echo "the installed hml cannot collect:" >&2; grep -v 'file=\|^ *[0-9]*: *$' collect.log | tail -n 5 >&2; exit 1; }
+	[ "$(loaded_from collect.log libhml-cli-hdf5.so)" = "$(realpath "$libdir/hml/libhml-cli-hdf5.so")" ] ||
+		{ echo "the installed hml collect did not load $libdir/hml/libhml-cli-hdf5.so" >&2; exit 1; }
+	LD_DEBUG=files "$prefix/bin/hml" -q -C exp2 train --epochs 1 --threads 1 > /dev/null 2> train.log ||
+		{ echo "the installed hml cannot train:" >&2; grep -v 'file=\|^ *[0-9]*: *$' train.log | tail -n 5 >&2; exit 1; }
+	[ "$(loaded_from train.log libhml-cli-train.so)" = "$(realpath "$libdir/hml/libhml-cli-train.so")" ] ||
+		{ echo "the installed hml train did not load $libdir/hml/libhml-cli-train.so" >&2; exit 1; }
+	[ -s exp2/models/m1.pt ] || { echo "the installed hml train wrote no model" >&2; exit 1; }
+)
+echo "package: the installed hml starts without libtorch, HDF5 or MPI and loads its installed plugins when a command needs them"

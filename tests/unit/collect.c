@@ -534,6 +534,8 @@ TEST(h5util_attributes)
 		H5get_libversion(&maj, &min, &rel);
 		snprintf(want, sizeof(want), "%u.%u.%u", maj, min, rel);
 		CHECK_STR(hml__h5_version(), want);
+		/* The version the CLI prints without loading HDF5 (its headers'). */
+		CHECK_STR(hml__hdf5_version(), want);
 	}
 	/* The error text ends with HDF5's own reason. */
 	file = H5Fopen(tmp_path("missing.h5"), H5F_ACC_RDONLY, H5P_DEFAULT);

@@ -1,0 +1,59 @@
+/*
+ * lib/train/train_proxy.c - train.h's hml__train as the CLI has it: over
+ * its training plugin, libhml-cli-train.so (train_plugin.h), or, in a
+ * build without libtorch (HML_WITH_TORCH=OFF), a refusal with
+ * HML_ENOTSUPPORTED.
+ *
+ * The CLI links no libtorch, so a command that does not train never maps
+ * it: the plugin is opened the first time hml__train is called and stays
+ * loaded (libtorch does not survive dlclose). A failure there becomes the
+ * caller's hml error.
+ */
+#include <stddef.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "hml/version.h"
+#include "loader/loader.h"
+#include "train/train.h"
+#include "train/train_plugin.h"
+
+#ifdef HML_WITH_TORCH
+
+static const hml__plugin_spec spec = {
+	HML__TRAIN_PLUGIN, NULL, HML__TRAIN_ENTRY, HML__TRAIN_PLUGIN_ABI,
+	sizeof(hml__train_plugin), "the training plugin", "plugin",
+	offsetof(hml__train_plugin, hml_version), "hml", hml_version, "hml", 0, NULL
+};
+static hml__plugin plugin = HML__PLUGIN_INIT(spec);
+
+int hml__train(const hml__dataset *d, const hml__train_options *o, const char *out_path,
+               hml__train_result *res)
+{
+	const hml__train_plugin *t;
+	const void *table;
+	int rc;
+
+	if ((rc = hml__plugin_load(&plugin, &table)) < 0) {
+		if (res)
+			memset(res, 0, sizeof(*res));
+		return hml__error_set(rc, "cannot train: %s", plugin.msg);
+	}
+	t = table;
+	if ((rc = t->train(d, o, out_path, res)) < 0)
+		return hml__plugin_fail(rc, t->last_error());
+	return rc;
+}
+
+#else
+
+int hml__train(const hml__dataset *d, const hml__train_options *o, const char *out_path,
+               hml__train_result *res)
+{
+	if (res)
+		memset(res, 0, sizeof(*res));
+	return hml__error_set(HML_ENOTSUPPORTED,
+		"cannot train: hml was built without libtorch (HML_WITH_TORCH=OFF)");
+}
+
+#endif
