@@ -48,7 +48,7 @@ typedef struct hml__h5read {
 	void (*dataset_release)(hml__dataset *d);
 	int (*qoi_file_read)(const char *path, const char *name, double **out, size_t *n);
 	/** Where the loader asks whether an interrupt is pending (the CLI's
-	 * hml__proc_interrupt_pending); set once, before any read. */
+	 * hml__interrupt_pending); set once, before any read. */
 	void (*set_interrupt)(int (*pending)(void));
 	/** The message of this thread's last failure in the plugin. */
 	const char *(*last_error)(void);

@@ -9,13 +9,13 @@
 #include "core/h5util.h"
 #include "core/qoi_file.h"
 #include "hml/version.h"
-#include "sys/proc.h"
+#include "sys/interrupt.h"
 #include "train/h5read.h"
 
 static int (*host_pending)(void);
 
 /* dataset.c's interrupt check, answered by the CLI's flag. */
-int hml__proc_interrupt_pending(void)
+int hml__interrupt_pending(void)
 {
 	return host_pending ? host_pending() : 0;
 }

@@ -17,13 +17,13 @@
 #include "core/qoi_file.h"
 #include "hml/version.h"
 #include "loader/loader.h"
-#include "sys/proc.h"
+#include "sys/interrupt.h"
 #include "train/dataset.h"
 #include "train/h5read.h"
 
 static void loaded(const void *table)
 {
-	((const hml__h5read *)table)->set_interrupt(hml__proc_interrupt_pending);
+	((const hml__h5read *)table)->set_interrupt(hml__interrupt_pending);
 }
 
 static const hml__plugin_spec spec = {
