@@ -18,6 +18,7 @@
 #include <jansson.h>
 
 #include "core/error.h"
+#include "core/json.h"
 
 enum {
 	HML_EXIT_OK = 0,
@@ -131,15 +132,6 @@ void cmd_progress_end(cmd_progress *p);
 
 struct hml__store;
 struct hml__workflow;
-
-/* A number field of a JSON object (integer or real); NAN when absent. */
-double cmd_json_number(const json_t *obj, const char *key);
-
-/* A string field of a JSON object (NULL-safe); NULL when absent or not a string. */
-const char *cmd_json_string(const json_t *obj, const char *key);
-
-/* A finite number as a JSON real, NaN or Inf as null (JSON has neither). New. */
-json_t *cmd_json_real(double v);
 
 /* A shape as a JSON array of integers. New. */
 json_t *cmd_json_shape(const int64_t *shape, int ndim);

@@ -259,8 +259,8 @@ static void print_deployed(const char *pid, const char *id, const char *label,
 	if (qoi_check)
 		cmd_info("%s: model '%s' gives %s %s %.4g on the check run (seed %lld; %zu of the "
 		         "front's %lld models checked)", pid, id,
-		         cmd_json_string(qoi_check, "dataset"), cmd_json_string(qoi_check, "metric"),
-		         cmd_json_number(qoi_check, "error"),
+		         hml__json_string(qoi_check, "dataset"), hml__json_string(qoi_check, "metric"),
+		         hml__json_number(qoi_check, "error"),
 		         (long long)json_integer_value(json_object_get(qoi_check, "seed")),
 		         json_array_size(json_object_get(qoi_check, "checks")),
 		         (long long)json_integer_value(json_object_get(qoi_check, "front")));

@@ -140,7 +140,7 @@ done:
 int cmd_deploy_compile(hml__store *s, const json_t *model, const char *pt_path,
                        const char *march, char *cid, size_t cid_size)
 {
-	const char *id = cmd_json_string(model, "id");
+	const char *id = hml__json_string(model, "id");
 	hml__cg_model d;
 	hml__cg_options o = { id, NULL };
 	hml__cbuild_info info;
@@ -170,7 +170,7 @@ int cmd_deploy_compile(hml__store *s, const json_t *model, const char *pt_path,
 	    (rc = check_agreement(&d, pt_path, tmp[2], &agree)) < 0)
 		goto done;
 	rec = json_pack("{s:s, s:s, s:s, s:s, s:o, s:o}", "model", id,
-	                "region", cmd_json_string(model, "region"), "target", "c",
+	                "region", hml__json_string(model, "region"), "target", "c",
 	                "arch", d.arch, "compiler", hml__cbuild_info_json(&info),
 	                "agreement", agree);
 	agree = NULL;

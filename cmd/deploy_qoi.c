@@ -176,7 +176,7 @@ static int check(qoi_walk *q, size_t i, double *err)
 	}
 	if (rc < 0)
 		json_object_set_new(rec, "failed", json_string(hml_error_last()->message));
-	json_object_set_new(rec, "error", cmd_json_real(*err));
+	json_object_set_new(rec, "error", hml__json_real(*err));
 	json_object_set_new(rec, "within", json_boolean(*err <= q->max));
 	json_array_append_new(q->checks, rec);
 	if (rc < 0)
@@ -276,7 +276,7 @@ int cmd_deploy_by_qoi(hml__store *s, const hml__candidate *c, size_t n,
 		*report = json_pack("{s:s, s:s, s:f, s:o, s:I, s:s, s:i, s:o, s:o}",
 		                    "dataset", q.w->qoi_dataset, "metric", q.metric, "max", max_qoi,
 		                    "argv", argv, "seed", (json_int_t)q.seed, "form", "torchscript",
-		                    "front", (int)m, "checks", q.checks, "error", cmd_json_real(err));
+		                    "front", (int)m, "checks", q.checks, "error", hml__json_real(err));
 		q.checks = NULL;
 		if (!*report)
 			rc = hml__error_oom();

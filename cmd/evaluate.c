@@ -107,9 +107,9 @@ static json_t *summary_json(const double *v, size_t n)
 	hml__summary s;
 
 	hml__summary_compute(&s, v, n);
-	return json_pack("{s:o, s:o, s:o, s:o, s:o}", "mean", cmd_json_real(s.mean),
-	                 "median", cmd_json_real(s.median), "min", cmd_json_real(s.min),
-	                 "max", cmd_json_real(s.max), "stdev", cmd_json_real(s.stdev));
+	return json_pack("{s:o, s:o, s:o, s:o, s:o}", "mean", hml__json_real(s.mean),
+	                 "median", hml__json_real(s.median), "min", hml__json_real(s.min),
+	                 "max", hml__json_real(s.max), "stdev", hml__json_real(s.stdev));
 }
 
 static json_t *array_json(const double *v, size_t n)
@@ -117,7 +117,7 @@ static json_t *array_json(const double *v, size_t n)
 	json_t *a = json_array();
 
 	for (size_t i = 0; i < n; i++)
-		json_array_append_new(a, cmd_json_real(v[i]));
+		json_array_append_new(a, hml__json_real(v[i]));
 	return a;
 }
 
@@ -394,8 +394,8 @@ static json_t *record_json(const evaluation *e)
 		json_array_append_new(json_object_get(rec, "argv"), hml__json_bytes(*a));
 	json_object_set_new(rec, "qoi", json_pack("{s:s, s:s, s:o, s:o, s:o, s:o, s:I, s:I, s:I}",
 		"dataset", e->w->qoi_dataset, "metric", e->w->qoi_metric ? e->w->qoi_metric : "rmse",
-		"rmse", cmd_json_real(err->rmse), "mape", cmd_json_real(err->mape),
-		"max_abs", cmd_json_real(err->max_abs), "mae", cmd_json_real(err->mae),
+		"rmse", hml__json_real(err->rmse), "mape", hml__json_real(err->mape),
+		"max_abs", hml__json_real(err->max_abs), "mae", hml__json_real(err->mae),
 		"values", (json_int_t)err->n, "mape_values", (json_int_t)err->mape_n,
 		"nonfinite", (json_int_t)err->nonfinite));
 	json_object_set_new(rec, "accurate", json_pack("{s:o, s:o}",
@@ -412,7 +412,7 @@ static json_t *record_json(const evaluation *e)
 		"region", summary_json(e->speed_region, n)));
 	if (e->lat_source)   /* the latency of the form evaluated (lib/deploy/latency.h) */
 		json_object_set_new(rec, "card_latency", json_pack("{s:o, s:I, s:s}",
-			"seconds_per_sample", cmd_json_real(e->lat.seconds[hml__target_parse(e->target)]),
+			"seconds_per_sample", hml__json_real(e->lat.seconds[hml__target_parse(e->target)]),
 			"batch", (json_int_t)e->lat.batch, "source", e->lat_source));
 	return rec;
 }
@@ -462,7 +462,7 @@ static void print(const evaluation *e)
 	{
 		const json_t *c = json_object_get(hml__store_find(e->s, "evaluations", e->eid),
 		                                  "card_latency");
-		double v = cmd_json_number(c, "seconds_per_sample");
+		double v = hml__json_number(c, "seconds_per_sample");
 
 		if (isfinite(v))
 			printf("%-16s %s %.4g us per sample at batch %lld\n",

@@ -12,25 +12,6 @@
 #include "run/childenv.h"
 #include "run/workflow.h"
 
-double cmd_json_number(const json_t *obj, const char *key)
-{
-	const json_t *v = obj ? json_object_get(obj, key) : NULL;
-
-	return json_is_number(v) ? json_number_value(v) : NAN;
-}
-
-const char *cmd_json_string(const json_t *obj, const char *key)
-{
-	const json_t *v = obj ? json_object_get(obj, key) : NULL;
-
-	return json_is_string(v) ? json_string_value(v) : NULL;
-}
-
-json_t *cmd_json_real(double v)
-{
-	return isfinite(v) ? json_real(v) : json_null();
-}
-
 json_t *cmd_json_shape(const int64_t *shape, int ndim)
 {
 	json_t *a = json_array();

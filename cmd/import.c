@@ -285,17 +285,17 @@ static void print_result(const json_t *rec, const char *id)
 	const json_t *imp = json_object_get(rec, "import");
 
 	printf("%s: imported '%s' (%s) for region '%s' of workflow '%s'\n", id,
-	       cmd_json_string(imp, "origin") ? cmd_json_string(imp, "origin") : "?",
-	       cmd_json_string(rec, "arch"), region, cmd_json_string(rec, "workflow"));
+	       hml__json_string(imp, "origin") ? hml__json_string(imp, "origin") : "?",
+	       hml__json_string(rec, "arch"), region, hml__json_string(rec, "workflow"));
 	printf("  on all %lld collected rows: RMSE %.6g, MAE %.6g, max error %.6g\n",
 	       (long long)json_integer_value(json_object_get(json_object_get(rec, "rows"),
 	                                                     "evaluated")),
-	       cmd_json_number(m, "val_rmse"), cmd_json_number(m, "test_mae"),
-	       cmd_json_number(m, "test_max_abs"));
+	       hml__json_number(m, "val_rmse"), hml__json_number(m, "test_mae"),
+	       hml__json_number(m, "test_max_abs"));
 	if (json_is_true(json_object_get(imp, "compilable")))
 		printf("  compilable to C (hml deploy --target c %s)\n", id);
 	else if (!json_object_get(rec, "latency"))   /* else the latency line says why */
-		printf("  not compilable to C: %s\n", cmd_json_string(imp, "not_compilable"));
+		printf("  not compilable to C: %s\n", hml__json_string(imp, "not_compilable"));
 	cmd_latency_print(rec, "  ");
 }
 

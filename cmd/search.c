@@ -439,16 +439,16 @@ static void print_result(const search_cli *x)
 	       (long long)json_integer_value(json_object_get(c, "trials")),
 	       (long long)json_integer_value(json_object_get(c, "failed")),
 	       (long long)json_integer_value(json_object_get(c, "reruns")),
-	       cmd_json_number(rec, "seconds"));
+	       hml__json_number(rec, "seconds"));
 	printf("Pareto front (%zu): validation RMSE against %s latency at batch %lld\n",
 	       json_array_size(front), hml__target_name(p->target), (long long)p->base.infer_batch);
 	printf("  %-12s %-14s %-9s %-6s %s\n", "val_rmse", "us/sample", "params", "model", "arch");
 	json_array_foreach(front, i, e)
-		printf("  %-12.6g %-14.5g %-9lld %-6s %s\n", cmd_json_number(e, "val_rmse"),
-		       cmd_json_number(e, "latency_seconds_per_sample") * 1e6,
+		printf("  %-12.6g %-14.5g %-9lld %-6s %s\n", hml__json_number(e, "val_rmse"),
+		       hml__json_number(e, "latency_seconds_per_sample") * 1e6,
 		       (long long)json_integer_value(json_object_get(e, "params")),
-		       cmd_json_string(e, "model") ? cmd_json_string(e, "model") : "-",
-		       cmd_json_string(e, "arch") ? cmd_json_string(e, "arch") : "");
+		       hml__json_string(e, "model") ? hml__json_string(e, "model") : "-",
+		       hml__json_string(e, "arch") ? hml__json_string(e, "arch") : "");
 	if (n.session_trials)
 		printf("coordinator: %.3g ms per trial outside its waits (%.3g ms of CPU), of which "
 		       "%.3g ms in the optimiser (%.3g ms of CPU)\n",

@@ -105,8 +105,8 @@ static json_t *results_json(const hml__search_results *r)
 			"trial", (json_int_t)t->trial, "config", (json_int_t)t->config,
 			"model", t->model[0] ? json_string(t->model) : json_null(),
 			"arch", t->arch ? json_string(t->arch) : json_null(),
-			"val_rmse", cmd_json_real(t->val_rmse),
-			"latency_seconds_per_sample", cmd_json_real(t->latency_s),
+			"val_rmse", hml__json_real(t->val_rmse),
+			"latency_seconds_per_sample", hml__json_real(t->latency_s),
 			"params", (json_int_t)t->params));
 	}
 	for (size_t i = 0; i < r->nres; i++) {
@@ -115,19 +115,19 @@ static json_t *results_json(const hml__search_results *r)
 		json_array_append_new(all, json_pack("{s:I, s:I, s:I, s:I, s:o, s:o, s:I, s:b, s:b, s:b}",
 			"trial", (json_int_t)t->trial, "config", (json_int_t)t->config,
 			"rung", (json_int_t)t->rung, "ended", (json_int_t)t->ended,
-			"val_rmse", cmd_json_real(t->val_rmse),
-			"latency_seconds_per_sample", cmd_json_real(t->latency_s),
+			"val_rmse", hml__json_real(t->val_rmse),
+			"latency_seconds_per_sample", hml__json_real(t->latency_s),
 			"params", (json_int_t)t->params, "top", t->top, "feasible", t->feasible,
 			"front", t->front));
 	}
 	for (size_t k = 0; k < r->ended; k++)
 		json_array_append_new(conv, json_pack("{s:I, s:o, s:o}", "ended", (json_int_t)(k + 1),
-			"best_error", cmd_json_real(r->best[k]), "hypervolume", cmd_json_real(r->hv[k])));
+			"best_error", hml__json_real(r->best[k]), "hypervolume", hml__json_real(r->hv[k])));
 	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:o, s:o, s:[o, o], s:o}",
 		"configs", (json_int_t)r->configs, "ended", (json_int_t)r->ended,
 		"failed", (json_int_t)r->failed, "top_rung", (json_int_t)r->top_rung,
 		"front_size", (json_int_t)r->nfront, "front", front, "trials", all,
-		"hypervolume_reference", cmd_json_real(r->ref[0]), cmd_json_real(r->ref[1]),
+		"hypervolume_reference", hml__json_real(r->ref[0]), hml__json_real(r->ref[1]),
 		"convergence", conv);
 }
 

@@ -240,24 +240,24 @@ static void print_result(const train_state *st, const char *id, const json_t *re
 		return;
 	}
 	printf("%s: %s on region '%s' (%lld train / %lld validation / %lld test rows)\n",
-	       id, cmd_json_string(rec, "arch"), st->label,
+	       id, hml__json_string(rec, "arch"), st->label,
 	       (long long)json_integer_value(json_object_get(rows, "train")),
 	       (long long)json_integer_value(json_object_get(rows, "validation")),
 	       (long long)json_integer_value(json_object_get(rows, "test")));
 	printf("  validation RMSE %.6g, test RMSE %.6g, test MAE %.6g, test max error %.6g\n",
-	       cmd_json_number(m, "val_rmse"), cmd_json_number(m, "test_rmse"),
-	       cmd_json_number(m, "test_mae"), cmd_json_number(m, "test_max_abs"));
+	       hml__json_number(m, "val_rmse"), hml__json_number(m, "test_rmse"),
+	       hml__json_number(m, "test_mae"), hml__json_number(m, "test_max_abs"));
 	printf("  %lld parameters, %lld epochs (best %lld) in %.3g s, %.4g samples/s\n",
 	       (long long)json_integer_value(json_object_get(m, "params")),
 	       (long long)json_integer_value(json_object_get(m, "epochs_run")),
 	       (long long)json_integer_value(json_object_get(m, "best_epoch")),
-	       cmd_json_number(m, "train_seconds"), cmd_json_number(m, "samples_per_second"));
-	if (isnan(cmd_json_number(m, "latency_seconds_per_sample")))
+	       hml__json_number(m, "train_seconds"), hml__json_number(m, "samples_per_second"));
+	if (isnan(hml__json_number(m, "latency_seconds_per_sample")))
 		printf("  inference latency not measured at batch %lld\n",
 		       (long long)json_integer_value(json_object_get(m, "latency_batch")));
 	else
 		printf("  inference %.4g us/sample at batch %lld\n",
-		       cmd_json_number(m, "latency_seconds_per_sample") * 1e6,
+		       hml__json_number(m, "latency_seconds_per_sample") * 1e6,
 		       (long long)json_integer_value(json_object_get(m, "latency_batch")));
 	cmd_latency_print(rec, "  ");
 }

@@ -12,6 +12,7 @@
 #include <jansson.h>
 
 #include "core/error.h"
+#include "core/json.h"
 #include "core/profile_file.h"
 #include "core/read_file.h"
 #include "hml/version.h"
@@ -22,11 +23,6 @@
 #define DBL_FIELDS(X) X(region_s) X(gather_s) X(forward_s) X(scatter_s) \
 	X(original_s) X(write_s) X(shadow_rmse) X(shadow_max_abs)
 
-static json_t *number(double v)
-{
-	return isfinite(v) ? json_real(v) : json_null();
-}
-
 static json_t *record_json(const hml__profile_record *r)
 {
 	const hml_region_stats *s = &r->stats;
@@ -34,7 +30,7 @@ static json_t *record_json(const hml__profile_record *r)
 	int bad = !o;
 
 #define SET_U64(f) bad |= !o || json_object_set_new(o, #f, json_integer((json_int_t)s->f)) < 0;
-#define SET_DBL(f) bad |= !o || json_object_set_new(o, #f, number(s->f)) < 0;
+#define SET_DBL(f) bad |= !o || json_object_set_new(o, #f, hml__json_real(s->f)) < 0;
 	U64_FIELDS(SET_U64)
 	DBL_FIELDS(SET_DBL)
 #undef SET_U64

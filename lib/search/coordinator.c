@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "core/error.h"
+#include "core/json.h"
 #include "core/util.h"
 #include "deploy/latency.h"
 #include "search/coordinator.h"
@@ -1020,11 +1021,6 @@ int hml__coordinator_keep_models(hml__coordinator *c)
 
 /* ---- the record --------------------------------------------------------- */
 
-static json_t *real_or_null(double v)
-{
-	return isfinite(v) ? json_real(v) : json_null();
-}
-
 /* The front as JSON: [{trial, config, model, val_rmse, latency..., params, arch}]. */
 static json_t *front_json(const hml__coordinator *c)
 {
@@ -1041,8 +1037,8 @@ static json_t *front_json(const hml__coordinator *c)
 		json_array_append_new(arr, json_pack("{s:I, s:I, s:o, s:o, s:o, s:I, s:s}",
 			"trial", (json_int_t)i, "config", (json_int_t)t->config,
 			"model", t->model[0] ? json_string(t->model) : json_null(),
-			"val_rmse", real_or_null(t->m.val_rmse),
-			"latency_seconds_per_sample", real_or_null(t->m.latency_s),
+			"val_rmse", hml__json_real(t->m.val_rmse),
+			"latency_seconds_per_sample", hml__json_real(t->m.latency_s),
 			"params", (json_int_t)t->m.params, "arch", t->arch));
 	}
 	free(cfg);
@@ -1088,7 +1084,7 @@ int hml__coordinator_record(hml__coordinator *c, const char *status)
 		"trials", (json_int_t)n.trials, "ok", (json_int_t)n.ok, "failed", (json_int_t)n.failed,
 		"reruns", (json_int_t)n.reruns,
 		"seconds", prev->seconds + hml__now() - c->t0,
-		"coordinator_cpu_seconds", real_or_null(prev->cpu + cpu),
+		"coordinator_cpu_seconds", hml__json_real(prev->cpu + cpu),
 		"coordinator_busy_seconds", prev->busy + c->busy,
 		"coordinator_suggest_seconds", prev->suggest + c->suggest,
 		"coordinator_busy_cpu_seconds", prev->busy_cpu + c->busy_cpu,

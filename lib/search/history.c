@@ -16,6 +16,7 @@
 #include <openssl/evp.h>
 
 #include "core/error.h"
+#include "core/json.h"
 #include "core/util.h"
 #include "deploy/latency.h"
 #include "search/history.h"
@@ -187,24 +188,19 @@ static int start_thread(hml__history *h)
 	return 0;
 }
 
-static json_t *real_or_null(double v)
-{
-	return isfinite(v) ? json_real(v) : json_null();
-}
-
 static json_t *metrics_json(const hml__hist_metrics *m)
 {
 	json_t *o = json_object();
 
-	json_object_set_new(o, "val_rmse", real_or_null(m->val_rmse));
-	json_object_set_new(o, "test_rmse", real_or_null(m->test_rmse));
-	json_object_set_new(o, "latency_seconds_per_sample", real_or_null(m->latency_s));
+	json_object_set_new(o, "val_rmse", hml__json_real(m->val_rmse));
+	json_object_set_new(o, "test_rmse", hml__json_real(m->test_rmse));
+	json_object_set_new(o, "latency_seconds_per_sample", hml__json_real(m->latency_s));
 	json_object_set_new(o, "latency_batch", json_integer(m->latency_batch));
 	if (hml__target_name(m->latency_target)) {
 		json_object_set_new(o, "latency_target", json_string(hml__target_name(m->latency_target)));
 		json_object_set_new(o, "latency_threads", json_integer(m->latency_threads));
 		json_object_set_new(o, "latency_cached", json_boolean(m->latency_cached));
-		json_object_set_new(o, "latency_cost_seconds", real_or_null(m->latency_cost));
+		json_object_set_new(o, "latency_cost_seconds", hml__json_real(m->latency_cost));
 	}
 	json_object_set_new(o, "params", json_integer(m->params));
 	json_object_set_new(o, "epochs_run", json_integer(m->epochs_run));
@@ -358,13 +354,6 @@ static int bad_line(const char *path, size_t line, const char *why)
 	return hml__error_set(HML_EINVALID, "trial history '%s' line %zu: %s", path, line, why);
 }
 
-static double num_or_nan(const json_t *o, const char *key)
-{
-	const json_t *v = json_object_get(o, key);
-
-	return json_is_number(v) ? json_number_value(v) : NAN;
-}
-
 static int64_t int_or(const json_t *o, const char *key, int64_t dflt)
 {
 	const json_t *v = json_object_get(o, key);
@@ -374,9 +363,9 @@ static int64_t int_or(const json_t *o, const char *key, int64_t dflt)
 
 static void metrics_of(hml__hist_metrics *m, const json_t *o)
 {
-	m->val_rmse = num_or_nan(o, "val_rmse");
-	m->test_rmse = num_or_nan(o, "test_rmse");
-	m->latency_s = num_or_nan(o, "latency_seconds_per_sample");
+	m->val_rmse = hml__json_number(o, "val_rmse");
+	m->test_rmse = hml__json_number(o, "test_rmse");
+	m->latency_s = hml__json_number(o, "latency_seconds_per_sample");
 	m->latency_batch = int_or(o, "latency_batch", -1);
 	m->params = int_or(o, "params", -1);
 	m->epochs_run = (int)int_or(o, "epochs_run", -1);
@@ -384,7 +373,7 @@ static void metrics_of(hml__hist_metrics *m, const json_t *o)
 	                                                                        "latency_target")));
 	m->latency_threads = (int)int_or(o, "latency_threads", 0);
 	m->latency_cached = json_is_true(json_object_get(o, "latency_cached"));
-	m->latency_cost = num_or_nan(o, "latency_cost_seconds");
+	m->latency_cost = hml__json_number(o, "latency_cost_seconds");
 }
 
 /* Fill *ev from line object o; *u receives the point (malloc'ed). */
@@ -420,7 +409,7 @@ static const char *event_of(hml__hist_event *ev, const json_t *o, double **u)
 	ev->counted = (long)int_or(o, "counted", -1);
 	ev->params = json_is_object(json_object_get(o, "params")) ? json_object_get(o, "params")
 	                                                          : NULL;
-	ev->seconds = num_or_nan(o, "seconds");
+	ev->seconds = hml__json_number(o, "seconds");
 	ev->arch = json_string_value(json_object_get(o, "arch"));
 	ev->error = json_string_value(json_object_get(o, "error"));
 	ev->model = json_string_value(json_object_get(o, "model"));

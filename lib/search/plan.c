@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "core/error.h"
+#include "core/json.h"
 #include "deploy/latency.h"
 #include "search/history.h"
 #include "search/plan.h"
@@ -34,25 +35,6 @@ static void say(void (*fn)(void *, const char *), void *payload, const char *fmt
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	fn(payload, msg);
-}
-
-static double num(const json_t *obj, const char *key)
-{
-	const json_t *v = obj ? json_object_get(obj, key) : NULL;
-
-	return json_is_number(v) ? json_number_value(v) : NAN;
-}
-
-static const char *str(const json_t *obj, const char *key)
-{
-	const json_t *v = obj ? json_object_get(obj, key) : NULL;
-
-	return json_is_string(v) ? json_string_value(v) : NULL;
-}
-
-static json_t *real_or_null(double v)
-{
-	return isfinite(v) ? json_real(v) : json_null();
 }
 
 /* ---- data and workflow -------------------------------------------------- */
@@ -240,9 +222,9 @@ static int set_dir(hml__search_plan *p, const hml__store *s)
 
 static json_t *constraints_json(const hml__search_plan *p)
 {
-	return json_pack("{s:o, s:o, s:o}", "max_latency", real_or_null(p->max_latency > 0 ?
-	                 p->max_latency : NAN), "max_params", real_or_null(p->max_params > 0 ?
-	                 p->max_params : NAN), "max_error", real_or_null(p->max_error > 0 ?
+	return json_pack("{s:o, s:o, s:o}", "max_latency", hml__json_real(p->max_latency > 0 ?
+	                 p->max_latency : NAN), "max_params", hml__json_real(p->max_params > 0 ?
+	                 p->max_params : NAN), "max_error", hml__json_real(p->max_error > 0 ?
 	                 p->max_error : NAN));
 }
 
@@ -302,7 +284,7 @@ int hml__search_plan_new(hml__search_plan *p, hml__store *s, const hml__search_r
 	                "rungs", (int)p->rungs, "max_epochs", p->max_epochs,
 	                "constraints", constraints_json(p),
 	                "keep_models", p->keep_all ? "all" : "front",
-	                "trial_timeout", real_or_null(p->trial_timeout),
+	                "trial_timeout", hml__json_real(p->trial_timeout),
 	                "counts", "configs", 0, "trials", 0, "ok", 0, "failed", 0, "reruns", 0,
 	                "seconds", 0.0, "transport", p->mpi ? "mpi" : "processes",
 	                "latency_target", hml__target_name(p->target),
@@ -345,9 +327,9 @@ static int resume_check(hml__search_plan *p, const hml__store *s, const hml__sea
 {
 	json_t *now = hml__records_data_sha256(s, p->ds_ids, p->nds);
 	const json_t *src = json_object_get(v->json, "space_source");
-	const char *kind = str(src, "kind");
+	const char *kind = hml__json_string(src, "kind");
 	const char *path = rq->space_path ? rq->space_path : kind && strcmp(kind, "file") == 0
-		? str(src, "path") : NULL;
+		? hml__json_string(src, "path") : NULL;
 	int same_data = now && v->data_sha256 && json_equal(now, (json_t *)v->data_sha256), rc;
 
 	json_decref(now);
@@ -374,7 +356,7 @@ static void prev_times(hml__search_times *t, const json_t *rec)
 	                 &t->suggest_cpu };
 
 	for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
-		*to[k] = isnan(num(rec, keys[k])) ? 0 : num(rec, keys[k]);
+		*to[k] = isnan(hml__json_number(rec, keys[k])) ? 0 : hml__json_number(rec, keys[k]);
 }
 
 /* The recorded settings; options given again checked against them. */
@@ -416,10 +398,10 @@ static int from_record(hml__search_plan *p, const hml__search_request *rq,
 	p->max_params = bound_of(v, "max_params");
 	p->max_error = bound_of(v, "max_error");
 	if (!rq->keep_models)
-		p->keep_all = str(v->json, "keep_models") &&
-		              strcmp(str(v->json, "keep_models"), "all") == 0;
+		p->keep_all = hml__json_string(v->json, "keep_models") &&
+		              strcmp(hml__json_string(v->json, "keep_models"), "all") == 0;
 	if (isnan(rq->trial_timeout))
-		p->trial_timeout = num(v->json, "trial_timeout");
+		p->trial_timeout = hml__json_number(v->json, "trial_timeout");
 	if (rq->workers == HML__SEARCH_UNSET && rq->ranks <= 0 && !isnan(v->workers))
 		p->nworkers = (int)v->workers;
 	return 0;

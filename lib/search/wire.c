@@ -8,17 +8,13 @@
 #include <unistd.h>
 
 #include "core/error.h"
+#include "core/json.h"
 #include "deploy/latency.h"
 #include "search/wire.h"
 
 static int bad(const char *why)
 {
 	return hml__error_set(HML_EINVALID, "worker message: %s", why);
-}
-
-static json_t *num(double v)
-{
-	return isfinite(v) ? json_real(v) : json_null();
 }
 
 static double num_of(const json_t *o, const char *key, double dflt)
@@ -96,12 +92,12 @@ json_t *hml__wire_trial(long trial, const char *out, const hml__train_options *o
 	json_t *opt = json_pack(
 		"{s:s, s:i, s:I, s:o, s:o, s:s, s:s, s:i, s:o, s:I, s:i, s:o, s:o, s:I, s:o}",
 		"arch", o->arch ? o->arch : "", "epochs", o->epochs, "batch", (json_int_t)o->batch,
-		"lr", num(o->lr), "weight_decay", num(o->weight_decay),
+		"lr", hml__json_real(o->lr), "weight_decay", hml__json_real(o->weight_decay),
 		"optimizer", o->optimizer ? o->optimizer : "adam",
 		"schedule", o->schedule ? o->schedule : "plateau", "patience", o->patience,
-		"clip", num(o->clip), "seed", (json_int_t)o->seed, "threads", o->threads,
-		"val_fraction", num(o->val_fraction), "test_fraction", num(o->test_fraction),
-		"infer_batch", (json_int_t)o->infer_batch, "max_seconds", num(o->max_seconds));
+		"clip", hml__json_real(o->clip), "seed", (json_int_t)o->seed, "threads", o->threads,
+		"val_fraction", hml__json_real(o->val_fraction), "test_fraction", hml__json_real(o->test_fraction),
+		"infer_batch", (json_int_t)o->infer_batch, "max_seconds", hml__json_real(o->max_seconds));
 
 	if (!opt)
 		return NULL;
@@ -157,13 +153,13 @@ json_t *hml__wire_result(long trial, const char *error, const hml__train_result 
 		"n_val", (json_int_t)r->n_val, "n_test", (json_int_t)r->n_test,
 		"epochs_run", r->epochs_run, "best_epoch", r->best_epoch,
 		"stopped_early", r->stopped_early, "interrupted", r->interrupted,
-		"train_seconds", num(r->train_seconds), "samples_per_second", num(r->samples_per_second),
-		"final_lr", num(r->final_lr), "val_rmse", num(r->val_rmse),
-		"test_rmse", num(r->test_rmse), "test_mae", num(r->test_mae),
-		"test_max_abs", num(r->test_max_abs), "latency_s_per_sample", num(r->latency_s_per_sample),
+		"train_seconds", hml__json_real(r->train_seconds), "samples_per_second", hml__json_real(r->samples_per_second),
+		"final_lr", hml__json_real(r->final_lr), "val_rmse", hml__json_real(r->val_rmse),
+		"test_rmse", hml__json_real(r->test_rmse), "test_mae", hml__json_real(r->test_mae),
+		"test_max_abs", hml__json_real(r->test_max_abs), "latency_s_per_sample", hml__json_real(r->latency_s_per_sample),
 		"latency_batch", (json_int_t)r->latency_batch, "out_of_time", r->out_of_time,
-		"train_step_seconds", num(r->train_step_seconds),
-		"forward_max_diff", num(r->forward_max_diff));
+		"train_step_seconds", hml__json_real(r->train_step_seconds),
+		"forward_max_diff", hml__json_real(r->forward_max_diff));
 	if (!res)
 		return NULL;
 	return json_pack("{s:s, s:i, s:s, s:o}", "type", "result", "trial", (int)trial,
@@ -222,7 +218,7 @@ int hml__wire_result_read(const json_t *msg, long *trial, const char **error,
 static int set_latency(json_t *msg, int target, const char *key, double v)
 {
 	json_t *l = json_pack("{s:s, s:o}", "target", hml__target_name(target) ?
-	                      hml__target_name(target) : "", key, num(v));
+	                      hml__target_name(target) : "", key, hml__json_real(v));
 
 	if (!l || json_object_set_new(msg, "latency", l) < 0)
 		return hml__error_oom();

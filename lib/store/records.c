@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/json.h"
 #include "store/records.h"
 #include "train/train.h"
 
@@ -248,11 +249,6 @@ int hml__records_latest_deployment(hml__deployment_view *out, const hml__store *
 
 /* ---- the writer of trained models' records ----------------------------- */
 
-static json_t *real_or_null(double v)
-{
-	return isfinite(v) ? json_real(v) : json_null();
-}
-
 static json_t *count_or_null(int64_t v)
 {
 	return v >= 0 ? json_integer((json_int_t)v) : json_null();
@@ -290,14 +286,14 @@ static json_t *options_json(const hml__train_options *o)
 	int adamw = o->optimizer && strcmp(o->optimizer, "adamw") == 0;
 
 	return json_pack("{s:i, s:I, s:o, s:o, s:s, s:s, s:i, s:o, s:I, s:i, s:o, s:o, s:o}",
-		"epochs", o->epochs, "batch", (json_int_t)o->batch, "lr", real_or_null(o->lr),
-		"weight_decay", real_or_null(o->weight_decay >= 0 ? o->weight_decay
+		"epochs", o->epochs, "batch", (json_int_t)o->batch, "lr", hml__json_real(o->lr),
+		"weight_decay", hml__json_real(o->weight_decay >= 0 ? o->weight_decay
 		                                                  : adamw ? 1e-2 : 0.0),
 		"optimizer", o->optimizer ? o->optimizer : "adam",
 		"schedule", o->schedule ? o->schedule : "plateau",
-		"patience", o->patience, "clip", real_or_null(o->clip), "seed", (json_int_t)o->seed,
-		"threads", o->threads, "val_fraction", real_or_null(o->val_fraction),
-		"test_fraction", real_or_null(o->test_fraction),
+		"patience", o->patience, "clip", hml__json_real(o->clip), "seed", (json_int_t)o->seed,
+		"threads", o->threads, "val_fraction", hml__json_real(o->val_fraction),
+		"test_fraction", hml__json_real(o->test_fraction),
 		"max_seconds", o->max_seconds > 0 ? json_real(o->max_seconds) : json_null());
 }
 
@@ -305,19 +301,19 @@ static json_t *metrics_json(const hml__train_result *r)
 {
 	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o,"
 	                 " s:o, s:o, s:o}",
-		"val_rmse", real_or_null(r->val_rmse), "test_rmse", real_or_null(r->test_rmse),
-		"test_mae", real_or_null(r->test_mae), "test_max_abs", real_or_null(r->test_max_abs),
+		"val_rmse", hml__json_real(r->val_rmse), "test_rmse", hml__json_real(r->test_rmse),
+		"test_mae", hml__json_real(r->test_mae), "test_max_abs", hml__json_real(r->test_max_abs),
 		"params", count_or_null(r->params), "epochs_run", count_or_null(r->epochs_run),
 		"best_epoch", count_or_null(r->best_epoch),
 		"stopped_early", flag_or_null(r->stopped_early),
 		"out_of_time", flag_or_null(r->out_of_time),
-		"train_seconds", real_or_null(r->train_seconds),
-		"train_step_seconds", real_or_null(r->train_step_seconds),
-		"samples_per_second", real_or_null(r->samples_per_second),
-		"final_lr", real_or_null(r->final_lr),
-		"latency_seconds_per_sample", real_or_null(r->latency_s_per_sample),
+		"train_seconds", hml__json_real(r->train_seconds),
+		"train_step_seconds", hml__json_real(r->train_step_seconds),
+		"samples_per_second", hml__json_real(r->samples_per_second),
+		"final_lr", hml__json_real(r->final_lr),
+		"latency_seconds_per_sample", hml__json_real(r->latency_s_per_sample),
 		"latency_batch", count_or_null(r->latency_batch),
-		"forward_max_diff", real_or_null(r->forward_max_diff));
+		"forward_max_diff", hml__json_real(r->forward_max_diff));
 }
 
 /* rows and metrics of an imported model: measured on every collected row. */
@@ -326,8 +322,8 @@ static int imported_json(json_t *rec, const hml__model_facts *f)
 	const hml__train_result *r = f->result;
 	const hml__model_import *im = f->import;
 	json_t *metrics = json_pack("{s:o, s:o, s:o, s:o, s:s}",
-		"val_rmse", real_or_null(r->val_rmse), "test_rmse", real_or_null(r->test_rmse),
-		"test_mae", real_or_null(r->test_mae), "test_max_abs", real_or_null(r->test_max_abs),
+		"val_rmse", hml__json_real(r->val_rmse), "test_rmse", hml__json_real(r->test_rmse),
+		"test_mae", hml__json_real(r->test_mae), "test_max_abs", hml__json_real(r->test_max_abs),
 		"rows_measured", "all collected rows of the region");
 
 	if (metrics && r->params > 0)   /* known when hml could read the graph */
