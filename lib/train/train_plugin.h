@@ -3,7 +3,7 @@
  * training plugin, libhml-cli-train.so (internal; not installed).
  *
  * The CLI links no libtorch: mapping Debian's libtorch costs a process
- * ~0.3-0.8 s and ~165 MB at start-up, which `hml show` has no use for. The
+ * ~0.3-0.8 s and ~150 MB at start-up, which `hml show` has no use for. The
  * libtorch training shim (train.cpp, train.h's hml__train) lives in this
  * plugin, which train_proxy.c opens the first time a command trains (`hml
  * train`, `hml search`'s workers) through the runtime's plugin opener
