@@ -21,6 +21,7 @@
 #include <time.h>
 
 #include "core/error.h"
+#include "core/rng.h"
 #include "core/util.h"
 #include "search/opt/bo.h"
 #include "search/opt/space.h"
@@ -75,8 +76,7 @@ static int measure(const hml__space *s, size_t n, size_t window, int asks, figur
 		return rc;
 	for (size_t i = 0; i < n; i++) { /* a history of random trials */
 		for (size_t k = 0; k < d; k++) {
-			rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
-			u[k] = (double)(rng >> 11) * 0x1.0p-53;
+			u[k] = (double)(hml__rng_lcg(&rng) >> 11) * 0x1.0p-53;
 		}
 		objectives(u, d, f);
 		if ((rc = hml__bo_add(bo, &id, u)) < 0 ||

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "core/error.h"
+#include "core/rng.h"
 #include "loader/loader.h"
 
 static double now(void)
@@ -102,8 +103,7 @@ static void fill(float *x, int64_t rows)
 	for (int64_t i = 0; i < rows * row_size; i++) {
 		float u;
 
-		s = s * 6364136223846793005ULL + 1442695040888963407ULL;
-		u = (float)((double)(s >> 11) / 9007199254740992.0);
+		u = (float)((double)(hml__rng_lcg(&s) >> 11) / 9007199254740992.0);
 		x[i] = row_size == 5 ? lo[i % 5] + (hi[i % 5] - lo[i % 5]) * u : u;
 	}
 }

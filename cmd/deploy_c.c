@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "core/rng.h"
 #include "core/util.h"
 #include "deploy/cbuild.h"
 #include "deploy/codegen.h"
@@ -90,7 +91,7 @@ static int check_agreement(const hml__cg_model *d, const char *pt, const char *s
 	const void *got;
 	hml__cmodel *cm = NULL;
 	double diff = 0, scale = 1;
-	uint64_t seed = 0x9e3779b97f4a7c15ULL;
+	uint64_t seed = HML__RNG_GOLDEN;
 	hml_dtype dt;
 	int rc, nd;
 
@@ -108,8 +109,7 @@ static int check_agreement(const hml__cg_model *d, const char *pt, const char *s
 		int64_t f = i % nin, ch = d->family == HML__CG_MLP ? f : f / (nin / d->layers[0].in);
 		double u;
 
-		seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
-		u = (double)(seed >> 11) / 9007199254740992.0 * 4 - 2;
+		u = (double)(hml__rng_lcg(&seed) >> 11) / 9007199254740992.0 * 4 - 2;
 		x[i] = (float)(d->in_mean[ch] + d->in_std[ch] * u);
 	}
 	if ((rc = hml__model_predict_f32(pt, x, AGREE_ROWS, d->in_ndim, d->in_shape, want,

@@ -1,6 +1,6 @@
 /*
- * lib/core/rng.h - splitmix64, the project's one seeded random stream
- * (internal).
+ * lib/core/rng.h - the project's seeded random streams, one copy each
+ * (internal): splitmix64, and an MMIX linear congruential step.
  *
  * Sebastiano Vigna's splitmix64: a 64-bit state advanced by the golden
  * ratio increment and mixed by two multiply-xorshift rounds. Small, fast
@@ -27,6 +27,17 @@ static inline uint64_t hml__rng_splitmix64(uint64_t *s)
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
 	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
 	return z ^ (z >> 31);
+}
+
+/**
+ * Knuth's MMIX linear congruential step: the state advanced, and returned.
+ * Weaker than splitmix64 in its low bits (use the top ones); kept where its
+ * exact sequence is relied upon: the rows of `hml deploy --target c`'s
+ * agreement check (its figure is recorded), test and benchmark inputs.
+ */
+static inline uint64_t hml__rng_lcg(uint64_t *s)
+{
+	return *s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
 }
 
 /** A double uniform in [0, 1) from the next number: its top 53 bits. */

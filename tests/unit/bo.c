@@ -18,6 +18,7 @@
 #include <jansson.h>
 
 #include "check.h"
+#include "core/rng.h"
 #include "search/opt/bo.h"
 #include "search/opt/pareto.h"
 #include "search/opt/space.h"
@@ -69,8 +70,7 @@ typedef double (*fn1)(const double *);
 
 static uint64_t lcg(uint64_t *s)
 {
-	*s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
-	return *s >> 11;
+	return hml__rng_lcg(s) >> 11;
 }
 
 static double unif(uint64_t *s)

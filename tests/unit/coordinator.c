@@ -24,8 +24,9 @@
 #include <sys/stat.h>
 
 #include "check.h"
-#include "fixtures.h"
+#include "core/rng.h"
 #include "deploy/latency.h"
+#include "fixtures.h"
 #include "search/coordinator.h"
 #include "search/opt/trialsched.h"
 #include "search/wire.h"
@@ -188,8 +189,7 @@ static int fake_send(void *pool, int k, const json_t *msg)
 
 static uint64_t next_rand(uint64_t *s)
 {
-	*s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
-	return *s >> 33;
+	return hml__rng_lcg(s) >> 33;
 }
 
 /* A few of the queued answers (one to three; in order, or drawn), else a
