@@ -27,6 +27,7 @@
 #ifdef HML_WITH_MPI
 #include "search/mpi_relay.h"
 #endif
+#include "store/cost.h"
 #include "store/store.h"
 
 #define UNSET HML__SEARCH_UNSET
@@ -420,6 +421,26 @@ static int prepare(search_cli *x, const char *resume_id)
 	return hml__coordinator_replay(x->c);
 }
 
+/* The region's cost, against which the speedup column is predicted; an
+ * empty front said for what it is. */
+static void print_cost(const hml__search_plan *p, size_t nfront)
+{
+	char cost[32];
+
+	if (isnan(p->region_cost)) {
+		printf("  (no predicted speedup: the data record no cost of the region's original "
+		       "code)\n");
+		return;
+	}
+	hml__cost_seconds_text(cost, sizeof(cost), p->region_cost);
+	printf("  region's original code: %s per row; speedup: of the region, per row, "
+	       "predicted\n", cost);
+	if (nfront == 0)
+		cmd_warn("search %s: no model on the front: none ran faster than the region's "
+		         "original code (%s per row) within the constraints; a surrogate does not pay "
+		         "here, and hml deploy has nothing of this search to pick", p->id, cost);
+}
+
 static void print_result(const search_cli *x)
 {
 	const hml__search_plan *p = &x->plan;
@@ -442,13 +463,19 @@ static void print_result(const search_cli *x)
 	       hml__json_number(rec, "seconds"));
 	printf("Pareto front (%zu): validation RMSE against %s latency at batch %lld\n",
 	       json_array_size(front), hml__target_name(p->target), (long long)p->base.infer_batch);
-	printf("  %-12s %-14s %-9s %-6s %s\n", "val_rmse", "us/sample", "params", "model", "arch");
-	json_array_foreach(front, i, e)
-		printf("  %-12.6g %-14.5g %-9lld %-6s %s\n", hml__json_number(e, "val_rmse"),
-		       hml__json_number(e, "latency_seconds_per_sample") * 1e6,
-		       (long long)json_integer_value(json_object_get(e, "params")),
+	print_cost(p, json_array_size(front));
+	printf("  %-12s %-14s %-9s %-8s %-6s %s\n", "val_rmse", "us/sample", "params", "speedup",
+	       "model", "arch");
+	json_array_foreach(front, i, e) {
+		double lat = hml__json_number(e, "latency_seconds_per_sample");
+		char sp[32];
+
+		printf("  %-12.6g %-14.5g %-9lld %-8s %-6s %s\n", hml__json_number(e, "val_rmse"),
+		       lat * 1e6, (long long)json_integer_value(json_object_get(e, "params")),
+		       hml__speedup_text(sp, sizeof(sp), p->region_cost / lat),
 		       hml__json_string(e, "model") ? hml__json_string(e, "model") : "-",
 		       hml__json_string(e, "arch") ? hml__json_string(e, "arch") : "");
+	}
 	if (n.session_trials)
 		printf("coordinator: %.3g ms per trial outside its waits (%.3g ms of CPU), of which "
 		       "%.3g ms in the optimiser (%.3g ms of CPU)\n",

@@ -1115,7 +1115,7 @@ int hml__coordinator_new(hml__coordinator **out, const hml__coordinator_options 
 	so.seed = (uint64_t)p->seed;
 	so.budget = (size_t)p->budget;
 	so.rungs = p->rungs;
-	so.max_latency = p->max_latency > 0 ? p->max_latency : 0;
+	so.max_latency = hml__search_plan_latency_bound(p);
 	so.max_params = p->max_params > 0 ? p->max_params : 0;
 	so.max_error = p->max_error > 0 ? p->max_error : 0;
 	if ((rc = hml__sched_new(&c->sched, &so)) < 0) {
