@@ -37,7 +37,9 @@ static const char *march;
 static const char *search;
 
 static const cmd_option options[] = {
-	{ "best", 0, CMD_OPT_FLAG, &best, NULL, "the model with the lowest validation RMSE" },
+	{ "best", 0, CMD_OPT_FLAG, &best, NULL,
+	  "the model with the lowest QoI error on a search's check (hml search --qoi-check), "
+	  "else the lowest validation RMSE" },
 	{ "max-error", 0, CMD_OPT_DOUBLE, &max_error, "E",
 	  "the fastest model whose validation RMSE is at most E" },
 	{ "max-qoi-error", 0, CMD_OPT_DOUBLE, &max_qoi, "E",
@@ -288,6 +290,8 @@ static json_t *deployment_record(const char *id, const char *label, const char *
 	if (!isnan(pick->latency))
 		json_object_set_new(rec, "latency_seconds_per_sample", json_real(pick->latency));
 	json_object_set_new(rec, "predicted", prediction_json(pick));
+	if (!isnan(pick->qoi_error))   /* a search's QoI check measured it */
+		json_object_set_new(rec, "qoi_error", json_real(pick->qoi_error));
 	if (force)
 		json_object_set_new(rec, "forced", json_true());
 	json_object_set(rec, "env", env);
@@ -351,6 +355,9 @@ static void print_deployed(const char *pid, const char *id, const char *label,
 		         "%.3g s start-up)", pid, id, label, workflow, val_rmse,
 		         pick->latency * 1e6, pick->rows_per_run, hml__candidate_run_cost(pick),
 		         pick->startup);
+	if (best && !isnan(pick->qoi_error))
+		cmd_info("%s: chosen by its error of the application's quantity of interest, %.4g "
+		         "on a search's QoI check (hml show %s)", pid, pick->qoi_error, id);
 	print_predicted(pid, pick);
 }
 
@@ -385,7 +392,8 @@ int cmd_deploy(int argc, char **argv)
 	json_t *rec = NULL, *env = NULL, *qoi_check = NULL;
 	const char *id, *label;
 	char *path = NULL, *so_path = NULL, pid[32], cid[32] = "";
-	hml__candidate pick = { NULL, HML__TARGET_TORCHSCRIPT, NAN, NAN, NAN, NAN, { 0, 0, 0, 0 } };
+	hml__candidate pick = { NULL, HML__TARGET_TORCHSCRIPT, NAN, NAN, NAN, NAN, { 0, 0, 0, 0 },
+	                        NAN };
 	int first, rc, code = HML_EXIT_OK;
 
 	if ((rc = cmd_parse(&spec, argc, argv, &first)) != 0)

@@ -32,7 +32,7 @@
 
 #define UNSET HML__SEARCH_UNSET
 static int64_t budget = UNSET, workers = UNSET, seed = UNSET, max_epochs = UNSET,
-	threads = UNSET;
+	threads = UNSET, qoi_check;
 static double max_latency = NAN, max_params = NAN, max_error = NAN, trial_timeout = NAN;
 static const char *space_path, *region, *keep_models, *target;
 static int resume, deterministic;
@@ -67,6 +67,9 @@ static const cmd_option options[] = {
 	  "is found and the family compiles to C)" },
 	{ "keep-models", 0, CMD_OPT_STRING, &keep_models, "all|front",
 	  "register the models of the front (default) or of every trial" },
+	{ "qoi-check", 0, CMD_OPT_INT, &qoi_check, "K",
+	  "run the application with the front's K most accurate models and record their "
+	  "errors of its quantity of interest (default 0: none)" },
 	{ "train-args", 0, CMD_OPT_STRING, &train_args, "POINT",
 	  "print the hml train arguments of search-space point POINT (JSON) and exit" },
 	{ NULL, 0, 0, NULL, NULL, NULL }
@@ -130,6 +133,8 @@ static int check_cli(int npos)
 		return usage("%s must be 0 or more, not %.0f", "--seed", (double)seed);
 	if (max_epochs != UNSET && (max_epochs < 1 || max_epochs > 1000000))
 		return usage("%s must be 1 to 1000000, not %.0f", "--max-epochs", (double)max_epochs);
+	if (qoi_check < 0 || qoi_check > 1000)
+		return usage("%s must be 0 to 1000, not %.0f", "--qoi-check", (double)qoi_check);
 	if (!isnan(trial_timeout) && !(trial_timeout > 0))
 		return usage("%s must be positive, not %g", "--trial-timeout", trial_timeout);
 	if (!isnan(max_latency) && !(max_latency > 0 && isfinite(max_latency)))
@@ -441,6 +446,27 @@ static void print_cost(const hml__search_plan *p, size_t nfront)
 		         "here, and hml deploy has nothing of this search to pick", p->id, cost);
 }
 
+/* The QoI check's errors (--qoi-check), one line. */
+static void print_qoi(const json_t *rec)
+{
+	const json_t *q = json_object_get(rec, "qoi_check"), *c;
+	size_t i;
+
+	if (!q)
+		return;
+	printf("QoI check (seed %lld): %s %s:", (long long)json_integer_value(json_object_get(q,
+	       "seed")), hml__json_string(q, "dataset"), hml__json_string(q, "metric"));
+	json_array_foreach(json_object_get(q, "checks"), i, c) {
+		double e = hml__json_number(c, "error");
+
+		if (isnan(e))
+			printf("%s %s failed", i ? "," : "", hml__json_string(c, "model"));
+		else
+			printf("%s %s %.4g", i ? "," : "", hml__json_string(c, "model"), e);
+	}
+	printf("\n");
+}
+
 static void print_result(const search_cli *x)
 {
 	const hml__search_plan *p = &x->plan;
@@ -476,6 +502,7 @@ static void print_result(const search_cli *x)
 		       hml__json_string(e, "model") ? hml__json_string(e, "model") : "-",
 		       hml__json_string(e, "arch") ? hml__json_string(e, "arch") : "");
 	}
+	print_qoi(rec);
 	if (n.session_trials)
 		printf("coordinator: %.3g ms per trial outside its waits (%.3g ms of CPU), of which "
 		       "%.3g ms in the optimiser (%.3g ms of CPU)\n",
@@ -510,7 +537,8 @@ static int run(search_cli *x, int *code)
 		return 0;
 	}
 	if ((rc = hml__coordinator_keep_models(x->c)) < 0 ||
-	    (rc = hml__coordinator_record(x->c, "finished")) < 0)
+	    (rc = hml__coordinator_record(x->c, "finished")) < 0 ||
+	    (qoi_check > 0 && (rc = cmd_search_qoi_check(x->s, p->id, qoi_check)) < 0))
 		return rc;
 	if (!n.ok)
 		return hml__error_set(HML_ERROR, "no trial of search '%s' succeeded (see %s/%s)", p->id,

@@ -140,6 +140,20 @@ static int none_within(const hml__candidate *c, size_t n, const hml__select_boun
 	                      hml__target_name(fast->target));
 }
 
+/* --best among candidates with a QoI error: the lowest, ties the faster;
+ * n when none within the bounds has one. */
+static size_t best_qoi(const hml__candidate *c, size_t n, const hml__select_bounds *b)
+{
+	size_t best = n;
+
+	for (size_t i = 0; i < n; i++)
+		if (!isnan(c[i].error) && !isnan(c[i].qoi_error) && within(&c[i], b) &&
+		    (best == n || c[i].qoi_error < c[best].qoi_error ||
+		     (c[i].qoi_error == c[best].qoi_error && speed_cmp(&c[i], &c[best]) < 0)))
+			best = i;
+	return best;
+}
+
 int hml__select(const hml__candidate *c, size_t n, const hml__select_bounds *b, size_t *pick)
 {
 	int fastest = !isnan(b->max_error) && isnan(b->max_latency);
@@ -161,6 +175,8 @@ int hml__select(const hml__candidate *c, size_t n, const hml__select_bounds *b, 
 		                      "validation RMSE)");
 	if (best == n)
 		return none_within(c, n, b);
+	if (isnan(b->max_error) && isnan(b->max_latency) && best_qoi(c, n, b) < n)
+		best = best_qoi(c, n, b);
 	*pick = best;
 	return 0;
 }
@@ -310,6 +326,7 @@ int hml__select_candidates(hml__candidate **out, size_t *n, const hml__store *s,
 			c[k].startup = l.startup[t];
 			c[k].rows_per_run = rows;
 			c[k].cost = cost;
+			c[k].qoi_error = m.qoi_error;
 			k++;
 		}
 	}

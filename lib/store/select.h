@@ -21,7 +21,9 @@
  *   - --max-error E alone: among the candidates within E, the fastest;
  *     a candidate without a measured latency counts as slower than any
  *     measured one; ties: the lower error.
- *   - no bound (--best): the lowest error; ties: the lower latency.
+ *   - no bound (--best): the lowest QoI error when some candidate within
+ *     has one (hml search --qoi-check ran the application with it), else
+ *     the lowest error; ties: the lower latency.
  * Ties beyond that go to the earlier candidate. A candidate without an
  * error is never chosen.
  */
@@ -47,6 +49,8 @@ typedef struct hml__candidate {
 	                          NaN or 0: unknown */
 	hml__region_cost cost; /**< the region's original code as collected (cost.h);
 	                          rows 0 or NaN: unknown */
+	double qoi_error;    /**< the model's QoI error on a search's check (records.h);
+	                          NaN: unchecked */
 } hml__candidate;
 
 /** The speedup candidate c is predicted to give (cost.h: hml__predict()). */

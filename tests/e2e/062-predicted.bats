@@ -61,7 +61,7 @@ collect_train() {
 }
 
 @test "binomial: deploy, show and evaluate print the predicted speedup" {
-	collect_train binomial --options 1024
+	collect_train binomial -- --options 1024
 	run --separate-stderr hml --json deploy --best --target auto
 	assert_success
 	echo "$output" > p.json
@@ -121,8 +121,46 @@ PY
 	run --separate-stderr hml --json show s1
 	assert_success
 	echo "$output" > s.json
-	[ "$(json s.json '0 < d["region_cost_per_row"] < 1e-6')" = True ]
-	[ "$(json s.json 'd["front"]')" = "[]" ]
+	[ "$(json s.json '0 < d["search"]["region_cost_per_row"] < 1e-6')" = True ]
+	[ "$(json s.json 'd["search"]["front"]')" = "[]" ]
 	run --separate-stderr hml deploy --search s1 --best
 	[ "$status" -eq 3 ]
+}
+
+@test "search --qoi-check records the front's QoI errors; deploy --best chooses by them" {
+	run --separate-stderr hml --json collect binomial -- --options 1024
+	assert_success
+	run --separate-stderr hml search --budget 4 --max-epochs 3 --threads 1 --qoi-check 2
+	assert_success
+	[[ "$stderr" == *"QoI check: workflow 'binomial', seed 2: accurate run"* ]]
+	assert_output --regexp "QoI check \(seed 2\): price rmse: m[0-9]+ [0-9.e+-]+"
+	run --separate-stderr hml --json show
+	assert_success
+	echo "$output" > show.json
+	"$PY" - <<'PY'
+import json, math
+d = json.load(open("show.json"))
+s = d["searches"][0]
+q = s["qoi_check"]
+front = [e for e in s["front"] if e.get("model")]
+assert q["dataset"] == "price" and q["metric"] == "rmse" and q["seed"] == 2, q
+checked = sorted(front, key=lambda e: e["val_rmse"])[:2]
+assert [c["model"] for c in q["checks"]] == [e["model"] for e in checked], (q, front)
+for e in checked:
+    assert e["qoi_error"] > 0 and math.isfinite(e["qoi_error"]), e
+models = {m["id"]: m for m in d["models"]}
+for c in q["checks"]:
+    m = models[c["model"]]["qoi_error"]
+    assert m["value"] == c["error"] and m["search"] == s["id"] and m["metric"] == "rmse", m
+best = min(q["checks"], key=lambda c: c["error"])
+open("best", "w").write(best["model"])
+PY
+	run --separate-stderr hml --json deploy --best
+	assert_success
+	echo "$output" > p.json
+	[ "$(json p.json 'd["deployment"]["model"]')" = "$(cat best)" ]
+	[[ "$stderr" == *"chosen by its error of the application's quantity of interest"* ]]
+	run --separate-stderr hml search --qoi-check -1
+	[ "$status" -eq 2 ]
+	[ "$stderr" = "hml: error: search: --qoi-check must be 0 to 1000, not -1" ]
 }

@@ -26,7 +26,7 @@
 /* A candidate with no start-up or rows per run: compared per sample;
  * no cost of the original code: never predicted slower. */
 #define NOCOST { 0, 0, 0, 0 }
-#define CAND(id, t, e, l) { id, t, e, l, NAN, NAN, NOCOST }
+#define CAND(id, t, e, l) { id, t, e, l, NAN, NAN, NOCOST, NAN }
 
 /* m1: accurate and slow; m2: middling; m3: rough and fast; m4: no error. */
 static const hml__candidate list[] = {
@@ -124,9 +124,9 @@ TEST(faster_per_run)
 	 * C loads in 4 ms. 16384 rows per run: C wins (4 ms + 14.7 ms against
 	 * 0.4 s + 11.1 ms); 1e8 rows: TorchScript repays its start-up. */
 	hml__candidate two[] = {
-		{ "m1", TS, 0.01, 6.8e-7, 0.4, 16384, NOCOST },
-		{ "m1", C, 0.01, 9e-7, 0.004, 16384, NOCOST },
-		{ "m2", TS, 0.02, 5e-7, 0.4, 16384, NOCOST },
+		{ "m1", TS, 0.01, 6.8e-7, 0.4, 16384, NOCOST, NAN },
+		{ "m1", C, 0.01, 9e-7, 0.004, 16384, NOCOST, NAN },
+		{ "m2", TS, 0.02, 5e-7, 0.4, 16384, NOCOST, NAN },
 	};
 	hml__select_bounds b = bounds(0.05, NAN);
 	size_t k;
@@ -403,6 +403,35 @@ TEST(slower_never_chosen)
 	}
 }
 
+/* --best: by the QoI error where a search's check measured one; the
+ * bounds still apply; without any, by validation error. */
+TEST(best_by_qoi)
+{
+	hml__candidate c[] = {
+		CAND("m1", C, 0.01, 1e-6), CAND("m2", C, 0.02, 5e-7), CAND("m3", C, 0.03, 2e-7),
+		CAND("m4", C, 0.005, 3e-6),
+	};
+	hml__select_bounds b = bounds(NAN, NAN);
+	size_t k;
+
+	c[1].qoi_error = 0.004;   /* m2: the best on the application */
+	c[2].qoi_error = 0.009;
+	c[0].qoi_error = 0.006;
+	CHECK_OK(hml__select(c, 4, &b, &k));
+	CHECK_STR(c[k].model, "m2");
+	c[2].qoi_error = 0.004;   /* a tie: the faster */
+	CHECK_OK(hml__select(c, 4, &b, &k));
+	CHECK_STR(c[k].model, "m3");
+	b.max_error = 0.025;      /* a bound: by validation error as before */
+	CHECK_OK(hml__select(c, 4, &b, &k));
+	CHECK_STR(c[k].model, "m2");
+	b.max_error = NAN;
+	for (k = 0; k < 4; k++)
+		c[k].qoi_error = NAN;
+	CHECK_OK(hml__select(c, 4, &b, &k));
+	CHECK_STR(c[k].model, "m4");
+}
+
 int main(void)
 {
 	if (tmp_dir_make("select") < 0)
@@ -418,6 +447,7 @@ int main(void)
 	RUN(candidates_of_experiment);
 	RUN(run_costs_of_experiment);
 	RUN(slower_never_chosen);
+	RUN(best_by_qoi);
 	tmp_dir_remove();
 	return check_report();
 }
