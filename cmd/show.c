@@ -13,6 +13,7 @@
 
 #include "cmd.h"
 #include "deploy/latency.h"
+#include "deploy/metrics.h"
 #include "show.h"
 #include "store/records.h"
 #include "store/store.h"
@@ -286,7 +287,7 @@ static int list_evaluations(const json_t *recs)
 		if (metric)
 			num(err, sizeof(err), json_object_get(r, "qoi"), metric);
 		if (json_is_number(mean))
-			snprintf(speed, sizeof(speed), "%.2fx", json_number_value(mean));
+			hml__format_speedup(speed, sizeof(speed), json_number_value(mean));
 		row[0] = str(r, "id");
 		row[1] = str(r, "model");
 		row[2] = qoi;
