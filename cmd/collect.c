@@ -371,7 +371,7 @@ static int run_all(collect_state *st, int64_t first_seed, int runs, int *interru
 		} else if (!res.exited) {
 			snprintf(why, why_size, "application '%s' was %s (run %d of %d)",
 			         st->w->name, hml__proc_describe(&res), k + 1, runs);
-		} else if (res.exit_code != 0) {
+		} else if (!hml__workflow_exit_ok(st->w, res.exit_code)) {
 			snprintf(why, why_size, "application '%s' exited with status %d (run %d of %d)",
 			         st->w->name, res.exit_code, k + 1, runs);
 		} else {
@@ -579,6 +579,7 @@ int cmd_collect(int argc, char **argv)
 		remove_tmp(&st);
 		goto done;
 	}
+	cmd_app_same_inputs_warn(st.w, st.args, NULL, NULL, NULL);
 	ok = run_all(&st, seed, runs, &interrupted, why, sizeof(why));
 	if ((code = check_collected(&st, why, interrupted)) != 0) {
 		remove_tmp(&st);
