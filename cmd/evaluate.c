@@ -64,6 +64,7 @@ static const cmd_spec spec = {
 typedef struct series {
 	double *wall, *region;
 	int64_t model_calls, fallback_calls, original_calls;
+	int unverified;           /* runs whose output failed the workflow's verify.pattern */
 } series;
 
 /*
@@ -204,6 +205,7 @@ static int plan(evaluation *e, const char *named, char **extra, int nextra)
 	e->nrep = (int)(repeat > 0 ? repeat : (e->w->evaluate_repeat > 0 ? e->w->evaluate_repeat : 3));
 	if ((rc = plan_argv(e, extra, nextra)) < 0)
 		return rc;
+	cmd_app_same_inputs_warn(e->w, NULL, e->argv + 1, e->s, e->argv);
 	/* A scratch directory inside eval/ for every run's files. */
 	if (!(e->tmp = hml__store_tmp_path(e->s, "eval", "")))
 		return HML_ENOMEM;
@@ -242,7 +244,7 @@ static int run_one(evaluation *e, int which, int k, cmd_progress **bar)
 	series *se = which ? &e->sur : &e->acc;
 	hml__profile_record rec;
 	double wall;
-	int rc;
+	int rc, passed;
 
 	snprintf(qoi, sizeof(qoi), "%s/%s%d.h5", e->tmp, kind, k);
 	snprintf(prof, sizeof(prof), "%s/%s%d.json", e->tmp, kind, k);
@@ -250,8 +252,12 @@ static int run_one(evaluation *e, int which, int k, cmd_progress **bar)
 	config.qoi = k == 0 ? qoi : NULL;   /* the warm-up pair records the QoI */
 	config.profile = prof;
 	if ((rc = cmd_app_run(e->w, e->argv, &config, log, &wall, bar)) < 0 ||
-	    (rc = hml__profile_file_find(prof, e->label, &rec)) < 0 || k == 0)
+	    (rc = hml__workflow_verify(e->w, log, &passed)) < 0 ||
+	    (rc = hml__profile_file_find(prof, e->label, &rec)) < 0)
 		return rc;
+	se->unverified += !passed;
+	if (k == 0)
+		return 0;
 	se->model_calls += (int64_t)rec.stats.model_calls;
 	se->fallback_calls += (int64_t)rec.stats.fallback_calls;
 	se->original_calls += (int64_t)rec.stats.original_calls;
@@ -410,6 +416,9 @@ static json_t *record_json(const evaluation *e)
 	json_object_set_new(rec, "speedup", json_pack("{s:o, s:o}",
 		"end_to_end", summary_json(e->speed_e2e, n),
 		"region", summary_json(e->speed_region, n)));
+	if (e->w->verify_pattern)
+		json_object_set_new(rec, "verification", cmd_app_verification(e->w, e->nrep + 1,
+		                    e->acc.unverified, e->sur.unverified));
 	if (e->lat_source)   /* the latency of the form evaluated (lib/deploy/latency.h) */
 		json_object_set_new(rec, "card_latency", json_pack("{s:o, s:I, s:s}",
 			"seconds_per_sample", hml__json_real(e->lat.seconds[hml__target_parse(e->target)]),
@@ -436,6 +445,7 @@ static int record(evaluation *e, const char *a1, const char *s1)
 static void print(const evaluation *e)
 {
 	hml__summary e2e, reg, aw, sw, ar, sr;
+	char speed[128];
 	const hml__errors *err = &e->err;
 	const char *metric = e->w->qoi_metric ? e->w->qoi_metric : "rmse";
 	const size_t n = (size_t)e->nrep;
@@ -455,10 +465,12 @@ static void print(const evaluation *e)
 	       e->target, e->w->name, e->nrep);
 	printf("quantity of interest '%s' (%zu values): RMSE %.4g, MAPE %.4g%% (of %zu values), max abs error %.4g  [metric: %s]\n",
 	       e->w->qoi_dataset, err->n, err->rmse, err->mape, err->mape_n, err->max_abs, metric);
-	printf("end to end:      accurate %.3f s (sd %.3f), surrogate %.3f s (sd %.3f), speedup %.2fx (%.2f-%.2f)\n",
-	       aw.mean, aw.stdev, sw.mean, sw.stdev, e2e.mean, e2e.min, e2e.max);
-	printf("region %-8s accurate %.3f s (sd %.3f), surrogate %.4f s (sd %.4f), speedup %.1fx (%.1f-%.1f)\n",
-	       e->label, ar.mean, ar.stdev, sr.mean, sr.stdev, reg.mean, reg.min, reg.max);
+	hml__format_speedup_range(speed, sizeof(speed), &e2e);
+	printf("end to end:      accurate %.3f s (sd %.3f), surrogate %.3f s (sd %.3f), speedup %s\n",
+	       aw.mean, aw.stdev, sw.mean, sw.stdev, speed);
+	hml__format_speedup_range(speed, sizeof(speed), &reg);
+	printf("region %-8s accurate %.3f s (sd %.3f), surrogate %.4f s (sd %.4f), speedup %s\n",
+	       e->label, ar.mean, ar.stdev, sr.mean, sr.stdev, speed);
 	{
 		const json_t *c = json_object_get(hml__store_find(e->s, "evaluations", e->eid),
 		                                  "card_latency");
@@ -470,6 +482,7 @@ static void print(const evaluation *e)
 			       "model card:", e->target, v * 1e6,
 			       (long long)json_integer_value(json_object_get(c, "batch")));
 	}
+	cmd_app_verification_print(hml__store_find(e->s, "evaluations", e->eid));
 	printf("report: eval/%s.json\n", e->eid);
 }
 

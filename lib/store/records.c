@@ -143,6 +143,24 @@ int64_t hml__records_max_seed(const hml__store *s)
 	return max;
 }
 
+const char *hml__records_dataset_with_argv(const hml__store *s, char *const *argv)
+{
+	hml__dataset_view d;
+	const json_t *run;
+	json_t *want = json_array();
+	const char *id = NULL;
+	size_t k;
+
+	for (char *const *a = argv; want && *a; a++)
+		json_array_append_new(want, hml__json_bytes(*a));
+	for (size_t i = 0; want && !id && hml__records_dataset_at(&d, s, i); i++)
+		json_array_foreach(d.runs, k, run)
+			if (json_equal(json_object_get(run, "argv"), want))
+				id = d.id;
+	json_decref(want);
+	return id;
+}
+
 int hml__records_model_at(hml__model_view *out, const hml__store *s, size_t i)
 {
 	const json_t *rec = at(s, "models", i);

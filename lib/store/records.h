@@ -157,6 +157,13 @@ void hml__deployment_view_of(hml__deployment_view *out, const json_t *rec);
  */
 int64_t hml__records_max_seed(const hml__store *s);
 
+/**
+ * The id of the first data set of the experiment one of whose runs ran
+ * exactly `argv` (NULL-terminated, the program first; runs[].argv), or
+ * NULL when none did.
+ */
+const char *hml__records_dataset_with_argv(const hml__store *s, char *const *argv);
+
 /** Records in `collection` ("models", "datasets", ...) of the manifest. */
 size_t hml__records_count(const hml__store *s, const char *collection);
 
