@@ -144,6 +144,12 @@ EOF2
 	assert_output --partial "Verification: FAILED"
 	assert_output --partial "hml: error: surrogate run of '$WORK/wf/wrap' failed: exit 1"
 	cmp before.json exp2/manifest.json
+	# hml deploy's QoI check runs take a declared status as success too.
+	verify_workflow wf
+	run --separate-stderr hml -q -C exp2 --json deploy --max-qoi-error 1e9
+	assert_success
+	echo "$output" > dep.json
+	[ "$(json dep.json '[("failed" in c, c["within"]) for c in d["deployment"]["qoi_check"]["checks"]]')" = "[(False, True)]" ]
 }
 
 @test "evaluate on the inputs the data was collected on: one warning line" {
@@ -236,7 +242,7 @@ EOF2
 	cp exp2/manifest.json before.json
 	for mode in fifo huge; do
 		echo "$mode" > wf/mode
-		run timeout -s KILL 120 "$HML" -q -C exp2 evaluate m1 --repeat 1 --args '--options 2048 --batch 512 --seed 1'
+		run timeout -s KILL 120 "$HML" -q -C exp2 evaluate m1 --repeat 1 --args '--options 2048 --batch 512 --seed 2'
 		[ "$status" -eq 1 ]
 		assert_output --regexp "^hml: error: cannot read profile '[^']*/a0.json': (not a regular file|it is larger than 8388608 bytes)$"
 		cmp before.json exp2/manifest.json
