@@ -11,6 +11,7 @@
 
 #include "cmd.h"
 #include "core/util.h"
+#include "run/argv.h"
 #include "run/childenv.h"
 #include "run/workflow.h"
 #include "store/records.h"
@@ -122,12 +123,19 @@ void cmd_app_same_inputs_warn(const struct hml__workflow *w, char *const *collec
                               char *const *evaluate_args, const struct hml__store *s,
                               char *const *argv)
 {
-	const char *id = s && argv ? hml__records_dataset_with_argv(s, argv) : NULL;
+	char **own = NULL;
+	const char *id;
 
-	if (id)
-		cmd_warn("evaluate runs the inputs the data was collected on (data set %s ran the "
-		         "same command line): the QoI error measures memorisation", id);
-	else if (hml__workflow_same_inputs(w, collect_args, evaluate_args))
+	/* No command line given: the one hml evaluate runs by default. */
+	if (s && !argv && hml__argv_build(&own, w->program, (const char *const *)w->evaluate_args,
+	                                  NULL) == 0)
+		argv = own;
+	id = s && argv ? hml__records_dataset_with_argv(s, argv) : NULL;
+	hml__strv_free(own);
+	if (hml__workflow_same_inputs(w, collect_args, evaluate_args))
 		cmd_warn("evaluate runs the inputs the data was collected on (the collect arguments "
 		         "have no {seed} and are evaluate's): the QoI error measures memorisation");
+	else if (id)
+		cmd_warn("evaluate runs the inputs the data was collected on (data set %s ran the "
+		         "same command line): the QoI error measures memorisation", id);
 }

@@ -194,8 +194,9 @@ void cmd_app_verification_print(const json_t *evaluation);
  * Warn, in one line, when an evaluation runs the inputs its data was
  * collected on (lib/run/workflow.h hml__workflow_same_inputs(): collect
  * arguments `collect_args` without {seed}, equal to `evaluate_args`; each
- * NULL: the workflow's), or when `argv` (the whole command line, may be
- * NULL) is one a data set of `s` (may be NULL) was collected with.
+ * NULL: the workflow's), or when `argv` (the whole command line; NULL: the
+ * workflow's evaluate command line) is one a data set of `s` (may be NULL)
+ * was collected with.
  */
 void cmd_app_same_inputs_warn(const struct hml__workflow *w, char *const *collect_args,
                               char *const *evaluate_args, const struct hml__store *s,

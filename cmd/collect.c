@@ -579,13 +579,13 @@ int cmd_collect(int argc, char **argv)
 		remove_tmp(&st);
 		goto done;
 	}
-	cmd_app_same_inputs_warn(st.w, st.args, NULL, NULL, NULL);
 	ok = run_all(&st, seed, runs, &interrupted, why, sizeof(why));
 	if ((code = check_collected(&st, why, interrupted)) != 0) {
 		remove_tmp(&st);
 		goto done;
 	}
-	code = register_data(&st, ok == runs && !why[0], why, interrupted);
+	if ((code = register_data(&st, ok == runs && !why[0], why, interrupted)) == 0)
+		cmd_app_same_inputs_warn(st.w, st.args, NULL, st.s, NULL);
 done:
 	state_release(&st);
 	return cmd_finish(code);

@@ -407,14 +407,22 @@ exit 1'
 	cmp before.json exp/manifest.json
 }
 
-@test "collect arguments without {seed} that are evaluate's: one warning; with {seed}: none" {
+@test "collect on evaluate's inputs (no {seed} in the arguments, or a run of evaluate's command line): one warning" {
 	wf same "$BINOMIAL" 'd["collect"]["args"] = d["evaluate"]["args"] = ["--options", "1024", "--batch", "1024"]'
 	run --separate-stderr hml -q -C exp collect ./same
 	assert_success
 	[ "$stderr" = "hml: warning: evaluate runs the inputs the data was collected on (the collect arguments have no {seed} and are evaluate's): the QoI error measures memorisation" ]
-	run --separate-stderr hml -q -C exp collect ./same --args '--options 1024 --batch 1024 --seed {seed}'
+	run --separate-stderr hml -q -C exp3 collect ./same --args '--options 1024 --batch 1024 --seed {seed}'
 	assert_success
 	[ -z "$stderr" ]
+	# In exp, d1 ran evaluate's command line: d2 is warned about, whatever its seeds.
+	run --separate-stderr hml -q -C exp collect ./same --args '--options 1024 --batch 1024 --seed {seed}'
+	assert_success
+	[ "$stderr" = "hml: warning: evaluate runs the inputs the data was collected on (data set d1 ran the same command line): the QoI error measures memorisation" ]
+	# A seeded run that is evaluate's command line (binomial's: seed 42).
+	run --separate-stderr hml -q -C exp2 collect binomial --seed 42
+	assert_success
+	[ "$stderr" = "hml: warning: evaluate runs the inputs the data was collected on (data set d1 ran the same command line): the QoI error measures memorisation" ]
 }
 
 @test "an application that fails before collecting registers nothing (exit 1)" {
