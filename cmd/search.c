@@ -53,7 +53,8 @@ static const cmd_option options[] = {
 	{ "max-latency", 0, CMD_OPT_DOUBLE, &max_latency, "S",
 	  "constraint: inference seconds per sample at the region's batch" },
 	{ "max-params", 0, CMD_OPT_DOUBLE, &max_params, "N", "constraint: trainable parameters" },
-	{ "max-error", 0, CMD_OPT_DOUBLE, &max_error, "E", "constraint: validation RMSE" },
+	{ "max-error", 0, CMD_OPT_DOUBLE, &max_error, "E",
+	  "constraint: validation error in the region's metric (RMSE, or MAPE in per cent)" },
 	{ "trial-timeout", 0, CMD_OPT_DOUBLE, &trial_timeout, "S",
 	  "a trial running longer is killed and recorded as timed out (default: none)" },
 	{ "deterministic", 0, CMD_OPT_FLAG, &deterministic, NULL,
@@ -427,6 +428,8 @@ static void print_result(const search_cli *x)
 	const json_t *front = json_object_get(rec, "front"), *e, *c = json_object_get(rec, "counts");
 	hml__coordinator_counts n;
 	size_t i;
+	int mape = p->base.metric && strcmp(p->base.metric, "mape") == 0;
+	const char *key = mape ? "val_mape" : "val_rmse";
 
 	if (g_cmd.json) {
 		cmd_json_print(json_pack("{s:O}", "search", rec));
@@ -440,11 +443,12 @@ static void print_result(const search_cli *x)
 	       (long long)json_integer_value(json_object_get(c, "failed")),
 	       (long long)json_integer_value(json_object_get(c, "reruns")),
 	       hml__json_number(rec, "seconds"));
-	printf("Pareto front (%zu): validation RMSE against %s latency at batch %lld\n",
-	       json_array_size(front), hml__target_name(p->target), (long long)p->base.infer_batch);
-	printf("  %-12s %-14s %-9s %-6s %s\n", "val_rmse", "us/sample", "params", "model", "arch");
+	printf("Pareto front (%zu): validation %s against %s latency at batch %lld\n",
+	       json_array_size(front), mape ? "MAPE (per cent)" : "RMSE",
+	       hml__target_name(p->target), (long long)p->base.infer_batch);
+	printf("  %-12s %-14s %-9s %-6s %s\n", key, "us/sample", "params", "model", "arch");
 	json_array_foreach(front, i, e)
-		printf("  %-12.6g %-14.5g %-9lld %-6s %s\n", hml__json_number(e, "val_rmse"),
+		printf("  %-12.6g %-14.5g %-9lld %-6s %s\n", hml__json_number(e, key),
 		       hml__json_number(e, "latency_seconds_per_sample") * 1e6,
 		       (long long)json_integer_value(json_object_get(e, "params")),
 		       hml__json_string(e, "model") ? hml__json_string(e, "model") : "-",
