@@ -48,14 +48,14 @@ json_t *show_search_record(const hml__store *s, const json_t *rec)
 
 int show_search_list(hml__store *s)
 {
-	show_table t = { 8, { "ID", "REGION", "CONFIGS", "TRIALS", "FAILED", "FRONT",
+	show_table t = { 9, { "ID", "REGION", "CONFIGS", "TRIALS", "FAILED", "FRONT", "METRIC",
 	                      "BEST ERROR", "STATUS" }, NULL, 0, 0 };
 	hml__search_view v;
 	int rc = 0;
 
 	for (size_t i = 0; hml__records_search_at(&v, s, i); i++) {
 		char configs[64] = "", ended[32] = "", failed[32] = "", front[32] = "", best[32] = "";
-		const char *row[8];
+		const char *row[9];
 		hml__search_results r;
 		int got = search_results(&r, s, &v);
 
@@ -82,8 +82,9 @@ int show_search_list(hml__store *s)
 		row[3] = ended;
 		row[4] = failed;
 		row[5] = front;
-		row[6] = best;
-		row[7] = hml__search_status(s, v.json);
+		row[6] = v.metric;
+		row[7] = best;
+		row[8] = hml__search_status(s, v.json);
 		if ((rc = show_table_row(&t, row)) < 0)
 			goto done;
 	}
