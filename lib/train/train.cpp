@@ -668,6 +668,22 @@ int split_sizes(int64_t rows, const hml__train_options *o, Split &s, hml__train_
 	return 0;
 }
 
+/* lib/deploy/metrics.h's HML__MAPE_FLOOR (lib/deploy is above lib/train). */
+const double MAPE_RULE = 1e-3;
+
+/* The MAPE in per cent of pred against t, lib/deploy/metrics.c's rule. */
+double mape_of(const torch::Tensor &pred, const torch::Tensor &t, double floor)
+{
+	torch::NoGradGuard no_grad;
+	torch::Tensor a = t.to(torch::kDouble).abs(), keep;
+
+	keep = floor > 0 ? a >= floor : (a > 0) & (a > MAPE_RULE * a.max());
+	if (keep.sum().item<int64_t>() == 0)
+		return NAN;
+	torch::Tensor rel = ((pred.to(torch::kDouble) - t.to(torch::kDouble)).abs() / a).masked_select(keep);
+	return 100.0 * rel.mean().item<double>();
+}
+
 /* The relative loss as a weighted MAE of the normalised outputs:
  * |y - t| / max(|t|, floor) = w |yn - tn| with w = std / max(|t|, floor);
  * floor 0: 1e-3 of the largest |t| (lib/deploy/metrics.h's rule). */
@@ -726,6 +742,9 @@ int split_data(const torch::Tensor &X, const torch::Tensor &Y, const hml__train_
 	       torch::where(s.out_std == 0, torch::ones_like(s.out_std), s.out_std);
 	if (loss_index(o->loss) == LOSS_RELATIVE)
 		s.w = relative_weights(ytr, s.out_std, o->mape_floor);
+	if (o->metric && std::strcmp(o->metric, "mape") == 0 && std::isnan(mape_of(s.yva, s.yva, o->mape_floor)))
+		return hml__error_set(HML_EINVALID, "no validation output reaches the MAPE floor %g: the "
+		                      "metric mape has nothing to judge", o->mape_floor);
 	s.xva = (batch_view(s.xva_raw, lay.core_in) - s.in_mean) / s.in_std;
 	s.xte = (batch_view(s.xte_raw, lay.core_in) - s.in_mean) / s.in_std;
 	return 0;
@@ -779,22 +798,6 @@ torch::Tensor denormalise(const Split &s, const torch::Tensor &pred)
 	torch::Tensor y = pred * s.out_std + s.out_mean;
 
 	return s.log ? y.exp() : y;
-}
-
-/* lib/deploy/metrics.h's HML__MAPE_FLOOR (lib/deploy is above lib/train). */
-const double MAPE_RULE = 1e-3;
-
-/* The MAPE in per cent of pred against t, lib/deploy/metrics.c's rule. */
-double mape_of(const torch::Tensor &pred, const torch::Tensor &t, double floor)
-{
-	torch::NoGradGuard no_grad;
-	torch::Tensor a = t.to(torch::kDouble).abs(), keep;
-
-	keep = floor > 0 ? a >= floor : (a > 0) & (a > MAPE_RULE * a.max());
-	if (keep.sum().item<int64_t>() == 0)
-		return NAN;
-	torch::Tensor rel = ((pred.to(torch::kDouble) - t.to(torch::kDouble)).abs() / a).masked_select(keep);
-	return 100.0 * rel.mean().item<double>();
 }
 
 double error_of(const torch::Tensor &pred, const torch::Tensor &t, const hml__train_options *o)

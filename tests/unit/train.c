@@ -585,6 +585,9 @@ TEST(relative_and_log_losses_lower_the_mape)
 		o.loss = "log";
 		CHECK_FAILS(hml__train(&d, &o, path, &r[0]), HML_EINVALID,
 		            "loss 'log' needs positive outputs; the smallest is -1");
+		o.loss = "relative", o.metric = "mape", o.mape_floor = 1e9;
+		CHECK_FAILS(hml__train(&d, &o, path, &r[0]), HML_EINVALID,
+		            "no validation output reaches the MAPE floor 1e+09");
 	}
 	hml__dataset_release(&d);
 }
