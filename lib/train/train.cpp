@@ -699,10 +699,35 @@ torch::Tensor relative_weights(const torch::Tensor &ytr, const torch::Tensor &ou
 	return (out_std / ytr.abs().clamp_min(floor)).to(torch::kFloat).contiguous();
 }
 
+/* The log loss: the training outputs ytr replaced by their logarithm;
+ * every output (Y: all rows) must be positive. */
+int log_targets(const torch::Tensor &Y, torch::Tensor &ytr)
+{
+	double least = Y.min().item<double>();
+
+	if (!(least > 0))
+		return hml__error_set(HML_EINVALID, "loss 'log' needs positive outputs; the smallest is %g",
+		                      least);
+	ytr = ytr.log();
+	return 0;
+}
+
+/* The MAPE judges nothing when no validation output reaches its floor. */
+int check_metric(const Split &s, const hml__train_options *o)
+{
+	if (o->metric && std::strcmp(o->metric, "mape") == 0 &&
+	    std::isnan(mape_of(s.yva, s.yva, o->mape_floor)))
+		return hml__error_set(HML_EINVALID, "no validation output reaches the MAPE floor %g: the "
+		                      "metric mape has nothing to judge", o->mape_floor);
+	return 0;
+}
+
 /* Fills s (its sizes set by split_sizes) from all rows X, Y. */
 int split_data(const torch::Tensor &X, const torch::Tensor &Y, const hml__train_options *o,
                const Layout &lay, Split &s)
 {
+	int rc;
+
 	int64_t rows = X.size(0);
 	std::vector<int64_t> order(rows);
 
@@ -728,11 +753,8 @@ int split_data(const torch::Tensor &X, const torch::Tensor &Y, const hml__train_
 	s.xte_raw = X.index_select(0, index_tensor(test_idx));
 	s.yte = batch_view(Y.index_select(0, index_tensor(test_idx)), lay.core_out);
 
-	if (s.log && !(Y.min().item<double>() > 0))
-		return hml__error_set(HML_EINVALID, "loss 'log' needs positive outputs; the smallest is %g",
-		                      Y.min().item<double>());
-	if (s.log)
-		ytr = ytr.log();
+	if (s.log && (rc = log_targets(Y, ytr)) < 0)
+		return rc;
 	statistics(xtr, lay.core_in, lay.core_in.size() == 3, 1.0, s.in_mean, s.in_std);
 	statistics(ytr, lay.core_out, lay.core_out.size() == 3, 0.0, s.out_mean, s.out_std);
 	/* Normalised once, with the very operations of the template's forward;
@@ -742,9 +764,8 @@ int split_data(const torch::Tensor &X, const torch::Tensor &Y, const hml__train_
 	       torch::where(s.out_std == 0, torch::ones_like(s.out_std), s.out_std);
 	if (loss_index(o->loss) == LOSS_RELATIVE)
 		s.w = relative_weights(ytr, s.out_std, o->mape_floor);
-	if (o->metric && std::strcmp(o->metric, "mape") == 0 && std::isnan(mape_of(s.yva, s.yva, o->mape_floor)))
-		return hml__error_set(HML_EINVALID, "no validation output reaches the MAPE floor %g: the "
-		                      "metric mape has nothing to judge", o->mape_floor);
+	if ((rc = check_metric(s, o)) < 0)
+		return rc;
 	s.xva = (batch_view(s.xva_raw, lay.core_in) - s.in_mean) / s.in_std;
 	s.xte = (batch_view(s.xte_raw, lay.core_in) - s.in_mean) / s.in_std;
 	return 0;
@@ -837,7 +858,7 @@ int fit(Model &m, const Split &s, const hml__train_options *o, bool adamw, hml__
 		perm[i] = i;
 	m.set_training(true);
 	for (epoch = 1; epoch <= o->epochs; epoch++) {
-		double ts = hml__now(), train_loss, val_rmse;
+		double ts = hml__now(), train_loss, val_err;
 
 		if (std::strcmp(sched, "cosine") == 0) {
 			lr = o->lr * 0.5 * (1.0 + std::cos(M_PI * (epoch - 1) / o->epochs));
@@ -853,10 +874,10 @@ int fit(Model &m, const Split &s, const hml__train_options *o, bool adamw, hml__
 		run_epoch(m, manual.get(), *opt, xs, ys, ws, o, loss_sum);
 		step_time += hml__now() - ts;
 		train_loss = loss_sum.item<double>() / (double)s.n_train;
-		val_rmse = val_error_of(m, s, o);
+		val_err = val_error_of(m, s, o);
 		res->epochs_run = epoch;
-		if (val_rmse < best_val) {
-			best_val = val_rmse;
+		if (val_err < best_val) {
+			best_val = val_err;
 			res->best_epoch = epoch;
 			best.copy_(m.flat);
 			since_best = 0;
@@ -870,7 +891,7 @@ int fit(Model &m, const Split &s, const hml__train_options *o, bool adamw, hml__
 			set_lr(*opt, adamw, lr);
 			since_lr = 0;
 		}
-		if (o->progress && o->progress(o->payload, epoch, o->epochs, train_loss, val_rmse) != 0) {
+		if (o->progress && o->progress(o->payload, epoch, o->epochs, train_loss, val_err) != 0) {
 			res->interrupted = 1;
 			break;
 		}
