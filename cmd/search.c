@@ -55,7 +55,8 @@ static const cmd_option options[] = {
 	{ "max-latency", 0, CMD_OPT_DOUBLE, &max_latency, "S",
 	  "constraint: inference seconds per sample at the region's batch" },
 	{ "max-params", 0, CMD_OPT_DOUBLE, &max_params, "N", "constraint: trainable parameters" },
-	{ "max-error", 0, CMD_OPT_DOUBLE, &max_error, "E", "constraint: validation RMSE" },
+	{ "max-error", 0, CMD_OPT_DOUBLE, &max_error, "E",
+	  "constraint: validation error in the region's metric (RMSE, or MAPE in per cent)" },
 	{ "trial-timeout", 0, CMD_OPT_DOUBLE, &trial_timeout, "S",
 	  "a trial running longer is killed and recorded as timed out (default: none)" },
 	{ "deterministic", 0, CMD_OPT_FLAG, &deterministic, NULL,
@@ -475,6 +476,8 @@ static void print_result(const search_cli *x)
 	const json_t *front = json_object_get(rec, "front"), *e, *c = json_object_get(rec, "counts");
 	hml__coordinator_counts n;
 	size_t i;
+	int mape = p->base.metric && strcmp(p->base.metric, "mape") == 0;
+	const char *key = mape ? "val_mape" : "val_rmse";
 
 	if (g_cmd.json) {
 		cmd_json_print(json_pack("{s:O}", "search", rec));
@@ -488,17 +491,18 @@ static void print_result(const search_cli *x)
 	       (long long)json_integer_value(json_object_get(c, "failed")),
 	       (long long)json_integer_value(json_object_get(c, "reruns")),
 	       hml__json_number(rec, "seconds"));
-	printf("Pareto front (%zu): validation RMSE against %s latency at batch %lld\n",
-	       json_array_size(front), hml__target_name(p->target), (long long)p->base.infer_batch);
+	printf("Pareto front (%zu): validation %s against %s latency at batch %lld\n",
+	       json_array_size(front), mape ? "MAPE (per cent)" : "RMSE",
+	       hml__target_name(p->target), (long long)p->base.infer_batch);
 	print_cost(p, json_array_size(front));
-	printf("  %-12s %-14s %-9s %-8s %-6s %s\n", "val_rmse", "us/sample", "params", "speedup",
+	printf("  %-12s %-14s %-9s %-8s %-6s %s\n", key, "us/sample", "params", "speedup",
 	       "model", "arch");
 	json_array_foreach(front, i, e) {
 		double lat = hml__json_number(e, "latency_seconds_per_sample");
 		char sp[32];
 
 		hml__format_speedup(sp, sizeof(sp), p->region_cost / lat);
-		printf("  %-12.6g %-14.5g %-9lld %-8s %-6s %s\n", hml__json_number(e, "val_rmse"),
+		printf("  %-12.6g %-14.5g %-9lld %-8s %-6s %s\n", hml__json_number(e, key),
 		       lat * 1e6, (long long)json_integer_value(json_object_get(e, "params")), sp,
 		       hml__json_string(e, "model") ? hml__json_string(e, "model") : "-",
 		       hml__json_string(e, "arch") ? hml__json_string(e, "arch") : "");

@@ -201,16 +201,16 @@ static const char *latency_text(char *buf, size_t size, const json_t *r, int tar
 
 static int list_models(const json_t *recs)
 {
-	show_table t = { 8, { "ID", "REGION", "ARCH", "VAL RMSE", "TEST RMSE", "TS LATENCY",
-	                      "C LATENCY", "PARAMS" }, NULL, 0, 0 };
+	show_table t = { 9, { "ID", "REGION", "ARCH", "VAL RMSE", "TEST RMSE", "TEST MAPE %",
+	                      "TS LATENCY", "C LATENCY", "PARAMS" }, NULL, 0, 0 };
 	const json_t *r;
 	size_t i;
 	int rc = 0;
 
 	json_array_foreach(recs, i, r) {
-		char val[32], test[32], lat[32], clat[32], params[32];
+		char val[32], test[32], mape[32], lat[32], clat[32], params[32];
 		hml__model_view m;
-		const char *row[8];
+		const char *row[9];
 
 		hml__model_view_of(&m, r);
 		row[0] = m.id;
@@ -218,9 +218,10 @@ static int list_models(const json_t *recs)
 		row[2] = str(r, "arch");
 		row[3] = num(val, sizeof(val), r, "metrics.val_rmse");
 		row[4] = num(test, sizeof(test), r, "metrics.test_rmse");
-		row[5] = latency_text(lat, sizeof(lat), r, HML__TARGET_TORCHSCRIPT);
-		row[6] = latency_text(clat, sizeof(clat), r, HML__TARGET_C);
-		row[7] = num(params, sizeof(params), r, "metrics.params");
+		row[5] = num(mape, sizeof(mape), r, "metrics.test_mape");
+		row[6] = latency_text(lat, sizeof(lat), r, HML__TARGET_TORCHSCRIPT);
+		row[7] = latency_text(clat, sizeof(clat), r, HML__TARGET_C);
+		row[8] = num(params, sizeof(params), r, "metrics.params");
 		if ((rc = show_table_row(&t, row)) < 0)
 			goto done;
 	}

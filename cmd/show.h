@@ -12,7 +12,7 @@
 
 #include "store/store.h"
 
-#define TABLE_COLS 8
+#define TABLE_COLS 9
 
 typedef struct show_table {
 	int ncols;

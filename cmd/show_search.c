@@ -48,14 +48,14 @@ json_t *show_search_record(const hml__store *s, const json_t *rec)
 
 int show_search_list(hml__store *s)
 {
-	show_table t = { 8, { "ID", "REGION", "CONFIGS", "TRIALS", "FAILED", "FRONT",
+	show_table t = { 9, { "ID", "REGION", "CONFIGS", "TRIALS", "FAILED", "FRONT", "METRIC",
 	                      "BEST ERROR", "STATUS" }, NULL, 0, 0 };
 	hml__search_view v;
 	int rc = 0;
 
 	for (size_t i = 0; hml__records_search_at(&v, s, i); i++) {
 		char configs[64] = "", ended[32] = "", failed[32] = "", front[32] = "", best[32] = "";
-		const char *row[8];
+		const char *row[9];
 		hml__search_results r;
 		int got = search_results(&r, s, &v);
 
@@ -82,8 +82,9 @@ int show_search_list(hml__store *s)
 		row[3] = ended;
 		row[4] = failed;
 		row[5] = front;
-		row[6] = best;
-		row[7] = hml__search_status(s, v.json);
+		row[6] = v.metric;
+		row[7] = best;
+		row[8] = hml__search_status(s, v.json);
 		if ((rc = show_table_row(&t, row)) < 0)
 			goto done;
 	}
@@ -93,7 +94,14 @@ done:
 	return rc;
 }
 
-/* The results as JSON: counts, front, every result, the convergence. */
+/* The JSON key of a result's error: val_rmse, or val_mape in per cent. */
+static const char *error_key(const hml__search_results *r)
+{
+	return strcmp(r->metric, "mape") == 0 ? "val_mape" : "val_rmse";
+}
+
+/* The results as JSON: the metric, counts, front, every result, the
+ * convergence (best_error in the metric). */
 static json_t *results_json(const hml__search_results *r)
 {
 	json_t *front = json_array(), *all = json_array(), *conv = json_array();
@@ -105,7 +113,7 @@ static json_t *results_json(const hml__search_results *r)
 			"trial", (json_int_t)t->trial, "config", (json_int_t)t->config,
 			"model", t->model[0] ? json_string(t->model) : json_null(),
 			"arch", t->arch ? json_string(t->arch) : json_null(),
-			"val_rmse", hml__json_real(t->val_rmse),
+			error_key(r), hml__json_real(t->error),
 			"latency_seconds_per_sample", hml__json_real(t->latency_s),
 			"params", (json_int_t)t->params));
 	}
@@ -115,7 +123,7 @@ static json_t *results_json(const hml__search_results *r)
 		json_array_append_new(all, json_pack("{s:I, s:I, s:I, s:I, s:o, s:o, s:I, s:b, s:b, s:b}",
 			"trial", (json_int_t)t->trial, "config", (json_int_t)t->config,
 			"rung", (json_int_t)t->rung, "ended", (json_int_t)t->ended,
-			"val_rmse", hml__json_real(t->val_rmse),
+			error_key(r), hml__json_real(t->error),
 			"latency_seconds_per_sample", hml__json_real(t->latency_s),
 			"params", (json_int_t)t->params, "top", t->top, "feasible", t->feasible,
 			"front", t->front));
@@ -123,8 +131,8 @@ static json_t *results_json(const hml__search_results *r)
 	for (size_t k = 0; k < r->ended; k++)
 		json_array_append_new(conv, json_pack("{s:I, s:o, s:o}", "ended", (json_int_t)(k + 1),
 			"best_error", hml__json_real(r->best[k]), "hypervolume", hml__json_real(r->hv[k])));
-	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:o, s:o, s:[o, o], s:o}",
-		"configs", (json_int_t)r->configs, "ended", (json_int_t)r->ended,
+	return json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:o, s:o, s:[o, o], s:o}",
+		"metric", r->metric, "configs", (json_int_t)r->configs, "ended", (json_int_t)r->ended,
 		"failed", (json_int_t)r->failed, "top_rung", (json_int_t)r->top_rung,
 		"front_size", (json_int_t)r->nfront, "front", front, "trials", all,
 		"hypervolume_reference", hml__json_real(r->ref[0]), hml__json_real(r->ref[1]),
@@ -153,7 +161,8 @@ static json_t *plots_json(hml__store *s, const json_t *rec, int absolute)
 static void print_search(hml__store *s, const hml__search_view *v, const hml__search_results *r,
                          const json_t *plots)
 {
-	show_table t = { 6, { "VAL RMSE", "LATENCY/SAMPLE", "PARAMS", "MODEL", "TRIAL", "ARCH" },
+	show_table t = { 6, { strcmp(r->metric, "mape") == 0 ? "VAL MAPE %" : "VAL RMSE",
+	                      "LATENCY/SAMPLE", "PARAMS", "MODEL", "TRIAL", "ARCH" },
 	                 NULL, 0, 0 };
 	char *hist = v->history ? hml__store_path(s, v->history) : NULL;
 	const char *role;
@@ -166,6 +175,8 @@ static void print_search(hml__store *s, const hml__search_view *v, const hml__se
 	if (status && strcmp(status, "interrupted") == 0)
 		printf("interrupted: no search is running it; continue it with 'hml search --resume "
 		       "%s'\n", v->id);
+	printf("error metric: validation %s\n", strcmp(r->metric, "mape") == 0 ? "MAPE (per cent)"
+	                                                                       : "RMSE");
 	printf("configurations started: %zu of a budget of %.0f; trials ended: %zu, failed: %zu\n",
 	       r->configs, isfinite(v->budget) ? v->budget : 0.0, r->ended, r->failed);
 	if (isfinite(v->seed) && isfinite(v->workers))
@@ -174,7 +185,7 @@ static void print_search(hml__store *s, const hml__search_view *v, const hml__se
 	printf("constraints:%s", isnan(r->max_error) && isnan(r->max_latency) &&
 	       isnan(r->max_params) ? " none" : "");
 	if (!isnan(r->max_error))
-		printf(" max error %.4g", r->max_error);
+		printf(" max error %.4g%s", r->max_error, strcmp(r->metric, "mape") == 0 ? "%" : "");
 	if (!isnan(r->max_latency))
 		printf(" max latency %.4g s", r->max_latency);
 	if (!isnan(r->max_params))
@@ -185,7 +196,7 @@ static void print_search(hml__store *s, const hml__search_view *v, const hml__se
 		char e[32], l[32], n[32], tr[32];
 		const char *row[6];
 
-		snprintf(e, sizeof(e), "%.4g", x->val_rmse);
+		snprintf(e, sizeof(e), "%.4g", x->error);
 		show_table_seconds(l, sizeof(l), x->latency_s);
 		snprintf(n, sizeof(n), "%lld", (long long)x->params);
 		snprintf(tr, sizeof(tr), "%ld", x->trial);

@@ -33,7 +33,7 @@
 
 /* Command-line values; UNSET / NAN / NULL: not given. */
 #define UNSET INT64_MIN
-static const char *region, *arch, *optimizer, *schedule, *nonfinite;
+static const char *region, *arch, *optimizer, *schedule, *nonfinite, *loss;
 static cmd_list data_ids;
 static int64_t epochs = UNSET, batch = UNSET, patience = UNSET, seed = UNSET,
 	threads = UNSET, infer_batch = UNSET;
@@ -70,6 +70,8 @@ static const cmd_option options[] = {
 	  "stop training after S seconds and keep the best epoch (default: no limit)" },
 	{ "nonfinite", 0, CMD_OPT_STRING, &nonfinite, "drop|error",
 	  "rows holding NaN or Inf: drop them with a warning (default) or fail" },
+	{ "loss", 0, CMD_OPT_STRING, &loss, "NAME",
+	  "training loss: mse, mae, relative or log (default: the workflow's metric's)" },
 	{ "infer-batch", 0, CMD_OPT_INT, &infer_batch, "N",
 	  "rows per call when measuring latency (default: the region's batch)" },
 	{ NULL, 0, 0, NULL, NULL, NULL }
@@ -102,6 +104,7 @@ typedef struct train_state {
 	char *tmp;             /* model being written */
 	cmd_progress *bar;
 	int interrupted_at;    /* epoch the user interrupted at, or 0 */
+	const char *metric;    /* the validation error's metric */
 } train_state;
 
 static void state_release(train_state *st)
@@ -169,6 +172,7 @@ static void apply_defaults(const train_state *st, hml__train_options *o, const c
 	NUM_OPT(max_seconds, max_seconds);
 	STR_OPT(optimizer, optimizer);
 	STR_OPT(schedule, schedule);
+	STR_OPT(loss, loss);
 	if (nonfinite)
 		*nf = nonfinite;
 #undef INT_OPT
@@ -197,12 +201,12 @@ static int env_threads(int64_t *out)
 }
 
 /* Once per epoch: the progress bar, and the interrupt check. */
-static int on_epoch(void *payload, int epoch, int total, double loss, double val_rmse)
+static int on_epoch(void *payload, int epoch, int total, double train_loss, double val_rmse)
 {
 	train_state *st = payload;
 	char detail[96];
 
-	snprintf(detail, sizeof(detail), "loss %.3g, val RMSE %.3g", loss, val_rmse);
+	snprintf(detail, sizeof(detail), "loss %.3g, val %s %.3g", train_loss, st->metric, val_rmse);
 	cmd_progress_update(st->bar, epoch, detail);
 	if (cmd_interrupted) {
 		st->interrupted_at = epoch;
@@ -247,6 +251,9 @@ static void print_result(const train_state *st, const char *id, const json_t *re
 	printf("  validation RMSE %.6g, test RMSE %.6g, test MAE %.6g, test max error %.6g\n",
 	       hml__json_number(m, "val_rmse"), hml__json_number(m, "test_rmse"),
 	       hml__json_number(m, "test_mae"), hml__json_number(m, "test_max_abs"));
+	printf("  validation MAPE %.4g%%, test MAPE %.4g%% (metric %s, loss %s)\n",
+	       hml__json_number(m, "val_mape"), hml__json_number(m, "test_mape"),
+	       hml__json_string(rec, "metric"), hml__json_string(rec, "loss"));
 	printf("  %lld parameters, %lld epochs (best %lld) in %.3g s, %.4g samples/s\n",
 	       (long long)json_integer_value(json_object_get(m, "params")),
 	       (long long)json_integer_value(json_object_get(m, "epochs_run")),
@@ -407,6 +414,7 @@ int cmd_train(int argc, char **argv)
 	}
 	o.progress = on_epoch;
 	o.payload = &st;
+	st.metric = o.metric ? o.metric : "rmse";
 	st.bar = cmd_progress_start("train", o.epochs);
 	rc = hml__train(&st.d, &o, st.tmp, &res);
 	cmd_progress_end(st.bar);

@@ -27,4 +27,7 @@ def forward(self, x: Tensor) -> Tensor:
     n = x.size(0)
     z = (x.reshape([n, {in_channels}, {height}, {width}]) - self.in_mean) / self.in_std
     y = self.core(z) * self.out_std + self.out_mean
+@if log_output
+    y = torch.exp(y)
+@end
     return y.reshape([n] + self.hml_output_shape)

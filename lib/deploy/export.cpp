@@ -257,6 +257,9 @@ void read_module(const torch::jit::Module &mod, hml__cg_model *out)
 		throw Unsupported{ "it is neither an hml model (no hml_arch attribute) nor a "
 		                   "torch.nn.Sequential of Linear layers and activations" };
 	}
+	if (mod.hasattr("hml_output_exp"))
+		throw Unsupported{ "it returns exp of its network (trained with loss log), which the "
+		                   "C code generator does not compile" };
 	std::string arch = mod.attr("hml_arch").toStringRef();
 	std::vector<std::string> f = split(arch, ':');
 	if (f.size() >= 3 && f[0] == "cnnvec")

@@ -284,7 +284,7 @@ static int check_train(const vctx *v, const json_t *train, const char *parent)
 		{ "optimizer", 's' }, { "schedule", 's' }, { "patience", 'i' },
 		{ "clip", 'n' }, { "seed", 'i' }, { "threads", 'i' },
 		{ "val_fraction", 'n' }, { "test_fraction", 'n' }, { "nonfinite", 's' },
-		{ "max_seconds", 'n' },
+		{ "max_seconds", 'n' }, { "loss", 's' },
 	};
 	const char *key;
 	json_t *val;
@@ -306,6 +306,8 @@ static int check_train(const vctx *v, const json_t *train, const char *parent)
 			return bad_key(v, full, "must be a non-negative number");
 		if (known[i].type == 's' && !json_is_string(val))
 			return bad_key(v, full, "must be a string");
+		if (strcmp(key, "loss") == 0 && hml__train_loss_check(json_string_value(val)) < 0)
+			return bad_key(v, full, "names an %s", hml_error_last()->message);
 	}
 	return 0;
 }
@@ -463,6 +465,21 @@ static int parse_verify(const vctx *v, hml__workflow *w)
 	return 0;
 }
 
+/* Each region's error metric and loss: qoi.metric's, model.train.loss
+ * overriding the loss. */
+static int set_objectives(hml__workflow *w)
+{
+	for (size_t i = 0; i < w->nregions; i++) {
+		hml__workflow_region *r = &w->regions[i];
+		const json_t *loss = json_object_get(r->train, "loss");
+
+		r->metric = hml__train_metric_for_qoi(w->qoi_metric);
+		r->loss = loss ? json_string_value(loss) : hml__train_loss_for_qoi(w->qoi_metric);
+		r->mape_floor = w->qoi_mape_floor;
+	}
+	return 0;
+}
+
 /* The program, relative to the workflow's directory; it must be runnable. */
 static int resolve_program(const vctx *v, hml__workflow *w, const char *program)
 {
@@ -517,7 +534,8 @@ static int validate(hml__workflow *w)
 	    (rc = parse_regions(&v, w)) < 0 ||
 	    (rc = parse_qoi(&v, w)) < 0 ||
 	    (rc = parse_success_codes(&v, w)) < 0 ||
-	    (rc = parse_verify(&v, w)) < 0)
+	    (rc = parse_verify(&v, w)) < 0 ||
+	    (rc = set_objectives(w)) < 0)
 		goto done;
 	if (!name_ok(w->name)) {
 		rc = bad_key(&v, "name", "is '%s': a workflow name has at most %d " NAME_CHARS,
@@ -808,6 +826,12 @@ void hml__workflow_train_options(const hml__workflow_region *r, hml__train_optio
                                  const char **nonfinite)
 {
 	const json_t *t = r ? r->train : NULL, *v;
+
+	if (r) {
+		o->loss = r->loss;
+		o->metric = r->metric;
+		o->mape_floor = r->mape_floor;
+	}
 
 #define INT_KEY(key, field) \
 	if (json_is_integer(v = json_object_get(t, key))) \

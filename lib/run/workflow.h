@@ -52,6 +52,10 @@ typedef struct hml__workflow_region {
 	char *arch;          /**< default architecture spec, may be NULL */
 	json_t *train;       /**< default training options object, or NULL (borrowed from json) */
 	json_t *search_space;/**< or NULL (borrowed from json) */
+	const char *metric;  /**< the error metric of training and search: "rmse" or "mape"
+	                          (from qoi.metric, lib/train/train.h) */
+	const char *loss;    /**< model.train.loss, else qoi.metric's loss ("mse", "relative") */
+	double mape_floor;   /**< qoi.mape_floor */
 } hml__workflow_region;
 
 typedef struct hml__workflow {
@@ -107,7 +111,8 @@ struct hml__train_options;
 /**
  * Apply the region's model.train object (hml-workflow(5); its keys and
  * types are checked at load) over `o`: each key it holds sets the training
- * option of the same name, the others keep their value. hml train's
+ * option of the same name, the others keep their value; the loss, metric
+ * and MAPE floor are always set (the region's loss, metric, mape_floor). hml train's
  * defaults and every hml search trial's base come from here. *nonfinite
  * (may be NULL) gets model.train.nonfinite when it has one. r NULL: nothing.
  * Strings point into the workflow (valid until hml__workflow_free()).

@@ -202,7 +202,8 @@ static void trial_event(const hml__coordinator *c, long i, hml__hist_status stat
 static int sched_learn(hml__coordinator *c, long i)
 {
 	const search_trial *t = &c->t[i];
-	hml__sched_outcome o = { t->m.val_rmse, t->m.latency_s, (double)t->m.params };
+	hml__sched_outcome o = { hml__hist_error(&t->m, c->p->base.metric), t->m.latency_s,
+	                         (double)t->m.params };
 
 	return t->end_status == HML__HIST_OK
 	       ? hml__sched_report(c->sched, (size_t)t->config, t->rung, &o)
@@ -371,7 +372,8 @@ static int trial_end(hml__coordinator *c, long i, hml__hist_status status, const
 	hml__hist_event ev;
 	int rc;
 
-	if (status == HML__HIST_OK && (!isfinite(r->val_rmse) || !isfinite(r->latency_s_per_sample))) {
+	if (status == HML__HIST_OK && (!isfinite(hml__train_result_error(r, p->base.metric, 0)) ||
+	                               !isfinite(r->latency_s_per_sample))) {
 		status = HML__HIST_FAILED;
 		error = "training gave no finite validation error or latency";
 	}
@@ -383,9 +385,10 @@ static int trial_end(hml__coordinator *c, long i, hml__hist_status status, const
 	if (status == HML__HIST_OK) {
 		snprintf(t->arch, sizeof(t->arch), "%s", r->arch);
 		ev.arch = t->arch;
-		ev.m = (hml__hist_metrics){ r->val_rmse, r->test_rmse, r->latency_s_per_sample,
-		                            r->latency_batch, r->params, r->epochs_run, p->target,
-		                            p->threads, t->lat_cached, lat_cost };
+		ev.m = (hml__hist_metrics){ r->val_rmse, r->test_rmse, r->val_mape, r->test_mape,
+		                            r->latency_s_per_sample, r->latency_batch, r->params,
+		                            r->epochs_run, p->target, p->threads, t->lat_cached,
+		                            lat_cost };
 		t->m = ev.m;
 		if (p->target == HML__TARGET_C && !t->lat_cached &&
 		    (rc = hml__latency_cache_put(&c->lat, r->arch, r->latency_batch, p->threads,
@@ -915,6 +918,8 @@ static json_t *model_record(const hml__coordinator *c, long i)
 	r.samples_per_second = r.final_lr = r.train_step_seconds = r.forward_max_diff = NAN;
 	r.val_rmse = t->m.val_rmse;
 	r.test_rmse = t->m.test_rmse;
+	r.val_mape = t->m.val_mape;
+	r.test_mape = t->m.test_mape;
 	r.test_mae = r.test_max_abs = NAN;
 	r.latency_s_per_sample = t->m.latency_s;
 	r.latency_batch = t->m.latency_batch;
@@ -1021,7 +1026,8 @@ int hml__coordinator_keep_models(hml__coordinator *c)
 
 /* ---- the record --------------------------------------------------------- */
 
-/* The front as JSON: [{trial, config, model, val_rmse, latency..., params, arch}]. */
+/* The front as JSON: [{trial, config, model, val_rmse, val_mape, latency...,
+ * params, arch}]. */
 static json_t *front_json(const hml__coordinator *c)
 {
 	size_t *cfg;
@@ -1034,10 +1040,11 @@ static json_t *front_json(const hml__coordinator *c)
 
 		if (!t)
 			continue;
-		json_array_append_new(arr, json_pack("{s:I, s:I, s:o, s:o, s:o, s:I, s:s}",
+		json_array_append_new(arr, json_pack("{s:I, s:I, s:o, s:o, s:o, s:o, s:I, s:s}",
 			"trial", (json_int_t)i, "config", (json_int_t)t->config,
 			"model", t->model[0] ? json_string(t->model) : json_null(),
 			"val_rmse", hml__json_real(t->m.val_rmse),
+			"val_mape", hml__json_real(t->m.val_mape),
 			"latency_seconds_per_sample", hml__json_real(t->m.latency_s),
 			"params", (json_int_t)t->m.params, "arch", t->arch));
 	}

@@ -54,6 +54,7 @@ void hml__hist_event_init(hml__hist_event *ev)
 	ev->counted = -1;
 	ev->seconds = NAN;
 	ev->m.val_rmse = ev->m.test_rmse = ev->m.latency_s = NAN;
+	ev->m.val_mape = ev->m.test_mape = NAN;
 	ev->m.latency_batch = ev->m.params = -1;
 	ev->m.epochs_run = -1;
 	ev->m.latency_target = -1;
@@ -188,12 +189,23 @@ static int start_thread(hml__history *h)
 	return 0;
 }
 
+double hml__hist_error(const hml__hist_metrics *m, const char *metric)
+{
+	if (!metric || strcmp(metric, "rmse") == 0)
+		return m->val_rmse;
+	return strcmp(metric, "mape") == 0 ? m->val_mape : NAN;
+}
+
 static json_t *metrics_json(const hml__hist_metrics *m)
 {
 	json_t *o = json_object();
 
 	json_object_set_new(o, "val_rmse", hml__json_real(m->val_rmse));
 	json_object_set_new(o, "test_rmse", hml__json_real(m->test_rmse));
+	if (!isnan(m->val_mape) || !isnan(m->test_mape)) {
+		json_object_set_new(o, "val_mape", hml__json_real(m->val_mape));
+		json_object_set_new(o, "test_mape", hml__json_real(m->test_mape));
+	}
 	json_object_set_new(o, "latency_seconds_per_sample", hml__json_real(m->latency_s));
 	json_object_set_new(o, "latency_batch", json_integer(m->latency_batch));
 	if (hml__target_name(m->latency_target)) {
@@ -365,6 +377,8 @@ static void metrics_of(hml__hist_metrics *m, const json_t *o)
 {
 	m->val_rmse = hml__json_number(o, "val_rmse");
 	m->test_rmse = hml__json_number(o, "test_rmse");
+	m->val_mape = hml__json_number(o, "val_mape");
+	m->test_mape = hml__json_number(o, "test_mape");
 	m->latency_s = hml__json_number(o, "latency_seconds_per_sample");
 	m->latency_batch = int_or(o, "latency_batch", -1);
 	m->params = int_or(o, "params", -1);

@@ -11,7 +11,7 @@
  *    "worker":1,"params":{...},"u":[...],"time":"..."}
  *   {"trial":3,"config":2,"rung":0,"status":"ok","epochs":1,"worker":1,
  *    "seconds":2.5,"arch":"mlp:64x64:relu","metrics":{"val_rmse":...,
- *    "test_rmse":...,"latency_seconds_per_sample":...,"latency_batch":4096,
+ *    "test_rmse":...,"val_mape":...,"test_mape":...,"latency_seconds_per_sample":...,"latency_batch":4096,
  *    "latency_target":"c","latency_threads":1,"latency_cached":false,
  *    "latency_cost_seconds":1.7,"params":4481,"epochs_run":1},"time":"..."}
  *   {"trial":3,...,"status":"failed"|"timeout"|"crashed","error":"..."}
@@ -85,6 +85,7 @@ const char *hml__hist_status_name(hml__hist_status st);
 /** The metrics of a finished trial; NaN / -1 where unknown. */
 typedef struct hml__hist_metrics {
 	double val_rmse, test_rmse;
+	double val_mape, test_mape;  /**< per cent; NaN: not recorded (older hml) */
 	double latency_s;          /**< per sample, at latency_batch rows per call */
 	int64_t latency_batch;
 	int64_t params;
@@ -96,6 +97,13 @@ typedef struct hml__hist_metrics {
 	                                batch and threads, not measured again */
 	double latency_cost;       /**< seconds measuring it cost the worker; NaN: not recorded */
 } hml__hist_metrics;
+
+/**
+ * The validation error of `m` in a search's metric (NULL or "rmse":
+ * val_rmse; "mape": val_mape); NaN for another name. A search record
+ * without "metric" (older hml) searched RMSE.
+ */
+double hml__hist_error(const hml__hist_metrics *m, const char *metric);
 
 /** One event. Pointers are borrowed (from the caller, or from the reader's line). */
 typedef struct hml__hist_event {

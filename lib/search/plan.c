@@ -270,6 +270,15 @@ static int choose_target(hml__search_plan *p, const hml__search_request *rq,
 	int given = target && strcmp(target, "auto") ? hml__target_parse(target) : -1;
 	int t = given >= 0 ? given : recorded ? hml__target_parse(recorded)
 	      : hml__target_auto(p->family, why, sizeof(why));
+	int log_loss = p->base.loss && strcmp(p->base.loss, "log") == 0;
+
+	if (log_loss && !recorded && given < 0 && t == HML__TARGET_C) {
+		t = HML__TARGET_TORCHSCRIPT;
+		snprintf(why, sizeof(why), "the loss is log, whose models do not compile to C");
+	}
+	if (log_loss && t == HML__TARGET_C && !recorded)
+		return hml__error_set(HML_EINVALID, "--target c: the latency target is c, but the loss "
+		                      "is log, whose models do not compile to C");
 
 	if (recorded && given >= 0 && hml__target_parse(recorded) != given)
 		return hml__error_set(HML_EINVALID, "cannot resume search '%s' with --target %s: it "
@@ -297,6 +306,7 @@ int hml__search_plan_new(hml__search_plan *p, hml__store *s, const hml__search_r
 	if ((rc = plan_search(p, s, rq)) < 0)
 		return rc;
 	p->rungs = rungs_for(p->max_epochs);
+	setup_base(p);
 	if ((rc = load_space(p, rq->space_path, NULL)) < 0 ||
 	    (rc = choose_target(p, rq, NULL)) < 0)
 		return rc;
@@ -306,7 +316,7 @@ int hml__search_plan_new(hml__search_plan *p, hml__store *s, const hml__search_r
 		json_array_append_new(ids, json_string(p->ds_ids[i]));
 	rec = json_pack("{s:s, s:s, s:s, s:s, s:O, s:s, s:O, s:o, s:o, s:I, s:I, s:i, s:i, s:i,"
 	                " s:i, s:i, s:o, s:s, s:o, s:{s:i, s:i, s:i, s:i, s:i}, s:f, s:s, s:s,"
-	                " s:b, s:o}",
+	                " s:b, s:o, s:s, s:s}",
 	                "region", p->region, "workflow", p->workflow_name, "family", p->family,
 	                "status", "running", "space", p->space_json, "space_sha256", p->space_sha,
 	                "space_source", p->space_source, "datasets", ids,
@@ -321,12 +331,13 @@ int hml__search_plan_new(hml__search_plan *p, hml__store *s, const hml__search_r
 	                "seconds", 0.0, "transport", p->mpi ? "mpi" : "processes",
 	                "latency_target", hml__target_name(p->target),
 	                "deterministic", p->deterministic,
-	                "region_cost_per_row", hml__json_real(p->region_cost));
+	                "region_cost_per_row", hml__json_real(p->region_cost),
+	                "metric", p->base.metric ? p->base.metric : "rmse",
+	                "loss", p->base.loss ? p->base.loss : "mse");
 	if (!rec)
 		return hml__error_oom();
 	if ((rc = hml__search_register(s, rec, p->id, sizeof(p->id))) < 0)
 		return rc;
-	setup_base(p);
 	return set_dir(p, s);
 }
 
@@ -466,6 +477,9 @@ int hml__search_plan_resume(hml__search_plan *p, hml__store *s, const hml__searc
 		return rc;
 	set_threads(p, rq);
 	setup_base(p);
+	/* what the search ranked by when it started; older records: RMSE, MSE */
+	p->base.metric = v.metric;
+	p->base.loss = hml__json_string(v.json, "loss") ? hml__json_string(v.json, "loss") : "mse";
 	return set_dir(p, s);
 }
 

@@ -87,11 +87,11 @@ static int write_front_data(const hml__search_results *r, const char *work, size
 			/* r->front is by error, so by latency descending: write it reversed. */
 			for (size_t j = r->nfront; j-- > 0; n[s]++)
 				fprintf(f, "%.17g %.17g\n", r->res[r->front[j]].latency_s,
-				        r->res[r->front[j]].val_rmse);
+				        r->res[r->front[j]].error);
 		} else {
 			for (size_t i = 0; i < r->nres; i++)
 				if (series_of(r, &r->res[i]) == s) {
-					fprintf(f, "%.17g %.17g\n", r->res[i].latency_s, r->res[i].val_rmse);
+					fprintf(f, "%.17g %.17g\n", r->res[i].latency_s, r->res[i].error);
 					n[s]++;
 				}
 		}
@@ -156,6 +156,12 @@ static void axis_range(FILE *f, const char *axis, double lo, double hi)
 	fprintf(f, "set %srange [%.17g:%.17g]\n", axis, lo / pad, hi * pad);
 }
 
+/* The error axis' name: "RMSE" or "MAPE (%)" (gnuplot text). */
+static const char *metric_label(const hml__search_results *r)
+{
+	return r->metric && strcmp(r->metric, "mape") == 0 ? "MAPE (%)" : "RMSE";
+}
+
 static void front_script(FILE *f, const hml__search_results *r, const char *title,
                          const char *work, const size_t n[NSERIES])
 {
@@ -171,8 +177,8 @@ static void front_script(FILE *f, const hml__search_results *r, const char *titl
 	for (size_t i = 0; i < r->nres; i++) {
 		xlo = fmin(xlo, r->res[i].latency_s);
 		xhi = fmax(xhi, r->res[i].latency_s);
-		ylo = fmin(ylo, r->res[i].val_rmse);
-		yhi = fmax(yhi, r->res[i].val_rmse);
+		ylo = fmin(ylo, r->res[i].error);
+		yhi = fmax(yhi, r->res[i].error);
 	}
 	if (isfinite(r->max_latency)) {
 		xlo = fmin(xlo, r->max_latency);
@@ -185,7 +191,7 @@ static void front_script(FILE *f, const hml__search_results *r, const char *titl
 	fprintf(f, "reset\nset logscale xy\nset grid\nset key outside right top\n"
 	           "set format x '%%.0e'\nset format y '%%.0e'\n"
 	           "set xlabel 'inference latency per sample (s)'\n"
-	           "set ylabel 'validation RMSE'\nset title ");
+	           "set ylabel 'validation %s'\nset title ", metric_label(r));
 	quoted(f, title);
 	fputc('\n', f);
 	axis_range(f, "x", xlo, xhi);
@@ -222,17 +228,18 @@ static void convergence_script(FILE *f, const hml__search_results *r, const char
 
 	/* the errors of every result: a flat best-error line keeps a readable scale */
 	for (size_t i = 0; i < r->nres; i++) {
-		lo = fmin(lo, r->res[i].val_rmse);
-		hi = fmax(hi, r->res[i].val_rmse);
+		lo = fmin(lo, r->res[i].error);
+		hi = fmax(hi, r->res[i].error);
 	}
 
 	snprintf(path, sizeof(path), "%s/convergence.dat", work);
 	fprintf(f, "reset\nset datafile missing 'NaN'\nset grid\nset key outside right top\n"
 	           "set logscale y\nset format y '%%.0e'\nset ytics nomirror\n"
 	           "set y2tics\nset xlabel 'trials ended'\n"
-	           "set ylabel 'best validation RMSE (top rung)'\n"
+	           "set ylabel 'best validation %s (top rung)'\n"
 	           "set y2label 'hypervolume of the front (decades^2)'\nset xrange [0:*]\n"
-	           "set y2range [0:*]\nset offsets 0, 0, graph 0.05, graph 0.05\nset title ");
+	           "set y2range [0:*]\nset offsets 0, 0, graph 0.05, graph 0.05\nset title ",
+	           metric_label(r));
 	quoted(f, title);
 	fputc('\n', f);
 	axis_range(f, "y", lo, hi);

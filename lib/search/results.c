@@ -27,6 +27,7 @@ static int on_event(const hml__hist_event *ev, void *payload)
 	loader *l = payload;
 	hml__search_results *r = l->r;
 	hml__sr_trial *t;
+	double err;
 
 	if (ev->config > l->max_config)
 		l->max_config = ev->config;
@@ -45,8 +46,8 @@ static int on_event(const hml__hist_event *ev, void *payload)
 		r->failed++;
 		return 0;
 	}
-	if (!(ev->m.val_rmse > 0 && isfinite(ev->m.val_rmse) && ev->m.latency_s > 0 &&
-	      isfinite(ev->m.latency_s)))
+	err = hml__hist_error(&ev->m, r->metric);
+	if (!(err > 0 && isfinite(err) && ev->m.latency_s > 0 && isfinite(ev->m.latency_s)))
 		return 0;
 	if (r->nres == l->cap) {
 		size_t cap = l->cap ? 2 * l->cap : 64;
@@ -63,7 +64,7 @@ static int on_event(const hml__hist_event *ev, void *payload)
 	t->config = ev->config;
 	t->rung = ev->rung;
 	t->ended = r->ended;
-	t->val_rmse = ev->m.val_rmse;
+	t->error = err;
 	t->latency_s = ev->m.latency_s;
 	t->params = ev->m.params;
 	if (ev->arch && !(t->arch = hml__strdup(ev->arch)))
@@ -94,7 +95,7 @@ static double constraint(const json_t *c, const char *key)
 
 static int feasible(const hml__search_results *r, const hml__sr_trial *t)
 {
-	return !(t->val_rmse > r->max_error) && !(t->latency_s > r->max_latency) &&
+	return !(t->error > r->max_error) && !(t->latency_s > r->max_latency) &&
 	       !(t->params >= 0 && (double)t->params > r->max_params);
 }
 
@@ -111,7 +112,7 @@ static int front_of(hml__search_results *r)
 	}
 	for (size_t i = 0; i < r->nres; i++)
 		if (r->res[i].top && r->res[i].feasible) {
-			f[2 * m] = r->res[i].val_rmse;
+			f[2 * m] = r->res[i].error;
 			f[2 * m + 1] = r->res[i].latency_s;
 			which[m++] = i;
 		}
@@ -144,7 +145,7 @@ static int convergence(hml__search_results *r)
 	}
 	r->ref[0] = r->ref[1] = -HUGE_VAL;
 	for (size_t i = 0; i < r->nres; i++) {
-		r->ref[0] = fmax(r->ref[0], log10(r->res[i].val_rmse) + 0.1);
+		r->ref[0] = fmax(r->ref[0], log10(r->res[i].error) + 0.1);
 		r->ref[1] = fmax(r->ref[1], log10(r->res[i].latency_s) + 0.1);
 	}
 	if (r->nres == 0)
@@ -155,9 +156,9 @@ static int convergence(hml__search_results *r)
 
 			if (!t->top || !t->feasible)
 				continue;
-			if (!(t->val_rmse >= best))
-				best = t->val_rmse;
-			f[2 * m] = log10(t->val_rmse);
+			if (!(t->error >= best))
+				best = t->error;
+			f[2 * m] = log10(t->error);
 			f[2 * m + 1] = log10(t->latency_s);
 			m++;
 			if ((hv = hml__pareto_hypervolume(f, m, r->ref)) < 0) {
@@ -180,6 +181,7 @@ int hml__search_results_load(hml__search_results *out, const char *dir,
 	int rc;
 
 	memset(out, 0, sizeof(*out));
+	out->metric = v->metric && strcmp(v->metric, "mape") == 0 ? "mape" : "rmse";
 	if (!v->history)
 		return hml__error_set(HML_EINVALID, "search '%s' has no trial history in the manifest",
 		                      v->id ? v->id : "?");
@@ -218,5 +220,5 @@ void hml__search_results_release(hml__search_results *r)
 
 double hml__search_results_best(const hml__search_results *r)
 {
-	return r->nfront ? r->res[r->front[0]].val_rmse : NAN;
+	return r->nfront ? r->res[r->front[0]].error : NAN;
 }

@@ -6,7 +6,8 @@
  *
  * The history is read only through lib/search/history.h's reader. The front is
  * the one `hml search` records (lib/sched.h): the Pareto front of
- * validation RMSE against latency per sample over the feasible results of
+ * validation error (in the search's metric: RMSE, or MAPE in per cent)
+ * against latency per sample over the feasible results of
  * the top rung, sorted by error. The hypervolume is measured in decades
  * (log10 of both objectives) against the reference point
  * hml__search_results.ref: one tenth of a decade beyond the largest error
@@ -30,7 +31,7 @@ typedef struct hml__sr_trial {
 	long trial, config;
 	unsigned rung;
 	size_t ended;          /**< trials ended (ok or not) when it ended, itself included */
-	double val_rmse;
+	double error;          /**< validation error in the search's metric */
 	double latency_s;      /**< per sample */
 	int64_t params;        /**< -1: not recorded */
 	int feasible;          /**< within every constraint of the search */
@@ -56,6 +57,7 @@ typedef struct hml__search_results {
 	unsigned top_rung;     /**< the record's rungs - 1, else the highest rung seen */
 	double max_error, max_latency, max_params;   /**< the constraints; NaN: none */
 	int torn;              /**< a torn last line was ignored (a writer was killed) */
+	const char *metric;    /**< the error's metric: "rmse" or "mape" (static) */
 } hml__search_results;
 
 /**

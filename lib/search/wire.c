@@ -90,14 +90,17 @@ json_t *hml__wire_error(const char *message)
 json_t *hml__wire_trial(long trial, const char *out, const hml__train_options *o)
 {
 	json_t *opt = json_pack(
-		"{s:s, s:i, s:I, s:o, s:o, s:s, s:s, s:i, s:o, s:I, s:i, s:o, s:o, s:I, s:o}",
+		"{s:s, s:i, s:I, s:o, s:o, s:s, s:s, s:i, s:o, s:I, s:i, s:o, s:o, s:I, s:o, s:s, s:s,"
+		" s:o}",
 		"arch", o->arch ? o->arch : "", "epochs", o->epochs, "batch", (json_int_t)o->batch,
 		"lr", hml__json_real(o->lr), "weight_decay", hml__json_real(o->weight_decay),
 		"optimizer", o->optimizer ? o->optimizer : "adam",
 		"schedule", o->schedule ? o->schedule : "plateau", "patience", o->patience,
 		"clip", hml__json_real(o->clip), "seed", (json_int_t)o->seed, "threads", o->threads,
 		"val_fraction", hml__json_real(o->val_fraction), "test_fraction", hml__json_real(o->test_fraction),
-		"infer_batch", (json_int_t)o->infer_batch, "max_seconds", hml__json_real(o->max_seconds));
+		"infer_batch", (json_int_t)o->infer_batch, "max_seconds", hml__json_real(o->max_seconds),
+		"loss", o->loss ? o->loss : "mse", "metric", o->metric ? o->metric : "rmse",
+		"mape_floor", hml__json_real(o->mape_floor));
 
 	if (!opt)
 		return NULL;
@@ -122,6 +125,11 @@ int hml__wire_trial_read(const json_t *msg, long *trial, const char **out,
 		o->optimizer = json_string_value(json_object_get(opt, "optimizer"));
 	if (json_string_value(json_object_get(opt, "schedule")))
 		o->schedule = json_string_value(json_object_get(opt, "schedule"));
+	if (json_string_value(json_object_get(opt, "loss")))
+		o->loss = json_string_value(json_object_get(opt, "loss"));
+	if (json_string_value(json_object_get(opt, "metric")))
+		o->metric = json_string_value(json_object_get(opt, "metric"));
+	o->mape_floor = num_of(opt, "mape_floor", o->mape_floor);
 	o->epochs = (int)int_of(opt, "epochs", o->epochs);
 	o->batch = int_of(opt, "batch", o->batch);
 	o->patience = (int)int_of(opt, "patience", o->patience);
@@ -148,7 +156,7 @@ json_t *hml__wire_result(long trial, const char *error, const hml__train_result 
 		                 "status", "failed", "error", error);
 	res = json_pack(
 		"{s:s, s:I, s:I, s:I, s:I, s:i, s:i, s:b, s:b, s:o, s:o, s:o, s:o, s:o, s:o, s:o,"
-		" s:o, s:I, s:b, s:o, s:o}",
+		" s:o, s:I, s:b, s:o, s:o, s:o, s:o}",
 		"arch", r->arch, "params", (json_int_t)r->params, "n_train", (json_int_t)r->n_train,
 		"n_val", (json_int_t)r->n_val, "n_test", (json_int_t)r->n_test,
 		"epochs_run", r->epochs_run, "best_epoch", r->best_epoch,
@@ -159,7 +167,8 @@ json_t *hml__wire_result(long trial, const char *error, const hml__train_result 
 		"test_max_abs", hml__json_real(r->test_max_abs), "latency_s_per_sample", hml__json_real(r->latency_s_per_sample),
 		"latency_batch", (json_int_t)r->latency_batch, "out_of_time", r->out_of_time,
 		"train_step_seconds", hml__json_real(r->train_step_seconds),
-		"forward_max_diff", hml__json_real(r->forward_max_diff));
+		"forward_max_diff", hml__json_real(r->forward_max_diff),
+		"val_mape", hml__json_real(r->val_mape), "test_mape", hml__json_real(r->test_mape));
 	if (!res)
 		return NULL;
 	return json_pack("{s:s, s:i, s:s, s:o}", "type", "result", "trial", (int)trial,
@@ -210,6 +219,8 @@ int hml__wire_result_read(const json_t *msg, long *trial, const char **error,
 	r->latency_batch = int_of(res, "latency_batch", 0);
 	r->train_step_seconds = num_of(res, "train_step_seconds", NAN);
 	r->forward_max_diff = num_of(res, "forward_max_diff", NAN);
+	r->val_mape = num_of(res, "val_mape", NAN);
+	r->test_mape = num_of(res, "test_mape", NAN);
 	return 0;
 }
 

@@ -57,6 +57,8 @@ void hml__model_view_of(hml__model_view *out, const json_t *rec)
 	out->output_shape = typed(rec, "output_shape", is_array);
 	out->datasets = typed(rec, "datasets", is_array);
 	out->val_rmse = num(metrics, "val_rmse");
+	out->metric = str(rec, "metric") ? str(rec, "metric") : "rmse";
+	out->val_error = strcmp(out->metric, "mape") == 0 ? num(metrics, "val_mape") : out->val_rmse;
 	out->latency_s = num(metrics, "latency_seconds_per_sample");
 	out->family = str(rec, "family");
 	out->arch = str(rec, "arch");
@@ -100,6 +102,7 @@ void hml__search_view_of(hml__search_view *out, const json_t *rec)
 	out->workflow = str(rec, "workflow");
 	out->family = str(rec, "family");
 	out->latency_target = str(rec, "latency_target");
+	out->metric = str(rec, "metric") ? str(rec, "metric") : "rmse";
 	out->status = str(rec, "status");
 	out->history = hml__record_file(rec, "history");
 	out->space = typed(rec, "space", is_object);
@@ -304,7 +307,8 @@ static json_t *options_json(const hml__train_options *o)
 {
 	int adamw = o->optimizer && strcmp(o->optimizer, "adamw") == 0;
 
-	return json_pack("{s:i, s:I, s:o, s:o, s:s, s:s, s:i, s:o, s:I, s:i, s:o, s:o, s:o}",
+	return json_pack("{s:i, s:I, s:o, s:o, s:s, s:s, s:i, s:o, s:I, s:i, s:o, s:o, s:o, s:s,"
+	                 " s:o}",
 		"epochs", o->epochs, "batch", (json_int_t)o->batch, "lr", hml__json_real(o->lr),
 		"weight_decay", hml__json_real(o->weight_decay >= 0 ? o->weight_decay
 		                                                  : adamw ? 1e-2 : 0.0),
@@ -313,14 +317,16 @@ static json_t *options_json(const hml__train_options *o)
 		"patience", o->patience, "clip", hml__json_real(o->clip), "seed", (json_int_t)o->seed,
 		"threads", o->threads, "val_fraction", hml__json_real(o->val_fraction),
 		"test_fraction", hml__json_real(o->test_fraction),
-		"max_seconds", o->max_seconds > 0 ? json_real(o->max_seconds) : json_null());
+		"max_seconds", o->max_seconds > 0 ? json_real(o->max_seconds) : json_null(),
+		"loss", o->loss ? o->loss : "mse", "mape_floor", hml__json_real(o->mape_floor));
 }
 
 static json_t *metrics_json(const hml__train_result *r)
 {
 	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o,"
-	                 " s:o, s:o, s:o}",
+	                 " s:o, s:o, s:o, s:o, s:o}",
 		"val_rmse", hml__json_real(r->val_rmse), "test_rmse", hml__json_real(r->test_rmse),
+		"val_mape", hml__json_real(r->val_mape), "test_mape", hml__json_real(r->test_mape),
 		"test_mae", hml__json_real(r->test_mae), "test_max_abs", hml__json_real(r->test_max_abs),
 		"params", count_or_null(r->params), "epochs_run", count_or_null(r->epochs_run),
 		"best_epoch", count_or_null(r->best_epoch),
@@ -369,6 +375,10 @@ static int trained_json(json_t *rec, const hml__model_facts *f)
 	                        "nonfinite_values", count_or_null(f->nonfinite_values),
 	                        "nonfinite_policy", string_or_null(f->nonfinite_policy))) < 0 ||
 	    json_object_set_new(rec, "options", options_json(f->options)) < 0 ||
+	    json_object_set_new(rec, "loss", json_string(f->options->loss ? f->options->loss
+	                                                                 : "mse")) < 0 ||
+	    json_object_set_new(rec, "metric", json_string(f->options->metric ? f->options->metric
+	                                                                     : "rmse")) < 0 ||
 	    json_object_set_new(rec, "metrics", metrics_json(r)) < 0 ||
 	    json_object_set_new(rec, "normalisation", json_string(
 		"per feature (mlp) or channel (cnn; cnnvec inputs, its outputs per feature) "

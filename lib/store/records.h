@@ -35,6 +35,10 @@ typedef struct hml__model_view {
 	const json_t *output_shape;
 	const json_t *datasets;      /**< array of the data-set ids it was trained on, or NULL */
 	double val_rmse;             /**< metrics.val_rmse */
+	const char *metric;          /**< "metric": the error metric it was trained for,
+	                                  "rmse" (also when absent) or "mape" */
+	double val_error;            /**< the validation error in it: metrics.val_rmse or
+	                                  metrics.val_mape (per cent) */
 	double latency_s;            /**< metrics.latency_seconds_per_sample */
 	const char *family;          /**< "mlp", "cnn", ..., "imported" */
 	const char *arch;            /**< the canonical spec ("mlp:64x64:relu") */
@@ -87,10 +91,12 @@ typedef struct hml__search_view {
 	const json_t *datasets;      /**< array of data-set ids */
 	const json_t *data_sha256;   /**< object: data-set id -> SHA-256 of its file */
 	const json_t *constraints;   /**< object: max_latency, max_params, max_error (null: none) */
-	const json_t *front;         /**< array of {trial, config, model, val_rmse,
+	const json_t *front;         /**< array of {trial, config, model, val_rmse, val_mape,
 	                                  latency_seconds_per_sample, params}, or NULL */
 	double seed, budget, workers, eta, rungs, max_epochs;   /**< NaN when absent */
 	int deterministic;           /**< 1: started with --deterministic (absent: 0) */
+	const char *metric;          /**< the error objective: "rmse" (also in records of
+	                                  older hml, which have no "metric") or "mape" */
 } hml__search_view;
 
 struct hml__train_options;

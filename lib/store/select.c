@@ -321,7 +321,7 @@ int hml__select_candidates(hml__candidate **out, size_t *n, const hml__store *s,
 			}
 			c[k].model = m.id;
 			c[k].target = t;
-			c[k].error = m.val_rmse;
+			c[k].error = m.val_error;
 			c[k].latency = l.seconds[t];
 			c[k].startup = l.startup[t];
 			c[k].rows_per_run = rows;

@@ -5,8 +5,10 @@
  * --max-latency / --target auto`).
  *
  * A candidate is one model in one deployment form ("target", latency.h):
- * its error is the model's validation RMSE (the same for every target of
- * a model), its latency the card's figure for that target in seconds per
+ * its error is the model's validation error in its card's metric
+ * (metrics.val_rmse, or metrics.val_mape in per cent for a model whose
+ * card says "metric": "mape"; the same for every target of a model), its
+ * latency the card's figure for that target in seconds per
  * sample. "Faster" compares the cost of one application run, start-up +
  * rows per run x latency, when both candidates have a start-up on their
  * cards (latency.h "startup") and the rows a run passes through the
@@ -42,7 +44,7 @@ extern "C" {
 typedef struct hml__candidate {
 	const char *model;   /**< model id (borrowed) */
 	int target;          /**< HML__TARGET_* */
-	double error;        /**< validation RMSE; NaN: unknown */
+	double error;        /**< validation error in the card's metric; NaN: unknown */
 	double latency;      /**< seconds per sample; NaN: not measured */
 	double startup;      /**< seconds the form adds to a process's start-up; NaN: unknown */
 	double rows_per_run; /**< rows one application run passes through the region;

@@ -73,6 +73,8 @@ typedef struct hml__arch_layout {
 	int64_t core_in[3], core_out[3];
 	int64_t in_features, out_features;
 	int64_t flat_features;                 /**< cnnvec: the last pooled map, flattened */
+	int log_output;                        /**< 1: forward returns exp of the de-normalised
+	                                            network (the loss "log", lib/train/train.h) */
 } hml__arch_layout;
 
 /**

@@ -137,6 +137,47 @@ int expand_template(const Arch &a, const Layout &l, std::string &out)
 
 /* --- the model ----------------------------------------------------------- */
 
+/* hml__train_losses' order. LOSS_LOG is the MSE of the normalised log of
+ * the outputs; the relative loss is a weighted MAE of the normalised ones. */
+enum { LOSS_MSE, LOSS_MAE, LOSS_RELATIVE, LOSS_LOG };
+
+int loss_index(const char *name)
+{
+	for (int i = 0; name && hml__train_losses[i]; i++)
+		if (std::strcmp(hml__train_losses[i], name) == 0)
+			return i;
+	return LOSS_MSE;
+}
+
+/* mean(w * |o - y|) (w undefined: 1) added to loss_sum times the rows, its
+ * gradient with respect to o into g. */
+void abs_loss_step(const torch::Tensor &o, const torch::Tensor &y, const torch::Tensor &w,
+                   torch::Tensor &g, torch::Tensor &loss_sum)
+{
+	torch::Tensor d = o - y;
+	double rows = (double)o.size(0), n = (double)o.numel();
+
+	at::sign_out(g, d);
+	d.abs_();
+	if (w.defined()) {
+		d.mul_(w);
+		g.mul_(w);
+	}
+	g.div_(n);
+	loss_sum.add_(d.sum(), rows / n);
+}
+
+/* The training loss of predictions p against targets y (autograd). */
+torch::Tensor loss_of(int loss, const torch::Tensor &p, const torch::Tensor &y,
+                      const torch::Tensor &w)
+{
+	if (loss == LOSS_MAE)
+		return (p - y).abs().mean();
+	if (loss == LOSS_RELATIVE)
+		return ((p - y).abs() * w).mean();
+	return torch::mse_loss(p, y);
+}
+
 struct Model {
 	Arch arch;
 	Layout lay;
@@ -148,6 +189,7 @@ struct Model {
 	torch::Tensor flat, flat_grad;
 	int64_t count = 0;                   /* trainable numbers */
 	bool script = false;                 /* train through the template's core() */
+	int loss = 0;                        /* LOSS_MSE, ... */
 	c10::optional<torch::jit::Method> core;
 
 	torch::Tensor forward(const torch::Tensor &x, bool train);
@@ -319,6 +361,8 @@ int build_module(Model &m, const torch::Tensor &in_mean, const torch::Tensor &in
 	m.module.register_attribute("hml_input_shape", c10::ListType::ofInts(), int_list(m.lay.in_row));
 	m.module.register_attribute("hml_output_shape", c10::ListType::ofInts(), int_list(m.lay.out_row));
 	m.module.register_attribute("hml_arch", c10::StringType::get(), m.arch.canonical);
+	if (m.lay.c.log_output)
+		m.module.register_attribute("hml_output_exp", c10::BoolType::get(), true);
 	try {
 		m.module.define(src);
 	} catch (const std::exception &e) {
@@ -345,9 +389,11 @@ int build_module(Model &m, const torch::Tensor &in_mean, const torch::Tensor &in
 class MlpStep {
 public:
 	MlpStep(const Model &m, int64_t batch);
-	/* Forward, loss and backward on x [rows, in] and y [rows, out]: sets
-	 * every gradient in m.flat_grad and adds loss * rows to loss_sum. */
-	void run(const torch::Tensor &x, const torch::Tensor &y, torch::Tensor &loss_sum);
+	/* Forward, loss and backward on x [rows, in] and y [rows, out] (w: the
+	 * relative loss's weights, else undefined): sets every gradient in
+	 * m.flat_grad and adds loss * rows to loss_sum. */
+	void run(const torch::Tensor &x, const torch::Tensor &y, const torch::Tensor &w,
+	         torch::Tensor &loss_sum);
 
 private:
 	const Model &m;
@@ -382,7 +428,8 @@ MlpStep::MlpStep(const Model &model, int64_t batch)
 	one = torch::ones({});
 }
 
-void MlpStep::run(const torch::Tensor &x, const torch::Tensor &y, torch::Tensor &loss_sum)
+void MlpStep::run(const torch::Tensor &x, const torch::Tensor &y, const torch::Tensor &w,
+                  torch::Tensor &loss_sum)
 {
 	c10::InferenceMode no_autograd;
 	const int64_t rows = x.size(0);
@@ -414,10 +461,13 @@ void MlpStep::run(const torch::Tensor &x, const torch::Tensor &y, torch::Tensor 
 	}
 	torch::Tensor o = out.narrow(0, 0, rows);
 	at::addmm_out(o, m.params[2 * n + 1], in[n], m.params[2 * n].t());
-	loss_sum.add_(at::mse_loss(o, y), (double)rows);
-
 	g = gout.narrow(0, 0, rows);
-	at::mse_loss_backward_out(g, one, o, y, at::Reduction::Mean);
+	if (m.loss == LOSS_MAE || m.loss == LOSS_RELATIVE) {
+		abs_loss_step(o, y, w, g, loss_sum);
+	} else {
+		loss_sum.add_(at::mse_loss(o, y), (double)rows);
+		at::mse_loss_backward_out(g, one, o, y, at::Reduction::Mean);
+	}
 	for (size_t l = n + 1; l-- > 0;) {
 		at::mm_out(grads[2 * l], g.t(), in[l]);
 		at::sum_out(grads[2 * l + 1], g, at::IntArrayRef(batch_dim));
@@ -597,8 +647,10 @@ struct Split {
 	torch::Tensor xn, yn;                   /* training rows, normalised */
 	torch::Tensor xva, xte;                 /* validation, test inputs, normalised */
 	torch::Tensor xva_raw, xte_raw;         /* the same, as the application's rows */
-	torch::Tensor yva, yte;                 /* their outputs */
+	torch::Tensor yva, yte;                 /* their outputs, in the application's units */
 	torch::Tensor in_mean, in_std, out_mean, out_std;
+	torch::Tensor w;                        /* relative loss: each training output's weight */
+	bool log = false;                       /* LOSS_LOG: yn normalises log of the outputs */
 };
 
 int split_sizes(int64_t rows, const hml__train_options *o, Split &s, hml__train_result *res)
@@ -616,10 +668,66 @@ int split_sizes(int64_t rows, const hml__train_options *o, Split &s, hml__train_
 	return 0;
 }
 
+/* lib/deploy/metrics.h's HML__MAPE_FLOOR (lib/deploy is above lib/train). */
+const double MAPE_RULE = 1e-3;
+
+/* The MAPE in per cent of pred against t, lib/deploy/metrics.c's rule. */
+double mape_of(const torch::Tensor &pred, const torch::Tensor &t, double floor)
+{
+	torch::NoGradGuard no_grad;
+	torch::Tensor a = t.to(torch::kDouble).abs(), keep;
+
+	keep = floor > 0 ? a >= floor : (a > 0) & (a > MAPE_RULE * a.max());
+	if (keep.sum().item<int64_t>() == 0)
+		return NAN;
+	torch::Tensor rel = ((pred.to(torch::kDouble) - t.to(torch::kDouble)).abs() / a).masked_select(keep);
+	return 100.0 * rel.mean().item<double>();
+}
+
+/* The relative loss as a weighted MAE of the normalised outputs:
+ * |y - t| / max(|t|, floor) = w |yn - tn| with w = std / max(|t|, floor);
+ * floor 0: 1e-3 of the largest |t| (lib/deploy/metrics.h's rule). */
+torch::Tensor relative_weights(const torch::Tensor &ytr, const torch::Tensor &out_std,
+                               double floor)
+{
+	torch::NoGradGuard no_grad;
+
+	if (!(floor > 0))
+		floor = 1e-3 * ytr.abs().max().item<double>();
+	if (!(floor > 0))
+		floor = 1;
+	return (out_std / ytr.abs().clamp_min(floor)).to(torch::kFloat).contiguous();
+}
+
+/* The log loss: the training outputs ytr replaced by their logarithm;
+ * every output (Y: all rows) must be positive. */
+int log_targets(const torch::Tensor &Y, torch::Tensor &ytr)
+{
+	double least = Y.min().item<double>();
+
+	if (!(least > 0))
+		return hml__error_set(HML_EINVALID, "loss 'log' needs positive outputs; the smallest is %g",
+		                      least);
+	ytr = ytr.log();
+	return 0;
+}
+
+/* The MAPE judges nothing when no validation output reaches its floor. */
+int check_metric(const Split &s, const hml__train_options *o)
+{
+	if (o->metric && std::strcmp(o->metric, "mape") == 0 &&
+	    std::isnan(mape_of(s.yva, s.yva, o->mape_floor)))
+		return hml__error_set(HML_EINVALID, "no validation output reaches the MAPE floor %g: the "
+		                      "metric mape has nothing to judge", o->mape_floor);
+	return 0;
+}
+
 /* Fills s (its sizes set by split_sizes) from all rows X, Y. */
 int split_data(const torch::Tensor &X, const torch::Tensor &Y, const hml__train_options *o,
                const Layout &lay, Split &s)
 {
+	int rc;
+
 	int64_t rows = X.size(0);
 	std::vector<int64_t> order(rows);
 
@@ -645,6 +753,8 @@ int split_data(const torch::Tensor &X, const torch::Tensor &Y, const hml__train_
 	s.xte_raw = X.index_select(0, index_tensor(test_idx));
 	s.yte = batch_view(Y.index_select(0, index_tensor(test_idx)), lay.core_out);
 
+	if (s.log && (rc = log_targets(Y, ytr)) < 0)
+		return rc;
 	statistics(xtr, lay.core_in, lay.core_in.size() == 3, 1.0, s.in_mean, s.in_std);
 	statistics(ytr, lay.core_out, lay.core_out.size() == 3, 0.0, s.out_mean, s.out_std);
 	/* Normalised once, with the very operations of the template's forward;
@@ -652,6 +762,10 @@ int split_data(const torch::Tensor &X, const torch::Tensor &Y, const hml__train_
 	s.xn = (xtr - s.in_mean) / s.in_std;
 	s.yn = (ytr - s.out_mean) /
 	       torch::where(s.out_std == 0, torch::ones_like(s.out_std), s.out_std);
+	if (loss_index(o->loss) == LOSS_RELATIVE)
+		s.w = relative_weights(ytr, s.out_std, o->mape_floor);
+	if ((rc = check_metric(s, o)) < 0)
+		return rc;
 	s.xva = (batch_view(s.xva_raw, lay.core_in) - s.in_mean) / s.in_std;
 	s.xte = (batch_view(s.xte_raw, lay.core_in) - s.in_mean) / s.in_std;
 	return 0;
@@ -674,19 +788,21 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(Model &m, const hml__tra
 /* One pass over the shuffled training rows xs, ys in batches; their summed
  * loss added to loss_sum. */
 void run_epoch(Model &m, MlpStep *manual, torch::optim::Optimizer &opt, const torch::Tensor &xs,
-               const torch::Tensor &ys, const hml__train_options *o, torch::Tensor &loss_sum)
+               const torch::Tensor &ys, const torch::Tensor &ws, const hml__train_options *o,
+               torch::Tensor &loss_sum)
 {
 	int64_t n = xs.size(0);
 
 	for (int64_t s = 0; s < n; s += o->batch) {
 		int64_t len = std::min(o->batch, n - s);
+		torch::Tensor w = ws.defined() ? ws.narrow(0, s, len) : torch::Tensor();
 
 		if (manual) {
-			manual->run(xs.narrow(0, s, len), ys.narrow(0, s, len), loss_sum);
+			manual->run(xs.narrow(0, s, len), ys.narrow(0, s, len), w, loss_sum);
 		} else {
 			m.flat_grad.zero_();
-			torch::Tensor loss = torch::mse_loss(m.forward(xs.narrow(0, s, len), true),
-			                                     ys.narrow(0, s, len));
+			torch::Tensor loss = loss_of(m.loss, m.forward(xs.narrow(0, s, len), true),
+			                             ys.narrow(0, s, len), w);
 			loss.backward();
 			loss_sum.add_(loss.detach(), (double)len);
 		}
@@ -696,12 +812,27 @@ void run_epoch(Model &m, MlpStep *manual, torch::optim::Optimizer &opt, const to
 	}
 }
 
-/* Validation RMSE of the current weights, in the data's units. */
-double val_rmse_of(Model &m, const Split &s)
+/* The network's normalised outputs in the application's units, as the
+ * template's forward gives them. */
+torch::Tensor denormalise(const Split &s, const torch::Tensor &pred)
 {
-	torch::Tensor pred = predict(m, s.xva) * s.out_std + s.out_mean;
+	torch::Tensor y = pred * s.out_std + s.out_mean;
 
-	return std::sqrt((pred - s.yva).square().mean().item<double>());
+	return s.log ? y.exp() : y;
+}
+
+double error_of(const torch::Tensor &pred, const torch::Tensor &t, const hml__train_options *o)
+{
+	if (o->metric && std::strcmp(o->metric, "mape") == 0)
+		return mape_of(pred, t, o->mape_floor);
+	return std::sqrt((pred - t).square().mean().item<double>());
+}
+
+/* Validation error of the current weights in the options' metric, in the
+ * data's units. */
+double val_error_of(Model &m, const Split &s, const hml__train_options *o)
+{
+	return error_of(denormalise(s, predict(m, s.xva)), s.yva, o);
 }
 
 /* The epochs: learning-rate schedule, the best epoch's weights kept (and
@@ -717,6 +848,7 @@ int fit(Model &m, const Split &s, const hml__train_options *o, bool adamw, hml__
 	std::mt19937_64 batch_rng(o->seed ^ HML__RNG_GOLDEN);
 	std::vector<int64_t> perm(s.n_train);
 	torch::Tensor xs = torch::empty_like(s.xn), ys = torch::empty_like(s.yn); /* shuffled rows */
+	torch::Tensor ws = s.w.defined() ? torch::empty_like(s.w) : torch::Tensor();
 	torch::Tensor loss_sum = torch::zeros({});
 	std::unique_ptr<MlpStep> manual;
 
@@ -726,7 +858,7 @@ int fit(Model &m, const Split &s, const hml__train_options *o, bool adamw, hml__
 		perm[i] = i;
 	m.set_training(true);
 	for (epoch = 1; epoch <= o->epochs; epoch++) {
-		double ts = hml__now(), train_loss, val_rmse;
+		double ts = hml__now(), train_loss, val_err;
 
 		if (std::strcmp(sched, "cosine") == 0) {
 			lr = o->lr * 0.5 * (1.0 + std::cos(M_PI * (epoch - 1) / o->epochs));
@@ -736,14 +868,16 @@ int fit(Model &m, const Split &s, const hml__train_options *o, bool adamw, hml__
 		torch::Tensor p = torch::from_blob(perm.data(), { s.n_train }, torch::kLong);
 		at::index_select_out(xs, s.xn, 0, p);
 		at::index_select_out(ys, s.yn, 0, p);
+		if (ws.defined())
+			at::index_select_out(ws, s.w, 0, p);
 		loss_sum.zero_();
-		run_epoch(m, manual.get(), *opt, xs, ys, o, loss_sum);
+		run_epoch(m, manual.get(), *opt, xs, ys, ws, o, loss_sum);
 		step_time += hml__now() - ts;
 		train_loss = loss_sum.item<double>() / (double)s.n_train;
-		val_rmse = val_rmse_of(m, s);
+		val_err = val_error_of(m, s, o);
 		res->epochs_run = epoch;
-		if (val_rmse < best_val) {
-			best_val = val_rmse;
+		if (val_err < best_val) {
+			best_val = val_err;
 			res->best_epoch = epoch;
 			best.copy_(m.flat);
 			since_best = 0;
@@ -757,7 +891,7 @@ int fit(Model &m, const Split &s, const hml__train_options *o, bool adamw, hml__
 			set_lr(*opt, adamw, lr);
 			since_lr = 0;
 		}
-		if (o->progress && o->progress(o->payload, epoch, o->epochs, train_loss, val_rmse) != 0) {
+		if (o->progress && o->progress(o->payload, epoch, o->epochs, train_loss, val_err) != 0) {
 			res->interrupted = 1;
 			break;
 		}
@@ -788,8 +922,8 @@ int fit(Model &m, const Split &s, const hml__train_options *o, bool adamw, hml__
 int save_model(Model &m, const Split &s, const char *out_path, int fd, std::string &blob,
                torch::Tensor &eager_val, torch::Tensor &eager_test)
 {
-	eager_val = predict(m, s.xva) * s.out_std + s.out_mean;
-	eager_test = predict(m, s.xte) * s.out_std + s.out_mean;
+	eager_val = denormalise(s, predict(m, s.xva));
+	eager_test = denormalise(s, predict(m, s.xte));
 	for (size_t p = 0; p < m.params.size(); p++)
 		m.module.register_parameter(m.names[p], m.params[p].detach().clone().requires_grad_(true), false);
 	m.module.eval();
@@ -803,7 +937,7 @@ int save_model(Model &m, const Split &s, const char *out_path, int fd, std::stri
  * forward must agree with the eager one; its errors go into res. */
 int check_saved(const std::string &blob, const Model &m, const Split &s,
                 const torch::Tensor &eager_val, const torch::Tensor &eager_test,
-                torch::jit::Module &saved, hml__train_result *res)
+                const hml__train_options *o, torch::jit::Module &saved, hml__train_result *res)
 {
 	std::istringstream in(blob);
 	saved = torch::jit::load(in, torch::kCPU);
@@ -827,6 +961,8 @@ int check_saved(const std::string &blob, const Model &m, const Split &s,
 	res->test_rmse = std::sqrt(err.square().mean().item<double>());
 	res->test_mae = err.abs().mean().item<double>();
 	res->test_max_abs = err.abs().max().item<double>();
+	res->val_mape = mape_of(val, s.yva, o->mape_floor);
+	res->test_mape = mape_of(test, s.yte, o->mape_floor);
 	return 0;
 }
 
@@ -878,6 +1014,9 @@ int train(const hml__dataset *d, const hml__train_options *o, const char *out_pa
 		return hml__error_set(HML_EINVALID, "HML_TRAIN_FORWARD is '%s'; expected eager or script", fwd_env);
 	if (d->rows < 1 || !d->x || !d->y)
 		return hml__error_set(HML_EINVALID, "the data set has no rows");
+	m.loss = loss_index(o->loss);
+	s.log = m.loss == LOSS_LOG;
+	m.lay.c.log_output = s.log;
 	if ((rc = split_sizes(d->rows, o, s, res)) < 0)
 		return rc;
 	if (o->threads > 0)
@@ -901,7 +1040,7 @@ int train(const hml__dataset *d, const hml__train_options *o, const char *out_pa
 		return rc;
 	ExecutorOptimize no_opt(false);   /* measure the file as the runtime will run it */
 	torch::jit::Module saved;
-	if ((rc = check_saved(blob, m, s, eager_val, eager_test, saved, res)) < 0)
+	if ((rc = check_saved(blob, m, s, eager_val, eager_test, o, saved, res)) < 0)
 		return rc;
 	record_latency(saved, X, m, o, res);
 	return 0;

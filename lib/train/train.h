@@ -49,14 +49,48 @@ typedef struct hml__train_options {
 	double test_fraction;     /**< default 0.1 */
 	int64_t infer_batch;      /**< rows per call for the latency measurement (default batch) */
 	double max_seconds;       /**< stop after this much training time (0 = no limit) */
-	/** Called after every epoch; a nonzero return stops training (interrupt). */
+	/** Called after every epoch with the validation error in `metric`; a
+	 *  nonzero return stops training (interrupt). */
 	int (*progress)(void *payload, int epoch, int epochs, double train_loss,
-	                double val_rmse);
+	                double val_error);
 	void *payload;
+	/** What training minimises (hml__train_losses; NULL: "mse"): "mse", "mae"
+	 *  (of the normalised outputs), "relative" (|y - t| / max(|t|, floor) in
+	 *  the application's units, floor: mape_floor, else 1e-3 of the largest
+	 *  |t| of the training rows) or "log" (the MSE of log t, for positive
+	 *  outputs; the saved model returns exp of its network, see hml-train(1)). */
+	const char *loss;
+	/** The error the best epoch is chosen by, and the objective a search
+	 *  ranks by (hml__train_metrics; NULL: "rmse"): "rmse" or "mape". */
+	const char *metric;
+	/** The MAPE's floor (hml-workflow(5) qoi.mape_floor; 0: the relative rule
+	 *  of lib/deploy/metrics.h), and the relative loss's. */
+	double mape_floor;
 } hml__train_options;
 
 #define HML__TRAIN_OPTIONS_INIT { NULL, 100, 256, 1e-3, -1.0, "adam", "plateau", \
-	10, 5.0, 42, 0, 0.1, 0.1, 0, 0.0, NULL, NULL }
+	10, 5.0, 42, 0, 0.1, 0.1, 0, 0.0, NULL, NULL, NULL, NULL, 0.0 }
+
+/** The loss names, NULL-terminated: mse, mae, relative, log. */
+extern const char *const hml__train_losses[];
+
+/** The metric names, NULL-terminated: rmse, mape. */
+extern const char *const hml__train_metrics[];
+
+/**
+ * A training run's metric and loss for a workflow's qoi.metric
+ * (hml-workflow(5); NULL: "rmse"): "mape" gives metric "mape" and loss
+ * "relative"; "rmse" and "max_abs" give "rmse" and "mse". Static strings.
+ */
+const char *hml__train_metric_for_qoi(const char *qoi_metric);
+const char *hml__train_loss_for_qoi(const char *qoi_metric);
+
+/**
+ * Check a loss or metric name: 0, or HML_EINVALID "unknown loss 'x'
+ * (known: mse, mae, relative, log)" (likewise "unknown metric").
+ */
+int hml__train_loss_check(const char *name);
+int hml__train_metric_check(const char *name);
 
 typedef struct hml__train_result {
 	char arch[256];              /**< canonical spec actually trained */
@@ -70,6 +104,9 @@ typedef struct hml__train_result {
 	double final_lr;
 	/* errors in application units (after de-normalisation), best epoch's model */
 	double val_rmse, test_rmse, test_mae, test_max_abs;
+	/** MAPE in per cent with the options' mape_floor (lib/deploy/metrics.h's
+	 *  rule); NaN when no value is kept */
+	double val_mape, test_mape;
 	double latency_s_per_sample; /**< mean forward time at infer_batch / infer_batch;
 	                                  NaN when it could not be measured */
 	int64_t latency_batch;
@@ -107,6 +144,13 @@ int hml__train_check(const hml__train_options *o, char *canonical, size_t size);
 
 /** hml__train_check, giving the parsed arch in `a` (for lib/train/train.cpp). */
 int hml__train_check_arch(const hml__train_options *o, hml__arch *a);
+
+/**
+ * The validation (test 0) or test (test 1) error of `r` in `metric` (NULL:
+ * "rmse"): val_rmse, val_mape, test_rmse or test_mape; NaN for an unknown
+ * metric.
+ */
+double hml__train_result_error(const hml__train_result *r, const char *metric, int test);
 
 #ifdef __cplusplus
 }

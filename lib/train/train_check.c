@@ -12,9 +12,64 @@
 #include "train/arch.h"
 #include "train/train.h"
 
+const char *const hml__train_losses[] = { "mse", "mae", "relative", "log", NULL };
+const char *const hml__train_metrics[] = { "rmse", "mape", NULL };
+
+static int one_of(const char *const *names, const char *name)
+{
+	for (; *names; names++)
+		if (strcmp(*names, name) == 0)
+			return 1;
+	return 0;
+}
+
+/* "unknown loss 'x' (known: mse, mae, relative, log)" */
+static int unknown(const char *what, const char *const *names, const char *name)
+{
+	char known[128] = "";
+
+	for (; *names; names++)
+		snprintf(known + strlen(known), sizeof(known) - strlen(known), "%s%s",
+		         *known ? ", " : "", *names);
+	return hml__error_set(HML_EINVALID, "unknown %s '%s' (known: %s)", what, name, known);
+}
+
+int hml__train_loss_check(const char *name)
+{
+	return name && one_of(hml__train_losses, name) ? 0
+	     : unknown("loss", hml__train_losses, name ? name : "");
+}
+
+int hml__train_metric_check(const char *name)
+{
+	return name && one_of(hml__train_metrics, name) ? 0
+	     : unknown("metric", hml__train_metrics, name ? name : "");
+}
+
+const char *hml__train_metric_for_qoi(const char *qoi_metric)
+{
+	return qoi_metric && strcmp(qoi_metric, "mape") == 0 ? "mape" : "rmse";
+}
+
+const char *hml__train_loss_for_qoi(const char *qoi_metric)
+{
+	return qoi_metric && strcmp(qoi_metric, "mape") == 0 ? "relative" : "mse";
+}
+
+double hml__train_result_error(const hml__train_result *r, const char *metric, int test)
+{
+	if (!metric || strcmp(metric, "rmse") == 0)
+		return test ? r->test_rmse : r->val_rmse;
+	if (strcmp(metric, "mape") == 0)
+		return test ? r->test_mape : r->val_mape;
+	return NAN;
+}
+
 /* The options' checks, in the order of train.h's fields' documentation. */
 static int check_options(const hml__train_options *o)
 {
+	int rc;
+
 	if (o->epochs <= 0)
 		return hml__error_set(HML_EINVALID, "epochs must be positive, not %d", o->epochs);
 	if (o->batch <= 0)
@@ -54,6 +109,11 @@ static int check_options(const hml__train_options *o)
 	if (!(o->max_seconds >= 0) || isnan(o->max_seconds))
 		return hml__error_set(HML_EINVALID, "time limit must be 0 (none) or more, not %g",
 		                      o->max_seconds);
+	if ((o->loss && (rc = hml__train_loss_check(o->loss)) < 0) ||
+	    (o->metric && (rc = hml__train_metric_check(o->metric)) < 0))
+		return rc;
+	if (!(o->mape_floor >= 0) || !isfinite(o->mape_floor))
+		return hml__error_set(HML_EINVALID, "MAPE floor must be 0 or more, not %g", o->mape_floor);
 	return 0;
 }
 

@@ -114,9 +114,9 @@ snapshot() {
 	assert_success
 	assert_output --partial "ID  WORKFLOW  COMPLETE  REGIONS (ROWS)    RUNS"
 	assert_output --partial "d1  binomial  no        binomial (16384)  2 (1 failed)"
-	assert_output --partial "ID  REGION    ARCH            VAL RMSE  TEST RMSE  TS LATENCY  C LATENCY  PARAMS"
-	assert_output --partial "m1  binomial  mlp:64x64:relu  0.01235   0.0125     410 ns      -          4545"
-	assert_output --partial "m2  binomial  -               -         -          -           -          -"
+	assert_output --partial "ID  REGION    ARCH            VAL RMSE  TEST RMSE  TEST MAPE %  TS LATENCY  C LATENCY  PARAMS"
+	assert_output --partial "m1  binomial  mlp:64x64:relu  0.01235   0.0125     -            410 ns      -          4545"
+	assert_output --partial "m2  binomial  -               -         -          -            -           -          -"
 	assert_output --partial "p1  m1     max-error 0.05  no      HML_MODE_BINOMIAL=infer HML_MODEL_BINOMIAL=/abs/exp/models/m1.pt"
 	assert_output --partial "p2  m2     id              yes     -"
 	assert_output --partial "e1  m1     price rmse  0.0021  3.5x"

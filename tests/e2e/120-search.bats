@@ -520,6 +520,7 @@ check_history() {
 	assert len(a) % 2 == 1 and "--threads" not in o, a
 	assert o["--epochs"] == "2" and o["--lr"] == "0.004" and o["--batch"] == "128", o
 	assert o["--optimizer"] == "adam" and o["--seed"] == "42" and o["--patience"] == "10", o
+	assert o["--loss"] == "mse", o   # binomial is judged by RMSE
 	EOF
 	# hml train takes them as they are and records those very options.
 	run --separate-stderr hml -q -C exp --json $(json args.json '" ".join(d["train_args"])') --threads 1
@@ -534,7 +535,8 @@ check_history() {
 	keys = {"--epochs": "epochs", "--batch": "batch", "--lr": "lr", "--optimizer": "optimizer",
 	        "--schedule": "schedule", "--patience": "patience", "--clip": "clip",
 	        "--seed": "seed", "--val-fraction": "val_fraction",
-	        "--test-fraction": "test_fraction", "--weight-decay": "weight_decay"}
+	        "--test-fraction": "test_fraction", "--weight-decay": "weight_decay",
+	        "--loss": "loss"}
 	assert set(o) - {"--region", "--arch", "--infer-batch"} <= set(keys), o
 	assert m["metrics"]["latency_batch"] == int(o["--infer-batch"]) == 4096, m["metrics"]
 	for flag, value in o.items():

@@ -46,9 +46,9 @@ magic() {
 	run hml -C exp show
 	assert_success
 	assert_line "searches:"
-	assert_output --partial "ID  REGION    CONFIGS  TRIALS  FAILED  FRONT  BEST ERROR  STATUS"
-	assert_output --partial "s1  binomial  8/10     8       2       2      0.1         finished"
-	assert_output --partial "s2  bonds     0/5      0       0       0      -           finished"
+	assert_output --partial "ID  REGION    CONFIGS  TRIALS  FAILED  FRONT  METRIC  BEST ERROR  STATUS"
+	assert_output --partial "s1  binomial  8/10     8       2       2      rmse    0.1         finished"
+	assert_output --partial "s2  bonds     0/5      0       0       0      rmse    -           finished"
 	hml -C exp show --json >out.json
 	"$PY" - <<-'EOF'
 	import json
@@ -172,7 +172,7 @@ magic() {
 	run hml -C exp show
 	assert_success
 	assert_output --partial "hml: warning: search 's1': trial history '"
-	assert_output --partial "s1  binomial  -        -       -       -      -           finished"
+	assert_output --partial "s1  binomial  -        -       -       -      rmse    -           finished"
 	# a torn last line (a writer killed mid-line) is no damage
 	sed -i '$d' exp/search/s1/trials.jsonl
 	printf '{"trial": 9, "conf' >>exp/search/s1/trials.jsonl

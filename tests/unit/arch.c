@@ -102,6 +102,43 @@ TEST(option_checks_need_no_torch)
 	CHECK_FAILS(hml__train_check(NULL, NULL, 0), HML_EINVALID, "no options");
 }
 
+/* The loss and metric names, and what a workflow's qoi.metric chooses. */
+TEST(loss_and_metric_names)
+{
+	hml__train_options o = HML__TRAIN_OPTIONS_INIT;
+	hml__train_result r;
+
+	for (size_t i = 0; hml__train_losses[i]; i++)
+		CHECK_OK(hml__train_loss_check(hml__train_losses[i]));
+	CHECK_FAILS(hml__train_loss_check("rmse"), HML_EINVALID,
+	            "unknown loss 'rmse' (known: mse, mae, relative, log)");
+	CHECK_FAILS(hml__train_loss_check(NULL), HML_EINVALID, "unknown loss ''");
+	CHECK_OK(hml__train_metric_check("mape"));
+	CHECK_FAILS(hml__train_metric_check("max_abs"), HML_EINVALID,
+	            "unknown metric 'max_abs' (known: rmse, mape)");
+	CHECK_STR(hml__train_metric_for_qoi("mape"), "mape");
+	CHECK_STR(hml__train_loss_for_qoi("mape"), "relative");
+	CHECK_STR(hml__train_metric_for_qoi("rmse"), "rmse");
+	CHECK_STR(hml__train_loss_for_qoi("max_abs"), "mse");
+	CHECK_STR(hml__train_metric_for_qoi(NULL), "rmse");
+	CHECK_STR(hml__train_loss_for_qoi(NULL), "mse");
+
+	o.loss = "L1";
+	CHECK_FAILS(hml__train_check(&o, NULL, 0), HML_EINVALID, "unknown loss 'L1'");
+	o.loss = "relative", o.metric = "mae";
+	CHECK_FAILS(hml__train_check(&o, NULL, 0), HML_EINVALID, "unknown metric 'mae'");
+	o.metric = "mape", o.mape_floor = -1;
+	CHECK_FAILS(hml__train_check(&o, NULL, 0), HML_EINVALID, "MAPE floor must be 0 or more");
+	o.mape_floor = 1;
+	CHECK_OK(hml__train_check(&o, NULL, 0));
+
+	memset(&r, 0, sizeof(r));
+	r.val_rmse = 1, r.test_rmse = 2, r.val_mape = 30, r.test_mape = 40;
+	CHECK(hml__train_result_error(&r, NULL, 0) == 1 && hml__train_result_error(&r, "rmse", 1) == 2);
+	CHECK(hml__train_result_error(&r, "mape", 0) == 30 && hml__train_result_error(&r, "mape", 1) == 40);
+	CHECK(isnan(hml__train_result_error(&r, "max_abs", 0)));
+}
+
 TEST(family_descriptions_are_embedded)
 {
 	json_t *doc;
@@ -346,6 +383,7 @@ int main(void)
 	RUN(bad_specs);
 	RUN(canonical_specs);
 	RUN(option_checks_need_no_torch);
+	RUN(loss_and_metric_names);
 	RUN(family_descriptions_are_embedded);
 	RUN(layouts);
 	RUN(template_expansion);

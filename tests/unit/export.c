@@ -194,6 +194,19 @@ TEST(refused)
 	const char *models = getenv("HML_TEST_MODELS");
 
 	CHECK_FAILS(hml__export_model(tmp_path("none.pt"), &m), HML_ENOTFOUND, "none.pt");
+	{
+		/* the log loss: the model returns exp of its network, which C lacks */
+		hml__dataset d;
+		hml__train_options o = HML__TRAIN_OPTIONS_INIT;
+		hml__train_result res;
+
+		make_fields(&d, 64, 0);
+		o.arch = "mlp:8", o.epochs = 1, o.batch = 32, o.threads = 1, o.loss = "log";
+		CHECK_OK(hml__train(&d, &o, tmp_path("log.pt"), &res));
+		CHECK_FAILS(hml__export_model(tmp_path("log.pt"), &m), HML_ENOTSUPPORTED,
+		            "it returns exp of its network (trained with loss log)");
+		hml__dataset_release(&d);
+	}
 	if (!models)
 		return;
 	snprintf(path, sizeof(path), "%s/affine.pt", models);

@@ -88,7 +88,8 @@ TEST(round_trip)
 	ev.m.val_rmse = 0.0123; ev.m.test_rmse = 0.0125; ev.m.latency_s = 3.5e-8;
 	ev.m.latency_batch = 4096; ev.m.params = 385; ev.m.epochs_run = 3;
 	CHECK_OK(hml__history_append(h, &ev));
-	/* The same trial's end as a --target c search records it. */
+	/* The same trial's end as a --target c search of MAPE records it. */
+	ev.m.val_mape = 12.5; ev.m.test_mape = 14.75;
 	ev.m.latency_target = HML__TARGET_C; ev.m.latency_threads = 2; ev.m.latency_cached = 1;
 	ev.m.latency_cost = 1.75;
 	CHECK_OK(hml__history_append(h, &ev));
@@ -136,6 +137,13 @@ TEST(round_trip)
 	CHECK(c.ev[0].params && json_equal((json_t *)c.ev[0].params, params));
 	CHECK_EQ_INT(c.ev[1].status, HML__HIST_OK);
 	CHECK(c.ev[1].m.val_rmse == 0.0123 && c.ev[1].m.latency_s == 3.5e-8);
+	/* no MAPE recorded (older hml): NaN; the error follows the metric */
+	CHECK(isnan(c.ev[1].m.val_mape) && isnan(hml__hist_error(&c.ev[1].m, "mape")));
+	CHECK(hml__hist_error(&c.ev[1].m, NULL) == 0.0123);
+	CHECK(c.ev[2].m.val_mape == 12.5 && c.ev[2].m.test_mape == 14.75);
+	CHECK(hml__hist_error(&c.ev[2].m, "mape") == 12.5);
+	CHECK(hml__hist_error(&c.ev[2].m, "rmse") == 0.0123);
+	CHECK(isnan(hml__hist_error(&c.ev[2].m, "max_abs")));
 	CHECK_EQ_INT(c.ev[1].m.params, 385);
 	CHECK_EQ_INT(c.ev[1].m.latency_batch, 4096);
 	CHECK_EQ_INT(c.ev[1].m.epochs_run, 3);

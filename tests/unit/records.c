@@ -118,6 +118,9 @@ TEST(views)
 	CHECK_EQ_INT(json_integer_value(json_array_get(m.output_shape, 0)), 1);
 	CHECK_STR(json_string_value(json_array_get(m.datasets, 0)), "d1");
 	CHECK(m.val_rmse == 0.125 && m.latency_s == 2e-7);
+	/* a card of older hml names no metric: RMSE */
+	CHECK_STR(m.metric, "rmse");
+	CHECK(m.val_error == 0.125);
 	/* Absent fields: NULL and NaN. */
 	CHECK(hml__records_model_at(&m, s, 1));
 	CHECK_STR(m.id, "m2");
@@ -186,7 +189,8 @@ TEST(model_record_round_trip)
 	r.train_seconds = 2.5, r.train_step_seconds = 2.25, r.samples_per_second = 12800;
 	r.final_lr = 5e-4, r.val_rmse = 0.25, r.test_rmse = 0.375, r.test_mae = 0.125;
 	r.test_max_abs = 1.5, r.latency_s_per_sample = 3e-7, r.latency_batch = 4096;
-	r.forward_max_diff = 1e-9;
+	r.forward_max_diff = 1e-9, r.val_mape = 12.5, r.test_mape = 13.25;
+	o.loss = "relative", o.metric = "mape", o.mape_floor = 1;
 	o.epochs = 40, o.batch = 64, o.lr = 2e-3, o.optimizer = "adamw", o.schedule = "cosine";
 	o.patience = 7, o.clip = 1, o.seed = 9, o.threads = 2, o.val_fraction = 0.2;
 	o.test_fraction = 0.15, o.max_seconds = 60;
@@ -238,10 +242,16 @@ TEST(model_record_round_trip)
 	CHECK(metric(&m, "latency_batch") == 4096 && metric(&m, "forward_max_diff") == 1e-9);
 	CHECK_CONTAINS(json_string_value(json_object_get(m.json, "normalisation")), "in_mean");
 	CHECK(m.search == NULL && json_object_get(m.json, "search") == NULL);
-	CHECK_EQ_INT(json_object_size(m.metrics), 16);
-	CHECK_EQ_INT(json_object_size(m.options), 13);
+	/* the loss and the metric named, the error in it (per cent) */
+	CHECK_STR(json_string_value(json_object_get(m.json, "loss")), "relative");
+	CHECK_STR(m.metric, "mape");
+	CHECK(m.val_error == 12.5 && metric(&m, "test_mape") == 13.25);
+	CHECK_STR(json_string_value(json_object_get(m.options, "loss")), "relative");
+	CHECK(json_real_value(json_object_get(m.options, "mape_floor")) == 1);
+	CHECK_EQ_INT(json_object_size(m.metrics), 18);
+	CHECK_EQ_INT(json_object_size(m.options), 15);
 	CHECK_STR(keys(m.json), "id workflow region family arch input_shape output_shape datasets "
-	          "data_sha256 rows options metrics normalisation files provenance");
+	          "data_sha256 rows options loss metric metrics normalisation files provenance");
 	CHECK_STR(keys(m.rows), "train validation test dropped_nonfinite nonfinite_values "
 	          "nonfinite_policy");
 
@@ -250,6 +260,7 @@ TEST(model_record_round_trip)
 	r.best_epoch = r.stopped_early = r.out_of_time = -1;
 	r.test_mae = r.final_lr = NAN;
 	o.optimizer = "adam", o.weight_decay = -1, o.max_seconds = 0;
+	o.loss = o.metric = NULL, r.val_mape = r.test_mape = NAN;
 	{
 		hml__model_facts f = { "binomial", "binomial", in, out, ids, 1, &o, &r, NULL,
 		                       -1, -1, "s1", 61, 44, NULL };
@@ -268,8 +279,12 @@ TEST(model_record_round_trip)
 	CHECK(isnan(metric(&m, "test_mae")) && isnan(metric(&m, "final_lr")));
 	CHECK(json_is_null(json_object_get(m.options, "max_seconds")));
 	CHECK(json_real_value(json_object_get(m.options, "weight_decay")) == 0);
+	/* the defaults: MSE trained, RMSE judged */
+	CHECK_STR(json_string_value(json_object_get(m.json, "loss")), "mse");
+	CHECK_STR(m.metric, "rmse");
+	CHECK(m.val_error == 0.25 && json_is_null(json_object_get(m.metrics, "val_mape")));
 	CHECK_STR(keys(m.json), "id workflow region family arch input_shape output_shape datasets "
-	          "data_sha256 rows options metrics normalisation search files provenance");
+	          "data_sha256 rows options loss metric metrics normalisation search files provenance");
 	CHECK_STR(keys(json_object_get(m.json, "search")), "id trial config");
 	json_decref(in);
 	json_decref(out);

@@ -32,6 +32,11 @@ typedef struct ev_spec {
 	long params;
 } ev_spec;
 
+/* The metric make_search records (NULL: none, as older hml). With "mape",
+ * each trial's error is its val_mape and its val_rmse is 1 / error, the
+ * reverse order, so that a result ranked by the wrong one shows. */
+static const char *search_metric;
+
 /* A search record with `constraints` and `rungs` (0: not recorded) and
  * its history made of evs. */
 static void make_search(hml__store *s, const char *constraints, int rungs, const ev_spec *evs,
@@ -44,6 +49,8 @@ static void make_search(hml__store *s, const char *constraints, int rungs, const
 
 	if (rungs)
 		json_object_set_new(rec, "rungs", json_integer(rungs));
+	if (search_metric)
+		json_object_set_new(rec, "metric", json_string(search_metric));
 	CHECK_OK(hml__search_register(s, rec, id, 16));
 	snprintf(rel, sizeof(rel), "search/%s/%s", id, HML__HISTORY_FILE);
 	path = hml__store_path(s, rel);
@@ -60,6 +67,10 @@ static void make_search(hml__store *s, const char *constraints, int rungs, const
 		ev.arch = ev.status == OK ? "mlp:8x8:relu" : NULL;
 		ev.error = ev.status == HML__HIST_FAILED || ev.status == HML__HIST_TIMEOUT ? "x" : NULL;
 		ev.m.val_rmse = evs[i].err;
+		if (search_metric) {
+			ev.m.val_mape = evs[i].err;
+			ev.m.val_rmse = 1 / evs[i].err;
+		}
 		ev.m.latency_s = evs[i].lat;
 		ev.m.params = evs[i].params;
 		CHECK_OK(hml__history_append(h, &ev));
@@ -190,6 +201,8 @@ TEST(script)
 	CHECK(script && strstr(script, "/plot.gp"));
 	slurp_in(work, "plot.gp", buf, sizeof(buf));
 	CHECK_CONTAINS(buf, "set logscale xy\n");
+	CHECK_CONTAINS(buf, "set ylabel 'validation RMSE'\n");
+	CHECK_CONTAINS(buf, "set ylabel 'best validation RMSE (top rung)'\n");
 	CHECK_CONTAINS(buf, "set title 'it''s s2'\n");
 	CHECK_CONTAINS(buf, "set terminal pngcairo");
 	CHECK_CONTAINS(buf, "set terminal svg");
@@ -213,6 +226,37 @@ TEST(script)
 	slurp_in(work, "convergence.dat", buf, sizeof(buf));
 	CHECK_EQ_INT(lines(buf), 8);
 	CHECK(strncmp(buf, "1 NaN 0\n2 NaN 0\n3 0.20000000000000001 ", 38) == 0);
+	free(script);
+	hml__search_results_release(&r);
+	hml__store_free(s);
+}
+
+/* A search of MAPE: the front, the bound and the axes in it. */
+TEST(mape_metric)
+{
+	hml__store *s = NULL;
+	hml__search_results r;
+	char id[16], work[600], *script = NULL, buf[8192];
+
+	CHECK_OK(hml__store_open(&s, tmpdir, 1));
+	search_metric = "mape";
+	make_search(s, "{\"max_error\": 0.5, \"max_latency\": null, \"max_params\": 1000}", 2,
+	            two_rungs, sizeof(two_rungs) / sizeof(two_rungs[0]), id);
+	search_metric = NULL;
+	load(s, id, &r);
+	CHECK_STR(r.metric, "mape");
+	CHECK_EQ_INT(r.nfront, 2);
+	if (r.nfront == 2) {
+		CHECK_EQ_INT(r.res[r.front[0]].trial, 3);
+		CHECK_NEAR(r.res[r.front[0]].error, 0.1, 0);
+	}
+	CHECK_NEAR(hml__search_results_best(&r), 0.1, 0);
+	snprintf(work, sizeof(work), "%s/work-%s", tmpdir, id);
+	CHECK(mkdir(work, 0777) == 0);
+	CHECK_OK(hml__search_plot_prepare(&script, &r, "s", work));
+	slurp_in(work, "plot.gp", buf, sizeof(buf));
+	CHECK_CONTAINS(buf, "set ylabel 'validation MAPE (%)'\n");
+	CHECK_CONTAINS(buf, "set ylabel 'best validation MAPE (%) (top rung)'\n");
 	free(script);
 	hml__search_results_release(&r);
 	hml__store_free(s);
@@ -306,6 +350,7 @@ int main(void)
 	unsetenv("HML_LOCK_TIMEOUT");
 	RUN(results);
 	RUN(script);
+	RUN(mape_metric);
 	RUN(bounds_and_empty);
 	RUN(gnuplot_failures);
 	tmp_dir_remove();

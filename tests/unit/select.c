@@ -235,6 +235,37 @@ static void add_model(hml__store *s, const char *region, double e, json_t *lat)
 	CHECK_OK(hml__store_add(s, "models", rec, NULL, 0, 0, id, sizeof(id)));
 }
 
+/* Cards judged by MAPE (metric "mape"): their error is val_mape, whatever
+ * their RMSE says; one without a metric is judged by RMSE. */
+TEST(candidates_in_the_cards_metric)
+{
+	hml__store *s = NULL;
+	hml__candidate *c = NULL;
+	size_t n, k;
+	hml__select_bounds best = bounds(NAN, NAN), within = bounds(15, NAN);
+	char sub[600], id[16];
+
+	snprintf(sub, sizeof(sub), "%s/mape", tmpdir);
+	CHECK_OK(hml__store_open(&s, sub, 1));
+	CHECK_OK(hml__store_add(s, "models", json_pack("{s:s, s:s, s:{s:f, s:f, s:f}}",
+	         "region", "bude", "metric", "mape", "metrics", "val_rmse", 5.0, "val_mape", 10.0,
+	         "latency_seconds_per_sample", 5e-6), NULL, 0, 0, id, sizeof(id)));
+	CHECK_OK(hml__store_add(s, "models", json_pack("{s:s, s:s, s:{s:f, s:f, s:f}}",
+	         "region", "bude", "metric", "mape", "metrics", "val_rmse", 1.0, "val_mape", 20.0,
+	         "latency_seconds_per_sample", 1e-6), NULL, 0, 0, id, sizeof(id)));
+	CHECK_OK(hml__select_candidates(&c, &n, s, "bude", 1u << TS));
+	CHECK_EQ_INT(n, 2);
+	if (n == 2) {
+		CHECK(c[0].error == 10 && c[1].error == 20);
+		CHECK_OK(hml__select(c, n, &best, &k));
+		CHECK_STR(c[k].model, "m1");            /* the lower MAPE, not the lower RMSE */
+		CHECK_OK(hml__select(c, n, &within, &k));
+		CHECK_STR(c[k].model, "m1");            /* m2 is faster but 20% > 15% */
+	}
+	free(c);
+	hml__store_free(s);
+}
+
 TEST(candidates_of_experiment)
 {
 	hml__store *s = NULL;
@@ -444,6 +475,7 @@ int main(void)
 	RUN(front_fastest_first);
 	RUN(bad_input);
 	RUN(target_of_model);
+	RUN(candidates_in_the_cards_metric);
 	RUN(candidates_of_experiment);
 	RUN(run_costs_of_experiment);
 	RUN(slower_never_chosen);

@@ -40,6 +40,7 @@ TEST(messages)
 	o.epochs = 7; o.batch = 128; o.lr = 0.0031; o.weight_decay = 1e-4; o.optimizer = "adamw";
 	o.schedule = "cosine"; o.patience = 3; o.clip = 0; o.seed = 9; o.threads = 2;
 	o.val_fraction = 0.2; o.test_fraction = 0.15; o.infer_batch = 4096; o.max_seconds = 30;
+	o.loss = "relative"; o.metric = "mape"; o.mape_floor = 1;
 	m = hml__wire_trial(12, "/e/search/s1/t12.pt", &o);
 	CHECK_OK(hml__wire_trial_read(m, &trial, &out, &back));
 	CHECK_EQ_INT(trial, 12);
@@ -51,6 +52,9 @@ TEST(messages)
 	      back.weight_decay == 1e-4 && back.patience == 3 && back.clip == 0 && back.seed == 9 &&
 	      back.threads == 2 && back.val_fraction == 0.2 && back.test_fraction == 0.15 &&
 	      back.infer_batch == 4096 && back.max_seconds == 30);
+	CHECK_STR(back.loss, "relative");
+	CHECK_STR(back.metric, "mape");
+	CHECK(back.mape_floor == 1);
 	/* The latency objective: torchscript unless the trial names a target. */
 	CHECK_OK(hml__wire_trial_latency(m, &target, &known));
 	CHECK(target == HML__TARGET_TORCHSCRIPT && isnan(known));
@@ -73,7 +77,7 @@ TEST(messages)
 	r.best_epoch = 6; r.stopped_early = 1; r.train_seconds = 1.5; r.samples_per_second = 3733.3;
 	r.final_lr = NAN; r.val_rmse = 0.0123456789012345; r.test_rmse = 0.013; r.test_mae = 0.01;
 	r.test_max_abs = 0.1; r.latency_s_per_sample = 2.5e-8; r.latency_batch = 4096;
-	r.train_step_seconds = 1.2; r.forward_max_diff = 1e-7;
+	r.train_step_seconds = 1.2; r.forward_max_diff = 1e-7; r.val_mape = 12.25; r.test_mape = NAN;
 	m = hml__wire_result(12, NULL, &r);
 	CHECK_OK(hml__wire_result_read(m, &trial, &err, &rb));
 	CHECK(err == NULL);
@@ -81,6 +85,7 @@ TEST(messages)
 	CHECK(rb.params == 737 && rb.n_train == 800 && rb.epochs_run == 7 && rb.best_epoch == 6 &&
 	      rb.stopped_early == 1 && rb.interrupted == 0);
 	CHECK(rb.val_rmse == r.val_rmse);   /* every digit */
+	CHECK(rb.val_mape == 12.25 && isnan(rb.test_mape));
 	CHECK(rb.latency_s_per_sample == 2.5e-8 && rb.latency_batch == 4096);
 	CHECK(isnan(rb.final_lr));
 	CHECK_OK(hml__wire_result_latency(m, &target, &known));

@@ -232,6 +232,34 @@ TEST(train_options)
 	CHECK_STR(nf, "drop");
 }
 
+/* The error objective follows qoi.metric: mape -> MAPE and the relative
+ * loss (its floor with it), overridden per region by model.train.loss. */
+TEST(metric_and_loss)
+{
+	json_t *doc = valid_doc();
+	hml__workflow *w = NULL;
+	hml__train_options o = HML__TRAIN_OPTIONS_INIT;
+
+	set_path(doc, "qoi.metric", json_string("mape"));
+	set_path(doc, "qoi.mape_floor", json_real(1.0));
+	set_path(doc, "regions.1.model.train", json_pack("{s:s}", "loss", "log"));
+	CHECK_OK(hml__workflow_load(&w, write_doc("objective", doc)));
+	if (w) {
+		CHECK_STR(w->regions[0].metric, "mape");
+		CHECK_STR(w->regions[0].loss, "relative");
+		CHECK_STR(w->regions[1].metric, "mape");
+		CHECK_STR(w->regions[1].loss, "log");
+		hml__workflow_train_options(&w->regions[0], &o, NULL);
+		CHECK_STR(o.loss, "relative");
+		CHECK_STR(o.metric, "mape");
+		CHECK(o.mape_floor == 1.0);
+		hml__workflow_train_options(&w->regions[1], &o, NULL);
+		CHECK_STR(o.loss, "log");
+	}
+	hml__workflow_free(w);
+	json_decref(doc);
+}
+
 TEST(defaults)
 {
 	json_t *doc = valid_doc();
@@ -255,6 +283,8 @@ TEST(defaults)
 		CHECK_EQ_INT(w->evaluate_repeat, 3);
 		CHECK_STR(w->qoi_metric, "rmse");
 		CHECK_NEAR(w->qoi_mape_floor, 0.0, 0.0);
+		CHECK_STR(w->regions[0].metric, "rmse");
+		CHECK_STR(w->regions[0].loss, "mse");
 		CHECK_EQ_INT(w->regions[0].batch, 0);
 		CHECK(w->regions[0].arch == NULL);
 	}
@@ -462,6 +492,8 @@ static const bad_case bad_cases[] = {
 	{ "regions.0.model.train.lr", "\"fast\"", HML_EINVALID, "key 'regions[0].model.train.lr' must be a non-negative number" },
 	{ "regions.0.model.train.epochs", "2.5", HML_EINVALID, "key 'regions[0].model.train.epochs' must be a non-negative integer" },
 	{ "regions.0.model.train.optimizer", "1", HML_EINVALID, "key 'regions[0].model.train.optimizer' must be a string" },
+	{ "regions.0.model.train.loss", "\"l2\"", HML_EINVALID, "key 'regions[0].model.train.loss' names an unknown loss 'l2' (known: mse, mae, relative, log)" },
+	{ "regions.0.model.train.loss", "2", HML_EINVALID, "key 'regions[0].model.train.loss' must be a string" },
 	{ "regions.0.model.search_space", "[]", HML_EINVALID, "key 'regions[0].model.search_space' must be an object" },
 	{ "qoi", NULL, HML_EINVALID, "key 'qoi' is missing" },
 	{ "qoi.dataset", NULL, HML_EINVALID, "key 'qoi.dataset' is missing" },
@@ -614,6 +646,7 @@ int main(void)
 	RUN(load_full_document);
 	RUN(defaults);
 	RUN(train_options);
+	RUN(metric_and_loss);
 	RUN(path_forms);
 	RUN(bundled_names);
 	RUN(bad_json);
