@@ -735,12 +735,54 @@ TEST(deterministic_lockstep)
 	}
 }
 
+/* The history of a search stopped at a time limit: every trial started
+ * once; how many have no end (left running, or held) into *left, how many
+ * of those were never sent to a worker (held) into *held. */
+static void check_stopped(const hml__search_plan *p, const fake_pool *f, hist_counts *h,
+                          int *left, int *held)
+{
+	read_history(p, h);
+	*left = *held = 0;
+	for (long i = 0; i < h->n; i++) {
+		int sent = 0;
+
+		CHECK_EQ_INT(h->starts[i], 1);
+		for (size_t k = 0; k < f->nsent; k++)
+			sent += f->sent[k] == i;
+		*left += h->ends[i] == 0;
+		*held += h->ends[i] == 0 && !sent;
+	}
+}
+
+/* Resumed without a limit, the stopped search ends with every trial run
+ * once, each left without an end (stopped or held) once more. */
+static void check_resumed(const hml__search_plan *p, const hist_counts *h1, int left)
+{
+	fake_pool f;
+	warnings w = { "" };
+	hml__coordinator *c;
+	hml__coordinator_counts n;
+	hist_counts h2;
+
+	fake_init(&f, 2, 0);
+	if ((c = run(p, &f, NULL, &w, 0))) {
+		read_history(p, &h2);
+		check_whole(c, &h2);
+		for (long i = 0; i < h1->n; i++)
+			CHECK_EQ_INT(h2.reruns[i], h1->ends[i] ? 0 : 1);
+		hml__coordinator_counts_of(&n, c);
+		CHECK_EQ_INT(n.configs, p->budget);
+		CHECK_EQ_INT(n.reruns, left);
+		hml__coordinator_free(c);
+	}
+	fake_release(&f);
+}
+
 /* A time limit of 0.5 s on trials of 30 ms an epoch (rung 0: 1 epoch,
- * rung 1: 3), two workers: the run stops by the limit (2), and no trial
- * was sent that could not end by it (the first, with nothing known,
- * excepted; promotions judged by rung 0's time scaled up). Resumed without
- * a limit, the search ends with every trial run once, those left running
- * (or chosen and not started) once more. */
+ * rung 1: 3), two workers, trial 3 hanging: the run stops at the limit
+ * (2), the hanging trial stopped then, and no other trial was sent that
+ * could not end by the limit (the first two, with nothing known, excepted;
+ * promotions judged by rung 0's time scaled up). It resumes to its end. */
 TEST(time_limit)
 {
 	hml__search_plan p;
@@ -748,41 +790,59 @@ TEST(time_limit)
 	warnings w = { "" };
 	hml__coordinator *c;
 	hml__coordinator_counts n;
-	hist_counts h1, h2;
+	hist_counts h;
 	double t0 = hml__now(), end;
-	int left = 0;
+	int left, held;
 
 	plan_init(&p, "limit", 2, 40, 3);
 	fake_init(&f, 2, 0);
 	f.epoch_s = 0.03;
+	f.hang = 3;
 	if (!(c = run_limited(&p, &f, NULL, &w, 2, 0.5)))
 		goto done;
 	end = hml__now();
-	CHECK(end - t0 < 0.5 + 0.2);
-	for (size_t k = 2; k < f.nsent; k++)   /* every answer of its time would come by the limit */
-		CHECK(f.sent_at[k] + f.epoch_s * f.sent_epochs[k] <= t0 + 0.5 + 0.05);
+	CHECK(end - t0 >= 0.5 && end - t0 < 0.5 + 0.2);   /* waited for trial 3 until then */
+	for (size_t k = 2; k < f.nsent; k++)   /* each answer's time would come by the limit */
+		CHECK(f.sent[k] == 3 || f.sent_at[k] + f.epoch_s * f.sent_epochs[k] <= t0 + 0.5 + 0.05);
 	hml__coordinator_counts_of(&n, c);
 	CHECK(n.configs < 40);
 	hml__coordinator_free(c);
 	fake_release(&f);
-	read_history(&p, &h1);
-	for (long i = 0; i < h1.n; i++) {
-		CHECK_EQ_INT(h1.starts[i], 1);
-		left += h1.ends[i] == 0;
-	}
-	CHECK(left <= 3);   /* the workers' trials and a promotion held back */
+	check_stopped(&p, &f, &h, &left, &held);
+	CHECK(h.ends[3] == 0);
+	CHECK(left >= 1 && left <= 3);   /* the workers' trials, a promotion held back */
+	check_resumed(&p, &h, left);
+done:
+	fake_release(&f);
+	hml__search_plan_release(&p);
+}
 
+/* Trials of 100 ms an epoch, a limit of 0.45 s: the first promotions come
+ * after 0.2 s, when their 0.3 s no longer fit, while rung-0 trials do: the
+ * promotions are held (recorded as started, never sent), rung-0 trials go
+ * on, and the run stops (2) with nothing running. It resumes to its end. */
+TEST(time_limit_hold)
+{
+	hml__search_plan p;
+	fake_pool f;
+	warnings w = { "" };
+	hml__coordinator *c;
+	hist_counts h;
+	int left, held;
+
+	plan_init(&p, "hold", 2, 12, 3);
 	fake_init(&f, 2, 0);
-	if (!(c = run(&p, &f, NULL, &w, 0)))
+	f.epoch_s = 0.1;
+	if (!(c = run_limited(&p, &f, NULL, &w, 2, 0.45)))
 		goto done;
-	read_history(&p, &h2);
-	check_whole(c, &h2);
-	for (long i = 0; i < h1.n; i++)
-		CHECK_EQ_INT(h2.reruns[i], h1.ends[i] ? 0 : 1);
-	hml__coordinator_counts_of(&n, c);
-	CHECK_EQ_INT(n.configs, 40);
-	CHECK_EQ_INT(n.reruns, left);
 	hml__coordinator_free(c);
+	fake_release(&f);
+	check_stopped(&p, &f, &h, &left, &held);
+	CHECK(held >= 1);
+	CHECK(left >= held && left <= held + 2);   /* (a late answer is stopped) */
+	for (size_t k = 0; k < f.nsent; k++)   /* only rung 0 ran */
+		CHECK_EQ_INT(f.sent_epochs[k], 1);
+	check_resumed(&p, &h, left);
 done:
 	fake_release(&f);
 	hml__search_plan_release(&p);
@@ -799,6 +859,7 @@ int main(void)
 	RUN(budget_never_exceeded);
 	RUN(deterministic_lockstep);
 	RUN(time_limit);
+	RUN(time_limit_hold);
 	tmp_dir_remove();
 	return check_report();
 }
