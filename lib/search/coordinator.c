@@ -1054,6 +1054,40 @@ static json_t *latency_card(hml__coordinator *c, long i, const char *path)
 	return c->o.card(c->o.payload, path, c->card_data, c->t[i].m.latency_batch, c->p->threads);
 }
 
+typedef struct card_args {
+	const char *id;
+	json_t *card;
+} card_args;
+
+static int set_card(json_t *m, void *payload)
+{
+	const card_args *a = payload;
+	json_t *rec;
+	size_t i;
+
+	json_array_foreach(json_object_get(m, "models"), i, rec)
+		if (json_is_string(json_object_get(rec, "id")) &&
+		    strcmp(json_string_value(json_object_get(rec, "id")), a->id) == 0)
+			return json_object_set(rec, "latency", a->card) ? hml__error_oom() : 0;
+	return 0;
+}
+
+/* Trial i's registered model, kept at a time limit without a latency
+ * card, gets its card now. */
+static int add_card(hml__coordinator *c, long i)
+{
+	const json_t *rec = hml__store_find(c->o.store, "models", c->t[i].model);
+	const char *rel = rec && !json_object_get(rec, "latency")
+	                  ? hml__record_file(rec, "model") : NULL;
+	char *path = rel ? hml__store_path(c->o.store, rel) : NULL;
+	card_args a = { c->t[i].model, path ? latency_card(c, i, path) : NULL };
+	int rc = a.card ? hml__store_update(c->o.store, set_card, &a) : 0;
+
+	json_decref(a.card);
+	free(path);
+	return rc;
+}
+
 static int keep(hml__coordinator *c, long i, int card)
 {
 	search_trial *t = &c->t[i];
@@ -1109,9 +1143,12 @@ int hml__coordinator_keep_models(hml__coordinator *c)
 	for (long j = 0; j < nf && rc == 0; j++) {
 		long i = top_trial(c, cfg[j]);
 
-		/* At the time limit no card: measuring takes seconds a model. */
+		/* At the time limit no card: measuring takes seconds a model;
+		 * a later session's front gets it. */
 		if (i >= 0 && c->t[i].status == HML__HIST_OK)
 			rc = keep(c, i, !c->time_up && !c->held);
+		else if (i >= 0 && c->t[i].status == HML__HIST_KEPT && !c->time_up && !c->held)
+			rc = add_card(c, i);
 	}
 	for (size_t i = 0; i < c->nt && rc == 0; i++) {
 		char mp[4200];

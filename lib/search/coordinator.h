@@ -156,8 +156,9 @@ int hml__coordinator_run(hml__coordinator *c);
  * or every trial with a model file when plan->keep_all; each gets a "kept"
  * history line. After a stop at the time limit (hml__coordinator_run()
  * returned 2) the front's models get no latency card: measuring one takes
- * seconds, past the limit. A model a killed search had registered for a
- * trial is taken, not registered twice; a missing model file is a warning. The
+ * seconds, past the limit; a later session's front gets its cards. A model
+ * a killed search had registered for a trial is taken, not registered
+ * twice; a missing model file is a warning. The
  * other model files are deleted. Errors: those of hml__store_add() and
  * hml__history_append(); HML_EINVALID without a store.
  */
