@@ -176,6 +176,46 @@ int cmd_app_run(const struct hml__workflow *w, char *const *argv,
                 const struct hml__run_config *config, const char *log, double *wall_s,
                 cmd_progress **bar);
 
+/* --- the QoI check (cmd/qoi_check.c) --------------------------------- */
+typedef struct cmd_qoi_check cmd_qoi_check;
+
+/*
+ * Open a QoI check for the region and workflow of model `model`: the
+ * check run's argv (collect's arguments on a seed no data set used, not
+ * evaluate's), and the accurate run, whose QoI is the reference. *out is
+ * yours: cmd_qoi_check_free(). Errors: those of the model's checks
+ * (hml__checked_model, _workflow), HML_ERROR when the accurate run fails
+ * or is interrupted, the QoI file's.
+ */
+int cmd_qoi_check_open(cmd_qoi_check **out, struct hml__store *s, const char *model);
+
+/*
+ * Run the application with model `model` (its TorchScript form; `target`
+ * is only recorded) and put its QoI error in the workflow's metric into
+ * *err: NaN when the run failed or compared nothing, which is recorded
+ * (and warned) and is no error. With a bound `max` (NaN: none) the line
+ * and the record say whether the error is within it. Errors:
+ * interruption, HML_ENOMEM.
+ */
+int cmd_qoi_check_model(cmd_qoi_check *q, const char *model, const char *target, double max,
+                        double *err);
+
+/* {dataset, metric, argv, seed, form, checks} (new), or NULL (out of memory). */
+json_t *cmd_qoi_check_report(const cmd_qoi_check *q);
+const char *cmd_qoi_check_metric(const cmd_qoi_check *q);
+const char *cmd_qoi_check_dataset(const cmd_qoi_check *q);
+int64_t cmd_qoi_check_seed(const cmd_qoi_check *q);
+void cmd_qoi_check_free(cmd_qoi_check *q);
+
+/*
+ * hml search --qoi-check K (cmd/search_qoi.c): check the K most accurate
+ * registered models of search `id`'s front on the application and record
+ * their QoI errors (hml__records_set_qoi_check). A front without a
+ * registered model is a warning. Errors: those of cmd_qoi_check_open()
+ * and of the record's update.
+ */
+int cmd_search_qoi_check(struct hml__store *s, const char *id, int64_t k);
+
 /*
  * hml deploy --max-qoi-error E (cmd/deploy_qoi.c): among candidates
  * c[0 .. n) within bounds b, the fastest whose error of the workflow's
@@ -220,7 +260,8 @@ int search_worker_loop(int in, int out);
  * the bar, otherwise a plain line each time a configuration's first trial
  * or a top-rung trial ends ("hml: search s1: 12/60 configurations, 34
  * trials, best error 0.0123, 2m10s elapsed, about 8m left"); nothing with
- * -q. NULL-safe; _end frees. */
+ * -q. _update with NULL: the run ended, nothing more is drawn. NULL-safe;
+ * _end frees. */
 typedef struct search_progress search_progress;
 struct hml__coordinator_progress;
 search_progress *search_progress_start(const char *id, long long budget);

@@ -20,6 +20,8 @@
 #include "run/argv.h"
 #include "run/childenv.h"
 #include "run/workflow.h"
+#include "core/profile_file.h"
+#include "store/cost.h"
 #include "store/records.h"
 #include "store/store.h"
 #include "sys/fsutil.h"
@@ -109,21 +111,35 @@ static const char *dtype_name(hml_dtype t)
 	return t == HML_F32 ? "float" : t == HML_F64 ? "double" : "unknown";
 }
 
-static json_t *regions_json(const hml__region_info *infos, size_t n)
+/* What the runs' profiles said of a workflow region: its original code's
+ * time and its whole time in collect mode (the rest is the collector's). */
+typedef struct region_time {
+	double original_s, region_s;
+} region_time;
+
+static json_t *regions_json(const hml__region_info *infos, size_t n,
+                            const hml__workflow *w, const region_time *times)
 {
 	json_t *o = json_object();
 
 	for (size_t i = 0; i < n; i++) {
 		const hml__region_info *r = &infos[i];
+		json_t *rec;
 
-		json_object_set_new(o, r->label, json_pack("{s:I, s:I, s:o, s:o, s:s, s:s, s:o, s:o}",
+		rec = json_pack("{s:I, s:I, s:o, s:o, s:s, s:s, s:o, s:o}",
 			"rows", (json_int_t)r->rows, "calls", (json_int_t)r->calls,
 			"input_shape", cmd_json_shape(r->in_shape, r->in_ndim),
 			"output_shape", cmd_json_shape(r->out_shape, r->out_ndim),
 			"input_dtype", dtype_name(r->in_dtype),
 			"output_dtype", dtype_name(r->out_dtype),
 			"input_functor", r->input_functor ? json_string(r->input_functor) : json_null(),
-			"output_functor", r->output_functor ? json_string(r->output_functor) : json_null()));
+			"output_functor", r->output_functor ? json_string(r->output_functor) : json_null());
+		for (size_t j = 0; times && rec && j < w->nregions; j++)
+			if (strcmp(w->regions[j].label, r->label) == 0)
+				hml__cost_put(rec, times[j].original_s,
+				              times[j].region_s - times[j].original_s,
+				              r->original_per_row);
+		json_object_set_new(o, r->label, rec);
 	}
 	return o;
 }
@@ -223,7 +239,8 @@ static int split_dashdash(int argc, char **argv)
 typedef struct collect_state {
 	hml__store *s;
 	hml__workflow *w;
-	char *tmp_data, *tmp_log, *tmp_run, *db;
+	char *tmp_data, *tmp_log, *tmp_run, *db, *prof;
+	region_time *times;     /* per workflow region; NULL once a run's profile failed */
 	char **args;            /* template, "{seed}" not yet substituted */
 	json_t *runs;           /* records of the runs that were tried */
 	hml__region_info *infos;
@@ -239,6 +256,8 @@ static void state_release(collect_state *st)
 	free(st->tmp_data);
 	free(st->tmp_log);
 	free(st->tmp_run);
+	free(st->prof);
+	free(st->times);
 	free(st->db);
 	hml__workflow_free(st->w);
 	hml__store_free(st->s);
@@ -246,6 +265,8 @@ static void state_release(collect_state *st)
 
 static void remove_tmp(const collect_state *st)
 {
+	if (st->prof)
+		unlink(st->prof);
 	if (st->tmp_data)
 		unlink(st->tmp_data);
 	if (st->tmp_log)
@@ -297,12 +318,35 @@ static int prepare(collect_state *st, const collect_opts *o)
 			                      strerror(errno));
 		st->db = hml__path_join(cwd, st->tmp_data);
 	}
-	if (!st->db)
+	if (!st->db || !(st->prof = malloc(strlen(st->db) + sizeof(".profile.json"))) ||
+	    !(st->times = calloc(st->w->nregions + 1, sizeof(*st->times))))
 		return hml__error_oom();
+	sprintf(st->prof, "%s.profile.json", st->db);
 	/* The log exists from the start, so that it can be registered even
 	 * when the application wrote nothing. */
 	snprintf(cwd, sizeof(cwd), "hml collect: workflow '%s' (%s)", st->w->name, st->w->path);
 	return log_append(st->tmp_log, NULL, cwd, NULL);
+}
+
+/* Add a finished run's profile to the regions' times; a profile that
+ * cannot be read leaves the data set without a cost (cost.h). */
+static void add_times(collect_state *st)
+{
+	for (size_t i = 0; st->times && i < st->w->nregions; i++) {
+		hml__profile_record rec;
+		int rc = hml__profile_file_find(st->prof, st->w->regions[i].label, &rec);
+
+		if (rc == HML_ENOTFOUND)   /* the run never entered the region */
+			continue;
+		if (rc < 0 || !(rec.stats.region_s >= rec.stats.original_s)) {
+			free(st->times);
+			st->times = NULL;
+			break;
+		}
+		st->times[i].original_s += rec.stats.original_s;
+		st->times[i].region_s += rec.stats.region_s;
+	}
+	unlink(st->prof);
 }
 
 /* Run the application; returns the number of runs that succeeded. `why`
@@ -310,7 +354,7 @@ static int prepare(collect_state *st, const collect_opts *o)
 static int run_all(collect_state *st, int64_t first_seed, int runs, int *interrupted,
                    char *why, size_t why_size)
 {
-	const hml__run_config config = { HML__RUN_COLLECT, st->db, NULL, NULL, NULL, NULL };
+	const hml__run_config config = { HML__RUN_COLLECT, st->db, NULL, NULL, NULL, st->prof };
 	char **env = NULL;
 	cmd_progress *bar = cmd_progress_start("collect", runs);
 	int k, ok = 0;
@@ -376,6 +420,7 @@ static int run_all(collect_state *st, int64_t first_seed, int runs, int *interru
 			         st->w->name, res.exit_code, k + 1, runs);
 		} else {
 			ok++;
+			add_times(st);
 			continue;
 		}
 		cmd_progress_end(bar);
@@ -385,6 +430,10 @@ static int run_all(collect_state *st, int64_t first_seed, int runs, int *interru
 		break;
 	}
 	cmd_progress_update(bar, ok, "done");
+	if (ok < runs) {   /* a failed run's rows are not in the times */
+		free(st->times);
+		st->times = NULL;
+	}
 done:
 	cmd_progress_end(bar);
 	unlink(st->tmp_run);
@@ -514,7 +563,7 @@ static int register_data(collect_state *st, int complete, const char *why, int i
 	json_t *record = json_pack("{s:{s:s, s:s, s:s}, s:b, s:O, s:o}",
 		"workflow", "name", st->w->name, "path", st->w->path, "sha256", st->w->sha256,
 		"complete", complete, "runs", st->runs,
-		"regions", regions_json(st->infos, st->ninfos));
+		"regions", regions_json(st->infos, st->ninfos, st->w, st->times));
 	int rc = record ? hml__store_add(st->s, "datasets", record, files, 2, 0, id, sizeof(id))
 	                : hml__error_oom();
 

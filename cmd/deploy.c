@@ -21,11 +21,12 @@
 #include "deploy/latency.h"
 #include "run/workflow.h"
 #include "store/checked.h"
+#include "store/cost.h"
 #include "store/records.h"
 #include "store/select.h"
 #include "store/store.h"
 
-static int best;
+static int best, force;
 static double max_error = NAN;
 static double max_latency = NAN;
 static double max_qoi = NAN;
@@ -36,7 +37,9 @@ static const char *march;
 static const char *search;
 
 static const cmd_option options[] = {
-	{ "best", 0, CMD_OPT_FLAG, &best, NULL, "the model with the lowest validation RMSE" },
+	{ "best", 0, CMD_OPT_FLAG, &best, NULL,
+	  "the model with the lowest QoI error on a search's check (hml search --qoi-check), "
+	  "else the lowest validation RMSE" },
 	{ "max-error", 0, CMD_OPT_DOUBLE, &max_error, "E",
 	  "the fastest model whose validation RMSE is at most E" },
 	{ "max-qoi-error", 0, CMD_OPT_DOUBLE, &max_qoi, "E",
@@ -53,6 +56,8 @@ static const cmd_option options[] = {
 	{ "rows-per-run", 0, CMD_OPT_DOUBLE, &rows_per_run, "N",
 	  "rows one application run passes through the region, for comparing forms per run "
 	  "(default: as when the training data were collected)" },
+	{ "force", 0, CMD_OPT_FLAG, &force, NULL,
+	  "deploy even a model predicted slower than the region's original code" },
 	{ "march", 0, CMD_OPT_STRING, &march, "ARCH",
 	  "with --target c or auto: compile for this CPU (-march=ARCH, e.g. native; default "
 	  "portable)" },
@@ -75,7 +80,11 @@ static const cmd_spec spec = {
 	"registers models/<c-id>.{c,h,so}; the environment then names the .so.\n"
 	"--target auto lets both forms compete: (model, target) pairs under the bounds,\n"
 	"or the faster form of the model named or chosen. --search ID chooses among the\n"
-	"models on the front of that search only.",
+	"models on the front of that search only.\n"
+	"A model predicted slower than the region's original code (its latency per\n"
+	"row against the original code's, as hml collect measured it) is never chosen\n"
+	"and is refused when named, with the two figures; --force deploys it anyway.\n"
+	"The predicted speedup, per row and end to end, is printed and recorded.",
 	options, 0, 1
 };
 
@@ -111,13 +120,31 @@ static unsigned target_mask(void)
 	return 1u << (target ? hml__target_parse(target) : HML__TARGET_TORCHSCRIPT);
 }
 
+/* A model named (a chosen one is never slower) predicted slower than the
+ * original code: HML_ERANGE with both figures, unless --force. */
+static int refuse_slower(const hml__candidate *pick)
+{
+	hml__prediction p;
+	char cost[32], lat[32];
+
+	hml__candidate_predict(pick, &p);
+	if (force || !p.slower)
+		return 0;
+	return hml__error_set(HML_ERANGE, "model '%s' as %s is predicted slower than the "
+	                      "original code: the region costs %s per row, the model %s "
+	                      "(--force deploys it anyway)", pick->model,
+	                      hml__target_name(pick->target),
+	                      hml__cost_seconds_text(cost, sizeof(cost), p.cost_per_row),
+	                      hml__cost_seconds_text(lat, sizeof(lat), p.model_per_row));
+}
+
 /* The (model, target) to deploy into *pick: the model named (`id`, its
  * faster target with --target auto), the choice of lib/store/select.h under
  * --best / --max-error / --max-latency among the candidates, or under
  * --max-qoi-error the one the check runs choose (*qoi_check: their record). */
 static int choose(hml__store *s, const char *id, hml__candidate *pick, json_t **qoi_check)
 {
-	hml__select_bounds b = { max_error, max_latency };
+	hml__select_bounds b = { max_error, max_latency, force };
 	hml__candidate *c = NULL;
 	size_t n = 0, k;
 	int rc;
@@ -163,7 +190,7 @@ static int choose(hml__store *s, const char *id, hml__candidate *pick, json_t **
 		*pick = c[k];
 	}
 	free(c);
-	return rc;
+	return rc == 0 ? refuse_slower(pick) : rc;
 }
 
 /* The options' rules that need no experiment: exit status HML_EXIT_USAGE
@@ -218,6 +245,22 @@ static const char *selection_name(int named)
 	       "max-error,max-latency";
 }
 
+/* {"cost_per_row", "model_per_row", "startup", "region", "end_to_end",
+ * "slower"}: the prediction, null where unknown (hml-manifest(5)). */
+static json_t *prediction_json(const hml__candidate *pick)
+{
+	hml__prediction p;
+
+	hml__candidate_predict(pick, &p);
+	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}",
+	                 "cost_per_row", hml__json_real(p.cost_per_row),
+	                 "model_per_row", hml__json_real(p.model_per_row),
+	                 "startup", hml__json_real(p.startup),
+	                 "region", hml__json_real(p.region),
+	                 "end_to_end", hml__json_real(p.end_to_end),
+	                 "slower", isnan(p.region) ? json_null() : json_boolean(p.slower));
+}
+
 /* The deployment record (new reference; NULL on out-of-memory); env and
  * qoi_check (may be NULL) gain a reference each. */
 static json_t *deployment_record(const char *id, const char *label, const char *workflow,
@@ -246,8 +289,42 @@ static json_t *deployment_record(const char *id, const char *label, const char *
 		json_object_set_new(rec, "search", json_string(search));
 	if (!isnan(pick->latency))
 		json_object_set_new(rec, "latency_seconds_per_sample", json_real(pick->latency));
+	json_object_set_new(rec, "predicted", prediction_json(pick));
+	if (!isnan(pick->qoi_error))   /* a search's QoI check measured it */
+		json_object_set_new(rec, "qoi_error", json_real(pick->qoi_error));
+	if (force)
+		json_object_set_new(rec, "forced", json_true());
 	json_object_set(rec, "env", env);
 	return rec;
+}
+
+/* The predicted speedup, or why there is none. */
+static void print_predicted(const char *pid, const hml__candidate *pick)
+{
+	hml__prediction p;
+	char cost[32], lat[32], reg[32], e2e[32];
+
+	hml__candidate_predict(pick, &p);
+	if (isnan(p.cost_per_row)) {
+		cmd_info("%s: no predicted speedup: the training data record no cost of the "
+		         "region's original code (collected before hml measured it; collect again)",
+		         pid);
+		return;
+	}
+	hml__cost_seconds_text(cost, sizeof(cost), p.cost_per_row);
+	hml__cost_seconds_text(lat, sizeof(lat), p.model_per_row);
+	hml__speedup_text(reg, sizeof(reg), p.region);
+	hml__speedup_text(e2e, sizeof(e2e), p.end_to_end);
+	cmd_info("%s: predicted speedup: region %s (the original code %s per row, the model %s), "
+	         "end to end %s for a run as collected", pid, reg, cost, lat, e2e);
+	if (p.slower)
+		cmd_warn("%s: model '%s' is predicted slower than the original code (deployed "
+		         "with --force)", pid, pick->model);
+	else if (p.end_to_end < 1)
+		cmd_warn("%s: predicted slower end to end for runs as collected: the %s start-up "
+		         "of %s outweighs the region's gain; longer runs repay it", pid,
+		         hml__target_name(pick->target),
+		         hml__cost_seconds_text(lat, sizeof(lat), p.startup));
 }
 
 /* The informational lines: the QoI check's result, then what was deployed
@@ -278,6 +355,10 @@ static void print_deployed(const char *pid, const char *id, const char *label,
 		         "%.3g s start-up)", pid, id, label, workflow, val_rmse,
 		         pick->latency * 1e6, pick->rows_per_run, hml__candidate_run_cost(pick),
 		         pick->startup);
+	if (best && !isnan(pick->qoi_error))
+		cmd_info("%s: chosen by its error of the application's quantity of interest, %.4g "
+		         "on a search's QoI check (hml show %s)", pid, pick->qoi_error, id);
+	print_predicted(pid, pick);
 }
 
 /* stdout: the deployment (and compiled model) as JSON, or the environment
@@ -311,7 +392,8 @@ int cmd_deploy(int argc, char **argv)
 	json_t *rec = NULL, *env = NULL, *qoi_check = NULL;
 	const char *id, *label;
 	char *path = NULL, *so_path = NULL, pid[32], cid[32] = "";
-	hml__candidate pick = { NULL, HML__TARGET_TORCHSCRIPT, NAN, NAN, NAN, NAN };
+	hml__candidate pick = { NULL, HML__TARGET_TORCHSCRIPT, NAN, NAN, NAN, NAN, { 0, 0, 0, 0 },
+	                        NAN };
 	int first, rc, code = HML_EXIT_OK;
 
 	if ((rc = cmd_parse(&spec, argc, argv, &first)) != 0)

@@ -30,6 +30,7 @@
 #include "run/childenv.h"
 #include "run/workflow.h"
 #include "store/checked.h"
+#include "store/cost.h"
 #include "store/records.h"
 #include "store/store.h"
 #include "sys/fsutil.h"
@@ -87,6 +88,8 @@ typedef struct evaluation {
 	hml__errors err;
 	hml__latency lat;         /* the card's, or measured here when it has none */
 	const char *lat_source;   /* "card", "measured", or NULL: none */
+	hml__prediction pred;     /* from the collected cost and that latency */
+	double pred_run;          /* end to end for these runs, from their accurate times */
 	/* record */
 	char eid[32];
 } evaluation;
@@ -377,6 +380,28 @@ static void read_latency(evaluation *e)
 	json_decref(card);
 }
 
+/* What the collected cost and the latency predicted (lib/store/cost.h),
+ * as deploy printed it, and end to end for these runs: their accurate
+ * time with the region's share replaced by the predicted model's. */
+static void predict(evaluation *e)
+{
+	hml__model_view m;
+	hml__region_cost cost;
+	hml__summary aw, ar;
+	int t = hml__target_parse(e->target);
+	double after;
+
+	memset(&cost, 0, sizeof(cost));
+	if (hml__records_model(&m, e->s, e->id) == 0)
+		hml__cost_of_model(&cost, e->s, &m);
+	hml__predict(&e->pred, &cost, e->lat_source && t >= 0 ? e->lat.seconds[t] : NAN,
+	             e->lat_source && t >= 0 ? e->lat.startup[t] : NAN);
+	hml__summary_compute(&aw, e->acc.wall, (size_t)e->nrep);
+	hml__summary_compute(&ar, e->acc.region, (size_t)e->nrep);
+	after = aw.mean - ar.mean + ar.mean / e->pred.region + e->pred.startup;
+	e->pred_run = after > 0 ? aw.mean / after : NAN;   /* NaN when a figure is */
+}
+
 /* --- record ---------------------------------------------------------------- */
 
 static json_t *record_json(const evaluation *e)
@@ -410,6 +435,13 @@ static json_t *record_json(const evaluation *e)
 	json_object_set_new(rec, "speedup", json_pack("{s:o, s:o}",
 		"end_to_end", summary_json(e->speed_e2e, n),
 		"region", summary_json(e->speed_region, n)));
+	json_object_set_new(rec, "predicted", json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}",
+		"cost_per_row", hml__json_real(e->pred.cost_per_row),
+		"model_per_row", hml__json_real(e->pred.model_per_row),
+		"startup", hml__json_real(e->pred.startup),
+		"region", hml__json_real(e->pred.region),
+		"end_to_end_as_collected", hml__json_real(e->pred.end_to_end),
+		"end_to_end", hml__json_real(e->pred_run)));
 	if (e->lat_source)   /* the latency of the form evaluated (lib/deploy/latency.h) */
 		json_object_set_new(rec, "card_latency", json_pack("{s:o, s:I, s:s}",
 			"seconds_per_sample", hml__json_real(e->lat.seconds[hml__target_parse(e->target)]),
@@ -432,6 +464,25 @@ static int record(evaluation *e, const char *a1, const char *s1)
 }
 
 /* --- print ----------------------------------------------------------------- */
+
+/* Predicted against measured. */
+static void print_predicted(const evaluation *e, double region, double e2e)
+{
+	char cost[32], lat[32], a[32], b[32], c[32], d[32];
+
+	if (isnan(e->pred.region)) {
+		printf("predicted:       unknown (%s)\n", isnan(e->pred.cost_per_row) ?
+		       "the training data record no cost of the region's original code" :
+		       "no latency of the model in this form");
+		return;
+	}
+	printf("predicted:       region %s, end to end %s (original code %s per row, model %s); "
+	       "measured %s and %s\n", hml__speedup_text(a, sizeof(a), e->pred.region),
+	       hml__speedup_text(b, sizeof(b), e->pred_run),
+	       hml__cost_seconds_text(cost, sizeof(cost), e->pred.cost_per_row),
+	       hml__cost_seconds_text(lat, sizeof(lat), e->pred.model_per_row),
+	       hml__speedup_text(c, sizeof(c), region), hml__speedup_text(d, sizeof(d), e2e));
+}
 
 static void print(const evaluation *e)
 {
@@ -470,6 +521,7 @@ static void print(const evaluation *e)
 			       "model card:", e->target, v * 1e6,
 			       (long long)json_integer_value(json_object_get(c, "batch")));
 	}
+	print_predicted(e, reg.mean, e2e.mean);
 	printf("report: eval/%s.json\n", e->eid);
 }
 
@@ -518,6 +570,7 @@ int cmd_evaluate(int argc, char **argv)
 		snprintf(s0, sizeof(s0), "%s/s0.h5", e.tmp);
 		if ((rc = read_errors(&e, a0, s0)) == 0) {
 			read_latency(&e);
+			predict(&e);
 			if ((rc = record(&e, a0, s0)) == 0)
 				print(&e);
 		}

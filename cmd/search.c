@@ -29,11 +29,12 @@
 #ifdef HML_WITH_MPI
 #include "search/mpi_relay.h"
 #endif
+#include "store/cost.h"
 #include "store/store.h"
 
 #define UNSET HML__SEARCH_UNSET
 static int64_t budget = UNSET, workers = UNSET, seed = UNSET, max_epochs = UNSET,
-	threads = UNSET;
+	threads = UNSET, qoi_check;
 static double max_latency = NAN, max_params = NAN, max_error = NAN, trial_timeout = NAN;
 static const char *space_path, *region, *keep_models, *target;
 static int resume, deterministic;
@@ -73,6 +74,9 @@ static const cmd_option options[] = {
 	  "is found and the family compiles to C)" },
 	{ "keep-models", 0, CMD_OPT_STRING, &keep_models, "all|front",
 	  "register the models of the front (default) or of every trial" },
+	{ "qoi-check", 0, CMD_OPT_INT, &qoi_check, "K",
+	  "run the application with the front's K most accurate models and record their "
+	  "errors of its quantity of interest (default 0: none)" },
 	{ "train-args", 0, CMD_OPT_STRING, &train_args, "POINT",
 	  "print the hml train arguments of search-space point POINT (JSON) and exit" },
 	{ NULL, 0, 0, NULL, NULL, NULL }
@@ -137,6 +141,8 @@ static int check_cli(int npos)
 		return usage("%s must be 0 or more, not %.0f", "--seed", (double)seed);
 	if (max_epochs != UNSET && (max_epochs < 1 || max_epochs > 1000000))
 		return usage("%s must be 1 to 1000000, not %.0f", "--max-epochs", (double)max_epochs);
+	if (qoi_check < 0 || qoi_check > 1000)
+		return usage("%s must be 0 to 1000, not %.0f", "--qoi-check", (double)qoi_check);
 	if (time_limit_arg && hml__search_duration_parse(&time_limit, time_limit_arg) < 0) {
 		cmd_error("search: --time-limit: %s", hml_error_last()->message);
 		return HML_EXIT_USAGE;
@@ -176,18 +182,10 @@ static void on_warn(void *payload, const char *message)
 	cmd_warn("%s", message);
 }
 
-/* The progress bar or lines (cmd/search_progress.c); NULL: the run loop
- * ended. */
+/* The progress bar or lines (cmd/search_progress.c). */
 static void on_progress(void *payload, const hml__coordinator_progress *p)
 {
-	search_cli *x = payload;
-
-	if (!p) {
-		search_progress_end(x->progress);
-		x->progress = NULL;
-		return;
-	}
-	search_progress_update(x->progress, p);
+	search_progress_update(((search_cli *)payload)->progress, p);
 }
 
 /* The latency per target of a front model's card, as hml train measures
@@ -429,6 +427,47 @@ static int prepare(search_cli *x, const char *resume_id)
 	return hml__coordinator_replay(x->c);
 }
 
+/* The region's cost, against which the speedup column is predicted; an
+ * empty front said for what it is. */
+static void print_cost(const hml__search_plan *p, size_t nfront)
+{
+	char cost[32];
+
+	if (isnan(p->region_cost)) {
+		printf("  (no predicted speedup: the data record no cost of the region's original "
+		       "code)\n");
+		return;
+	}
+	hml__cost_seconds_text(cost, sizeof(cost), p->region_cost);
+	printf("  region's original code: %s per row; speedup: of the region, per row, "
+	       "predicted\n", cost);
+	if (nfront == 0)
+		cmd_warn("search %s: no model on the front: none ran faster than the region's "
+		         "original code (%s per row) within the constraints; a surrogate does not pay "
+		         "here, and hml deploy has nothing of this search to pick", p->id, cost);
+}
+
+/* The QoI check's errors (--qoi-check), one line. */
+static void print_qoi(const json_t *rec)
+{
+	const json_t *q = json_object_get(rec, "qoi_check"), *c;
+	size_t i;
+
+	if (!q)
+		return;
+	printf("QoI check (seed %lld): %s %s:", (long long)json_integer_value(json_object_get(q,
+	       "seed")), hml__json_string(q, "dataset"), hml__json_string(q, "metric"));
+	json_array_foreach(json_object_get(q, "checks"), i, c) {
+		double e = hml__json_number(c, "error");
+
+		if (isnan(e))
+			printf("%s %s failed", i ? "," : "", hml__json_string(c, "model"));
+		else
+			printf("%s %s %.4g", i ? "," : "", hml__json_string(c, "model"), e);
+	}
+	printf("\n");
+}
+
 static void print_result(const search_cli *x)
 {
 	const hml__search_plan *p = &x->plan;
@@ -451,13 +490,20 @@ static void print_result(const search_cli *x)
 	       hml__json_number(rec, "seconds"));
 	printf("Pareto front (%zu): validation RMSE against %s latency at batch %lld\n",
 	       json_array_size(front), hml__target_name(p->target), (long long)p->base.infer_batch);
-	printf("  %-12s %-14s %-9s %-6s %s\n", "val_rmse", "us/sample", "params", "model", "arch");
-	json_array_foreach(front, i, e)
-		printf("  %-12.6g %-14.5g %-9lld %-6s %s\n", hml__json_number(e, "val_rmse"),
-		       hml__json_number(e, "latency_seconds_per_sample") * 1e6,
-		       (long long)json_integer_value(json_object_get(e, "params")),
+	print_cost(p, json_array_size(front));
+	printf("  %-12s %-14s %-9s %-8s %-6s %s\n", "val_rmse", "us/sample", "params", "speedup",
+	       "model", "arch");
+	json_array_foreach(front, i, e) {
+		double lat = hml__json_number(e, "latency_seconds_per_sample");
+		char sp[32];
+
+		printf("  %-12.6g %-14.5g %-9lld %-8s %-6s %s\n", hml__json_number(e, "val_rmse"),
+		       lat * 1e6, (long long)json_integer_value(json_object_get(e, "params")),
+		       hml__speedup_text(sp, sizeof(sp), p->region_cost / lat),
 		       hml__json_string(e, "model") ? hml__json_string(e, "model") : "-",
 		       hml__json_string(e, "arch") ? hml__json_string(e, "arch") : "");
+	}
+	print_qoi(rec);
 	if (n.session_trials)
 		printf("coordinator: %.3g ms per trial outside its waits (%.3g ms of CPU), of which "
 		       "%.3g ms in the optimiser (%.3g ms of CPU)\n",
@@ -496,7 +542,8 @@ static int run(search_cli *x, int *code)
 	}
 	stopped = rc == 2;   /* at the time limit: resumable, its front kept */
 	if ((rc = hml__coordinator_keep_models(x->c)) < 0 ||
-	    (rc = hml__coordinator_record(x->c, stopped ? "stopped" : "finished")) < 0)
+	    (rc = hml__coordinator_record(x->c, stopped ? "stopped" : "finished")) < 0 ||
+	    (!stopped && qoi_check > 0 && (rc = cmd_search_qoi_check(x->s, p->id, qoi_check)) < 0))
 		return rc;
 	if (!n.ok && !stopped)
 		return hml__error_set(HML_ERROR, "no trial of search '%s' succeeded (see %s/%s)", p->id,

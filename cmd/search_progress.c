@@ -75,7 +75,11 @@ void search_progress_update(search_progress *sp, const hml__coordinator_progress
 {
 	if (!sp)
 		return;
-	if (sp->bar)
+	if (!p) {   /* the run loop ended: the bar goes, what follows is plain text */
+		cmd_progress_end(sp->bar);
+		sp->bar = NULL;
+		sp->lines = 0;
+	} else if (sp->bar)
 		draw_bar(sp, p);
 	else if (sp->lines)
 		print_line(sp, p);

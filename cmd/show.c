@@ -7,6 +7,7 @@
  * Read-only: the store is opened without create, no lock is taken (a
  * reader always sees a whole manifest), and nothing is written.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +15,9 @@
 #include "cmd.h"
 #include "deploy/latency.h"
 #include "show.h"
+#include "store/cost.h"
 #include "store/records.h"
+#include "store/select.h"
 #include "store/store.h"
 #include "sys/fsutil.h"
 
@@ -402,6 +405,59 @@ static void print_flat(const char *prefix, const json_t *v)
 	}
 }
 
+/* A model's predicted speedup per deployment form, as hml deploy predicts
+ * it (lib/store/select.h, cost.h): {"c": {"region", "end_to_end", ...}},
+ * or NULL when its data record no cost of the region. */
+static json_t *model_predictions(const hml__store *s, const char *id)
+{
+	hml__candidate *c = NULL;
+	json_t *o = NULL;
+	size_t n = 0;
+
+	if (hml__select_candidates(&c, &n, s, NULL, (1u << HML__NTARGETS) - 1) < 0)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		hml__prediction p;
+
+		if (strcmp(c[i].model, id) != 0)
+			continue;
+		hml__candidate_predict(&c[i], &p);
+		if (isnan(p.cost_per_row))
+			break;
+		if (!o)
+			o = json_object();
+		json_object_set_new(o, hml__target_name(c[i].target), json_pack(
+			"{s:o, s:o, s:o, s:o, s:o, s:b}", "cost_per_row", hml__json_real(p.cost_per_row),
+			"model_per_row", hml__json_real(p.model_per_row),
+			"startup", hml__json_real(p.startup), "region", hml__json_real(p.region),
+			"end_to_end", hml__json_real(p.end_to_end), "slower", p.slower));
+	}
+	free(c);
+	return o;
+}
+
+static void print_predictions(const json_t *pred)
+{
+	const char *target;
+	const json_t *v;
+	char buf[32], cost[32];
+
+	if (!pred) {
+		printf("predicted speedup: unknown (the training data record no cost of the "
+		       "region's original code)\n");
+		return;
+	}
+	json_object_foreach((json_t *)pred, target, v) {
+		printf("predicted speedup as %s: region %s", target,
+		       hml__speedup_text(buf, sizeof(buf), hml__json_number(v, "region")));
+		printf(", end to end %s for a run as collected (original code %s per row)%s\n",
+		       hml__speedup_text(buf, sizeof(buf), hml__json_number(v, "end_to_end")),
+		       hml__cost_seconds_text(cost, sizeof(cost), hml__json_number(v, "cost_per_row")),
+		       json_is_true(json_object_get(v, "slower")) ?
+		       ": slower than the original code" : "");
+	}
+}
+
 static int show_one(hml__store *s, const char *id)
 {
 	const json_t *rec = NULL;
@@ -417,12 +473,21 @@ static int show_one(hml__store *s, const char *id)
 	if (plot)
 		return hml__error_set(HML_EINVALID, "--plot draws a search's plots; '%s' is no search",
 		                      id);
-	if (g_cmd.json)
-		cmd_json_print(json_deep_copy(rec));
-	else {
+	if (g_cmd.json) {
+		json_t *copy = json_deep_copy(rec);
+
+		if (id[0] == 'm')
+			json_object_set_new(copy, "predicted", model_predictions(s, id));
+		cmd_json_print(copy);
+	} else {
 		print_flat("", rec);
-		if (id[0] == 'm')   /* a model: its card's latencies, one line */
+		if (id[0] == 'm') {   /* a model: its card's latencies, its predicted speedups */
+			json_t *pred = model_predictions(s, id);
+
 			cmd_latency_print(rec, "");
+			print_predictions(pred);
+			json_decref(pred);
+		}
 	}
 	return 0;
 }

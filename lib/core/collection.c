@@ -1,3 +1,4 @@
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -407,6 +408,58 @@ done:
 		H5Dclose(*dset);
 		*dset = H5I_INVALID_HID;
 	}
+	return rc;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+int hml__coll_calls_per_row(hid_t dset, const hml__coll_calls *info, const char *path,
+                            const char *label, double *median)
+{
+	hsize_t n = (hsize_t)(info->ncalls < HML__COLL_PER_ROW_CALLS ? info->ncalls
+	                      : HML__COLL_PER_ROW_CALLS), start[1] = { 0 }, count[1] = { n };
+	hml__call_record *recs = NULL;
+	hid_t mtype = H5I_INVALID_HID, space = H5I_INVALID_HID, mem = H5I_INVALID_HID;
+	double *v = NULL;
+	size_t m = 0;
+	int rc = 0;
+
+	*median = NAN;
+	if (info->fields < 2 || !info->table || n == 0)
+		return 0;
+	if (!(recs = malloc(n * sizeof(*recs))) || !(v = malloc(n * sizeof(*v)))) {
+		rc = hml__error_oom();
+		goto done;
+	}
+	if ((mtype = record_type(1)) < 0 || (space = H5Dget_space(dset)) < 0 ||
+	    H5Sselect_hyperslab(space, H5S_SELECT_SET, start, NULL, count, NULL) < 0 ||
+	    (mem = H5Screate_simple(1, count, NULL)) < 0 ||
+	    H5Dread(dset, mtype, mem, space, H5P_DEFAULT, recs) < 0) {
+		rc = hml__h5_error(HML_EIO, "cannot read '%s/calls' in '%s'", label, path);
+		goto done;
+	}
+	for (hsize_t i = 0; i < n; i++)
+		if (recs[i].output_rows > 0 && recs[i].original_seconds > 0 &&
+		    isfinite(recs[i].original_seconds))
+			v[m++] = recs[i].original_seconds / (double)recs[i].output_rows;
+	if (m) {
+		qsort(v, m, sizeof(*v), cmp_double);
+		*median = m % 2 ? v[m / 2] : 0.5 * (v[m / 2 - 1] + v[m / 2]);
+	}
+done:
+	if (mem >= 0)
+		H5Sclose(mem);
+	if (space >= 0)
+		H5Sclose(space);
+	if (mtype >= 0)
+		H5Tclose(mtype);
+	free(recs);
+	free(v);
 	return rc;
 }
 

@@ -176,6 +176,22 @@ typedef struct hml__coll_calls {
 int hml__coll_calls_open(hid_t *dset, hml__coll_calls *info, hid_t group,
                          const char *path, const char *label);
 
+/** The most records hml__coll_calls_per_row() reads (the first ones). */
+#define HML__COLL_PER_ROW_CALLS 65536
+
+/**
+ * The median over the calls of `dset` (opened by hml__coll_calls_open(),
+ * `info` its description) of the original code's seconds per output row:
+ * a robust cost of the region, which one preempted call does not move
+ * (hml-manifest(5) "original_seconds_per_row"). Calls without rows or
+ * without a positive time are skipped; at most the first
+ * HML__COLL_PER_ROW_CALLS records are read. *median is NaN when the table
+ * has no original_seconds field or no call counts. Errors: HML_EIO
+ * "cannot read 'L/calls' in 'P': ...", HML_ENOMEM.
+ */
+int hml__coll_calls_per_row(hid_t dset, const hml__coll_calls *info, const char *path,
+                            const char *label, double *median);
+
 /**
  * A string attribute of the group, NULL when it is absent or not a string.
  * *out is yours to free(). Errors: HML_EIO, HML_ENOMEM.

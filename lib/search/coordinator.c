@@ -1255,6 +1255,7 @@ int hml__coordinator_new(hml__coordinator **out, const hml__coordinator_options 
 	hml__sched_options so = HML__SCHED_OPTIONS_INIT;
 	const hml__search_plan *p = o->plan;
 	hml__coordinator *c;
+	double *first;
 	int rc;
 
 	*out = NULL;
@@ -1268,10 +1269,20 @@ int hml__coordinator_new(hml__coordinator **out, const hml__coordinator_options 
 	so.seed = (uint64_t)p->seed;
 	so.budget = (size_t)p->budget;
 	so.rungs = p->rungs;
-	so.max_latency = p->max_latency > 0 ? p->max_latency : 0;
+	so.max_latency = hml__search_plan_latency_bound(p);
 	so.max_params = p->max_params > 0 ? p->max_params : 0;
 	so.max_error = p->max_error > 0 ? p->max_error : 0;
-	if ((rc = hml__sched_new(&c->sched, &so)) < 0) {
+	/* The workflow's own architecture and the smallest models first. */
+	if (!(first = malloc(HML__TRIALMAP_FIRST_MAX * (hml__space_dim(p->space) + 1) *
+	                     sizeof(*first)))) {
+		hml__coordinator_free(c);
+		return hml__error_oom();
+	}
+	so.first = first;
+	so.nfirst = hml__trialmap_first(first, p->space, p->family, p->base_arch, &p->base);
+	rc = hml__sched_new(&c->sched, &so);
+	free(first);
+	if (rc < 0) {
 		hml__coordinator_free(c);
 		return rc;
 	}

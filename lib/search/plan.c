@@ -16,6 +16,7 @@
 #include "search/plan.h"
 #include "search/trialmap.h"
 #include "store/checked.h"
+#include "store/cost.h"
 #include "store/data_pick.h"
 #include "store/records.h"
 #include "sys/fsutil.h"
@@ -74,6 +75,35 @@ static void load_workflow(hml__search_plan *p, const hml__store *s,
 	wr = p->w ? hml__workflow_region_find(p->w, p->region) : NULL;
 	p->family = wr && wr->family ? wr->family : "mlp";
 	p->base_arch = wr ? wr->arch : NULL;
+}
+
+/* What the region's original code costs per row in the data searched on:
+ * a model slower than that is infeasible (lib/store/cost.h). */
+static void region_cost(hml__search_plan *p, const hml__store *s,
+                        const hml__search_request *rq)
+{
+	hml__region_cost c;
+	char buf[32];
+
+	hml__cost_of_datasets(&c, s, p->region, p->ds_ids, p->nds);
+	p->region_cost = hml__cost_per_row(&c);
+	if (isnan(p->region_cost))
+		say(rq->info, rq->payload, "the data record no cost of the original code of region "
+		    "'%s' (collected before hml measured it): no model is judged slower than it",
+		    p->region);
+	else
+		say(rq->info, rq->payload, "the original code of region '%s' costs %s per row: "
+		    "slower models are infeasible", p->region,
+		    hml__cost_seconds_text(buf, sizeof(buf), p->region_cost));
+}
+
+double hml__search_plan_latency_bound(const hml__search_plan *p)
+{
+	double b = p->max_latency > 0 ? p->max_latency : INFINITY;
+
+	if (p->region_cost > 0 && p->region_cost < b)
+		b = p->region_cost;
+	return isfinite(b) ? b : 0;
 }
 
 static const hml__workflow_region *region_of(const hml__search_plan *p)
@@ -171,6 +201,7 @@ static int plan_search(hml__search_plan *p, const hml__store *s, const hml__sear
 	if ((rc = pick_data(p, s)) < 0)
 		return rc;
 	load_workflow(p, s, rq);
+	region_cost(p, s, rq);
 	if (rq->max_epochs != HML__SEARCH_UNSET) {
 		p->max_epochs = (int)rq->max_epochs;
 	} else {
@@ -197,6 +228,7 @@ static void from_request(hml__search_plan *p, const hml__search_request *rq)
 	p->max_params = isnan(rq->max_params) ? 0 : rq->max_params;
 	p->max_error = isnan(rq->max_error) ? 0 : rq->max_error;
 	p->trial_timeout = rq->trial_timeout;
+	p->region_cost = NAN;
 	p->keep_all = rq->keep_models && strcmp(rq->keep_models, "all") == 0;
 	p->deterministic = rq->deterministic;
 	p->target = -1;
@@ -274,7 +306,7 @@ int hml__search_plan_new(hml__search_plan *p, hml__store *s, const hml__search_r
 		json_array_append_new(ids, json_string(p->ds_ids[i]));
 	rec = json_pack("{s:s, s:s, s:s, s:s, s:O, s:s, s:O, s:o, s:o, s:I, s:I, s:i, s:i, s:i,"
 	                " s:i, s:i, s:o, s:s, s:o, s:{s:i, s:i, s:i, s:i, s:i}, s:f, s:s, s:s,"
-	                " s:b}",
+	                " s:b, s:o}",
 	                "region", p->region, "workflow", p->workflow_name, "family", p->family,
 	                "status", "running", "space", p->space_json, "space_sha256", p->space_sha,
 	                "space_source", p->space_source, "datasets", ids,
@@ -288,7 +320,8 @@ int hml__search_plan_new(hml__search_plan *p, hml__store *s, const hml__search_r
 	                "counts", "configs", 0, "trials", 0, "ok", 0, "failed", 0, "reruns", 0,
 	                "seconds", 0.0, "transport", p->mpi ? "mpi" : "processes",
 	                "latency_target", hml__target_name(p->target),
-	                "deterministic", p->deterministic);
+	                "deterministic", p->deterministic,
+	                "region_cost_per_row", hml__json_real(p->region_cost));
 	if (!rec)
 		return hml__error_oom();
 	if ((rc = hml__search_register(s, rec, p->id, sizeof(p->id))) < 0)
@@ -395,6 +428,9 @@ static int from_record(hml__search_plan *p, const hml__search_request *rq,
 	}
 	p->budget = rq->budget != HML__SEARCH_UNSET ? rq->budget : (long long)v->budget;
 	p->max_latency = bound_of(v, "max_latency");
+	p->region_cost = hml__json_number(v->json, "region_cost_per_row");
+	if (!(p->region_cost > 0))
+		p->region_cost = NAN;
 	p->max_params = bound_of(v, "max_params");
 	p->max_error = bound_of(v, "max_error");
 	if (!rq->keep_models)

@@ -97,6 +97,10 @@ typedef struct hml__search_plan {
 	int max_epochs;
 	long long budget, seed;      /**< configurations; the optimiser's seed */
 	double max_latency, max_params, max_error;   /**< constraints; 0 or NaN: none */
+	double region_cost;          /**< the region's original code, seconds per row, as
+	                                  collected (lib/store/cost.h; the record's
+	                                  "region_cost_per_row"); NaN: unknown. A model
+	                                  slower per sample is infeasible */
 	double trial_timeout;        /**< seconds; NaN or <= 0: none */
 	int keep_all;                /**< register every trial's model, not the front's */
 	int deterministic;           /**< choose trials in lockstep (lib/search/coordinator.h) */
@@ -104,6 +108,13 @@ typedef struct hml__search_plan {
 	int mpi;                     /**< 1: the workers are MPI ranks */
 	hml__search_times prev;      /**< of earlier sessions */
 } hml__search_plan;
+
+/**
+ * The latency bound the search enforces, seconds per sample: the least of
+ * --max-latency and the region's cost per row; 0 for none. (Read back from
+ * the record: hml__search_record_latency_bound(), results.h.)
+ */
+double hml__search_plan_latency_bound(const hml__search_plan *p);
 
 /**
  * Plan a new search of experiment `s` as `rq` asks, and register its

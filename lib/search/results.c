@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/json.h"
 #include "core/util.h"
 #include "search/history.h"
 #include "search/opt/pareto.h"
@@ -70,6 +71,18 @@ static int on_event(const hml__hist_event *ev, void *payload)
 	if (ev->rung > l->max_rung)
 		l->max_rung = ev->rung;
 	return 0;
+}
+
+double hml__search_record_latency_bound(const json_t *rec)
+{
+	double b = hml__json_number(json_object_get(rec, "constraints"), "max_latency");
+	double c = hml__json_number(rec, "region_cost_per_row");
+
+	if (!(b > 0))
+		b = INFINITY;
+	if (c > 0 && c < b)
+		b = c;
+	return isfinite(b) ? b : NAN;
 }
 
 static double constraint(const json_t *c, const char *key)
@@ -179,7 +192,7 @@ int hml__search_results_load(hml__search_results *out, const char *dir,
 	out->configs = (size_t)(l.max_config + 1);
 	out->top_rung = isfinite(v->rungs) && v->rungs >= 1 ? (unsigned)v->rungs - 1 : l.max_rung;
 	out->max_error = constraint(v->constraints, "max_error");
-	out->max_latency = constraint(v->constraints, "max_latency");
+	out->max_latency = hml__search_record_latency_bound(v->json);
 	out->max_params = constraint(v->constraints, "max_params");
 	for (size_t i = 0; i < out->nres; i++) {
 		out->res[i].top = out->res[i].rung == out->top_rung;

@@ -59,6 +59,15 @@ typedef struct hml__search_results {
 } hml__search_results;
 
 /**
+ * The latency bound of a search's record, seconds per sample, NaN for
+ * none: the least of its constraints' max_latency and its
+ * region_cost_per_row (the region's original code per row: a slower
+ * model is infeasible; hml__search_plan_latency_bound() on the writing
+ * side). What hml__search_results_load() judges feasibility by.
+ */
+double hml__search_record_latency_bound(const json_t *rec);
+
+/**
  * Read the history of search `v` (v->history, relative to experiment
  * directory `dir`) and compute its results into *out, which is yours:
  * hml__search_results_release() (also after a failure). A history that

@@ -267,3 +267,130 @@ json_t *hml__trialmap_train_argv(const hml__train_options *o, const char *region
 	}
 	return argv;
 }
+
+/* ---- the first configurations ------------------------------------------- */
+
+/* Set `key` of `sample` to v when the sample has it (an active parameter). */
+static void set_if_present(json_t *sample, const char *key, json_t *v)
+{
+	if (json_object_get(sample, key))
+		json_object_set(sample, key, v);
+	json_decref(v);
+}
+
+/* Drop every width_K of the sample; then set width_K for K <= n from w
+ * (when the space has that parameter). */
+static void set_widths(json_t *sample, const hml__space *space, const int64_t *w, long n)
+{
+	for (size_t i = 0; i < hml__space_count(space); i++) {
+		const char *name = hml__space_name(space, i);
+		long k = width_index(name);
+
+		if (k >= 1 && k <= n)
+			json_object_set_new(sample, name, json_integer(w[k - 1]));
+		else if (k >= 1)
+			json_object_del(sample, name);
+	}
+}
+
+/* The base architecture and options over the centre sample `c`: the
+ * widths of the layers it has, its activation, kernel, pool and head, and
+ * base's learning rate and batch (base NULL: the centre's). */
+static json_t *base_sample(const hml__space *space, const json_t *c, const hml__arch *a,
+                           const hml__train_options *base)
+{
+	json_t *s = json_deep_copy(c);
+
+	if (!s)
+		return NULL;
+	set_if_present(s, "layers", json_integer(a->nwidths));
+	set_if_present(s, "width", json_integer(a->widths[0]));
+	set_if_present(s, "activation", json_string(a->act));
+	if (base) {
+		set_if_present(s, "lr", json_real(base->lr));
+		set_if_present(s, "batch", json_integer(base->batch));
+	}
+	if (a->cnn)
+		set_if_present(s, "kernel", json_integer(a->kernel));
+	if (a->vec) {
+		set_if_present(s, "pool", json_integer(a->pool));
+		set_if_present(s, "head", json_integer(a->head));
+	}
+	set_widths(s, space, a->widths, a->nwidths);
+	return s;
+}
+
+/* The smallest models over the centre sample `c`: layers, widths, kernel
+ * and head as the cube's origin decodes them (each parameter's lowest). */
+static json_t *smallest_sample(const hml__space *space, const json_t *c, const json_t *zero)
+{
+	static const char *const keys[] = { "layers", "width", "kernel", "head" };
+	json_t *s = json_deep_copy(c), *layers = json_object_get(zero, "layers");
+	int64_t w[HML__ARCH_MAX_LAYERS];
+	long n = json_is_integer(layers) ? (long)json_integer_value(layers) : 0;
+
+	if (!s)
+		return NULL;
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (json_object_get(zero, keys[i]))
+			json_object_set(s, keys[i], json_object_get(zero, keys[i]));
+	if (n > HML__ARCH_MAX_LAYERS)
+		n = HML__ARCH_MAX_LAYERS;
+	for (long k = 1; k <= n; k++) {
+		char key[32];
+		const json_t *v;
+
+		snprintf(key, sizeof(key), "width_%ld", k);
+		v = json_object_get(zero, key);
+		w[k - 1] = json_is_integer(v) ? json_integer_value(v) : 0;
+	}
+	set_widths(s, space, w, n);
+	for (long k = 1; k <= n; k++) {   /* the ones the origin left out */
+		char key[32];
+
+		snprintf(key, sizeof(key), "width_%ld", k);
+		if (w[k - 1] == 0)
+			json_object_del(s, key);
+	}
+	return s;
+}
+
+/* Encode sample s (released) into u: 1 when it is a point of the space. */
+static int encode(double *u, const hml__space *space, json_t *s)
+{
+	int ok = s && hml__space_encode(u, space, s) == 0;
+
+	json_decref(s);
+	return ok;
+}
+
+size_t hml__trialmap_first(double *u, const hml__space *space, const char *family,
+                           const char *base_arch, const hml__train_options *base)
+{
+	size_t d = hml__space_dim(space), n = 0;
+	double *v = calloc(d, sizeof(*v));
+	json_t *centre = NULL, *zero = NULL;
+	hml__arch a;
+
+	if (!v || hml__space_decode(&zero, space, v) < 0)
+		goto done;
+	for (size_t i = 0; i < d; i++)
+		v[i] = 0.5;
+	hml__space_project(space, v);
+	if (hml__space_decode(&centre, space, v) < 0)
+		goto done;
+	/* The base with its training options, else with the centre's (the
+	 * space may not hold the workflow's learning rate). */
+	if ((base_arch || strcmp(family, "mlp") == 0) && hml__arch_parse(&a, base_arch) == 0)
+		for (int with = 1; with >= 0 && n == 0; with--)
+			n += encode(u, space, base_sample(space, centre, &a, with ? base : NULL));
+	if (encode(u + n * d, space, smallest_sample(space, centre, zero)) &&
+	    (n == 0 || memcmp(u, u + d, d * sizeof(*u)) != 0))
+		n++;
+done:
+	json_decref(centre);
+	json_decref(zero);
+	free(v);
+	hml_error_clear();
+	return n;
+}

@@ -53,6 +53,25 @@ int hml__trialmap_check(const hml__space *space, const char *family, const char 
 int hml__trialmap_apply(hml__train_options *o, char *arch, size_t size, const char *family,
                         const char *base_arch, const json_t *sample);
 
+/** The most points hml__trialmap_first() gives. */
+#define HML__TRIALMAP_FIRST_MAX 2
+
+/**
+ * The configurations a search tries first, before its Latin hypercube:
+ * the region's own architecture (`base_arch`, NULL: the mlp family's
+ * default; its widths, activation, kernel, pool, head, and base's learning
+ * rate and batch where the space has them, the rest at the space's
+ * centre), when the space can express it; then the space's smallest models
+ * (layers, widths, kernel and head at their lowest, the rest at the
+ * centre), unless that is the same point. So the search judges the
+ * workflow's default and the cheapest models at once: where the original
+ * code is cheap, those are the ones that can pay. Writes up to
+ * HML__TRIALMAP_FIRST_MAX points of hml__space_dim() coordinates into u
+ * and returns how many (1 or 2; 0 only when out of memory). Sets no error.
+ */
+size_t hml__trialmap_first(double *u, const hml__space *space, const char *family,
+                           const char *base_arch, const hml__train_options *base);
+
 /**
  * The `hml train` arguments that train what `o` (hml__trialmap_apply's
  * result) describes on region `region`: a JSON array of strings, "train"

@@ -65,6 +65,7 @@ void hml__model_view_of(hml__model_view *out, const json_t *rec)
 	out->options = typed(rec, "options", is_object);
 	out->metrics = typed(rec, "metrics", is_object);
 	out->search = str(json_object_get(rec, "search"), "id");
+	out->qoi_error = num(json_object_get(rec, "qoi_error"), "value");
 }
 
 void hml__dataset_view_of(hml__dataset_view *out, const json_t *rec)
@@ -385,4 +386,59 @@ json_t *hml__model_record_new(const hml__store *s, const hml__model_facts *f)
 	if (!rec)
 		hml__error_oom();
 	return rec;
+}
+
+/* ---- a search's QoI check ------------------------------------------------ */
+
+typedef struct qoi_update {
+	const char *search;
+	const json_t *report;
+} qoi_update;
+
+static json_t *find_in(json_t *manifest, const char *collection, const char *id)
+{
+	json_t *e;
+	size_t i;
+
+	json_array_foreach(json_object_get(manifest, collection), i, e)
+		if (str(e, "id") && strcmp(str(e, "id"), id) == 0)
+			return e;
+	return NULL;
+}
+
+static int set_qoi_check(json_t *manifest, void *payload)
+{
+	const qoi_update *u = payload;
+	json_t *rec = find_in(manifest, "searches", u->search), *check, *e;
+	const json_t *checks = json_object_get(u->report, "checks");
+	size_t i, j;
+
+	if (!rec)
+		return hml__error_set(HML_ENOTFOUND, "no search '%s' in the experiment", u->search);
+	json_object_set_new(rec, "qoi_check", json_deep_copy(u->report));
+	json_array_foreach(checks, i, check) {
+		const char *model = str(check, "model");
+		json_t *m = model ? find_in(manifest, "models", model) : NULL;
+		json_t *err = json_object_get(check, "error");
+
+		json_array_foreach(json_object_get(rec, "front"), j, e)
+			if (model && str(e, "model") && strcmp(str(e, "model"), model) == 0)
+				json_object_set(e, "qoi_error", err);
+		if (m)
+			json_object_set_new(m, "qoi_error", json_pack("{s:O, s:O, s:O, s:s, s:O}",
+				"value", err, "metric", json_object_get(u->report, "metric"),
+				"dataset", json_object_get(u->report, "dataset"), "search", u->search,
+				"seed", json_object_get(u->report, "seed")));
+	}
+	return 0;
+}
+
+int hml__records_set_qoi_check(hml__store *s, const char *search, const json_t *report)
+{
+	qoi_update u = { search, report };
+
+	if (!hml__store_find(s, "searches", search))
+		return hml__error_set(HML_ENOTFOUND, "no search '%s' in experiment '%s'", search,
+		                      hml__store_dir(s));
+	return hml__store_update(s, set_qoi_check, &u);
 }

@@ -43,6 +43,9 @@ typedef struct hml__model_view {
 	const json_t *options;       /**< object: the effective training options (or NULL) */
 	const json_t *metrics;       /**< object: every metric (or NULL) */
 	const char *search;          /**< search.id: the search that trained it, or NULL */
+	double qoi_error;            /**< qoi_error.value: its error of the application's
+	                                  quantity of interest on a search's QoI check
+	                                  (hml__records_set_qoi_check), NaN: unchecked */
 } hml__model_view;
 
 /** A collected data set ("datasets"). */
@@ -156,6 +159,18 @@ void hml__deployment_view_of(hml__deployment_view *out, const json_t *rec);
  * (runs[].seed), or -1 when none records one.
  */
 int64_t hml__records_max_seed(const hml__store *s);
+
+/**
+ * Record the QoI check `report` of search `search` ({dataset, metric,
+ * argv, seed, form, checks: [{model, target, error[, failed]}]}, as hml
+ * search --qoi-check makes it): as the search's "qoi_check", as
+ * "qoi_error" of each of its front entries checked, and as each checked
+ * model's "qoi_error": {"value", "metric", "dataset", "search", "seed"}
+ * (value null when its run failed). Under the store's lock. Errors:
+ * HML_ENOTFOUND "no search 's9' in experiment 'DIR'", those of
+ * hml__store_update().
+ */
+int hml__records_set_qoi_check(hml__store *s, const char *search, const json_t *report);
 
 /** Records in `collection` ("models", "datasets", ...) of the manifest. */
 size_t hml__records_count(const hml__store *s, const char *collection);

@@ -27,6 +27,19 @@ double hml__candidate_run_cost(const hml__candidate *c)
 	return c->startup + c->rows_per_run * c->latency;
 }
 
+void hml__candidate_predict(const hml__candidate *c, hml__prediction *p)
+{
+	hml__predict(p, &c->cost, c->latency, c->startup);
+}
+
+int hml__candidate_slower(const hml__candidate *c)
+{
+	hml__prediction p;
+
+	hml__candidate_predict(c, &p);
+	return p.slower;
+}
+
 /* Speed order of a and b: < 0 when a is faster, > 0 when b is, 0 for a
  * tie. Per run when both have a run cost, else per sample; unmeasured is
  * slower than anything measured. */
@@ -56,7 +69,8 @@ static int better(const hml__candidate *a, const hml__candidate *b, int fastest)
 	return sp < 0;
 }
 
-static int within(const hml__candidate *c, const hml__select_bounds *b)
+/* Within the error and latency bounds, predicted slower or not. */
+static int within_bounds(const hml__candidate *c, const hml__select_bounds *b)
 {
 	if (!isnan(b->max_error) && !(c->error <= b->max_error))
 		return 0;
@@ -65,11 +79,41 @@ static int within(const hml__candidate *c, const hml__select_bounds *b)
 	return 1;
 }
 
+static int within(const hml__candidate *c, const hml__select_bounds *b)
+{
+	return within_bounds(c, b) && (b->allow_slower || !hml__candidate_slower(c));
+}
+
+/* Candidates within the bounds, all predicted slower: name the fastest
+ * against the region's cost. */
+static int all_slower(const hml__candidate *c, size_t n, const hml__select_bounds *b)
+{
+	const hml__candidate *fast = NULL;
+	hml__prediction p;
+	char cost[32], lat[32];
+
+	for (size_t i = 0; i < n; i++)
+		if (!isnan(c[i].error) && within_bounds(&c[i], b) &&
+		    (!fast || c[i].latency < fast->latency))
+			fast = &c[i];
+	if (!fast)
+		return 0;
+	hml__candidate_predict(fast, &p);
+	return hml__error_set(HML_ENOTFOUND, "no model is predicted faster than the original "
+	                      "code: the region costs %s per row, the fastest model %s ('%s' "
+	                      "as %s)", hml__cost_seconds_text(cost, sizeof(cost), p.cost_per_row),
+	                      hml__cost_seconds_text(lat, sizeof(lat), p.model_per_row),
+	                      fast->model, hml__target_name(fast->target));
+}
+
 /* Nothing within the bounds: say what the best achievable is. */
 static int none_within(const hml__candidate *c, size_t n, const hml__select_bounds *b)
 {
 	const hml__candidate *acc = NULL, *fast = NULL;
+	int rc;
 
+	if (!b->allow_slower && (rc = all_slower(c, n, b)) < 0)
+		return rc;
 	for (size_t i = 0; i < n; i++) {
 		if (isnan(c[i].error))
 			continue;
@@ -96,6 +140,20 @@ static int none_within(const hml__candidate *c, size_t n, const hml__select_boun
 	                      hml__target_name(fast->target));
 }
 
+/* --best among candidates with a QoI error: the lowest, ties the faster;
+ * n when none within the bounds has one. */
+static size_t best_qoi(const hml__candidate *c, size_t n, const hml__select_bounds *b)
+{
+	size_t best = n;
+
+	for (size_t i = 0; i < n; i++)
+		if (!isnan(c[i].error) && !isnan(c[i].qoi_error) && within(&c[i], b) &&
+		    (best == n || c[i].qoi_error < c[best].qoi_error ||
+		     (c[i].qoi_error == c[best].qoi_error && speed_cmp(&c[i], &c[best]) < 0)))
+			best = i;
+	return best;
+}
+
 int hml__select(const hml__candidate *c, size_t n, const hml__select_bounds *b, size_t *pick)
 {
 	int fastest = !isnan(b->max_error) && isnan(b->max_latency);
@@ -117,6 +175,8 @@ int hml__select(const hml__candidate *c, size_t n, const hml__select_bounds *b, 
 		                      "validation RMSE)");
 	if (best == n)
 		return none_within(c, n, b);
+	if (isnan(b->max_error) && isnan(b->max_latency) && best_qoi(c, n, b) < n)
+		best = best_qoi(c, n, b);
 	*pick = best;
 	return 0;
 }
@@ -229,6 +289,7 @@ int hml__select_candidates(hml__candidate **out, size_t *n, const hml__store *s,
 	*n = 0;
 	for (size_t i = 0; hml__records_model_at(&m, s, i); i++) {
 		hml__latency l;
+		hml__region_cost cost;
 		int rc = hml__latency_of_record(&l, m.json);
 		double rows;
 
@@ -245,6 +306,7 @@ int hml__select_candidates(hml__candidate **out, size_t *n, const hml__store *s,
 		if (rc == HML_ENOTFOUND)   /* a card without latencies: train's own figure */
 			l.seconds[HML__TARGET_TORCHSCRIPT] = m.latency_s;
 		rows = rows_per_run(s, &m);
+		hml__cost_of_model(&cost, s, &m);
 		for (int t = 0; t < HML__NTARGETS; t++) {
 			if (!(targets & (1u << t)) || l.unavailable[t][0])
 				continue;
@@ -263,6 +325,8 @@ int hml__select_candidates(hml__candidate **out, size_t *n, const hml__store *s,
 			c[k].latency = l.seconds[t];
 			c[k].startup = l.startup[t];
 			c[k].rows_per_run = rows;
+			c[k].cost = cost;
+			c[k].qoi_error = m.qoi_error;
 			k++;
 		}
 	}

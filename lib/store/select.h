@@ -21,7 +21,9 @@
  *   - --max-error E alone: among the candidates within E, the fastest;
  *     a candidate without a measured latency counts as slower than any
  *     measured one; ties: the lower error.
- *   - no bound (--best): the lowest error; ties: the lower latency.
+ *   - no bound (--best): the lowest QoI error when some candidate within
+ *     has one (hml search --qoi-check ran the application with it), else
+ *     the lowest error; ties: the lower latency.
  * Ties beyond that go to the earlier candidate. A candidate without an
  * error is never chosen.
  */
@@ -30,6 +32,7 @@
 
 #include <stddef.h>
 
+#include "store/cost.h"
 #include "store/store.h"
 
 #ifdef __cplusplus
@@ -44,7 +47,18 @@ typedef struct hml__candidate {
 	double startup;      /**< seconds the form adds to a process's start-up; NaN: unknown */
 	double rows_per_run; /**< rows one application run passes through the region;
 	                          NaN or 0: unknown */
+	hml__region_cost cost; /**< the region's original code as collected (cost.h);
+	                          rows 0 or NaN: unknown */
+	double qoi_error;    /**< the model's QoI error on a search's check (records.h);
+	                          NaN: unchecked */
 } hml__candidate;
+
+/** The speedup candidate c is predicted to give (cost.h: hml__predict()). */
+void hml__candidate_predict(const hml__candidate *c, hml__prediction *p);
+
+/** 1 when candidate c is predicted slower than the region's original code
+ *  per row (both known), else 0. */
+int hml__candidate_slower(const hml__candidate *c);
 
 /**
  * Seconds one application run spends on candidate c: startup +
@@ -55,6 +69,9 @@ double hml__candidate_run_cost(const hml__candidate *c);
 typedef struct hml__select_bounds {
 	double max_error;     /**< NaN: no bound */
 	double max_latency;   /**< seconds per sample; NaN: no bound */
+	int allow_slower;     /**< 1: a candidate predicted slower than the original
+	                           code may be chosen (deploy --force); 0: it is
+	                           out of bounds */
 } hml__select_bounds;
 
 /**
@@ -71,7 +88,10 @@ int hml__select_check_bound(const char *name, double v);
  *   "no model has a validation RMSE within E (the lowest is X, model 'm1')"
  *   "no model runs within L s per sample (the fastest is X s, model 'm2' as c)"
  *   "no model has a validation RMSE within E and runs within L s per
- *    sample (...)" naming both.
+ *    sample (...)" naming both;
+ *   "no model is predicted faster than the original code: the region
+ *    costs 40 ns per row, the fastest model 180 ns ('m2' as c)" when the
+ *    bounds leave only candidates predicted slower (unless allow_slower).
  * A bound that fails hml__select_check_bound: HML_EINVALID.
  */
 int hml__select(const hml__candidate *c, size_t n, const hml__select_bounds *b, size_t *pick);
@@ -110,7 +130,8 @@ int hml__select_target(const hml__candidate *c, size_t n, const char *model, siz
  * card records for that target (the form's libraries dominate it; the
  * figures of two cards differ by noise more than by model). Rows per run
  * come from the data sets the model was trained on (data_sha256's ids):
- * their rows of the model's region over their runs. *out (malloc'ed, *n
+ * their rows of the model's region over their runs; so does the region's
+ * cost (cost.h: hml__cost_of_model()). *out (malloc'ed, *n
  * entries, ids borrowed from the store) is yours; *out is NULL when *n is
  * 0. Errors: HML_EINVALID for a malformed card (its message, with the
  * model id), HML_ENOMEM.

@@ -34,6 +34,7 @@ typedef struct {
 	int64_t features[2];
 	hml_dtype dtype[2];
 	int64_t calls, rows;
+	double per_row;   /* median seconds per row of the original code; NaN */
 } region;
 
 static void region_init(region *r)
@@ -145,12 +146,16 @@ static int read_calls(region *r, const char *path, const char *label,
 	int rc;
 
 	r->calls = 0;
+	r->per_row = NAN;
 	*limited = 0;
 	if ((rc = hml__coll_has(r->group, path, label, HML__COLL_CALLS)) <= 0)
 		return rc;
 	if ((rc = hml__coll_calls_open(&dset, &info, r->group, path, label)) < 0)
 		return rc;
+	rc = hml__coll_calls_per_row(dset, &info, path, label, &r->per_row);
 	H5Dclose(dset);
+	if (rc < 0)
+		return rc;
 	/* Anything but a one-dimensional table is not the collector's. */
 	r->calls = info.ncalls;
 	if (!info.table || !info.fields)
@@ -338,6 +343,7 @@ int hml__region_info_list(const char *path, hml__region_info **out, size_t *n)
 		labels[i] = NULL;
 		p->rows = r.rows;
 		p->calls = r.calls;
+		p->original_per_row = r.per_row;
 		p->in_ndim = r.ndim[IN];
 		p->out_ndim = r.ndim[OUT];
 		memcpy(p->in_shape, r.shape[IN], sizeof(p->in_shape));

@@ -24,6 +24,9 @@ typedef struct hml__region_info {
 	char *label;
 	int64_t rows;                  /**< complete rows (min of input and output rows) */
 	int64_t calls;                 /**< rows of the calls table */
+	double original_per_row;       /**< median over the calls of the original code's
+	                                    seconds per row (hml__coll_calls_per_row());
+	                                    NaN when the table has no times */
 	int in_ndim;                   /**< per-row feature dims (without the rows dim) */
 	int64_t in_shape[HML_MAX_DIMS];
 	int out_ndim;

@@ -55,7 +55,11 @@ PY
 	echo "$output" > train.json
 	[ "$(json train.json 'd["model"]["id"]')" = m1 ]
 
-	run --separate-stderr hml --json deploy --best
+	# bonds' region costs a few us per row: on a loaded machine a model's
+	# measured latency can exceed it, and deploy would refuse the model as
+	# predicted slower (tests/e2e/062-predicted.bats tests that); --force
+	# keeps this test about the pipeline.
+	run --separate-stderr hml --json deploy --best --force
 	assert_success
 
 	# The check is real: the surrogate's approximate prices fail it.

@@ -587,6 +587,37 @@ TEST(bad_input)
 	hml__bo_free(NULL);
 }
 
+/* The caller's first points replace the first rows of the initial design,
+ * in order; the rest of the design is the one without them. */
+TEST(first_points)
+{
+	enum { D = 3 };
+	const double first[2 * D] = { 0.1, 0.2, 0.3, 0.9, 0.8, 0.7 };
+	hml__bo_options o = HML__BO_OPTIONS_INIT;
+	hml__bo *a = NULL, *b = make_bo(D, 2, 0, NULL, 5);
+	double ua[D], ub[D];
+	size_t ia, ib;
+
+	o.dim = D;
+	o.nobj = 2;
+	o.seed = 5;
+	o.first = first;
+	o.nfirst = 2;
+	CHECK_OK(hml__bo_new(&a, &o));
+	if (!a || !b)
+		return;
+	for (int k = 0; k < 4; k++) {
+		CHECK_OK(hml__bo_ask(a, &ia, ua));
+		CHECK_OK(hml__bo_ask(b, &ib, ub));
+		if (k < 2)
+			CHECK(!memcmp(ua, first + k * D, sizeof ua));
+		else
+			CHECK(!memcmp(ua, ub, sizeof ua));
+	}
+	hml__bo_free(a);
+	hml__bo_free(b);
+}
+
 int main(void)
 {
 	verbose = getenv("HML_BO_VERBOSE") && *getenv("HML_BO_VERBOSE") == '1';
@@ -601,5 +632,6 @@ int main(void)
 	RUN(pareto_helpers);
 	RUN(improved_values);
 	RUN(bad_input);
+	RUN(first_points);
 	return check_report();
 }

@@ -23,8 +23,10 @@
 #define C HML__TARGET_C
 
 
-/* A candidate with no start-up or rows per run: compared per sample. */
-#define CAND(id, t, e, l) { id, t, e, l, NAN, NAN }
+/* A candidate with no start-up or rows per run: compared per sample;
+ * no cost of the original code: never predicted slower. */
+#define NOCOST { 0, 0, 0, 0 }
+#define CAND(id, t, e, l) { id, t, e, l, NAN, NAN, NOCOST, NAN }
 
 /* m1: accurate and slow; m2: middling; m3: rough and fast; m4: no error. */
 static const hml__candidate list[] = {
@@ -37,7 +39,7 @@ static const hml__candidate list[] = {
 
 static hml__select_bounds bounds(double e, double l)
 {
-	hml__select_bounds b = { e, l };
+	hml__select_bounds b = { e, l, 0 };
 
 	return b;
 }
@@ -122,8 +124,9 @@ TEST(faster_per_run)
 	 * C loads in 4 ms. 16384 rows per run: C wins (4 ms + 14.7 ms against
 	 * 0.4 s + 11.1 ms); 1e8 rows: TorchScript repays its start-up. */
 	hml__candidate two[] = {
-		{ "m1", TS, 0.01, 6.8e-7, 0.4, 16384 }, { "m1", C, 0.01, 9e-7, 0.004, 16384 },
-		{ "m2", TS, 0.02, 5e-7, 0.4, 16384 },
+		{ "m1", TS, 0.01, 6.8e-7, 0.4, 16384, NOCOST, NAN },
+		{ "m1", C, 0.01, 9e-7, 0.004, 16384, NOCOST, NAN },
+		{ "m2", TS, 0.02, 5e-7, 0.4, 16384, NOCOST, NAN },
 	};
 	hml__select_bounds b = bounds(0.05, NAN);
 	size_t k;
@@ -361,6 +364,74 @@ TEST(run_costs_of_experiment)
 	hml__store_free(s);
 }
 
+/* The region's original code costs 1 us per row (2 s over 2e6 rows):
+ * a model at 1 us or more per row is predicted slower and never chosen,
+ * unless allow_slower; when all are, the message names both figures. */
+TEST(slower_never_chosen)
+{
+	const hml__region_cost cost = { 2.0, 10.0, 2e6, 2 };
+	hml__candidate c[] = {
+		CAND("m1", TS, 0.01, 3e-6), CAND("m1", C, 0.01, 1e-6),
+		CAND("m2", C, 0.05, 4e-7), CAND("m3", C, 0.02, NAN),
+	};
+	hml__select_bounds b = bounds(NAN, NAN);
+	size_t k, idx[4], m;
+
+	for (k = 0; k < 4; k++)
+		c[k].cost = cost;
+	CHECK(hml__candidate_slower(&c[0]));
+	CHECK(hml__candidate_slower(&c[1]));   /* as slow: nothing to gain */
+	CHECK(!hml__candidate_slower(&c[2]));
+	CHECK(!hml__candidate_slower(&c[3]));  /* unmeasured: not judged */
+	CHECK_OK(hml__select(c, 4, &b, &k));   /* --best: m1 is slower, m3 has no latency */
+	CHECK_STR(c[k].model, "m3");
+	b.max_error = 0.03;
+	CHECK_FAILS(hml__select(c, 3, &b, &k), HML_ENOTFOUND,
+	            "no model is predicted faster than the original code: the region costs "
+	            "1 us per row, the fastest model 1 us ('m1' as c)");
+	b.allow_slower = 1;
+	CHECK_OK(hml__select(c, 3, &b, &k));
+	CHECK_STR(c[k].model, "m1");
+	CHECK_EQ_INT(c[k].target, C);
+	b.allow_slower = 0;
+	b.max_error = NAN;
+	CHECK_OK(hml__select_front(c, 4, &b, idx, &m));
+	CHECK_EQ_INT(m, 2);   /* m2, then m3 (unmeasured: slowest); m1 left out */
+	if (m == 2) {
+		CHECK_STR(c[idx[0]].model, "m2");
+		CHECK_STR(c[idx[1]].model, "m3");
+	}
+}
+
+/* --best: by the QoI error where a search's check measured one; the
+ * bounds still apply; without any, by validation error. */
+TEST(best_by_qoi)
+{
+	hml__candidate c[] = {
+		CAND("m1", C, 0.01, 1e-6), CAND("m2", C, 0.02, 5e-7), CAND("m3", C, 0.03, 2e-7),
+		CAND("m4", C, 0.005, 3e-6),
+	};
+	hml__select_bounds b = bounds(NAN, NAN);
+	size_t k;
+
+	c[1].qoi_error = 0.004;   /* m2: the best on the application */
+	c[2].qoi_error = 0.009;
+	c[0].qoi_error = 0.006;
+	CHECK_OK(hml__select(c, 4, &b, &k));
+	CHECK_STR(c[k].model, "m2");
+	c[2].qoi_error = 0.004;   /* a tie: the faster */
+	CHECK_OK(hml__select(c, 4, &b, &k));
+	CHECK_STR(c[k].model, "m3");
+	b.max_error = 0.025;      /* a bound: by validation error as before */
+	CHECK_OK(hml__select(c, 4, &b, &k));
+	CHECK_STR(c[k].model, "m2");
+	b.max_error = NAN;
+	for (k = 0; k < 4; k++)
+		c[k].qoi_error = NAN;
+	CHECK_OK(hml__select(c, 4, &b, &k));
+	CHECK_STR(c[k].model, "m4");
+}
+
 int main(void)
 {
 	if (tmp_dir_make("select") < 0)
@@ -375,6 +446,8 @@ int main(void)
 	RUN(target_of_model);
 	RUN(candidates_of_experiment);
 	RUN(run_costs_of_experiment);
+	RUN(slower_never_chosen);
+	RUN(best_by_qoi);
 	tmp_dir_remove();
 	return check_report();
 }

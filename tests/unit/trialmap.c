@@ -125,8 +125,61 @@ TEST(check)
 	            HML_EINVALID, "unknown model family 'rnn'");
 }
 
+/* The arch spec point i of hml__trialmap_first() decodes to. */
+static void first_arch(char *arch, const hml__space *s, const double *u, const char *family,
+                       const char *base)
+{
+	hml__train_options o = HML__TRAIN_OPTIONS_INIT;
+	json_t *sample = NULL;
+
+	arch[0] = '\0';
+	CHECK_OK(hml__space_decode(&sample, s, u));
+	CHECK_OK(hml__trialmap_apply(&o, arch, 256, family, base, sample));
+	json_decref(sample);
+}
+
+/* The workflow's architecture first, then the smallest models. */
+TEST(first_points)
+{
+	const char *text = "{\"layers\": {\"type\": \"int\", \"low\": 1, \"high\": 4},"
+		" \"width\": {\"type\": \"int\", \"low\": 8, \"high\": 512, \"log\": true},"
+		" \"activation\": {\"type\": \"choice\", \"values\": [\"relu\", \"tanh\"]},"
+		" \"lr\": {\"type\": \"float\", \"low\": 0.0005, \"high\": 0.01, \"log\": true}}";
+	json_t *j = json_loads(text, 0, NULL);
+	hml__train_options base = HML__TRAIN_OPTIONS_INIT;
+	hml__space *s = NULL;
+	double u[HML__TRIALMAP_FIRST_MAX * 5];   /* 5 dims: activation is one-hot */
+	char arch[256];
+	size_t n;
+
+	CHECK_OK(hml__space_parse(&s, j, "t.json"));
+	CHECK_EQ_INT(hml__space_dim(s), 5);
+	base.lr = 0.003;
+	n = hml__trialmap_first(u, s, "mlp", "mlp:128x128:tanh", &base);
+	CHECK_EQ_INT(n, 2);
+	first_arch(arch, s, u, "mlp", "mlp:128x128:tanh");
+	CHECK_STR(arch, "mlp:128x128:tanh");
+	first_arch(arch, s, u + 5, "mlp", "mlp:128x128:tanh");
+	CHECK_STR(arch, "mlp:8:relu");
+	/* a base the space cannot express (128 x 5 layers): its learning rate
+	 * and batch do not matter, the smallest point stays */
+	n = hml__trialmap_first(u, s, "mlp", "mlp:128x128x128x128x128:relu", &base);
+	CHECK_EQ_INT(n, 1);
+	first_arch(arch, s, u, "mlp", NULL);
+	CHECK_STR(arch, "mlp:8:relu");
+	/* a learning rate outside the space: the centre's instead */
+	base.lr = 0.5;
+	n = hml__trialmap_first(u, s, "mlp", "mlp:64:tanh", &base);
+	CHECK_EQ_INT(n, 2);
+	first_arch(arch, s, u, "mlp", NULL);
+	CHECK_STR(arch, "mlp:64:tanh");
+	hml__space_free(s);
+	json_decref(j);
+}
+
 int main(void)
 {
+	RUN(first_points);
 	RUN(mlp);
 	RUN(cnn);
 	RUN(bad_values);

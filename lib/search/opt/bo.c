@@ -98,6 +98,10 @@ static int latin_hypercube(hml__bo *bo)
 			bo->lhs[i * d + k] = ((double)perm[i] + hml__rng_uniform(&rng)) / (double)n;
 	}
 	free(perm);
+	if (bo->o.first)
+		memcpy(bo->lhs, bo->o.first, (bo->o.nfirst < n ? bo->o.nfirst : n) * d *
+		       sizeof(*bo->lhs));
+	bo->o.first = NULL;   /* the caller's; copied */
 	return 0;
 }
 

@@ -15,7 +15,8 @@
  *   hml__bo_tell(bo, id, obj, cons);   // or hml__bo_fail(bo, id)
  *
  * Method:
- *  - the first n_init suggestions are a Latin hypercube drawn from the seed;
+ *  - the first n_init suggestions are a Latin hypercube drawn from the seed,
+ *    its first rows replaced by the caller's `first` points;
  *  - then ParEGO: each suggestion draws weights (l, 1-l) and models the
  *    augmented Chebyshev scalarisation max_i(w_i f_i) + 0.05 sum_i w_i f_i of
  *    the objectives normalised to [0,1] over the completed trials with one
@@ -82,9 +83,13 @@ typedef struct hml__bo_options {
 	/** Snaps a point of the cube to a valid one in place (may be NULL). */
 	void (*project)(double *u, void *payload);
 	void *payload;
+	/** nfirst points (nfirst x dim, copied) that replace the first rows of
+	 *  the initial design, in order (at most n_init of them); may be NULL. */
+	const double *first;
+	size_t nfirst;
 } hml__bo_options;
 
-#define HML__BO_OPTIONS_INIT { 1, 0, 2, 0, NULL, 0, 0, 0, 0, NULL, NULL }
+#define HML__BO_OPTIONS_INIT { 1, 0, 2, 0, NULL, 0, 0, 0, 0, NULL, NULL, NULL, 0 }
 
 typedef enum {
 	HML__TRIAL_PENDING = 0,

@@ -77,12 +77,15 @@ int hml__sched_new(hml__sched **out, const hml__sched_options *o)
 	bo.bounds = bounds;
 	bo.seed = o->seed;
 	bo.n_init = o->n_init;
+	bo.first = o->first;
+	bo.nfirst = o->nfirst;
 	bo.project = project;
 	bo.payload = (void *)o->space;
 	if (!(s->u = calloc(s->dim ? s->dim : 1, sizeof(double)))) {
 		rc = hml__error_oom();
 		goto fail;
 	}
+	s->o.first = NULL;   /* the caller's; the optimiser copies it */
 	if ((rc = hml__bo_new(&s->bo, &bo)) < 0 ||
 	    (rc = hml__asha_new(&s->asha, 2, 1.0 / pow(o->eta, o->rungs - 1), 1.0, o->eta)) < 0)
 		goto fail;

@@ -59,9 +59,12 @@ typedef struct hml__sched_options {
 	double max_params;           /**< 0: none */
 	double max_error;            /**< validation RMSE; 0: none */
 	size_t n_init;               /**< initial design; 0: lib/search/opt/bo.h's default */
+	const double *first;         /**< the first configurations' points (nfirst x dim,
+	                                  copied; bo.h), or NULL */
+	size_t nfirst;
 } hml__sched_options;
 
-#define HML__SCHED_OPTIONS_INIT { 1, NULL, 0, 0, 3, 1, 0, 0, 0, 0 }
+#define HML__SCHED_OPTIONS_INIT { 1, NULL, 0, 0, 3, 1, 0, 0, 0, 0, NULL, 0 }
 
 /** What a free worker runs. */
 typedef struct hml__sched_trial {

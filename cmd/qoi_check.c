@@ -1,0 +1,254 @@
+/*
+ * The QoI check: the application run once accurately and once per model
+ * checked, on a seed no data set was collected with, and the error of its
+ * quantity of interest (the workflow's "qoi") in the workflow's metric.
+ * hml deploy --max-qoi-error walks a front with it (cmd/deploy_qoi.c);
+ * hml search --qoi-check K checks its front's most accurate models.
+ *
+ * The check run uses the workflow's collect arguments with the first seed
+ * after every collected one, skipping the one that would give hml
+ * evaluate's command line, so that neither the training data nor the
+ * later evaluation chooses the model. A check runs the model's
+ * TorchScript form: its C form was checked against it when compiled
+ * (cmd/deploy_c.c) and gives the same outputs to float rounding.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "core/json.h"
+#include "core/qoi_file.h"
+#include "core/util.h"
+#include "deploy/metrics.h"
+#include "run/argv.h"
+#include "run/childenv.h"
+#include "run/workflow.h"
+#include "store/checked.h"
+#include "store/records.h"
+#include "store/store.h"
+
+struct cmd_qoi_check {
+	hml__store *s;
+	hml__workflow *w;
+	const char *region, *metric;
+	char *tmp, **argv;
+	int64_t seed;
+	double *ref;          /* the accurate run's QoI */
+	size_t nref;
+	json_t *checks;       /* [{model, target, error} or {..., failed}] */
+	int nchecks;
+};
+
+static int strv_equal(char *const *a, char *const *b)
+{
+	for (; *a && *b; a++, b++)
+		if (strcmp(*a, *b) != 0)
+			return 0;
+	return !*a && !*b;
+}
+
+/* The check run's argv: collect's arguments with the first seed after
+ * every collected one (and the workflow's), skipping the one that would
+ * give evaluate's command line. */
+static int check_argv(cmd_qoi_check *q)
+{
+	char **eval = NULL;
+	int64_t seed = hml__records_max_seed(q->s);
+	int rc;
+
+	if (seed < q->w->collect_seed)
+		seed = q->w->collect_seed;
+	if ((rc = hml__argv_build(&eval, q->w->program, (const char *const *)q->w->evaluate_args,
+	                          NULL)) < 0)
+		return rc;
+	for (int k = 0; k < 2 && rc == 0; k++) {
+		q->seed = seed < HML__SEED_MAX ? ++seed : seed;
+		hml__strv_free(q->argv);
+		q->argv = NULL;
+		if ((rc = hml__argv_build(&q->argv, q->w->program,
+		                          (const char *const *)q->w->collect_args, &q->seed)) < 0)
+			break;
+		if (!strv_equal(q->argv, eval))
+			break;
+	}
+	hml__strv_free(eval);
+	return rc;
+}
+
+/* Paths of check k's files (k < 0: the accurate run). */
+static void run_paths(const cmd_qoi_check *q, int k, char *qoi, char *log, size_t size)
+{
+	snprintf(qoi, size, "%s/%s%d.h5", q->tmp, k < 0 ? "a" : "s", k < 0 ? 0 : k);
+	snprintf(log, size, "%s/%s%d.log", q->tmp, k < 0 ? "a" : "s", k < 0 ? 0 : k);
+}
+
+/* The accurate run that records the reference QoI. */
+static int reference(cmd_qoi_check *q)
+{
+	hml__run_config config = { HML__RUN_ACCURATE, NULL, NULL, NULL, NULL, NULL };
+	char qoi[4096], log[4096];
+	int rc;
+
+	if (!(q->tmp = hml__store_tmp_path(q->s, "eval", "")))
+		return hml__error_oom();
+	if (mkdir(q->tmp, 0777) != 0) {
+		rc = hml__error_set(HML_EIO, "cannot create '%s': %s", q->tmp, strerror(errno));
+		free(q->tmp);
+		q->tmp = NULL;
+		return rc;
+	}
+	run_paths(q, -1, qoi, log, sizeof(qoi));
+	config.qoi = qoi;
+	cmd_info("QoI check: workflow '%s', seed %lld: accurate run", q->w->name,
+	         (long long)q->seed);
+	if ((rc = cmd_app_run(q->w, q->argv, &config, log, NULL, NULL)) < 0)
+		return rc;
+	return hml__qoi_file_read(qoi, q->w->qoi_dataset, &q->ref, &q->nref);
+}
+
+int cmd_qoi_check_open(cmd_qoi_check **out, hml__store *s, const char *model)
+{
+	cmd_qoi_check *q;
+	hml__model_view mv;
+	char *path = NULL;
+	int rc;
+
+	*out = NULL;
+	if (!(q = calloc(1, sizeof(*q))) || !(q->checks = json_array())) {
+		free(q);
+		return hml__error_oom();
+	}
+	q->s = s;
+	if ((rc = hml__checked_model(s, model, &mv, &path)) < 0 ||
+	    (rc = hml__checked_model_workflow(s, &mv, &q->w)) < 0)
+		goto fail;
+	q->region = mv.region;
+	q->metric = q->w->qoi_metric ? q->w->qoi_metric : "rmse";
+	if ((rc = check_argv(q)) < 0 || (rc = reference(q)) < 0)
+		goto fail;
+	free(path);
+	*out = q;
+	return 0;
+fail:
+	free(path);
+	cmd_qoi_check_free(q);
+	return rc;
+}
+
+/* Model `model`'s run and its QoI error into *err (NaN: none). */
+static int run_model(cmd_qoi_check *q, const char *model, int k, double *err)
+{
+	hml__run_config config = { HML__RUN_SURROGATE, NULL, q->region, NULL, NULL, NULL };
+	char qoi[4096], log[4096], *path = NULL;
+	double *v = NULL;
+	size_t nv = 0;
+	hml__errors e;
+	hml__model_view mv;
+	int rc;
+
+	run_paths(q, k, qoi, log, sizeof(qoi));
+	config.qoi = qoi;
+	if ((rc = hml__checked_model(q->s, model, &mv, &path)) < 0)
+		return rc;
+	config.model = path;
+	rc = cmd_app_run(q->w, q->argv, &config, log, NULL, NULL);
+	free(path);
+	if (rc == 0 && (rc = hml__qoi_file_read(qoi, q->w->qoi_dataset, &v, &nv)) == 0 &&
+	    nv != q->nref)
+		rc = hml__error_set(HML_ESHAPE, "quantity of interest '%s' has %zu values in the "
+		                    "accurate run but %zu with model '%s'", q->w->qoi_dataset,
+		                    q->nref, nv, model);
+	if (rc == 0) {
+		hml__errors_compute_floor(&e, q->ref, v, nv, q->w->qoi_mape_floor);
+		*err = hml__errors_metric(&e, q->metric);
+	}
+	free(v);
+	return rc;
+}
+
+int cmd_qoi_check_model(cmd_qoi_check *q, const char *model, const char *target, double max,
+                        double *err)
+{
+	char bound[64] = "";
+	json_t *rec = json_pack("{s:s, s:s}", "model", model, "target", target);
+	int k = q->nchecks++, rc;
+
+	*err = NAN;
+	if (!rec)
+		return hml__error_oom();
+	rc = run_model(q, model, k, err);
+	if (rc < 0 && (cmd_interrupted || rc == HML_ENOMEM)) {
+		json_decref(rec);
+		return rc;
+	}
+	if (rc < 0) {
+		json_object_set_new(rec, "failed", json_string(hml_error_last()->message));
+		cmd_warn("QoI check of model '%s': %s", model, hml_error_last()->message);
+	} else {
+		if (!isnan(max))
+			snprintf(bound, sizeof(bound), " (%s %g)", *err <= max ? "within" : "over", max);
+		cmd_info("QoI check %d: model '%s': %s %s %.4g%s", k + 1, model, q->w->qoi_dataset,
+		         q->metric, *err, bound);
+	}
+	json_object_set_new(rec, "error", hml__json_real(*err));
+	if (!isnan(max))
+		json_object_set_new(rec, "within", json_boolean(*err <= max));
+	json_array_append_new(q->checks, rec);
+	return 0;
+}
+
+json_t *cmd_qoi_check_report(const cmd_qoi_check *q)
+{
+	json_t *argv = json_array(), *r;
+
+	for (char **a = q->argv; argv && *a; a++)
+		json_array_append_new(argv, hml__json_bytes(*a));
+	r = json_pack("{s:s, s:s, s:o, s:I, s:s, s:O}", "dataset", q->w->qoi_dataset,
+	              "metric", q->metric, "argv", argv, "seed", (json_int_t)q->seed,
+	              "form", "torchscript", "checks", q->checks);
+	if (!r)
+		hml__error_oom();
+	return r;
+}
+
+const char *cmd_qoi_check_metric(const cmd_qoi_check *q)
+{
+	return q->metric;
+}
+
+const char *cmd_qoi_check_dataset(const cmd_qoi_check *q)
+{
+	return q->w->qoi_dataset;
+}
+
+int64_t cmd_qoi_check_seed(const cmd_qoi_check *q)
+{
+	return q->seed;
+}
+
+void cmd_qoi_check_free(cmd_qoi_check *q)
+{
+	char qoi[4096], log[4096];
+
+	if (!q)
+		return;
+	if (q->tmp) {
+		for (int k = -1; k < q->nchecks; k++) {
+			run_paths(q, k, qoi, log, sizeof(qoi));
+			unlink(qoi);
+			unlink(log);
+		}
+		rmdir(q->tmp);
+	}
+	json_decref(q->checks);
+	free(q->tmp);
+	free(q->ref);
+	hml__strv_free(q->argv);
+	hml__workflow_free(q->w);
+	free(q);
+}

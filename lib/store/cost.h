@@ -1,0 +1,113 @@
+/*
+ * lib/store/cost.h - what the original code of a region costs, as collected,
+ * and the speedup a model is predicted to give (internal, CLI side).
+ *
+ * `hml collect` measures the region while the application runs as written
+ * (the runtime's profile, HML_PROFILE: the original code's time and the
+ * collector's own time in the region) and records two fields in each
+ * region of the data set's record (hml-manifest(5)):
+ *   "original_seconds": the original code's time in the region, all runs;
+ *   "collect_seconds":  the collector's time in the region (gathering and
+ *                       writing rows), all runs;
+ *   "original_seconds_per_row": the median over the calls of the original
+ *                       code's seconds per row (the data file's `calls`
+ *                       table): what one preempted call of a short run
+ *                       cannot move, where the sum can be doubled by it.
+ * The region's cost is the median per row x rows when the data set has
+ * it, else original_seconds.
+ * The writer (hml__cost_put) and the reader (hml__cost_of_datasets) are
+ * side by side here. A data set collected before these fields existed has
+ * no cost: predictions are then unknown (NaN), never guessed.
+ *
+ * The prediction compares per row: the region's original code takes
+ * original_seconds / rows per row; a model in a deployment form takes its
+ * card's latency per sample (lib/deploy/latency.h). A model is "predicted
+ * slower" when its latency per row is not below the original code's: no
+ * run is long enough for it to pay. End to end, for a run like the
+ * collected ones: the application's time without the collector
+ * (wall - collect_seconds), less the region's original time, plus the
+ * model's rows x latency and its form's start-up (libtorch: ~0.5 s).
+ */
+#ifndef HML_LIB_COST_H
+#define HML_LIB_COST_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "store/records.h"
+#include "store/store.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** A region's cost over some data sets; NaN fields: unknown. */
+typedef struct hml__region_cost {
+	double original_s;   /**< the original code's time in the region, all runs
+	                          (from the median per row where recorded) */
+	double app_s;        /**< the applications' wall time without the collector */
+	double rows;         /**< rows through the region */
+	double runs;         /**< application runs */
+} hml__region_cost;
+
+/** A model's predicted speedup; NaN fields: unknown. */
+typedef struct hml__prediction {
+	double cost_per_row;  /**< the original code, seconds per row */
+	double model_per_row; /**< the model in its form, seconds per row */
+	double startup;       /**< the form's start-up, seconds per run */
+	double region;        /**< cost_per_row / model_per_row */
+	double end_to_end;    /**< a run like the collected ones: before / after */
+	int slower;           /**< 1: model_per_row >= cost_per_row (both known) */
+} hml__prediction;
+
+/**
+ * Record a region's cost in its data-set region record `rec` (an object):
+ * "original_seconds" and "collect_seconds" when both are >= 0 and finite
+ * (else neither: a run the profile could not measure), and
+ * "original_seconds_per_row" when `per_row` is > 0 and finite.
+ * Returns 0 or HML_ENOMEM.
+ */
+int hml__cost_put(json_t *rec, double original_s, double collect_s, double per_row);
+
+/**
+ * The cost of region `region` over the data sets `ids` (n of them): sums
+ * of their original_seconds, rows and runs, and of their runs'
+ * wall_seconds less collect_seconds. *out is all NaN when any data set
+ * lacks a field, has no rows of the region, or is not found (a cost from
+ * part of the data would mislead). Never fails.
+ */
+void hml__cost_of_datasets(hml__region_cost *out, const hml__store *s, const char *region,
+                           const char *const *ids, size_t n);
+
+/** The cost of the data sets model `m` was trained on (its data_sha256 ids). */
+void hml__cost_of_model(hml__region_cost *out, const hml__store *s,
+                        const hml__model_view *m);
+
+/** The original code's seconds per row: original_s / rows, or NaN. */
+double hml__cost_per_row(const hml__region_cost *c);
+
+/**
+ * Predict a model's speedup from the region's cost `c`, its latency per
+ * row and its form's start-up per run (NaN: unknown; an unknown start-up
+ * leaves end_to_end NaN). Never fails.
+ */
+void hml__predict(hml__prediction *p, const hml__region_cost *c, double latency,
+                  double startup);
+
+/**
+ * "2.2 us", "40 ns", "1.3 ms", "2.5 s": seconds with two significant
+ * digits in the unit that fits; "unknown" for NaN. Returns buf.
+ */
+char *hml__cost_seconds_text(char *buf, size_t size, double seconds);
+
+/**
+ * A speedup with two significant digits: "0.21x", "5.1x", "27x", "130x";
+ * "unknown" for NaN. Returns buf.
+ */
+char *hml__speedup_text(char *buf, size_t size, double speedup);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,166 @@
+#!/usr/bin/env bats
+# What a surrogate is predicted to pay (lib/store/cost.h): hml collect
+# records the region's original cost, deploy prints and records the
+# predicted speedup, never picks a model predicted slower than the
+# original code and refuses one named unless --force; a search makes such
+# models infeasible; show and evaluate print the prediction (evaluate
+# against the measurement). heat-rows (a 5-point stencil row: a few ns)
+# is the region no model can beat; binomial's tree (~100 us a row at test
+# size) the one every model beats.
+
+load helpers
+
+setup() {
+	common_setup
+}
+
+# collect_train WORKFLOW [COLLECT ARGS...]: one data set and a short model.
+collect_train() {
+	local wf=$1
+	shift
+	run --separate-stderr hml --json collect "$wf" "$@"
+	assert_success
+	run --separate-stderr hml --json train --epochs 3 --threads 1
+	assert_success
+}
+
+@test "collect records the region's original cost" {
+	run --separate-stderr hml --json collect heat-rows
+	assert_success
+	echo "$output" > c.json
+	run --separate-stderr hml --json show d1
+	assert_success
+	echo "$output" > d.json
+	[ "$(json d.json 'd["regions"]["heat_rows"]["original_seconds"] > 0')" = True ]
+	[ "$(json d.json 'd["regions"]["heat_rows"]["collect_seconds"] >= 0')" = True ]
+	# the median per row: a 5-point update, well under a microsecond
+	[ "$(json d.json '0 < d["regions"]["heat_rows"]["original_seconds_per_row"] < 1e-6')" = True ]
+}
+
+@test "heat-rows: deploy refuses a model predicted slower, names both costs, --force overrides" {
+	collect_train heat-rows
+	run --separate-stderr hml deploy --best --target auto
+	[ "$status" -eq 3 ]
+	[[ "$stderr" == *"no model is predicted faster than the original code: the region costs "*" ns per row, the fastest model "*" ('m1' as "* ]]
+	run --separate-stderr hml deploy m1 --target c
+	[ "$status" -eq 3 ]
+	[[ "$stderr" == *"model 'm1' as c is predicted slower than the original code: the region costs "*"(--force deploys it anyway)"* ]]
+	run --separate-stderr hml --json show
+	assert_success
+	echo "$output" > show.json
+	[ "$(json show.json 'len(d["deployments"])')" = 0 ]   # nothing registered
+	run --separate-stderr hml --json deploy m1 --target c --force
+	assert_success
+	echo "$output" > p.json
+	[ "$(json p.json 'd["deployment"]["predicted"]["slower"]')" = True ]
+	[ "$(json p.json 'd["deployment"]["forced"]')" = True ]
+	[ "$(json p.json 'd["deployment"]["predicted"]["region"] < 1')" = True ]
+	[[ "$stderr" == *"predicted speedup: region 0."*"warning: p1: model 'm1' is predicted slower than the original code (deployed with --force)"* ]]
+	run --separate-stderr hml --json deploy --best --force
+	assert_success
+}
+
+@test "binomial: deploy, show and evaluate print the predicted speedup" {
+	collect_train binomial -- --options 1024
+	run --separate-stderr hml --json deploy --best --target auto
+	assert_success
+	echo "$output" > p.json
+	[ "$(json p.json 'd["deployment"]["predicted"]["slower"]')" = False ]
+	[ "$(json p.json 'd["deployment"]["predicted"]["region"] > 10')" = True ]
+	[ "$(json p.json 'd["deployment"]["predicted"]["end_to_end"] > 0')" = True ]
+	[[ "$stderr" == *"p1: predicted speedup: region "*"x (the original code "*" per row, the model "*"), end to end "*"x for a run as collected"* ]]
+	run --separate-stderr hml --json show m1
+	assert_success
+	echo "$output" > m.json
+	[ "$(json m.json 'sorted(d["predicted"])')" = "['c', 'torchscript']" ]
+	[ "$(json m.json 'd["predicted"]["c"]["region"] > 1')" = True ]
+	run --separate-stderr hml show m1
+	assert_success
+	assert_output --partial "predicted speedup as c: region "
+	run --separate-stderr hml evaluate --repeat 1 -- --options 512
+	assert_success
+	assert_output --regexp "predicted: +region [0-9.]+x, end to end [0-9.]+x \(original code [0-9.]+ [mun]?s per row, model [0-9.]+ [mun]?s\); measured [0-9.]+x and [0-9.]+x"
+	run --separate-stderr hml --json show e1
+	assert_success
+	echo "$output" > e.json
+	[ "$(json e.json 'd["predicted"]["region"] > 1 and d["predicted"]["end_to_end"] > 0')" = True ]
+}
+
+@test "data recorded without a cost: nothing predicted, nothing refused" {
+	collect_train heat-rows
+	# the manifest of an hml that did not measure the cost
+	"$PY" - <<'PY'
+import json
+p = "hml-experiment/manifest.json"
+m = json.load(open(p))
+for k in ("original_seconds", "collect_seconds", "original_seconds_per_row"):
+    m["datasets"][0]["regions"]["heat_rows"].pop(k)
+json.dump(m, open(p, "w"))
+PY
+	run --separate-stderr hml --json deploy --best
+	assert_success
+	echo "$output" > p.json
+	[ "$(json p.json 'd["deployment"]["predicted"]["region"]')" = None ]
+	[[ "$stderr" == *"no predicted speedup: the training data record no cost of the region's original code"* ]]
+	run --separate-stderr hml show m1
+	assert_output --partial "predicted speedup: unknown"
+}
+
+@test "a search of a region cheaper than any model registers nothing and says why" {
+	run --separate-stderr hml --json collect heat-rows
+	assert_success
+	run --separate-stderr hml search --budget 3 --max-epochs 3 --threads 1 --target c
+	assert_success
+	[[ "$stderr" == *"the original code of region 'heat_rows' costs "*" per row: slower models are infeasible"* ]]
+	[[ "$stderr" == *"warning: search s1: no model on the front: none ran faster than the region's original code"* ]]
+	assert_output --partial "Pareto front (0)"
+	run --separate-stderr hml --json show
+	assert_success
+	echo "$output" > show.json
+	[ "$(json show.json 'len(d["models"])')" = 0 ]
+	run --separate-stderr hml --json show s1
+	assert_success
+	echo "$output" > s.json
+	[ "$(json s.json '0 < d["search"]["region_cost_per_row"] < 1e-6')" = True ]
+	[ "$(json s.json 'd["search"]["front"]')" = "[]" ]
+	run --separate-stderr hml deploy --search s1 --best
+	[ "$status" -eq 3 ]
+}
+
+@test "search --qoi-check records the front's QoI errors; deploy --best chooses by them" {
+	run --separate-stderr hml --json collect binomial -- --options 1024
+	assert_success
+	run --separate-stderr hml search --budget 4 --max-epochs 3 --threads 1 --qoi-check 2
+	assert_success
+	[[ "$stderr" == *"QoI check: workflow 'binomial', seed 2: accurate run"* ]]
+	assert_output --regexp "QoI check \(seed 2\): price rmse: m[0-9]+ [0-9.e+-]+"
+	run --separate-stderr hml --json show
+	assert_success
+	echo "$output" > show.json
+	"$PY" - <<'PY'
+import json, math
+d = json.load(open("show.json"))
+s = d["searches"][0]
+q = s["qoi_check"]
+front = [e for e in s["front"] if e.get("model")]
+assert q["dataset"] == "price" and q["metric"] == "rmse" and q["seed"] == 2, q
+checked = sorted(front, key=lambda e: e["val_rmse"])[:2]
+assert [c["model"] for c in q["checks"]] == [e["model"] for e in checked], (q, front)
+for e in checked:
+    assert e["qoi_error"] > 0 and math.isfinite(e["qoi_error"]), e
+models = {m["id"]: m for m in d["models"]}
+for c in q["checks"]:
+    m = models[c["model"]]["qoi_error"]
+    assert m["value"] == c["error"] and m["search"] == s["id"] and m["metric"] == "rmse", m
+best = min(q["checks"], key=lambda c: c["error"])
+open("best", "w").write(best["model"])
+PY
+	run --separate-stderr hml --json deploy --best
+	assert_success
+	echo "$output" > p.json
+	[ "$(json p.json 'd["deployment"]["model"]')" = "$(cat best)" ]
+	[[ "$stderr" == *"chosen by its error of the application's quantity of interest"* ]]
+	run --separate-stderr hml search --qoi-check -1
+	[ "$status" -eq 2 ]
+	[ "$stderr" = "hml: error: search: --qoi-check must be 0 to 1000, not -1" ]
+}

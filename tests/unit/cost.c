@@ -1,0 +1,165 @@
+/*
+ * tests/unit/cost.c - the region's collected cost and predicted speedups
+ * (lib/store/cost.c): the fields hml collect writes read back through a
+ * store (one data set, several, one without the fields, one missing),
+ * the prediction per row and end to end, and the texts of seconds and
+ * speedups.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "fixtures.h"
+#include "core/error.h"
+#include "store/cost.h"
+#include "store/store.h"
+
+/* A data set of `runs` runs of `wall` seconds each, `rows` rows of region
+ * "r" whose original code took `orig` s and the collector `coll` s (no
+ * cost fields when orig < 0). */
+static void add_dataset(hml__store *s, int runs, double wall, long long rows, double orig,
+                        double coll, char *id, size_t size)
+{
+	json_t *region = json_pack("{s:I}", "rows", (json_int_t)rows), *list = json_array();
+
+	for (int k = 0; k < runs; k++)
+		json_array_append_new(list, json_pack("{s:f}", "wall_seconds", wall));
+	if (orig >= 0)
+		CHECK_OK(hml__cost_put(region, orig, coll, NAN));
+	CHECK_OK(hml__store_add(s, "datasets", json_pack("{s:o, s:{s:o}}", "runs", list,
+	         "regions", "r", region), NULL, 0, 0, id, size));
+}
+
+TEST(round_trip)
+{
+	hml__store *s = NULL;
+	hml__region_cost c;
+	char d1[16], d2[16], d3[16];
+	const char *ids[3] = { d1, d2, d3 };
+
+	CHECK_OK(hml__store_open(&s, tmpdir, 1));
+	add_dataset(s, 2, 3.0, 2000, 4.0, 1.0, d1, sizeof(d1));
+	add_dataset(s, 1, 2.0, 1000, 1.0, 0.5, d2, sizeof(d2));
+	add_dataset(s, 1, 2.0, 1000, -1, 0, d3, sizeof(d3));   /* collected before */
+	hml__cost_of_datasets(&c, s, "r", ids, 1);
+	CHECK_NEAR(c.original_s, 4.0, 1e-12);
+	CHECK_NEAR(c.app_s, 5.0, 1e-12);   /* 2 x 3 s less the collector's 1 s */
+	CHECK_NEAR(c.rows, 2000, 0);
+	CHECK_NEAR(c.runs, 2, 0);
+	CHECK_NEAR(hml__cost_per_row(&c), 2e-3, 1e-15);
+	hml__cost_of_datasets(&c, s, "r", ids, 2);
+	CHECK_NEAR(c.original_s, 5.0, 1e-12);
+	CHECK_NEAR(c.app_s, 6.5, 1e-12);
+	CHECK_NEAR(c.rows, 3000, 0);
+	CHECK_NEAR(c.runs, 3, 0);
+	/* a data set without the fields, a region it lacks, an unknown id:
+	 * unknown, never a cost from part of the data */
+	hml__cost_of_datasets(&c, s, "r", ids, 3);
+	CHECK(isnan(c.original_s) && isnan(hml__cost_per_row(&c)));
+	hml__cost_of_datasets(&c, s, "other", ids, 1);
+	CHECK(isnan(hml__cost_per_row(&c)));
+	ids[0] = "d9";
+	hml__cost_of_datasets(&c, s, "r", ids, 1);
+	CHECK(isnan(hml__cost_per_row(&c)));
+	hml__cost_of_datasets(&c, s, "r", ids, 0);
+	CHECK(isnan(hml__cost_per_row(&c)));
+	hml__store_free(s);
+}
+
+/* One preempted call doubled the sum: the median per row stands for the
+ * region, the wall time keeps the rest of the run. */
+TEST(median_per_row)
+{
+	hml__store *s = NULL;
+	hml__region_cost c;
+	json_t *region = json_pack("{s:i}", "rows", 1000);
+	char sub[600], id[16];
+	const char *ids[1] = { id };
+
+	snprintf(sub, sizeof(sub), "%s/median", tmpdir);
+	CHECK_OK(hml__store_open(&s, sub, 1));
+	CHECK_OK(hml__cost_put(region, 2e-3, 1e-3, 1e-6));
+	CHECK_OK(hml__store_add(s, "datasets", json_pack("{s:[{s:f}], s:{s:o}}", "runs",
+	         "wall_seconds", 0.01, "regions", "r", region), NULL, 0, 0, id, sizeof(id)));
+	hml__cost_of_datasets(&c, s, "r", ids, 1);
+	CHECK_NEAR(c.original_s, 1e-3, 1e-15);
+	CHECK_NEAR(c.app_s, 0.01 - 1e-3 - 1e-3, 1e-15);
+	CHECK_NEAR(hml__cost_per_row(&c), 1e-6, 1e-18);
+	hml__store_free(s);
+}
+
+TEST(put_refuses_nonsense)
+{
+	json_t *o = json_object();
+
+	CHECK_OK(hml__cost_put(o, NAN, 1, NAN));
+	CHECK_OK(hml__cost_put(o, 1, -1, 0));
+	CHECK_OK(hml__cost_put(o, INFINITY, 0, -1));
+	CHECK_OK(hml__cost_put(o, NAN, NAN, INFINITY));
+	CHECK_EQ_INT(json_object_size(o), 0);
+	CHECK_OK(hml__cost_put(o, 0, 0, NAN));
+	CHECK_EQ_INT(json_object_size(o), 2);
+	CHECK_OK(hml__cost_put(o, 0, 0, 1e-9));
+	CHECK_EQ_INT(json_object_size(o), 3);
+	json_decref(o);
+}
+
+TEST(prediction)
+{
+	/* 10 runs of 1 s without the collector, 0.8 s of it in the region's
+	 * original code over 1e5 rows: 8 us per row */
+	const hml__region_cost c = { 8.0, 10.0, 1e6, 10 };
+	const hml__region_cost none = { NAN, NAN, NAN, NAN };
+	hml__prediction p;
+
+	hml__predict(&p, &c, 1e-6, 0.05);
+	CHECK_NEAR(p.cost_per_row, 8e-6, 1e-18);
+	CHECK_NEAR(p.region, 8.0, 1e-12);
+	CHECK(!p.slower);
+	/* a run: 1 s before; 0.2 s outside + 0.1 s of model + 0.05 s start-up */
+	CHECK_NEAR(p.end_to_end, 1.0 / 0.35, 1e-9);
+	hml__predict(&p, &c, 8e-6, 0.05);
+	CHECK(p.slower);   /* as slow as the original code: nothing to gain */
+	CHECK_NEAR(p.region, 1.0, 1e-12);
+	hml__predict(&p, &c, 1e-6, NAN);   /* start-up unknown: end to end unknown */
+	CHECK(isnan(p.end_to_end) && !isnan(p.region));
+	hml__predict(&p, &c, NAN, 0.05);   /* unmeasured model: not judged */
+	CHECK(isnan(p.region) && !p.slower);
+	hml__predict(&p, &none, 1e-6, 0.05);
+	CHECK(isnan(p.region) && isnan(p.end_to_end) && !p.slower);
+}
+
+TEST(texts)
+{
+	char b[32];
+
+	CHECK_STR(hml__cost_seconds_text(b, sizeof(b), 2.2e-6), "2.2 us");
+	CHECK_STR(hml__cost_seconds_text(b, sizeof(b), 4e-8), "40 ns");
+	CHECK_STR(hml__cost_seconds_text(b, sizeof(b), 1.26e-4), "126 us");
+	CHECK_STR(hml__cost_seconds_text(b, sizeof(b), 0.0013), "1.3 ms");
+	CHECK_STR(hml__cost_seconds_text(b, sizeof(b), 2.5), "2.5 s");
+	CHECK_STR(hml__cost_seconds_text(b, sizeof(b), 0.9999), "1 s");
+	CHECK_STR(hml__cost_seconds_text(b, sizeof(b), NAN), "unknown");
+	CHECK_STR(hml__speedup_text(b, sizeof(b), 0.21), "0.21x");
+	CHECK_STR(hml__speedup_text(b, sizeof(b), 0.0333), "0.033x");
+	CHECK_STR(hml__speedup_text(b, sizeof(b), 5.14), "5.1x");
+	CHECK_STR(hml__speedup_text(b, sizeof(b), 27.4), "27x");
+	CHECK_STR(hml__speedup_text(b, sizeof(b), 130.4), "130x");
+	CHECK_STR(hml__speedup_text(b, sizeof(b), NAN), "unknown");
+}
+
+int main(void)
+{
+	if (tmp_dir_make("cost") < 0)
+		return 1;
+	unsetenv("HML_LOCK_TIMEOUT");
+	RUN(round_trip);
+	RUN(median_per_row);
+	RUN(put_refuses_nonsense);
+	RUN(prediction);
+	RUN(texts);
+	tmp_dir_remove();
+	return check_report();
+}
