@@ -490,7 +490,9 @@ static void print_result(const search_cli *x)
 	       hml__json_number(rec, "seconds"));
 	printf("Pareto front (%zu): validation RMSE against %s latency at batch %lld\n",
 	       json_array_size(front), hml__target_name(p->target), (long long)p->base.infer_batch);
-	print_cost(p, json_array_size(front));
+	/* (stopped at the time limit, an empty front is no verdict: no warning) */
+	print_cost(p, strcmp(hml__json_string(rec, "status"), "stopped") == 0
+	              ? SIZE_MAX : json_array_size(front));
 	printf("  %-12s %-14s %-9s %-8s %-6s %s\n", "val_rmse", "us/sample", "params", "speedup",
 	       "model", "arch");
 	json_array_foreach(front, i, e) {
