@@ -160,14 +160,18 @@ int cmd_deploy_compile(struct hml__store *s, const json_t *model, const char *pt
                        const char *march, char *cid, size_t cid_size);
 
 /* --- running the workflow's application (cmd/app_run.c) -------------- */
+
+/* The last 10 lines of the log at `path` on stderr under "hml: TITLE (last
+ * lines):", indented (nothing with -q or for an empty log). */
+void cmd_log_tail(const char *path, const char *title);
 struct hml__run_config;
 
 /*
  * Run the application (argv[0] the workflow's program) once in
  * configuration `config` (lib/run/childenv.h: the environment is built from
  * scratch over the caller's and the workflow's), stdout and stderr to
- * `log`. 0 when it exited with status 0 (*wall_s, may be NULL: its wall
- * time); HML_ERROR "interrupted" after SIGINT/SIGTERM; HML_ERROR
+ * `log`. 0 when it exited with a status the workflow declares success
+ * (success_exit_codes: 0 by default; *wall_s, may be NULL: its wall time); HML_ERROR "interrupted" after SIGINT/SIGTERM; HML_ERROR
  * "accurate run of 'P' failed: exit status 2" (or "surrogate", a signal)
  * after printing the log's last lines on stderr (unless -q) and ending
  * *bar (may be NULL) so that they are not drawn over.
@@ -215,6 +219,32 @@ void cmd_qoi_check_free(cmd_qoi_check *q);
  * and of the record's update.
  */
 int cmd_search_qoi_check(struct hml__store *s, const char *id, int64_t k);
+
+/*
+ * The workflow's own verification (verify.pattern) of a configuration's
+ * runs, as recorded with an evaluation (hml-manifest(5)): {pattern,
+ * accurate: {passed, runs, failed_runs}, surrogate: {...}} of `runs` runs
+ * each, of which acc_failed and sur_failed failed it. A warning says which
+ * failed. New object.
+ */
+json_t *cmd_app_verification(const struct hml__workflow *w, int runs, int acc_failed,
+                             int sur_failed);
+
+/* The record's verification as one line on stdout ("verification:    accurate
+ * passed, surrogate FAILED (3 of 3 runs)  [pattern: P]"); nothing without one. */
+void cmd_app_verification_print(const json_t *evaluation);
+
+/*
+ * Warn, in one line, when an evaluation runs the inputs its data was
+ * collected on (lib/run/workflow.h hml__workflow_same_inputs(): collect
+ * arguments `collect_args` without {seed}, equal to `evaluate_args`; each
+ * NULL: the workflow's), or when `argv` (the whole command line; NULL: the
+ * workflow's evaluate command line) is one a data set of `s` (may be NULL)
+ * was collected with.
+ */
+void cmd_app_same_inputs_warn(const struct hml__workflow *w, char *const *collect_args,
+                              char *const *evaluate_args, const struct hml__store *s,
+                              char *const *argv);
 
 /*
  * hml deploy --max-qoi-error E (cmd/deploy_qoi.c): among candidates

@@ -20,7 +20,6 @@
 #include "run/argv.h"
 #include "run/childenv.h"
 #include "run/workflow.h"
-#include "core/profile_file.h"
 #include "store/cost.h"
 #include "store/records.h"
 #include "store/store.h"
@@ -29,7 +28,6 @@
 #include "train/dataset.h"
 
 #define RUNS_MAX 1000000
-#define TAIL_LINES 10
 #define UNSET INT64_MIN
 
 extern char **environ;
@@ -82,26 +80,10 @@ static int log_append(const char *log, const char *run_log, const char *header,
 /* The last lines of the failed run's output, to stderr (unless -q). */
 static void print_tail(const char *run_log, int run, int runs)
 {
-	char *text = NULL, *start;
-	size_t size = 0;
-	int lines = 0;
+	char title[128];
 
-	if (g_cmd.quiet || hml__read_file(run_log, &text, &size) < 0 || size == 0) {
-		free(text);
-		return;
-	}
-	while (size > 0 && text[size - 1] == '\n')
-		text[--size] = '\0';
-	for (start = text + size; start > text; start--)
-		if (start[-1] == '\n' && ++lines == TAIL_LINES)
-			break;
-	fprintf(stderr, "hml: the application's output in run %d of %d (last lines):\n",
-	        run, runs);
-	for (char *line = start, *nl; line && *line; line = nl ? nl + 1 : NULL) {
-		nl = strchr(line, '\n');
-		fprintf(stderr, "  %.*s\n", nl ? (int)(nl - line) : (int)strlen(line), line);
-	}
-	free(text);
+	snprintf(title, sizeof(title), "the application's output in run %d of %d", run, runs);
+	cmd_log_tail(run_log, title);
 }
 
 /* ---- the record -------------------------------------------------------------- */
@@ -111,14 +93,8 @@ static const char *dtype_name(hml_dtype t)
 	return t == HML_F32 ? "float" : t == HML_F64 ? "double" : "unknown";
 }
 
-/* What the runs' profiles said of a workflow region: its original code's
- * time and its whole time in collect mode (the rest is the collector's). */
-typedef struct region_time {
-	double original_s, region_s;
-} region_time;
-
 static json_t *regions_json(const hml__region_info *infos, size_t n,
-                            const hml__workflow *w, const region_time *times)
+                            const hml__cost_times *times, size_t ntimes)
 {
 	json_t *o = json_object();
 
@@ -134,8 +110,8 @@ static json_t *regions_json(const hml__region_info *infos, size_t n,
 			"output_dtype", dtype_name(r->out_dtype),
 			"input_functor", r->input_functor ? json_string(r->input_functor) : json_null(),
 			"output_functor", r->output_functor ? json_string(r->output_functor) : json_null());
-		for (size_t j = 0; times && rec && j < w->nregions; j++)
-			if (strcmp(w->regions[j].label, r->label) == 0)
+		for (size_t j = 0; times && rec && j < ntimes; j++)
+			if (strcmp(times[j].label, r->label) == 0)
 				hml__cost_put(rec, times[j].original_s,
 				              times[j].region_s - times[j].original_s,
 				              r->original_per_row);
@@ -183,32 +159,20 @@ static void rows_text(char *buf, size_t size, const hml__region_info *infos, siz
 /* Without a WORKFLOW argument: the one workflow of the experiment's data sets. */
 static int workflow_from_store(hml__store *s, const char **path)
 {
-	const char *found = NULL, *found_name = NULL, *other_name = NULL;
-	hml__dataset_view d;
+	const char *found_name = NULL, *other_name = NULL;
+	int n = hml__records_sole_workflow(s, path, &found_name, &other_name);
 
-	*path = NULL;
-	for (size_t i = 0; hml__records_dataset_at(&d, s, i); i++) {
-		if (!d.workflow_path)
-			continue;
-		if (!found) {
-			found = d.workflow_path;
-			found_name = d.workflow_name;
-		} else if (strcmp(found, d.workflow_path) != 0) {
-			other_name = d.workflow_name;
-		}
-	}
-	if (!found) {
+	if (n == 0) {
 		cmd_error("collect: no workflow given, and experiment '%s' has no data set to "
 		          "take it from (usage: hml collect WORKFLOW)", hml__store_dir(s));
 		return -1;
 	}
-	if (other_name) {
+	if (n < 0) {
 		cmd_error("collect: no workflow given, and experiment '%s' has data sets of "
 		          "several workflows ('%s', '%s', ...): name one", hml__store_dir(s),
-		          found_name ? found_name : "?", other_name);
+		          found_name ? found_name : "?", other_name ? other_name : "?");
 		return -1;
 	}
-	*path = found;
 	return 0;
 }
 
@@ -240,7 +204,7 @@ typedef struct collect_state {
 	hml__store *s;
 	hml__workflow *w;
 	char *tmp_data, *tmp_log, *tmp_run, *db, *prof;
-	region_time *times;     /* per workflow region; NULL once a run's profile failed */
+	hml__cost_times *times; /* per workflow region; NULL once a run's profile failed */
 	char **args;            /* template, "{seed}" not yet substituted */
 	json_t *runs;           /* records of the runs that were tried */
 	hml__region_info *infos;
@@ -321,6 +285,8 @@ static int prepare(collect_state *st, const collect_opts *o)
 	if (!st->db || !(st->prof = malloc(strlen(st->db) + sizeof(".profile.json"))) ||
 	    !(st->times = calloc(st->w->nregions + 1, sizeof(*st->times))))
 		return hml__error_oom();
+	for (size_t i = 0; i < st->w->nregions; i++)
+		st->times[i].label = st->w->regions[i].label;
 	sprintf(st->prof, "%s.profile.json", st->db);
 	/* The log exists from the start, so that it can be registered even
 	 * when the application wrote nothing. */
@@ -332,19 +298,9 @@ static int prepare(collect_state *st, const collect_opts *o)
  * cannot be read leaves the data set without a cost (cost.h). */
 static void add_times(collect_state *st)
 {
-	for (size_t i = 0; st->times && i < st->w->nregions; i++) {
-		hml__profile_record rec;
-		int rc = hml__profile_file_find(st->prof, st->w->regions[i].label, &rec);
-
-		if (rc == HML_ENOTFOUND)   /* the run never entered the region */
-			continue;
-		if (rc < 0 || !(rec.stats.region_s >= rec.stats.original_s)) {
-			free(st->times);
-			st->times = NULL;
-			break;
-		}
-		st->times[i].original_s += rec.stats.original_s;
-		st->times[i].region_s += rec.stats.region_s;
+	if (st->times && hml__cost_times_add(st->times, st->w->nregions, st->prof) < 0) {
+		free(st->times);
+		st->times = NULL;
 	}
 	unlink(st->prof);
 }
@@ -415,7 +371,7 @@ static int run_all(collect_state *st, int64_t first_seed, int runs, int *interru
 		} else if (!res.exited) {
 			snprintf(why, why_size, "application '%s' was %s (run %d of %d)",
 			         st->w->name, hml__proc_describe(&res), k + 1, runs);
-		} else if (res.exit_code != 0) {
+		} else if (!hml__workflow_exit_ok(st->w, res.exit_code)) {
 			snprintf(why, why_size, "application '%s' exited with status %d (run %d of %d)",
 			         st->w->name, res.exit_code, k + 1, runs);
 		} else {
@@ -563,7 +519,7 @@ static int register_data(collect_state *st, int complete, const char *why, int i
 	json_t *record = json_pack("{s:{s:s, s:s, s:s}, s:b, s:O, s:o}",
 		"workflow", "name", st->w->name, "path", st->w->path, "sha256", st->w->sha256,
 		"complete", complete, "runs", st->runs,
-		"regions", regions_json(st->infos, st->ninfos, st->w, st->times));
+		"regions", regions_json(st->infos, st->ninfos, st->times, st->w->nregions));
 	int rc = record ? hml__store_add(st->s, "datasets", record, files, 2, 0, id, sizeof(id))
 	                : hml__error_oom();
 
@@ -633,7 +589,8 @@ int cmd_collect(int argc, char **argv)
 		remove_tmp(&st);
 		goto done;
 	}
-	code = register_data(&st, ok == runs && !why[0], why, interrupted);
+	if ((code = register_data(&st, ok == runs && !why[0], why, interrupted)) == 0)
+		cmd_app_same_inputs_warn(st.w, st.args, NULL, st.s, NULL);
 done:
 	state_release(&st);
 	return cmd_finish(code);

@@ -19,6 +19,7 @@
 #include "cmd.h"
 #include "core/util.h"
 #include "deploy/latency.h"
+#include "deploy/metrics.h"
 #include "run/workflow.h"
 #include "store/checked.h"
 #include "store/cost.h"
@@ -313,8 +314,8 @@ static void print_predicted(const char *pid, const hml__candidate *pick)
 	}
 	hml__cost_seconds_text(cost, sizeof(cost), p.cost_per_row);
 	hml__cost_seconds_text(lat, sizeof(lat), p.model_per_row);
-	hml__speedup_text(reg, sizeof(reg), p.region);
-	hml__speedup_text(e2e, sizeof(e2e), p.end_to_end);
+	hml__format_speedup(reg, sizeof(reg), p.region);
+	hml__format_speedup(e2e, sizeof(e2e), p.end_to_end);
 	cmd_info("%s: predicted speedup: region %s (the original code %s per row, the model %s), "
 	         "end to end %s for a run as collected", pid, reg, cost, lat, e2e);
 	if (p.slower)

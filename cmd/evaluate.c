@@ -65,6 +65,7 @@ static const cmd_spec spec = {
 typedef struct series {
 	double *wall, *region;
 	int64_t model_calls, fallback_calls, original_calls;
+	int unverified;           /* runs whose output failed the workflow's verify.pattern */
 } series;
 
 /*
@@ -207,6 +208,7 @@ static int plan(evaluation *e, const char *named, char **extra, int nextra)
 	e->nrep = (int)(repeat > 0 ? repeat : (e->w->evaluate_repeat > 0 ? e->w->evaluate_repeat : 3));
 	if ((rc = plan_argv(e, extra, nextra)) < 0)
 		return rc;
+	cmd_app_same_inputs_warn(e->w, NULL, e->argv + 1, e->s, e->argv);
 	/* A scratch directory inside eval/ for every run's files. */
 	if (!(e->tmp = hml__store_tmp_path(e->s, "eval", "")))
 		return HML_ENOMEM;
@@ -245,7 +247,7 @@ static int run_one(evaluation *e, int which, int k, cmd_progress **bar)
 	series *se = which ? &e->sur : &e->acc;
 	hml__profile_record rec;
 	double wall;
-	int rc;
+	int rc, passed;
 
 	snprintf(qoi, sizeof(qoi), "%s/%s%d.h5", e->tmp, kind, k);
 	snprintf(prof, sizeof(prof), "%s/%s%d.json", e->tmp, kind, k);
@@ -253,8 +255,12 @@ static int run_one(evaluation *e, int which, int k, cmd_progress **bar)
 	config.qoi = k == 0 ? qoi : NULL;   /* the warm-up pair records the QoI */
 	config.profile = prof;
 	if ((rc = cmd_app_run(e->w, e->argv, &config, log, &wall, bar)) < 0 ||
-	    (rc = hml__profile_file_find(prof, e->label, &rec)) < 0 || k == 0)
+	    (rc = hml__workflow_verify(e->w, log, &passed)) < 0 ||
+	    (rc = hml__profile_file_find(prof, e->label, &rec)) < 0)
 		return rc;
+	se->unverified += !passed;
+	if (k == 0)
+		return 0;
 	se->model_calls += (int64_t)rec.stats.model_calls;
 	se->fallback_calls += (int64_t)rec.stats.fallback_calls;
 	se->original_calls += (int64_t)rec.stats.original_calls;
@@ -380,16 +386,13 @@ static void read_latency(evaluation *e)
 	json_decref(card);
 }
 
-/* What the collected cost and the latency predicted (lib/store/cost.h),
- * as deploy printed it, and end to end for these runs: their accurate
- * time with the region's share replaced by the predicted model's. */
+/* What the collected cost and the latency predict (lib/store/cost.h). */
 static void predict(evaluation *e)
 {
 	hml__model_view m;
 	hml__region_cost cost;
 	hml__summary aw, ar;
 	int t = hml__target_parse(e->target);
-	double after;
 
 	memset(&cost, 0, sizeof(cost));
 	if (hml__records_model(&m, e->s, e->id) == 0)
@@ -398,8 +401,7 @@ static void predict(evaluation *e)
 	             e->lat_source && t >= 0 ? e->lat.startup[t] : NAN);
 	hml__summary_compute(&aw, e->acc.wall, (size_t)e->nrep);
 	hml__summary_compute(&ar, e->acc.region, (size_t)e->nrep);
-	after = aw.mean - ar.mean + ar.mean / e->pred.region + e->pred.startup;
-	e->pred_run = after > 0 ? aw.mean / after : NAN;   /* NaN when a figure is */
+	e->pred_run = hml__predict_run(&e->pred, aw.mean, ar.mean);
 }
 
 /* --- record ---------------------------------------------------------------- */
@@ -442,6 +444,9 @@ static json_t *record_json(const evaluation *e)
 		"region", hml__json_real(e->pred.region),
 		"end_to_end_as_collected", hml__json_real(e->pred.end_to_end),
 		"end_to_end", hml__json_real(e->pred_run)));
+	if (e->w->verify_pattern)
+		json_object_set_new(rec, "verification", cmd_app_verification(e->w, e->nrep + 1,
+		                    e->acc.unverified, e->sur.unverified));
 	if (e->lat_source)   /* the latency of the form evaluated (lib/deploy/latency.h) */
 		json_object_set_new(rec, "card_latency", json_pack("{s:o, s:I, s:s}",
 			"seconds_per_sample", hml__json_real(e->lat.seconds[hml__target_parse(e->target)]),
@@ -476,17 +481,20 @@ static void print_predicted(const evaluation *e, double region, double e2e)
 		       "no latency of the model in this form");
 		return;
 	}
+	hml__format_speedup(a, sizeof(a), e->pred.region);
+	hml__format_speedup(b, sizeof(b), e->pred_run);
+	hml__format_speedup(c, sizeof(c), region);
+	hml__format_speedup(d, sizeof(d), e2e);
 	printf("predicted:       region %s, end to end %s (original code %s per row, model %s); "
-	       "measured %s and %s\n", hml__speedup_text(a, sizeof(a), e->pred.region),
-	       hml__speedup_text(b, sizeof(b), e->pred_run),
+	       "measured %s and %s\n", a, b,
 	       hml__cost_seconds_text(cost, sizeof(cost), e->pred.cost_per_row),
-	       hml__cost_seconds_text(lat, sizeof(lat), e->pred.model_per_row),
-	       hml__speedup_text(c, sizeof(c), region), hml__speedup_text(d, sizeof(d), e2e));
+	       hml__cost_seconds_text(lat, sizeof(lat), e->pred.model_per_row), c, d);
 }
 
 static void print(const evaluation *e)
 {
 	hml__summary e2e, reg, aw, sw, ar, sr;
+	char speed[128];
 	const hml__errors *err = &e->err;
 	const char *metric = e->w->qoi_metric ? e->w->qoi_metric : "rmse";
 	const size_t n = (size_t)e->nrep;
@@ -506,10 +514,12 @@ static void print(const evaluation *e)
 	       e->target, e->w->name, e->nrep);
 	printf("quantity of interest '%s' (%zu values): RMSE %.4g, MAPE %.4g%% (of %zu values), max abs error %.4g  [metric: %s]\n",
 	       e->w->qoi_dataset, err->n, err->rmse, err->mape, err->mape_n, err->max_abs, metric);
-	printf("end to end:      accurate %.3f s (sd %.3f), surrogate %.3f s (sd %.3f), speedup %.2fx (%.2f-%.2f)\n",
-	       aw.mean, aw.stdev, sw.mean, sw.stdev, e2e.mean, e2e.min, e2e.max);
-	printf("region %-8s accurate %.3f s (sd %.3f), surrogate %.4f s (sd %.4f), speedup %.1fx (%.1f-%.1f)\n",
-	       e->label, ar.mean, ar.stdev, sr.mean, sr.stdev, reg.mean, reg.min, reg.max);
+	hml__format_speedup_range(speed, sizeof(speed), &e2e);
+	printf("end to end:      accurate %.3f s (sd %.3f), surrogate %.3f s (sd %.3f), speedup %s\n",
+	       aw.mean, aw.stdev, sw.mean, sw.stdev, speed);
+	hml__format_speedup_range(speed, sizeof(speed), &reg);
+	printf("region %-8s accurate %.3f s (sd %.3f), surrogate %.4f s (sd %.4f), speedup %s\n",
+	       e->label, ar.mean, ar.stdev, sr.mean, sr.stdev, speed);
 	{
 		const json_t *c = json_object_get(hml__store_find(e->s, "evaluations", e->eid),
 		                                  "card_latency");
@@ -522,6 +532,7 @@ static void print(const evaluation *e)
 			       (long long)json_integer_value(json_object_get(c, "batch")));
 	}
 	print_predicted(e, reg.mean, e2e.mean);
+	cmd_app_verification_print(hml__store_find(e->s, "evaluations", e->eid));
 	printf("report: eval/%s.json\n", e->eid);
 }
 

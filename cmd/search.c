@@ -19,8 +19,9 @@
 #include <unistd.h>
 
 #include "cmd.h"
-#include "deploy/latency.h"
 #include "core/util.h"
+#include "deploy/latency.h"
+#include "deploy/metrics.h"
 #include "search/coordinator.h"
 #include "search/duration.h"
 #include "search/history.h"
@@ -499,9 +500,9 @@ static void print_result(const search_cli *x)
 		double lat = hml__json_number(e, "latency_seconds_per_sample");
 		char sp[32];
 
+		hml__format_speedup(sp, sizeof(sp), p->region_cost / lat);
 		printf("  %-12.6g %-14.5g %-9lld %-8s %-6s %s\n", hml__json_number(e, "val_rmse"),
-		       lat * 1e6, (long long)json_integer_value(json_object_get(e, "params")),
-		       hml__speedup_text(sp, sizeof(sp), p->region_cost / lat),
+		       lat * 1e6, (long long)json_integer_value(json_object_get(e, "params")), sp,
 		       hml__json_string(e, "model") ? hml__json_string(e, "model") : "-",
 		       hml__json_string(e, "arch") ? hml__json_string(e, "arch") : "");
 	}

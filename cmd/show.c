@@ -14,6 +14,7 @@
 
 #include "cmd.h"
 #include "deploy/latency.h"
+#include "deploy/metrics.h"
 #include "show.h"
 #include "store/cost.h"
 #include "store/records.h"
@@ -289,7 +290,7 @@ static int list_evaluations(const json_t *recs)
 		if (metric)
 			num(err, sizeof(err), json_object_get(r, "qoi"), metric);
 		if (json_is_number(mean))
-			snprintf(speed, sizeof(speed), "%.2fx", json_number_value(mean));
+			hml__format_speedup(speed, sizeof(speed), json_number_value(mean));
 		row[0] = str(r, "id");
 		row[1] = str(r, "model");
 		row[2] = qoi;
@@ -440,7 +441,7 @@ static void print_predictions(const json_t *pred)
 {
 	const char *target;
 	const json_t *v;
-	char buf[32], cost[32];
+	char buf[32], e2e[32], cost[32];
 
 	if (!pred) {
 		printf("predicted speedup: unknown (the training data record no cost of the "
@@ -448,10 +449,10 @@ static void print_predictions(const json_t *pred)
 		return;
 	}
 	json_object_foreach((json_t *)pred, target, v) {
-		printf("predicted speedup as %s: region %s", target,
-		       hml__speedup_text(buf, sizeof(buf), hml__json_number(v, "region")));
-		printf(", end to end %s for a run as collected (original code %s per row)%s\n",
-		       hml__speedup_text(buf, sizeof(buf), hml__json_number(v, "end_to_end")),
+		hml__format_speedup(buf, sizeof(buf), hml__json_number(v, "region"));
+		hml__format_speedup(e2e, sizeof(e2e), hml__json_number(v, "end_to_end"));
+		printf("predicted speedup as %s: region %s, end to end %s for a run as collected "
+		       "(original code %s per row)%s\n", target, buf, e2e,
 		       hml__cost_seconds_text(cost, sizeof(cost), hml__json_number(v, "cost_per_row")),
 		       json_is_true(json_object_get(v, "slower")) ?
 		       ": slower than the original code" : "");

@@ -24,10 +24,10 @@ int hml__qoi_check(const char *name, const void *data, hml_dtype dtype,
 	if (!data)
 		return hml__error_set(HML_EINVALID,
 			"quantity of interest '%s': data is NULL", name);
-	if (dtype != HML_F32 && dtype != HML_F64)
+	if (dtype != HML_F32 && dtype != HML_F64 && dtype != HML_I32 && dtype != HML_I64)
 		return hml__error_set(HML_EINVALID,
-			"quantity of interest '%s': dtype %d is not float32 or float64", name,
-			(int)dtype);
+			"quantity of interest '%s': dtype %d is not float32, float64, int32 or int64",
+			name, (int)dtype);
 	if (ndim < 1 || ndim > HML_MAX_DIMS)
 		return hml__error_set(HML_EINVALID,
 			"quantity of interest '%s': %d dims (1 to %d allowed)",

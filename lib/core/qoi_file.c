@@ -12,12 +12,25 @@
 #include "core/util.h"
 #include "hml/version.h"
 
+/* The element type in memory and in the file. Integer QoIs (counts, cell
+ * indices, dates) are kept as integers; the reader converts every type to
+ * double. hml__h5_type() knows the collected data's float types only. */
+static void qoi_types(hml_dtype dtype, hid_t *mem, hid_t *file)
+{
+	switch (dtype) {
+	case HML_F32: *mem = H5T_NATIVE_FLOAT; *file = H5T_IEEE_F32LE; break;
+	case HML_I32: *mem = H5T_NATIVE_INT32; *file = H5T_STD_I32LE; break;
+	case HML_I64: *mem = H5T_NATIVE_INT64; *file = H5T_STD_I64LE; break;
+	default: *mem = H5T_NATIVE_DOUBLE; *file = H5T_IEEE_F64LE; break;
+	}
+}
+
 int hml__qoi_file_write(const char *path, const char *name, const void *data,
                         hml_dtype dtype, int ndim, const int64_t *shape)
 {
 	hsize_t dims[HML_MAX_DIMS];
 	hid_t file = H5I_INVALID_HID, space = H5I_INVALID_HID, dset = H5I_INVALID_HID;
-	hid_t file_type = dtype == HML_F32 ? H5T_IEEE_F32LE : H5T_IEEE_F64LE;
+	hid_t mem_type, file_type;
 	htri_t exists;
 	int rc, d;
 
@@ -27,6 +40,7 @@ int hml__qoi_file_write(const char *path, const char *name, const void *data,
 		return hml__error_set(HML_EINVALID,
 			"quantity of interest '%s': no file name", name);
 	hml__h5_init();
+	qoi_types(dtype, &mem_type, &file_type);
 	for (d = 0; d < ndim; d++)
 		dims[d] = (hsize_t)shape[d];
 	if ((rc = hml__h5_open_rw(&file, path)) < 0)
@@ -39,8 +53,7 @@ int hml__qoi_file_write(const char *path, const char *name, const void *data,
 	if ((space = H5Screate_simple(ndim, dims, NULL)) < 0 ||
 	    (dset = H5Dcreate2(file, name, file_type, space, H5P_DEFAULT,
 	                       H5P_DEFAULT, H5P_DEFAULT)) < 0 ||
-	    H5Dwrite(dset, hml__h5_type(dtype), H5S_ALL, H5S_ALL, H5P_DEFAULT,
-	             data) < 0) {
+	    H5Dwrite(dset, mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0) {
 		rc = hml__h5_error(HML_EIO, "cannot write '%s' to '%s'", name, path);
 		goto done;
 	}

@@ -5,7 +5,8 @@
  *
  * Layout: an HDF5 file (the one HML_QOI names) with one dataset per
  * quantity of interest at the root, named as given, shaped as given,
- * stored as little-endian IEEE float or double as the application's data,
+ * stored as the application's data is: little-endian IEEE float or double,
+ * or little-endian 32- or 64-bit signed integers (counts, indices, dates),
  * with a string attribute "hml_version". Writing a name again replaces the
  * dataset. h5py and h5dump read it as is.
  */
@@ -23,7 +24,7 @@ extern "C" {
 
 /**
  * Check a quantity of interest before it is written: a name without '/',
- * data, a known dtype, 1 to HML_MAX_DIMS positive dims whose product (in
+ * data, a dtype of float32, float64, int32 or int64, 1 to HML_MAX_DIMS positive dims whose product (in
  * bytes) fits in 64 bits. 0 or HML_EINVALID naming the problem, e.g.
  * "quantity of interest 'q': shape [a, b] has too many elements".
  * Needs no HDF5 (qoi_check.c).
@@ -42,7 +43,8 @@ int hml__qoi_file_write(const char *path, const char *name, const void *data,
                         hml_dtype dtype, int ndim, const int64_t *shape);
 
 /**
- * Read dataset `name` of the QoI file `path`, flattened, as doubles:
+ * Read dataset `name` of the QoI file `path`, flattened, as doubles (any
+ * numeric type is converted: integers beyond 2^53 are rounded):
  * *out (malloc'ed, yours; NULL on failure) holds *n values.
  * HML_ENOTFOUND "the application wrote no quantity of interest 'N' to
  * 'P'" (or the file is missing), HML_EIO when it cannot be read.

@@ -2,6 +2,7 @@
  * lib/deploy/metrics.c - error metrics and summaries of repeated measurements.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -91,4 +92,37 @@ void hml__summary_compute(hml__summary *s, const double *v, size_t n)
 	} else {
 		s->median = NAN;
 	}
+}
+
+void hml__format_speedup(char *buf, size_t size, double x)
+{
+	double a = fabs(x), r;
+	int d;
+
+	if (!isfinite(x)) {
+		snprintf(buf, size, "-");
+		return;
+	}
+	if (a == 0) {
+		snprintf(buf, size, "0x");
+		return;
+	}
+	/* Rounded to two digits first: 9.96 is 10, whose decade is the next. */
+	d = (int)floor(log10(a));
+	r = round(a / pow(10, d - 1)) * pow(10, d - 1);
+	d = (int)floor(log10(r));
+	if (d >= 1)
+		snprintf(buf, size, "%s%.0fx", x < 0 ? "-" : "", r);
+	else
+		snprintf(buf, size, "%s%.*fx", x < 0 ? "-" : "", 1 - d, r);
+}
+
+void hml__format_speedup_range(char *buf, size_t size, const hml__summary *s)
+{
+	char mean[32], lo[32], hi[32];
+
+	hml__format_speedup(mean, sizeof(mean), s->mean);
+	hml__format_speedup(lo, sizeof(lo), s->min);
+	hml__format_speedup(hi, sizeof(hi), s->max);
+	snprintf(buf, size, "%s (%s-%s)", mean, lo, hi);
 }

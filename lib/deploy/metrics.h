@@ -55,6 +55,18 @@ typedef struct hml__summary {
 /** Summary of n values (n = 0 gives NaNs). `v` is not modified. */
 void hml__summary_compute(hml__summary *s, const double *v, size_t n);
 
+/**
+ * A speedup as people read it, with two significant digits and an "x":
+ * 0.033x, 0.50x, 1.5x, 27x, 130x, 1200x ("%.1fx" shows a 30x loss as
+ * 0.0x). 0 gives "0x", a negative value the same digits with its sign,
+ * NaN or Inf "-". Every speedup hml prints goes through here. buf is
+ * always terminated (size > 0).
+ */
+void hml__format_speedup(char *buf, size_t size, double x);
+
+/** A summary of speedups as "27x (25x-29x)": its mean, min and max. */
+void hml__format_speedup_range(char *buf, size_t size, const hml__summary *s);
+
 #ifdef __cplusplus
 }
 #endif

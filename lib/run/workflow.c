@@ -413,6 +413,56 @@ static int parse_qoi(const vctx *v, hml__workflow *w)
 	return 0;
 }
 
+/* Statuses are those of a normal exit: 0 to 255. */
+static int parse_success_codes(const vctx *v, hml__workflow *w)
+{
+	json_t *a, *item;
+	size_t i, n;
+	int rc;
+
+	if ((rc = get(v, w->json, "", "success_exit_codes", 0, &a)) < 0)
+		return rc;
+	n = a ? json_array_size(a) : 1;
+	if (a && (!json_is_array(a) || n == 0))
+		return bad_key(v, "success_exit_codes",
+		               "must be a non-empty array of exit statuses (integers from 0 to 255)");
+	if (!(w->success_codes = calloc(n, sizeof(*w->success_codes))))
+		return hml__error_oom();
+	w->nsuccess_codes = n;
+	json_array_foreach(a, i, item) {
+		if (!json_is_integer(item) || json_integer_value(item) < 0 ||
+		    json_integer_value(item) > 255)
+			return bad_key(v, "success_exit_codes",
+			               "must be an array of exit statuses from 0 to 255 (item %zu is not)", i);
+		w->success_codes[i] = (int)json_integer_value(item);
+	}
+	return 0;
+}
+
+/* The pattern is compiled here, so that a bad one fails before anything runs. */
+static int parse_verify(const vctx *v, hml__workflow *w)
+{
+	static const char *const keys[] = { "pattern", NULL };
+	json_t *o;
+	char why[256];
+	int rc;
+
+	if ((rc = get_object(v, w->json, "", "verify", 0, &o)) < 0 || !o ||
+	    (rc = check_keys(v, o, "verify", keys)) < 0 ||
+	    (rc = get_string(v, o, "verify", "pattern", 1, &w->verify_pattern)) < 0)
+		return rc;
+	if (!(w->verify_re = calloc(1, sizeof(*w->verify_re))))
+		return hml__error_oom();
+	if ((rc = regcomp(w->verify_re, w->verify_pattern, REG_EXTENDED | REG_NOSUB)) != 0) {
+		regerror(rc, w->verify_re, why, sizeof(why));
+		free(w->verify_re);
+		w->verify_re = NULL;
+		return bad_key(v, "verify.pattern", "is not a POSIX extended regular expression: %s",
+		               why);
+	}
+	return 0;
+}
+
 /* The program, relative to the workflow's directory; it must be runnable. */
 static int resolve_program(const vctx *v, hml__workflow *w, const char *program)
 {
@@ -439,7 +489,8 @@ static int resolve_program(const vctx *v, hml__workflow *w, const char *program)
 static int validate(hml__workflow *w)
 {
 	static const char *const keys[] = { "schema_version", "name", "description",
-		"program", "env", "collect", "evaluate", "regions", "qoi", NULL };
+		"program", "env", "collect", "evaluate", "regions", "qoi", "success_exit_codes",
+		"verify", NULL };
 	vctx v = { w->path };
 	char *program = NULL;
 	int64_t schema;
@@ -464,7 +515,9 @@ static int validate(hml__workflow *w)
 	    (rc = parse_collect(&v, w)) < 0 ||
 	    (rc = parse_evaluate(&v, w)) < 0 ||
 	    (rc = parse_regions(&v, w)) < 0 ||
-	    (rc = parse_qoi(&v, w)) < 0)
+	    (rc = parse_qoi(&v, w)) < 0 ||
+	    (rc = parse_success_codes(&v, w)) < 0 ||
+	    (rc = parse_verify(&v, w)) < 0)
 		goto done;
 	if (!name_ok(w->name)) {
 		rc = bad_key(&v, "name", "is '%s': a workflow name has at most %d " NAME_CHARS,
@@ -507,6 +560,21 @@ done:
 	return out;
 }
 
+/* A name found nowhere; when ./NAME holds a workflow.json, that is most
+ * likely what was meant, and a name is never looked up in the working
+ * directory: say so. */
+static int unknown_name(const char *name, const char *dirs)
+{
+	char local[LABEL_MAX + 32];
+	struct stat st;
+
+	snprintf(local, sizeof(local), "%s/workflow.json", name);
+	if (stat(local, &st) == 0 && S_ISREG(st.st_mode))
+		return hml__error_set(HML_ENOTFOUND,
+			"unknown workflow '%s'; did you mean ./%s? (looked in: %s)", name, name, dirs);
+	return hml__error_set(HML_ENOTFOUND, "unknown workflow '%s' (looked in: %s)", name, dirs);
+}
+
 /* Find NAME/workflow.json along the search path (*out malloc'ed). */
 static int find_bundled(const char *name, char **out)
 {
@@ -547,8 +615,7 @@ static int find_bundled(const char *name, char **out)
 		free(cand);
 		dlen += (size_t)sprintf(dirs + dlen, "%s%s", dlen ? ", " : "", tok);
 	}
-	rc = hml__error_set(HML_ENOTFOUND, "unknown workflow '%s' (looked in: %s)", name,
-	                    dlen ? dirs : "nothing");
+	rc = unknown_name(name, dlen ? dirs : "nothing");
 done:
 	free(path);
 	free(list);
@@ -659,8 +726,67 @@ void hml__workflow_free(hml__workflow *w)
 	hml__strv_free(w->evaluate_args);
 	free(w->qoi_dataset);
 	free(w->qoi_metric);
+	free(w->success_codes);
+	free(w->verify_pattern);
+	if (w->verify_re)
+		regfree(w->verify_re);
+	free(w->verify_re);
 	json_decref(w->json);
 	free(w);
+}
+
+int hml__workflow_exit_ok(const hml__workflow *w, int code)
+{
+	for (size_t i = 0; i < w->nsuccess_codes; i++)
+		if (w->success_codes[i] == code)
+			return 1;
+	return w->nsuccess_codes == 0 && code == 0;
+}
+
+int hml__workflow_verify(const hml__workflow *w, const char *log, int *passed)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	FILE *f;
+
+	*passed = 1;
+	if (!w->verify_re)
+		return 0;
+	*passed = 0;
+	if (!(f = fopen(log, "r")))
+		return hml__error_set(errno == ENOENT ? HML_ENOTFOUND : HML_EIO, "cannot read '%s': %s",
+		                      log, strerror(errno));
+	while (!*passed && (len = getline(&line, &cap, f)) >= 0) {
+		if (len > 0 && line[len - 1] == '\n')
+			line[len - 1] = '\0';
+		*passed = regexec(w->verify_re, line, 0, NULL, 0) == 0;
+	}
+	free(line);
+	fclose(f);
+	return 0;
+}
+
+static int has_seed(char *const *args)
+{
+	for (; *args; args++)
+		if (strstr(*args, "{seed}"))
+			return 1;
+	return 0;
+}
+
+int hml__workflow_same_inputs(const hml__workflow *w, char *const *collect_args,
+                              char *const *evaluate_args)
+{
+	char *const *c = collect_args ? collect_args : w->collect_args;
+	char *const *e = evaluate_args ? evaluate_args : w->evaluate_args;
+
+	if (!c || !e || has_seed(c))
+		return 0;
+	for (; *c && *e; c++, e++)
+		if (strcmp(*c, *e) != 0)
+			return 0;
+	return !*c && !*e;
 }
 
 const hml__workflow_region *hml__workflow_region_find(const hml__workflow *w,

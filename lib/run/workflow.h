@@ -17,8 +17,10 @@
  *                "train": {"epochs": 100, "batch": 256, "lr": 0.001},
  *                "search_space": { ... free-form, used by hml search ... }}}
  *   ],
- *   "qoi": {"dataset": "price", "metric": "rmse"}    // metric: rmse | mape | max_abs
+ *   "qoi": {"dataset": "price", "metric": "rmse"},   // metric: rmse | mape | max_abs
  *          optional "mape_floor": 1.0 (MAPE over |accurate| >= 1 only)
+ *   "success_exit_codes": [0, 1],          // optional, default [0]: statuses 0-255
+ *   "verify": {"pattern": "Verification: PASSED"}   // optional, POSIX extended regex
  * }
  *
  * "{seed}" in an argument is replaced by the run's seed (collect: seed,
@@ -31,6 +33,7 @@
 #include <stdint.h>
 
 #include <jansson.h>
+#include <regex.h>
 
 /* The largest seed of any run (collect.seed, hml collect --seed S and every
  * S+k-1 of its runs). */
@@ -68,6 +71,10 @@ typedef struct hml__workflow {
 	char *qoi_dataset;
 	char *qoi_metric;    /**< "rmse", "mape" or "max_abs" */
 	double qoi_mape_floor; /**< "mape_floor": MAPE leaves out |accurate| below it; 0: relative rule */
+	int *success_codes;  /**< "success_exit_codes": statuses a run may end with ({0}) */
+	size_t nsuccess_codes;
+	char *verify_pattern;/**< "verify.pattern": the program's own check, or NULL */
+	regex_t *verify_re;  /**< it compiled (REG_EXTENDED), or NULL */
 	json_t *json;        /**< the whole document */
 	char sha256[65];     /**< of the workflow.json file */
 } hml__workflow;
@@ -79,7 +86,8 @@ typedef struct hml__workflow {
  * directories, each holding NAME/workflow.json), then next to the hml
  * executable: <exe>/../workflows (build tree) and
  * <exe>/../libexec/hml/workflows (installed).
- * Errors: HML_ENOTFOUND "unknown workflow 'NAME' (looked in: DIRS)" or
+ * Errors: HML_ENOTFOUND "unknown workflow 'NAME' (looked in: DIRS)" (with
+ * "; did you mean ./NAME?" after the name when ./NAME/workflow.json exists) or
  * "cannot read workflow 'PATH': <strerror>"; HML_EINVALID "invalid
  * workflow name 'N'", "cannot read workflow 'PATH': not a regular file",
  * "workflow 'PATH': invalid JSON: <text> (line L, column C)",
@@ -110,6 +118,28 @@ void hml__workflow_train_options(const hml__workflow_region *r, struct hml__trai
 /** The region with `label`, or NULL; label NULL gives the only/first region. */
 const hml__workflow_region *hml__workflow_region_find(const hml__workflow *w,
                                                       const char *label);
+
+/** 1 when a run that exited with status `code` succeeded: `code` is one
+ *  of the workflow's success_exit_codes (0 alone by default). */
+int hml__workflow_exit_ok(const hml__workflow *w, int code);
+
+/**
+ * The program's own verification of a run (verify.pattern): *passed 1 when
+ * a line of the run's output `log` matches the pattern, else 0; 1 when the
+ * workflow has no pattern (nothing is read then). Lines are matched one by
+ * one, without their newline. 0, or HML_ENOTFOUND / HML_EIO "cannot read
+ * 'LOG': <strerror>".
+ */
+int hml__workflow_verify(const hml__workflow *w, const char *log, int *passed);
+
+/**
+ * 1 when a run with `evaluate_args` would run the inputs a collection with
+ * `collect_args` ran (each NULL: the workflow's own): collect's arguments
+ * hold no "{seed}" and the two lists are equal. The QoI error of such an
+ * evaluation measures memorisation, not generalisation.
+ */
+int hml__workflow_same_inputs(const hml__workflow *w, char *const *collect_args,
+                              char *const *evaluate_args);
 
 /** Directories searched for bundled workflows, ':'-joined (malloc'ed). */
 char *hml__workflow_search_path(void);

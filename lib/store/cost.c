@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/profile_file.h"
 #include "store/cost.h"
 
 #define F_ORIGINAL "original_seconds"
@@ -22,6 +23,26 @@ int hml__cost_put(json_t *rec, double original_s, double collect_s, double per_r
 	if (per_row > 0 && isfinite(per_row) &&
 	    json_object_set_new(rec, F_PER_ROW, json_real(per_row)) < 0)
 		return hml__error_oom();
+	return 0;
+}
+
+int hml__cost_times_add(hml__cost_times *t, size_t n, const char *path)
+{
+	for (size_t i = 0; i < n; i++) {
+		hml__profile_record rec;
+		int rc = hml__profile_file_find(path, t[i].label, &rec);
+
+		if (rc == HML_ENOTFOUND)   /* the run never entered the region */
+			continue;
+		if (rc < 0)
+			return rc;
+		if (!(rec.stats.region_s >= rec.stats.original_s))
+			return hml__error_set(HML_EINVALID, "profile '%s': region '%s' took %g s, less "
+			                      "than its original code's %g s", path, t[i].label,
+			                      rec.stats.region_s, rec.stats.original_s);
+		t[i].original_s += rec.stats.original_s;
+		t[i].region_s += rec.stats.region_s;
+	}
 	return 0;
 }
 
@@ -127,6 +148,13 @@ void hml__predict(hml__prediction *p, const hml__region_cost *c, double latency,
 	p->end_to_end = after > 0 ? c->app_s / c->runs / after : NAN;
 }
 
+double hml__predict_run(const hml__prediction *p, double wall, double region)
+{
+	double after = wall - region + region / p->region + p->startup;
+
+	return after > 0 ? wall / after : NAN;   /* NaN when a figure is */
+}
+
 char *hml__cost_seconds_text(char *buf, size_t size, double s)
 {
 	static const struct { double scale; const char *unit; } units[] = {
@@ -142,16 +170,5 @@ char *hml__cost_seconds_text(char *buf, size_t size, double s)
 		u++;
 	s /= units[u].scale;
 	snprintf(buf, size, s >= 99.5 ? "%.0f %s" : "%.2g %s", s, units[u].unit);
-	return buf;
-}
-
-char *hml__speedup_text(char *buf, size_t size, double x)
-{
-	if (isnan(x) || x < 0)
-		snprintf(buf, size, "unknown");
-	else if (x >= 99.5)
-		snprintf(buf, size, "%.0fx", x);
-	else
-		snprintf(buf, size, "%.2gx", x);
 	return buf;
 }

@@ -61,6 +61,24 @@ typedef struct hml__prediction {
 	int slower;           /**< 1: model_per_row >= cost_per_row (both known) */
 } hml__prediction;
 
+/** What the profiles of collect runs say of one region (writer side). */
+typedef struct hml__cost_times {
+	const char *label;   /**< the region (borrowed) */
+	double original_s;   /**< its original code's time, summed */
+	double region_s;     /**< its whole time in collect mode, summed (the rest of it
+	                          is the collector's) */
+} hml__cost_times;
+
+/**
+ * Add the profile at `path` (HML_PROFILE of a finished collect run; the
+ * runtime's profile_file.h) to each of t[0 .. n): a region the run never
+ * entered adds nothing. Errors: the profile reader's (a missing or
+ * damaged profile), HML_EINVALID when a region's time is less than its
+ * original code's; the caller then records no cost: a sum over part of
+ * the runs would mislead.
+ */
+int hml__cost_times_add(hml__cost_times *t, size_t n, const char *path);
+
 /**
  * Record a region's cost in its data-set region record `rec` (an object):
  * "original_seconds" and "collect_seconds" when both are >= 0 and finite
@@ -96,16 +114,18 @@ void hml__predict(hml__prediction *p, const hml__region_cost *c, double latency,
                   double startup);
 
 /**
+ * The end-to-end speedup p predicts for a run that took `wall` seconds
+ * with `region` of them in the region's original code: wall over the
+ * same run with the region's share divided by p->region and the form's
+ * start-up added; NaN when a figure is unknown.
+ */
+double hml__predict_run(const hml__prediction *p, double wall, double region);
+
+/**
  * "2.2 us", "40 ns", "1.3 ms", "2.5 s": seconds with two significant
  * digits in the unit that fits; "unknown" for NaN. Returns buf.
  */
 char *hml__cost_seconds_text(char *buf, size_t size, double seconds);
-
-/**
- * A speedup with two significant digits: "0.21x", "5.1x", "27x", "130x";
- * "unknown" for NaN. Returns buf.
- */
-char *hml__speedup_text(char *buf, size_t size, double speedup);
 
 #ifdef __cplusplus
 }

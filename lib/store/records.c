@@ -144,6 +144,24 @@ int64_t hml__records_max_seed(const hml__store *s)
 	return max;
 }
 
+const char *hml__records_dataset_with_argv(const hml__store *s, char *const *argv)
+{
+	hml__dataset_view d;
+	const json_t *run;
+	json_t *want = json_array();
+	const char *id = NULL;
+	size_t k;
+
+	for (char *const *a = argv; want && *a; a++)
+		json_array_append_new(want, hml__json_bytes(*a));
+	for (size_t i = 0; want && !id && hml__records_dataset_at(&d, s, i); i++)
+		json_array_foreach(d.runs, k, run)
+			if (json_equal(json_object_get(run, "argv"), want))
+				id = d.id;
+	json_decref(want);
+	return id;
+}
+
 int hml__records_model_at(hml__model_view *out, const hml__store *s, size_t i)
 {
 	const json_t *rec = at(s, "models", i);
@@ -441,4 +459,24 @@ int hml__records_set_qoi_check(hml__store *s, const char *search, const json_t *
 		return hml__error_set(HML_ENOTFOUND, "no search '%s' in experiment '%s'", search,
 		                      hml__store_dir(s));
 	return hml__store_update(s, set_qoi_check, &u);
+}
+
+int hml__records_sole_workflow(const hml__store *s, const char **path, const char **name,
+                               const char **other)
+{
+	hml__dataset_view d;
+
+	*path = *name = *other = NULL;
+	for (size_t i = 0; hml__records_dataset_at(&d, s, i); i++) {
+		if (!d.workflow_path)
+			continue;
+		if (!*path) {
+			*path = d.workflow_path;
+			*name = d.workflow_name;
+		} else if (strcmp(*path, d.workflow_path) != 0) {
+			*other = d.workflow_name;
+			return -1;
+		}
+	}
+	return *path ? 1 : 0;
 }

@@ -172,6 +172,22 @@ int64_t hml__records_max_seed(const hml__store *s);
  */
 int hml__records_set_qoi_check(hml__store *s, const char *search, const json_t *report);
 
+/**
+ * The id of the first data set of the experiment one of whose runs ran
+ * exactly `argv` (NULL-terminated, the program first; runs[].argv), or
+ * NULL when none did.
+ */
+const char *hml__records_dataset_with_argv(const hml__store *s, char *const *argv);
+
+/**
+ * The workflow the experiment's data sets ran (their workflow.path), when
+ * they all ran one: 1, *path and *name (borrowed) set; 0 and *path NULL
+ * when no data set records one; -1 when they ran several, *name and
+ * *other naming two of them (either may be NULL).
+ */
+int hml__records_sole_workflow(const hml__store *s, const char **path, const char **name,
+                               const char **other);
+
 /** Records in `collection` ("models", "datasets", ...) of the manifest. */
 size_t hml__records_count(const hml__store *s, const char *collection);
 

@@ -119,7 +119,7 @@ snapshot() {
 	assert_output --partial "m2  binomial  -               -         -          -           -          -"
 	assert_output --partial "p1  m1     max-error 0.05  no      HML_MODE_BINOMIAL=infer HML_MODEL_BINOMIAL=/abs/exp/models/m1.pt"
 	assert_output --partial "p2  m2     id              yes     -"
-	assert_output --partial "e1  m1     price rmse  0.0021  3.46x"
+	assert_output --partial "e1  m1     price rmse  0.0021  3.5x"
 }
 
 @test "--json lists the records exactly as the manifest stores them" {

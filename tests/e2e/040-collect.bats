@@ -253,6 +253,17 @@ no_tmp() {
 	[ ! -e exp ]
 }
 
+@test "a name that is not a workflow but ./NAME/workflow.json exists: the error suggests ./NAME" {
+	app foo 'exec '"$BINOMIAL"' "$@"'
+	wf foo app.sh 'd["name"] = "foo"'
+	run hml -C exp collect foo "${TINY[@]}"
+	[ "$status" -eq 3 ]
+	assert_output "hml: error: unknown workflow 'foo'; did you mean ./foo? (looked in: $HML_BUILD_DIR/workflows, $HML_BUILD_DIR/libexec/hml/workflows)"
+	[ ! -e exp ]
+	run hml -q -C exp collect ./foo "${TINY[@]}"
+	assert_success
+}
+
 @test "HML_WORKFLOW_PATH finds a workflow by name before the bundled ones" {
 	app wfs/binomial 'echo "from the path" >&2; exec '"$BINOMIAL"' "$@"'
 	wf wfs/binomial app.sh
@@ -365,6 +376,53 @@ exit 0'
 	[ "$(m '[r["status"] for r in d["datasets"][0]["runs"]]')" = "['exit 0', 'exit 3']" ]
 	[ "$(m 'd["datasets"][0]["complete"]')" = False ]
 	[ "$(h5 exp/data/d1.h5 'f["binomial/input"].shape')" = "(8192, 5)" ]
+}
+
+@test "an exit status the workflow declares success (success_exit_codes) is a successful run" {
+	# Exits 1 after collecting, as programs that report a result by status do.
+	app one "$BINOMIAL"' "$@" || exit 9
+exit 1'
+	wf one app.sh 'd["name"] = "one"; d["success_exit_codes"] = [0, 1]'
+	run --separate-stderr hml -C exp --json collect ./one --runs 2 "${TINY[@]}"
+	assert_success
+	echo "$output" > out.json
+	[ "$(json out.json 'd["dataset"]["complete"]')" = True ]
+	[ "$(json out.json '[r["exit_code"] for r in d["dataset"]["runs"]]')" = "[1, 1]" ]
+	# Undeclared, the same status is a failed run: the data is kept incomplete.
+	wf one app.sh 'd["name"] = "one"'
+	run --separate-stderr hml -C exp collect ./one "${TINY[@]}"
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"hml: error: application 'one' exited with status 1 (run 1 of 1); kept 1024 rows of region 'binomial' as incomplete data set d2" ]]
+	# A bad declaration is invalid input naming the key; nothing runs.
+	wf one app.sh 'd["success_exit_codes"] = [0, 300]'
+	cp exp/manifest.json before.json
+	run hml -C exp collect ./one "${TINY[@]}"
+	[ "$status" -eq 3 ]
+	assert_output "hml: error: workflow '$WORK/one/workflow.json': key 'success_exit_codes' must be an array of exit statuses from 0 to 255 (item 1 is not)"
+	wf one app.sh 'd["verify"] = {"pattern": "PASSED ("}'
+	run hml -C exp collect ./one "${TINY[@]}"
+	[ "$status" -eq 3 ]
+	assert_output --partial "hml: error: workflow '$WORK/one/workflow.json': key 'verify.pattern' is not a POSIX extended regular expression: "
+	[ "${#lines[@]}" -eq 1 ]
+	cmp before.json exp/manifest.json
+}
+
+@test "collect on evaluate's inputs (no {seed} in the arguments, or a run of evaluate's command line): one warning" {
+	wf same "$BINOMIAL" 'd["collect"]["args"] = d["evaluate"]["args"] = ["--options", "1024", "--batch", "1024"]'
+	run --separate-stderr hml -q -C exp collect ./same
+	assert_success
+	[ "$stderr" = "hml: warning: evaluate runs the inputs the data was collected on (the collect arguments have no {seed} and are evaluate's): the QoI error measures memorisation" ]
+	run --separate-stderr hml -q -C exp3 collect ./same --args '--options 1024 --batch 1024 --seed {seed}'
+	assert_success
+	[ -z "$stderr" ]
+	# In exp, d1 ran evaluate's command line: d2 is warned about, whatever its seeds.
+	run --separate-stderr hml -q -C exp collect ./same --args '--options 1024 --batch 1024 --seed {seed}'
+	assert_success
+	[ "$stderr" = "hml: warning: evaluate runs the inputs the data was collected on (data set d1 ran the same command line): the QoI error measures memorisation" ]
+	# A seeded run that is evaluate's command line (binomial's: seed 42).
+	run --separate-stderr hml -q -C exp2 collect binomial --seed 42
+	assert_success
+	[ "$stderr" = "hml: warning: evaluate runs the inputs the data was collected on (data set d1 ran the same command line): the QoI error measures memorisation" ]
 }
 
 @test "an application that fails before collecting registers nothing (exit 1)" {

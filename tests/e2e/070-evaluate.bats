@@ -87,6 +87,93 @@ EOF2
 	assert_output --regexp "latency: +torchscript [0-9.e+-]+ us per sample at batch"
 }
 
+# verify_workflow DIR [PYTHON]: binomial wrapped so that it verifies itself as
+# some real codes do: "Verification: PASSED" from an accurate run, "FAILED"
+# and exit status 1 from a surrogate run; the workflow declares status 1 a
+# success and the verification's pattern, changed by the statements PYTHON.
+verify_workflow() {
+	mkdir -p "$1"
+	cat > "$1/wrap" <<EOF2
+#!/bin/sh
+"$BINOMIAL" "\$@" || exit 9
+if [ -n "\$HML_MODEL_BINOMIAL" ]; then echo "Verification: FAILED"; exit 1; fi
+echo "Verification: PASSED"
+EOF2
+	chmod +x "$1/wrap"
+	wrap_workflow "$1"
+	"$PY" - "$1/workflow.json" "${2:-pass}" <<'EOF2'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["success_exit_codes"] = [0, 1]
+d["verify"] = {"pattern": "^Verification: PASSED$"}
+exec(sys.argv[2])
+json.dump(d, open(sys.argv[1], "w"))
+EOF2
+}
+
+@test "a declared exit status is success; the program's own verification is reported, not a crash" {
+	verify_workflow wf
+	hml -q -C exp2 collect wf/workflow.json --args '--options 2048 --batch 512 --seed {seed}' >/dev/null
+	hml -q -C exp2 train --epochs 1 --threads 1 --arch mlp:8 >/dev/null
+	EARGS=(--repeat 1 --args '--options 2048 --batch 512 --seed 9')
+	run --separate-stderr hml -q -C exp2 --json evaluate m1 "${EARGS[@]}"
+	assert_success
+	[ "$stderr" = "hml: warning: the surrogate runs failed the program's own verification ('^Verification: PASSED\$')" ]
+	echo "$output" > out.json
+	v='d["evaluation"]["verification"]'
+	[ "$(json out.json "$v['pattern']")" = '^Verification: PASSED$' ]
+	[ "$(json out.json "$v['accurate']")" = "{'passed': True, 'runs': 2, 'failed_runs': 0}" ]
+	[ "$(json out.json "$v['surrogate']")" = "{'passed': False, 'runs': 2, 'failed_runs': 2}" ]
+	[ "$(json out.json "$v == json.load(open('exp2/manifest.json'))['evaluations'][0]['verification']")" = True ]
+	[ "$(json out.json 'd["evaluation"]["qoi"]["values"]')" = 2048 ]
+	run --separate-stderr hml -C exp2 evaluate m1 "${EARGS[@]}"
+	assert_success
+	assert_line "verification:    accurate passed, surrogate FAILED (2 of 2 runs)  [pattern: ^Verification: PASSED\$]"
+	# A workflow without a pattern records none.
+	verify_workflow wf 'del d["verify"]'
+	run --separate-stderr hml -q -C exp2 --json evaluate m1 "${EARGS[@]}"
+	assert_success
+	[ -z "$stderr" ]
+	echo "$output" > none.json
+	[ "$(json none.json '"verification" in d["evaluation"]')" = False ]
+	# Status 1 undeclared: the surrogate run failed, as before; nothing recorded.
+	verify_workflow wf 'del d["success_exit_codes"]'
+	cp exp2/manifest.json before.json
+	run hml -C exp2 evaluate m1 "${EARGS[@]}"
+	[ "$status" -eq 1 ]
+	assert_output --partial "Verification: FAILED"
+	assert_output --partial "hml: error: surrogate run of '$WORK/wf/wrap' failed: exit 1"
+	cmp before.json exp2/manifest.json
+	# hml deploy's QoI check runs take a declared status as success too.
+	verify_workflow wf
+	run --separate-stderr hml -q -C exp2 --json deploy --max-qoi-error 1e9
+	assert_success
+	echo "$output" > dep.json
+	[ "$(json dep.json '[("failed" in c, c["within"]) for c in d["deployment"]["qoi_check"]["checks"]]')" = "[(False, True)]" ]
+}
+
+@test "evaluate on the inputs the data was collected on: one warning line" {
+	# The very command line of d1's run (setup_file: seed 1).
+	run --separate-stderr hml -q -C exp --json evaluate m1 --repeat 1 --args '--options 8192 --seed 1'
+	assert_success
+	[ "$stderr" = "hml: warning: evaluate runs the inputs the data was collected on (data set d1 ran the same command line): the QoI error measures memorisation" ]
+	# Another seed: no warning.
+	run --separate-stderr hml -q -C exp --json evaluate m1 --repeat 1 --args '--options 8192 --seed 2'
+	assert_success
+	[ -z "$stderr" ]
+	# A workflow whose collect args have no {seed} and are its evaluate args.
+	mkdir wf
+	printf '#!/bin/sh\nexec "%s" "$@"\n' "$BINOMIAL" > wf/wrap
+	chmod +x wf/wrap
+	wrap_workflow wf
+	"$PY" -c 'import json; p="wf/workflow.json"; d=json.load(open(p)); d["collect"]["args"] = d["evaluate"]["args"] = ["--options", "1024", "--batch", "512"]; json.dump(d, open(p, "w"))'
+	hml -q -C exp2 collect wf/workflow.json --args '--options 1024 --batch 512 --seed {seed}' 2>/dev/null >/dev/null
+	hml -q -C exp2 train --epochs 1 --threads 1 --arch mlp:8 >/dev/null
+	run --separate-stderr hml -q -C exp2 --json evaluate m1 --repeat 1
+	assert_success
+	[ "$stderr" = "hml: warning: evaluate runs the inputs the data was collected on (the collect arguments have no {seed} and are evaluate's): the QoI error measures memorisation" ]
+}
+
 @test "no deployment and no model named: exit 3" {
 	run hml -C exp evaluate
 	[ "$status" -eq 3 ]
@@ -155,7 +242,7 @@ EOF2
 	cp exp2/manifest.json before.json
 	for mode in fifo huge; do
 		echo "$mode" > wf/mode
-		run timeout -s KILL 120 "$HML" -q -C exp2 evaluate m1 --repeat 1 --args '--options 2048 --batch 512 --seed 1'
+		run timeout -s KILL 120 "$HML" -q -C exp2 evaluate m1 --repeat 1 --args '--options 2048 --batch 512 --seed 2'
 		[ "$status" -eq 1 ]
 		assert_output --regexp "^hml: error: cannot read profile '[^']*/a0.json': (not a regular file|it is larger than 8388608 bytes)$"
 		cmp before.json exp2/manifest.json

@@ -2,8 +2,7 @@
  * tests/unit/cost.c - the region's collected cost and predicted speedups
  * (lib/store/cost.c): the fields hml collect writes read back through a
  * store (one data set, several, one without the fields, one missing),
- * the prediction per row and end to end, and the texts of seconds and
- * speedups.
+ * the prediction per row and end to end, and the text of seconds.
  */
 #include <math.h>
 #include <stdio.h>
@@ -142,12 +141,6 @@ TEST(texts)
 	CHECK_STR(hml__cost_seconds_text(b, sizeof(b), 2.5), "2.5 s");
 	CHECK_STR(hml__cost_seconds_text(b, sizeof(b), 0.9999), "1 s");
 	CHECK_STR(hml__cost_seconds_text(b, sizeof(b), NAN), "unknown");
-	CHECK_STR(hml__speedup_text(b, sizeof(b), 0.21), "0.21x");
-	CHECK_STR(hml__speedup_text(b, sizeof(b), 0.0333), "0.033x");
-	CHECK_STR(hml__speedup_text(b, sizeof(b), 5.14), "5.1x");
-	CHECK_STR(hml__speedup_text(b, sizeof(b), 27.4), "27x");
-	CHECK_STR(hml__speedup_text(b, sizeof(b), 130.4), "130x");
-	CHECK_STR(hml__speedup_text(b, sizeof(b), NAN), "unknown");
 }
 
 int main(void)

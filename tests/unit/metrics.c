@@ -1,5 +1,7 @@
 /* Unit tests: error metrics and summaries (lib/deploy/metrics.c). */
 #include <math.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "check.h"
 #include "deploy/metrics.h"
@@ -105,6 +107,37 @@ TEST(summary)
 	CHECK(isnan(s.mean));
 }
 
+/* Two significant digits, whatever the decade. */
+TEST(format_speedup)
+{
+	static const struct { double x; const char *want; } cases[] = {
+		{ 0.0333, "0.033x" }, { 1.0 / 30, "0.033x" }, { 0.5, "0.50x" }, { 0.74, "0.74x" },
+		{ 0.99, "0.99x" }, { 1, "1.0x" }, { 1.54, "1.5x" }, { 9.96, "10x" },
+		{ 27.4, "27x" }, { 104.2, "100x" }, { 134, "130x" }, { 1234, "1200x" },
+		{ 0.000123, "0.00012x" }, { 0.0996, "0.10x" }, { 0, "0x" }, { -2.5, "-2.5x" },
+		{ NAN, "-" }, { INFINITY, "-" },
+	};
+	char buf[32], tiny[4];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		hml__format_speedup(buf, sizeof(buf), cases[i].x);
+		if (strcmp(buf, cases[i].want) != 0)
+			fprintf(stderr, "format_speedup(%g): '%s', want '%s'\n", cases[i].x, buf,
+			        cases[i].want);
+		CHECK_STR(buf, cases[i].want);
+	}
+	hml__format_speedup(tiny, sizeof(tiny), 0.0333);
+	CHECK_STR(tiny, "0.0");
+	{
+		const double v[] = { 25.2, 27.4, 29.6 };
+		hml__summary sum;
+
+		hml__summary_compute(&sum, v, 3);
+		hml__format_speedup_range(buf, sizeof(buf), &sum);
+		CHECK_STR(buf, "27x (25x-30x)");
+	}
+}
+
 int main(void)
 {
 	RUN(errors_known_values);
@@ -114,5 +147,6 @@ int main(void)
 	RUN(errors_empty);
 	RUN(metric_by_name);
 	RUN(summary);
+	RUN(format_speedup);
 	return check_report();
 }

@@ -156,9 +156,9 @@ TEST(bad_arguments)
 	CHECK_FAILS(hml_qoi_write("x", NULL, HML_F64, 1, s4), HML_EINVALID,
 	            "quantity of interest 'x': data is NULL");
 	CHECK_FAILS(hml_qoi_write("x", v, (hml_dtype)9, 1, s4), HML_EINVALID,
-	            "dtype 9 is not float32 or float64");
-	CHECK_FAILS(hml_qoi_write("x", v, HML_I32, 1, s4), HML_EINVALID,
-	            "dtype 3 is not float32 or float64");
+	            "dtype 9 is not float32, float64, int32 or int64");
+	CHECK_FAILS(hml_qoi_write("x", v, (hml_dtype)0, 1, s4), HML_EINVALID,
+	            "dtype 0 is not float32, float64, int32 or int64");
 	CHECK_FAILS(hml_qoi_write("x", v, HML_F64, 0, s4), HML_EINVALID, "0 dims");
 	CHECK_FAILS(hml_qoi_write("x", v, HML_F64, 9, s9), HML_EINVALID, "9 dims");
 	CHECK_FAILS(hml_qoi_write("x", v, HML_F64, -1, s4), HML_EINVALID, "-1 dims");

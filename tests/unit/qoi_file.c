@@ -50,6 +50,32 @@ TEST(round_trip_double_and_float)
 	free(back);
 }
 
+/* Integer QoIs are stored as integers and read back as doubles. */
+TEST(round_trip_integers)
+{
+	int32_t i32[4] = { -7, 0, 2147483647, 12 };
+	int64_t i64[3] = { INT64_C(1) << 40, -3, INT64_C(9007199254740993) };
+	char path[640];
+	double *back = NULL;
+	size_t n = 0;
+
+	path_of(path, sizeof(path), "int.h5");
+	unlink(path);
+	CHECK_OK(hml_qoi_write_to(path, "cells", i32, HML_I32, 2, (int64_t[]){ 2, 2 }));
+	CHECK_OK(hml__qoi_file_write(path, "dates", i64, HML_I64, 1, (int64_t[]){ 3 }));
+	CHECK_OK(hml__qoi_file_read(path, "cells", &back, &n));
+	CHECK_EQ_INT(n, 4);
+	for (size_t i = 0; back && i < n; i++)
+		CHECK(back[i] == (double)i32[i]);
+	free(back);
+	CHECK_OK(hml__qoi_file_read(path, "dates", &back, &n));
+	CHECK_EQ_INT(n, 3);
+	/* 2^53 + 1 has no double: it is rounded, as the header says. */
+	CHECK(back && back[0] == 1099511627776.0 && back[1] == -3.0 &&
+	      back[2] == 9007199254740992.0);
+	free(back);
+}
+
 TEST(read_errors)
 {
 	char path[640];
@@ -94,6 +120,7 @@ int main(void)
 	if (tmp_dir_make("qoi_file") < 0)
 		return 1;
 	RUN(round_trip_double_and_float);
+	RUN(round_trip_integers);
 	RUN(read_errors);
 	RUN(shape_overflow_refused);
 	tmp_dir_remove();

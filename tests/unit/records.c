@@ -94,6 +94,21 @@ TEST(views)
 	CHECK_EQ_INT(hml__records_max_seed(s), 7);
 	CHECK_OK(hml__records_dataset(&d, s, "d2"));
 	CHECK_EQ_INT(json_array_size(d.runs), 4);
+	/* The data set a command line was collected with (runs[].argv), as
+	 * hml evaluate's warning asks; bytes that are not UTF-8 compare too. */
+	{
+		char *ran[] = { "/x/app", "--n", "5", NULL }, *other[] = { "/x/app", "--n", NULL };
+		char *raw[] = { "/x/app", "\xff", NULL };
+
+		CHECK(hml__records_dataset_with_argv(s, ran) == NULL);
+		CHECK_OK(hml__store_add(s, "datasets", json_pack("{s:[{s:i, s:[s, s, s]}, {s:o}]}",
+		                        "runs", "seed", 1, "argv", "/x/app", "--n", "5", "argv",
+		                        json_pack("[s, {s:s}]", "/x/app", "hex", "ff")),
+		                        NULL, 0, 0, id, sizeof(id)));
+		CHECK_STR(hml__records_dataset_with_argv(s, ran), id);
+		CHECK_STR(hml__records_dataset_with_argv(s, raw), id);
+		CHECK(hml__records_dataset_with_argv(s, other) == NULL);
+	}
 
 	CHECK_OK(hml__records_model(&m, s, "m1"));
 	CHECK_STR(m.region, "binomial");

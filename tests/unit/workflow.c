@@ -316,7 +316,7 @@ TEST(path_forms)
 TEST(bundled_names)
 {
 	hml__workflow *w = NULL;
-	char env[1200], a[600], b[600], *sp;
+	char env[1200], a[600], b[600], cwd[1024], *sp;
 
 	snprintf(a, sizeof(a), "%s/bundle-a", tmpdir);
 	snprintf(b, sizeof(b), "%s/bundle-b", tmpdir);
@@ -348,6 +348,17 @@ TEST(bundled_names)
 	CHECK_CONTAINS(hml_error_last()->message, b);
 	CHECK_CONTAINS(hml_error_last()->message, "/libexec/hml/workflows)");
 	CHECK(w == NULL);
+	/* ./NAME/workflow.json is suggested, never loaded: a name is not a path. */
+	CHECK(getcwd(cwd, sizeof(cwd)) != NULL);
+	CHECK(chdir(tmpdir) == 0);
+	write_raw("local", VALID);
+	CHECK_FAILS(hml__workflow_load(&w, "local"), HML_ENOTFOUND,
+	            "unknown workflow 'local'; did you mean ./local? (looked in: ");
+	CHECK_OK(hml__workflow_load(&w, "./local"));
+	hml__workflow_free(w);
+	w = NULL;
+	CHECK(chdir(cwd) == 0);
+	CHECK_FAILS(hml__workflow_load(&w, "local"), HML_ENOTFOUND, "unknown workflow 'local' (looked in: ");
 	CHECK_FAILS(hml__workflow_load(&w, "bad name!"), HML_EINVALID,
 	            "invalid workflow name 'bad name!'");
 	CHECK_FAILS(hml__workflow_load(&w, ".."), HML_EINVALID, "invalid workflow name '..'");
@@ -458,6 +469,17 @@ static const bad_case bad_cases[] = {
 	{ "qoi.metric", "\"mse\"", HML_EINVALID, "key 'qoi.metric' must be \"rmse\", \"mape\" or \"max_abs\", not 'mse'" },
 	{ "qoi.mape_floor", "\"1\"", HML_EINVALID, "key 'qoi.mape_floor' must be a number >= 0" },
 	{ "qoi.mape_floor", "-1", HML_EINVALID, "key 'qoi.mape_floor' must be a number >= 0" },
+	{ "success_exit_codes", "[]", HML_EINVALID, "key 'success_exit_codes' must be a non-empty array of exit statuses (integers from 0 to 255)" },
+	{ "success_exit_codes", "0", HML_EINVALID, "key 'success_exit_codes' must be a non-empty array" },
+	{ "success_exit_codes", "[0, 256]", HML_EINVALID, "key 'success_exit_codes' must be an array of exit statuses from 0 to 255 (item 1 is not)" },
+	{ "success_exit_codes", "[-1]", HML_EINVALID, "(item 0 is not)" },
+	{ "success_exit_codes", "[\"1\"]", HML_EINVALID, "(item 0 is not)" },
+	{ "verify", "\"PASSED\"", HML_EINVALID, "key 'verify' must be an object" },
+	{ "verify", "{}", HML_EINVALID, "key 'verify.pattern' is missing" },
+	{ "verify", "{\"pattern\": \"\"}", HML_EINVALID, "key 'verify.pattern' must not be empty" },
+	{ "verify", "{\"pattern\": 1}", HML_EINVALID, "key 'verify.pattern' must be a string" },
+	{ "verify", "{\"pattern\": \"x\", \"stream\": \"stdout\"}", HML_EINVALID, "unknown key 'verify.stream'" },
+	{ "verify", "{\"pattern\": \"PASSED (\"}", HML_EINVALID, "key 'verify.pattern' is not a POSIX extended regular expression: " },
 	{ "program", "\"nope\"", HML_ENOTFOUND, "program '" },
 	{ "program", "\"/nonexistent/app\"", HML_ENOTFOUND, "program '/nonexistent/app' not found" },
 	{ "program", "\".\"", HML_ENOTFOUND, "is not a file" },
@@ -495,6 +517,80 @@ TEST(malformed_documents)
 	}
 }
 
+/* success_exit_codes and verify: read, defaulted, and applied to a run. */
+TEST(exit_codes_and_verify)
+{
+	json_t *doc = valid_doc();
+	hml__workflow *w = NULL;
+	char log[600];
+	int passed = -1;
+
+	CHECK_OK(hml__workflow_load(&w, write_doc("codes-default", doc)));
+	if (w) {
+		CHECK(hml__workflow_exit_ok(w, 0) && !hml__workflow_exit_ok(w, 1));
+		CHECK(w->verify_pattern == NULL && w->verify_re == NULL);
+		CHECK_OK(hml__workflow_verify(w, "/nonexistent/log", &passed));
+		CHECK_EQ_INT(passed, 1);
+	}
+	hml__workflow_free(w);
+	w = NULL;
+	set_path(doc, "success_exit_codes", json_pack("[i, i]", 0, 3));
+	set_path(doc, "verify", json_pack("{s:s}", "pattern", "^Verification: (PASSED|OK)$"));
+	CHECK_OK(hml__workflow_load(&w, write_doc("codes", doc)));
+	if (!w)
+		goto done;
+	CHECK(hml__workflow_exit_ok(w, 0) && hml__workflow_exit_ok(w, 3));
+	CHECK(!hml__workflow_exit_ok(w, 1) && !hml__workflow_exit_ok(w, 255));
+	CHECK_STR(w->verify_pattern, "^Verification: (PASSED|OK)$");
+	snprintf(log, sizeof(log), "%s/codes/run.log", tmpdir);
+	/* A matching line anywhere, the last one without its newline too. */
+	write_text_mode(log, "step 1\nVerification: PASSED\nbye\n", 0644);
+	CHECK_OK(hml__workflow_verify(w, log, &passed));
+	CHECK_EQ_INT(passed, 1);
+	write_text_mode(log, "step 1\nVerification: OK", 0644);
+	CHECK_OK(hml__workflow_verify(w, log, &passed));
+	CHECK_EQ_INT(passed, 1);
+	/* Anchors hold per line: text around the phrase fails it. */
+	write_text_mode(log, "Verification: FAILED\n  Verification: PASSED\n", 0644);
+	CHECK_OK(hml__workflow_verify(w, log, &passed));
+	CHECK_EQ_INT(passed, 0);
+	write_text_mode(log, "", 0644);
+	CHECK_OK(hml__workflow_verify(w, log, &passed));
+	CHECK_EQ_INT(passed, 0);
+	CHECK_FAILS(hml__workflow_verify(w, "/nonexistent/log", &passed), HML_ENOTFOUND,
+	            "cannot read '/nonexistent/log': No such file or directory");
+done:
+	hml__workflow_free(w);
+	json_decref(doc);
+}
+
+/* Collect and evaluate on the same inputs: no {seed}, equal arguments. */
+TEST(same_inputs)
+{
+	json_t *doc = valid_doc();
+	hml__workflow *w = NULL;
+	char *a[] = { "--n", "100", NULL }, *b[] = { "--n", "100", "--x", NULL };
+	char *seeded[] = { "--n", "100", "--seed={seed}", NULL };
+
+	CHECK_OK(hml__workflow_load(&w, write_doc("same-seeded", doc)));
+	/* VALID's collect args hold {seed}: never the same inputs. */
+	CHECK(w && !hml__workflow_same_inputs(w, NULL, NULL));
+	CHECK(w && !hml__workflow_same_inputs(w, NULL, w->collect_args));
+	CHECK(w && !hml__workflow_same_inputs(w, seeded, seeded));
+	/* Given lists: equal or not. */
+	CHECK(w && hml__workflow_same_inputs(w, a, NULL));
+	CHECK(w && hml__workflow_same_inputs(w, a, a));
+	CHECK(w && !hml__workflow_same_inputs(w, a, b) && !hml__workflow_same_inputs(w, b, a));
+	hml__workflow_free(w);
+	w = NULL;
+	set_path(doc, "collect.args", json_pack("[s, s]", "--n", "100"));
+	CHECK_OK(hml__workflow_load(&w, write_doc("same", doc)));
+	CHECK(w && hml__workflow_same_inputs(w, NULL, NULL));
+	CHECK(w && !hml__workflow_same_inputs(w, NULL, b));
+	hml__workflow_free(w);
+	json_decref(doc);
+}
+
 TEST(program_not_executable)
 {
 	hml__workflow *w = NULL;
@@ -522,6 +618,8 @@ int main(void)
 	RUN(bundled_names);
 	RUN(bad_json);
 	RUN(malformed_documents);
+	RUN(exit_codes_and_verify);
+	RUN(same_inputs);
 	RUN(program_not_executable);
 	tmp_dir_remove();
 	return check_report();

@@ -38,8 +38,8 @@ extern "C" {
 typedef enum hml_dtype {
 	HML_F32 = 1, /**< float   */
 	HML_F64 = 2, /**< double  */
-	HML_I32 = 3, /**< int32_t (inputs only) */
-	HML_I64 = 4  /**< int64_t (inputs only) */
+	HML_I32 = 3, /**< int32_t (inputs and quantities of interest only) */
+	HML_I64 = 4  /**< int64_t (inputs and quantities of interest only) */
 } hml_dtype;
 
 /** Size in bytes of one element of `dtype`, 0 for an unknown dtype. */

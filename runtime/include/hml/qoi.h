@@ -17,8 +17,10 @@ extern "C" {
 #endif
 
 /**
- * Write `data` (row-major, `ndim` dims of `shape`, element type `dtype`) as
- * dataset `name` of the file named by HML_QOI. Returns 0 when written or when
+ * Write `data` (row-major, `ndim` dims of `shape`, element type `dtype`:
+ * HML_F32, HML_F64, HML_I32 or HML_I64, stored as it is; hml evaluate
+ * compares every type as doubles) as dataset `name` of the file named by
+ * HML_QOI. Returns 0 when written or when
  * HML_QOI is unset; HML_EINVALID for bad arguments (including a shape whose
  * size in bytes does not fit in 64 bits), HML_EIO when the file
  * cannot be created or is not HDF5 (an existing non-HDF5 file is left
