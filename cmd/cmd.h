@@ -286,6 +286,18 @@ int cmd_show_plots(struct hml__store *s, const char *id);
  * worker rank of hml search under MPI on the relay's pipes. */
 int search_worker_loop(int in, int out);
 
+/* hml search's progress on stderr (cmd/search_progress.c): on a terminal
+ * the bar, otherwise a plain line each time a configuration's first trial
+ * or a top-rung trial ends ("hml: search s1: 12/60 configurations, 34
+ * trials, best error 0.0123, 2m10s elapsed, about 8m left"); nothing with
+ * -q. _update with NULL: the run ended, nothing more is drawn. NULL-safe;
+ * _end frees. */
+typedef struct search_progress search_progress;
+struct hml__coordinator_progress;
+search_progress *search_progress_start(const char *id, long long budget);
+void search_progress_update(search_progress *sp, const struct hml__coordinator_progress *p);
+void search_progress_end(search_progress *sp);
+
 /* Subcommands. */
 int cmd_collect(int argc, char **argv);
 int cmd_train(int argc, char **argv);

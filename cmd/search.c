@@ -19,9 +19,11 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "core/util.h"
 #include "deploy/latency.h"
 #include "deploy/metrics.h"
 #include "search/coordinator.h"
+#include "search/duration.h"
 #include "search/history.h"
 #include "search/plan.h"
 #include "search/pool.h"
@@ -38,6 +40,8 @@ static double max_latency = NAN, max_params = NAN, max_error = NAN, trial_timeou
 static const char *space_path, *region, *keep_models, *target;
 static int resume, deterministic;
 static const char *train_args;   /* --train-args POINT */
+static const char *time_limit_arg;   /* --time-limit DURATION, in seconds: */
+static double time_limit;
 
 static const cmd_option options[] = {
 	{ "budget", 'n', CMD_OPT_INT, &budget, "N",
@@ -59,6 +63,9 @@ static const cmd_option options[] = {
 	  "constraint: validation error in the region's metric (RMSE, or MAPE in per cent)" },
 	{ "trial-timeout", 0, CMD_OPT_DOUBLE, &trial_timeout, "S",
 	  "a trial running longer is killed and recorded as timed out (default: none)" },
+	{ "time-limit", 0, CMD_OPT_STRING, &time_limit_arg, "DURATION",
+	  "start no trial that would not end within DURATION (90, 90s, 45m, 1.5h), stop the "
+	  "rest then, and leave a resumable search and its front" },
 	{ "deterministic", 0, CMD_OPT_FLAG, &deterministic, NULL,
 	  "choose trials in lockstep with their results, in trial order: the same seed and "
 	  "--workers give the same trials (workers may wait)" },
@@ -99,7 +106,8 @@ typedef struct search_cli {
 	hml__search_plan plan;
 	hml__pool *pool;
 	hml__coordinator *c;
-	cmd_progress *bar;
+	search_progress *progress;
+	double started;              /* hml__now() when the command started */
 } search_cli;
 
 static void release(search_cli *x)
@@ -109,7 +117,7 @@ static void release(search_cli *x)
 	hml__search_plan_release(&x->plan);
 	hml__search_unlock(x->lock_fd);
 	hml__store_free(x->s);
-	cmd_progress_end(x->bar);
+	search_progress_end(x->progress);
 }
 
 /* ---- the command line --------------------------------------------------- */
@@ -137,6 +145,10 @@ static int check_cli(int npos)
 		return usage("%s must be 1 to 1000000, not %.0f", "--max-epochs", (double)max_epochs);
 	if (qoi_check < 0 || qoi_check > 1000)
 		return usage("%s must be 0 to 1000, not %.0f", "--qoi-check", (double)qoi_check);
+	if (time_limit_arg && hml__search_duration_parse(&time_limit, time_limit_arg) < 0) {
+		cmd_error("search: --time-limit: %s", hml_error_last()->message);
+		return HML_EXIT_USAGE;
+	}
 	if (!isnan(trial_timeout) && !(trial_timeout > 0))
 		return usage("%s must be positive, not %g", "--trial-timeout", trial_timeout);
 	if (!isnan(max_latency) && !(max_latency > 0 && isfinite(max_latency)))
@@ -172,23 +184,10 @@ static void on_warn(void *payload, const char *message)
 	cmd_warn("%s", message);
 }
 
-/* The progress bar (stderr, a terminal only); NULL: the run loop ended. */
+/* The progress bar or lines (cmd/search_progress.c). */
 static void on_progress(void *payload, const hml__coordinator_progress *p)
 {
-	search_cli *x = payload;
-	char detail[200], ebuf[32], bbuf[32];
-
-	if (!p) {
-		cmd_progress_end(x->bar);
-		x->bar = NULL;
-		return;
-	}
-	snprintf(ebuf, sizeof(ebuf), isfinite(p->eta) ? "%.0f s" : "?", p->eta);
-	snprintf(bbuf, sizeof(bbuf), isfinite(p->best) ? "%.3g" : "-", p->best);
-	snprintf(detail, sizeof(detail), "%zu/%lld done, %zu running, %zu failed, best %s, "
-	         "front %zu, %.0f s, ETA %s", p->done, p->budget, p->running, p->failed, bbuf,
-	         p->front, p->elapsed, ebuf);
-	cmd_progress_update(x->bar, (double)p->done, detail);
+	search_progress_update(((search_cli *)payload)->progress, p);
 }
 
 /* The latency per target of a front model's card, as hml train measures
@@ -423,6 +422,8 @@ static int prepare(search_cli *x, const char *resume_id)
 	co.warn = on_warn;
 	co.card = on_card;
 	co.payload = x;
+	co.time_limit = time_limit;
+	co.started = x->started;
 	if ((rc = hml__coordinator_new(&x->c, &co)) < 0)
 		return rc;
 	return hml__coordinator_replay(x->c);
@@ -494,7 +495,9 @@ static void print_result(const search_cli *x)
 	printf("Pareto front (%zu): validation %s against %s latency at batch %lld\n",
 	       json_array_size(front), mape ? "MAPE (per cent)" : "RMSE",
 	       hml__target_name(p->target), (long long)p->base.infer_batch);
-	print_cost(p, json_array_size(front));
+	/* (stopped at the time limit, an empty front is no verdict: no warning) */
+	print_cost(p, hml__json_string(rec, "status") && strcmp(hml__json_string(rec, "status"),
+	              "stopped") == 0 ? SIZE_MAX : json_array_size(front));
 	printf("  %-12s %-14s %-9s %-8s %-6s %s\n", key, "us/sample", "params", "speedup",
 	       "model", "arch");
 	json_array_foreach(front, i, e) {
@@ -524,13 +527,16 @@ static int run(search_cli *x, int *code)
 {
 	const hml__search_plan *p = &x->plan;
 	hml__coordinator_counts n;
-	int rc;
+	int rc, stopped;
+	char limit[32];
 
+	hml__search_duration_format(limit, sizeof(limit), time_limit);
 	cmd_info("search %s: region '%s', budget %lld configurations, %d worker%s x %d thread%s, "
-	         "%u rung%s up to %d epochs, %s latency", p->id, p->region, p->budget, p->nworkers,
-	         p->nworkers == 1 ? "" : "s", p->threads, p->threads == 1 ? "" : "s", p->rungs,
-	         p->rungs == 1 ? "" : "s", p->max_epochs, hml__target_name(p->target));
-	x->bar = cmd_progress_start("search", (double)p->budget);
+	         "%u rung%s up to %d epochs, %s latency%s%s", p->id, p->region, p->budget,
+	         p->nworkers, p->nworkers == 1 ? "" : "s", p->threads, p->threads == 1 ? "" : "s",
+	         p->rungs, p->rungs == 1 ? "" : "s", p->max_epochs, hml__target_name(p->target),
+	         time_limit > 0 ? ", time limit " : "", time_limit > 0 ? limit : "");
+	x->progress = search_progress_start(p->id, p->budget);
 	if ((rc = hml__coordinator_run(x->c)) < 0)
 		return rc;
 	hml__coordinator_counts_of(&n, x->c);
@@ -541,17 +547,22 @@ static int run(search_cli *x, int *code)
 		*code = HML_EXIT_INTERRUPTED;
 		return 0;
 	}
+	stopped = rc == 2;   /* at the time limit: resumable, its front kept */
 	if ((rc = hml__coordinator_keep_models(x->c)) < 0 ||
-	    (rc = hml__coordinator_record(x->c, "finished")) < 0 ||
-	    (qoi_check > 0 && (rc = cmd_search_qoi_check(x->s, p->id, qoi_check)) < 0))
+	    (rc = hml__coordinator_record(x->c, stopped ? "stopped" : "finished")) < 0 ||
+	    (!stopped && qoi_check > 0 && (rc = cmd_search_qoi_check(x->s, p->id, qoi_check)) < 0))
 		return rc;
-	if (!n.ok)
+	if (!n.ok && !stopped)
 		return hml__error_set(HML_ERROR, "no trial of search '%s' succeeded (see %s/%s)", p->id,
 		                      p->dir, HML__HISTORY_FILE);
 	/* Hook (wt-d, hml show --plot): draw the plots into search/<id>/ and
 	 * register them; a failure (no gnuplot) is only a warning. */
-	cmd_show_plots(x->s, p->id);
+	if (n.ok)
+		cmd_show_plots(x->s, p->id);
 	print_result(x);
+	if (stopped)
+		cmd_info("search %s stopped at the time limit (%s) after %zu configurations; resume "
+		         "with: hml search --resume %s", p->id, limit, n.configs, p->id);
 	*code = HML_EXIT_OK;
 	return 0;
 }
@@ -563,6 +574,7 @@ int cmd_search(int argc, char **argv)
 
 	memset(&x, 0, sizeof(x));
 	x.lock_fd = -1;
+	x.started = hml__now();
 	if ((rc = cmd_parse(&spec, argc, argv, &first)) != 0)
 		return rc > 0 ? cmd_finish(HML_EXIT_OK) : HML_EXIT_USAGE;
 	if ((rc = check_cli(argc - first)) != 0)

@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "core/json.h"
+#include "search/duration.h"
 #include "search/history.h"
 #include "search/plot.h"
 #include "search/results.h"
@@ -177,6 +179,13 @@ static void print_search(hml__store *s, const hml__search_view *v, const hml__se
 		       "%s'\n", v->id);
 	printf("error metric: validation %s\n", strcmp(r->metric, "mape") == 0 ? "MAPE (per cent)"
 	                                                                       : "RMSE");
+	if (status && strcmp(status, "stopped") == 0) {
+		char lim[32];
+
+		hml__search_duration_format(lim, sizeof(lim), hml__json_number(v->json, "time_limit"));
+		printf("stopped at the time limit (%s): continue it with 'hml search --resume %s'\n",
+		       lim, v->id);
+	}
 	printf("configurations started: %zu of a budget of %.0f; trials ended: %zu, failed: %zu\n",
 	       r->configs, isfinite(v->budget) ? v->budget : 0.0, r->ended, r->failed);
 	if (isfinite(v->seed) && isfinite(v->workers))

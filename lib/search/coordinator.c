@@ -34,6 +34,8 @@ typedef struct search_trial {
 	double seconds;
 	char model[16];            /* registered model id, or "" */
 	int has_file;              /* search/<id>/t<trial>.pt exists */
+	int cold;                  /* its worker's first trial (its time includes the
+	                              worker's warm-up: libtorch loaded, first batches) */
 	int reruns;
 	int lat_cached;            /* its latency came from the cache (target c) */
 	uint64_t end_seq;          /* its end's line in the history (hml__history_write) */
@@ -47,6 +49,7 @@ typedef struct worker {
 	int ready;                 /* answered init */
 	long trial;                /* the trial it runs, -1 when idle */
 	double started;            /* hml__now() when the trial was sent */
+	int ran;                   /* trials it was sent since it started */
 } worker;
 
 struct hml__coordinator {
@@ -74,6 +77,9 @@ struct hml__coordinator {
 	size_t counted;            /* deterministic: trials 0 .. counted-1 are counted */
 	size_t det_extra;          /* ends counted past the rule since the last choice */
 	int all_chosen;            /* the scheduler said the search is complete */
+	double deadline;           /* hml__now() of the time limit; 0: none */
+	int time_up;               /* no trial starts any more: the time limit */
+	size_t held;               /* promotions chosen, not started: the time limit */
 };
 
 static void warn(const hml__coordinator *c, const char *fmt, ...) HML__PRINTF(2, 3);
@@ -553,35 +559,55 @@ static double known_latency(hml__coordinator *c, search_trial *t, const hml__tra
 	return s;
 }
 
+/* The start line of new trial i on worker k (-1: none, the time limit
+ * came first). Not waited for: a start lost in a machine crash is a trial
+ * never started. */
+static int record_start(hml__coordinator *c, long i, int k)
+{
+	const search_trial *t = &c->t[i];
+	hml__hist_event ev;
+	uint64_t seq;
+
+	trial_event(c, i, HML__HIST_RUNNING, &ev);
+	ev.epochs = t->epochs;
+	ev.worker = k;
+	ev.params = c->cfg[t->config];
+	ev.u = hml__sched_point(c->sched, (size_t)t->config);
+	ev.dim = hml__space_dim(c->p->space);
+	if (c->p->deterministic)
+		ev.counted = (long)c->counted;
+	return hml__history_write(c->hist, &ev, &seq);
+}
+
+/* New trial i, chosen but not to end by the time limit: recorded as
+ * started on no worker, for --resume to run. */
+static int trial_hold(hml__coordinator *c, long i)
+{
+	hml__train_options o;
+	char arch[256];
+
+	c->held++;
+	c->t[i].epochs = trial_options(c, i, &o, arch, sizeof(arch)) < 0 ? 0 : o.epochs;
+	return record_start(c, i, -1);
+}
+
 /* Start trial i on idle worker k (a bad configuration fails at once). */
 static int trial_start(hml__coordinator *c, int k, long i, int fresh)
 {
 	const hml__search_plan *p = c->p;
 	search_trial *t = &c->t[i];
 	hml__train_options o;
-	hml__hist_event ev;
 	char arch[256], mp[4200];
 	json_t *msg;
-	uint64_t seq;
 	int bad, rc;
 
 	bad = trial_options(c, i, &o, arch, sizeof(arch));
 	t->epochs = bad < 0 ? 0 : o.epochs;
 	t->worker = k;
+	t->cold = !c->wk[k].ran++;
 	t->seconds = hml__now() - c->t0;   /* the start, until it ends */
-	if (fresh) {
-		trial_event(c, i, HML__HIST_RUNNING, &ev);
-		ev.epochs = t->epochs;
-		ev.worker = k;
-		ev.params = c->cfg[t->config];
-		ev.u = hml__sched_point(c->sched, (size_t)t->config);
-		ev.dim = hml__space_dim(p->space);
-		if (p->deterministic)
-			ev.counted = (long)c->counted;
-		/* Not waited for: a start lost in a machine crash is a trial never started. */
-		if ((rc = hml__history_write(c->hist, &ev, &seq)) < 0)
-			return rc;
-	}
+	if (fresh && (rc = record_start(c, i, k)) < 0)
+		return rc;
 	if (bad < 0)
 		return trial_end(c, i, HML__HIST_FAILED, hml_error_last()->message, NULL, NAN);
 	model_path(c, i, mp, sizeof(mp));
@@ -737,6 +763,63 @@ static int on_event(void *payload, const hml__pool_event *ev)
 	return worker_lost(c, ev->worker, HML__HIST_CRASHED, ev->detail);
 }
 
+/* ---- the time limit ----------------------------------------------------- */
+
+/* Seconds a trial at `rung` is expected to take: the longest of that rung
+ * so far, ended ok or running (its time until now); with none, the longest
+ * of another rung scaled up to this rung's epochs; NaN when nothing is
+ * known. Conservative: a trial that would not end by the limit is not
+ * started. On a worker that has run a trial (!cold), the trials that
+ * warmed their workers up are left out while others are known. */
+static double expected_seconds(const hml__coordinator *c, unsigned rung, int cold)
+{
+	double same = NAN, other = NAN, f = hml__sched_fraction(c->sched, rung), now = hml__now();
+
+	for (size_t i = 0; i < c->nt; i++) {
+		const search_trial *t = &c->t[i];
+
+		if (t->end_status != HML__HIST_OK || !isfinite(t->seconds) || (t->cold && !cold))
+			continue;
+		if (t->rung == rung)
+			same = fmax(same, t->seconds);   /* (fmax: NaN loses) */
+		else
+			other = fmax(other, t->seconds *
+			                    fmax(1, f / hml__sched_fraction(c->sched, t->rung)));
+	}
+	for (int k = 0; c->wk && k < c->p->nworkers; k++) {
+		const search_trial *t = c->wk[k].trial >= 0 ? &c->t[c->wk[k].trial] : NULL;
+
+		if (t && t->rung == rung && (cold || !t->cold))
+			same = fmax(same, now - c->wk[k].started);
+	}
+	if (isnan(same) && isnan(other) && !cold)
+		return expected_seconds(c, rung, 1);
+	return isnan(same) ? other : same;
+}
+
+/* May a trial at `rung` start on worker k now and end by the time limit? */
+static int fits(const hml__coordinator *c, unsigned rung, int k)
+{
+	double e;
+
+	if (c->deadline <= 0)
+		return 1;
+	e = expected_seconds(c, rung, !c->wk[k].ran);
+	return hml__now() + (isnan(e) ? 0 : e) < c->deadline;
+}
+
+/* The rung the next trial would train at, if known before choosing it: a
+ * re-run's, else rung 0 (the cheapest a choice may be). */
+static unsigned next_rung(const hml__coordinator *c)
+{
+	return c->nqueue ? c->t[c->queue[0]].rung : 0;
+}
+
+static int past_deadline(const hml__coordinator *c)
+{
+	return c->deadline > 0 && hml__now() >= c->deadline;
+}
+
 /* ---- the loop ----------------------------------------------------------- */
 
 static void progress(const hml__coordinator *c)
@@ -754,6 +837,8 @@ static void progress(const hml__coordinator *c)
 	pr.elapsed = hml__now() - c->t0;
 	for (size_t i = 0; i < c->nt; i++) {
 		pr.done += c->t[i].rung == 0 && c->t[i].status != HML__HIST_RUNNING;
+		pr.trials += c->t[i].status != HML__HIST_RUNNING;
+		pr.top += c->t[i].status != HML__HIST_RUNNING && c->t[i].rung + 1 == c->p->rungs;
 		pr.failed += c->t[i].status == HML__HIST_FAILED || c->t[i].status == HML__HIST_TIMEOUT ||
 		             c->t[i].status == HML__HIST_CRASHED;
 	}
@@ -762,29 +847,43 @@ static void progress(const hml__coordinator *c)
 	free(cfg);
 	pr.eta = pr.done ? pr.elapsed / (double)pr.done * (double)((size_t)pr.budget - pr.done)
 	       : NAN;
+	pr.time_left = c->deadline > 0 ? fmax(0, c->deadline - hml__now()) : NAN;
+	if (!(pr.eta <= pr.time_left))
+		pr.eta = isnan(pr.time_left) ? pr.eta : pr.time_left;
 	c->o.progress(c->o.payload, &pr);
 }
 
-/* Give every idle, ready worker a trial. *done: the budget is spent. */
+/* Give every idle, ready worker a trial. *done: the budget is spent;
+ * c->time_up: no trial would end by the time limit (a promotion that
+ * would not is held: recorded for --resume; others may still start). */
 static int dispatch(hml__coordinator *c, int *done)
 {
 	long i = -1;
 	int fresh = 0, rc;
 
 	/* The next suggestions wait for the ended trials to count (may_start). */
-	for (int k = 0; k < c->p->nworkers && !*done && may_start(c); k++) {
+	for (int k = 0; k < c->p->nworkers && !*done && !c->time_up && may_start(c); k++) {
 		worker *w = &c->wk[k];
 
 		while (w->alive && w->ready && w->trial < 0 && !*done && !interrupted(c) &&
-		       may_start(c)) {
+		       !c->time_up && may_start(c)) {
 			size_t before = c->counted;
 			int next;
 
+			if (!fits(c, next_rung(c), k)) {
+				c->time_up = 1;
+				return 0;
+			}
 			if ((next = trial_next(c, &i, &fresh)) < 0)
 				return next;
 			if (next == 2) {
 				*done = 1;
 				return 0;
+			}
+			if (next == 1 && fresh && !fits(c, c->t[i].rung, k)) {
+				if ((rc = trial_hold(c, i)) < 0)   /* too long for the time left */
+					return rc;
+				continue;
 			}
 			if (next == 1 && (rc = trial_start(c, k, i, fresh)) < 0)
 				return rc;
@@ -804,9 +903,11 @@ static int dispatch(hml__coordinator *c, int *done)
 static int wait_workers(hml__coordinator *c)
 {
 	int wake = c->npending ? hml__history_sync_fd(c->hist) : -1, rc;
+	/* (no later than the time limit, to stop the trials then) */
+	double timeout = c->deadline > 0 ? fmin(1.0, fmax(0.01, c->deadline - hml__now())) : 1.0;
 
 	c->wait_t = NAN;
-	rc = c->o.pool_ops->wait(c->o.pool, 1.0, wake, on_event, c);
+	rc = c->o.pool_ops->wait(c->o.pool, timeout, wake, on_event, c);
 	if (rc < 0)
 		return rc;
 	if (isnan(c->wait_t)) {
@@ -843,6 +944,10 @@ int hml__coordinator_run(hml__coordinator *c)
 			rc = 1;
 			break;
 		}
+		if (past_deadline(c)) {
+			c->time_up = 1;   /* the trials still running are stopped below */
+			break;
+		}
 		t = hml__now();
 		cpu = hml__thread_cpu();
 		if ((rc = count_durable(c, 0)) == 0)
@@ -858,7 +963,8 @@ int hml__coordinator_run(hml__coordinator *c)
 			busy += c->wk[k].trial >= 0;
 			alive += c->wk[k].alive;
 		}
-		if (done && !busy)
+		/* (held promotions: the scheduler may wait for them) */
+		if ((done || c->time_up || c->held) && !busy)
 			break;
 		if (!alive) {
 			rc = hml__error_set(HML_ERROR, "search '%s': every worker rank was lost",
@@ -882,7 +988,9 @@ int hml__coordinator_run(hml__coordinator *c)
 	if ((kept = hml__reaper_close(c->reaper)) > 0)
 		warn(c, "search %s: %zu dominated model files could not be deleted", c->p->id, kept);
 	c->reaper = NULL;
-	return rc < 0 ? rc : (interrupted(c) ? 1 : 0);
+	if (rc < 0)
+		return rc;
+	return interrupted(c) ? 1 : c->time_up || c->held ? 2 : 0;
 }
 
 /* ---- kept models -------------------------------------------------------- */
@@ -951,6 +1059,40 @@ static json_t *latency_card(hml__coordinator *c, long i, const char *path)
 	return c->o.card(c->o.payload, path, c->card_data, c->t[i].m.latency_batch, c->p->threads);
 }
 
+typedef struct card_args {
+	const char *id;
+	json_t *card;
+} card_args;
+
+static int set_card(json_t *m, void *payload)
+{
+	const card_args *a = payload;
+	json_t *rec;
+	size_t i;
+
+	json_array_foreach(json_object_get(m, "models"), i, rec)
+		if (json_is_string(json_object_get(rec, "id")) &&
+		    strcmp(json_string_value(json_object_get(rec, "id")), a->id) == 0)
+			return json_object_set(rec, "latency", a->card) ? hml__error_oom() : 0;
+	return 0;
+}
+
+/* Trial i's registered model, kept at a time limit without a latency
+ * card, gets its card now. */
+static int add_card(hml__coordinator *c, long i)
+{
+	const json_t *rec = hml__store_find(c->o.store, "models", c->t[i].model);
+	const char *rel = rec && !json_object_get(rec, "latency")
+	                  ? hml__record_file(rec, "model") : NULL;
+	char *path = rel ? hml__store_path(c->o.store, rel) : NULL;
+	card_args a = { c->t[i].model, path ? latency_card(c, i, path) : NULL };
+	int rc = a.card ? hml__store_update(c->o.store, set_card, &a) : 0;
+
+	json_decref(a.card);
+	free(path);
+	return rc;
+}
+
 static int keep(hml__coordinator *c, long i, int card)
 {
 	search_trial *t = &c->t[i];
@@ -1006,8 +1148,12 @@ int hml__coordinator_keep_models(hml__coordinator *c)
 	for (long j = 0; j < nf && rc == 0; j++) {
 		long i = top_trial(c, cfg[j]);
 
+		/* At the time limit no card: measuring takes seconds a model;
+		 * a later session's front gets it. */
 		if (i >= 0 && c->t[i].status == HML__HIST_OK)
-			rc = keep(c, i, 1);
+			rc = keep(c, i, !c->time_up && !c->held);
+		else if (i >= 0 && c->t[i].status == HML__HIST_KEPT && !c->time_up && !c->held)
+			rc = add_card(c, i);
 	}
 	for (size_t i = 0; i < c->nt && rc == 0; i++) {
 		char mp[4200];
@@ -1097,6 +1243,13 @@ int hml__coordinator_record(hml__coordinator *c, const char *status)
 		"coordinator_busy_cpu_seconds", prev->busy_cpu + c->busy_cpu,
 		"coordinator_suggest_cpu_seconds", prev->suggest_cpu + c->suggest_cpu,
 		"front", front_json(c), "budget", (json_int_t)c->p->budget);
+	if (f && (json_object_set_new(f, "stopped", strcmp(status, "stopped") == 0
+	                                             ? json_string("time_limit") : json_null()) ||
+	          json_object_set_new(f, "time_limit", hml__json_real(c->o.time_limit > 0
+	                                                              ? c->o.time_limit : NAN)))) {
+		json_decref(f);
+		f = NULL;
+	}
 	rc = f ? hml__search_set(c->o.store, c->p->id, f) : hml__error_oom();
 	json_decref(f);
 	return rc;
@@ -1141,6 +1294,8 @@ int hml__coordinator_new(hml__coordinator **out, const hml__coordinator_options 
 		return rc;
 	}
 	c->t0 = hml__now();
+	if (o->time_limit > 0)
+		c->deadline = (o->started > 0 ? o->started : c->t0) + o->time_limit;
 	*out = c;
 	return 0;
 }

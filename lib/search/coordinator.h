@@ -10,7 +10,8 @@
  *
  *   hml__coordinator_new(&c, &opts);     // the scheduler
  *   hml__coordinator_replay(c);          // the history: resumed trials queued
- *   rc = hml__coordinator_run(c);        // 0 budget spent, 1 interrupted
+ *   rc = hml__coordinator_run(c);        // 0 budget spent, 1 interrupted,
+ *                                        // 2 stopped at the time limit
  *   hml__coordinator_keep_models(c);     // the front's models registered
  *   hml__coordinator_record(c, "finished");
  *   hml__coordinator_free(c);
@@ -34,6 +35,15 @@
  *
  * Resume: a trial recorded as running when the search stopped is started
  * once more (a "rerun" line first); no ended trial runs again.
+ *
+ * Time limit (--time-limit): no trial starts that is not expected to end
+ * by the limit (the longest trial of its rung so far, ended or still
+ * running; with none at its rung, the longest of any rung scaled up to
+ * its rung's epochs; with none at all, it starts). A promotion chosen
+ * that would not end in time is recorded as started without a worker, so
+ * that --resume runs it. At the limit the trials still running are
+ * stopped (their workers killed); they stay running in the history, and
+ * --resume runs them again, as after an interrupt.
  *
  * The coordinator neither prints nor exits: progress and warnings go to
  * the callbacks of its options; an interrupt is a flag it reads.
@@ -64,7 +74,11 @@ typedef struct hml__coordinator_progress {
 	size_t running, failed, front;   /**< trials running, failed (ever); front size */
 	double best;                 /**< the best top-rung validation RMSE; NaN: none yet */
 	double elapsed;              /**< seconds of this session */
-	double eta;                  /**< seconds to the budget at this pace; NaN: unknown */
+	double eta;                  /**< seconds to the budget at this pace, or to the time
+	                                  limit when that is sooner; NaN: unknown */
+	size_t trials;               /**< trials ended (all sessions) */
+	size_t top;                  /**< ... of which at the top rung */
+	double time_left;            /**< seconds to the time limit; NaN: no limit */
 } hml__coordinator_progress;
 
 typedef struct hml__coordinator_options {
@@ -89,9 +103,16 @@ typedef struct hml__coordinator_options {
 	json_t *(*card)(void *payload, const char *model_path, const hml__dataset *d,
 	                int64_t batch, int threads);
 	void *payload;
+	/** Wall-clock limit of this run in seconds from `started` (0: none):
+	 *  hml__coordinator_run() starts no trial it does not expect to end by
+	 *  then, and stops the trials still running when it comes. */
+	double time_limit;
+	double started;              /**< hml__now() when the limit's clock started (0: at
+	                                  hml__coordinator_new()) */
 } hml__coordinator_options;
 
-#define HML__COORDINATOR_OPTIONS_INIT { 1, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL }
+#define HML__COORDINATOR_OPTIONS_INIT { 1, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, \
+	0, 0 }
 
 typedef struct hml__coordinator hml__coordinator;
 
@@ -116,8 +137,10 @@ int hml__coordinator_new(hml__coordinator **out, const hml__coordinator_options 
 int hml__coordinator_replay(hml__coordinator *c);
 
 /**
- * Start the workers and run trials until the budget is spent (0) or the
- * interrupt flag is set (1: trials left running are re-run by --resume).
+ * Start the workers and run trials until the budget is spent (0), the
+ * interrupt flag is set (1: trials left running are re-run by --resume)
+ * or the time limit of the options comes (2: likewise; see "Time limit"
+ * above).
  * Every ended trial counts before it returns; the workers are stopped.
  * Errors: those of the history, the scheduler and the pool; HML_EINVALID
  * "search 's1': worker 0: <why>" when a worker cannot load the data;
@@ -131,8 +154,11 @@ int hml__coordinator_run(hml__coordinator *c);
  * Register the models to keep as "models" records (lib/store/records.h,
  * with a latency card for the front's): the top-rung trials of the front,
  * or every trial with a model file when plan->keep_all; each gets a "kept"
- * history line. A model a killed search had registered for a trial is
- * taken, not registered twice; a missing model file is a warning. The
+ * history line. After a stop at the time limit (hml__coordinator_run()
+ * returned 2) the front's models get no latency card: measuring one takes
+ * seconds, past the limit; a later session's front gets its cards. A model
+ * a killed search had registered for a trial is taken, not registered
+ * twice; a missing model file is a warning. The
  * other model files are deleted. Errors: those of hml__store_add() and
  * hml__history_append(); HML_EINVALID without a store.
  */
@@ -142,7 +168,9 @@ int hml__coordinator_keep_models(hml__coordinator *c);
  * Set the search's record (lib/search/history.h hml__search_set): status,
  * counts, the coordinator's time (this session's added to the plan's
  * earlier ones), the front ([{trial, config, model, val_rmse,
- * latency_seconds_per_sample, params, arch}], by error) and the budget.
+ * latency_seconds_per_sample, params, arch}], by error), the budget,
+ * "stopped": "time_limit" when status is "stopped" (null otherwise) and
+ * "time_limit": this session's limit in seconds (null: none).
  * Errors: those of hml__search_set(); HML_EINVALID without a store.
  */
 int hml__coordinator_record(hml__coordinator *c, const char *status);

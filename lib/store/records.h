@@ -84,7 +84,7 @@ typedef struct hml__search_view {
 	const char *family;          /**< model family searched ("mlp", ...) */
 	const char *latency_target;  /**< deployment form of the latency objective ("c",
 	                                  "torchscript"), NULL in records of older hml */
-	const char *status;          /**< "running", "finished", "interrupted", "failed" */
+	const char *status;          /**< "running", "finished", "interrupted", "stopped", "failed" */
 	const char *history;         /**< files.history: search/<id>/trials.jsonl */
 	const json_t *space;         /**< the search space searched (object) */
 	const char *space_sha256;    /**< of the space in canonical JSON (hml__json_sha256) */

@@ -7,13 +7,16 @@
  * (constant liar) and new suggestions differ from them; a search
  * interrupted and resumed runs no trial twice and each trial left running
  * once more; several workers answering out of order never exceed the
- * budget; --deterministic gives the same trials whatever the order.
+ * budget; --deterministic gives the same trials whatever the order; a
+ * time limit starts no trial that would not end by it, and the search it
+ * stops resumes to its end.
  *
  * The fake pool answers a trial at once with metrics computed from its
  * options (val_rmse from the width of its arch, its learning rate and its
  * epochs; latency increasing with val_rmse, so ASHA's ranking is by
  * error), and can fail, crash or hang a chosen trial. Its answers are
- * delivered a few at a time, in an order drawn from a seed.
+ * delivered a few at a time, in an order drawn from a seed; with a time per
+ * epoch, each answer comes only once its trial's epochs would have run.
  */
 #include <math.h>
 #include <poll.h>
@@ -25,6 +28,7 @@
 
 #include "check.h"
 #include "core/rng.h"
+#include "core/util.h"
 #include "deploy/latency.h"
 #include "fixtures.h"
 #include "search/coordinator.h"
@@ -42,6 +46,7 @@ typedef struct fake_event {
 	int worker;
 	int lost;
 	json_t *msg;              /* owned */
+	double due;               /* hml__now() from which it is delivered */
 } fake_event;
 
 typedef struct fake_pool {
@@ -58,7 +63,11 @@ typedef struct fake_pool {
 	int starts, stops;
 	int max_inflight;         /* most trials running at once */
 	long sent[MAXT];          /* trials sent, in order */
+	double sent_at[MAXT];     /* ... when (hml__now()) */
+	int sent_epochs[MAXT];    /* ... and their epochs */
 	size_t nsent;
+	double epoch_s;           /* a trial's answer waits epochs x this (0: none) */
+	double due;               /* the next answer's due time */
 	/* the constant-liar check, at each trial sent (coordinator set) */
 	hml__coordinator *c;
 	int liar_bad, liar_checked, liar_parallel;
@@ -84,7 +93,7 @@ static void fake_release(fake_pool *f)
 static void push(fake_pool *f, int k, int lost, json_t *msg)
 {
 	if (f->nq < MAXQ)
-		f->q[f->nq++] = (fake_event){ k, lost, msg };
+		f->q[f->nq++] = (fake_event){ k, lost, msg, f->due };
 	else
 		json_decref(msg);
 }
@@ -167,8 +176,11 @@ static int fake_send(void *pool, int k, const json_t *msg)
 	if (hml__wire_trial_read(msg, &trial, &out, &o) < 0)
 		return HML_EINVALID;
 	f->running[k] = trial;
-	if (f->nsent < MAXT)
+	if (f->nsent < MAXT) {
+		f->sent_at[f->nsent] = hml__now();
+		f->sent_epochs[f->nsent] = o.epochs;
 		f->sent[f->nsent++] = trial;
+	}
 	if (inflight(f) > f->max_inflight)
 		f->max_inflight = inflight(f);
 	check_liar(f, trial);
@@ -183,7 +195,9 @@ static int fake_send(void *pool, int k, const json_t *msg)
 		return 0;
 	}
 	answer(&o, &r);
+	f->due = f->epoch_s > 0 ? hml__now() + f->epoch_s * o.epochs : 0;
 	push(f, k, 0, hml__wire_result(trial, NULL, &r));
+	f->due = 0;
 	return 0;
 }
 
@@ -192,23 +206,46 @@ static uint64_t next_rand(uint64_t *s)
 	return hml__rng_lcg(s) >> 33;
 }
 
-/* A few of the queued answers (one to three; in order, or drawn), else a
+/* The answers due at `now`, and the index of the j-th of them. */
+static size_t due_count(const fake_pool *f, double now)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < f->nq; i++)
+		n += f->q[i].due <= now;
+	return n;
+}
+
+static size_t due_index(const fake_pool *f, size_t j, double now)
+{
+	size_t i = 0;
+
+	for (; i < f->nq; i++)
+		if (f->q[i].due <= now && j-- == 0)
+			break;
+	return i;
+}
+
+/* A few of the queued answers that are due (one to three; in order, or drawn), else a
  * short wait on `wake` (the history's sync). */
 static int fake_wait(void *pool, double timeout_s, int wake, hml__pool_event_fn fn,
                      void *payload)
 {
 	fake_pool *f = pool;
-	size_t n = f->rng ? 1 + next_rand(&f->rng) % 3 : 1;
+	size_t n = f->rng ? 1 + next_rand(&f->rng) % 3 : 1, ready;
+	double now = hml__now(), next = now + 0.05;
 	int rc = 0;
 
-	if (!f->nq) {
+	for (size_t i = 0; i < f->nq; i++)
+		next = fmin(next, f->q[i].due);
+	if (!(ready = due_count(f, now))) {
 		struct pollfd pf = { wake, POLLIN, 0 };
 
-		poll(&pf, 1, (int)fmin(timeout_s * 1e3, 50));
+		poll(&pf, 1, (int)ceil(fmax(0, fmin(timeout_s, next - now)) * 1e3));
 		return 0;
 	}
-	for (size_t d = 0; d < n && f->nq && rc == 0; d++) {
-		size_t i = f->rng ? next_rand(&f->rng) % f->nq : 0;
+	for (size_t d = 0; d < n && (ready = due_count(f, now)) && rc == 0; d++) {
+		size_t i = due_index(f, f->rng ? next_rand(&f->rng) % ready : 0, now);
 		fake_event e = f->q[i];
 		hml__pool_event ev = { e.worker, e.lost ? HML__POOL_LOST : HML__POOL_MESSAGE,
 		                       e.msg, NULL };
@@ -301,12 +338,14 @@ static void on_warn(void *payload, const char *message)
 
 /* Run the plan on f to its end (or the flag): the coordinator, for the
  * caller to read and free. */
-static hml__coordinator *run(const hml__search_plan *p, fake_pool *f,
-                             volatile sig_atomic_t *flag, warnings *w, int want)
+static hml__coordinator *run_limited(const hml__search_plan *p, fake_pool *f,
+                                     volatile sig_atomic_t *flag, warnings *w, int want,
+                                     double time_limit)
 {
 	hml__coordinator_options o = HML__COORDINATOR_OPTIONS_INIT;
 	hml__coordinator *c = NULL;
 
+	o.time_limit = time_limit;
 	o.plan = p;
 	o.pool_ops = &fake_ops;
 	o.pool = f;
@@ -320,6 +359,12 @@ static hml__coordinator *run(const hml__search_plan *p, fake_pool *f,
 	CHECK_OK(hml__coordinator_replay(c));
 	CHECK_EQ_INT(hml__coordinator_run(c), want);
 	return c;
+}
+
+static hml__coordinator *run(const hml__search_plan *p, fake_pool *f,
+                             volatile sig_atomic_t *flag, warnings *w, int want)
+{
+	return run_limited(p, f, flag, w, want, 0);
 }
 
 /* The history's lines, counted per trial. */
@@ -690,6 +735,119 @@ TEST(deterministic_lockstep)
 	}
 }
 
+/* The history of a search stopped at a time limit: every trial started
+ * once; how many have no end (left running, or held) into *left, how many
+ * of those were never sent to a worker (held) into *held. */
+static void check_stopped(const hml__search_plan *p, const fake_pool *f, hist_counts *h,
+                          int *left, int *held)
+{
+	read_history(p, h);
+	*left = *held = 0;
+	for (long i = 0; i < h->n; i++) {
+		int sent = 0;
+
+		CHECK_EQ_INT(h->starts[i], 1);
+		for (size_t k = 0; k < f->nsent; k++)
+			sent += f->sent[k] == i;
+		*left += h->ends[i] == 0;
+		*held += h->ends[i] == 0 && !sent;
+	}
+}
+
+/* Resumed without a limit, the stopped search ends with every trial run
+ * once, each left without an end (stopped or held) once more. */
+static void check_resumed(const hml__search_plan *p, const hist_counts *h1, int left)
+{
+	fake_pool f;
+	warnings w = { "" };
+	hml__coordinator *c;
+	hml__coordinator_counts n;
+	hist_counts h2;
+
+	fake_init(&f, 2, 0);
+	if ((c = run(p, &f, NULL, &w, 0))) {
+		read_history(p, &h2);
+		check_whole(c, &h2);
+		for (long i = 0; i < h1->n; i++)
+			CHECK_EQ_INT(h2.reruns[i], h1->ends[i] ? 0 : 1);
+		hml__coordinator_counts_of(&n, c);
+		CHECK_EQ_INT(n.configs, p->budget);
+		CHECK_EQ_INT(n.reruns, left);
+		hml__coordinator_free(c);
+	}
+	fake_release(&f);
+}
+
+/* A time limit of 0.5 s on trials of 30 ms an epoch (rung 0: 1 epoch,
+ * rung 1: 3), two workers, trial 3 hanging: the run stops at the limit
+ * (2), the hanging trial stopped then, and no other trial was sent that
+ * could not end by the limit (the first two, with nothing known, excepted;
+ * promotions judged by rung 0's time scaled up). It resumes to its end. */
+TEST(time_limit)
+{
+	hml__search_plan p;
+	fake_pool f;
+	warnings w = { "" };
+	hml__coordinator *c;
+	hml__coordinator_counts n;
+	hist_counts h;
+	double t0 = hml__now(), end;
+	int left, held;
+
+	plan_init(&p, "limit", 2, 40, 3);
+	fake_init(&f, 2, 0);
+	f.epoch_s = 0.03;
+	f.hang = 3;
+	if (!(c = run_limited(&p, &f, NULL, &w, 2, 0.5)))
+		goto done;
+	end = hml__now();
+	CHECK(end - t0 >= 0.5 && end - t0 < 0.5 + 0.2);   /* waited for trial 3 until then */
+	for (size_t k = 2; k < f.nsent; k++)   /* each answer's time would come by the limit */
+		CHECK(f.sent[k] == 3 || f.sent_at[k] + f.epoch_s * f.sent_epochs[k] <= t0 + 0.5 + 0.05);
+	hml__coordinator_counts_of(&n, c);
+	CHECK(n.configs < 40);
+	hml__coordinator_free(c);
+	fake_release(&f);
+	check_stopped(&p, &f, &h, &left, &held);
+	CHECK(h.ends[3] == 0);
+	CHECK(left >= 1 && left <= 3);   /* the workers' trials, a promotion held back */
+	check_resumed(&p, &h, left);
+done:
+	fake_release(&f);
+	hml__search_plan_release(&p);
+}
+
+/* Trials of 100 ms an epoch, a limit of 0.45 s: the first promotions come
+ * after 0.2 s, when their 0.3 s no longer fit, while rung-0 trials do: the
+ * promotions are held (recorded as started, never sent), rung-0 trials go
+ * on, and the run stops (2) with nothing running. It resumes to its end. */
+TEST(time_limit_hold)
+{
+	hml__search_plan p;
+	fake_pool f;
+	warnings w = { "" };
+	hml__coordinator *c;
+	hist_counts h;
+	int left, held;
+
+	plan_init(&p, "hold", 2, 12, 3);
+	fake_init(&f, 2, 0);
+	f.epoch_s = 0.1;
+	if (!(c = run_limited(&p, &f, NULL, &w, 2, 0.45)))
+		goto done;
+	hml__coordinator_free(c);
+	fake_release(&f);
+	check_stopped(&p, &f, &h, &left, &held);
+	CHECK(held >= 1);
+	CHECK(left >= held && left <= held + 2);   /* (a late answer is stopped) */
+	for (size_t k = 0; k < f.nsent; k++)   /* only rung 0 ran */
+		CHECK_EQ_INT(f.sent_epochs[k], 1);
+	check_resumed(&p, &h, left);
+done:
+	fake_release(&f);
+	hml__search_plan_release(&p);
+}
+
 int main(void)
 {
 	if (tmp_dir_make("coordinator") < 0)
@@ -700,6 +858,8 @@ int main(void)
 	RUN(resume_replay);
 	RUN(budget_never_exceeded);
 	RUN(deterministic_lockstep);
+	RUN(time_limit);
+	RUN(time_limit_hold);
 	tmp_dir_remove();
 	return check_report();
 }
