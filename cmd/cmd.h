@@ -289,12 +289,13 @@ int search_worker_loop(int in, int out);
 /* hml search's progress on stderr (cmd/search_progress.c): on a terminal
  * the bar, otherwise a plain line each time a configuration's first trial
  * or a top-rung trial ends ("hml: search s1: 12/60 configurations, 34
- * trials, best error 0.0123, 2m10s elapsed, about 8m left"); nothing with
+ * trials, best val_rmse 0.0123, 2m10s elapsed, about 8m left"; the error in
+ * the search's metric); nothing with
  * -q. _update with NULL: the run ended, nothing more is drawn. NULL-safe;
  * _end frees. */
 typedef struct search_progress search_progress;
 struct hml__coordinator_progress;
-search_progress *search_progress_start(const char *id, long long budget);
+search_progress *search_progress_start(const char *id, long long budget, const char *metric);
 void search_progress_update(search_progress *sp, const struct hml__coordinator_progress *p);
 void search_progress_end(search_progress *sp);
 

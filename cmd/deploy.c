@@ -1,7 +1,8 @@
 /*
  * hml deploy - choose a model for a region and record the deployment.
  *
- * By id, as the most accurate model (--best: lowest validation RMSE), as
+ * By id, as the most accurate model (--best: lowest QoI error on a search's
+ * check, else lowest validation error in the card's metric), as
  * the fastest within an error bound (--max-error E), or as the most
  * accurate within a latency bound (--max-latency L), in the target asked
  * for (--target torchscript, c, or auto: both compete); the choice is
@@ -40,9 +41,9 @@ static const char *search;
 static const cmd_option options[] = {
 	{ "best", 0, CMD_OPT_FLAG, &best, NULL,
 	  "the model with the lowest QoI error on a search's check (hml search --qoi-check), "
-	  "else the lowest validation RMSE" },
+	  "else the lowest validation error (RMSE, or MAPE where the workflow's metric is)" },
 	{ "max-error", 0, CMD_OPT_DOUBLE, &max_error, "E",
-	  "the fastest model whose validation RMSE is at most E" },
+	  "the fastest model whose validation error (in its card's metric) is at most E" },
 	{ "max-qoi-error", 0, CMD_OPT_DOUBLE, &max_qoi, "E",
 	  "the fastest model whose error of the application's quantity of interest is at most "
 	  "E, checked by running the application" },
@@ -69,7 +70,7 @@ static const cmd_spec spec = {
 	"deploy", "[options] (MODEL | --best | --max-error E | --max-qoi-error E | --max-latency L)",
 	"choose a model and print the environment that runs it",
 	"Records a deployment of MODEL (an id such as m3), of the most accurate model\n"
-	"(--best), of the fastest model whose validation RMSE is within E\n"
+	"(--best), of the fastest model whose validation error is within E\n"
 	"(--max-error E), or of the most accurate model whose latency per sample is\n"
 	"within L seconds (--max-latency L; both bounds may be given), or of the fastest\n"
 	"model whose error of the workflow's quantity of interest is within E\n"
@@ -206,7 +207,7 @@ static int check_usage(int named)
 		return HML_EXIT_USAGE;
 	}
 	if (!isnan(max_error) && !isnan(max_qoi)) {
-		cmd_error("deploy: give one of --max-error (validation RMSE) and --max-qoi-error "
+		cmd_error("deploy: give one of --max-error (validation error) and --max-qoi-error "
 		          "(the application's output)");
 		return HML_EXIT_USAGE;
 	}
@@ -331,9 +332,11 @@ static void print_predicted(const char *pid, const hml__candidate *pick)
 /* The informational lines: the QoI check's result, then what was deployed
  * with the figures the choice used. */
 static void print_deployed(const char *pid, const char *id, const char *label,
-                           const char *workflow, double val_rmse, const hml__candidate *pick,
-                           const json_t *qoi_check)
+                           const char *workflow, const hml__model_view *m,
+                           const hml__candidate *pick, const json_t *qoi_check)
 {
+	const char *metric = m->metric && strcmp(m->metric, "mape") == 0 ? "MAPE %" : "RMSE";
+
 	if (qoi_check)
 		cmd_info("%s: model '%s' gives %s %s %.4g on the check run (seed %lld; %zu of the "
 		         "front's %lld models checked)", pid, id,
@@ -344,16 +347,16 @@ static void print_deployed(const char *pid, const char *id, const char *label,
 		         (long long)json_integer_value(json_object_get(qoi_check, "front")));
 	if (isnan(pick->latency))
 		cmd_info("%s: deployed model '%s' for region '%s' of workflow '%s' "
-		         "(validation RMSE %.4g; its card has no latency for this target)", pid, id,
-		         label, workflow, val_rmse);
+		         "(validation %s %.4g; its card has no latency for this target)", pid, id,
+		         label, workflow, metric, m->val_error);
 	else if (isnan(hml__candidate_run_cost(pick)))
 		cmd_info("%s: deployed model '%s' for region '%s' of workflow '%s' "
-		         "(validation RMSE %.4g, %.3g us per sample)", pid, id, label, workflow,
-		         val_rmse, pick->latency * 1e6);
+		         "(validation %s %.4g, %.3g us per sample)", pid, id, label, workflow,
+		         metric, m->val_error, pick->latency * 1e6);
 	else
 		cmd_info("%s: deployed model '%s' for region '%s' of workflow '%s' "
-		         "(validation RMSE %.4g, %.3g us per sample; per run of %.0f rows, %.3g s: "
-		         "%.3g s start-up)", pid, id, label, workflow, val_rmse,
+		         "(validation %s %.4g, %.3g us per sample; per run of %.0f rows, %.3g s: "
+		         "%.3g s start-up)", pid, id, label, workflow, metric, m->val_error,
 		         pick->latency * 1e6, pick->rows_per_run, hml__candidate_run_cost(pick),
 		         pick->startup);
 	if (best && !isnan(pick->qoi_error))
@@ -431,7 +434,7 @@ int cmd_deploy(int argc, char **argv)
 	rec = NULL;   /* the store's now, or released by it */
 	if (rc < 0)
 		goto fail;
-	print_deployed(pid, id, label, w->name, model.val_rmse, &pick, qoi_check);
+	print_deployed(pid, id, label, w->name, &model, &pick, qoi_check);
 	print_result(s, pid, cid, env);
 	goto done;
 fail:

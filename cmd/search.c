@@ -536,7 +536,7 @@ static int run(search_cli *x, int *code)
 	         p->nworkers, p->nworkers == 1 ? "" : "s", p->threads, p->threads == 1 ? "" : "s",
 	         p->rungs, p->rungs == 1 ? "" : "s", p->max_epochs, hml__target_name(p->target),
 	         time_limit > 0 ? ", time limit " : "", time_limit > 0 ? limit : "");
-	x->progress = search_progress_start(p->id, p->budget);
+	x->progress = search_progress_start(p->id, p->budget, p->base.metric);
 	if ((rc = hml__coordinator_run(x->c)) < 0)
 		return rc;
 	hml__coordinator_counts_of(&n, x->c);

@@ -16,16 +16,18 @@ struct search_progress {
 	cmd_progress *bar;         /* a terminal */
 	int lines;                 /* no terminal: a line when done or top moves */
 	char id[16];
+	char metric[16];           /* the error objective's key: val_rmse, val_mape */
 	size_t done, top;          /* at the last line */
 };
 
-search_progress *search_progress_start(const char *id, long long budget)
+search_progress *search_progress_start(const char *id, long long budget, const char *metric)
 {
 	search_progress *sp;
 
 	if (g_cmd.quiet || !(sp = calloc(1, sizeof(*sp))))
 		return NULL;
 	snprintf(sp->id, sizeof(sp->id), "%s", id);
+	snprintf(sp->metric, sizeof(sp->metric), "val_%s", metric ? metric : "rmse");
 	if (!(sp->bar = cmd_progress_start("search", (double)budget)))
 		sp->lines = !isatty(STDERR_FILENO);
 	return sp;
@@ -45,12 +47,6 @@ static void draw_bar(search_progress *sp, const hml__coordinator_progress *p)
 
 /* The error's name as the progress reports it ("error" while it names
  * none). */
-static const char *metric_name(const hml__coordinator_progress *p)
-{
-	(void)p;
-	return "error";
-}
-
 /* One line once a configuration's first trial or a top-rung trial ended;
  * the time left at the pace so far, or to the time limit when sooner. */
 static void print_line(search_progress *sp, const hml__coordinator_progress *p)
@@ -68,7 +64,7 @@ static void print_line(search_progress *sp, const hml__coordinator_progress *p)
 		snprintf(eta, sizeof(eta), p->eta >= p->time_left ? ", %s left to the time limit"
 		                                                  : ", about %s left", left);
 	cmd_info("search %s: %zu/%lld configurations, %zu trials, best %s %s, %s elapsed%s",
-	         sp->id, p->done, p->budget, p->trials, metric_name(p), best, elapsed, eta);
+	         sp->id, p->done, p->budget, p->trials, sp->metric, best, elapsed, eta);
 }
 
 void search_progress_update(search_progress *sp, const hml__coordinator_progress *p)

@@ -196,7 +196,7 @@ PY
 	[ "$status" -eq 2 ]
 	run hml -C exp deploy --max-error 0.1 --max-qoi-error 0.1
 	[ "$status" -eq 2 ]
-	assert_output "hml: error: deploy: give one of --max-error (validation RMSE) and --max-qoi-error (the application's output)"
+	assert_output "hml: error: deploy: give one of --max-error (validation error) and --max-qoi-error (the application's output)"
 	for bad in 0 -1 inf nan; do
 		run hml -C exp deploy --max-qoi-error $bad
 		[ "$status" -eq 2 ]

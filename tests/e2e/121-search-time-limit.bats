@@ -144,7 +144,7 @@ check_front_kept() {
 	rec = json.load(open("out.json"))["search"]
 	err = open("err").read()
 	assert "\r" not in err and "\x1b" not in err
-	pat = re.compile(r"^hml: search s1: (\d+)/3 configurations, (\d+) trials, best error (\S+), "
+	pat = re.compile(r"^hml: search s1: (\d+)/3 configurations, (\d+) trials, best val_rmse (\S+), "
 	                 r"(\d+(?:\.\d+)?s|\d+m(?:\d\ds)?|\d+h(?:\d\dm)?) elapsed"
 	                 r"(?:, about (\S+) left|, (\S+) left to the time limit)?$")
 	lines = [pat.match(l) for l in err.splitlines() if re.match(r"hml: search s1: \d+/", l)]
