@@ -393,6 +393,7 @@ static int run_all(collect_state *st, int64_t first_seed, int runs, int *interru
 done:
 	cmd_progress_end(bar);
 	unlink(st->tmp_run);
+	unlink(st->prof);   /* a failed run's profile */
 	hml__strv_free(env);
 	return ok;
 }

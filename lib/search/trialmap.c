@@ -307,6 +307,7 @@ static json_t *base_sample(const hml__space *space, const json_t *c, const hml__
 	set_if_present(s, "layers", json_integer(a->nwidths));
 	set_if_present(s, "width", json_integer(a->widths[0]));
 	set_if_present(s, "activation", json_string(a->act));
+	set_if_present(s, "dropout", json_real(a->dropout));
 	if (base) {
 		set_if_present(s, "lr", json_real(base->lr));
 		set_if_present(s, "batch", json_integer(base->batch));
