@@ -4,7 +4,7 @@
  *
  * `hml collect` measures the region while the application runs as written
  * (the runtime's profile, HML_PROFILE: the original code's time and the
- * collector's own time in the region) and records two fields in each
+ * collector's own time in the region) and records these fields in each
  * region of the data set's record (hml-manifest(5)):
  *   "original_seconds": the original code's time in the region, all runs;
  *   "collect_seconds":  the collector's time in the region (gathering and

@@ -12,6 +12,7 @@
 #include "check.h"
 #include "fixtures.h"
 #include "core/error.h"
+#include "core/profile_file.h"
 #include "store/cost.h"
 #include "store/store.h"
 
@@ -89,6 +90,32 @@ TEST(median_per_row)
 	hml__store_free(s);
 }
 
+/* The profiles of collect runs summed per region (the runtime writes them,
+ * core/profile_file.h); a region a run never entered adds nothing; a
+ * missing profile or a region shorter than its original code is an error. */
+TEST(times_from_profiles)
+{
+	hml__profile_record rec[1];
+	hml__cost_times t[2] = { { "a", 0, 0 }, { "b", 0, 0 } };
+	char path[600];
+
+	snprintf(path, sizeof(path), "%s/p.json", tmpdir);
+	memset(rec, 0, sizeof(rec));
+	snprintf(rec[0].label, sizeof(rec[0].label), "a");
+	rec[0].stats.original_s = 2.0;
+	rec[0].stats.region_s = 2.5;
+	CHECK_OK(hml__profile_file_write(path, rec, 1));
+	CHECK_OK(hml__cost_times_add(t, 2, path));
+	CHECK_OK(hml__cost_times_add(t, 2, path));
+	CHECK_NEAR(t[0].original_s, 4.0, 1e-12);
+	CHECK_NEAR(t[0].region_s, 5.0, 1e-12);
+	CHECK_NEAR(t[1].original_s, 0.0, 0);
+	rec[0].stats.region_s = 1.0;
+	CHECK_OK(hml__profile_file_write(path, rec, 1));
+	CHECK_FAILS(hml__cost_times_add(t, 2, path), HML_EINVALID, "less than its original code");
+	CHECK(hml__cost_times_add(t, 2, "/nonexistent/p.json") < 0);
+}
+
 TEST(put_refuses_nonsense)
 {
 	json_t *o = json_object();
@@ -150,6 +177,7 @@ int main(void)
 	unsetenv("HML_LOCK_TIMEOUT");
 	RUN(round_trip);
 	RUN(median_per_row);
+	RUN(times_from_profiles);
 	RUN(put_refuses_nonsense);
 	RUN(prediction);
 	RUN(texts);
