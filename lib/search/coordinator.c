@@ -1067,14 +1067,9 @@ typedef struct card_args {
 static int set_card(json_t *m, void *payload)
 {
 	const card_args *a = payload;
-	json_t *rec;
-	size_t i;
+	json_t *rec = hml__manifest_find(m, "models", a->id);
 
-	json_array_foreach(json_object_get(m, "models"), i, rec)
-		if (json_is_string(json_object_get(rec, "id")) &&
-		    strcmp(json_string_value(json_object_get(rec, "id")), a->id) == 0)
-			return json_object_set(rec, "latency", a->card) ? hml__error_oom() : 0;
-	return 0;
+	return rec && json_object_set(rec, "latency", a->card) ? hml__error_oom() : 0;
 }
 
 /* Trial i's registered model, kept at a time limit without a latency

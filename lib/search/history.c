@@ -526,13 +526,10 @@ typedef struct set_args {
 static int set_fields(json_t *m, void *payload)
 {
 	const set_args *a = payload;
-	json_t *rec;
-	size_t i;
+	json_t *rec = hml__manifest_find(m, "searches", a->id);
 
-	json_array_foreach(json_object_get(m, "searches"), i, rec)
-		if (json_is_string(json_object_get(rec, "id")) &&
-		    strcmp(json_string_value(json_object_get(rec, "id")), a->id) == 0)
-			return json_object_update(rec, (json_t *)a->fields) ? hml__error_oom() : 0;
+	if (rec)
+		return json_object_update(rec, (json_t *)a->fields) ? hml__error_oom() : 0;
 	return hml__error_set(HML_ENOTFOUND, "no search '%s' in experiment '%s'", a->id, a->dir);
 }
 

@@ -359,13 +359,9 @@ typedef struct reg_args {
 static int register_plots(json_t *m, void *payload)
 {
 	const reg_args *a = payload;
-	json_t *rec, *files;
-	size_t i;
+	json_t *rec = hml__manifest_find(m, "searches", a->id), *files;
 
-	json_array_foreach(json_object_get(m, "searches"), i, rec) {
-		if (!json_is_string(json_object_get(rec, "id")) ||
-		    strcmp(json_string_value(json_object_get(rec, "id")), a->id) != 0)
-			continue;
+	if (rec) {
 		if (!json_is_object(files = json_object_get(rec, "files"))) {
 			files = json_object();
 			if (json_object_set_new(rec, "files", files) < 0)

@@ -423,21 +423,10 @@ typedef struct qoi_update {
 	const json_t *report;
 } qoi_update;
 
-static json_t *find_in(json_t *manifest, const char *collection, const char *id)
-{
-	json_t *e;
-	size_t i;
-
-	json_array_foreach(json_object_get(manifest, collection), i, e)
-		if (str(e, "id") && strcmp(str(e, "id"), id) == 0)
-			return e;
-	return NULL;
-}
-
 static int set_qoi_check(json_t *manifest, void *payload)
 {
 	const qoi_update *u = payload;
-	json_t *rec = find_in(manifest, "searches", u->search), *check, *e;
+	json_t *rec = hml__manifest_find(manifest, "searches", u->search), *check, *e;
 	const json_t *checks = json_object_get(u->report, "checks");
 	size_t i, j;
 
@@ -446,7 +435,7 @@ static int set_qoi_check(json_t *manifest, void *payload)
 	json_object_set_new(rec, "qoi_check", json_deep_copy(u->report));
 	json_array_foreach(checks, i, check) {
 		const char *model = str(check, "model");
-		json_t *m = model ? find_in(manifest, "models", model) : NULL;
+		json_t *m = model ? hml__manifest_find(manifest, "models", model) : NULL;
 		json_t *err = json_object_get(check, "error");
 
 		json_array_foreach(json_object_get(rec, "front"), j, e)

@@ -617,20 +617,25 @@ char *hml__store_tmp_path(const hml__store *s, const char *subdir, const char *e
 	return p;
 }
 
-const json_t *hml__store_find(const hml__store *s, const char *collection, const char *id)
+json_t *hml__manifest_find(json_t *manifest, const char *collection, const char *id)
 {
-	json_t *arr, *rec;
+	json_t *rec;
 	size_t i;
 
-	if (!s->manifest || !id || !(arr = json_object_get(s->manifest, collection)))
+	if (!manifest || !id)
 		return NULL;
-	json_array_foreach(arr, i, rec) {
+	json_array_foreach(json_object_get(manifest, collection), i, rec) {
 		const char *rid = json_string_value(json_object_get(rec, "id"));
 
 		if (rid && strcmp(rid, id) == 0)
 			return rec;
 	}
 	return NULL;
+}
+
+const json_t *hml__store_find(const hml__store *s, const char *collection, const char *id)
+{
+	return hml__manifest_find(s->manifest, collection, id);
 }
 
 /* ---- registering -------------------------------------------------------- */

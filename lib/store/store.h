@@ -131,6 +131,13 @@ const json_t *hml__store_find(const hml__store *s, const char *collection,
                               const char *id);
 
 /**
+ * The record with `id` in `collection` of `manifest` (a manifest being
+ * changed: the one hml__store_update() hands its fn), or NULL. Borrowed
+ * from it, and modifiable.
+ */
+json_t *hml__manifest_find(json_t *manifest, const char *collection, const char *id);
+
+/**
  * A provenance object for a record: time, host, command, versions and the
  * SHA-256 of the given experiment-relative files. New reference.
  */
