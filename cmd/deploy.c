@@ -136,8 +136,8 @@ static int refuse_slower(const hml__candidate *pick)
 	                      "original code: the region costs %s per row, the model %s "
 	                      "(--force deploys it anyway)", pick->model,
 	                      hml__target_name(pick->target),
-	                      hml__cost_seconds_text(cost, sizeof(cost), p.cost_per_row),
-	                      hml__cost_seconds_text(lat, sizeof(lat), p.model_per_row));
+	                      hml__format_seconds(cost, sizeof(cost), p.cost_per_row, 2),
+	                      hml__format_seconds(lat, sizeof(lat), p.model_per_row, 2));
 }
 
 /* The (model, target) to deploy into *pick: the model named (`id`, its
@@ -313,8 +313,8 @@ static void print_predicted(const char *pid, const hml__candidate *pick)
 		         pid);
 		return;
 	}
-	hml__cost_seconds_text(cost, sizeof(cost), p.cost_per_row);
-	hml__cost_seconds_text(lat, sizeof(lat), p.model_per_row);
+	hml__format_seconds(cost, sizeof(cost), p.cost_per_row, 2);
+	hml__format_seconds(lat, sizeof(lat), p.model_per_row, 2);
 	hml__format_speedup(reg, sizeof(reg), p.region);
 	hml__format_speedup(e2e, sizeof(e2e), p.end_to_end);
 	cmd_info("%s: predicted speedup: region %s (the original code %s per row, the model %s), "
@@ -326,7 +326,7 @@ static void print_predicted(const char *pid, const hml__candidate *pick)
 		cmd_warn("%s: predicted slower end to end for runs as collected: the %s start-up "
 		         "of %s outweighs the region's gain; longer runs repay it", pid,
 		         hml__target_name(pick->target),
-		         hml__cost_seconds_text(lat, sizeof(lat), p.startup));
+		         hml__format_seconds(lat, sizeof(lat), p.startup, 2));
 }
 
 /* The informational lines: the QoI check's result, then what was deployed

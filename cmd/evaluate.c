@@ -487,8 +487,8 @@ static void print_predicted(const evaluation *e, double region, double e2e)
 	hml__format_speedup(d, sizeof(d), e2e);
 	printf("predicted:       region %s, end to end %s (original code %s per row, model %s); "
 	       "measured %s and %s\n", a, b,
-	       hml__cost_seconds_text(cost, sizeof(cost), e->pred.cost_per_row),
-	       hml__cost_seconds_text(lat, sizeof(lat), e->pred.model_per_row), c, d);
+	       hml__format_seconds(cost, sizeof(cost), e->pred.cost_per_row, 2),
+	       hml__format_seconds(lat, sizeof(lat), e->pred.model_per_row, 2), c, d);
 }
 
 static void print(const evaluation *e)

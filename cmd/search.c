@@ -440,7 +440,7 @@ static void print_cost(const hml__search_plan *p, size_t nfront)
 		       "code)\n");
 		return;
 	}
-	hml__cost_seconds_text(cost, sizeof(cost), p->region_cost);
+	hml__format_seconds(cost, sizeof(cost), p->region_cost, 2);
 	printf("  region's original code: %s per row; speedup: of the region, per row, "
 	       "predicted\n", cost);
 	if (nfront == 0)

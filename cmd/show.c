@@ -190,12 +190,12 @@ static const char *latency_text(char *buf, size_t size, const json_t *r, int tar
 	hml__latency l;
 
 	if (hml__latency_of_record(&l, r) == 0)
-		return show_table_seconds(buf, size, l.seconds[target]);
+		return hml__format_seconds(buf, size, l.seconds[target], 3);
 	buf[0] = '\0';
 	if (target == HML__TARGET_TORCHSCRIPT &&
 	    json_is_number(at(r, "metrics.latency_seconds_per_sample")))
-		show_table_seconds(buf, size,
-		                   json_number_value(at(r, "metrics.latency_seconds_per_sample")));
+		hml__format_seconds(buf, size,
+		                    json_number_value(at(r, "metrics.latency_seconds_per_sample")), 3);
 	return buf;
 }
 
@@ -454,7 +454,7 @@ static void print_predictions(const json_t *pred)
 		hml__format_speedup(e2e, sizeof(e2e), hml__json_number(v, "end_to_end"));
 		printf("predicted speedup as %s: region %s, end to end %s for a run as collected "
 		       "(original code %s per row)%s\n", target, buf, e2e,
-		       hml__cost_seconds_text(cost, sizeof(cost), hml__json_number(v, "cost_per_row")),
+		       hml__format_seconds(cost, sizeof(cost), hml__json_number(v, "cost_per_row"), 2),
 		       json_is_true(json_object_get(v, "slower")) ?
 		       ": slower than the original code" : "");
 	}

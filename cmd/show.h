@@ -33,9 +33,6 @@ int show_table_row(show_table *t, const char *const *vals);
 void show_table_print(const show_table *t, const char *title);
 void show_table_release(show_table *t);
 
-/* Seconds as "412 ns", "3.1 us", "2.5 ms", "1.2 s" into buf; "" for NaN. */
-const char *show_table_seconds(char *buf, size_t size, double s);
-
 /* The "searches" table of the listing (cmd/show_search.c). */
 int show_search_list(hml__store *s);
 

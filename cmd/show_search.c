@@ -11,6 +11,7 @@
 
 #include "cmd.h"
 #include "core/json.h"
+#include "deploy/metrics.h"
 #include "search/duration.h"
 #include "search/history.h"
 #include "search/plot.h"
@@ -206,7 +207,7 @@ static void print_search(hml__store *s, const hml__search_view *v, const hml__se
 		const char *row[6];
 
 		snprintf(e, sizeof(e), "%.4g", x->error);
-		show_table_seconds(l, sizeof(l), x->latency_s);
+		hml__format_seconds(l, sizeof(l), x->latency_s, 3);
 		snprintf(n, sizeof(n), "%lld", (long long)x->params);
 		snprintf(tr, sizeof(tr), "%ld", x->trial);
 		row[0] = e;

@@ -85,18 +85,3 @@ void show_table_release(show_table *t)
 	t->nrows = t->cap = 0;
 }
 
-const char *show_table_seconds(char *buf, size_t size, double s)
-{
-	buf[0] = '\0';
-	if (!isfinite(s) || s < 0)
-		return buf;
-	if (s < 1e-6)
-		snprintf(buf, size, "%.3g ns", s * 1e9);
-	else if (s < 1e-3)
-		snprintf(buf, size, "%.3g us", s * 1e6);
-	else if (s < 1)
-		snprintf(buf, size, "%.3g ms", s * 1e3);
-	else
-		snprintf(buf, size, "%.3g s", s);
-	return buf;
-}

@@ -117,6 +117,27 @@ void hml__format_speedup(char *buf, size_t size, double x)
 		snprintf(buf, size, "%s%.*fx", x < 0 ? "-" : "", 1 - d, r);
 }
 
+char *hml__format_seconds(char *buf, size_t size, double s, int digits)
+{
+	static const struct { double scale; const char *unit; } units[] = {
+		{ 1, "s" }, { 1e-3, "ms" }, { 1e-6, "us" }, { 1e-9, "ns" }
+	};
+	double up = 1 - 0.5 * pow(10, -digits);   /* what rounds up to 1 of a unit */
+	size_t u = 0;
+
+	buf[0] = '\0';
+	if (!isfinite(s) || s < 0)
+		return buf;
+	while (u + 1 < sizeof(units) / sizeof(units[0]) && s < units[u].scale * up)
+		u++;
+	s /= units[u].scale;
+	if (s >= pow(10, digits) * up)   /* %g would write an exponent */
+		snprintf(buf, size, "%.0f %s", s, units[u].unit);
+	else
+		snprintf(buf, size, "%.*g %s", digits, s, units[u].unit);
+	return buf;
+}
+
 void hml__format_speedup_range(char *buf, size_t size, const hml__summary *s)
 {
 	char mean[32], lo[32], hi[32];

@@ -64,6 +64,14 @@ void hml__summary_compute(hml__summary *s, const double *v, size_t n);
  */
 void hml__format_speedup(char *buf, size_t size, double x);
 
+/**
+ * Seconds in the unit that fits (s, ms, us, ns) with `digits` (1 to 6)
+ * significant digits: "2.2 us", "40 ns", "126 us", "1.3 ms" at 2; a value
+ * that rounds up to the next unit is written in it ("1 s", not "1e+03
+ * ms"). NaN, Inf or a negative value gives "". Returns buf.
+ */
+char *hml__format_seconds(char *buf, size_t size, double s, int digits);
+
 /** A summary of speedups as "27x (25x-29x)": its mean, min and max. */
 void hml__format_speedup_range(char *buf, size_t size, const hml__summary *s);
 

@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "core/json.h"
 #include "deploy/latency.h"
+#include "deploy/metrics.h"
 #include "search/history.h"
 #include "search/plan.h"
 #include "search/trialmap.h"
@@ -94,7 +95,7 @@ static void region_cost(hml__search_plan *p, const hml__store *s,
 	else
 		say(rq->info, rq->payload, "the original code of region '%s' costs %s per row: "
 		    "slower models are infeasible", p->region,
-		    hml__cost_seconds_text(buf, sizeof(buf), p->region_cost));
+		    hml__format_seconds(buf, sizeof(buf), p->region_cost, 2));
 }
 
 double hml__search_plan_latency_bound(const hml__search_plan *p)

@@ -154,21 +154,3 @@ double hml__predict_run(const hml__prediction *p, double wall, double region)
 
 	return after > 0 ? wall / after : NAN;   /* NaN when a figure is */
 }
-
-char *hml__cost_seconds_text(char *buf, size_t size, double s)
-{
-	static const struct { double scale; const char *unit; } units[] = {
-		{ 1, "s" }, { 1e-3, "ms" }, { 1e-6, "us" }, { 1e-9, "ns" }
-	};
-	size_t u = 0;
-
-	if (isnan(s) || s < 0) {
-		snprintf(buf, size, "unknown");
-		return buf;
-	}
-	while (u + 1 < sizeof(units) / sizeof(units[0]) && s < units[u].scale * 0.9995)
-		u++;
-	s /= units[u].scale;
-	snprintf(buf, size, s >= 99.5 ? "%.0f %s" : "%.2g %s", s, units[u].unit);
-	return buf;
-}

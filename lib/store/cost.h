@@ -121,11 +121,6 @@ void hml__predict(hml__prediction *p, const hml__region_cost *c, double latency,
  */
 double hml__predict_run(const hml__prediction *p, double wall, double region);
 
-/**
- * "2.2 us", "40 ns", "1.3 ms", "2.5 s": seconds with two significant
- * digits in the unit that fits; "unknown" for NaN. Returns buf.
- */
-char *hml__cost_seconds_text(char *buf, size_t size, double seconds);
 
 #ifdef __cplusplus
 }

@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "deploy/latency.h"
+#include "deploy/metrics.h"
 #include "store/records.h"
 #include "store/select.h"
 
@@ -101,8 +102,8 @@ static int all_slower(const hml__candidate *c, size_t n, const hml__select_bound
 	hml__candidate_predict(fast, &p);
 	return hml__error_set(HML_ENOTFOUND, "no model is predicted faster than the original "
 	                      "code: the region costs %s per row, the fastest model %s ('%s' "
-	                      "as %s)", hml__cost_seconds_text(cost, sizeof(cost), p.cost_per_row),
-	                      hml__cost_seconds_text(lat, sizeof(lat), p.model_per_row),
+	                      "as %s)", hml__format_seconds(cost, sizeof(cost), p.cost_per_row, 2),
+	                      hml__format_seconds(lat, sizeof(lat), p.model_per_row, 2),
 	                      fast->model, hml__target_name(fast->target));
 }
 

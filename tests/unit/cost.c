@@ -2,7 +2,7 @@
  * tests/unit/cost.c - the region's collected cost and predicted speedups
  * (lib/store/cost.c): the fields hml collect writes read back through a
  * store (one data set, several, one without the fields, one missing),
- * the prediction per row and end to end, and the text of seconds.
+ * and the prediction per row and end to end.
  */
 #include <math.h>
 #include <stdio.h>
@@ -157,19 +157,6 @@ TEST(prediction)
 	CHECK(isnan(p.region) && isnan(p.end_to_end) && !p.slower);
 }
 
-TEST(texts)
-{
-	char b[32];
-
-	CHECK_STR(hml__cost_seconds_text(b, sizeof(b), 2.2e-6), "2.2 us");
-	CHECK_STR(hml__cost_seconds_text(b, sizeof(b), 4e-8), "40 ns");
-	CHECK_STR(hml__cost_seconds_text(b, sizeof(b), 1.26e-4), "126 us");
-	CHECK_STR(hml__cost_seconds_text(b, sizeof(b), 0.0013), "1.3 ms");
-	CHECK_STR(hml__cost_seconds_text(b, sizeof(b), 2.5), "2.5 s");
-	CHECK_STR(hml__cost_seconds_text(b, sizeof(b), 0.9999), "1 s");
-	CHECK_STR(hml__cost_seconds_text(b, sizeof(b), NAN), "unknown");
-}
-
 int main(void)
 {
 	if (tmp_dir_make("cost") < 0)
@@ -180,7 +167,6 @@ int main(void)
 	RUN(times_from_profiles);
 	RUN(put_refuses_nonsense);
 	RUN(prediction);
-	RUN(texts);
 	tmp_dir_remove();
 	return check_report();
 }

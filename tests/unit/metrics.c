@@ -138,8 +138,30 @@ TEST(format_speedup)
 	}
 }
 
+/* Seconds in the unit that fits, as deploy's predictions (2 digits) and
+ * hml show's latency columns (3) write them. */
+TEST(format_seconds)
+{
+	char b[32];
+
+	CHECK_STR(hml__format_seconds(b, sizeof(b), 2.2e-6, 2), "2.2 us");
+	CHECK_STR(hml__format_seconds(b, sizeof(b), 4e-8, 2), "40 ns");
+	CHECK_STR(hml__format_seconds(b, sizeof(b), 1.26e-4, 2), "126 us");
+	CHECK_STR(hml__format_seconds(b, sizeof(b), 0.0013, 2), "1.3 ms");
+	CHECK_STR(hml__format_seconds(b, sizeof(b), 2.5, 2), "2.5 s");
+	CHECK_STR(hml__format_seconds(b, sizeof(b), 0.9999, 2), "1 s");
+	CHECK_STR(hml__format_seconds(b, sizeof(b), 4.12e-7, 3), "412 ns");
+	CHECK_STR(hml__format_seconds(b, sizeof(b), 3.1e-6, 3), "3.1 us");
+	CHECK_STR(hml__format_seconds(b, sizeof(b), 2.5e-3, 3), "2.5 ms");
+	CHECK_STR(hml__format_seconds(b, sizeof(b), 1.2, 3), "1.2 s");
+	CHECK_STR(hml__format_seconds(b, sizeof(b), 0.99996, 3), "1 s");   /* not "1e+03 ms" */
+	CHECK_STR(hml__format_seconds(b, sizeof(b), NAN, 2), "");
+	CHECK_STR(hml__format_seconds(b, sizeof(b), -1, 3), "");
+}
+
 int main(void)
 {
+	RUN(format_seconds);
 	RUN(errors_known_values);
 	RUN(mape_leaves_out_values_near_zero);
 	RUN(mape_absolute_floor);
