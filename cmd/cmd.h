@@ -116,6 +116,11 @@ int cmd_fail(int err);
  * "schema_version": 1 added first, indented, followed by a newline. */
 void cmd_json_print(json_t *doc);
 
+/* Print `w` to stdout as a POSIX shell reads it back: single-quoted (a
+ * quote as '\''), or bare when `quote` is 0 and it is a non-empty word of
+ * letters, digits and _-+=:,./ only. */
+void cmd_print_shell_word(const char *w, int quote);
+
 /* Flush stdout; HML_EXIT_FAILURE with a message if writing failed
  * (closed pipe, full disk), else `code`. Every command returns through it. */
 int cmd_finish(int code);

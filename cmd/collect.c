@@ -112,9 +112,7 @@ static json_t *regions_json(const hml__region_info *infos, size_t n,
 			"output_functor", r->output_functor ? json_string(r->output_functor) : json_null());
 		for (size_t j = 0; times && rec && j < ntimes; j++)
 			if (strcmp(times[j].label, r->label) == 0)
-				hml__cost_put(rec, times[j].original_s,
-				              times[j].region_s - times[j].original_s,
-				              r->original_per_row);
+				hml__cost_put(rec, &times[j], r->original_per_row);
 		json_object_set_new(o, r->label, rec);
 	}
 	return o;

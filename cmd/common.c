@@ -108,6 +108,22 @@ void cmd_json_print(json_t *doc)
 	json_decref(out);
 }
 
+void cmd_print_shell_word(const char *w, int quote)
+{
+	if (!quote && *w && strspn(w, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	                              "0123456789_-+=:,./") == strlen(w)) {
+		fputs(w, stdout);
+		return;
+	}
+	putchar('\'');
+	for (; *w; w++)
+		if (*w == '\'')
+			fputs("'\\''", stdout);
+		else
+			putchar(*w);
+	putchar('\'');
+}
+
 int cmd_finish(int code)
 {
 	if (fflush(stdout) != 0 || ferror(stdout)) {

@@ -90,19 +90,6 @@ static const cmd_spec spec = {
 	options, 0, 1
 };
 
-/* Shell-quote for the printed export lines. */
-static void print_quoted(const char *s)
-{
-	putchar('\'');
-	for (; *s; s++) {
-		if (*s == '\'')
-			fputs("'\\''", stdout);
-		else
-			putchar(*s);
-	}
-	putchar('\'');
-}
-
 /* Models in the experiment (of --region when given). */
 static size_t count_models(const hml__store *s)
 {
@@ -127,7 +114,7 @@ static unsigned target_mask(void)
 static int refuse_slower(const hml__candidate *pick)
 {
 	hml__prediction p;
-	char cost[32], lat[32];
+	char cost[32], lat[64];
 
 	hml__candidate_predict(pick, &p);
 	if (force || !p.slower)
@@ -137,7 +124,7 @@ static int refuse_slower(const hml__candidate *pick)
 	                      "(--force deploys it anyway)", pick->model,
 	                      hml__target_name(pick->target),
 	                      hml__format_seconds(cost, sizeof(cost), p.cost_per_row, 2),
-	                      hml__format_seconds(lat, sizeof(lat), p.model_per_row, 2));
+	                      hml__prediction_model_text(lat, sizeof(lat), &p));
 }
 
 /* The (model, target) to deploy into *pick: the model named (`id`, its
@@ -247,20 +234,13 @@ static const char *selection_name(int named)
 	       "max-error,max-latency";
 }
 
-/* {"cost_per_row", "model_per_row", "startup", "region", "end_to_end",
- * "slower"}: the prediction, null where unknown (hml-manifest(5)). */
+/* The prediction's record (lib/store/cost.h). */
 static json_t *prediction_json(const hml__candidate *pick)
 {
 	hml__prediction p;
 
 	hml__candidate_predict(pick, &p);
-	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}",
-	                 "cost_per_row", hml__json_real(p.cost_per_row),
-	                 "model_per_row", hml__json_real(p.model_per_row),
-	                 "startup", hml__json_real(p.startup),
-	                 "region", hml__json_real(p.region),
-	                 "end_to_end", hml__json_real(p.end_to_end),
-	                 "slower", isnan(p.region) ? json_null() : json_boolean(p.slower));
+	return hml__prediction_json(&p);
 }
 
 /* The deployment record (new reference; NULL on out-of-memory); env and
@@ -304,7 +284,7 @@ static json_t *deployment_record(const char *id, const char *label, const char *
 static void print_predicted(const char *pid, const hml__candidate *pick)
 {
 	hml__prediction p;
-	char cost[32], lat[32], reg[32], e2e[32];
+	char cost[32], lat[64], reg[32], e2e[32];
 
 	hml__candidate_predict(pick, &p);
 	if (isnan(p.cost_per_row)) {
@@ -314,7 +294,7 @@ static void print_predicted(const char *pid, const hml__candidate *pick)
 		return;
 	}
 	hml__format_seconds(cost, sizeof(cost), p.cost_per_row, 2);
-	hml__format_seconds(lat, sizeof(lat), p.model_per_row, 2);
+	hml__prediction_model_text(lat, sizeof(lat), &p);
 	hml__format_speedup(reg, sizeof(reg), p.region);
 	hml__format_speedup(e2e, sizeof(e2e), p.end_to_end);
 	cmd_info("%s: predicted speedup: region %s (the original code %s per row, the model %s), "
@@ -382,7 +362,7 @@ static void print_result(const hml__store *s, const char *pid, const char *cid, 
 
 		json_object_foreach((json_t *)env, key, v) {
 			printf("export %s=", key);
-			print_quoted(json_string_value(v));
+			cmd_print_shell_word(json_string_value(v), 1);
 			putchar('\n');
 		}
 	}
@@ -396,8 +376,8 @@ int cmd_deploy(int argc, char **argv)
 	json_t *rec = NULL, *env = NULL, *qoi_check = NULL;
 	const char *id, *label;
 	char *path = NULL, *so_path = NULL, pid[32], cid[32] = "";
-	hml__candidate pick = { NULL, HML__TARGET_TORCHSCRIPT, NAN, NAN, NAN, NAN, { 0, 0, 0, 0 },
-	                        NAN };
+	hml__candidate pick = { NULL, HML__TARGET_TORCHSCRIPT, NAN, NAN, NAN, NAN,
+	                        { 0, 0, 0, 0, 0, 0 }, NAN };
 	int first, rc, code = HML_EXIT_OK;
 
 	if ((rc = cmd_parse(&spec, argc, argv, &first)) != 0)

@@ -410,7 +410,7 @@ static json_t *record_json(const evaluation *e)
 {
 	const hml__errors *err = &e->err;
 	const size_t n = (size_t)e->nrep;
-	json_t *rec = json_pack("{s:s, s:s, s:s, s:s, s:i}", "model", e->id, "target", e->target,
+	json_t *v, *rec = json_pack("{s:s, s:s, s:s, s:s, s:i}", "model", e->id, "target", e->target,
 	                        "region", e->label,
 	                        "workflow", e->w->name, "repeat", e->nrep);
 
@@ -437,13 +437,9 @@ static json_t *record_json(const evaluation *e)
 	json_object_set_new(rec, "speedup", json_pack("{s:o, s:o}",
 		"end_to_end", summary_json(e->speed_e2e, n),
 		"region", summary_json(e->speed_region, n)));
-	json_object_set_new(rec, "predicted", json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}",
-		"cost_per_row", hml__json_real(e->pred.cost_per_row),
-		"model_per_row", hml__json_real(e->pred.model_per_row),
-		"startup", hml__json_real(e->pred.startup),
-		"region", hml__json_real(e->pred.region),
-		"end_to_end_as_collected", hml__json_real(e->pred.end_to_end),
-		"end_to_end", hml__json_real(e->pred_run)));
+	json_object_set_new(rec, "predicted", v = hml__prediction_json(&e->pred));
+	json_object_set_new(v, "end_to_end_as_collected", hml__json_real(e->pred.end_to_end));
+	json_object_set_new(v, "end_to_end", hml__json_real(e->pred_run));   /* these runs' */
 	if (e->w->verify_pattern)
 		json_object_set_new(rec, "verification", cmd_app_verification(e->w, e->nrep + 1,
 		                    e->acc.unverified, e->sur.unverified));
@@ -473,7 +469,7 @@ static int record(evaluation *e, const char *a1, const char *s1)
 /* Predicted against measured. */
 static void print_predicted(const evaluation *e, double region, double e2e)
 {
-	char cost[32], lat[32], a[32], b[32], c[32], d[32];
+	char cost[32], lat[64], a[32], b[32], c[32], d[32];
 
 	if (isnan(e->pred.region)) {
 		printf("predicted:       unknown (%s)\n", isnan(e->pred.cost_per_row) ?
@@ -488,7 +484,7 @@ static void print_predicted(const evaluation *e, double region, double e2e)
 	printf("predicted:       region %s, end to end %s (original code %s per row, model %s); "
 	       "measured %s and %s\n", a, b,
 	       hml__format_seconds(cost, sizeof(cost), e->pred.cost_per_row, 2),
-	       hml__format_seconds(lat, sizeof(lat), e->pred.model_per_row, 2), c, d);
+	       hml__prediction_model_text(lat, sizeof(lat), &e->pred), c, d);
 }
 
 static void print(const evaluation *e)

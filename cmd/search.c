@@ -37,7 +37,7 @@
 static int64_t budget = UNSET, workers = UNSET, seed = UNSET, max_epochs = UNSET,
 	threads = UNSET, qoi_check;
 static double max_latency = NAN, max_params = NAN, max_error = NAN, trial_timeout = NAN;
-static const char *space_path, *region, *keep_models, *target;
+static const char *space_path, *region, *keep_models, *target, *fidelity;
 static int resume, deterministic;
 static const char *train_args;   /* --train-args POINT */
 static const char *time_limit_arg;   /* --time-limit DURATION, in seconds: */
@@ -74,6 +74,8 @@ static const cmd_option options[] = {
 	{ "target", 0, CMD_OPT_STRING, &target, "c|torchscript|auto",
 	  "deployment form whose latency is the objective (default auto: c when a C compiler "
 	  "is found and the family compiles to C)" },
+	{ "fidelity", 0, CMD_OPT_STRING, &fidelity, "epochs|rows|both",
+	  "what lower rungs train less of (default epochs; see hml-search(1))" },
 	{ "keep-models", 0, CMD_OPT_STRING, &keep_models, "all|front",
 	  "register the models of the front (default) or of every trial" },
 	{ "qoi-check", 0, CMD_OPT_INT, &qoi_check, "K",
@@ -165,6 +167,10 @@ static int check_cli(int npos)
 		cmd_error("search: --target must be 'c', 'torchscript' or 'auto', not '%s'", target);
 		return HML_EXIT_USAGE;
 	}
+	if (fidelity && hml__fidelity_parse(fidelity) < 0) {
+		cmd_error("search: --fidelity must be 'epochs', 'rows' or 'both', not '%s'", fidelity);
+		return HML_EXIT_USAGE;
+	}
 	if (npos && !resume) {
 		cmd_error("search: unexpected argument (a search id goes with --resume)");
 		return HML_EXIT_USAGE;
@@ -206,6 +212,7 @@ static void make_request(hml__search_request *rq)
 	rq->space_path = space_path;
 	rq->target = target;
 	rq->keep_models = keep_models;
+	rq->fidelity = fidelity;
 	rq->budget = budget;
 	rq->workers = workers;
 	rq->seed = seed;
@@ -221,23 +228,6 @@ static void make_request(hml__search_request *rq)
 }
 
 /* ---- --train-args ------------------------------------------------------- */
-
-/* A word as the shell reads it back. */
-static void print_word(const char *w)
-{
-	if (*w && strspn(w, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-	                    "_-+=:,./") == strlen(w)) {
-		fputs(w, stdout);
-		return;
-	}
-	putchar('\'');
-	for (; *w; w++)
-		if (*w == '\'')
-			fputs("'\\''", stdout);
-		else
-			putchar(*w);
-	putchar('\'');
-}
 
 /* The hml train arguments of one point, as a new search's trial trains it
  * at full fidelity (lib/search/plan.h): the peers of bench/search.sh train
@@ -258,7 +248,7 @@ static int print_train_args(search_cli *x, const json_t *point)
 	fputs("hml", stdout);
 	json_array_foreach(argv, i, w) {
 		putchar(' ');
-		print_word(json_string_value(w));
+		cmd_print_shell_word(json_string_value(w), 0);
 	}
 	putchar('\n');
 	json_decref(argv);

@@ -138,7 +138,7 @@ static int trial(const json_t *msg, const hml__dataset *d, int out)
 	else if (target == HML__TARGET_C && isfinite(known))
 		r.latency_s_per_sample = known;   /* its architecture's, measured before */
 	else if (target == HML__TARGET_C)
-		err = c_latency(d, path, o.threads, &r, &cost);
+		err = c_latency(d, path, hml__train_latency_threads(&o), &r, &cost);
 	if (!err && hook("HML_SEARCH_TEST_LATENCY_PARAMS") > 0)
 		r.latency_s_per_sample = 1e-9 * (double)r.params;   /* a noiseless latency */
 	if (hml__wire_trial_discard(msg))

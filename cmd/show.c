@@ -428,11 +428,7 @@ static json_t *model_predictions(const hml__store *s, const char *id)
 			break;
 		if (!o)
 			o = json_object();
-		json_object_set_new(o, hml__target_name(c[i].target), json_pack(
-			"{s:o, s:o, s:o, s:o, s:o, s:b}", "cost_per_row", hml__json_real(p.cost_per_row),
-			"model_per_row", hml__json_real(p.model_per_row),
-			"startup", hml__json_real(p.startup), "region", hml__json_real(p.region),
-			"end_to_end", hml__json_real(p.end_to_end), "slower", p.slower));
+		json_object_set_new(o, hml__target_name(c[i].target), hml__prediction_json(&p));
 	}
 	free(c);
 	return o;

@@ -24,6 +24,7 @@
 #include "core/util.h"
 #include "run/workflow.h"
 #include "store/checked.h"
+#include "store/cost.h"
 #include "store/data_pick.h"
 #include "store/records.h"
 #include "store/store.h"
@@ -312,6 +313,16 @@ static int check_cli(void)
 	return 0;
 }
 
+/* Latencies are measured with the threads the application gives the
+ * region's model, as the data sets record them (lib/store/cost.h). */
+static void latency_threads(const train_state *st, hml__train_options *o)
+{
+	hml__region_cost c;
+
+	hml__cost_of_datasets(&c, st->s, st->label, st->ids, st->n);
+	o->latency_threads = c.threads;
+}
+
 /* The options (the workflow's training defaults under the command line's),
  * checked with the arch (canonical form into `canonical`) before the
  * possibly long load of the data sets st->ids into st->d. */
@@ -336,6 +347,7 @@ static int load_data(train_state *st, hml__train_options *o, const char **nf,
 		cmd_warn("workflow '%s' has no region '%s'; training with hml's defaults",
 		         st->w->name, st->label);
 	apply_defaults(st, o, nf);
+	latency_threads(st, o);
 	if (strcmp(*nf, "drop") != 0 && strcmp(*nf, "error") != 0)
 		return hml__error_set(HML_EINVALID, "workflow '%s': model.train.nonfinite must be "
 		                      "'drop' or 'error', not '%s'", st->w ? st->w->path : "?", *nf);
@@ -369,7 +381,8 @@ static int register_model(train_state *st, const hml__train_options *o, const ch
 	if (!rec)
 		return cmd_fail(hml__error_oom());
 	/* The card's latency per target (cmd/latency.c, lib/deploy/latency.h). */
-	if ((lat = cmd_latency_card(st->tmp, &st->d, res->latency_batch, o->threads)))
+	if ((lat = cmd_latency_card(st->tmp, &st->d, res->latency_batch,
+	                            hml__train_latency_threads(o))))
 		json_object_set_new(rec, "latency", lat);
 	json_incref(rec);
 	if ((rc = hml__store_add(st->s, "models", rec, files, 1, 1, id, size)) < 0) {

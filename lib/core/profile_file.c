@@ -3,6 +3,7 @@
  * runtime and read with it by the CLI.
  */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +36,8 @@ static json_t *record_json(const hml__profile_record *r)
 	DBL_FIELDS(SET_DBL)
 #undef SET_U64
 #undef SET_DBL
+	if (r->threads > 0)
+		bad |= !o || json_object_set_new(o, "threads", json_integer(r->threads)) < 0;
 	if (bad) {
 		json_decref(o);
 		return NULL;
@@ -98,6 +101,8 @@ static void record_read(const json_t *o, hml__profile_record *out)
 	DBL_FIELDS(GET_DBL)
 #undef GET_U64
 #undef GET_DBL
+	i = json_integer_value(json_object_get(o, "threads"));
+	out->threads = i > 0 && i <= INT_MAX ? (int)i : 0;
 }
 
 int hml__profile_file_find(const char *path, const char *label, hml__profile_record *out)

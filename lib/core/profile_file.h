@@ -10,10 +10,15 @@
  *               "nonfinite_calls": 0,
  *               "region_s": 0.01, "gather_s": ..., "forward_s": ...,
  *               "scatter_s": ..., "original_s": ..., "write_s": ...,
- *               "shadow_rmse": null, "shadow_max_abs": null}, ...]}
+ *               "shadow_rmse": null, "shadow_max_abs": null,
+ *               "threads": 2}, ...]}
  *
  * Counts are integers, times seconds; a number that is NaN or infinite
- * (JSON has neither) is written as null and read back as NaN.
+ * (JSON has neither) is written as null and read back as NaN. "threads"
+ * (absent in profiles of older hml: read as 0) is the threads the region
+ * gives its model: HML_THREADS, else OpenMP's maximum in the thread that
+ * opened the region (OMP_NUM_THREADS, else the cores): what a model's
+ * latency must be measured with to predict this application's time.
  */
 #ifndef HML_LIB_PROFILEFILE_H
 #define HML_LIB_PROFILEFILE_H
@@ -37,6 +42,7 @@ typedef struct hml__profile_record {
 	char label[72];          /**< the region label (at most 64 characters) */
 	char mode[16];           /**< "off", "collect", "infer", ... */
 	hml_region_stats stats;  /**< its counts and timings */
+	int threads;             /**< its model's threads; 0: not recorded */
 } hml__profile_record;
 
 /**

@@ -75,7 +75,8 @@ typedef struct hml__latency {
 	double seconds[HML__NTARGETS];   /**< per sample; NaN: not measured */
 	double startup[HML__NTARGETS];   /**< added to a process's start-up; NaN: not measured */
 	int64_t batch;                   /**< rows per call; 0: unknown */
-	int threads;                     /**< libtorch intra-op threads; 0: its default */
+	int threads;                     /**< the model's threads (libtorch's intra-op, the C form's
+	                                      OpenMP threads); 0: their default */
 	char machine[192];               /**< where it was measured */
 	char unavailable[HML__NTARGETS][256];   /**< why a target has no figure, or "" */
 } hml__latency;
@@ -103,7 +104,7 @@ void hml__latency_machine(char *buf, size_t size);
 
 typedef struct hml__latency_options {
 	int64_t batch;          /**< rows per call (> 0) */
-	int threads;            /**< libtorch intra-op threads (0: its default) */
+	int threads;            /**< the model's threads, each form (0: their default) */
 	double seconds;         /**< time spent per target (default 0.15 when <= 0) */
 	int in_ndim;            /**< the region's per-row input shape */
 	const int64_t *in_shape;

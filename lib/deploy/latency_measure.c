@@ -184,7 +184,7 @@ static int measure_c(hml__latency *out, const char *pt_path, const float *x,
 		goto done;
 	}
 	if ((rc = hml__cbuild_so(&d, &co, NULL, c, NULL, so, &info)) < 0 ||
-	    (rc = hml__model_load(&m, so, 0)) < 0 || (rc = time_model(m, x, o, &t)) < 0)
+	    (rc = hml__model_load(&m, so, o->threads)) < 0 || (rc = time_model(m, x, o, &t)) < 0)
 		goto unavailable;
 	out->seconds[HML__TARGET_C] = t / (double)o->batch;
 	out->startup[HML__TARGET_C] = startup_of(o, shape, base_s, so);

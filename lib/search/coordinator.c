@@ -352,10 +352,9 @@ static int trial_options(const hml__coordinator *c, long i, hml__train_options *
 	if ((rc = hml__trialmap_apply(o, arch, size, p->family, p->base_arch,
 	                              c->cfg[t->config])) < 0)
 		return rc;
-	o->epochs = (int)lround(o->epochs * hml__sched_fraction(c->sched, t->rung));
-	if (o->epochs < 1)
-		o->epochs = 1;
+	hml__search_plan_rung_options(p, hml__sched_fraction(c->sched, t->rung), o);
 	o->threads = p->threads;
+	o->latency_threads = p->lat_threads;
 	return 0;
 }
 
@@ -393,11 +392,11 @@ static int trial_end(hml__coordinator *c, long i, hml__hist_status status, const
 		ev.arch = t->arch;
 		ev.m = (hml__hist_metrics){ r->val_rmse, r->test_rmse, r->val_mape, r->test_mape,
 		                            r->latency_s_per_sample, r->latency_batch, r->params,
-		                            r->epochs_run, p->target, p->threads, t->lat_cached,
+		                            r->epochs_run, p->target, p->lat_threads, t->lat_cached,
 		                            lat_cost };
 		t->m = ev.m;
 		if (p->target == HML__TARGET_C && !t->lat_cached &&
-		    (rc = hml__latency_cache_put(&c->lat, r->arch, r->latency_batch, p->threads,
+		    (rc = hml__latency_cache_put(&c->lat, r->arch, r->latency_batch, p->lat_threads,
 		                                 r->latency_s_per_sample)) < 0)
 			return rc;
 	}
@@ -553,7 +552,8 @@ static int trial_next(hml__coordinator *c, long *i, int *fresh)
 static double known_latency(hml__coordinator *c, search_trial *t, const hml__train_options *o)
 {
 	double s = hml__latency_cache_get(&c->lat, o->arch, o->infer_batch > 0 ? o->infer_batch
-	                                                                     : o->batch, o->threads);
+	                                                                     : o->batch,
+	                                   hml__train_latency_threads(o));
 
 	t->lat_cached = isfinite(s);
 	return s;
@@ -1018,6 +1018,7 @@ static json_t *model_record(const hml__coordinator *c, long i)
 	snprintf(r.arch, sizeof(r.arch), "%s", t->arch);
 	o.epochs = t->epochs;
 	o.threads = p->threads;
+	o.latency_threads = p->lat_threads;
 	r.params = t->m.params;
 	r.n_train = r.n_val = r.n_test = -1;
 	r.epochs_run = t->m.epochs_run;
@@ -1056,7 +1057,8 @@ static json_t *latency_card(hml__coordinator *c, long i, const char *path)
 		}
 		c->card_data = d;
 	}
-	return c->o.card(c->o.payload, path, c->card_data, c->t[i].m.latency_batch, c->p->threads);
+	return c->o.card(c->o.payload, path, c->card_data, c->t[i].m.latency_batch,
+	                 c->p->lat_threads);
 }
 
 typedef struct card_args {

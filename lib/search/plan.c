@@ -11,10 +11,12 @@
 
 #include "core/error.h"
 #include "core/json.h"
+#include "core/util.h"
 #include "deploy/latency.h"
 #include "deploy/metrics.h"
 #include "search/history.h"
 #include "search/plan.h"
+#include "search/results.h"
 #include "search/trialmap.h"
 #include "store/checked.h"
 #include "store/cost.h"
@@ -84,26 +86,38 @@ static void region_cost(hml__search_plan *p, const hml__store *s,
                         const hml__search_request *rq)
 {
 	hml__region_cost c;
-	char buf[32];
+	char buf[32], move[32];
 
 	hml__cost_of_datasets(&c, s, p->region, p->ds_ids, p->nds);
 	p->region_cost = hml__cost_per_row(&c);
-	if (isnan(p->region_cost))
+	p->region_move = hml__cost_move_per_row(&c);
+	if (!(p->region_move > 0))
+		p->region_move = 0;
+	if (c.threads > 0)
+		p->lat_threads = c.threads;
+	if (isnan(p->region_cost)) {
 		say(rq->info, rq->payload, "the data record no cost of the original code of region "
 		    "'%s' (collected before hml measured it): no model is judged slower than it",
 		    p->region);
+		return;
+	}
+	hml__format_seconds(buf, sizeof(buf), p->region_cost, 2);
+	if (p->region_move > 0)
+		say(rq->info, rq->payload, "the original code of region '%s' costs %s per row, "
+		    "moving a row in and out %s: slower models are infeasible", p->region, buf,
+		    hml__format_seconds(move, sizeof(move), p->region_move, 2));
 	else
 		say(rq->info, rq->payload, "the original code of region '%s' costs %s per row: "
-		    "slower models are infeasible", p->region,
-		    hml__format_seconds(buf, sizeof(buf), p->region_cost, 2));
+		    "slower models are infeasible", p->region, buf);
 }
 
 double hml__search_plan_latency_bound(const hml__search_plan *p)
 {
 	double b = p->max_latency > 0 ? p->max_latency : INFINITY;
+	double room = hml__search_latency_room(p->region_cost, p->region_move);
 
-	if (p->region_cost > 0 && p->region_cost < b)
-		b = p->region_cost;
+	if (room < b)
+		b = room;
 	return isfinite(b) ? b : 0;
 }
 
@@ -122,6 +136,7 @@ static void setup_base(hml__search_plan *p)
 	hml__workflow_train_options(wr, &p->base, NULL);
 	p->base.epochs = p->max_epochs;
 	p->base.infer_batch = wr && wr->batch > 0 ? wr->batch : 0;
+	p->base.latency_threads = p->lat_threads;
 }
 
 /* ---- the search space --------------------------------------------------- */
@@ -235,6 +250,58 @@ static void from_request(hml__search_plan *p, const hml__search_request *rq)
 	p->target = -1;
 }
 
+static const char *const fidelities[] = { "epochs", "rows", "both" };
+
+const char *hml__fidelity_name(int f)
+{
+	return f >= 0 && f < 3 ? fidelities[f] : NULL;
+}
+
+int hml__fidelity_parse(const char *name)
+{
+	for (int f = 0; name && f < 3; f++)
+		if (strcmp(fidelities[f], name) == 0)
+			return f;
+	return -1;
+}
+
+/* --fidelity, else the one recorded (older records: epochs), else epochs. */
+static int choose_fidelity(hml__search_plan *p, const hml__search_request *rq,
+                           const char *recorded)
+{
+	const char *name = rq->fidelity ? rq->fidelity : recorded ? recorded : "epochs";
+	int f = hml__fidelity_parse(name);
+
+	if (f < 0 && rq->fidelity)
+		return hml__error_set(HML_EINVALID, "unknown fidelity '%s' (known: epochs, rows, "
+		                      "both)", name);
+	if (f < 0)
+		return hml__error_set(HML_EINVALID, "search '%s' records an unknown fidelity '%s'",
+		                      p->id, name);
+	if (recorded && rq->fidelity && strcmp(recorded, rq->fidelity) != 0)
+		return hml__error_set(HML_EINVALID, "cannot resume search '%s' with --fidelity %s: "
+		                      "it was started with %s", p->id, rq->fidelity, recorded);
+	p->fidelity = f;
+	return 0;
+}
+
+void hml__search_plan_rung_options(const hml__search_plan *p, double fraction,
+                                   hml__train_options *o)
+{
+	double epochs = fraction, rows = 1;
+
+	if (p->fidelity == HML__FIDELITY_ROWS) {
+		epochs = 1;
+		rows = fraction;
+	} else if (p->fidelity == HML__FIDELITY_BOTH) {
+		epochs = rows = sqrt(fraction);
+	}
+	o->epochs = (int)lround(o->epochs * epochs);
+	if (o->epochs < 1)
+		o->epochs = 1;
+	o->row_fraction = rows < 1 ? rows : 1;
+}
+
 /* libtorch threads per worker: --threads, else the cores shared out. */
 static void set_threads(hml__search_plan *p, const hml__search_request *rq)
 {
@@ -242,6 +309,8 @@ static void set_threads(hml__search_plan *p, const hml__search_request *rq)
 
 	p->threads = rq->threads != HML__SEARCH_UNSET ? (int)rq->threads
 	           : (int)(cores > p->nworkers ? cores / p->nworkers : 1);
+	if (p->lat_threads <= 0)
+		p->lat_threads = p->threads;
 }
 
 /* search/<id>, absolute. */
@@ -309,7 +378,7 @@ int hml__search_plan_new(hml__search_plan *p, hml__store *s, const hml__search_r
 	p->rungs = rungs_for(p->max_epochs);
 	setup_base(p);
 	if ((rc = load_space(p, rq->space_path, NULL)) < 0 ||
-	    (rc = choose_target(p, rq, NULL)) < 0)
+	    (rc = choose_target(p, rq, NULL)) < 0 || (rc = choose_fidelity(p, rq, NULL)) < 0)
 		return rc;
 	if (!(ids = json_array()))
 		return hml__error_oom();
@@ -317,7 +386,7 @@ int hml__search_plan_new(hml__search_plan *p, hml__store *s, const hml__search_r
 		json_array_append_new(ids, json_string(p->ds_ids[i]));
 	rec = json_pack("{s:s, s:s, s:s, s:s, s:O, s:s, s:O, s:o, s:o, s:I, s:I, s:i, s:i, s:i,"
 	                " s:i, s:i, s:o, s:s, s:o, s:{s:i, s:i, s:i, s:i, s:i}, s:f, s:s, s:s,"
-	                " s:b, s:o, s:s, s:s}",
+	                " s:b, s:o, s:o, s:i, s:s, s:s, s:s}",
 	                "region", p->region, "workflow", p->workflow_name, "family", p->family,
 	                "status", "running", "space", p->space_json, "space_sha256", p->space_sha,
 	                "space_source", p->space_source, "datasets", ids,
@@ -333,8 +402,11 @@ int hml__search_plan_new(hml__search_plan *p, hml__store *s, const hml__search_r
 	                "latency_target", hml__target_name(p->target),
 	                "deterministic", p->deterministic,
 	                "region_cost_per_row", hml__json_real(p->region_cost),
+	                "region_move_per_row", hml__json_real(p->region_move),
+	                "latency_threads", p->lat_threads,
 	                "metric", p->base.metric ? p->base.metric : "rmse",
-	                "loss", p->base.loss ? p->base.loss : "mse");
+	                "loss", p->base.loss ? p->base.loss : "mse",
+	                "fidelity", hml__fidelity_name(p->fidelity));
 	if (!rec)
 		return hml__error_oom();
 	if ((rc = hml__search_register(s, rec, p->id, sizeof(p->id))) < 0)
@@ -443,6 +515,12 @@ static int from_record(hml__search_plan *p, const hml__search_request *rq,
 	p->region_cost = hml__json_number(v->json, "region_cost_per_row");
 	if (!(p->region_cost > 0))
 		p->region_cost = NAN;
+	p->region_move = hml__json_number(v->json, "region_move_per_row");
+	if (!(p->region_move > 0))
+		p->region_move = 0;
+	p->lat_threads = (int)hml__json_number(v->json, "latency_threads");
+	if (!(p->lat_threads > 0 && p->lat_threads <= hml__threads_max()))
+		p->lat_threads = 0;   /* older records: the workers' threads */
 	p->max_params = bound_of(v, "max_params");
 	p->max_error = bound_of(v, "max_error");
 	if (!rq->keep_models)
@@ -474,6 +552,8 @@ int hml__search_plan_resume(hml__search_plan *p, hml__store *s, const hml__searc
 		return rc;
 	load_workflow(p, s, rq);
 	if ((rc = choose_target(p, rq, v.latency_target ? v.latency_target : "torchscript")) < 0 ||
+	    (rc = choose_fidelity(p, rq, hml__json_string(v.json, "fidelity") ?
+	                                 hml__json_string(v.json, "fidelity") : "epochs")) < 0 ||
 	    (rc = resume_check(p, s, rq, &v)) < 0)
 		return rc;
 	set_threads(p, rq);

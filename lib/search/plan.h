@@ -54,11 +54,26 @@ typedef struct hml__search_request {
 	void (*info)(void *payload, const char *message);
 	void (*warn)(void *payload, const char *message);
 	void *payload;
+	const char *fidelity;        /**< --fidelity: "epochs", "rows", "both", or NULL */
 } hml__search_request;
 
 #define HML__SEARCH_REQUEST_INIT { 1, NULL, NULL, NULL, NULL, HML__SEARCH_UNSET, \
 	HML__SEARCH_UNSET, HML__SEARCH_UNSET, HML__SEARCH_UNSET, HML__SEARCH_UNSET, \
-	NAN, NAN, NAN, NAN, 0, 0, NULL, NULL, NULL }
+	NAN, NAN, NAN, NAN, 0, 0, NULL, NULL, NULL, NULL }
+
+/** What a lower rung saves on (the record's "fidelity"): a rung's fraction
+ *  f of the epochs, of the training rows, or sqrt(f) of each. */
+typedef enum hml__fidelity {
+	HML__FIDELITY_EPOCHS = 0,
+	HML__FIDELITY_ROWS = 1,
+	HML__FIDELITY_BOTH = 2
+} hml__fidelity;
+
+/** "epochs", "rows", "both"; NULL for a bad value. */
+const char *hml__fidelity_name(int f);
+
+/** The fidelity named `name`, or -1. */
+int hml__fidelity_parse(const char *name);
 
 /** The coordinator's time in the earlier sessions of a resumed search
  *  (seconds; 0 for a new search), as its record kept them. */
@@ -93,6 +108,7 @@ typedef struct hml__search_plan {
 	hml__space *space;           /**< parsed (owned) */
 	hml__train_options base;     /**< every trial's options before its sample */
 	int target;                  /**< the latency objective's form (lib/deploy/latency.h) */
+	int fidelity;                /**< hml__fidelity */
 	unsigned rungs;
 	int max_epochs;
 	long long budget, seed;      /**< configurations; the optimiser's seed */
@@ -101,6 +117,12 @@ typedef struct hml__search_plan {
 	                                  collected (lib/store/cost.h; the record's
 	                                  "region_cost_per_row"); NaN: unknown. A model
 	                                  slower per sample is infeasible */
+	double region_move;          /**< moving a row in and out (the record's
+	                                  "region_move_per_row"; 0: not recorded): what a
+	                                  model pays besides its latency */
+	int lat_threads;             /**< the threads latencies are measured with: the
+	                                  application's (the record's "latency_threads"),
+	                                  else `threads` */
 	double trial_timeout;        /**< seconds; NaN or <= 0: none */
 	int keep_all;                /**< register every trial's model, not the front's */
 	int deterministic;           /**< choose trials in lockstep (lib/search/coordinator.h) */
@@ -110,8 +132,17 @@ typedef struct hml__search_plan {
 } hml__search_plan;
 
 /**
+ * The options of a trial at a rung that trains `fraction` of a full
+ * trial: o's epochs (a full trial's on entry) and row_fraction, as the
+ * plan's fidelity says; at least one epoch.
+ */
+void hml__search_plan_rung_options(const hml__search_plan *p, double fraction,
+                                   hml__train_options *o);
+
+/**
  * The latency bound the search enforces, seconds per sample: the least of
- * --max-latency and the region's cost per row; 0 for none. (Read back from
+ * --max-latency and the region's cost per row less moving a row (a model
+ * that costs the whole of it cannot pay); 0 for none. (Read back from
  * the record: hml__search_record_latency_bound(), results.h.)
  */
 double hml__search_plan_latency_bound(const hml__search_plan *p);

@@ -2,6 +2,7 @@
  * lib/search/results.c - a search's results, front and convergence from its
  * trial history (read through lib/search/history.h only).
  */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,14 +75,27 @@ static int on_event(const hml__hist_event *ev, void *payload)
 	return 0;
 }
 
+/* A model must take less than `cost` less `move` per row; when moving the
+ * rows alone costs that much, the least positive bound: none can. */
+double hml__search_latency_room(double cost, double move)
+{
+	double room;
+
+	if (!(cost > 0))
+		return NAN;
+	room = cost - (move > 0 ? move : 0);
+	return room > 0 ? room : DBL_MIN;
+}
+
 double hml__search_record_latency_bound(const json_t *rec)
 {
 	double b = hml__json_number(json_object_get(rec, "constraints"), "max_latency");
-	double c = hml__json_number(rec, "region_cost_per_row");
+	double c = hml__search_latency_room(hml__json_number(rec, "region_cost_per_row"),
+	                                    hml__json_number(rec, "region_move_per_row"));
 
 	if (!(b > 0))
 		b = INFINITY;
-	if (c > 0 && c < b)
+	if (c < b)
 		b = c;
 	return isfinite(b) ? b : NAN;
 }

@@ -63,11 +63,20 @@ typedef struct hml__search_results {
 /**
  * The latency bound of a search's record, seconds per sample, NaN for
  * none: the least of its constraints' max_latency and its
- * region_cost_per_row (the region's original code per row: a slower
- * model is infeasible; hml__search_plan_latency_bound() on the writing
- * side). What hml__search_results_load() judges feasibility by.
+ * room its region_cost_per_row leaves less region_move_per_row
+ * (hml__search_latency_room: a slower model is infeasible;
+ * hml__search_plan_latency_bound() on the writing side). What
+ * hml__search_results_load() judges feasibility by.
  */
 double hml__search_record_latency_bound(const json_t *rec);
+
+/**
+ * The most a model may take per row in a region whose original code costs
+ * `cost` seconds per row and moving a row in and out `move` (<= 0: not
+ * known): cost - move, DBL_MIN when that is not positive (no model can
+ * pay), NaN when the cost is not positive (unknown).
+ */
+double hml__search_latency_room(double cost, double move);
 
 /**
  * Read the history of search `v` (v->history, relative to experiment

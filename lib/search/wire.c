@@ -91,7 +91,7 @@ json_t *hml__wire_trial(long trial, const char *out, const hml__train_options *o
 {
 	json_t *opt = json_pack(
 		"{s:s, s:i, s:I, s:o, s:o, s:s, s:s, s:i, s:o, s:I, s:i, s:o, s:o, s:I, s:o, s:s, s:s,"
-		" s:o}",
+		" s:o, s:i, s:o}",
 		"arch", o->arch ? o->arch : "", "epochs", o->epochs, "batch", (json_int_t)o->batch,
 		"lr", hml__json_real(o->lr), "weight_decay", hml__json_real(o->weight_decay),
 		"optimizer", o->optimizer ? o->optimizer : "adam",
@@ -100,7 +100,8 @@ json_t *hml__wire_trial(long trial, const char *out, const hml__train_options *o
 		"val_fraction", hml__json_real(o->val_fraction), "test_fraction", hml__json_real(o->test_fraction),
 		"infer_batch", (json_int_t)o->infer_batch, "max_seconds", hml__json_real(o->max_seconds),
 		"loss", o->loss ? o->loss : "mse", "metric", o->metric ? o->metric : "rmse",
-		"mape_floor", hml__json_real(o->mape_floor));
+		"mape_floor", hml__json_real(o->mape_floor), "latency_threads", o->latency_threads,
+		"row_fraction", hml__json_real(o->row_fraction));
 
 	if (!opt)
 		return NULL;
@@ -135,6 +136,8 @@ int hml__wire_trial_read(const json_t *msg, long *trial, const char **out,
 	o->patience = (int)int_of(opt, "patience", o->patience);
 	o->seed = (uint64_t)int_of(opt, "seed", (long long)o->seed);
 	o->threads = (int)int_of(opt, "threads", o->threads);
+	o->latency_threads = (int)int_of(opt, "latency_threads", o->latency_threads);
+	o->row_fraction = num_of(opt, "row_fraction", o->row_fraction);
 	o->infer_batch = int_of(opt, "infer_batch", o->infer_batch);
 	o->lr = num_of(opt, "lr", o->lr);
 	o->weight_decay = num_of(opt, "weight_decay", o->weight_decay);

@@ -2,28 +2,47 @@
  * lib/store/cost.c - the region's cost as collected, and predicted speedups
  * (cost.h).
  */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "core/error.h"
+#include "core/json.h"
+#include "deploy/metrics.h"
 #include "core/profile_file.h"
 #include "store/cost.h"
 
 #define F_ORIGINAL "original_seconds"
 #define F_COLLECT "collect_seconds"
 #define F_PER_ROW "original_seconds_per_row"
+#define F_GATHER "gather_seconds"
+#define F_THREADS "threads"
 
-int hml__cost_put(json_t *rec, double original_s, double collect_s, double per_row)
+static int put_real(json_t *rec, const char *key, double v)
 {
-	if (original_s >= 0 && isfinite(original_s) && collect_s >= 0 && isfinite(collect_s) &&
-	    (json_object_set_new(rec, F_ORIGINAL, json_real(original_s)) < 0 ||
-	     json_object_set_new(rec, F_COLLECT, json_real(collect_s)) < 0))
+	return json_object_set_new(rec, key, json_real(v)) < 0 ? hml__error_oom() : 0;
+}
+
+int hml__cost_put(json_t *rec, const hml__cost_times *t, double per_row)
+{
+	double orig = t->original_s, coll = t->region_s - t->original_s;
+	int rc = 0;
+
+	if (orig >= 0 && isfinite(orig) && coll >= 0 && isfinite(coll)) {
+		if ((rc = put_real(rec, F_ORIGINAL, orig)) < 0 ||
+		    (rc = put_real(rec, F_COLLECT, coll)) < 0)
+			return rc;
+		if (t->gather_s >= 0 && t->gather_s <= coll &&
+		    (rc = put_real(rec, F_GATHER, t->gather_s)) < 0)
+			return rc;
+	}
+	if (t->threads > 0 &&
+	    json_object_set_new(rec, F_THREADS, json_integer(t->threads)) < 0)
 		return hml__error_oom();
-	if (per_row > 0 && isfinite(per_row) &&
-	    json_object_set_new(rec, F_PER_ROW, json_real(per_row)) < 0)
-		return hml__error_oom();
-	return 0;
+	if (per_row > 0 && isfinite(per_row))
+		rc = put_real(rec, F_PER_ROW, per_row);
+	return rc;
 }
 
 int hml__cost_times_add(hml__cost_times *t, size_t n, const char *path)
@@ -42,6 +61,9 @@ int hml__cost_times_add(hml__cost_times *t, size_t n, const char *path)
 			                      rec.stats.region_s, rec.stats.original_s);
 		t[i].original_s += rec.stats.original_s;
 		t[i].region_s += rec.stats.region_s;
+		t[i].gather_s += rec.stats.gather_s >= 0 ? rec.stats.gather_s : NAN;
+		if (t[i].threads <= 0)
+			t[i].threads = rec.threads;
 	}
 	return 0;
 }
@@ -58,7 +80,8 @@ static int add_dataset(hml__region_cost *c, const hml__dataset_view *d, const ch
 {
 	const json_t *r = hml__dataset_view_region(d, region), *run;
 	double orig = field(r, F_ORIGINAL), coll = field(r, F_COLLECT), wall = 0;
-	double per_row = field(r, F_PER_ROW);
+	double per_row = field(r, F_PER_ROW), gather = field(r, F_GATHER);
+	const json_t *threads = json_object_get(r, F_THREADS);
 	long long rows = hml__dataset_view_rows(d, region);
 	size_t i;
 
@@ -81,12 +104,21 @@ static int add_dataset(hml__region_cost *c, const hml__dataset_view *d, const ch
 	c->app_s += wall - coll;
 	c->rows += (double)rows;
 	c->runs += (double)json_array_size(d->runs);
+	c->gather_s += isnan(gather) ? 0 : gather;
+	/* The first data set's threads; -1 once two differ. */
+	if (c->threads == 0)
+		c->threads = json_is_integer(threads) && json_integer_value(threads) > 0 &&
+		             json_integer_value(threads) <= INT_MAX ?
+		             (int)json_integer_value(threads) : -1;
+	else if (c->threads > 0 && c->threads != json_integer_value(threads))
+		c->threads = -1;
 	return 0;
 }
 
 static void unknown(hml__region_cost *c)
 {
-	c->original_s = c->app_s = c->rows = c->runs = NAN;
+	c->original_s = c->app_s = c->rows = c->runs = c->gather_s = NAN;
+	c->threads = 0;
 }
 
 void hml__cost_of_datasets(hml__region_cost *out, const hml__store *s, const char *region,
@@ -105,6 +137,8 @@ void hml__cost_of_datasets(hml__region_cost *out, const hml__store *s, const cha
 	 * not make the rest smaller than the region itself. */
 	if (out->app_s < out->original_s)
 		out->app_s = out->original_s;
+	if (out->threads < 0)
+		out->threads = 0;
 	return;
 none:
 	unknown(out);
@@ -131,21 +165,53 @@ double hml__cost_per_row(const hml__region_cost *c)
 	return c->rows > 0 && c->original_s >= 0 ? c->original_s / c->rows : NAN;
 }
 
+double hml__cost_move_per_row(const hml__region_cost *c)
+{
+	return c->rows > 0 && c->gather_s >= 0 ? c->gather_s / c->rows : NAN;
+}
+
 void hml__predict(hml__prediction *p, const hml__region_cost *c, double latency,
                   double startup)
 {
-	double after;
+	double after, per_row;
 
 	p->cost_per_row = hml__cost_per_row(c);
+	p->move_per_row = hml__cost_move_per_row(c);
 	p->model_per_row = latency > 0 ? latency : NAN;
 	p->startup = startup >= 0 ? startup : NAN;
-	p->region = p->cost_per_row / p->model_per_row;   /* NaN when either is */
-	p->slower = p->model_per_row >= p->cost_per_row;
+	per_row = p->model_per_row + p->move_per_row;
+	p->region = p->cost_per_row / per_row;   /* NaN when either is */
+	p->slower = per_row >= p->cost_per_row;
 	p->end_to_end = NAN;
 	if (!(c->runs > 0) || isnan(p->region) || isnan(p->startup) || !(c->app_s > 0))
 		return;
-	after = (c->app_s - c->original_s + c->rows * p->model_per_row) / c->runs + p->startup;
+	after = (c->app_s - c->original_s + c->rows * per_row) / c->runs + p->startup;
 	p->end_to_end = after > 0 ? c->app_s / c->runs / after : NAN;
+}
+
+json_t *hml__prediction_json(const hml__prediction *p)
+{
+	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
+	                 "cost_per_row", hml__json_real(p->cost_per_row),
+	                 "model_per_row", hml__json_real(p->model_per_row),
+	                 "move_per_row", hml__json_real(p->move_per_row),
+	                 "startup", hml__json_real(p->startup),
+	                 "region", hml__json_real(p->region),
+	                 "end_to_end", hml__json_real(p->end_to_end),
+	                 "slower", isnan(p->region) ? json_null() : json_boolean(p->slower));
+}
+
+char *hml__prediction_model_text(char *buf, size_t size, const hml__prediction *p)
+{
+	char lat[32], move[32];
+
+	hml__format_seconds(lat, sizeof(lat), p->model_per_row, 2);
+	if (p->move_per_row > 0)
+		snprintf(buf, size, "%s + %s moving rows", lat,
+		         hml__format_seconds(move, sizeof(move), p->move_per_row, 2));
+	else
+		snprintf(buf, size, "%s", lat);
+	return buf;
 }
 
 double hml__predict_run(const hml__prediction *p, double wall, double region)

@@ -9,6 +9,13 @@
  *   "original_seconds": the original code's time in the region, all runs;
  *   "collect_seconds":  the collector's time in the region (gathering and
  *                       writing rows), all runs;
+ *   "gather_seconds":   the part of it spent gathering the rows' inputs and
+ *                       outputs from the application's arrays: what a
+ *                       deployed model pays besides its forward (gathering
+ *                       its inputs, scattering its outputs);
+ *   "threads":          the threads the region gives a model (the
+ *                       profile's, lib/core/profile_file.h): latencies are
+ *                       measured with them;
  *   "original_seconds_per_row": the median over the calls of the original
  *                       code's seconds per row (the data file's `calls`
  *                       table): what one preempted call of a short run
@@ -17,16 +24,18 @@
  * it, else original_seconds.
  * The writer (hml__cost_put) and the reader (hml__cost_of_datasets) are
  * side by side here. A data set collected before these fields existed has
- * no cost: predictions are then unknown (NaN), never guessed.
+ * no cost: predictions are then unknown (NaN), never guessed (one without
+ * gather_seconds or threads only: moving rows counts 0, threads unknown).
  *
  * The prediction compares per row: the region's original code takes
  * original_seconds / rows per row; a model in a deployment form takes its
- * card's latency per sample (lib/deploy/latency.h). A model is "predicted
- * slower" when its latency per row is not below the original code's: no
- * run is long enough for it to pay. End to end, for a run like the
- * collected ones: the application's time without the collector
- * (wall - collect_seconds), less the region's original time, plus the
- * model's rows x latency and its form's start-up (libtorch: ~0.5 s).
+ * card's latency per sample (lib/deploy/latency.h) plus gather_seconds /
+ * rows for moving the rows. A model is "predicted slower" when that sum
+ * is not below the original code's: no run is long enough for it to pay.
+ * End to end, for a run like the collected ones: the application's time
+ * without the collector (wall - collect_seconds), less the region's
+ * original time, plus the model's rows x (latency + moving) and its
+ * form's start-up (libtorch: ~0.5 s).
  */
 #ifndef HML_LIB_COST_H
 #define HML_LIB_COST_H
@@ -49,16 +58,21 @@ typedef struct hml__region_cost {
 	double app_s;        /**< the applications' wall time without the collector */
 	double rows;         /**< rows through the region */
 	double runs;         /**< application runs */
+	double gather_s;     /**< moving the rows in and out, all runs (0: not recorded) */
+	int threads;         /**< the threads the region gives a model; 0: not recorded,
+	                          or data sets that differ */
 } hml__region_cost;
 
 /** A model's predicted speedup; NaN fields: unknown. */
 typedef struct hml__prediction {
 	double cost_per_row;  /**< the original code, seconds per row */
 	double model_per_row; /**< the model in its form, seconds per row */
+	double move_per_row;  /**< gathering and scattering a row (0: not recorded) */
 	double startup;       /**< the form's start-up, seconds per run */
 	double region;        /**< cost_per_row / model_per_row */
 	double end_to_end;    /**< a run like the collected ones: before / after */
-	int slower;           /**< 1: model_per_row >= cost_per_row (both known) */
+	int slower;           /**< 1: model_per_row + move_per_row >= cost_per_row
+	                           (both known) */
 } hml__prediction;
 
 /** What the profiles of collect runs say of one region (writer side). */
@@ -67,6 +81,8 @@ typedef struct hml__cost_times {
 	double original_s;   /**< its original code's time, summed */
 	double region_s;     /**< its whole time in collect mode, summed (the rest of it
 	                          is the collector's) */
+	double gather_s;     /**< the collector's gathering of rows, summed */
+	int threads;         /**< the threads it gives a model (the first run's) */
 } hml__cost_times;
 
 /**
@@ -80,13 +96,15 @@ typedef struct hml__cost_times {
 int hml__cost_times_add(hml__cost_times *t, size_t n, const char *path);
 
 /**
- * Record a region's cost in its data-set region record `rec` (an object):
- * "original_seconds" and "collect_seconds" when both are >= 0 and finite
- * (else neither: a run the profile could not measure), and
- * "original_seconds_per_row" when `per_row` is > 0 and finite.
- * Returns 0 or HML_ENOMEM.
+ * Record a region's cost `t` in its data-set region record `rec` (an
+ * object): "original_seconds" and "collect_seconds" (region_s -
+ * original_s) when both are >= 0 and finite (else none of the times: a
+ * run the profile could not measure), "gather_seconds" with them when it
+ * is >= 0, finite and not above collect_seconds, "threads" when > 0, and
+ * "original_seconds_per_row" when `per_row` is > 0 and finite. Returns 0
+ * or HML_ENOMEM.
  */
-int hml__cost_put(json_t *rec, double original_s, double collect_s, double per_row);
+int hml__cost_put(json_t *rec, const hml__cost_times *t, double per_row);
 
 /**
  * The cost of region `region` over the data sets `ids` (n of them): sums
@@ -105,13 +123,31 @@ void hml__cost_of_model(hml__region_cost *out, const hml__store *s,
 /** The original code's seconds per row: original_s / rows, or NaN. */
 double hml__cost_per_row(const hml__region_cost *c);
 
+/** Moving a row in and out (gather_s / rows): 0 when not recorded, NaN
+ *  when the cost is unknown. */
+double hml__cost_move_per_row(const hml__region_cost *c);
+
 /**
- * Predict a model's speedup from the region's cost `c`, its latency per
- * row and its form's start-up per run (NaN: unknown; an unknown start-up
+ * Predict a model's speedup from the region's cost `c` (moving rows
+ * included), its latency per row and its form's start-up per run (NaN: unknown; an unknown start-up
  * leaves end_to_end NaN). Never fails.
  */
 void hml__predict(hml__prediction *p, const hml__region_cost *c, double latency,
                   double startup);
+
+/**
+ * The prediction as JSON (the "predicted" member of deployment records,
+ * hml show --json and evaluation records, hml-manifest(5)): {"cost_per_row",
+ * "model_per_row", "move_per_row", "startup", "region", "end_to_end",
+ * "slower"}, null where unknown. New reference; NULL when out of memory.
+ */
+json_t *hml__prediction_json(const hml__prediction *p);
+
+/**
+ * What the model pays per row, for messages: "0.70 us", or "0.70 us +
+ * 0.21 us moving rows" when moving rows costs something. Returns buf.
+ */
+char *hml__prediction_model_text(char *buf, size_t size, const hml__prediction *p);
 
 /**
  * The end-to-end speedup p predicts for a run that took `wall` seconds

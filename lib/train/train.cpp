@@ -662,6 +662,9 @@ int split_sizes(int64_t rows, const hml__train_options *o, Split &s, hml__train_
 		return hml__error_set(HML_EINVALID,
 			"%lld rows are too few for a train/validation/test split (fractions %g and %g)",
 			(long long)rows, o->val_fraction, o->test_fraction);
+	/* A lower fidelity: the first rows of the (shuffled) training part. */
+	if (o->row_fraction > 0 && o->row_fraction < 1)
+		s.n_train = std::max<int64_t>(1, std::llround((double)s.n_train * o->row_fraction));
 	res->n_train = s.n_train;
 	res->n_val = s.n_val;
 	res->n_test = s.n_test;
@@ -737,7 +740,8 @@ int split_data(const torch::Tensor &X, const torch::Tensor &Y, const hml__train_
 	shuffle(order, split_rng);
 	std::vector<int64_t> test_idx(order.begin(), order.begin() + s.n_test);
 	std::vector<int64_t> val_idx(order.begin() + s.n_test, order.begin() + s.n_test + s.n_val);
-	std::vector<int64_t> train_idx(order.begin() + s.n_test + s.n_val, order.end());
+	std::vector<int64_t> train_idx(order.begin() + s.n_test + s.n_val,
+	                               order.begin() + s.n_test + s.n_val + s.n_train);
 	{
 		int64_t bad_x = (~torch::isfinite(X)).sum().item<int64_t>();
 		int64_t bad_y = (~torch::isfinite(Y)).sum().item<int64_t>();
@@ -977,8 +981,12 @@ void record_latency(torch::jit::Module &saved, const torch::Tensor &X, const Mod
                     const hml__train_options *o, hml__train_result *res)
 {
 	int64_t ib = o->infer_batch > 0 ? o->infer_batch : o->batch;
+	const int training = at::get_num_threads();
 
 	res->latency_batch = ib;
+	/* With the application's threads (libtorch's count is process-wide). */
+	if (o->latency_threads > 0)
+		at::set_num_threads(hml__train_latency_threads(o));
 	try {
 		measure_latency(saved, X, m.lay.in_row, X.size(0), ib, res);
 	} catch (const std::bad_alloc &) {
@@ -992,6 +1000,8 @@ void record_latency(torch::jit::Module &saved, const torch::Tensor &X, const Mod
 		std::snprintf(res->latency_error, sizeof(res->latency_error), "at batch %lld: %.*s",
 		              (long long)ib, std::min(line_len(w), 200), w);
 	}
+	if (o->latency_threads > 0)
+		at::set_num_threads(training);
 }
 
 int train(const hml__dataset *d, const hml__train_options *o, const char *out_path,

@@ -66,10 +66,21 @@ typedef struct hml__train_options {
 	/** The MAPE's floor (hml-workflow(5) qoi.mape_floor; 0: the relative rule
 	 *  of lib/deploy/metrics.h), and the relative loss's. */
 	double mape_floor;
+	/** The threads the latency is measured with: the application's
+	 *  (lib/store/cost.h "threads"); 0: `threads`. */
+	int latency_threads;
+	/** The share of the training rows trained on, (0, 1] (0: 1): a search's
+	 *  lower fidelities train on fewer rows. The rows are drawn with `seed`
+	 *  after the split, so validation and test rows stay the same. */
+	double row_fraction;
 } hml__train_options;
 
 #define HML__TRAIN_OPTIONS_INIT { NULL, 100, 256, 1e-3, -1.0, "adam", "plateau", \
-	10, 5.0, 42, 0, 0.1, 0.1, 0, 0.0, NULL, NULL, NULL, NULL, 0.0 }
+	10, 5.0, 42, 0, 0.1, 0.1, 0, 0.0, NULL, NULL, NULL, NULL, 0.0, 0, 1.0 }
+
+/** The threads o's latency is measured with: latency_threads, else threads
+ *  (0: the forms' defaults). */
+int hml__train_latency_threads(const hml__train_options *o);
 
 /** The loss names, NULL-terminated: mse, mae, relative, log. */
 extern const char *const hml__train_losses[];

@@ -15,6 +15,11 @@
 const char *const hml__train_losses[] = { "mse", "mae", "relative", "log", NULL };
 const char *const hml__train_metrics[] = { "rmse", "mape", NULL };
 
+int hml__train_latency_threads(const hml__train_options *o)
+{
+	return o->latency_threads > 0 ? o->latency_threads : o->threads;
+}
+
 static int one_of(const char *const *names, const char *name)
 {
 	for (; *names; names++)
@@ -93,6 +98,13 @@ static int check_options(const hml__train_options *o)
 		return hml__error_set(HML_EINVALID,
 			"threads must be from 0 (libtorch's default) to %d (%d per online core), not %d",
 			hml__threads_max(), HML__THREADS_PER_CORE, o->threads);
+	if (o->latency_threads < 0 || o->latency_threads > hml__threads_max())
+		return hml__error_set(HML_EINVALID,
+			"latency threads must be from 0 (as training) to %d, not %d",
+			hml__threads_max(), o->latency_threads);
+	if (!(o->row_fraction >= 0 && o->row_fraction <= 1))
+		return hml__error_set(HML_EINVALID, "row fraction must be above 0 and at most 1, not %g",
+		                      o->row_fraction);
 	if (!(o->val_fraction > 0 && o->val_fraction < 1))
 		return hml__error_set(HML_EINVALID, "validation fraction must be between 0 and 1, not %g",
 		                      o->val_fraction);

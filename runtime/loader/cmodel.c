@@ -24,6 +24,9 @@ struct hml__cmodel {
 	size_t out_cap;         /* bytes */
 	hml_dtype out_dtype;
 	int64_t out_rows;       /* -1: no forward yet */
+	int threads;            /* > 0: the forwards' OpenMP threads */
+	void (*omp_set)(int);   /* the model's omp_set_num_threads, when threads > 0 */
+	int (*omp_get)(void);   /* its omp_get_max_threads */
 };
 
 /* RTLD_NODELETE: a model built with -fopenmp may be what brought libgomp
@@ -192,6 +195,21 @@ void hml__cmodel_free(hml__cmodel *m)
 	free(m);
 }
 
+int hml__cmodel_set_threads(hml__cmodel *m, int threads)
+{
+	void *set = dlsym(m->handle, "omp_set_num_threads");
+	void *get = dlsym(m->handle, "omp_get_max_threads");
+
+	m->threads = 0;
+	if (threads <= 0 || !set || !get)
+		return 0;
+	/* POSIX: a function pointer converts to and from void * (dlsym). */
+	memcpy(&m->omp_set, &set, sizeof(set));
+	memcpy(&m->omp_get, &get, sizeof(get));
+	m->threads = threads;
+	return 1;
+}
+
 hml_dtype hml__cmodel_dtype(const hml__cmodel *m)
 {
 	(void)m;
@@ -243,7 +261,7 @@ int hml__cmodel_forward(hml__cmodel *m, const void *in, hml_dtype dtype,
 	const hml_cmodel_v1_info *i = m->info;
 	int64_t features = 1, rows;
 	size_t need, esize;
-	int rc;
+	int rc, saved = 0;
 
 	if (dtype != HML_F32 && dtype != HML_F64)
 		return hml__error_set(HML_EINVALID, "compiled model '%s': bad input dtype %d",
@@ -265,10 +283,16 @@ int hml__cmodel_forward(hml__cmodel *m, const void *in, hml_dtype dtype,
 		m->out = p;
 		m->out_cap = need;
 	}
+	if (m->threads > 0) {
+		saved = m->omp_get();
+		m->omp_set(m->threads);
+	}
 	if (dtype == HML_F32)
 		rc = i->forward_f32(in, m->out, rows);
 	else
 		rc = i->forward_f64(in, m->out, rows);
+	if (m->threads > 0)
+		m->omp_set(saved);
 	if (rc != 0)
 		return hml__error_set(HML_ENOMEM, "compiled model '%s': out of memory in forward",
 		                      m->path);

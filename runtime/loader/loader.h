@@ -145,8 +145,10 @@ typedef struct hml__model hml__model;
 
 /**
  * Load the TorchScript file `path` for inference on the CPU (on the GPU in a
- * HML_WITH_CUDA build when one is present). `threads` > 0 sets libtorch's
- * intra-op thread count (process-wide). `*out` is yours (hml__model_free).
+ * HML_WITH_CUDA build when one is present), or a compiled model (an ELF
+ * file, hml__cmodel_*). `threads` > 0 sets libtorch's intra-op thread
+ * count (process-wide), or a compiled model's threads per forward
+ * (hml__cmodel_set_threads). `*out` is yours (hml__model_free).
  * Errors: HML_ENOTFOUND (no such file), HML_EIO (unreadable),
  * HML_EMODEL (not a TorchScript archive, or no forward method),
  * HML_ENOTFOUND / HML_ENOTSUPPORTED when the libtorch plugin cannot be
@@ -224,6 +226,17 @@ int hml__cmodel_load(hml__cmodel **out, const char *path);
 
 /** dlclose()s the object. NULL-safe. */
 void hml__cmodel_free(hml__cmodel *m);
+
+/**
+ * Run the model's forwards on `threads` threads (HML_THREADS; 0: OpenMP's
+ * own setting, the default). The model's OpenMP runtime (found through
+ * the model, so no OpenMP is linked here) gets the count in the calling
+ * thread for the time of each forward, and its former value back after:
+ * the application's own parallel regions keep theirs. Returns 1 when the
+ * count will be applied, 0 when not (threads 0, or a model built without
+ * OpenMP, which runs on one thread).
+ */
+int hml__cmodel_set_threads(hml__cmodel *m, int threads);
 
 /** The model's arithmetic type: HML_F32. */
 hml_dtype hml__cmodel_dtype(const hml__cmodel *m);

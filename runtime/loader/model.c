@@ -104,8 +104,11 @@ static const char *c_last_error(void)
 
 static int c_load(void **out, const char *path, int threads)
 {
-	(void)threads;   /* the compiled model follows OpenMP's settings */
-	return hml__cmodel_load((hml__cmodel **)out, path);
+	int rc = hml__cmodel_load((hml__cmodel **)out, path);
+
+	if (rc == 0)
+		hml__cmodel_set_threads(*out, threads);
+	return rc;
 }
 
 static void c_free(void *m) { hml__cmodel_free(m); }

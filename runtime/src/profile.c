@@ -18,6 +18,7 @@ typedef struct record {
 	const hml__registry_hooks *hooks;
 	char label[72];
 	hml_mode mode;
+	int threads;             /* the threads its model is given */
 	char *dest;              /* HML_PROFILE destination, NULL: none */
 	hml_region_stats stats;  /* final stats of a freed region */
 } record;
@@ -67,6 +68,7 @@ static int write_json(const char *path, const record *recs, size_t n)
 		snprintf(out[i].label, sizeof(out[i].label), "%s", recs[i].label);
 		snprintf(out[i].mode, sizeof(out[i].mode), "%s", hml_mode_name(recs[i].mode));
 		out[i].stats = recs[i].stats;
+		out[i].threads = recs[i].threads;
 	}
 	rc = hml__profile_file_write(path, out, n);
 	free(out);
@@ -123,8 +125,8 @@ done:
 	pthread_mutex_unlock(&lock);
 }
 
-int hml__registry_add(hml_region *r, const char *label, hml_mode mode, const char *dest,
-                      const hml__registry_hooks *hooks)
+int hml__registry_add(hml_region *r, const char *label, hml_mode mode, int threads,
+                      const char *dest, const hml__registry_hooks *hooks)
 {
 	record *rec;
 	int rc = 0;
@@ -153,6 +155,7 @@ int hml__registry_add(hml_region *r, const char *label, hml_mode mode, const cha
 	rec->hooks = hooks;
 	snprintf(rec->label, sizeof(rec->label), "%s", label);
 	rec->mode = mode;
+	rec->threads = threads;
 	if (dest && !(rec->dest = strdup(dest))) {
 		rc = hml__error_oom();
 		goto done;

@@ -29,13 +29,14 @@ typedef struct hml__registry_hooks {
 
 /**
  * Register live region `r`, labelled `label` (copied, cut at 71 bytes), in
- * `mode`, whose profile goes to `dest` (HML_PROFILE: "1" or a JSON path,
- * copied; NULL: none). `hooks` is borrowed for as long as the region is
+ * `mode`, giving its model `threads` threads (recorded in the profile,
+ * lib/core/profile_file.h), whose profile goes to `dest` (HML_PROFILE: "1"
+ * or a JSON path, copied; NULL: none). `hooks` is borrowed for as long as the region is
  * registered (static storage). The first call installs the exit handler.
  * Errors: HML_ERROR when the exit handler cannot be installed, HML_ENOMEM.
  */
-int hml__registry_add(hml_region *r, const char *label, hml_mode mode, const char *dest,
-                      const hml__registry_hooks *hooks);
+int hml__registry_add(hml_region *r, const char *label, hml_mode mode, int threads,
+                      const char *dest, const hml__registry_hooks *hooks);
 
 /**
  * Install the exit handler again, if it is installed, so that it runs

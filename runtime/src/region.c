@@ -1,4 +1,7 @@
 #include <math.h>
+#ifdef _OPENMP
+#  include <omp.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -199,6 +202,19 @@ static char *side_describe(const side *s, int what)
 	return out;
 }
 
+/* The threads a model of the region gets (HML_THREADS, else OpenMP's
+ * maximum here: libtorch's and a compiled model's default). */
+static int model_threads(const hml__config *cfg)
+{
+	if (cfg->threads > 0)
+		return cfg->threads;
+#ifdef _OPENMP
+	return omp_get_max_threads();
+#else
+	return 1;
+#endif
+}
+
 static int uses_model(hml_mode m)
 {
 	return m == HML_MODE_INFER || m == HML_MODE_INTERLEAVE || m == HML_MODE_SHADOW;
@@ -261,7 +277,7 @@ int hml_region_open(hml_region **out, const char *label,
 		    (rc = degrade(r, rc, &r->collect_broken, "not collecting")) < 0)
 			goto fail;
 	}
-	if ((rc = hml__registry_add(r, r->label, r->cfg.mode, r->cfg.profile,
+	if ((rc = hml__registry_add(r, r->label, r->cfg.mode, model_threads(&r->cfg), r->cfg.profile,
 	                            &registry_hooks)) < 0)
 		goto fail;
 	*out = r;

@@ -35,6 +35,35 @@ collect_train() {
 	[ "$(json d.json 'd["regions"]["heat_rows"]["collect_seconds"] >= 0')" = True ]
 	# the median per row: a 5-point update, well under a microsecond
 	[ "$(json d.json '0 < d["regions"]["heat_rows"]["original_seconds_per_row"] < 1e-6')" = True ]
+	# moving the rows in and out: part of the collector's time
+	[ "$(json d.json '0 <= d["regions"]["heat_rows"]["gather_seconds"] <= d["regions"]["heat_rows"]["collect_seconds"]')" = True ]
+	[ "$(json d.json 'd["regions"]["heat_rows"]["threads"] >= 1')" = True ]
+}
+
+@test "latencies are measured with the threads the application gives its model" {
+	# the application's environment (its workflow's HML_THREADS, else OpenMP's)
+	OMP_NUM_THREADS=1 run --separate-stderr hml --json collect binomial
+	assert_success
+	OMP_NUM_THREADS=2 run --separate-stderr hml --json collect binomial --seed 7
+	assert_success
+	run --separate-stderr hml --json show d1
+	echo "$output" > d1.json
+	[ "$(json d1.json 'd["regions"]["binomial"]["threads"]')" = 1 ]
+	run --separate-stderr hml --json show d2
+	echo "$output" > d2.json
+	[ "$(json d2.json 'd["regions"]["binomial"]["threads"]')" = 2 ]
+	# trained with 2 threads on d1: the card is measured with its 1
+	run --separate-stderr hml --json train --data d1 --epochs 2 --threads 2
+	assert_success
+	run --separate-stderr hml --json show m1
+	echo "$output" > m1.json
+	[ "$(json m1.json 'd["latency"]["threads"]')" = 1 ]
+	# data sets that differ: the training's threads
+	run --separate-stderr hml --json train --data d1 --data d2 --epochs 2 --threads 2
+	assert_success
+	run --separate-stderr hml --json show m2
+	echo "$output" > m2.json
+	[ "$(json m2.json 'd["latency"]["threads"]')" = 2 ]
 }
 
 @test "heat-rows: deploy refuses a model predicted slower, names both costs, --force overrides" {
@@ -79,7 +108,7 @@ collect_train() {
 	assert_output --partial "predicted speedup as c: region "
 	run --separate-stderr hml evaluate --repeat 1 -- --options 512
 	assert_success
-	assert_output --regexp "predicted: +region [0-9.]+x, end to end [0-9.]+x \(original code [0-9.]+ [mun]?s per row, model [0-9.]+ [mun]?s\); measured [0-9.]+x and [0-9.]+x"
+	assert_output --regexp "predicted: +region [0-9.]+x, end to end [0-9.]+x \(original code [0-9.]+ [mun]?s per row, model [0-9.]+ [mun]?s( \+ [0-9.]+ [mun]?s moving rows)?\); measured [0-9.]+x and [0-9.]+x"
 	run --separate-stderr hml --json show e1
 	assert_success
 	echo "$output" > e.json
@@ -111,7 +140,7 @@ PY
 	assert_success
 	run --separate-stderr hml search --budget 3 --max-epochs 3 --threads 1 --target c
 	assert_success
-	[[ "$stderr" == *"the original code of region 'heat_rows' costs "*" per row: slower models are infeasible"* ]]
+	[[ "$stderr" == *"the original code of region 'heat_rows' costs "*" per row"*": slower models are infeasible"* ]]
 	[[ "$stderr" == *"warning: search s1: no model on the front: none ran faster than the region's original code"* ]]
 	assert_output --partial "Pareto front (0)"
 	run --separate-stderr hml --json show

@@ -1,8 +1,8 @@
 #!/usr/bin/env bats
 # hml search: a small search on binomial with two workers, its history,
 # front and registered models; kill -9 and --resume with no trial lost or
-# run twice; crashing and hanging trials; SIGTERM; bad input (spaces,
-# budgets, changed space or data on resume, two searches at once).
+# run twice; crashing and hanging trials; SIGTERM; --fidelity; bad input
+# (spaces, budgets, changed space or data on resume, two searches at once).
 
 load search-helpers
 
@@ -334,6 +334,25 @@ load search-helpers
 	run --separate-stderr hml -q -C exp search --resume --seed 9
 	assert_failure 3
 	[[ "$stderr" == *"cannot resume search 's1' with --seed 9: it was started with 3"* ]]
+}
+
+@test "--fidelity rows: lower rungs train all epochs on fewer rows; recorded and kept on resume" {
+	run --separate-stderr hml -q -C exp search --budget 4 --fidelity rows $QUICK
+	assert_success
+	[ "$(json exp/manifest.json 'd["searches"][0]["fidelity"]')" = rows ]
+	# every trial trained 3 epochs (a rung-0 trial on a third of the rows)
+	[ "$(hist 'sorted({e["epochs"] for e in ev if e["status"] == "ok"})')" = "[3]" ]
+	[ "$(hist 'sum(e["status"] == "ok" and e["rung"] == 0 for e in ev)')" -ge 4 ]
+	check_history
+	run --separate-stderr hml -q -C exp search --resume --budget 5 --fidelity both
+	assert_failure 3
+	assert_equal "$stderr" "hml: error: cannot resume search 's1' with --fidelity both: it was started with rows"
+	run --separate-stderr hml -q -C exp search --resume --budget 5
+	assert_success
+	[ "$(hist 'len({e["config"] for e in ev})')" = 5 ]
+	run --separate-stderr hml -q -C exp search --fidelity layers
+	assert_failure 2
+	assert_equal "$stderr" "hml: error: search: --fidelity must be 'epochs', 'rows' or 'both', not 'layers'"
 }
 
 @test "the same seed proposes the same configurations; another seed others" {

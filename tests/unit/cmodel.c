@@ -7,6 +7,7 @@
  * runs on libc and libm alone; foreign, corrupt and mismatched shared
  * objects are refused, without ever running their code.
  */
+#include <dlfcn.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -586,6 +587,67 @@ TEST(refused)
 	hml__cg_model_release(&m);
 }
 
+/* HML_THREADS reaches a compiled model's OpenMP regions for the time of
+ * each forward only: a fake model whose forward answers the threads it
+ * was given, and a second function of it that answers its caller's. */
+TEST(threads)
+{
+	static const char src[] =
+		"#include <omp.h>\n#include <stdint.h>\n#include \"hml/cmodel.h\"\n"
+		"static int f(const float *x, float *y, int64_t r) { (void)x;\n"
+		"  for (int64_t i = 0; i < r; i++) y[i] = (float)omp_get_max_threads(); return 0; }\n"
+		"static int d(const double *x, double *y, int64_t r) { (void)x;\n"
+		"  for (int64_t i = 0; i < r; i++) y[i] = omp_get_max_threads(); return 0; }\n"
+		"__attribute__((visibility(\"default\"))) int fake_caller_threads(void)\n"
+		"{ return omp_get_max_threads(); }\n"
+		"__attribute__((visibility(\"default\"))) const hml_cmodel_v1_info hml_cmodel_v1 = {\n"
+		"HML_CMODEL_MAGIC, 1, sizeof(hml_cmodel_v1_info), 1, HML_CMODEL_TAG, 1, 1, {5}, {1},"
+		" 5, 1, \"t\", \"\", \"a\", f, d };\n";
+	char flags[1024];
+	const char *so = tmp_path("threads.so");
+	hml__cmodel *cm = NULL;
+	int64_t shape[2] = { 2, 5 };
+	float x[10] = { 0 };
+	const void *out;
+	hml_dtype dt;
+	int nd, (*caller)(void) = NULL, before;
+	int64_t os[HML_MAX_DIMS];
+	void *h, *sym;
+
+	write_text(tmp_path("threads.c"), src);
+	snprintf(flags, sizeof(flags), "-fopenmp -I'%s/runtime/include'",
+	         getenv("HML_SOURCE_DIR") ? getenv("HML_SOURCE_DIR") : ".");
+	CHECK(compile_so(tmp_path("threads.c"), so, flags) == 0);
+	CHECK_OK(hml__cmodel_load(&cm, so));
+	if (!cm)
+		return;
+	h = dlopen(so, RTLD_NOW | RTLD_LOCAL);   /* the same object, counted once more */
+	CHECK(h && (sym = dlsym(h, "fake_caller_threads")));
+	if (!h || !sym)
+		return;
+	memcpy(&caller, &sym, sizeof(sym));
+	before = caller();
+	CHECK_EQ_INT(hml__cmodel_set_threads(cm, before + 2), 1);
+	CHECK_OK(hml__cmodel_forward(cm, x, HML_F32, 2, shape));
+	CHECK_OK(hml__cmodel_output(cm, &out, &dt, &nd, os));
+	CHECK(((const float *)out)[1] == (float)(before + 2));
+	CHECK_EQ_INT(caller(), before);   /* the caller's count is back */
+	CHECK_OK(hml__cmodel_forward(cm, x, HML_F64, 2, shape));
+	CHECK_OK(hml__cmodel_output(cm, &out, &dt, &nd, os));
+	CHECK(((const double *)out)[0] == before + 2);
+	CHECK_EQ_INT(hml__cmodel_set_threads(cm, 0), 0);   /* OpenMP's own setting */
+	CHECK_OK(hml__cmodel_forward(cm, x, HML_F32, 2, shape));
+	CHECK_OK(hml__cmodel_output(cm, &out, &dt, &nd, os));
+	CHECK(((const float *)out)[0] == (float)before);
+	hml__cmodel_free(cm);
+	dlclose(h);
+	/* a model built without OpenMP runs on one thread: nothing to set */
+	CHECK_OK(hml__cmodel_load(&cm, tmp_path("good.so")));
+	if (cm)
+		CHECK_EQ_INT(hml__cmodel_set_threads(cm, 4), 0);
+	hml__cmodel_free(cm);
+}
+
 int main(void)
 {
 	if (tmp_dir_make("cmodel") < 0)
@@ -599,6 +661,7 @@ int main(void)
 	RUN(cnn_gemm_path);
 	RUN(standalone);
 	RUN(refused);
+	RUN(threads);
 	tmp_dir_remove();
 	return check_report();
 }

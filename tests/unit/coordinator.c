@@ -65,6 +65,8 @@ typedef struct fake_pool {
 	long sent[MAXT];          /* trials sent, in order */
 	double sent_at[MAXT];     /* ... when (hml__now()) */
 	int sent_epochs[MAXT];    /* ... and their epochs */
+	double sent_rows[MAXT];   /* ... row fraction */
+	int sent_lat_threads[MAXT];   /* ... and latency threads */
 	size_t nsent;
 	double epoch_s;           /* a trial's answer waits epochs x this (0: none) */
 	double due;               /* the next answer's due time */
@@ -179,6 +181,8 @@ static int fake_send(void *pool, int k, const json_t *msg)
 	if (f->nsent < MAXT) {
 		f->sent_at[f->nsent] = hml__now();
 		f->sent_epochs[f->nsent] = o.epochs;
+		f->sent_rows[f->nsent] = o.row_fraction;
+		f->sent_lat_threads[f->nsent] = o.latency_threads;
 		f->sent[f->nsent++] = trial;
 	}
 	if (inflight(f) > f->max_inflight)
@@ -848,11 +852,57 @@ done:
 	hml__search_plan_release(&p);
 }
 
+/* --fidelity: a lower rung trains fewer rows (all epochs), or sqrt of its
+ * fraction of each; the top rung every row and epoch; every trial's
+ * latency is measured with the application's threads. */
+TEST(fidelity)
+{
+	static const int fids[] = { HML__FIDELITY_ROWS, HML__FIDELITY_BOTH, HML__FIDELITY_EPOCHS };
+	static const char *const names[] = { "fid-rows", "fid-both", "fid-epochs" };
+
+	for (int k = 0; k < 3; k++) {
+		hml__search_plan p;
+		fake_pool f;
+		warnings w = { "" };
+		hml__coordinator *c;
+		int low = 0, top = 0;
+
+		plan_init(&p, names[k], 1, 9, 9);
+		p.fidelity = fids[k];
+		p.lat_threads = 4;
+		fake_init(&f, 1, 0);
+		if (!(c = run(&p, &f, NULL, &w, 0)))
+			goto next;
+		for (size_t i = 0; i < f.nsent; i++) {
+			int full = f.sent_rows[i] == 1 && f.sent_epochs[i] == 9;
+
+			top += full;
+			low += !full;
+			CHECK_EQ_INT(f.sent_lat_threads[i], 4);
+			if (full)
+				continue;
+			if (fids[k] == HML__FIDELITY_ROWS)    /* rung 0 of 2: a third of the rows */
+				CHECK(f.sent_epochs[i] == 9 && fabs(f.sent_rows[i] - 1.0 / 3) < 1e-12);
+			else if (fids[k] == HML__FIDELITY_BOTH)   /* sqrt(1/3): 5 epochs, 0.577 */
+				CHECK(f.sent_epochs[i] == 5 && fabs(f.sent_rows[i] - sqrt(1.0 / 3)) < 1e-12);
+			else
+				CHECK(f.sent_epochs[i] == 3 && f.sent_rows[i] == 1);
+		}
+		CHECK(low >= 9 && top >= 1);
+		CHECK_STR(w.text, "");
+		hml__coordinator_free(c);
+next:
+		fake_release(&f);
+		hml__search_plan_release(&p);
+	}
+}
+
 int main(void)
 {
 	if (tmp_dir_make("coordinator") < 0)
 		return 1;
 	RUN(promotion_order);
+	RUN(fidelity);
 	RUN(failed_and_timed_out);
 	RUN(constant_liar);
 	RUN(resume_replay);

@@ -2,7 +2,8 @@
  * tests/unit/cost.c - the region's collected cost and predicted speedups
  * (lib/store/cost.c): the fields hml collect writes read back through a
  * store (one data set, several, one without the fields, one missing),
- * and the prediction per row and end to end.
+ * moving rows and the application's threads, and the prediction per row
+ * and end to end.
  */
 #include <math.h>
 #include <stdio.h>
@@ -26,8 +27,10 @@ static void add_dataset(hml__store *s, int runs, double wall, long long rows, do
 
 	for (int k = 0; k < runs; k++)
 		json_array_append_new(list, json_pack("{s:f}", "wall_seconds", wall));
+	const hml__cost_times t = { "r", orig, orig + coll, 0, 0 };
+
 	if (orig >= 0)
-		CHECK_OK(hml__cost_put(region, orig, coll, NAN));
+		CHECK_OK(hml__cost_put(region, &t, NAN));
 	CHECK_OK(hml__store_add(s, "datasets", json_pack("{s:o, s:{s:o}}", "runs", list,
 	         "regions", "r", region), NULL, 0, 0, id, size));
 }
@@ -75,12 +78,13 @@ TEST(median_per_row)
 	hml__store *s = NULL;
 	hml__region_cost c;
 	json_t *region = json_pack("{s:i}", "rows", 1000);
+	const hml__cost_times t = { "r", 2e-3, 3e-3, 0, 0 };
 	char sub[600], id[16];
 	const char *ids[1] = { id };
 
 	snprintf(sub, sizeof(sub), "%s/median", tmpdir);
 	CHECK_OK(hml__store_open(&s, sub, 1));
-	CHECK_OK(hml__cost_put(region, 2e-3, 1e-3, 1e-6));
+	CHECK_OK(hml__cost_put(region, &t, 1e-6));
 	CHECK_OK(hml__store_add(s, "datasets", json_pack("{s:[{s:f}], s:{s:o}}", "runs",
 	         "wall_seconds", 0.01, "regions", "r", region), NULL, 0, 0, id, sizeof(id)));
 	hml__cost_of_datasets(&c, s, "r", ids, 1);
@@ -96,7 +100,7 @@ TEST(median_per_row)
 TEST(times_from_profiles)
 {
 	hml__profile_record rec[1];
-	hml__cost_times t[2] = { { "a", 0, 0 }, { "b", 0, 0 } };
+	hml__cost_times t[2] = { { "a", 0, 0, 0, 0 }, { "b", 0, 0, 0, 0 } };
 	char path[600];
 
 	snprintf(path, sizeof(path), "%s/p.json", tmpdir);
@@ -104,12 +108,17 @@ TEST(times_from_profiles)
 	snprintf(rec[0].label, sizeof(rec[0].label), "a");
 	rec[0].stats.original_s = 2.0;
 	rec[0].stats.region_s = 2.5;
+	rec[0].stats.gather_s = 0.125;
+	rec[0].threads = 3;
 	CHECK_OK(hml__profile_file_write(path, rec, 1));
 	CHECK_OK(hml__cost_times_add(t, 2, path));
 	CHECK_OK(hml__cost_times_add(t, 2, path));
 	CHECK_NEAR(t[0].original_s, 4.0, 1e-12);
 	CHECK_NEAR(t[0].region_s, 5.0, 1e-12);
+	CHECK_NEAR(t[0].gather_s, 0.25, 1e-12);
+	CHECK_EQ_INT(t[0].threads, 3);
 	CHECK_NEAR(t[1].original_s, 0.0, 0);
+	CHECK_EQ_INT(t[1].threads, 0);
 	rec[0].stats.region_s = 1.0;
 	CHECK_OK(hml__profile_file_write(path, rec, 1));
 	CHECK_FAILS(hml__cost_times_add(t, 2, path), HML_EINVALID, "less than its original code");
@@ -119,16 +128,24 @@ TEST(times_from_profiles)
 TEST(put_refuses_nonsense)
 {
 	json_t *o = json_object();
+	const hml__cost_times bad[] = {
+		{ "r", NAN, 1, 0, 0 }, { "r", 1, 0, 0, 0 },   /* a region shorter than its code */
+		{ "r", INFINITY, INFINITY, 0, -2 }, { "r", NAN, NAN, NAN, 0 },
+	};
+	const hml__cost_times zero = { "r", 0, 0, 0, 0 };
+	const hml__cost_times gather_over = { "r", 1, 2, 1.5, 0 };   /* more than the collector's */
 
-	CHECK_OK(hml__cost_put(o, NAN, 1, NAN));
-	CHECK_OK(hml__cost_put(o, 1, -1, 0));
-	CHECK_OK(hml__cost_put(o, INFINITY, 0, -1));
-	CHECK_OK(hml__cost_put(o, NAN, NAN, INFINITY));
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		CHECK_OK(hml__cost_put(o, &bad[i], i % 2 ? 0 : i == 0 ? NAN : INFINITY));
 	CHECK_EQ_INT(json_object_size(o), 0);
-	CHECK_OK(hml__cost_put(o, 0, 0, NAN));
-	CHECK_EQ_INT(json_object_size(o), 2);
-	CHECK_OK(hml__cost_put(o, 0, 0, 1e-9));
-	CHECK_EQ_INT(json_object_size(o), 3);
+	CHECK_OK(hml__cost_put(o, &zero, NAN));
+	CHECK_EQ_INT(json_object_size(o), 3);   /* original, collect, gather */
+	CHECK_OK(hml__cost_put(o, &zero, 1e-9));
+	CHECK_EQ_INT(json_object_size(o), 4);
+	json_decref(o);
+	o = json_object();
+	CHECK_OK(hml__cost_put(o, &gather_over, NAN));
+	CHECK(!json_object_get(o, "gather_seconds") && json_object_get(o, "collect_seconds"));
 	json_decref(o);
 }
 
@@ -136,8 +153,11 @@ TEST(prediction)
 {
 	/* 10 runs of 1 s without the collector, 0.8 s of it in the region's
 	 * original code over 1e5 rows: 8 us per row */
-	const hml__region_cost c = { 8.0, 10.0, 1e6, 10 };
-	const hml__region_cost none = { NAN, NAN, NAN, NAN };
+	const hml__region_cost c = { 8.0, 10.0, 1e6, 10, 0, 0 };
+	const hml__region_cost none = { NAN, NAN, NAN, NAN, NAN, 0 };
+	/* the same region, where gathering and scattering a row costs 1 us */
+	const hml__region_cost moved = { 8.0, 10.0, 1e6, 10, 1.0, 2 };
+	char text[64];
 	hml__prediction p;
 
 	hml__predict(&p, &c, 1e-6, 0.05);
@@ -155,6 +175,46 @@ TEST(prediction)
 	CHECK(isnan(p.region) && !p.slower);
 	hml__predict(&p, &none, 1e-6, 0.05);
 	CHECK(isnan(p.region) && isnan(p.end_to_end) && !p.slower);
+	CHECK_STR(hml__prediction_model_text(text, sizeof(text), &p), "1 us");
+	/* moving rows is paid besides the model: 8 / (1 + 1) */
+	hml__predict(&p, &moved, 1e-6, 0.05);
+	CHECK_NEAR(p.move_per_row, 1e-6, 1e-18);
+	CHECK_NEAR(p.region, 4.0, 1e-12);
+	CHECK_NEAR(p.end_to_end, 1.0 / 0.45, 1e-9);
+	CHECK_STR(hml__prediction_model_text(text, sizeof(text), &p), "1 us + 1 us moving rows");
+	hml__predict(&p, &moved, 7e-6, 0.05);   /* faster than the code, not with the moves */
+	CHECK(p.slower);
+}
+
+/* gather_seconds and threads read back; data sets that differ in threads
+ * give 0 (unknown), never one of them. */
+TEST(moves_and_threads)
+{
+	hml__store *s = NULL;
+	hml__region_cost c;
+	char sub[600], id[3][16];
+	const char *ids[3] = { id[0], id[1], id[2] };
+	const hml__cost_times t[3] = {
+		{ "r", 2.0, 3.0, 0.5, 4 }, { "r", 2.0, 3.0, 0.25, 4 }, { "r", 2.0, 3.0, 0.25, 1 },
+	};
+
+	snprintf(sub, sizeof(sub), "%s/moves", tmpdir);
+	CHECK_OK(hml__store_open(&s, sub, 1));
+	for (int k = 0; k < 3; k++) {
+		json_t *region = json_pack("{s:i}", "rows", 1000);
+
+		CHECK_OK(hml__cost_put(region, &t[k], NAN));
+		CHECK_OK(hml__store_add(s, "datasets", json_pack("{s:[{s:f}], s:{s:o}}", "runs",
+		         "wall_seconds", 5.0, "regions", "r", region), NULL, 0, 0, id[k],
+		         sizeof(id[k])));
+	}
+	hml__cost_of_datasets(&c, s, "r", ids, 2);
+	CHECK_NEAR(c.gather_s, 0.75, 1e-12);
+	CHECK_NEAR(hml__cost_move_per_row(&c), 0.75 / 2000, 1e-15);
+	CHECK_EQ_INT(c.threads, 4);
+	hml__cost_of_datasets(&c, s, "r", ids, 3);
+	CHECK_EQ_INT(c.threads, 0);
+	hml__store_free(s);
 }
 
 int main(void)
@@ -167,6 +227,7 @@ int main(void)
 	RUN(times_from_profiles);
 	RUN(put_refuses_nonsense);
 	RUN(prediction);
+	RUN(moves_and_threads);
 	tmp_dir_remove();
 	return check_report();
 }

@@ -35,6 +35,7 @@ TEST(round_trip)
 	snprintf(recs[1].mode, sizeof(recs[1].mode), "shadow");
 	recs[1].stats = (hml_region_stats){ 9000000000ULL, 2, 3, 4, 5, 6, 7, 1e-9, 2, 3, 4,
 	                                    5, 6, 0.25, 0.5, 0 };
+	recs[1].threads = 3;   /* recs[0]: not recorded, read back as 0 */
 	path_of(path, sizeof(path), "p.json");
 	CHECK_OK(hml__profile_file_write(path, recs, 2));
 	for (int i = 0; i < 2; i++) {
@@ -43,6 +44,7 @@ TEST(round_trip)
 		CHECK_OK(hml__profile_file_find(path, recs[i].label, &back));
 		CHECK_STR(back.label, recs[i].label);
 		CHECK_STR(back.mode, recs[i].mode);
+		CHECK_EQ_INT(back.threads, recs[i].threads);
 		CHECK(a->calls == b->calls && a->original_calls == b->original_calls &&
 		      a->model_calls == b->model_calls && a->shadow_calls == b->shadow_calls &&
 		      a->fallback_calls == b->fallback_calls && a->rows_in == b->rows_in &&

@@ -25,7 +25,7 @@
 
 /* A candidate with no start-up or rows per run: compared per sample;
  * no cost of the original code: never predicted slower. */
-#define NOCOST { 0, 0, 0, 0 }
+#define NOCOST { 0, 0, 0, 0, 0, 0 }
 #define CAND(id, t, e, l) { id, t, e, l, NAN, NAN, NOCOST, NAN }
 
 /* m1: accurate and slow; m2: middling; m3: rough and fast; m4: no error. */
@@ -400,7 +400,7 @@ TEST(run_costs_of_experiment)
  * unless allow_slower; when all are, the message names both figures. */
 TEST(slower_never_chosen)
 {
-	const hml__region_cost cost = { 2.0, 10.0, 2e6, 2 };
+	const hml__region_cost cost = { 2.0, 10.0, 2e6, 2, 0, 0 };
 	hml__candidate c[] = {
 		CAND("m1", TS, 0.01, 3e-6), CAND("m1", C, 0.01, 1e-6),
 		CAND("m2", C, 0.05, 4e-7), CAND("m3", C, 0.02, NAN),

@@ -41,6 +41,7 @@ TEST(messages)
 	o.schedule = "cosine"; o.patience = 3; o.clip = 0; o.seed = 9; o.threads = 2;
 	o.val_fraction = 0.2; o.test_fraction = 0.15; o.infer_batch = 4096; o.max_seconds = 30;
 	o.loss = "relative"; o.metric = "mape"; o.mape_floor = 1;
+	o.latency_threads = 3; o.row_fraction = 0.25;
 	m = hml__wire_trial(12, "/e/search/s1/t12.pt", &o);
 	CHECK_OK(hml__wire_trial_read(m, &trial, &out, &back));
 	CHECK_EQ_INT(trial, 12);
@@ -55,6 +56,7 @@ TEST(messages)
 	CHECK_STR(back.loss, "relative");
 	CHECK_STR(back.metric, "mape");
 	CHECK(back.mape_floor == 1);
+	CHECK(back.latency_threads == 3 && back.row_fraction == 0.25);
 	/* The latency objective: torchscript unless the trial names a target. */
 	CHECK_OK(hml__wire_trial_latency(m, &target, &known));
 	CHECK(target == HML__TARGET_TORCHSCRIPT && isnan(known));
