@@ -9,8 +9,8 @@
 
 #include "core/error.h"
 #include "core/json.h"
-#include "deploy/metrics.h"
 #include "core/profile_file.h"
+#include "deploy/metrics.h"
 #include "store/cost.h"
 
 #define F_ORIGINAL "original_seconds"
