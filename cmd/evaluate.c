@@ -57,8 +57,9 @@ static const cmd_spec spec = {
 	"Runs the workflow's application accurately and with MODEL (default: the\n"
 	"deployed model) in place of its region, N+1 times each, alternating and\n"
 	"discarding the first pair, and reports the error of each quantity of interest\n"
-	"(RMSE, MAPE, max abs error; passed or failed against its max_error) and the end-to-end and region speedups with\n"
-	"their spread. The evaluation is recorded in the experiment (eval/<id>.json).",
+	"(RMSE, MAPE, max abs error; passed or FAILED against its max_error) and the\n"
+	"end-to-end and region speedups with their spread. The evaluation is recorded\n"
+	"in the experiment (eval/<id>.json).",
 	options, 0, -1
 };
 
