@@ -185,6 +185,24 @@ int cmd_app_run(const struct hml__workflow *w, char *const *argv,
                 const struct hml__run_config *config, const char *log, double *wall_s,
                 cmd_progress **bar);
 
+/* --- hml evaluate's quantities of interest (cmd/evaluate_qoi.c) ------ */
+struct hml__qoi_result;
+
+/*
+ * Compare the QoI files of the accurate (a0) and surrogate (s0) warm-up
+ * runs, every data set of `w` (lib/store/qoi_compare.h), warning of
+ * non-finite values and of each data set over its max_error. *out (an
+ * array of w->nqoi, yours: free()) on success. Errors: hml__qoi_ref_load()'s
+ * and hml__qoi_compare()'s.
+ */
+int cmd_evaluate_qoi_read(struct hml__qoi_result **out, const struct hml__workflow *w,
+                          const char *a0, const char *s0);
+
+/* The evaluation record's "qois", one line each on stdout ("quantity of
+ * interest 'mass' (21 values): RMSE ..., max abs error ...  [metric: rmse,
+ * max_error 0.1: FAILED]"). */
+void cmd_evaluate_qoi_print(const json_t *evaluation);
+
 /* --- the QoI check (cmd/qoi_check.c) --------------------------------- */
 typedef struct cmd_qoi_check cmd_qoi_check;
 
@@ -200,16 +218,23 @@ int cmd_qoi_check_open(cmd_qoi_check **out, struct hml__store *s, const char *mo
 
 /*
  * Run the application with model `model` (its TorchScript form; `target`
- * is only recorded) and put its QoI error in the workflow's metric into
- * *err: NaN when the run failed or compared nothing, which is recorded
- * (and warned) and is no error. With a bound `max` (NaN: none) the line
- * and the record say whether the error is within it. Errors:
- * interruption, HML_ENOMEM.
+ * is only recorded) and compare every QoI data set of the workflow with
+ * the accurate run's; *err gets the primary's error in its metric: NaN
+ * when the run failed or compared nothing, which is recorded (and warned)
+ * and is no error. *within: 1 when that error is within `max` (NaN: no
+ * bound) and every data set within its max_error, 0 otherwise or after a
+ * failed run. The line and the record ({model, target, error, qois[,
+ * within]}, within with any bound) say so. Errors: interruption, HML_ENOMEM.
  */
 int cmd_qoi_check_model(cmd_qoi_check *q, const char *model, const char *target, double max,
-                        double *err);
+                        double *err, int *within);
 
-/* {dataset, metric, argv, seed, form, checks} (new), or NULL (out of memory). */
+/* The last check's first data set over its max_error (valid until the
+ * next check), or NULL: none, or its run failed. */
+const struct hml__qoi_result *cmd_qoi_check_failed(const cmd_qoi_check *q);
+
+/* {dataset, metric, argv, seed, form, checks} (new), or NULL (out of memory);
+ * dataset and metric: the primary's. */
 json_t *cmd_qoi_check_report(const cmd_qoi_check *q);
 const char *cmd_qoi_check_metric(const cmd_qoi_check *q);
 const char *cmd_qoi_check_dataset(const cmd_qoi_check *q);
@@ -224,6 +249,11 @@ void cmd_qoi_check_free(cmd_qoi_check *q);
  * and of the record's update.
  */
 int cmd_search_qoi_check(struct hml__store *s, const char *id, int64_t k);
+
+/* Search record `rec`'s QoI check (nothing without one) on stdout, one line
+ * per data set, the primary first: "QoI check (seed 5): mass rmse: m3 0.012,
+ * m4 failed". */
+void cmd_search_qoi_print(const json_t *rec);
 
 /*
  * The workflow's own verification (verify.pattern) of a configuration's
@@ -254,10 +284,12 @@ void cmd_app_same_inputs_warn(const struct hml__workflow *w, char *const *collec
 /*
  * hml deploy --max-qoi-error E (cmd/deploy_qoi.c): among candidates
  * c[0 .. n) within bounds b, the fastest whose error of the workflow's
- * quantity of interest, on a check run of the application, is within E:
+ * primary quantity of interest, on a check run of the application, is
+ * within E and every data set's within its max_error (hml-workflow(5)):
  * its index into *pick, and into *report (new) the record of the checks
  * (hml-manifest(5), deployments[].qoi_check). HML_ENOTFOUND when even the
- * most accurate candidate misses E (the message gives its error),
+ * most accurate candidate misses E or a max_error (the message names the
+ * data set, its error, metric and bound),
  * HML_EINVALID when the candidates replace several regions, HML_ERROR when the accurate run fails or is
  * interrupted. A model whose run fails is recorded as failed, not chosen.
  */

@@ -16,13 +16,17 @@
  * the most accurate candidate first (when even it misses E, nothing
  * does), then halving, about 1 + log2(front) checks. Every check is
  * recorded with the deployment; the model chosen always passed its own.
+ * A check passes when the primary QoI's error is within E and every data
+ * set of the workflow with a max_error is within it.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cmd.h"
 #include "deploy/latency.h"
+#include "store/qoi_compare.h"
 #include "store/records.h"
 #include "store/select.h"
 #include "store/store.h"
@@ -34,13 +38,33 @@ typedef struct qoi_walk {
 	double max;           /* the bound */
 } qoi_walk;
 
-/* Candidate i's QoI error into *err (NaN when its run failed), recorded
- * with whether it is within the bound. */
-static int check(qoi_walk *w, size_t i, double *err)
+/* Candidate i's QoI error into *err (NaN when its run failed), and
+ * whether it passes (*ok), recorded. */
+static int check(qoi_walk *w, size_t i, double *err, int *ok)
 {
 	const hml__candidate *c = &w->c[i];
 
-	return cmd_qoi_check_model(w->q, c->model, hml__target_name(c->target), w->max, err);
+	return cmd_qoi_check_model(w->q, c->model, hml__target_name(c->target), w->max, err, ok);
+}
+
+/* Why the most accurate candidate, `model`, failed its check. */
+static int refuse(const qoi_walk *w, const char *model, double err)
+{
+	const hml__qoi_result *f = cmd_qoi_check_failed(w->q);
+	long long seed = (long long)cmd_qoi_check_seed(w->q);
+	char val[32] = "no value";
+
+	if (!isnan(err))
+		snprintf(val, sizeof(val), "%.4g", err);
+	if (!(err <= w->max) || !f)
+		return hml__error_set(HML_ENOTFOUND, "no model's %s %s is within %g: the most "
+		                      "accurate candidate, '%s', gives %s on a run with seed %lld",
+		                      cmd_qoi_check_dataset(w->q), cmd_qoi_check_metric(w->q), w->max,
+		                      model, val, seed);
+	return hml__error_set(HML_ENOTFOUND, "no model's %s %s is within its max_error %g: the "
+	                      "most accurate candidate, '%s', gives %.4g on a run with seed %lld",
+	                      f->qoi->dataset, f->qoi->metric, f->qoi->max_error, model, f->error,
+	                      seed);
 }
 
 /* The candidates walked replace one region of one workflow, or the user
@@ -72,26 +96,20 @@ static int one_region(const qoi_walk *w, const size_t *idx, size_t m)
 static int walk(qoi_walk *w, const size_t *idx, size_t m, size_t *found, double *found_err)
 {
 	size_t lo = 0, hi = m - 1;
-	char val[32] = "no value";
 	double err;
-	int rc;
+	int rc, ok;
 
-	if ((rc = check(w, idx[hi], &err)) < 0)
+	if ((rc = check(w, idx[hi], &err, &ok)) < 0)
 		return rc;
-	if (!isnan(err))
-		snprintf(val, sizeof(val), "%.4g", err);
-	if (!(err <= w->max))
-		return hml__error_set(HML_ENOTFOUND, "no model's %s %s is within %g: the most "
-		                      "accurate candidate, '%s', gives %s on a run with seed %lld",
-		                      cmd_qoi_check_dataset(w->q), cmd_qoi_check_metric(w->q), w->max,
-		                      w->c[idx[hi]].model, val, (long long)cmd_qoi_check_seed(w->q));
+	if (!ok)
+		return refuse(w, w->c[idx[hi]].model, err);
 	*found_err = err;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if ((rc = check(w, idx[mid], &err)) < 0)
+		if ((rc = check(w, idx[mid], &err, &ok)) < 0)
 			return rc;
-		if (err <= w->max) {
+		if (ok) {
 			hi = mid;
 			*found_err = err;
 		} else {

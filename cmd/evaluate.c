@@ -1,6 +1,7 @@
 /*
  * hml evaluate - run the workflow accurately and with the surrogate, and
- * report the error of its quantity of interest and the speedups.
+ * report the errors of its quantities of interest (cmd/evaluate_qoi.c) and
+ * the speedups.
  *
  * Accurate and surrogate runs alternate (a0 s0 a1 s1 ...) so that drift of
  * a shared machine hits both alike; the first pair warms caches and loads
@@ -22,7 +23,6 @@
 
 #include "cmd.h"
 #include "core/profile_file.h"
-#include "core/qoi_file.h"
 #include "core/util.h"
 #include "deploy/latency.h"
 #include "deploy/metrics.h"
@@ -31,6 +31,7 @@
 #include "run/workflow.h"
 #include "store/checked.h"
 #include "store/cost.h"
+#include "store/qoi_compare.h"
 #include "store/records.h"
 #include "store/store.h"
 #include "sys/fsutil.h"
@@ -55,9 +56,10 @@ static const cmd_spec spec = {
 	"compare the application with and without the surrogate",
 	"Runs the workflow's application accurately and with MODEL (default: the\n"
 	"deployed model) in place of its region, N+1 times each, alternating and\n"
-	"discarding the first pair, and reports the error of the quantity of interest\n"
-	"(RMSE, MAPE, max abs error) and the end-to-end and region speedups with\n"
-	"their spread. The evaluation is recorded in the experiment (eval/<id>.json).",
+	"discarding the first pair, and reports the error of each quantity of interest\n"
+	"(RMSE, MAPE, max abs error; passed or FAILED against its max_error) and the\n"
+	"end-to-end and region speedups with their spread. The evaluation is recorded\n"
+	"in the experiment (eval/<id>.json).",
 	options, 0, -1
 };
 
@@ -86,7 +88,7 @@ typedef struct evaluation {
 	series acc, sur;
 	double *speed_e2e, *speed_region;
 	/* read */
-	hml__errors err;
+	hml__qoi_result *qoi;     /* [w->nqoi], qoi[0] the primary's */
 	hml__latency lat;         /* the card's, or measured here when it has none */
 	const char *lat_source;   /* "card", "measured", or NULL: none */
 	hml__prediction pred;     /* from the collected cost and that latency */
@@ -102,6 +104,7 @@ static void evaluation_release(evaluation *e)
 	hml__strv_free(e->argv);
 	free(e->tmp);
 	free(e->model_path);
+	free(e->qoi);
 	hml__workflow_free(e->w);
 	hml__store_free(e->s);
 }
@@ -172,9 +175,6 @@ static int plan_model(evaluation *e, const char *named)
 		e->target = "c";
 	}
 	e->label = model.region;
-	if (!e->w->qoi_dataset)
-		return hml__error_set(HML_EINVALID,
-			"workflow '%s' declares no quantity of interest ('qoi')", e->w->name);
 	return 0;
 }
 
@@ -299,33 +299,6 @@ static int run(evaluation *e)
 
 /* --- read ------------------------------------------------------------------ */
 
-/* The errors of the QoI of the warm-up pair (the runs that record it). */
-static int read_errors(evaluation *e, const char *a0, const char *s0)
-{
-	const char *name = e->w->qoi_dataset;
-	double *qa = NULL, *qb = NULL;
-	size_t na = 0, nb = 0;
-	int rc;
-
-	if ((rc = hml__qoi_file_read(a0, name, &qa, &na)) < 0 ||
-	    (rc = hml__qoi_file_read(s0, name, &qb, &nb)) < 0)
-		goto done;
-	if (na != nb) {
-		rc = hml__error_set(HML_ESHAPE,
-			"quantity of interest '%s' has %zu values in the accurate run but %zu with the surrogate",
-			name, na, nb);
-		goto done;
-	}
-	hml__errors_compute_floor(&e->err, qa, qb, na, e->w->qoi_mape_floor);
-	if (e->err.nonfinite)
-		cmd_warn("%zu values of '%s' are NaN or Inf; they are left out of the errors",
-		         e->err.nonfinite, name);
-done:
-	free(qa);
-	free(qb);
-	return rc;
-}
-
 /* The model's TorchScript file, measured in each target on rows of its
  * first data set at the region's batch (cmd/latency.c, as hml train does). */
 static int measure_latency(evaluation *e, json_t **card)
@@ -408,7 +381,7 @@ static void predict(evaluation *e)
 
 static json_t *record_json(const evaluation *e)
 {
-	const hml__errors *err = &e->err;
+	const hml__errors *err = &e->qoi[0].err;
 	const size_t n = (size_t)e->nrep;
 	json_t *v, *rec = json_pack("{s:s, s:s, s:s, s:s, s:i}", "model", e->id, "target", e->target,
 	                        "region", e->label,
@@ -420,11 +393,12 @@ static json_t *record_json(const evaluation *e)
 	for (char **a = e->argv; *a; a++)
 		json_array_append_new(json_object_get(rec, "argv"), hml__json_bytes(*a));
 	json_object_set_new(rec, "qoi", json_pack("{s:s, s:s, s:o, s:o, s:o, s:o, s:I, s:I, s:I}",
-		"dataset", e->w->qoi_dataset, "metric", e->w->qoi_metric ? e->w->qoi_metric : "rmse",
+		"dataset", e->w->qoi[0].dataset, "metric", e->w->qoi[0].metric,
 		"rmse", hml__json_real(err->rmse), "mape", hml__json_real(err->mape),
 		"max_abs", hml__json_real(err->max_abs), "mae", hml__json_real(err->mae),
 		"values", (json_int_t)err->n, "mape_values", (json_int_t)err->mape_n,
 		"nonfinite", (json_int_t)err->nonfinite));
+	json_object_set_new(rec, "qois", hml__qoi_results_json(e->qoi, e->w->nqoi));
 	json_object_set_new(rec, "accurate", json_pack("{s:o, s:o}",
 		"wall_seconds", array_json(e->acc.wall, n),
 		"region_seconds", array_json(e->acc.region, n)));
@@ -491,8 +465,6 @@ static void print(const evaluation *e)
 {
 	hml__summary e2e, reg, aw, sw, ar, sr;
 	char speed[128];
-	const hml__errors *err = &e->err;
-	const char *metric = e->w->qoi_metric ? e->w->qoi_metric : "rmse";
 	const size_t n = (size_t)e->nrep;
 
 	if (g_cmd.json) {
@@ -508,8 +480,7 @@ static void print(const evaluation *e)
 	hml__summary_compute(&sr, e->sur.region, n);
 	printf("%s: model %s (%s) on workflow %s, %d measured runs each\n", e->eid, e->id,
 	       e->target, e->w->name, e->nrep);
-	printf("quantity of interest '%s' (%zu values): RMSE %.4g, MAPE %.4g%% (of %zu values), max abs error %.4g  [metric: %s]\n",
-	       e->w->qoi_dataset, err->n, err->rmse, err->mape, err->mape_n, err->max_abs, metric);
+	cmd_evaluate_qoi_print(hml__store_find(e->s, "evaluations", e->eid));
 	hml__format_speedup_range(speed, sizeof(speed), &e2e);
 	printf("end to end:      accurate %.3f s (sd %.3f), surrogate %.3f s (sd %.3f), speedup %s\n",
 	       aw.mean, aw.stdev, sw.mean, sw.stdev, speed);
@@ -575,7 +546,7 @@ int cmd_evaluate(int argc, char **argv)
 	if (rc == 0 && (rc = run(&e)) == 0) {
 		snprintf(a0, sizeof(a0), "%s/a0.h5", e.tmp);
 		snprintf(s0, sizeof(s0), "%s/s0.h5", e.tmp);
-		if ((rc = read_errors(&e, a0, s0)) == 0) {
+		if ((rc = cmd_evaluate_qoi_read(&e.qoi, e.w, a0, s0)) == 0) {
 			read_latency(&e);
 			predict(&e);
 			if ((rc = record(&e, a0, s0)) == 0)

@@ -1,7 +1,8 @@
 /*
  * The QoI check: the application run once accurately and once per model
- * checked, on a seed no data set was collected with, and the error of its
- * quantity of interest (the workflow's "qoi") in the workflow's metric.
+ * checked, on a seed no data set was collected with, and the error of each
+ * of its quantities of interest (the workflow's "qoi", compared in
+ * lib/store/qoi_compare.c) in its metric; the primary's is "the QoI error".
  * hml deploy --max-qoi-error walks a front with it (cmd/deploy_qoi.c);
  * hml search --qoi-check K checks its front's most accurate models.
  *
@@ -22,13 +23,13 @@
 
 #include "cmd.h"
 #include "core/json.h"
-#include "core/qoi_file.h"
 #include "core/util.h"
 #include "deploy/metrics.h"
 #include "run/argv.h"
 #include "run/childenv.h"
 #include "run/workflow.h"
 #include "store/checked.h"
+#include "store/qoi_compare.h"
 #include "store/records.h"
 #include "store/store.h"
 
@@ -38,9 +39,10 @@ struct cmd_qoi_check {
 	const char *region, *metric;
 	char *tmp, **argv;
 	int64_t seed;
-	double *ref;          /* the accurate run's QoI */
-	size_t nref;
-	json_t *checks;       /* [{model, target, error} or {..., failed}] */
+	hml__qoi_ref *ref;    /* the accurate run's QoI */
+	hml__qoi_result *last;/* [w->nqoi]: the last check's comparison */
+	int last_ok;          /* it compared (its run did not fail) */
+	json_t *checks;       /* [{model, target, error, qois} or {..., failed}] */
 	int nchecks;
 };
 
@@ -108,7 +110,7 @@ static int reference(cmd_qoi_check *q)
 	         (long long)q->seed);
 	if ((rc = cmd_app_run(q->w, q->argv, &config, log, NULL, NULL)) < 0)
 		return rc;
-	return hml__qoi_file_read(qoi, q->w->qoi_dataset, &q->ref, &q->nref);
+	return hml__qoi_ref_load(&q->ref, q->w, qoi);
 }
 
 int cmd_qoi_check_open(cmd_qoi_check **out, hml__store *s, const char *model)
@@ -128,7 +130,11 @@ int cmd_qoi_check_open(cmd_qoi_check **out, hml__store *s, const char *model)
 	    (rc = hml__checked_model_workflow(s, &mv, &q->w)) < 0)
 		goto fail;
 	q->region = mv.region;
-	q->metric = q->w->qoi_metric ? q->w->qoi_metric : "rmse";
+	q->metric = q->w->qoi[0].metric;
+	if (!(q->last = calloc(q->w->nqoi, sizeof(*q->last)))) {
+		rc = hml__error_oom();
+		goto fail;
+	}
 	if ((rc = check_argv(q)) < 0 || (rc = reference(q)) < 0)
 		goto fail;
 	free(path);
@@ -140,14 +146,11 @@ fail:
 	return rc;
 }
 
-/* Model `model`'s run and its QoI error into *err (NaN: none). */
-static int run_model(cmd_qoi_check *q, const char *model, int k, double *err)
+/* Model `model`'s run compared into q->last. */
+static int run_model(cmd_qoi_check *q, const char *model, int k)
 {
 	hml__run_config config = { HML__RUN_SURROGATE, NULL, q->region, NULL, NULL, NULL };
-	char qoi[4096], log[4096], *path = NULL;
-	double *v = NULL;
-	size_t nv = 0;
-	hml__errors e;
+	char qoi[4096], log[4096], what[128], *path = NULL;
 	hml__model_view mv;
 	int rc;
 
@@ -158,30 +161,51 @@ static int run_model(cmd_qoi_check *q, const char *model, int k, double *err)
 	config.model = path;
 	rc = cmd_app_run(q->w, q->argv, &config, log, NULL, NULL);
 	free(path);
-	if (rc == 0 && (rc = hml__qoi_file_read(qoi, q->w->qoi_dataset, &v, &nv)) == 0 &&
-	    nv != q->nref)
-		rc = hml__error_set(HML_ESHAPE, "quantity of interest '%s' has %zu values in the "
-		                    "accurate run but %zu with model '%s'", q->w->qoi_dataset,
-		                    q->nref, nv, model);
-	if (rc == 0) {
-		hml__errors_compute_floor(&e, q->ref, v, nv, q->w->qoi_mape_floor);
-		*err = hml__errors_metric(&e, q->metric);
+	snprintf(what, sizeof(what), "model '%s'", model);
+	return rc < 0 ? rc : hml__qoi_compare(q->last, q->ref, qoi, what);
+}
+
+/* Each data set's error after the primary's, with its bound: "; mass
+ * rmse 0.3 (over max_error 0.1)". */
+static void others_text(const cmd_qoi_check *q, char *buf, size_t size)
+{
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < q->w->nqoi && len < size; i++) {
+		const hml__qoi_result *r = &q->last[i];
+
+		if (i > 0)
+			len += (size_t)snprintf(buf + len, size - len, "; %s %s %.4g", r->qoi->dataset,
+			                        r->qoi->metric, r->error);
+		if (len < size && !isnan(r->qoi->max_error))
+			len += (size_t)snprintf(buf + len, size - len, " (%s max_error %g)",
+			                        r->passed ? "within" : "over", r->qoi->max_error);
 	}
-	free(v);
-	return rc;
+}
+
+/* A bound on the check: --max-qoi-error's, or a data set's max_error. */
+static int has_bound(const cmd_qoi_check *q, double max)
+{
+	for (size_t i = 0; i < q->w->nqoi; i++)
+		if (!isnan(q->w->qoi[i].max_error))
+			return 1;
+	return !isnan(max);
 }
 
 int cmd_qoi_check_model(cmd_qoi_check *q, const char *model, const char *target, double max,
-                        double *err)
+                        double *err, int *within)
 {
-	char bound[64] = "";
+	char bound[64] = "", others[512];
 	json_t *rec = json_pack("{s:s, s:s}", "model", model, "target", target);
 	int k = q->nchecks++, rc;
 
 	*err = NAN;
+	*within = 0;
 	if (!rec)
 		return hml__error_oom();
-	rc = run_model(q, model, k, err);
+	rc = run_model(q, model, k);
+	q->last_ok = rc == 0;
 	if (rc < 0 && (cmd_interrupted || rc == HML_ENOMEM)) {
 		json_decref(rec);
 		return rc;
@@ -190,16 +214,25 @@ int cmd_qoi_check_model(cmd_qoi_check *q, const char *model, const char *target,
 		json_object_set_new(rec, "failed", json_string(hml_error_last()->message));
 		cmd_warn("QoI check of model '%s': %s", model, hml_error_last()->message);
 	} else {
+		*err = q->last[0].error;
+		*within = (isnan(max) || *err <= max) && !hml__qoi_failed(q->last, q->w->nqoi);
 		if (!isnan(max))
 			snprintf(bound, sizeof(bound), " (%s %g)", *err <= max ? "within" : "over", max);
-		cmd_info("QoI check %d: model '%s': %s %s %.4g%s", k + 1, model, q->w->qoi_dataset,
-		         q->metric, *err, bound);
+		others_text(q, others, sizeof(others));
+		cmd_info("QoI check %d: model '%s': %s %s %.4g%s%s", k + 1, model, q->w->qoi[0].dataset,
+		         q->metric, *err, bound, others);
+		json_object_set_new(rec, "qois", hml__qoi_results_json(q->last, q->w->nqoi));
 	}
 	json_object_set_new(rec, "error", hml__json_real(*err));
-	if (!isnan(max))
-		json_object_set_new(rec, "within", json_boolean(*err <= max));
+	if (has_bound(q, max))
+		json_object_set_new(rec, "within", json_boolean(*within));
 	json_array_append_new(q->checks, rec);
 	return 0;
+}
+
+const hml__qoi_result *cmd_qoi_check_failed(const cmd_qoi_check *q)
+{
+	return q->last_ok ? hml__qoi_failed(q->last, q->w->nqoi) : NULL;
 }
 
 json_t *cmd_qoi_check_report(const cmd_qoi_check *q)
@@ -208,7 +241,7 @@ json_t *cmd_qoi_check_report(const cmd_qoi_check *q)
 
 	for (char **a = q->argv; argv && *a; a++)
 		json_array_append_new(argv, hml__json_bytes(*a));
-	r = json_pack("{s:s, s:s, s:o, s:I, s:s, s:O}", "dataset", q->w->qoi_dataset,
+	r = json_pack("{s:s, s:s, s:o, s:I, s:s, s:O}", "dataset", q->w->qoi[0].dataset,
 	              "metric", q->metric, "argv", argv, "seed", (json_int_t)q->seed,
 	              "form", "torchscript", "checks", q->checks);
 	if (!r)
@@ -223,7 +256,7 @@ const char *cmd_qoi_check_metric(const cmd_qoi_check *q)
 
 const char *cmd_qoi_check_dataset(const cmd_qoi_check *q)
 {
-	return q->w->qoi_dataset;
+	return q->w->qoi[0].dataset;
 }
 
 int64_t cmd_qoi_check_seed(const cmd_qoi_check *q)
@@ -247,7 +280,8 @@ void cmd_qoi_check_free(cmd_qoi_check *q)
 	}
 	json_decref(q->checks);
 	free(q->tmp);
-	free(q->ref);
+	hml__qoi_ref_free(q->ref);
+	free(q->last);
 	hml__strv_free(q->argv);
 	hml__workflow_free(q->w);
 	free(q);

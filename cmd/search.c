@@ -439,27 +439,6 @@ static void print_cost(const hml__search_plan *p, size_t nfront)
 		         "here, and hml deploy has nothing of this search to pick", p->id, cost);
 }
 
-/* The QoI check's errors (--qoi-check), one line. */
-static void print_qoi(const json_t *rec)
-{
-	const json_t *q = json_object_get(rec, "qoi_check"), *c;
-	size_t i;
-
-	if (!q)
-		return;
-	printf("QoI check (seed %lld): %s %s:", (long long)json_integer_value(json_object_get(q,
-	       "seed")), hml__json_string(q, "dataset"), hml__json_string(q, "metric"));
-	json_array_foreach(json_object_get(q, "checks"), i, c) {
-		double e = hml__json_number(c, "error");
-
-		if (isnan(e))
-			printf("%s %s failed", i ? "," : "", hml__json_string(c, "model"));
-		else
-			printf("%s %s %.4g", i ? "," : "", hml__json_string(c, "model"), e);
-	}
-	printf("\n");
-}
-
 static void print_result(const search_cli *x)
 {
 	const hml__search_plan *p = &x->plan;
@@ -500,7 +479,7 @@ static void print_result(const search_cli *x)
 		       hml__json_string(e, "model") ? hml__json_string(e, "model") : "-",
 		       hml__json_string(e, "arch") ? hml__json_string(e, "arch") : "");
 	}
-	print_qoi(rec);
+	cmd_search_qoi_print(rec);
 	if (n.session_trials)
 		printf("coordinator: %.3g ms per trial outside its waits (%.3g ms of CPU), of which "
 		       "%.3g ms in the optimiser (%.3g ms of CPU)\n",

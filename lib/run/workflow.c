@@ -389,28 +389,78 @@ static int parse_regions(const vctx *v, hml__workflow *w)
 	return 0;
 }
 
-static int parse_qoi(const vctx *v, hml__workflow *w)
+/* A number >= 0 and finite at key `full` of `obj`, when there. */
+static int get_bound(const vctx *v, const json_t *obj, const char *key, const char *full,
+                     double *out)
 {
-	static const char *const keys[] = { "dataset", "metric", "mape_floor", NULL };
-	json_t *q, *fl;
+	json_t *j = json_object_get(obj, key);
+
+	if (!j)
+		return 0;
+	if (!json_is_number(j) || !(json_number_value(j) >= 0) || !isfinite(json_number_value(j)))
+		return bad_key(v, full, "must be a finite number >= 0");
+	*out = json_number_value(j);
+	return 0;
+}
+
+/* One entry of "qoi"; `parent` is "qoi" or "qoi[i]". */
+static int parse_qoi_entry(const vctx *v, const json_t *o, const char *parent,
+                           hml__workflow_qoi *q)
+{
+	static const char *const keys[] = { "dataset", "metric", "mape_floor", "max_error", NULL };
+	char full[64];
 	int rc;
 
-	if ((rc = get_object(v, w->json, "", "qoi", 1, &q)) < 0 ||
-	    (rc = check_keys(v, q, "qoi", keys)) < 0 ||
-	    (rc = get_string(v, q, "qoi", "dataset", 1, &w->qoi_dataset)) < 0 ||
-	    (rc = get_string(v, q, "qoi", "metric", 0, &w->qoi_metric)) < 0)
+	q->max_error = NAN;
+	if (!json_is_object(o))
+		return bad_key(v, parent, "must be an object");
+	if ((rc = check_keys(v, o, parent, keys)) < 0 ||
+	    (rc = get_string(v, o, parent, "dataset", 1, &q->dataset)) < 0 ||
+	    (rc = get_string(v, o, parent, "metric", 0, &q->metric)) < 0)
 		return rc;
-	if (!w->qoi_metric && !(w->qoi_metric = hml__strdup("rmse")))
+	if (!q->metric && !(q->metric = hml__strdup("rmse")))
 		return HML_ENOMEM;
-	if (strcmp(w->qoi_metric, "rmse") != 0 && strcmp(w->qoi_metric, "mape") != 0 &&
-	    strcmp(w->qoi_metric, "max_abs") != 0)
-		return bad_key(v, "qoi.metric", "must be \"rmse\", \"mape\" or \"max_abs\", not '%s'",
-		               w->qoi_metric);
-	if ((fl = json_object_get(q, "mape_floor")) != NULL) {
-		if (!json_is_number(fl) || !(json_number_value(fl) >= 0) ||
-		    !isfinite(json_number_value(fl)))
-			return bad_key(v, "qoi.mape_floor", "must be a number >= 0");
-		w->qoi_mape_floor = json_number_value(fl);
+	key_join(full, sizeof(full), parent, "metric");
+	if (strcmp(q->metric, "rmse") != 0 && strcmp(q->metric, "mape") != 0 &&
+	    strcmp(q->metric, "max_abs") != 0)
+		return bad_key(v, full, "must be \"rmse\", \"mape\" or \"max_abs\", not '%s'",
+		               q->metric);
+	key_join(full, sizeof(full), parent, "mape_floor");
+	if ((rc = get_bound(v, o, "mape_floor", full, &q->mape_floor)) < 0)
+		return rc;
+	key_join(full, sizeof(full), parent, "max_error");
+	return get_bound(v, o, "max_error", full, &q->max_error);
+}
+
+/* "qoi": one object, or a non-empty array of them with distinct data sets. */
+static int parse_qoi(const vctx *v, hml__workflow *w)
+{
+	json_t *q, *item;
+	char parent[32];
+	size_t i, j;
+	int rc, one;
+
+	if ((rc = get(v, w->json, "", "qoi", 1, &q)) < 0)
+		return rc;
+	one = json_is_object(q);
+	if (!one && (!json_is_array(q) || json_array_size(q) == 0))
+		return bad_key(v, "qoi", "must be an object or a non-empty array of objects");
+	w->nqoi = one ? 1 : json_array_size(q);
+	if (!(w->qoi = calloc(w->nqoi, sizeof(*w->qoi))))
+		return hml__error_oom();
+	for (i = 0; i < w->nqoi; i++) {
+		item = one ? q : json_array_get(q, i);
+		snprintf(parent, sizeof(parent), one ? "qoi" : "qoi[%zu]", i);
+		if ((rc = parse_qoi_entry(v, item, parent, &w->qoi[i])) < 0)
+			return rc;
+		for (j = 0; j < i; j++)
+			if (strcmp(w->qoi[j].dataset, w->qoi[i].dataset) == 0) {
+				char full[64];
+
+				snprintf(full, sizeof(full), "%s.dataset", parent);
+				return bad_key(v, full, "repeats data set '%s' of qoi[%zu]",
+				               w->qoi[i].dataset, j);
+			}
 	}
 	return 0;
 }
@@ -465,17 +515,17 @@ static int parse_verify(const vctx *v, hml__workflow *w)
 	return 0;
 }
 
-/* Each region's error metric and loss: qoi.metric's, model.train.loss
- * overriding the loss. */
+/* Each region's error metric and loss: the primary QoI's metric's,
+ * model.train.loss overriding the loss. */
 static int set_objectives(hml__workflow *w)
 {
 	for (size_t i = 0; i < w->nregions; i++) {
 		hml__workflow_region *r = &w->regions[i];
 		const json_t *loss = json_object_get(r->train, "loss");
 
-		r->metric = hml__train_metric_for_qoi(w->qoi_metric);
-		r->loss = loss ? json_string_value(loss) : hml__train_loss_for_qoi(w->qoi_metric);
-		r->mape_floor = w->qoi_mape_floor;
+		r->metric = hml__train_metric_for_qoi(w->qoi[0].metric);
+		r->loss = loss ? json_string_value(loss) : hml__train_loss_for_qoi(w->qoi[0].metric);
+		r->mape_floor = w->qoi[0].mape_floor;
 	}
 	return 0;
 }
@@ -742,8 +792,11 @@ void hml__workflow_free(hml__workflow *w)
 	hml__strv_free(w->env);
 	hml__strv_free(w->collect_args);
 	hml__strv_free(w->evaluate_args);
-	free(w->qoi_dataset);
-	free(w->qoi_metric);
+	for (i = 0; w->qoi && i < w->nqoi; i++) {
+		free(w->qoi[i].dataset);
+		free(w->qoi[i].metric);
+	}
+	free(w->qoi);
 	free(w->success_codes);
 	free(w->verify_pattern);
 	if (w->verify_re)

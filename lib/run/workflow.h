@@ -18,7 +18,13 @@
  *                "search_space": { ... free-form, used by hml search ... }}}
  *   ],
  *   "qoi": {"dataset": "price", "metric": "rmse"},   // metric: rmse | mape | max_abs
- *          optional "mape_floor": 1.0 (MAPE over |accurate| >= 1 only)
+ *          optional "mape_floor": 1.0 (MAPE over |accurate| >= 1 only),
+ *          optional "max_error": 0.05 (the error in `metric` the owner accepts);
+ *          or a non-empty array of such objects, each naming another data set:
+ *          "qoi": [{"dataset": "state"}, {"dataset": "mass", "max_error": 1e-6}]
+ *          The first is the primary: its error is "the QoI error" wherever
+ *          one figure is needed (training metric, deploy --max-qoi-error,
+ *          --best, search --qoi-check's qoi_error).
  *   "success_exit_codes": [0, 1],          // optional, default [0]: statuses 0-255
  *   "verify": {"pattern": "Verification: PASSED"}   // optional, POSIX extended regex
  * }
@@ -53,10 +59,19 @@ typedef struct hml__workflow_region {
 	json_t *train;       /**< default training options object, or NULL (borrowed from json) */
 	json_t *search_space;/**< or NULL (borrowed from json) */
 	const char *metric;  /**< the error metric of training and search: "rmse" or "mape"
-	                          (from qoi.metric, lib/train/train.h) */
-	const char *loss;    /**< model.train.loss, else qoi.metric's loss ("mse", "relative") */
-	double mape_floor;   /**< qoi.mape_floor */
+	                          (from the primary qoi's metric, lib/train/train.h) */
+	const char *loss;    /**< model.train.loss, else the primary qoi's metric's loss
+	                          ("mse", "relative") */
+	double mape_floor;   /**< the primary qoi's mape_floor */
 } hml__workflow_region;
+
+/* One quantity of interest, an entry of "qoi". */
+typedef struct hml__workflow_qoi {
+	char *dataset;       /**< "dataset": its name in the QoI file (lib/core/qoi_file.h) */
+	char *metric;        /**< "metric": "rmse" (default), "mape" or "max_abs" */
+	double mape_floor;   /**< "mape_floor": MAPE leaves out |accurate| below it; 0: relative rule */
+	double max_error;    /**< "max_error": the error in `metric` accepted; NaN: no bound */
+} hml__workflow_qoi;
 
 typedef struct hml__workflow {
 	char *name;
@@ -72,9 +87,8 @@ typedef struct hml__workflow {
 	int evaluate_repeat;
 	hml__workflow_region *regions;
 	size_t nregions;
-	char *qoi_dataset;
-	char *qoi_metric;    /**< "rmse", "mape" or "max_abs" */
-	double qoi_mape_floor; /**< "mape_floor": MAPE leaves out |accurate| below it; 0: relative rule */
+	hml__workflow_qoi *qoi; /**< "qoi", as an array: qoi[0] is the primary */
+	size_t nqoi;         /**< at least 1; data sets unique */
 	int *success_codes;  /**< "success_exit_codes": statuses a run may end with ({0}) */
 	size_t nsuccess_codes;
 	char *verify_pattern;/**< "verify.pattern": the program's own check, or NULL */
@@ -95,7 +109,8 @@ typedef struct hml__workflow {
  * "cannot read workflow 'PATH': <strerror>"; HML_EINVALID "invalid
  * workflow name 'N'", "cannot read workflow 'PATH': not a regular file",
  * "workflow 'PATH': invalid JSON: <text> (line L, column C)",
- * "workflow 'PATH': key 'collect.args' must be an array of strings" or
+ * "workflow 'PATH': key 'collect.args' must be an array of strings",
+ * "workflow 'PATH': key 'qoi[1].dataset' repeats data set 'mass' of qoi[0]" or
  * "workflow 'PATH': unknown key 'colect'" (every key named by its path);
  * HML_ENOTFOUND "workflow 'PATH': program 'P' not found" / "is not a
  * file" / "is not executable"; HML_ENOTSUPPORTED for a newer

@@ -162,7 +162,9 @@ int hml__checked_model_workflow(const hml__store *s, const hml__model_view *mode
 	rc = HML_ENOTFOUND;
 	if (wpath)
 		rc = hml__workflow_load(&w, wpath);
-	if (rc < 0 && model->workflow)
+	/* A recorded workflow.json that is gone: the workflow by name. One that
+	 * is there but invalid is reported, not replaced by another. */
+	if (rc == HML_ENOTFOUND && model->workflow)
 		rc = hml__workflow_load(&w, model->workflow);
 	if (rc < 0) {
 		if (!wpath && !model->workflow)

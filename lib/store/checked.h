@@ -56,8 +56,9 @@ int hml__checked_model(const hml__store *s, const char *id, hml__model_view *mod
 
 /**
  * The workflow a model was trained for (through its data sets' recorded
- * workflow.json, else its name), checked: the workflow has the model's
- * region, and the region's rows in the newest data set of that workflow
+ * workflow.json, else its name when that file is not found; an invalid
+ * one is an error), checked: the workflow has the model's region, and the
+ * region's rows in the newest data set of that workflow
  * holding rows of the region (lib/store/data_pick.h) have the model's
  * input/output shapes. *out is yours (hml__workflow_free()).
  * Errors: HML_EINVALID "model 'm1' names no region", "model 'm1' names no

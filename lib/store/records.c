@@ -423,6 +423,29 @@ typedef struct qoi_update {
 	const json_t *report;
 } qoi_update;
 
+/* A check's per-data-set errors without their detail: [{dataset, metric,
+ * error[, max_error, passed]}] (new; NULL when it has none). */
+static json_t *qois_brief(const json_t *check)
+{
+	static const char *const keys[] = { "dataset", "metric", "error", "max_error", "passed",
+	                                    NULL };
+	const json_t *qois = json_object_get(check, "qois"), *q;
+	json_t *out, *o;
+	size_t i;
+
+	if (!qois || !(out = json_array()))
+		return NULL;
+	json_array_foreach(qois, i, q) {
+		if (!(o = json_object()))
+			break;
+		for (const char *const *k = keys; *k; k++)
+			if (json_object_get(q, *k))
+				json_object_set(o, *k, json_object_get(q, *k));
+		json_array_append_new(out, o);
+	}
+	return out;
+}
+
 static int set_qoi_check(json_t *manifest, void *payload)
 {
 	const qoi_update *u = payload;
@@ -436,16 +459,23 @@ static int set_qoi_check(json_t *manifest, void *payload)
 	json_array_foreach(checks, i, check) {
 		const char *model = str(check, "model");
 		json_t *m = model ? hml__manifest_find(manifest, "models", model) : NULL;
-		json_t *err = json_object_get(check, "error");
+		json_t *err = json_object_get(check, "error"), *brief = qois_brief(check), *q;
 
 		json_array_foreach(json_object_get(rec, "front"), j, e)
-			if (model && str(e, "model") && strcmp(str(e, "model"), model) == 0)
+			if (model && str(e, "model") && strcmp(str(e, "model"), model) == 0) {
 				json_object_set(e, "qoi_error", err);
-		if (m)
-			json_object_set_new(m, "qoi_error", json_pack("{s:O, s:O, s:O, s:s, s:O}",
+				if (brief)
+					json_object_set(e, "qoi_errors", brief);
+			}
+		if (m && (q = json_pack("{s:O, s:O, s:O, s:s, s:O}",
 				"value", err, "metric", json_object_get(u->report, "metric"),
 				"dataset", json_object_get(u->report, "dataset"), "search", u->search,
-				"seed", json_object_get(u->report, "seed")));
+				"seed", json_object_get(u->report, "seed")))) {
+			if (brief)
+				json_object_set(q, "qois", brief);
+			json_object_set_new(m, "qoi_error", q);
+		}
+		json_decref(brief);
 	}
 	return 0;
 }

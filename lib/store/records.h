@@ -168,11 +168,14 @@ int64_t hml__records_max_seed(const hml__store *s);
 
 /**
  * Record the QoI check `report` of search `search` ({dataset, metric,
- * argv, seed, form, checks: [{model, target, error[, failed]}]}, as hml
- * search --qoi-check makes it): as the search's "qoi_check", as
- * "qoi_error" of each of its front entries checked, and as each checked
- * model's "qoi_error": {"value", "metric", "dataset", "search", "seed"}
- * (value null when its run failed). Under the store's lock. Errors:
+ * argv, seed, form, checks: [{model, target, error[, qois][, failed]}]},
+ * as hml search --qoi-check makes it; dataset, metric and error: the
+ * primary QoI's): as the search's "qoi_check", as "qoi_error" of each of
+ * its front entries checked, and as each checked model's "qoi_error":
+ * {"value", "metric", "dataset", "search", "seed"} (value null when its
+ * run failed). A check's "qois" (every data set, lib/store/qoi_compare.h)
+ * is added, as [{dataset, metric, error[, max_error, passed]}], as the
+ * front entry's "qoi_errors" and the model's qoi_error.qois. Under the store's lock. Errors:
  * HML_ENOTFOUND "no search 's9' in experiment 'DIR'", those of
  * hml__store_update().
  */

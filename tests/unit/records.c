@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "core/json.h"
 #include "fixtures.h"
 #include "store/records.h"
 #include "store/store.h"
@@ -366,6 +367,54 @@ TEST(model_record_import)
 	hml__store_free(s);
 }
 
+/* A search's QoI check: the primary's error as qoi_error of the front
+ * entry and the model, every data set's beside it without its detail. */
+TEST(qoi_check_records)
+{
+	hml__store *s = NULL;
+	hml__model_view m;
+	const json_t *front, *model;
+	json_t *report, *want;
+	char id[16], dir[600];
+
+	snprintf(dir, sizeof(dir), "%s/qoi-check", tmpdir);
+	CHECK_OK(hml__store_open(&s, dir, 1));
+	CHECK_OK(hml__store_add(s, "models", json_pack("{s:s}", "region", "r"), NULL, 0, 0, id,
+	                        sizeof(id)));
+	CHECK_OK(hml__store_add(s, "searches", json_pack("{s:[{s:s}, {s:n}]}", "front", "model",
+	                        "m1", "val_rmse"), NULL, 0, 0, id, sizeof(id)));
+	report = json_pack("{s:s, s:s, s:i, s:[{s:s, s:f, s:[{s:s, s:s, s:f, s:f, s:i}, "
+	                   "{s:s, s:s, s:f, s:f, s:i, s:f, s:b}]}]}",
+	                   "dataset", "a", "metric", "rmse", "seed", 5, "checks",
+	                   "model", "m1", "error", 0.25, "qois",
+	                   "dataset", "a", "metric", "rmse", "error", 0.25, "rmse", 0.25,
+	                   "values", 10,
+	                   "dataset", "b", "metric", "max_abs", "error", 2.0, "max_abs", 2.0,
+	                   "values", 1, "max_error", 1.0, "passed", 0);
+	want = json_pack("[{s:s, s:s, s:f}, {s:s, s:s, s:f, s:f, s:b}]",
+	                 "dataset", "a", "metric", "rmse", "error", 0.25,
+	                 "dataset", "b", "metric", "max_abs", "error", 2.0, "max_error", 1.0,
+	                 "passed", 0);
+	CHECK_OK(hml__records_set_qoi_check(s, "s1", report));
+	hml__store_free(s);
+	s = NULL;
+	CHECK_OK(hml__store_open(&s, dir, 0));
+	front = json_array_get(json_object_get(hml__store_find(s, "searches", "s1"), "front"), 0);
+	model = json_object_get(hml__store_find(s, "models", "m1"), "qoi_error");
+	CHECK_NEAR(hml__json_number(front, "qoi_error"), 0.25, 0.0);
+	CHECK(json_equal(json_object_get(front, "qoi_errors"), want));
+	CHECK(json_equal(json_object_get(model, "qois"), want));
+	CHECK_STR(hml__json_string(model, "dataset"), "a");
+	/* The entry without a model gains nothing. */
+	CHECK(!json_object_get(json_array_get(json_object_get(hml__store_find(s, "searches",
+	      "s1"), "front"), 1), "qoi_errors"));
+	CHECK_OK(hml__records_model(&m, s, "m1"));
+	CHECK_NEAR(m.qoi_error, 0.25, 0.0);
+	json_decref(report);
+	json_decref(want);
+	hml__store_free(s);
+}
+
 int main(void)
 {
 	if (tmp_dir_make("records") < 0)
@@ -374,6 +423,7 @@ int main(void)
 	RUN(views);
 	RUN(model_record_round_trip);
 	RUN(model_record_import);
+	RUN(qoi_check_records);
 	tmp_dir_remove();
 	return check_report();
 }

@@ -3,6 +3,7 @@
  * field, defaults, lookup by path, by directory and by bundled name, and
  * every kind of malformed document, each with the key its message names.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -175,9 +176,11 @@ TEST(load_full_document)
 	CHECK(w->regions[1].arch == NULL);
 	CHECK(w->regions[1].train == NULL);
 	CHECK(w->regions[1].search_space == NULL);
-	CHECK_STR(w->qoi_dataset, "price");
-	CHECK_STR(w->qoi_metric, "mape");
-	CHECK_NEAR(w->qoi_mape_floor, 1.0, 0.0);
+	CHECK_EQ_INT(w->nqoi, 1);
+	CHECK_STR(w->qoi[0].dataset, "price");
+	CHECK_STR(w->qoi[0].metric, "mape");
+	CHECK_NEAR(w->qoi[0].mape_floor, 1.0, 0.0);
+	CHECK(isnan(w->qoi[0].max_error));
 	CHECK(json_is_object(w->json));
 	sha256sum(path, want);
 	CHECK_EQ_INT(strlen(want), 64);
@@ -281,8 +284,8 @@ TEST(defaults)
 		CHECK_EQ_INT(w->collect_runs, 1);
 		CHECK_EQ_INT(w->collect_seed, 1);
 		CHECK_EQ_INT(w->evaluate_repeat, 3);
-		CHECK_STR(w->qoi_metric, "rmse");
-		CHECK_NEAR(w->qoi_mape_floor, 0.0, 0.0);
+		CHECK_STR(w->qoi[0].metric, "rmse");
+		CHECK_NEAR(w->qoi[0].mape_floor, 0.0, 0.0);
 		CHECK_STR(w->regions[0].metric, "rmse");
 		CHECK_STR(w->regions[0].loss, "mse");
 		CHECK_EQ_INT(w->regions[0].batch, 0);
@@ -406,7 +409,8 @@ TEST(bundled_names)
 		CHECK_EQ_INT(w->nregions, 1);
 		CHECK_STR(w->regions[0].label, "binomial");
 		CHECK_EQ_INT(w->regions[0].batch, 4096);
-		CHECK_STR(w->qoi_dataset, "price");
+		CHECK_EQ_INT(w->nqoi, 1);
+		CHECK_STR(w->qoi[0].dataset, "price");
 	}
 	hml__workflow_free(w);
 	unsetenv("HML_WORKFLOW_PATH");
@@ -499,8 +503,20 @@ static const bad_case bad_cases[] = {
 	{ "qoi.dataset", NULL, HML_EINVALID, "key 'qoi.dataset' is missing" },
 	{ "qoi.dataset", "false", HML_EINVALID, "key 'qoi.dataset' must be a string" },
 	{ "qoi.metric", "\"mse\"", HML_EINVALID, "key 'qoi.metric' must be \"rmse\", \"mape\" or \"max_abs\", not 'mse'" },
-	{ "qoi.mape_floor", "\"1\"", HML_EINVALID, "key 'qoi.mape_floor' must be a number >= 0" },
-	{ "qoi.mape_floor", "-1", HML_EINVALID, "key 'qoi.mape_floor' must be a number >= 0" },
+	{ "qoi.mape_floor", "\"1\"", HML_EINVALID, "key 'qoi.mape_floor' must be a finite number >= 0" },
+	{ "qoi.mape_floor", "-1", HML_EINVALID, "key 'qoi.mape_floor' must be a finite number >= 0" },
+	{ "qoi.max_error", "-0.5", HML_EINVALID, "key 'qoi.max_error' must be a finite number >= 0" },
+	{ "qoi.max_error", "\"0.1\"", HML_EINVALID, "key 'qoi.max_error' must be a finite number >= 0" },
+	{ "qoi", "\"price\"", HML_EINVALID, "key 'qoi' must be an object or a non-empty array of objects" },
+	{ "qoi", "[]", HML_EINVALID, "key 'qoi' must be an object or a non-empty array of objects" },
+	{ "qoi", "[{\"dataset\": \"a\"}, \"b\"]", HML_EINVALID, "key 'qoi[1]' must be an object" },
+	{ "qoi", "[{\"dataset\": \"a\"}, {\"metric\": \"rmse\"}]", HML_EINVALID, "key 'qoi[1].dataset' is missing" },
+	{ "qoi", "[{\"dataset\": \"a\"}, {\"dataset\": 2}]", HML_EINVALID, "key 'qoi[1].dataset' must be a string" },
+	{ "qoi", "[{\"dataset\": \"a\"}, {\"dataset\": \"b\"}, {\"dataset\": \"a\"}]", HML_EINVALID, "key 'qoi[2].dataset' repeats data set 'a' of qoi[0]" },
+	{ "qoi", "[{\"dataset\": \"a\"}, {\"dataset\": \"b\", \"max_eror\": 1}]", HML_EINVALID, "unknown key 'qoi[1].max_eror'" },
+	{ "qoi", "[{\"dataset\": \"a\"}, {\"dataset\": \"b\", \"metric\": \"l1\"}]", HML_EINVALID, "key 'qoi[1].metric' must be \"rmse\", \"mape\" or \"max_abs\", not 'l1'" },
+	{ "qoi", "[{\"dataset\": \"a\"}, {\"dataset\": \"b\", \"max_error\": -1}]", HML_EINVALID, "key 'qoi[1].max_error' must be a finite number >= 0" },
+	{ "qoi", "[{\"dataset\": \"a\", \"mape_floor\": null}]", HML_EINVALID, "key 'qoi[0].mape_floor' must be a finite number >= 0" },
 	{ "success_exit_codes", "[]", HML_EINVALID, "key 'success_exit_codes' must be a non-empty array of exit statuses (integers from 0 to 255)" },
 	{ "success_exit_codes", "0", HML_EINVALID, "key 'success_exit_codes' must be a non-empty array" },
 	{ "success_exit_codes", "[0, 256]", HML_EINVALID, "key 'success_exit_codes' must be an array of exit statuses from 0 to 255 (item 1 is not)" },
@@ -547,6 +563,64 @@ TEST(malformed_documents)
 		CHECK(w == NULL);
 		json_decref(doc);
 	}
+}
+
+/* "qoi" as an array: every entry read in order, the first the primary,
+ * whose metric and floor the regions' training takes. */
+TEST(qoi_array)
+{
+	json_t *doc = valid_doc();
+	hml__workflow *w = NULL;
+
+	set_path(doc, "qoi", json_pack("[{s:s, s:s, s:f}, {s:s, s:f}, {s:s, s:s, s:i}]",
+	                               "dataset", "state", "metric", "mape", "mape_floor", 0.5,
+	                               "dataset", "mass", "max_error", 0.25,
+	                               "dataset", "count", "metric", "max_abs", "max_error", 0));
+	CHECK_OK(hml__workflow_load(&w, write_doc("qoi-array", doc)));
+	if (w) {
+		CHECK_EQ_INT(w->nqoi, 3);
+		CHECK_STR(w->qoi[0].dataset, "state");
+		CHECK_STR(w->qoi[0].metric, "mape");
+		CHECK_NEAR(w->qoi[0].mape_floor, 0.5, 0.0);
+		CHECK(isnan(w->qoi[0].max_error));
+		CHECK_STR(w->qoi[1].dataset, "mass");
+		CHECK_STR(w->qoi[1].metric, "rmse");
+		CHECK_NEAR(w->qoi[1].mape_floor, 0.0, 0.0);
+		CHECK_NEAR(w->qoi[1].max_error, 0.25, 0.0);
+		CHECK_STR(w->qoi[2].metric, "max_abs");
+		CHECK_NEAR(w->qoi[2].max_error, 0.0, 0.0);
+		/* The primary decides the training objective of every region. */
+		CHECK_STR(w->regions[0].metric, "mape");
+		CHECK_STR(w->regions[0].loss, "relative");
+		CHECK_NEAR(w->regions[0].mape_floor, 0.5, 0.0);
+		CHECK_STR(w->regions[1].metric, "mape");
+	}
+	hml__workflow_free(w);
+	w = NULL;
+	/* Another primary: another objective; a one-entry array is the object. */
+	set_path(doc, "qoi", json_pack("[{s:s}, {s:s, s:s}]", "dataset", "mass",
+	                               "dataset", "state", "metric", "mape"));
+	CHECK_OK(hml__workflow_load(&w, write_doc("qoi-primary", doc)));
+	if (w) {
+		CHECK_STR(w->qoi[0].dataset, "mass");
+		CHECK_STR(w->regions[0].metric, "rmse");
+		CHECK_STR(w->regions[0].loss, "mse");
+	}
+	hml__workflow_free(w);
+	w = NULL;
+	set_path(doc, "qoi", json_pack("[{s:s, s:f}]", "dataset", "price", "max_error", 1.5));
+	CHECK_OK(hml__workflow_load(&w, write_doc("qoi-one", doc)));
+	if (w) {
+		CHECK_EQ_INT(w->nqoi, 1);
+		CHECK_STR(w->qoi[0].dataset, "price");
+		CHECK_NEAR(w->qoi[0].max_error, 1.5, 0.0);
+	}
+	hml__workflow_free(w);
+	/* A bound too large for a double is no number JSON gives (jansson). */
+	CHECK_FAILS(hml__workflow_load(&w, write_raw("qoi-inf", "{\"qoi\": {\"dataset\": "
+	                                             "\"a\", \"max_error\": 1e999}}")),
+	            HML_EINVALID, "invalid JSON: real number overflow");
+	json_decref(doc);
 }
 
 /* success_exit_codes and verify: read, defaulted, and applied to a run. */
@@ -651,6 +725,7 @@ int main(void)
 	RUN(bundled_names);
 	RUN(bad_json);
 	RUN(malformed_documents);
+	RUN(qoi_array);
 	RUN(exit_codes_and_verify);
 	RUN(same_inputs);
 	RUN(program_not_executable);
