@@ -438,7 +438,7 @@ static void print_predictions(const json_t *pred)
 {
 	const char *target;
 	const json_t *v;
-	char buf[32], e2e[32], cost[32];
+	char buf[32], e2e[32], cost[32], model[64];
 
 	if (!pred) {
 		printf("predicted speedup: unknown (the training data record no cost of the "
@@ -446,11 +446,16 @@ static void print_predictions(const json_t *pred)
 		return;
 	}
 	json_object_foreach((json_t *)pred, target, v) {
+		hml__prediction p = { 0 };
+
+		p.model_per_row = hml__json_number(v, "model_per_row");
+		p.move_per_row = hml__json_number(v, "move_per_row");
 		hml__format_speedup(buf, sizeof(buf), hml__json_number(v, "region"));
 		hml__format_speedup(e2e, sizeof(e2e), hml__json_number(v, "end_to_end"));
 		printf("predicted speedup as %s: region %s, end to end %s for a run as collected "
-		       "(original code %s per row)%s\n", target, buf, e2e,
+		       "(original code %s per row, model %s)%s\n", target, buf, e2e,
 		       hml__format_seconds(cost, sizeof(cost), hml__json_number(v, "cost_per_row"), 2),
+		       hml__prediction_model_text(model, sizeof(model), &p),
 		       json_is_true(json_object_get(v, "slower")) ?
 		       ": slower than the original code" : "");
 	}
