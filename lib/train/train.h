@@ -66,10 +66,14 @@ typedef struct hml__train_options {
 	/** The MAPE's floor (hml-workflow(5) qoi.mape_floor; 0: the relative rule
 	 *  of lib/deploy/metrics.h), and the relative loss's. */
 	double mape_floor;
+	/** Input features declared categorical, "F:K[,F:K...]" (NULL, "" or
+	 *  "none": none); MLP family only, one-hot inside the model
+	 *  (lib/train/categorical.h). */
+	const char *categorical;
 } hml__train_options;
 
 #define HML__TRAIN_OPTIONS_INIT { NULL, 100, 256, 1e-3, -1.0, "adam", "plateau", \
-	10, 5.0, 42, 0, 0.1, 0.1, 0, 0.0, NULL, NULL, NULL, NULL, 0.0 }
+	10, 5.0, 42, 0, 0.1, 0.1, 0, 0.0, NULL, NULL, NULL, NULL, 0.0, NULL }
 
 /** The loss names, NULL-terminated: mse, mae, relative, log. */
 extern const char *const hml__train_losses[];
@@ -127,7 +131,7 @@ typedef struct hml__train_result {
  * validation epoch's weights). Deterministic for a given seed and thread
  * count. Errors: HML_EINVALID for a bad spec or option ("unknown activation
  * 'foo' in arch 'mlp:64:foo'"), too few rows for the split, a CNN on row
- * data; HML_EIO when the file cannot be written; HML_EMODEL for a libtorch
+ * data, a categorical feature beyond the rows' features; HML_EIO when the file cannot be written; HML_EMODEL for a libtorch
  * failure (its message). An interrupted run still saves the best model so
  * far and sets res->interrupted.
  */
@@ -136,7 +140,8 @@ int hml__train(const hml__dataset *d, const hml__train_options *o,
 
 /**
  * Check the options and the arch spec that do not depend on the data (the
- * arch grammar, epochs, batch, lr, fractions, optimizer, schedule, ...)
+ * arch grammar, epochs, batch, lr, fractions, optimizer, schedule, the
+ * categorical declaration's grammar and that its family is mlp, ...)
  * before any data is loaded. Fills `canonical` (may be NULL) with the
  * canonical spec ("mlp:64x64:relu"). Errors: HML_EINVALID as hml__train.
  */
