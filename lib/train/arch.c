@@ -427,9 +427,8 @@ int hml__arch_layout_categorical(hml__arch_layout *l, const hml__categorical *c,
 	if ((rc = hml__categorical_check(c, n, l->in_features)) < 0)
 		return rc;
 	l->ncategorical = (int64_t)n;
-	l->onehot_features = hml__categorical_width(c, n, l->in_features) - (l->in_features -
-	                                                                     (int64_t)n);
 	l->core_in[0] = hml__categorical_width(c, n, l->in_features);
+	l->onehot_features = l->core_in[0] - (l->in_features - (int64_t)n);
 	return 0;
 }
 

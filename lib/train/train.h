@@ -10,12 +10,14 @@
  * The model is a torch::jit::Module whose methods are TorchScript source
  * from the family templates in models/ (embedded at build time). Its
  * forward() takes application rows [batch, *in_shape] (float32), normalises
- * them with the training split's mean/std (buffers stored in the model),
- * runs the family's network and de-normalises to [batch, *out_shape]. The
- * saved file is plain TorchScript: torch.jit.load() in Python and the hml
- * runtime both load it. Attributes hml_input_shape / hml_output_shape
- * declare the per-row shapes (without the batch dimension), which the
- * runtime checks against the region before the first call.
+ * them with the training split's mean/std (buffers stored in the model; an
+ * MLP one-hot encodes its categorical features instead, see
+ * lib/train/categorical.h), runs the family's network and de-normalises to
+ * [batch, *out_shape]. The saved file is plain TorchScript: torch.jit.load()
+ * in Python and the hml runtime both load it. Attributes hml_input_shape /
+ * hml_output_shape declare the per-row shapes (without the batch
+ * dimension), which the runtime checks against the region before the first
+ * call.
  *
  * Architecture spec: FAMILY:WIDTHS[:ACTIVATION][:key=value]..., see
  * lib/train/arch.h (cnn: conv layers with 'same' padding).
