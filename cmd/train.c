@@ -34,7 +34,7 @@
 
 /* Command-line values; UNSET / NAN / NULL: not given. */
 #define UNSET INT64_MIN
-static const char *region, *arch, *optimizer, *schedule, *nonfinite, *loss;
+static const char *region, *arch, *optimizer, *schedule, *nonfinite, *loss, *categorical;
 static cmd_list data_ids;
 static int64_t epochs = UNSET, batch = UNSET, patience = UNSET, seed = UNSET,
 	threads = UNSET, infer_batch = UNSET;
@@ -73,6 +73,9 @@ static const cmd_option options[] = {
 	  "rows holding NaN or Inf: drop them with a warning (default) or fail" },
 	{ "loss", 0, CMD_OPT_STRING, &loss, "NAME",
 	  "training loss: mse, mae, relative or log (default: the workflow's metric's)" },
+	{ "categorical", 0, CMD_OPT_STRING, &categorical, "F:K[,F:K...]",
+	  "input feature F (0-based, in the flattened row) is a category of K classes, one-hot "
+	  "inside the model (mlp; 'none': none; default: the workflow's model.categorical)" },
 	{ "infer-batch", 0, CMD_OPT_INT, &infer_batch, "N",
 	  "rows per call when measuring latency (default: the region's batch)" },
 	{ NULL, 0, 0, NULL, NULL, NULL }
@@ -174,6 +177,7 @@ static void apply_defaults(const train_state *st, hml__train_options *o, const c
 	STR_OPT(optimizer, optimizer);
 	STR_OPT(schedule, schedule);
 	STR_OPT(loss, loss);
+	STR_OPT(categorical, categorical);
 	if (nonfinite)
 		*nf = nonfinite;
 #undef INT_OPT
@@ -233,6 +237,20 @@ static json_t *model_record(const train_state *st, const hml__train_options *o,
 	return rec;
 }
 
+/* "  categorical features: 1 (8 classes), 3 (3 classes)" when it has any. */
+static void print_categorical(const json_t *cat)
+{
+	const json_t *c;
+	size_t i;
+
+	json_array_foreach(cat, i, c)
+		printf("%s%lld (%lld classes)", i ? ", " : "  categorical features: ",
+		       (long long)json_integer_value(json_object_get(c, "feature")),
+		       (long long)json_integer_value(json_object_get(c, "classes")));
+	if (json_array_size(cat))
+		putchar('\n');
+}
+
 static void print_result(const train_state *st, const char *id, const json_t *rec)
 {
 	const json_t *m = json_object_get(rec, "metrics");
@@ -255,6 +273,7 @@ static void print_result(const train_state *st, const char *id, const json_t *re
 	printf("  validation MAPE %.4g%%, test MAPE %.4g%% (metric %s, loss %s)\n",
 	       hml__json_number(m, "val_mape"), hml__json_number(m, "test_mape"),
 	       hml__json_string(rec, "metric"), hml__json_string(rec, "loss"));
+	print_categorical(json_object_get(rec, "categorical"));
 	printf("  %lld parameters, %lld epochs (best %lld) in %.3g s, %.4g samples/s\n",
 	       (long long)json_integer_value(json_object_get(m, "params")),
 	       (long long)json_integer_value(json_object_get(m, "epochs_run")),

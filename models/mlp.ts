@@ -5,6 +5,9 @@
 #   parameters  w0, b0, w1, b1, ... (hidden layers), w_out, b_out
 #               Linear layout: w [out, in], b [out]
 #   buffers     in_mean, in_std [in_features]; out_mean, out_std [out_features]
+#               with categorical features (lib/train/categorical.h):
+#               cat_feature, cat_offset (int64 [C]), cat_classes (float [C]),
+#               cont_feature (int64 [in_features - C])
 #   attributes  hml_input_shape, hml_output_shape (List[int], per row),
 #               hml_arch (str), training (bool)
 # Template syntax:
@@ -27,7 +30,15 @@ def core(self, x: Tensor) -> Tensor:
 
 def forward(self, x: Tensor) -> Tensor:
     n = x.size(0)
-    z = (x.reshape([n, {in_features}]) - self.in_mean) / self.in_std
+    r = x.reshape([n, {in_features}])
+    z = (r - self.in_mean) / self.in_std
+@if categorical
+    v = torch.round(r.index_select(1, self.cat_feature))
+    seen = (v >= 0) & (v < self.cat_classes)
+    k = torch.where(seen, v, torch.zeros_like(v)).long() + self.cat_offset
+    hot = torch.zeros([n, {onehot_features}], dtype=r.dtype).scatter_(1, k, seen.to(r.dtype))
+    z = torch.cat([z.index_select(1, self.cont_feature), hot], 1)
+@end
     y = self.core(z) * self.out_std + self.out_mean
 @if log_output
     y = torch.exp(y)

@@ -108,6 +108,24 @@ int hml__cg_model_init_vec(hml__cg_model *m, int nlayers, int nconv, const int64
 	return 0;
 }
 
+int hml__cg_model_set_categorical(hml__cg_model *m, const int64_t *feature,
+                                  const int64_t *classes, int n)
+{
+	if (n < 1)
+		return hml__error_set(HML_EINVALID, "bad model description (%d categorical features)", n);
+	free(m->cat_feature);
+	free(m->cat_classes);
+	m->cat_feature = malloc((size_t)n * sizeof(int64_t));
+	m->cat_classes = malloc((size_t)n * sizeof(int64_t));
+	m->ncat = 0;
+	if (!m->cat_feature || !m->cat_classes)
+		return hml__error_oom();
+	memcpy(m->cat_feature, feature, (size_t)n * sizeof(int64_t));
+	memcpy(m->cat_classes, classes, (size_t)n * sizeof(int64_t));
+	m->ncat = n;
+	return 0;
+}
+
 void hml__cg_model_release(hml__cg_model *m)
 {
 	if (!m)
@@ -121,6 +139,8 @@ void hml__cg_model_release(hml__cg_model *m)
 	free(m->in_std);
 	free(m->out_mean);
 	free(m->out_std);
+	free(m->cat_feature);
+	free(m->cat_classes);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -189,6 +209,23 @@ static int check_vec_shapes(const hml__cg_model *m)
 	return 0;
 }
 
+/* The categorical features of an MLP with rows of `nin` features: each
+ * once, increasing, inside the row; *width: the encoded row's. */
+static int check_categorical(const hml__cg_model *m, int64_t nin, int64_t *width)
+{
+	*width = nin;
+	for (int c = 0; c < m->ncat; c++) {
+		if (m->cat_feature[c] < 0 || m->cat_feature[c] >= nin || m->cat_classes[c] < 2 ||
+		    (c > 0 && m->cat_feature[c] <= m->cat_feature[c - 1]))
+			return hml__error_set(HML_ESHAPE, "model '%s': bad categorical feature %lld "
+			                      "(%lld classes) of %lld", m->arch,
+			                      (long long)m->cat_feature[c], (long long)m->cat_classes[c],
+			                      (long long)nin);
+		*width += m->cat_classes[c] - 1;
+	}
+	return 0;
+}
+
 static int check_shapes(const hml__cg_model *m)
 {
 	const hml__cg_layer *first = &m->layers[0], *last = &m->layers[m->nlayers - 1];
@@ -197,14 +234,20 @@ static int check_shapes(const hml__cg_model *m)
 	if (m->in_ndim < 1 || m->in_ndim > 8 || m->out_ndim < 1 || m->out_ndim > 8)
 		return hml__error_set(HML_ESHAPE, "model '%s' has %d input and %d output dimensions",
 		                      m->arch, m->in_ndim, m->out_ndim);
+	if (m->ncat > 0 && m->family != HML__CG_MLP)
+		return hml__error_set(HML_EINVALID, "model '%s': categorical features need an MLP",
+		                      m->arch);
 	if (m->family == HML__CG_MLP) {
-		if (prod(m->in_shape, m->in_ndim) != first->in ||
-		    prod(m->out_shape, m->out_ndim) != last->out)
+		int64_t width;
+		int rc = check_categorical(m, prod(m->in_shape, m->in_ndim), &width);
+
+		if (rc < 0)
+			return rc;
+		if (width != first->in || prod(m->out_shape, m->out_ndim) != last->out)
 			return hml__error_set(HML_ESHAPE,
 				"model '%s' declares %lld input and %lld output features, "
 				"its layers take %lld and give %lld", m->arch,
-				(long long)prod(m->in_shape, m->in_ndim),
-				(long long)prod(m->out_shape, m->out_ndim),
+				(long long)width, (long long)prod(m->out_shape, m->out_ndim),
 				(long long)first->in, (long long)last->out);
 		return 0;
 	}

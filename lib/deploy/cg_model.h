@@ -13,6 +13,12 @@
  * activation and a P x P average pool of stride P (sizes rounded down),
  * the last map flattened ([C, H', W'] order), then linear layers; inputs
  * are normalised per channel, outputs per feature.
+ *
+ * An MLP may declare categorical input features (lib/train/categorical.h
+ * states the encoding): norm(x) is then the encoded row, the continuous
+ * features in order followed by one one-hot block per categorical feature,
+ * and in_mean / in_std are those of the encoded row (0 and 1 over the
+ * one-hot blocks); the first layer takes the encoded width.
  */
 #ifndef HML_LIB_CG_MODEL_H
 #define HML_LIB_CG_MODEL_H
@@ -64,6 +70,9 @@ typedef struct hml__cg_model {
 	char arch[256];                      /**< "mlp:64x64:relu" */
 	int nconv;                           /**< cnnvec: its conv layers (the first ones); else 0 */
 	int pool;                            /**< cnnvec: pooling size after each conv layer; else 0 */
+	int ncat;                            /**< MLP: categorical input features; else 0 */
+	int64_t *cat_feature;                /**< [ncat] increasing indices into the row; owned */
+	int64_t *cat_classes;                /**< [ncat] classes of each (2 or more); owned */
 } hml__cg_model;
 
 /**
@@ -90,13 +99,23 @@ int hml__cg_model_init(hml__cg_model *m, hml__cg_family family, int nlayers,
 int hml__cg_model_init_vec(hml__cg_model *m, int nlayers, int nconv, const int64_t *sizes,
                            int kernel, int pool, int64_t flat);
 
+/**
+ * Declare features feature[0..n) (increasing) of an MLP categorical with
+ * classes[0..n) classes (copied); hml__cg_model_check() checks them
+ * against the rows and the first layer. Errors: HML_EINVALID (n < 1),
+ * HML_ENOMEM.
+ */
+int hml__cg_model_set_categorical(hml__cg_model *m, const int64_t *feature,
+                                  const int64_t *classes, int n);
+
 /** Free what `m` owns and zero it. NULL-safe. */
 void hml__cg_model_release(hml__cg_model *m);
 
 /**
  * Check that the description is one the generator handles: layer sizes
  * chain, shapes agree with the first and last layers (MLP: product of the
- * row shape = features; CNN: [C, H, W] or [H, W] rows, odd kernels, same
+ * row shape = features, or with categorical features the encoded width,
+ * each feature once, increasing, inside the row, 2 or more classes; CNN: [C, H, W] or [H, W] rows, odd kernels, same
  * H, W out as in; cnnvec: [C, H, W] or [H, W] rows whose pooled map
  * flattens to the first linear layer's inputs, and output features those
  * of the last layer), standard deviations finite and nonzero, weights finite.

@@ -116,9 +116,12 @@ typedef struct gen {
  * (chunk x widest layer floats each) stay within a core's L2. */
 #define GEMM_CHUNK_FLOATS 65536
 
+/* (The first layer of a model with categorical features reads the row
+ * itself, put_mlp_first: never sgemm.) */
 static int mlp_gemm_layer(const hml__cg_model *m, int l)
 {
-	return m->layers[l].in >= GEMM_MIN_WIDTH && m->layers[l].out >= GEMM_MIN_WIDTH;
+	return m->layers[l].in >= GEMM_MIN_WIDTH && m->layers[l].out >= GEMM_MIN_WIDTH &&
+	       !(l == 0 && m->ncat > 0);
 }
 
 static int gemm_layer(const gen *g, int l)
@@ -357,6 +360,41 @@ static int put_constants(gen *g)
 	return 0;
 }
 
+/* The categorical features' tables (put_mlp_first): the continuous
+ * features' indices in the row, each categorical feature's index, classes
+ * and the row of layer 0's transposed weights that holds its class 0. */
+static void put_categorical(gen *g)
+{
+	const hml__cg_model *m = g->m;
+	int64_t nin = hml__cg_model_in_size(m), ncont = nin - m->ncat, base = ncont;
+	int c = 0;
+
+	fprintf(g->f, "\n/* categorical features: one-hot inside the model, read as a row of\n"
+	        " * layer 0's weights; a class outside 0..K-1 adds nothing */\n");
+	if (ncont > 0) {
+		fprintf(g->f, "static const int hml_%s_cont[%lld] = {", g->id, (long long)ncont);
+		for (int64_t f = 0; f < nin; f++) {
+			if (c < m->ncat && m->cat_feature[c] == f)
+				c++;
+			else
+				fprintf(g->f, " %lld,", (long long)f);
+		}
+		fputs(" };\n", g->f);
+	}
+	fprintf(g->f, "static const int hml_%s_cat_feature[%d] = {", g->id, m->ncat);
+	for (c = 0; c < m->ncat; c++)
+		fprintf(g->f, " %lld,", (long long)m->cat_feature[c]);
+	fprintf(g->f, " };\nstatic const float hml_%s_cat_classes[%d] = {", g->id, m->ncat);
+	for (c = 0; c < m->ncat; c++)
+		fprintf(g->f, " %lld.0f,", (long long)m->cat_classes[c]);
+	fprintf(g->f, " };\nstatic const int hml_%s_cat_base[%d] = {", g->id, m->ncat);
+	for (c = 0; c < m->ncat; c++) {
+		fprintf(g->f, " %lld,", (long long)base);
+		base += m->cat_classes[c];
+	}
+	fputs(" };\n", g->f);
+}
+
 static void put_activations(gen *g)
 {
 	int used[NACT] = { 0 };
@@ -376,6 +414,36 @@ static void put_activations(gen *g)
 }
 
 /*
+ * The sums of layer 0 of a model with categorical features, after its
+ * bias: the continuous features (normalised as the plain kernel does),
+ * then for each categorical feature the one row of the transposed weights
+ * its class selects (one-hot times the weights; no K-wide multiply), none
+ * for a class outside 0..K-1. rintf rounds half to even, as torch.round.
+ */
+static void put_mlp_first(gen *g, const char *rows, const char *src, const char *sstride,
+                          const char *dst, const char *dstride)
+{
+	const hml__cg_model *m = g->m;
+	long long out = m->layers[0].out, ncont = hml__cg_model_in_size(m) - m->ncat;
+	const char *id = g->id;
+
+	if (ncont > 0)
+		fprintf(g->f, "\tfor (int i = 0; i < %lld; i++)\n\t\tfor (int k = 0; k < %s; k++) {\n"
+		        "\t\t\tconst float v = %s[k * %s + hml_%s_cont[i]] - hml_%s_in_mean[i];\n"
+		        "\t\t\tfloat *restrict o = %s + k * %s;\n\n"
+		        "\t\t\tfor (int j = 0; j < %lld; j++)\n\t\t\t\to[j] += v * hml_%s_w0[i * %lld + j];\n"
+		        "\t\t}\n", ncont, rows, src, sstride, id, id, dst, dstride, out, id, out);
+	fprintf(g->f, "\tfor (int c = 0; c < %d; c++)\n\t\tfor (int k = 0; k < %s; k++) {\n"
+	        "\t\t\tconst float v = rintf(%s[k * %s + hml_%s_cat_feature[c]]);\n\n"
+	        "\t\t\tif (v >= 0.0f && v < hml_%s_cat_classes[c]) {\n"
+	        "\t\t\t\tconst float *restrict w = hml_%s_w0 + (hml_%s_cat_base[c] + (int)v) * %lld;\n"
+	        "\t\t\t\tfloat *restrict o = %s + k * %s;\n\n"
+	        "\t\t\t\tfor (int j = 0; j < %lld; j++)\n\t\t\t\t\to[j] += w[j];\n"
+	        "\t\t\t}\n\t\t}\n", m->ncat, rows, src, sstride, id, id, id, id, out, dst, dstride,
+	        out);
+}
+
+/*
  * One MLP layer over `rows` rows (a literal: "1" or "r"): from `src` (row
  * stride `sstride`) into `dst` (row stride `dstride`), bias, then the sum
  * in input order, then the activation, all on the block's accumulators.
@@ -390,13 +458,17 @@ static void put_mlp_layer(gen *g, int l, const char *rows, const char *src, cons
 	fprintf(g->f, "\t/* layer %d: %lld -> %lld, %s */\n", l, in, out, hml__cg_act_name(y->act));
 	fprintf(g->f, "\tfor (int k = 0; k < %s; k++)\n\t\tfor (int j = 0; j < %lld; j++)\n"
 	        "\t\t\t%s[k * %s + j] = hml_%s_b%d[j];\n", rows, out, dst, dstride, id, l);
-	fprintf(g->f, "\tfor (int i = 0; i < %lld; i++)\n\t\tfor (int k = 0; k < %s; k++) {\n"
-	        "\t\t\tconst float v = %s[k * %s + i]", in, rows, src, sstride);
-	if (l == 0 && g->m->family == HML__CG_MLP)
-		fprintf(g->f, " - hml_%s_in_mean[i]", id);
-	fprintf(g->f, ";\n\t\t\tfloat *restrict o = %s + k * %s;\n\n"
-	        "\t\t\tfor (int j = 0; j < %lld; j++)\n\t\t\t\to[j] += v * hml_%s_w%d[i * %lld + j];\n"
-	        "\t\t}\n", dst, dstride, out, id, l, out);
+	if (l == 0 && g->m->ncat > 0) {
+		put_mlp_first(g, rows, src, sstride, dst, dstride);
+	} else {
+		fprintf(g->f, "\tfor (int i = 0; i < %lld; i++)\n\t\tfor (int k = 0; k < %s; k++) {\n"
+		        "\t\t\tconst float v = %s[k * %s + i]", in, rows, src, sstride);
+		if (l == 0 && g->m->family == HML__CG_MLP)
+			fprintf(g->f, " - hml_%s_in_mean[i]", id);
+		fprintf(g->f, ";\n\t\t\tfloat *restrict o = %s + k * %s;\n\n"
+		        "\t\t\tfor (int j = 0; j < %lld; j++)\n\t\t\t\to[j] += v * hml_%s_w%d[i * %lld + j];\n"
+		        "\t\t}\n", dst, dstride, out, id, l, out);
+	}
 	if (y->act != HML__ACT_IDENTITY)
 		fprintf(g->f, "\tfor (int k = 0; k < %s; k++)\n\t\tfor (int j = 0; j < %lld; j++)\n"
 		        "\t\t\t%s[k * %s + j] = hml_%s_%s(%s[k * %s + j]);\n", rows, out, dst,
@@ -410,7 +482,7 @@ static void put_mlp_kernel(gen *g, const char *name, const char *rows, int nrows
 	const hml__cg_model *m = g->m;
 	char in_stride[32], out_stride[32], w_stride[32];
 
-	snprintf(in_stride, sizeof(in_stride), "%lld", (long long)m->layers[0].in);
+	snprintf(in_stride, sizeof(in_stride), "%lld", (long long)hml__cg_model_in_size(m));
 	snprintf(out_stride, sizeof(out_stride), "%lld", (long long)m->layers[m->nlayers - 1].out);
 	snprintf(w_stride, sizeof(w_stride), "%lld", (long long)g->maxw);
 	fprintf(g->f, "\nHML_%s_KERNEL\nstatic void hml_%s_%s(const float *restrict x, float *restrict y%s)\n{\n",
@@ -446,7 +518,7 @@ static void put_mlp_kernel(gen *g, const char *name, const char *rows, int nrows
 static void put_mlp_gemm(gen *g)
 {
 	const hml__cg_model *m = g->m;
-	long long nin = m->layers[0].in, nout = m->layers[m->nlayers - 1].out;
+	long long nin = hml__cg_model_in_size(m), nout = m->layers[m->nlayers - 1].out;
 	long long ch = g->chunk, w = (long long)g->maxw;
 	const char *id = g->id;
 	char in_stride[32], out_stride[32], w_stride[32];
@@ -531,7 +603,7 @@ static void put_gemm_call(gen *g, int f64)
 static void put_mlp(gen *g)
 {
 	const hml__cg_model *m = g->m;
-	long long nin = m->layers[0].in, nout = m->layers[m->nlayers - 1].out;
+	long long nin = hml__cg_model_in_size(m), nout = m->layers[m->nlayers - 1].out;
 	const char *id = g->id;
 
 	put_mlp_kernel(g, "row", "1", 1);
@@ -976,6 +1048,8 @@ static int put_source(gen *g, const hml__cg_options *o)
 	        g->up, g->up, g->up);
 	if ((rc = put_constants(g)) < 0)
 		return rc;
+	if (g->m->ncat > 0)
+		put_categorical(g);
 	put_activations(g);
 	if (g->m->family == HML__CG_MLP)
 		put_mlp(g);

@@ -142,6 +142,28 @@ void read_vec_module(const torch::jit::Module &mod, const std::vector<std::strin
 	read_common(mod, bufs, sizes.front(), sizes.back(), arch, out);
 }
 
+/* An MLP's categorical features (lib/train/categorical.h): the declaration
+ * into `out`, and bufs' in_mean / in_std replaced by the encoded row's. */
+void read_categorical(std::map<std::string, torch::Tensor> &bufs, hml__cg_model *out)
+{
+	if (!bufs.count("cat_feature") || !bufs.count("cat_classes") || !bufs.count("cont_feature"))
+		throw Unsupported{ "its categorical features lack cat_feature, cat_classes or cont_feature" };
+	torch::Tensor f = bufs["cat_feature"].to(torch::kLong).contiguous();
+	torch::Tensor k = bufs["cat_classes"].round().to(torch::kLong).contiguous();
+	torch::Tensor cont = bufs["cont_feature"].to(torch::kLong);
+	int64_t onehot = k.sum().item<int64_t>();
+
+	if (f.dim() != 1 || k.sizes() != f.sizes() || f.numel() < 1 || f.numel() > (1 << 20))
+		throw Unsupported{ "its cat_feature and cat_classes do not match" };
+	if (hml__cg_model_set_categorical(out, f.data_ptr<int64_t>(), k.data_ptr<int64_t>(),
+	                                  (int)f.numel()) < 0)
+		throw Unsupported{ hml_error_last()->message };
+	bufs["in_mean"] = torch::cat({ get(bufs, "in_mean").index_select(0, cont),
+	                               torch::zeros({ onehot }) });
+	bufs["in_std"] = torch::cat({ get(bufs, "in_std").index_select(0, cont),
+	                              torch::ones({ onehot }) });
+}
+
 /* The last component of a module's type name: "Linear", "ReLU", ... */
 std::string type_of(const torch::jit::Module &m)
 {
@@ -296,6 +318,8 @@ void read_module(const torch::jit::Module &mod, hml__cg_model *out)
 	if (hml__cg_model_init(out, cnn ? HML__CG_CNN : HML__CG_MLP, nhidden + 1, sizes.data(),
 	                       kernel) < 0)
 		throw Unsupported{ hml_error_last()->message };
+	if (bufs.count("cat_feature"))
+		read_categorical(bufs, out);
 	for (int l = 0; l <= nhidden; l++) {
 		std::string s = l < nhidden ? std::to_string(l) : "_out";
 		hml__cg_layer *y = &out->layers[l];
@@ -358,6 +382,69 @@ torch::Tensor describe_vec_forward(const hml__cg_model *m, const torch::Tensor &
 	return h.reshape(shape);
 }
 
+/* An MLP's rows r [n, features] as its first layer reads them before the
+ * normalisation (cg_model.h): the continuous features, then a one-hot
+ * block per categorical feature. */
+torch::Tensor describe_encode(const hml__cg_model *m, const torch::Tensor &r)
+{
+	std::vector<torch::Tensor> parts;
+	std::vector<int64_t> cont;
+	int c = 0;
+
+	if (m->ncat == 0)
+		return r;
+	for (int64_t f = 0; f < r.size(1); f++) {
+		if (c < m->ncat && m->cat_feature[c] == f)
+			c++;
+		else
+			cont.push_back(f);
+	}
+	parts.push_back(r.index_select(1, torch::tensor(cont, torch::kLong)));
+	for (c = 0; c < m->ncat; c++) {
+		torch::Tensor v = r.select(1, m->cat_feature[c]).round();
+		torch::Tensor hot = torch::zeros({ r.size(0), m->cat_classes[c] });
+
+		for (int64_t i = 0; i < r.size(0); i++) {
+			float vi = v[i].item<float>();
+
+			if (vi >= 0 && vi < (float)m->cat_classes[c])
+				hot[i][(int64_t)vi] = 1.0f;
+		}
+		parts.push_back(hot);
+	}
+	return torch::cat(parts, 1);
+}
+
+/* Rows on the data's scale for verify(): each continuous feature its mean
+ * + std * N(0, 1), each categorical one an integer or half from -1 to K
+ * (out-of-range classes and ties of the rounding included). */
+torch::Tensor verify_rows(const hml__cg_model *m, const std::vector<int64_t> &shape)
+{
+	int64_t cin = m->layers[0].in, nin = hml__cg_model_in_size(m);
+	torch::Tensor x = torch::randn(shape);
+
+	if (m->ncat == 0) {
+		torch::Tensor xs = x.reshape({ shape[0], cin, -1 }) * t_of(m->in_std, { cin, 1 }) +
+		                   t_of(m->in_mean, { cin, 1 });
+		return xs.reshape(shape).contiguous();
+	}
+	torch::Tensor r = x.reshape({ shape[0], nin }).clone();
+	int c = 0, j = 0;
+
+	for (int64_t f = 0; f < nin; f++) {
+		torch::Tensor col = r.select(1, f);
+
+		if (c < m->ncat && m->cat_feature[c] == f) {
+			int64_t k = m->cat_classes[c++];
+			col.copy_(torch::randint(-2, 2 * k + 2, { shape[0] }).to(torch::kFloat) / 2);
+		} else {
+			col.mul_(m->in_std[j]).add_(m->in_mean[j]);
+			j++;
+		}
+	}
+	return r.reshape(shape).contiguous();
+}
+
 /* The description evaluated by libtorch, on x [n, *in_shape]. */
 torch::Tensor describe_forward(const hml__cg_model *m, const torch::Tensor &x)
 {
@@ -375,7 +462,7 @@ torch::Tensor describe_forward(const hml__cg_model *m, const torch::Tensor &x)
 	if (cnn)
 		h = x.reshape({ n, cin, x.size(-2), x.size(-1) });
 	else
-		h = x.reshape({ n, cin });
+		h = describe_encode(m, x.reshape({ n, hml__cg_model_in_size(m) }));
 	h = (h - t_of(m->in_mean, ishape)) / t_of(m->in_std, ishape);
 	for (int l = 0; l < m->nlayers; l++) {
 		const hml__cg_layer *y = &m->layers[l];
@@ -397,15 +484,10 @@ torch::Tensor describe_forward(const hml__cg_model *m, const torch::Tensor &x)
 void verify(torch::jit::Module &mod, const hml__cg_model *m)
 {
 	torch::NoGradGuard no_grad;
-	std::vector<int64_t> shape = { 8 };
+	std::vector<int64_t> shape = { m->ncat ? 64 : 8 };
 	shape.insert(shape.end(), m->in_shape, m->in_shape + m->in_ndim);
 	torch::manual_seed(1);
-	torch::Tensor x = torch::randn(shape);
-	int64_t cin = m->layers[0].in;
-	/* rows on the data's scale: mean + std * N(0, 1) per feature/channel */
-	torch::Tensor xs = x.reshape({ 8, cin, -1 }) * t_of(m->in_std, { cin, 1 }) +
-	                   t_of(m->in_mean, { cin, 1 });
-	x = xs.reshape(shape).contiguous();
+	torch::Tensor x = verify_rows(m, shape);
 	torch::Tensor want = describe_forward(m, x);
 	/* a module of doubles (or halves) is called with its own type */
 	auto ps = mod.parameters();

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@
 #include "run/workflow.h"
 #include "sys/fsutil.h"
 #include "train/arch.h"
+#include "train/categorical.h"
 #include "train/train.h"
 
 #define LABEL_MAX 64
@@ -312,12 +314,39 @@ static int check_train(const vctx *v, const json_t *train, const char *parent)
 	return 0;
 }
 
+/* model.categorical (lib/train/categorical.h): MLP family only; kept in
+ * its canonical "F:K,..." form, the training option. */
+static int parse_categorical(const vctx *v, const json_t *model, const char *mparent,
+                             hml__workflow_region *r)
+{
+	const json_t *arr = json_object_get(model, "categorical");
+	hml__categorical *c = NULL;
+	char where[PATH_MAX + 128];
+	size_t n;
+	int rc;
+
+	if (!arr)
+		return 0;
+	snprintf(where, sizeof(where), "workflow '%s': %s.categorical", v->path, mparent);
+	if ((rc = hml__categorical_from_json(&c, &n, arr, where)) < 0)
+		return rc;
+	if (n > 0 && strcmp(r->family, "mlp") != 0)
+		rc = hml__error_set(HML_EINVALID, "%s: categorical features are for the mlp family, "
+		                    "not '%s'", where, r->family);
+	else if (n > 0 && !(r->categorical = malloc(n * 48)))
+		rc = hml__error_oom();
+	else if (n > 0)
+		hml__categorical_format(r->categorical, n * 48, c, n);
+	free(c);
+	return rc;
+}
+
 static int parse_region(const vctx *v, const json_t *item, size_t idx,
                         hml__workflow_region *r)
 {
 	static const char *const keys[] = { "label", "batch", "model", NULL };
 	static const char *const model_keys[] = { "family", "arch", "train",
-	                                          "search_space", NULL };
+	                                          "search_space", "categorical", NULL };
 	char parent[64], mparent[80], full[128];
 	json_t *model, *train, *space;
 	int rc;
@@ -354,7 +383,8 @@ static int parse_region(const vctx *v, const json_t *item, size_t idx,
 			               r->arch, r->family);
 	}
 	snprintf(full, sizeof(full), "%s.train", mparent);
-	if (train && (rc = check_train(v, train, full)) < 0)
+	if ((train && (rc = check_train(v, train, full)) < 0) ||
+	    (rc = parse_categorical(v, model, mparent, r)) < 0)
 		return rc;
 	r->train = train;
 	r->search_space = space;
@@ -782,6 +812,7 @@ void hml__workflow_free(hml__workflow *w)
 		free(w->regions[i].label);
 		free(w->regions[i].family);
 		free(w->regions[i].arch);
+		free(w->regions[i].categorical);
 	}
 	free(w->regions);
 	free(w->name);
@@ -884,6 +915,7 @@ void hml__workflow_train_options(const hml__workflow_region *r, hml__train_optio
 		o->loss = r->loss;
 		o->metric = r->metric;
 		o->mape_floor = r->mape_floor;
+		o->categorical = r->categorical;
 	}
 
 #define INT_KEY(key, field) \

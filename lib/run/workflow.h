@@ -15,6 +15,7 @@
  *     {"label": "binomial", "batch": 4096,
  *      "model": {"family": "mlp", "arch": "mlp:64x64:relu",
  *                "train": {"epochs": 100, "batch": 256, "lr": 0.001},
+ *                "categorical": [{"feature": 1, "classes": 12}],   // optional, mlp only
  *                "search_space": { ... free-form, used by hml search ... }}}
  *   ],
  *   "qoi": {"dataset": "price", "metric": "rmse"},   // metric: rmse | mape | max_abs
@@ -63,6 +64,8 @@ typedef struct hml__workflow_region {
 	const char *loss;    /**< model.train.loss, else the primary qoi's metric's loss
 	                          ("mse", "relative") */
 	double mape_floor;   /**< the primary qoi's mape_floor */
+	char *categorical;   /**< model.categorical as "F:K,..." (lib/train/categorical.h),
+	                          or NULL */
 } hml__workflow_region;
 
 /* One quantity of interest, an entry of "qoi". */
@@ -127,7 +130,8 @@ struct hml__train_options;
  * Apply the region's model.train object (hml-workflow(5); its keys and
  * types are checked at load) over `o`: each key it holds sets the training
  * option of the same name, the others keep their value; the loss, metric
- * and MAPE floor are always set (the region's loss, metric, mape_floor). hml train's
+ * and MAPE floor are always set (the region's loss, metric, mape_floor), and
+ * the categorical features (model.categorical, none when it has none). hml train's
  * defaults and every hml search trial's base come from here. *nonfinite
  * (may be NULL) gets model.train.nonfinite when it has one. r NULL: nothing.
  * Strings point into the workflow (valid until hml__workflow_free()).

@@ -254,6 +254,8 @@ json_t *hml__trialmap_train_argv(const hml__train_options *o, const char *region
 	      push_arg(argv, "--optimizer", o->optimizer ? o->optimizer : "adam") < 0 ||
 	      push_arg(argv, "--schedule", o->schedule ? o->schedule : "plateau") < 0 ||
 	      push_arg(argv, "--loss", o->loss ? o->loss : "mse") < 0 ||
+	      (o->categorical && *o->categorical &&
+	       push_arg(argv, "--categorical", o->categorical) < 0) ||
 	      push_int(argv, "--patience", o->patience) < 0 ||
 	      push_real(argv, "--clip", o->clip) < 0 ||
 	      push_int(argv, "--seed", (long long)o->seed) < 0 ||

@@ -76,7 +76,8 @@ size_t hml__trialmap_first(double *u, const hml__space *space, const char *famil
  * The `hml train` arguments that train what `o` (hml__trialmap_apply's
  * result) describes on region `region`: a JSON array of strings, "train"
  * first, then --region, --arch, --epochs, --batch, --lr, --weight-decay
- * (when o sets it), --optimizer, --schedule, --loss, --patience, --clip, --seed,
+ * (when o sets it), --optimizer, --schedule, --loss, --categorical (when o
+ * declares categorical features), --patience, --clip, --seed,
  * --val-fraction, --test-fraction, and --max-seconds / --infer-batch when
  * o sets them; numbers in their shortest exact text. Not --threads (the
  * caller's choice). The reader is hml train's own option table

@@ -91,7 +91,7 @@ json_t *hml__wire_trial(long trial, const char *out, const hml__train_options *o
 {
 	json_t *opt = json_pack(
 		"{s:s, s:i, s:I, s:o, s:o, s:s, s:s, s:i, s:o, s:I, s:i, s:o, s:o, s:I, s:o, s:s, s:s,"
-		" s:o, s:i, s:o}",
+		" s:o, s:i, s:o, s:s}",
 		"arch", o->arch ? o->arch : "", "epochs", o->epochs, "batch", (json_int_t)o->batch,
 		"lr", hml__json_real(o->lr), "weight_decay", hml__json_real(o->weight_decay),
 		"optimizer", o->optimizer ? o->optimizer : "adam",
@@ -101,7 +101,8 @@ json_t *hml__wire_trial(long trial, const char *out, const hml__train_options *o
 		"infer_batch", (json_int_t)o->infer_batch, "max_seconds", hml__json_real(o->max_seconds),
 		"loss", o->loss ? o->loss : "mse", "metric", o->metric ? o->metric : "rmse",
 		"mape_floor", hml__json_real(o->mape_floor), "latency_threads", o->latency_threads,
-		"row_fraction", hml__json_real(o->row_fraction));
+		"row_fraction", hml__json_real(o->row_fraction),
+		"categorical", o->categorical ? o->categorical : "");
 
 	if (!opt)
 		return NULL;
@@ -128,6 +129,8 @@ int hml__wire_trial_read(const json_t *msg, long *trial, const char **out,
 		o->schedule = json_string_value(json_object_get(opt, "schedule"));
 	if (json_string_value(json_object_get(opt, "loss")))
 		o->loss = json_string_value(json_object_get(opt, "loss"));
+	if (json_string_value(json_object_get(opt, "categorical")))
+		o->categorical = json_string_value(json_object_get(opt, "categorical"));
 	if (json_string_value(json_object_get(opt, "metric")))
 		o->metric = json_string_value(json_object_get(opt, "metric"));
 	o->mape_floor = num_of(opt, "mape_floor", o->mape_floor);

@@ -3,11 +3,13 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/error.h"
 #include "core/json.h"
 #include "store/records.h"
+#include "train/categorical.h"
 #include "train/train.h"
 
 static const char *str(const json_t *obj, const char *key)
@@ -363,6 +365,21 @@ static int imported_json(json_t *rec, const hml__model_facts *f)
 	                           string_or_null(im->not_compilable))) < 0 ? -1 : 0;
 }
 
+/* The declaration it trained with, [{feature, classes}] ([] for none; the
+ * options were checked before training). */
+static json_t *categorical_json(const hml__train_options *o)
+{
+	hml__categorical *c = NULL;
+	size_t n = 0;
+	json_t *arr;
+
+	if (hml__categorical_parse(&c, &n, o->categorical) < 0)
+		return NULL;
+	arr = hml__categorical_json(c, n);
+	free(c);
+	return arr;
+}
+
 /* rows, options, metrics and normalisation of a trained model. */
 static int trained_json(json_t *rec, const hml__model_facts *f)
 {
@@ -380,6 +397,7 @@ static int trained_json(json_t *rec, const hml__model_facts *f)
 	    json_object_set_new(rec, "metric", json_string(f->options->metric ? f->options->metric
 	                                                                     : "rmse")) < 0 ||
 	    json_object_set_new(rec, "metrics", metrics_json(r)) < 0 ||
+	    json_object_set_new(rec, "categorical", categorical_json(f->options)) < 0 ||
 	    json_object_set_new(rec, "normalisation", json_string(
 		"per feature (mlp) or channel (cnn; cnnvec inputs, its outputs per feature) "
 		"mean and std of the training split, "

@@ -8,6 +8,7 @@
 #include "core/util.h"
 #include "hml_models.h"
 #include "train/arch.h"
+#include "train/categorical.h"
 
 const char *const hml__arch_activations[HML__ARCH_NACT] = { "relu", "tanh", "gelu", "silu", "sigmoid" };
 
@@ -419,9 +420,21 @@ int hml__arch_layout_of(hml__arch_layout *l, const hml__arch *a, const hml__data
 	return 0;
 }
 
+int hml__arch_layout_categorical(hml__arch_layout *l, const hml__categorical *c, size_t n)
+{
+	int rc;
+
+	if ((rc = hml__categorical_check(c, n, l->in_features)) < 0)
+		return rc;
+	l->ncategorical = (int64_t)n;
+	l->core_in[0] = hml__categorical_width(c, n, l->in_features);
+	l->onehot_features = l->core_in[0] - (l->in_features - (int64_t)n);
+	return 0;
+}
+
 /* --- the template -------------------------------------------------------- */
 
-enum { NVARS = 16 };
+enum { NVARS = 24 };
 
 typedef struct expander {
 	char **lines;
@@ -562,6 +575,8 @@ static void set_vars(expander *t, const hml__arch *a, const hml__arch_layout *l)
 	set_var(t, "in_features", "%lld", (long long)l->in_features);
 	set_var(t, "out_features", "%lld", (long long)l->out_features);
 	set_var(t, "log_output", "%lld", (long long)l->log_output);
+	set_var(t, "categorical", "%lld", (long long)(l->ncategorical > 0));
+	set_var(t, "onehot_features", "%lld", (long long)l->onehot_features);
 	if (a->cnn) {
 		set_var(t, "in_channels", "%lld", (long long)l->core_in[0]);
 		set_var(t, "out_channels", "%lld", (long long)l->core_out[0]);

@@ -75,6 +75,10 @@ typedef struct hml__arch_layout {
 	int64_t flat_features;                 /**< cnnvec: the last pooled map, flattened */
 	int log_output;                        /**< 1: forward returns exp of the de-normalised
 	                                            network (the loss "log", lib/train/train.h) */
+	int64_t ncategorical;                  /**< mlp: features one-hot encoded
+	                                            (lib/train/categorical.h); core_in[0] is
+	                                            then the encoded width */
+	int64_t onehot_features;               /**< the sum of their classes */
 } hml__arch_layout;
 
 /**
@@ -84,6 +88,16 @@ typedef struct hml__arch_layout {
  * no pixel.
  */
 int hml__arch_layout_of(hml__arch_layout *l, const hml__arch *a, const hml__dataset *d);
+
+struct hml__categorical;
+
+/**
+ * Declare c[0..n) (sorted, lib/train/categorical.h) categorical in `l`, a
+ * layout of an mlp: core_in[0] becomes the encoded width. Errors:
+ * HML_EINVALID for a feature beyond the rows' (hml__categorical_check).
+ */
+int hml__arch_layout_categorical(hml__arch_layout *l, const struct hml__categorical *c,
+                                 size_t n);
 
 /**
  * Expand the family's template for `a` and `l`: the TorchScript source of

@@ -44,6 +44,7 @@
 #include "core/error.h"
 #include "core/rng.h"
 #include "core/util.h"
+#include "train/categorical.h"
 #include "train/train.h"
 
 namespace {
@@ -103,13 +104,63 @@ int check_options(const hml__train_options *o, Arch &a)
 	return 0;
 }
 
-int make_layout(const hml__dataset *d, const Arch &a, Layout &l)
+/* The categorical features of an MLP (lib/train/categorical.h): the
+ * buffers of models/mlp.ts's forward, which encode() mirrors. */
+struct Encoding {
+	std::vector<hml__categorical> cats;
+	torch::Tensor feature, offset, classes, cont;
+	int64_t onehot = 0;
+};
+
+int make_encoding(const hml__train_options *o, Encoding &e)
+{
+	hml__categorical *c = nullptr;
+	size_t n = 0;
+	int rc;
+
+	if ((rc = hml__categorical_parse(&c, &n, o->categorical)) < 0)
+		return rc;
+	e.cats.assign(c, c + n);
+	std::free(c);
+	return 0;
+}
+
+/* The buffers for rows of `features` features. */
+void encoding_buffers(Encoding &e, int64_t features)
+{
+	std::vector<int64_t> feature, offset, cont;
+	std::vector<float> classes;
+	size_t k = 0;
+
+	for (const hml__categorical &c : e.cats) {
+		feature.push_back(c.feature);
+		offset.push_back(e.onehot);
+		classes.push_back((float)c.classes);
+		e.onehot += c.classes;
+	}
+	for (int64_t f = 0; f < features; f++) {
+		if (k < e.cats.size() && e.cats[k].feature == f)
+			k++;
+		else
+			cont.push_back(f);
+	}
+	e.feature = torch::tensor(feature, torch::kLong);
+	e.offset = torch::tensor(offset, torch::kLong);
+	e.classes = torch::tensor(classes, torch::kFloat);
+	e.cont = torch::tensor(cont, torch::kLong);
+}
+
+int make_layout(const hml__dataset *d, const Arch &a, Encoding &e, Layout &l)
 {
 	int rc;
 
 	l = Layout();
-	if ((rc = hml__arch_layout_of(&l.c, &a.c, d)) < 0)
+	if ((rc = hml__arch_layout_of(&l.c, &a.c, d)) < 0 ||
+	    (!e.cats.empty() &&
+	     (rc = hml__arch_layout_categorical(&l.c, e.cats.data(), e.cats.size())) < 0))
 		return rc;
+	if (!e.cats.empty())
+		encoding_buffers(e, l.c.in_features);
 	l.cnn = a.c.cnn != 0;
 	l.vec = a.c.vec != 0;
 	l.flat_features = l.c.flat_features;
@@ -181,6 +232,7 @@ torch::Tensor loss_of(int loss, const torch::Tensor &p, const torch::Tensor &y,
 struct Model {
 	Arch arch;
 	Layout lay;
+	Encoding enc;
 	torch::jit::Module module;
 	std::vector<std::string> names;      /* w0, b0, ..., w_out, b_out */
 	std::vector<torch::Tensor> params;   /* leaves: views into flat */
@@ -272,7 +324,7 @@ void make_params(Model &m)
 	int64_t total = 0;
 	size_t n = m.arch.widths.size();
 
-	sizes.push_back(m.lay.cnn ? m.lay.core_in[0] : m.lay.in_features);
+	sizes.push_back(m.lay.core_in[0]);
 	for (int64_t w : m.arch.widths)
 		sizes.push_back(w);
 	sizes.push_back(m.lay.cnn ? m.lay.core_out[0] : m.lay.out_features);
@@ -358,6 +410,12 @@ int build_module(Model &m, const torch::Tensor &in_mean, const torch::Tensor &in
 	m.module.register_buffer("in_std", in_std);
 	m.module.register_buffer("out_mean", out_mean);
 	m.module.register_buffer("out_std", out_std);
+	if (!m.enc.cats.empty()) {
+		m.module.register_buffer("cat_feature", m.enc.feature);
+		m.module.register_buffer("cat_offset", m.enc.offset);
+		m.module.register_buffer("cat_classes", m.enc.classes);
+		m.module.register_buffer("cont_feature", m.enc.cont);
+	}
 	m.module.register_attribute("hml_input_shape", c10::ListType::ofInts(), int_list(m.lay.in_row));
 	m.module.register_attribute("hml_output_shape", c10::ListType::ofInts(), int_list(m.lay.out_row));
 	m.module.register_attribute("hml_arch", c10::StringType::get(), m.arch.canonical);
@@ -564,7 +622,7 @@ int64_t eval_chunk(const Model &m)
 
 	for (int64_t w : m.arch.widths)
 		widest = std::max(widest, w);
-	widest = std::max({ widest, m.lay.in_features, m.lay.out_features });
+	widest = std::max({ widest, m.lay.in_features, m.lay.core_in[0], m.lay.out_features });
 	if (m.lay.cnn)
 		spatial = m.lay.core_in[1] * m.lay.core_in[2];
 	per_row = widest * spatial;
@@ -725,9 +783,25 @@ int check_metric(const Split &s, const hml__train_options *o)
 	return 0;
 }
 
+/* Rows [n, *core_in] as core() reads them, from raw rows (an MLP's: [n,
+ * in_features]), with the very operations of the template's forward. */
+torch::Tensor encode(const Split &s, const Encoding &e, const torch::Tensor &r)
+{
+	torch::Tensor z = (r - s.in_mean) / s.in_std;
+
+	if (e.cats.empty())
+		return z;
+	torch::Tensor v = torch::round(r.index_select(1, e.feature));
+	torch::Tensor seen = (v >= 0) & (v < e.classes);
+	torch::Tensor k = torch::where(seen, v, torch::zeros_like(v)).to(torch::kLong) + e.offset;
+	torch::Tensor hot = torch::zeros({ r.size(0), e.onehot }, r.options())
+	                    .scatter_(1, k, seen.to(r.scalar_type()));
+	return torch::cat({ z.index_select(1, e.cont), hot }, 1);
+}
+
 /* Fills s (its sizes set by split_sizes) from all rows X, Y. */
 int split_data(const torch::Tensor &X, const torch::Tensor &Y, const hml__train_options *o,
-               const Layout &lay, Split &s)
+               const Layout &lay, const Encoding &enc, Split &s)
 {
 	int rc;
 
@@ -750,7 +824,9 @@ int split_data(const torch::Tensor &X, const torch::Tensor &Y, const hml__train_
 				"the data hold %lld NaN/Inf values (%lld in inputs, %lld in outputs); drop those rows first",
 				(long long)(bad_x + bad_y), (long long)bad_x, (long long)bad_y);
 	}
-	torch::Tensor xtr = batch_view(X.index_select(0, index_tensor(train_idx)), lay.core_in);
+	/* an MLP's raw rows are [n, in_features]; core_in may be wider (encode()) */
+	const std::vector<int64_t> &raw_in = lay.cnn ? lay.core_in : std::vector<int64_t>{ lay.in_features };
+	torch::Tensor xtr = batch_view(X.index_select(0, index_tensor(train_idx)), raw_in);
 	torch::Tensor ytr = batch_view(Y.index_select(0, index_tensor(train_idx)), lay.core_out);
 	s.xva_raw = X.index_select(0, index_tensor(val_idx));
 	s.yva = batch_view(Y.index_select(0, index_tensor(val_idx)), lay.core_out);
@@ -761,17 +837,21 @@ int split_data(const torch::Tensor &X, const torch::Tensor &Y, const hml__train_
 		return rc;
 	statistics(xtr, lay.core_in, lay.core_in.size() == 3, 1.0, s.in_mean, s.in_std);
 	statistics(ytr, lay.core_out, lay.core_out.size() == 3, 0.0, s.out_mean, s.out_std);
+	for (const hml__categorical &c : enc.cats) {   /* not normalised */
+		s.in_mean[c.feature] = 0;
+		s.in_std[c.feature] = 1;
+	}
 	/* Normalised once, with the very operations of the template's forward;
 	 * constant outputs train towards 0 (their scale in forward() is 0). */
-	s.xn = (xtr - s.in_mean) / s.in_std;
+	s.xn = encode(s, enc, xtr);
 	s.yn = (ytr - s.out_mean) /
 	       torch::where(s.out_std == 0, torch::ones_like(s.out_std), s.out_std);
 	if (loss_index(o->loss) == LOSS_RELATIVE)
 		s.w = relative_weights(ytr, s.out_std, o->mape_floor);
 	if ((rc = check_metric(s, o)) < 0)
 		return rc;
-	s.xva = (batch_view(s.xva_raw, lay.core_in) - s.in_mean) / s.in_std;
-	s.xte = (batch_view(s.xte_raw, lay.core_in) - s.in_mean) / s.in_std;
+	s.xva = encode(s, enc, batch_view(s.xva_raw, raw_in));
+	s.xte = encode(s, enc, batch_view(s.xte_raw, raw_in));
 	return 0;
 }
 
@@ -1016,7 +1096,7 @@ int train(const hml__dataset *d, const hml__train_options *o, const char *out_pa
 	if ((rc = check_options(o, m.arch)) < 0)
 		return rc;
 	std::snprintf(res->arch, sizeof(res->arch), "%s", m.arch.canonical.c_str());
-	if ((rc = make_layout(d, m.arch, m.lay)) < 0)
+	if ((rc = make_encoding(o, m.enc)) < 0 || (rc = make_layout(d, m.arch, m.enc, m.lay)) < 0)
 		return rc;
 	if (fwd_env && std::strcmp(fwd_env, "script") == 0)
 		m.script = true;
@@ -1034,7 +1114,7 @@ int train(const hml__dataset *d, const hml__train_options *o, const char *out_pa
 
 	torch::Tensor X = torch::from_blob(const_cast<float *>(d->x), { d->rows, d->in_features }, torch::kFloat);
 	torch::Tensor Y = torch::from_blob(const_cast<float *>(d->y), { d->rows, d->out_features }, torch::kFloat);
-	if ((rc = split_data(X, Y, o, m.lay, s)) < 0)
+	if ((rc = split_data(X, Y, o, m.lay, m.enc, s)) < 0)
 		return rc;
 	torch::manual_seed(o->seed);
 	make_params(m);

@@ -10,12 +10,14 @@
  * The model is a torch::jit::Module whose methods are TorchScript source
  * from the family templates in models/ (embedded at build time). Its
  * forward() takes application rows [batch, *in_shape] (float32), normalises
- * them with the training split's mean/std (buffers stored in the model),
- * runs the family's network and de-normalises to [batch, *out_shape]. The
- * saved file is plain TorchScript: torch.jit.load() in Python and the hml
- * runtime both load it. Attributes hml_input_shape / hml_output_shape
- * declare the per-row shapes (without the batch dimension), which the
- * runtime checks against the region before the first call.
+ * them with the training split's mean/std (buffers stored in the model; an
+ * MLP one-hot encodes its categorical features instead, see
+ * lib/train/categorical.h), runs the family's network and de-normalises to
+ * [batch, *out_shape]. The saved file is plain TorchScript: torch.jit.load()
+ * in Python and the hml runtime both load it. Attributes hml_input_shape /
+ * hml_output_shape declare the per-row shapes (without the batch
+ * dimension), which the runtime checks against the region before the first
+ * call.
  *
  * Architecture spec: FAMILY:WIDTHS[:ACTIVATION][:key=value]..., see
  * lib/train/arch.h (cnn: conv layers with 'same' padding).
@@ -73,10 +75,14 @@ typedef struct hml__train_options {
 	 *  lower fidelities train on fewer rows. The rows are drawn with `seed`
 	 *  after the split, so validation and test rows stay the same. */
 	double row_fraction;
+	/** Input features declared categorical, "F:K[,F:K...]" (NULL, "" or
+	 *  "none": none); MLP family only, one-hot inside the model
+	 *  (lib/train/categorical.h). */
+	const char *categorical;
 } hml__train_options;
 
 #define HML__TRAIN_OPTIONS_INIT { NULL, 100, 256, 1e-3, -1.0, "adam", "plateau", \
-	10, 5.0, 42, 0, 0.1, 0.1, 0, 0.0, NULL, NULL, NULL, NULL, 0.0, 0, 1.0 }
+	10, 5.0, 42, 0, 0.1, 0.1, 0, 0.0, NULL, NULL, NULL, NULL, 0.0, 0, 1.0, NULL }
 
 /** The threads o's latency is measured with: latency_threads, else threads
  *  (0: the forms' defaults). */
@@ -138,7 +144,7 @@ typedef struct hml__train_result {
  * validation epoch's weights). Deterministic for a given seed and thread
  * count. Errors: HML_EINVALID for a bad spec or option ("unknown activation
  * 'foo' in arch 'mlp:64:foo'"), too few rows for the split, a CNN on row
- * data; HML_EIO when the file cannot be written; HML_EMODEL for a libtorch
+ * data, a categorical feature beyond the rows' features; HML_EIO when the file cannot be written; HML_EMODEL for a libtorch
  * failure (its message). An interrupted run still saves the best model so
  * far and sets res->interrupted.
  */
@@ -147,7 +153,8 @@ int hml__train(const hml__dataset *d, const hml__train_options *o,
 
 /**
  * Check the options and the arch spec that do not depend on the data (the
- * arch grammar, epochs, batch, lr, fractions, optimizer, schedule, ...)
+ * arch grammar, epochs, batch, lr, fractions, optimizer, schedule, the
+ * categorical declaration's grammar and that its family is mlp, ...)
  * before any data is loaded. Fills `canonical` (may be NULL) with the
  * canonical spec ("mlp:64x64:relu"). Errors: HML_EINVALID as hml__train.
  */

@@ -5,11 +5,13 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/error.h"
 #include "core/util.h"
 #include "train/arch.h"
+#include "train/categorical.h"
 #include "train/train.h"
 
 const char *const hml__train_losses[] = { "mse", "mae", "relative", "log", NULL };
@@ -129,15 +131,31 @@ static int check_options(const hml__train_options *o)
 	return 0;
 }
 
+/* The declaration's grammar, and an MLP to one-hot its features. */
+static int check_categorical(const hml__train_options *o, const hml__arch *a)
+{
+	hml__categorical *c;
+	size_t n;
+	int rc;
+
+	if ((rc = hml__categorical_parse(&c, &n, o->categorical)) < 0)
+		return rc;
+	free(c);
+	if (n > 0 && a->cnn)
+		return hml__error_set(HML_EINVALID, "categorical features are for the mlp family; "
+		                      "arch '%s' is %s", a->canonical, a->family);
+	return 0;
+}
+
 int hml__train_check_arch(const hml__train_options *o, hml__arch *a)
 {
 	int rc;
 
 	if (!o)
 		return hml__error_set(HML_EINVALID, "train: no options given");
-	if ((rc = hml__arch_parse(a, o->arch)) < 0)
+	if ((rc = hml__arch_parse(a, o->arch)) < 0 || (rc = check_options(o)) < 0)
 		return rc;
-	return check_options(o);
+	return check_categorical(o, a);
 }
 
 int hml__train_check(const hml__train_options *o, char *canonical, size_t size)

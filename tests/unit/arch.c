@@ -15,6 +15,7 @@
 #include "core/error.h"
 #include "fixtures.h"
 #include "train/arch.h"
+#include "train/categorical.h"
 #include "train/train.h"
 
 TEST(bad_specs)
@@ -378,6 +379,85 @@ TEST(cnnvec_template)
 	free(t);
 }
 
+/* The declaration (lib/train/categorical.h): both spellings, every error,
+ * the canonical form, the data check, the layout and the template. */
+TEST(categorical_declarations)
+{
+	static const struct { const char *spec, *needle; } bad[] = {
+		{ "1", "bad categorical declaration '1': entry '1' is not FEATURE:CLASSES (e.g. 1:12)" },
+		{ "1:", "entry '1:' is not FEATURE:CLASSES" },
+		{ "x:4", "entry 'x:4' is not FEATURE:CLASSES" },
+		{ "1:4,", "bad categorical declaration '1:4,': entry '' is not FEATURE:CLASSES" },
+		{ "1:4,,2:3", "entry '' is not FEATURE:CLASSES" },
+		{ "1:4:5", "entry '1:4:5' is not FEATURE:CLASSES" },
+		{ "1:1", "bad categorical declaration '1:1': classes 1 of feature 1 is outside 2 to 4096" },
+		{ "1:4097", "classes 4097 of feature 1 is outside 2 to 4096" },
+		{ "-2:4", "bad categorical declaration '-2:4': feature -2 is negative" },
+		{ "3:4,1:2,3:5", "bad categorical declaration '3:4,1:2,3:5': feature 3 is declared twice" },
+	};
+	static const int64_t five[] = { 5 }, one[] = { 1 };
+	hml__train_options o = HML__TRAIN_OPTIONS_INIT;
+	hml__categorical *c = NULL;
+	hml__arch a;
+	hml__arch_layout l;
+	hml__dataset d;
+	char buf[64], *src = NULL, *text;
+	json_t *j;
+	size_t n = 9;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		CHECK_FAILS(hml__categorical_parse(&c, &n, bad[i].spec), HML_EINVALID, bad[i].needle);
+		CHECK(c == NULL && n == 0);
+	}
+	CHECK_OK(hml__categorical_parse(&c, &n, "none"));
+	CHECK(c == NULL && n == 0);
+	CHECK_OK(hml__categorical_parse(&c, &n, NULL));
+	CHECK(c == NULL && n == 0);
+	CHECK_OK(hml__categorical_parse(&c, &n, "4:12,0:2"));
+	CHECK(n == 2 && c[0].feature == 0 && c[0].classes == 2 && c[1].feature == 4);
+	hml__categorical_format(buf, sizeof(buf), c, n);
+	CHECK_STR(buf, "0:2,4:12");
+	text = json_dumps((j = hml__categorical_json(c, n)), JSON_COMPACT | JSON_SORT_KEYS);
+	CHECK_STR(text, "[{\"classes\":2,\"feature\":0},{\"classes\":12,\"feature\":4}]");
+	free(text);
+	json_decref(j);
+	CHECK_EQ_INT(hml__categorical_width(c, n, 5), 3 + 2 + 12);
+	CHECK_OK(hml__categorical_check(c, n, 5));
+	CHECK_FAILS(hml__categorical_check(c, n, 4), HML_EINVALID,
+	            "categorical feature 4 is not an input feature: the rows have 4 (0 to 3)");
+	/* the layout: the first layer reads the encoded width; the template one-hots */
+	set_rows(&d, 1, five, 1, one);
+	CHECK_OK(hml__arch_parse(&a, "mlp:8"));
+	CHECK_OK(hml__arch_layout_of(&l, &a, &d));
+	CHECK_OK(hml__arch_layout_categorical(&l, c, n));
+	CHECK(l.core_in[0] == 17 && l.onehot_features == 14 && l.in_features == 5);
+	CHECK_OK(hml__arch_expand(&src, &a, &l));
+	CHECK_CONTAINS(src, "hot = torch.zeros([n, 14], dtype=r.dtype).scatter_(1, k, seen.to(r.dtype))");
+	free(src);
+	CHECK_OK(hml__arch_layout_of(&l, &a, &d));
+	CHECK_OK(hml__arch_expand(&src, &a, &l));
+	CHECK(strstr(src, "scatter_") == NULL);
+	free(src);
+	set_rows(&d, 1, one, 1, one);
+	CHECK_OK(hml__arch_layout_of(&l, &a, &d));
+	CHECK_FAILS(hml__arch_layout_categorical(&l, c, n), HML_EINVALID,
+	            "categorical feature 4 is not an input feature: the rows have 1 (0 to 0)");
+	free(c);
+	/* the options: the grammar, and the mlp family alone */
+	o.categorical = "2:3";
+	CHECK_OK(hml__train_check(&o, NULL, 0));
+	o.categorical = "2:x";
+	CHECK_FAILS(hml__train_check(&o, NULL, 0), HML_EINVALID, "bad categorical declaration '2:x'");
+	o.categorical = "2:3";
+	o.arch = "cnn:4";
+	CHECK_FAILS(hml__train_check(&o, NULL, 0), HML_EINVALID,
+	            "categorical features are for the mlp family; arch 'cnn:4:relu:kernel=3' is cnn");
+	o.arch = "cnnvec:4";
+	CHECK_FAILS(hml__train_check(&o, NULL, 0), HML_EINVALID, "is cnnvec");
+	o.categorical = "none";
+	CHECK_OK(hml__train_check(&o, NULL, 0));
+}
+
 int main(void)
 {
 	RUN(bad_specs);
@@ -392,5 +472,6 @@ int main(void)
 	RUN(cnnvec_specs);
 	RUN(cnnvec_layouts);
 	RUN(cnnvec_template);
+	RUN(categorical_declarations);
 	return check_report();
 }

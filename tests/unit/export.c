@@ -58,8 +58,10 @@ static void make_fields(hml__dataset *d, int64_t rows, int c)
 		d->y[i] = 0.5f * d->x[i] + 0.25f * d->x[i > 0 ? i - 1 : i] + 0.25f * d->x[(i + 1) % (rows * d->in_features)];
 }
 
-/* Train `arch` on d, compile it, compare on all of d's rows. */
-static void agree(const hml__dataset *d, const char *arch, const char *name)
+/* Train `arch` (with the categorical declaration `cat`, may be NULL) on
+ * d, compile it, compare on all of d's rows. */
+static void agree_with(const hml__dataset *d, const char *arch, const char *cat,
+                       const char *name)
 {
 	hml__train_options o = HML__TRAIN_OPTIONS_INIT;
 	hml__train_result res;
@@ -79,6 +81,7 @@ static void agree(const hml__dataset *d, const char *arch, const char *name)
 	snprintf(c, sizeof(c), "%s.c", tmp_path(name));
 	snprintf(so, sizeof(so), "%s.so", tmp_path(name));
 	o.arch = arch;
+	o.categorical = cat;
 	o.epochs = 2;
 	o.batch = 32;
 	o.threads = 1;
@@ -114,6 +117,48 @@ static void agree(const hml__dataset *d, const char *arch, const char *name)
 	hml__cg_model_release(&m);
 	free(want);
 	free(xd);
+}
+
+static void agree(const hml__dataset *d, const char *arch, const char *name)
+{
+	agree_with(d, arch, NULL, name);
+}
+
+/* make_rows with x[1] and x[3] replaced by classes: 0 .. K-1, out of range
+ * (-1, K, 40) and ties of the rounding (2.5, 3.5). */
+static void make_classes(hml__dataset *d, int64_t rows)
+{
+	static const float odd[] = { -1.0f, 8.0f, 40.0f, 2.5f, 3.5f, -0.4f };
+	uint64_t seed = 11;
+
+	make_rows(d, rows);
+	for (int64_t r = 0; r < rows; r++) {
+		float *x = d->x + r * 4;
+		int c = (int)uniform(&seed, 0, 8);
+
+		x[1] = r % 10 == 0 ? odd[(r / 10) % 6] : (float)c;
+		x[3] = (float)(r % 3);
+		d->y[r * 2] += (float)((c * 5) % 8) * 3.0f;
+	}
+}
+
+TEST(mlp_categorical)
+{
+	hml__dataset d;
+	hml__cg_model m;
+	char pt[600];
+
+	make_classes(&d, 500);
+	agree_with(&d, "mlp:24x24:relu", "1:8,3:3", "mcat");
+	agree_with(&d, "mlp:8:tanh", "3:3", "mcat1");
+	/* the description read back holds the declaration and the encoded width */
+	snprintf(pt, sizeof(pt), "%s.pt", tmp_path("mcat"));
+	CHECK_OK(hml__export_model(pt, &m));
+	CHECK(m.ncat == 2 && m.cat_feature[0] == 1 && m.cat_classes[0] == 8 &&
+	      m.cat_feature[1] == 3 && m.cat_classes[1] == 3);
+	CHECK(m.layers[0].in == 2 + 8 + 3 && hml__cg_model_in_size(&m) == 4);
+	hml__cg_model_release(&m);
+	hml__dataset_release(&d);
 }
 
 TEST(mlp_every_activation)
@@ -234,6 +279,7 @@ int main(void)
 	if (tmp_dir_make("export") < 0)
 		return 1;
 	RUN(mlp_every_activation);
+	RUN(mlp_categorical);
 	RUN(cnn);
 	RUN(cnnvec);
 	RUN(refused);

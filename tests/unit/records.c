@@ -242,6 +242,8 @@ TEST(model_record_round_trip)
 	CHECK(metric(&m, "samples_per_second") == 12800 && metric(&m, "final_lr") == 5e-4);
 	CHECK(metric(&m, "latency_batch") == 4096 && metric(&m, "forward_max_diff") == 1e-9);
 	CHECK_CONTAINS(json_string_value(json_object_get(m.json, "normalisation")), "in_mean");
+	CHECK_EQ_INT(json_array_size(json_object_get(m.json, "categorical")), 0);
+	CHECK(json_is_array(json_object_get(m.json, "categorical")));
 	CHECK(m.search == NULL && json_object_get(m.json, "search") == NULL);
 	/* the loss and the metric named, the error in it (per cent) */
 	CHECK_STR(json_string_value(json_object_get(m.json, "loss")), "relative");
@@ -252,7 +254,7 @@ TEST(model_record_round_trip)
 	CHECK_EQ_INT(json_object_size(m.metrics), 18);
 	CHECK_EQ_INT(json_object_size(m.options), 15);
 	CHECK_STR(keys(m.json), "id workflow region family arch input_shape output_shape datasets "
-	          "data_sha256 rows options loss metric metrics normalisation files provenance");
+	          "data_sha256 rows options loss metric metrics categorical normalisation files provenance");
 	CHECK_STR(keys(m.rows), "train validation test dropped_nonfinite nonfinite_values "
 	          "nonfinite_policy");
 
@@ -262,6 +264,7 @@ TEST(model_record_round_trip)
 	r.test_mae = r.final_lr = NAN;
 	o.optimizer = "adam", o.weight_decay = -1, o.max_seconds = 0;
 	o.loss = o.metric = NULL, r.val_mape = r.test_mape = NAN;
+	o.categorical = "4:12,1:3";   /* recorded as objects, in feature order */
 	{
 		hml__model_facts f = { "binomial", "binomial", in, out, ids, 1, &o, &r, NULL,
 		                       -1, -1, "s1", 61, 44, NULL };
@@ -285,8 +288,14 @@ TEST(model_record_round_trip)
 	CHECK_STR(m.metric, "rmse");
 	CHECK(m.val_error == 0.25 && json_is_null(json_object_get(m.metrics, "val_mape")));
 	CHECK_STR(keys(m.json), "id workflow region family arch input_shape output_shape datasets "
-	          "data_sha256 rows options loss metric metrics normalisation search files provenance");
+	          "data_sha256 rows options loss metric metrics categorical normalisation search files provenance");
 	CHECK_STR(keys(json_object_get(m.json, "search")), "id trial config");
+	{
+		char *cat = json_dumps(json_object_get(m.json, "categorical"), JSON_COMPACT);
+
+		CHECK_STR(cat, "[{\"feature\":1,\"classes\":3},{\"feature\":4,\"classes\":12}]");
+		free(cat);
+	}
 	json_decref(in);
 	json_decref(out);
 	hml__store_free(s);

@@ -42,6 +42,7 @@ TEST(messages)
 	o.val_fraction = 0.2; o.test_fraction = 0.15; o.infer_batch = 4096; o.max_seconds = 30;
 	o.loss = "relative"; o.metric = "mape"; o.mape_floor = 1;
 	o.latency_threads = 3; o.row_fraction = 0.25;
+	o.categorical = "1:8,3:2";
 	m = hml__wire_trial(12, "/e/search/s1/t12.pt", &o);
 	CHECK_OK(hml__wire_trial_read(m, &trial, &out, &back));
 	CHECK_EQ_INT(trial, 12);
@@ -55,6 +56,7 @@ TEST(messages)
 	      back.infer_batch == 4096 && back.max_seconds == 30);
 	CHECK_STR(back.loss, "relative");
 	CHECK_STR(back.metric, "mape");
+	CHECK_STR(back.categorical, "1:8,3:2");
 	CHECK(back.mape_floor == 1);
 	CHECK(back.latency_threads == 3 && back.row_fraction == 0.25);
 	/* The latency objective: torchscript unless the trial names a target. */

@@ -235,6 +235,33 @@ TEST(train_options)
 	CHECK_STR(nf, "drop");
 }
 
+/* model.categorical: kept in the canonical "F:K,..." form (sorted), set
+ * on the training options; none without it; an empty array is none. */
+TEST(categorical)
+{
+	json_t *doc = valid_doc();
+	hml__workflow *w = NULL;
+	hml__train_options o = HML__TRAIN_OPTIONS_INIT;
+
+	set_path(doc, "regions.0.model.categorical",
+	         json_pack("[{s:i, s:i}, {s:i, s:i}]", "feature", 3, "classes", 12, "feature", 1,
+	                   "classes", 2));
+	CHECK_OK(hml__workflow_load(&w, write_doc("categorical", doc)));
+	CHECK_STR(w->regions[0].categorical, "1:2,3:12");
+	CHECK(w->regions[1].categorical == NULL);
+	hml__workflow_train_options(&w->regions[0], &o, NULL);
+	CHECK_STR(o.categorical, "1:2,3:12");
+	hml__workflow_train_options(&w->regions[1], &o, NULL);
+	CHECK(o.categorical == NULL);
+	hml__workflow_free(w);
+	w = NULL;
+	set_path(doc, "regions.0.model.categorical", json_array());
+	CHECK_OK(hml__workflow_load(&w, write_doc("categorical-empty", doc)));
+	CHECK(w->regions[0].categorical == NULL);
+	hml__workflow_free(w);
+	json_decref(doc);
+}
+
 /* The error objective follows qoi.metric: mape -> MAPE and the relative
  * loss (its floor with it), overridden per region by model.train.loss. */
 TEST(metric_and_loss)
@@ -499,6 +526,16 @@ static const bad_case bad_cases[] = {
 	{ "regions.0.model.train.loss", "\"l2\"", HML_EINVALID, "key 'regions[0].model.train.loss' names an unknown loss 'l2' (known: mse, mae, relative, log)" },
 	{ "regions.0.model.train.loss", "2", HML_EINVALID, "key 'regions[0].model.train.loss' must be a string" },
 	{ "regions.0.model.search_space", "[]", HML_EINVALID, "key 'regions[0].model.search_space' must be an object" },
+	{ "regions.0.model.categorical", "{\"feature\": 1, \"classes\": 4}", HML_EINVALID, "regions[0].model.categorical must be an array of {\"feature\": F, \"classes\": K}" },
+	{ "regions.0.model.categorical", "[3]", HML_EINVALID, "regions[0].model.categorical[0] must be an object {\"feature\": F, \"classes\": K}" },
+	{ "regions.0.model.categorical", "[{\"feature\": 1}]", HML_EINVALID, "regions[0].model.categorical[0] needs integers 'feature' and 'classes'" },
+	{ "regions.0.model.categorical", "[{\"feature\": \"1\", \"classes\": 4}]", HML_EINVALID, "regions[0].model.categorical[0] needs integers 'feature' and 'classes'" },
+	{ "regions.0.model.categorical", "[{\"feature\": 1, \"classes\": 4, \"name\": \"m\"}]", HML_EINVALID, "regions[0].model.categorical[0]: unknown key 'name' (known: feature, classes)" },
+	{ "regions.0.model.categorical", "[{\"feature\": 1, \"classes\": 1}]", HML_EINVALID, "regions[0].model.categorical: classes 1 of feature 1 is outside 2 to 4096" },
+	{ "regions.0.model.categorical", "[{\"feature\": 1, \"classes\": 4097}]", HML_EINVALID, "classes 4097 of feature 1 is outside 2 to 4096" },
+	{ "regions.0.model.categorical", "[{\"feature\": -1, \"classes\": 4}]", HML_EINVALID, "regions[0].model.categorical: feature -1 is negative" },
+	{ "regions.0.model.categorical", "[{\"feature\": 2, \"classes\": 4}, {\"feature\": 2, \"classes\": 5}]", HML_EINVALID, "regions[0].model.categorical: feature 2 is declared twice" },
+	{ "regions.1.model.categorical", "[{\"feature\": 0, \"classes\": 4}]", HML_EINVALID, "regions[1].model.categorical: categorical features are for the mlp family, not 'cnn'" },
 	{ "qoi", NULL, HML_EINVALID, "key 'qoi' is missing" },
 	{ "qoi.dataset", NULL, HML_EINVALID, "key 'qoi.dataset' is missing" },
 	{ "qoi.dataset", "false", HML_EINVALID, "key 'qoi.dataset' must be a string" },
@@ -721,6 +758,7 @@ int main(void)
 	RUN(defaults);
 	RUN(train_options);
 	RUN(metric_and_loss);
+	RUN(categorical);
 	RUN(path_forms);
 	RUN(bundled_names);
 	RUN(bad_json);
