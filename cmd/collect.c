@@ -118,8 +118,9 @@ static json_t *regions_json(const hml__region_info *infos, size_t n,
 	return o;
 }
 
+/* A run's record; "succeeded": it exited with one of the workflow's success codes. */
 static json_t *run_json(int64_t seed, char *const *argv, const hml__proc_result *res,
-                        const char *start_error)
+                        const char *start_error, int succeeded)
 {
 	json_t *a = json_array(), *o;
 
@@ -127,6 +128,7 @@ static json_t *run_json(int64_t seed, char *const *argv, const hml__proc_result 
 		json_array_append_new(a, hml__json_bytes(*argv));
 	o = json_pack("{s:I, s:o}", "seed", (json_int_t)seed, "argv", a);
 	if (start_error) {
+		json_object_set_new(o, "succeeded", json_false());
 		json_object_set_new(o, "status", json_string("not started"));
 		json_object_set_new(o, "error", json_string(start_error));
 		json_object_set_new(o, "exit_code", json_null());
@@ -135,6 +137,7 @@ static json_t *run_json(int64_t seed, char *const *argv, const hml__proc_result 
 	}
 	json_object_set_new(o, "status", json_string(hml__proc_describe(res)));
 	json_object_set_new(o, "exit_code", res->exited ? json_integer(res->exit_code) : json_null());
+	json_object_set_new(o, "succeeded", json_boolean(succeeded));
 	if (!res->exited && res->signal)
 		json_object_set_new(o, "signal", json_integer(res->signal));
 	json_object_set_new(o, "wall_seconds", json_real(res->wall_s));
@@ -350,11 +353,12 @@ static int run_all(collect_state *st, int64_t first_seed, int runs, int *interru
 			snprintf(why, why_size, "%s (run %d of %d)", hml_error_last()->message,
 			         k + 1, runs);
 			json_array_append_new(st->runs, run_json(seed, argv, NULL,
-			                                         hml_error_last()->message));
+			                                         hml_error_last()->message, 0));
 			hml__strv_free(argv);
 			break;
 		}
-		json_array_append_new(st->runs, run_json(seed, argv, &res, NULL));
+		json_array_append_new(st->runs, run_json(seed, argv, &res, NULL, res.exited &&
+		                      hml__workflow_exit_ok(st->w, res.exit_code)));
 		snprintf(header, sizeof(header), "run %d of %d, seed %lld", k + 1, runs,
 		         (long long)seed);
 		snprintf(footer, sizeof(footer), "%s after %.3f s", hml__proc_describe(&res),

@@ -108,7 +108,8 @@ static void region_list(char *buf, size_t size, const json_t *regions)
 	}
 }
 
-/* "3" runs, or "3 (1 failed)" when some did not exit 0. */
+/* "3" runs, or "3 (1 failed)" when some did not succeed (the workflow's
+ * success codes; records of older hml: exit 0). */
 static void run_count(char *buf, size_t size, const json_t *runs)
 {
 	size_t i, failed = 0;
@@ -119,8 +120,10 @@ static void run_count(char *buf, size_t size, const json_t *runs)
 		return;
 	json_array_foreach(runs, i, r) {
 		const json_t *code = json_object_get(r, "exit_code");
+		const json_t *ok = json_object_get(r, "succeeded");
 
-		if (!json_is_integer(code) || json_integer_value(code) != 0)
+		if (json_is_boolean(ok) ? !json_is_true(ok)
+		                        : !json_is_integer(code) || json_integer_value(code) != 0)
 			failed++;
 	}
 	if (failed)

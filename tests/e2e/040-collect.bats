@@ -388,11 +388,17 @@ exit 1'
 	echo "$output" > out.json
 	[ "$(json out.json 'd["dataset"]["complete"]')" = True ]
 	[ "$(json out.json '[r["exit_code"] for r in d["dataset"]["runs"]]')" = "[1, 1]" ]
+	[ "$(json out.json '[r["succeeded"] for r in d["dataset"]["runs"]]')" = "[True, True]" ]
+	run hml -C exp show
+	assert_line --regexp "^ +d1 +one +yes +binomial \(2048\) +2$"   # no run counted failed
 	# Undeclared, the same status is a failed run: the data is kept incomplete.
 	wf one app.sh 'd["name"] = "one"'
 	run --separate-stderr hml -C exp collect ./one "${TINY[@]}"
 	[ "$status" -eq 1 ]
 	[[ "$stderr" == *"hml: error: application 'one' exited with status 1 (run 1 of 1); kept 1024 rows of region 'binomial' as incomplete data set d2" ]]
+	[ "$(json exp/manifest.json '[r["succeeded"] for r in d["datasets"][1]["runs"]]')" = "[False]" ]
+	run hml -C exp show
+	assert_line --regexp "^ +d2 +one +no +binomial \(1024\) +1 \(1 failed\)$"
 	# A bad declaration is invalid input naming the key; nothing runs.
 	wf one app.sh 'd["success_exit_codes"] = [0, 300]'
 	cp exp/manifest.json before.json
