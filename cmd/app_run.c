@@ -6,14 +6,17 @@
  * check runs are both made here, and what is said of such runs: the
  * program's own verification, and runs on the collected inputs.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cmd.h"
+#include "core/envname.h"
 #include "core/util.h"
 #include "run/argv.h"
 #include "run/childenv.h"
+#include "run/limit.h"
 #include "run/workflow.h"
 #include "store/records.h"
 #include "sys/fsutil.h"
@@ -50,19 +53,32 @@ static const char *kind_name(hml__run_kind k)
 	                                                                      : "collect";
 }
 
-int cmd_app_run(const struct hml__workflow *w, char *const *argv,
-                const struct hml__run_config *config, const char *log, double *wall_s,
-                cmd_progress **bar)
+double cmd_run_timeout = NAN;
+
+const char *cmd_run_status(char *buf, size_t size, const hml__proc_result *res, double limit)
 {
-	char **envp = NULL;
+	if (!res->timed_out)
+		return hml__proc_describe(res);
+	snprintf(buf, size, "timed out after its limit of %.3g s (--run-timeout, %s)", limit,
+	         HML__ENV_RUN_TIMEOUT);
+	return buf;
+}
+
+int cmd_app_run(const struct hml__workflow *w, char *const *argv,
+                const struct hml__run_config *config, const char *log, double accurate_s,
+                double *wall_s, cmd_progress **bar)
+{
+	char **envp = NULL, why[128];
 	hml__proc_result pr;
+	double limit;
 	int rc;
 
-	if ((rc = hml__childenv_build(&envp, config, (const char *const *)environ,
+	if ((rc = hml__run_limit(&limit, cmd_run_timeout, accurate_s)) < 0 ||
+	    (rc = hml__childenv_build(&envp, config, (const char *const *)environ,
 	                              (const char *const *)w->env)) < 0)
 		return rc;
 	rc = hml__proc_run_env((const char *const *)argv, (const char *const *)envp, log, log,
-	                       &pr);
+	                       limit, &pr);
 	hml__strv_free(envp);
 	if (rc < 0)
 		return rc;
@@ -78,7 +94,8 @@ int cmd_app_run(const struct hml__workflow *w, char *const *argv,
 		snprintf(title, sizeof(title), "the application's output in '%s'", log);
 		cmd_log_tail(log, title);
 		return hml__error_set(HML_ERROR, "%s run of '%s' failed: %s",
-		                      kind_name(config->kind), w->program, hml__proc_describe(&pr));
+		                      kind_name(config->kind), w->program,
+		                      cmd_run_status(why, sizeof(why), &pr, limit));
 	}
 	if (wall_s)
 		*wall_s = pr.wall_s;

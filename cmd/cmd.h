@@ -25,7 +25,8 @@ enum {
 	HML_EXIT_FAILURE = 1,      /* the work failed (I/O, a crashed application, ...) */
 	HML_EXIT_USAGE = 2,        /* bad command line */
 	HML_EXIT_INVALID = 3,      /* invalid input: workflow, manifest, data, model */
-	HML_EXIT_INTERRUPTED = 130 /* SIGINT / SIGTERM */
+	HML_EXIT_INTERRUPTED = 130 /* interrupted: main() makes it 128 + the signal
+	                              (130 SIGINT, 143 SIGTERM, 129 SIGHUP) */
 };
 
 /* Global options, set by main() before the subcommand runs (and also
@@ -37,10 +38,14 @@ typedef struct cmd_globals {
 } cmd_globals;
 extern cmd_globals g_cmd;
 
-/* Set by the SIGINT/SIGTERM handler (which also forwards SIGINT to a
- * running child through hml__interrupt). */
+/* Set by the SIGINT/SIGTERM/SIGHUP handler (which also forwards the
+ * signal to a running child's process group through hml__interrupt). */
 extern volatile sig_atomic_t cmd_interrupted;
 void cmd_signals_install(void);
+
+/* A command's exit status as hml exits with it: HML_EXIT_INTERRUPTED
+ * becomes 128 + the first interrupting signal's number (hml(1)). */
+int cmd_exit_status(int code);
 
 typedef enum cmd_opt_kind {
 	CMD_OPT_FLAG,     /* int *: set to 1 */
@@ -175,15 +180,31 @@ struct hml__run_config;
  * Run the application (argv[0] the workflow's program) once in
  * configuration `config` (lib/run/childenv.h: the environment is built from
  * scratch over the caller's and the workflow's), stdout and stderr to
- * `log`. 0 when it exited with a status the workflow declares success
- * (success_exit_codes: 0 by default; *wall_s, may be NULL: its wall time); HML_ERROR "interrupted" after SIGINT/SIGTERM; HML_ERROR
- * "accurate run of 'P' failed: exit status 2" (or "surrogate", a signal)
- * after printing the log's last lines on stderr (unless -q) and ending
- * *bar (may be NULL) so that they are not drawn over.
+ * `log`, under its time limit (lib/run/limit.h: --run-timeout, else
+ * HML_RUN_TIMEOUT, else 10 x `accurate_s` when > 0, the workflow's
+ * accurate run's wall time). 0 when it exited with a status the workflow
+ * declares success (success_exit_codes: 0 by default; *wall_s, may be
+ * NULL: its wall time); HML_ERROR "interrupted" after SIGINT/SIGTERM/
+ * SIGHUP; HML_EINVALID for a bad limit; HML_ERROR "accurate run of 'P'
+ * failed: exit status 2" (or "surrogate", a signal, "timed out after its
+ * limit of N s") after printing the log's last lines on stderr (unless
+ * -q) and ending *bar (may be NULL) so that they are not drawn over.
  */
 int cmd_app_run(const struct hml__workflow *w, char *const *argv,
-                const struct hml__run_config *config, const char *log, double *wall_s,
-                cmd_progress **bar);
+                const struct hml__run_config *config, const char *log, double accurate_s,
+                double *wall_s, cmd_progress **bar);
+
+/* --run-timeout SECONDS (NAN: not given), the option row that sets it
+ * (collect, evaluate), and how a run ended, in buf: "timed out after its
+ * limit of N s (--run-timeout, HML_RUN_TIMEOUT)" for one that ran past
+ * `limit`, else hml__proc_describe()'s "exit 3", "killed by SIGSEGV". */
+extern double cmd_run_timeout;
+struct hml__proc_result;
+#define CMD_RUN_TIMEOUT_OPTION { "run-timeout", 0, CMD_OPT_DOUBLE, &cmd_run_timeout, \
+	"SECONDS", "time limit of each application run (0: none; default: HML_RUN_TIMEOUT, " \
+	"else 10 x the accurate run's time where measured)" }
+const char *cmd_run_status(char *buf, size_t size, const struct hml__proc_result *res,
+                           double limit);
 
 /* --- hml evaluate's quantities of interest (cmd/evaluate_qoi.c) ------ */
 struct hml__qoi_result;

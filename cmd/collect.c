@@ -19,6 +19,7 @@
 #include "core/util.h"
 #include "run/argv.h"
 #include "run/childenv.h"
+#include "run/limit.h"
 #include "run/workflow.h"
 #include "store/cost.h"
 #include "store/records.h"
@@ -126,18 +127,14 @@ static json_t *run_json(int64_t seed, char *const *argv, const hml__proc_result 
 
 	for (; *argv; argv++)
 		json_array_append_new(a, hml__json_bytes(*argv));
-	o = json_pack("{s:I, s:o}", "seed", (json_int_t)seed, "argv", a);
+	o = json_pack("{s:I, s:o, s:b}", "seed", (json_int_t)seed, "argv", a, "succeeded", succeeded);
 	if (start_error) {
-		json_object_set_new(o, "succeeded", json_false());
-		json_object_set_new(o, "status", json_string("not started"));
-		json_object_set_new(o, "error", json_string(start_error));
-		json_object_set_new(o, "exit_code", json_null());
-		json_object_set_new(o, "wall_seconds", json_real(0.0));
+		json_object_update_new(o, json_pack("{s:s, s:s, s:n, s:f}", "status", "not started",
+		                                    "error", start_error, "exit_code", "wall_seconds", 0.0));
 		return o;
 	}
 	json_object_set_new(o, "status", json_string(hml__proc_describe(res)));
 	json_object_set_new(o, "exit_code", res->exited ? json_integer(res->exit_code) : json_null());
-	json_object_set_new(o, "succeeded", json_boolean(succeeded));
 	if (!res->exited && res->signal)
 		json_object_set_new(o, "signal", json_integer(res->signal));
 	json_object_set_new(o, "wall_seconds", json_real(res->wall_s));
@@ -314,10 +311,12 @@ static int run_all(collect_state *st, int64_t first_seed, int runs, int *interru
 	const hml__run_config config = { HML__RUN_COLLECT, st->db, NULL, NULL, NULL, st->prof };
 	char **env = NULL;
 	cmd_progress *bar = cmd_progress_start("collect", runs);
+	double limit;   /* lib/run/limit.h: no accurate run to scale */
 	int k, ok = 0;
 
 	why[0] = '\0';
-	if (hml__childenv_build(&env, &config, (const char *const *)environ,
+	if (hml__run_limit(&limit, cmd_run_timeout, 0.0) < 0 ||
+	    hml__childenv_build(&env, &config, (const char *const *)environ,
 	                        (const char *const *)st->w->env) < 0) {
 		snprintf(why, why_size, "%s", hml_error_last()->message);
 		goto done;
@@ -348,7 +347,7 @@ static int run_all(collect_state *st, int64_t first_seed, int runs, int *interru
 			cmd_info("collect: %s: run %d of %d (seed %lld)", st->w->name, k + 1, runs,
 			         (long long)seed);
 		rc = hml__proc_run_env((const char *const *)argv, (const char *const *)env,
-		                       st->tmp_run, st->tmp_run, &res);
+		                       st->tmp_run, st->tmp_run, limit, &res);
 		if (rc < 0) {
 			snprintf(why, why_size, "%s (run %d of %d)", hml_error_last()->message,
 			         k + 1, runs);
@@ -371,8 +370,8 @@ static int run_all(collect_state *st, int64_t first_seed, int runs, int *interru
 			snprintf(why, why_size, "application '%s' was interrupted (run %d of %d)",
 			         st->w->name, k + 1, runs);
 		} else if (!res.exited) {
-			snprintf(why, why_size, "application '%s' was %s (run %d of %d)",
-			         st->w->name, hml__proc_describe(&res), k + 1, runs);
+			snprintf(why, why_size, "application '%s' was %s (run %d of %d)", st->w->name,
+			         cmd_run_status(footer, sizeof(footer), &res, limit), k + 1, runs);
 		} else if (!hml__workflow_exit_ok(st->w, res.exit_code)) {
 			snprintf(why, why_size, "application '%s' exited with status %d (run %d of %d)",
 			         st->w->name, res.exit_code, k + 1, runs);
@@ -556,6 +555,7 @@ int cmd_collect(int argc, char **argv)
 		  "seed of the first run; run k gets S+k-1 (default: collect.seed)" },
 		{ "args", 0, CMD_OPT_STRING, &o.args, "'A B C'",
 		  "the application's arguments, split on blanks (replaces collect.args)" },
+		CMD_RUN_TIMEOUT_OPTION,
 		{ NULL, 0, 0, NULL, NULL, NULL }
 	};
 	const cmd_spec spec = {

@@ -20,9 +20,8 @@ volatile sig_atomic_t cmd_interrupted;
 
 static void on_signal(int sig)
 {
-	(void)sig;
 	cmd_interrupted = 1;
-	hml__interrupt();
+	hml__interrupt(sig);
 }
 
 void cmd_signals_install(void)
@@ -34,7 +33,15 @@ void cmd_signals_install(void)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+}
+
+int cmd_exit_status(int code)
+{
+	int sig = hml__interrupt_signal();
+
+	return code == HML_EXIT_INTERRUPTED && sig > 0 ? 128 + sig : code;
 }
 
 /* --- messages ------------------------------------------------------------ */

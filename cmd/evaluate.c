@@ -48,6 +48,7 @@ static const cmd_option options[] = {
 	  "the application's arguments instead of the workflow's evaluate args (split on blanks)" },
 	{ "keep-runs", 0, CMD_OPT_FLAG, &keep, NULL,
 	  "keep every run's QoI, profile and log in eval/<id>-runs/" },
+	CMD_RUN_TIMEOUT_OPTION,
 	{ NULL, 0, 0, NULL, NULL, NULL }
 };
 
@@ -93,6 +94,7 @@ typedef struct evaluation {
 	const char *lat_source;   /* "card", "measured", or NULL: none */
 	hml__prediction pred;     /* from the collected cost and that latency */
 	double pred_run;          /* end to end for these runs, from their accurate times */
+	double acc_wall_max;      /* the slowest accurate run's wall time, warm-up included */
 	/* record */
 	char eid[32];
 } evaluation;
@@ -254,11 +256,15 @@ static int run_one(evaluation *e, int which, int k, cmd_progress **bar)
 	snprintf(log, sizeof(log), "%s/%s%d.log", e->tmp, kind, k);
 	config.qoi = k == 0 ? qoi : NULL;   /* the warm-up pair records the QoI */
 	config.profile = prof;
-	if ((rc = cmd_app_run(e->w, e->argv, &config, log, &wall, bar)) < 0 ||
+	/* A surrogate run's limit: 10 x the slowest accurate run so far. */
+	if ((rc = cmd_app_run(e->w, e->argv, &config, log, which ? e->acc_wall_max : 0.0, &wall,
+	                      bar)) < 0 ||
 	    (rc = hml__workflow_verify(e->w, log, &passed)) < 0 ||
 	    (rc = hml__profile_file_find(prof, e->label, &rec)) < 0)
 		return rc;
 	se->unverified += !passed;
+	if (!which && wall > e->acc_wall_max)
+		e->acc_wall_max = wall;
 	if (k == 0)
 		return 0;
 	se->model_calls += (int64_t)rec.stats.model_calls;

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cmd.h"
@@ -299,6 +300,26 @@ static void print_result(const json_t *rec, const char *id)
 	cmd_latency_print(rec, "  ");
 }
 
+/* Before the experiment is read: a missing file, or one that is not a
+ * regular file (a FIFO, a directory, a device: opened without blocking,
+ * as every model file is, loader.h) is invalid input, refused at once. */
+static int check_file(const char *file)
+{
+	hml__error_saved why;
+	struct stat st;
+	int fd;
+
+	if (access(file, R_OK) != 0)
+		return hml__error_set(errno == ENOENT ? HML_ENOTFOUND : HML_EIO,
+		                      "cannot import '%s': %s", file, strerror(errno));
+	if ((fd = hml__model_file_open(file, "model", &st)) < 0) {
+		hml__error_save(&why);
+		return hml__error_set(HML_EINVALID, "%s", why.message);
+	}
+	close(fd);
+	return 0;
+}
+
 int cmd_import(int argc, char **argv)
 {
 	import_state st;
@@ -327,11 +348,8 @@ int cmd_import(int argc, char **argv)
 		return HML_EXIT_USAGE;
 	}
 	file = argv[first];
-	if (access(file, R_OK) != 0) {
-		rc = hml__error_set(errno == ENOENT ? HML_ENOTFOUND : HML_EIO,
-		                    "cannot import '%s': %s", file, strerror(errno));
+	if ((rc = check_file(file)) < 0)
 		goto fail;
-	}
 	if ((rc = hml__store_open(&st.s, g_cmd.dir, 0)) < 0 || (rc = pick_datasets(&st)) < 0 ||
 	    (rc = run_model(&st, file)) < 0 || (rc = measure_errors(&st, &e)) < 0)
 		goto fail;

@@ -147,5 +147,5 @@ int main(int argc, char **argv)
 		return HML_EXIT_USAGE;
 	}
 	cmd_signals_install();
-	return c->fn(argc - i, argv + i);
+	return cmd_exit_status(c->fn(argc - i, argv + i));
 }

@@ -44,6 +44,7 @@ struct cmd_qoi_check {
 	int last_ok;          /* it compared (its run did not fail) */
 	json_t *checks;       /* [{model, target, error, qois} or {..., failed}] */
 	int nchecks;
+	double acc_wall;      /* the accurate run's: the checks' time limit */
 };
 
 static int strv_equal(char *const *a, char *const *b)
@@ -108,7 +109,7 @@ static int reference(cmd_qoi_check *q)
 	config.qoi = qoi;
 	cmd_info("QoI check: workflow '%s', seed %lld: accurate run", q->w->name,
 	         (long long)q->seed);
-	if ((rc = cmd_app_run(q->w, q->argv, &config, log, NULL, NULL)) < 0)
+	if ((rc = cmd_app_run(q->w, q->argv, &config, log, 0.0, &q->acc_wall, NULL)) < 0)
 		return rc;
 	return hml__qoi_ref_load(&q->ref, q->w, qoi);
 }
@@ -159,7 +160,7 @@ static int run_model(cmd_qoi_check *q, const char *model, int k)
 	if ((rc = hml__checked_model(q->s, model, &mv, &path)) < 0)
 		return rc;
 	config.model = path;
-	rc = cmd_app_run(q->w, q->argv, &config, log, NULL, NULL);
+	rc = cmd_app_run(q->w, q->argv, &config, log, q->acc_wall, NULL, NULL);
 	free(path);
 	snprintf(what, sizeof(what), "model '%s'", model);
 	return rc < 0 ? rc : hml__qoi_compare(q->last, q->ref, qoi, what);

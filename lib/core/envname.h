@@ -34,6 +34,9 @@ extern "C" {
 #define HML__ENV_JIT_OPTIMIZE  "HML_JIT_OPTIMIZE"
 #define HML__ENV_DEVICE        "HML_DEVICE"
 
+/* The CLI's own: the time limit of an application run (lib/run/limit.h). */
+#define HML__ENV_RUN_TIMEOUT   "HML_RUN_TIMEOUT"
+
 /* Every prefix every HML variable has. */
 #define HML__ENV_PREFIX        "HML_"
 

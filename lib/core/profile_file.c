@@ -16,6 +16,7 @@
 #include "core/json.h"
 #include "core/profile_file.h"
 #include "core/read_file.h"
+#include "core/util.h"
 #include "hml/version.h"
 
 /* The counters and timers of hml_region_stats, by their JSON names. */
@@ -61,6 +62,10 @@ int hml__profile_file_write(const char *path, const hml__profile_record *recs, s
 		}
 	if (!doc)
 		return hml__error_oom();
+	/* The rename would put a regular file in place of a device or a FIFO
+	 * (HML_PROFILE=/dev/null as root), or of a link instead of its target. */
+	if ((rc = hml__path_replaceable(path)) < 0)
+		goto done;
 	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid()) >= sizeof(tmp)) {
 		rc = hml__error_set(HML_EIO, "cannot write profile '%s': name too long", path);
 		goto done;

@@ -43,7 +43,7 @@ int hml__qoi_file_write(const char *path, const char *name, const void *data,
 	qoi_types(dtype, &mem_type, &file_type);
 	for (d = 0; d < ndim; d++)
 		dims[d] = (hsize_t)shape[d];
-	if ((rc = hml__h5_open_rw(&file, path)) < 0)
+	if ((rc = hml__path_replaceable(path)) < 0 || (rc = hml__h5_open_rw(&file, path)) < 0)
 		goto done;
 	if ((exists = H5Lexists(file, name, H5P_DEFAULT)) < 0 ||
 	    (exists && H5Ldelete(file, name, H5P_DEFAULT) < 0)) {

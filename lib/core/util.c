@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -149,4 +150,26 @@ void hml__strv_free(char **v)
 	for (char **p = v; *p; p++)
 		free(*p);
 	free(v);
+}
+
+static const char *file_kind(mode_t m)
+{
+	return S_ISLNK(m) ? "a symbolic link" : S_ISDIR(m) ? "a directory"
+	     : S_ISFIFO(m) ? "a FIFO" : S_ISCHR(m) ? "a character device"
+	     : S_ISBLK(m) ? "a block device" : S_ISSOCK(m) ? "a socket" : "of unknown type";
+}
+
+int hml__path_replaceable(const char *path)
+{
+	struct stat st;
+
+	if (!path || !*path)
+		return hml__error_set(HML_EINVALID, "cannot write a file without a name");
+	if (lstat(path, &st) != 0)
+		return errno == ENOENT ? 0 : hml__error_set(HML_EIO, "cannot write '%s': %s",
+		                                            path, strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return hml__error_set(HML_EINVALID, "cannot write '%s': not a regular file (%s)",
+		                      path, file_kind(st.st_mode));
+	return 0;
 }

@@ -35,6 +35,17 @@ char *hml__strdup(const char *s);
 void hml__strv_free(char **v);
 
 /**
+ * May hml create or replace the file `path`? The one check before a file
+ * that the runtime writes (HML_PROFILE, HML_DB, HML_QOI) is created,
+ * opened for writing or renamed over: 0 when nothing is there (ENOENT) or
+ * a regular file that is not a symbolic link (lstat). Otherwise
+ * HML_EINVALID, "cannot write 'P': not a regular file (a FIFO)" (a
+ * symbolic link, a directory, a character device, ...), or HML_EIO when
+ * it cannot be examined. What is there is left untouched.
+ */
+int hml__path_replaceable(const char *path);
+
+/**
  * Parse a whole decimal integer / floating number; 0 or HML_EINVALID (no
  * message). The one parser of every number hml reads from the environment
  * and the command line: the whole string must be the number, so leading or

@@ -115,7 +115,7 @@ static double probe_wall(const char *probe, const char *model, const char *shape
 		if (hml__proc_run(argv, NULL, "/dev/null", "/dev/null", &r) < 0)
 			return NAN;
 		if (r.interrupted) {
-			hml__interrupt();   /* pending again: the measurement stops */
+			hml__interrupt(r.interrupted);   /* pending again: the measurement stops */
 			return NAN;
 		}
 		if (!r.exited || r.exit_code != 0)

@@ -10,6 +10,11 @@
  * runs from that moment to the reaping, so it leaves out fork(), whose
  * cost grows with the parent (a CLI with libtorch mapped: ~5 ms here) and
  * is no part of the application's run.
+ *
+ * The child leads its own process group (setpgid in both processes, so
+ * that the group exists whichever runs first) and the wait watches a
+ * pidfd with a timeout, so that the time limit and the grace period after
+ * a SIGTERM are kept without a timer signal.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,6 +23,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -98,9 +106,9 @@ static int redirect(int fd, int target)
 }
 
 static void child(const char *const *argv, char **envp, int out_fd, int err_fd,
-                  int report_fd)
+                  int report_fd, pid_t parent)
 {
-	static const int caught[] = { SIGINT, SIGTERM };
+	static const int caught[] = { SIGINT, SIGTERM, SIGHUP };
 	struct timespec ts;
 	struct sigaction sa;
 	sigset_t none;
@@ -115,6 +123,11 @@ static void child(const char *const *argv, char **envp, int out_fd, int err_fd,
 		if (sigaction(caught[i], NULL, &sa) == 0 && sa.sa_handler != SIG_IGN)
 			signal(caught[i], SIG_DFL);
 	signal(SIGPIPE, SIG_DFL);
+	setpgid(0, 0);
+	/* hml killed (-9) takes the application with it. */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		_exit(127);   /* the parent died before the line above */
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	clock_gettime(CLOCK_MONOTONIC, &ts);   /* the run starts here */
@@ -128,20 +141,82 @@ static void child(const char *const *argv, char **envp, int out_fd, int err_fd,
 	_exit(127);
 }
 
-/* Wait for `pid` without reaping it first, so that the pid cannot be
- * reused while a signal handler may still send it SIGINT. */
-static int wait_child(pid_t pid, int *status)
+#ifdef SYS_pidfd_open
+static int pidfd_for(pid_t pid)
 {
-	siginfo_t info;
+	return (int)syscall(SYS_pidfd_open, pid, 0);
+}
+#else
+static int pidfd_for(pid_t pid)
+{
+	(void)pid;
+	return -1;
+}
+#endif
+
+/* Until the leader `pid` has exited (not reaped): SIGTERM to its group at
+ * `limit_at` (0: never), SIGKILL HML__PROC_GRACE_S after that or after an
+ * interrupt was forwarded. Without a pidfd (a kernel before 5.3) it polls
+ * every 2 ms, which then bounds the wall time's error. */
+static void wait_exit(pid_t pid, double limit_at, hml__proc_result *res)
+{
+	int pfd = pidfd_for(pid), killed = 0;
+	double kill_at = 0.0;
 
 	for (;;) {
+		siginfo_t info;
+		double now, next;
+
 		memset(&info, 0, sizeof(info));
-		if (waitid(P_PID, (id_t)pid, &info, WEXITED | WNOWAIT) == 0)
+		if (waitid(P_PID, (id_t)pid, &info, WEXITED | WNOWAIT | WNOHANG) == 0) {
+			if (info.si_pid == pid)
+				break;
+		} else if (errno != EINTR) {
 			break;
-		if (errno != EINTR)
-			break;
+		}
+		now = hml__now();
+		if (kill_at == 0.0 && hml__interrupt_pending())
+			kill_at = now + HML__PROC_GRACE_S;
+		if (limit_at > 0.0 && !res->timed_out && now >= limit_at) {
+			res->timed_out = 1;
+			kill(-pid, SIGTERM);
+			kill(-pid, SIGCONT);   /* a stopped group would not see it */
+			if (kill_at == 0.0 || kill_at > now + HML__PROC_GRACE_S)
+				kill_at = now + HML__PROC_GRACE_S;
+		}
+		if (kill_at > 0.0 && now >= kill_at && !killed) {
+			kill(-pid, SIGKILL);
+			killed = 1;
+		}
+		/* Wake at the next deadline, and every 100 ms to see an interrupt
+		 * whose handler ran on another thread. */
+		next = now + 0.1;
+		if (limit_at > 0.0 && !res->timed_out && limit_at < next)
+			next = limit_at;
+		if (kill_at > 0.0 && !killed && kill_at < next)
+			next = kill_at;
+		if (pfd >= 0) {
+			struct pollfd p = { pfd, POLLIN, 0 };
+			poll(&p, 1, (int)((next - now) * 1000.0) + 1);
+		} else {
+			struct timespec ts = { 0, 2000000 };
+			nanosleep(&ts, NULL);
+		}
 	}
+	if (pfd >= 0)
+		close(pfd);
+}
+
+/* Wait for `pid` without reaping it first, so that the pid (and the
+ * group's id) cannot be reused while a signal handler may still signal
+ * the group. An interrupted or timed-out run's group is killed while the
+ * leader is still a zombie: nothing it started outlives it. */
+static int wait_child(pid_t pid, double limit_at, hml__proc_result *res, int *status)
+{
+	wait_exit(pid, limit_at, res);
 	hml__interrupt_child(0);
+	if (res->timed_out || hml__interrupt_pending())
+		kill(-pid, SIGKILL);
 	while (waitpid(pid, status, 0) < 0) {
 		if (errno != EINTR)
 			return hml__error_set(HML_EIO, "cannot wait for process %ld: %s",
@@ -180,13 +255,14 @@ int hml__proc_run(const char *const *argv, const char *const *env,
 	memset(res, 0, sizeof(*res));
 	if (!(envp = compose_env(env)))
 		return HML_ENOMEM;
-	rc = hml__proc_run_env(argv, (const char *const *)envp, stdout_path, stderr_path, res);
+	rc = hml__proc_run_env(argv, (const char *const *)envp, stdout_path, stderr_path, 0.0,
+	                       res);
 	free(envp);
 	return rc;
 }
 
 int hml__proc_run_env(const char *const *argv, const char *const *envp,
-                      const char *stdout_path, const char *stderr_path,
+                      const char *stdout_path, const char *stderr_path, double limit_s,
                       hml__proc_result *res)
 {
 	int out_fd = -1, err_fd = -1, report[2] = { -1, -1 };
@@ -196,7 +272,7 @@ int hml__proc_run_env(const char *const *argv, const char *const *envp,
 	struct timespec started;
 	double t0;
 	ssize_t got;
-	pid_t pid;
+	pid_t pid, self;
 
 	memset(res, 0, sizeof(*res));
 	if (!argv || !argv[0] || !*argv[0])
@@ -218,29 +294,33 @@ int hml__proc_run_env(const char *const *argv, const char *const *envp,
 		rc = hml__error_set(HML_EIO, "cannot run '%s': %s", argv[0], strerror(errno));
 		goto done;
 	}
-	/* SIGINT/SIGTERM wait until the child's pid is known, so that the
-	 * handler can forward them; the child resets the handlers before it
-	 * lets them through. */
+	/* SIGINT/SIGTERM/SIGHUP wait until the child's group exists, so that
+	 * the handler can forward them; the child resets the handlers before
+	 * it lets them through. */
 	sigemptyset(&block);
 	sigaddset(&block, SIGINT);
 	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &block, &old);
-	if (hml__interrupt_consume()) {
+	if ((res->interrupted = hml__interrupt_consume()) != 0) {
 		/* Interrupted while no child ran (between two runs): this run
 		 * is the one that reports it, without starting. */
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
-		res->interrupted = 1;
 		goto done;
 	}
 	t0 = hml__now();
+	self = getpid();
 	pid = fork();
 	if (pid == 0)
-		child(argv, (char **)envp, out_fd, err_fd, report[1]);
+		child(argv, (char **)envp, out_fd, err_fd, report[1], self);
 	if (pid > 0) {
+		int sig;
+
+		setpgid(pid, pid);
 		/* Published, then checked: interrupt.h says why. */
 		hml__interrupt_child(pid);
-		if (hml__interrupt_pending())
-			kill(pid, SIGINT);
+		if ((sig = hml__interrupt_pending()) != 0)
+			kill(-pid, sig);
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (pid < 0) {
@@ -257,7 +337,7 @@ int hml__proc_run_env(const char *const *argv, const char *const *envp,
 	do
 		got = read(report[0], &child_errno, sizeof(child_errno));
 	while (got < 0 && errno == EINTR);
-	if ((rc = wait_child(pid, &status)) < 0)
+	if ((rc = wait_child(pid, limit_s > 0.0 ? t0 + limit_s : 0.0, res, &status)) < 0)
 		goto done;
 	res->wall_s = hml__now() - t0;
 	if (got == (ssize_t)sizeof(child_errno)) {
@@ -267,7 +347,7 @@ int hml__proc_run_env(const char *const *argv, const char *const *envp,
 		goto done;
 	}
 	/* Consumed: an interrupt that comes later is the next run's. */
-	res->interrupted = hml__interrupt_consume() ? 1 : 0;
+	res->interrupted = hml__interrupt_consume();
 	if (WIFEXITED(status)) {
 		res->exited = 1;
 		res->exit_code = WEXITSTATUS(status);
@@ -320,6 +400,8 @@ const char *hml__proc_describe(const hml__proc_result *res)
 
 	if (res->interrupted)
 		return "interrupted";
+	if (res->timed_out)
+		return "timed out";
 	if (res->exited)
 		snprintf(buf, sizeof(buf), "exit %d", res->exit_code);
 	else if ((name = signal_name(res->signal)) != NULL)

@@ -7,6 +7,14 @@
  * keeps the empty value, "KEY" alone removes KEY); with hml__proc_run_env()
  * exactly the environment given (see lib/run/childenv.h for how hml composes
  * an application's).
+ *
+ * The child leads a process group of its own, so that what it starts is
+ * ended with it: an interrupt (lib/sys/interrupt.h) is forwarded to the
+ * group as the signal that hml received, a run past its time limit gets
+ * SIGTERM, and a group still there HML__PROC_GRACE_S seconds after either
+ * gets SIGKILL; an interrupted or timed-out run's group is killed once its
+ * leader has exited, stragglers included. The child dies with SIGKILL if
+ * the thread that started it dies first (PR_SET_PDEATHSIG: hml killed).
  */
 #ifndef HML_LIB_PROC_H
 #define HML_LIB_PROC_H
@@ -17,14 +25,20 @@
 extern "C" {
 #endif
 
+/** Seconds from the SIGTERM (or the forwarded interrupt) to the SIGKILL
+ * of a child's process group: the one grace period, hml(1). */
+#define HML__PROC_GRACE_S 5.0
+
 typedef struct hml__proc_result {
 	int exited;        /**< 1 when the child exited normally */
 	int exit_code;     /**< its exit status when exited */
 	int signal;        /**< the terminating signal when !exited */
-	int interrupted;   /**< 1 when hml__interrupt() (sys/interrupt.h) was
-	                        called while it ran, or before it started (then it
-	                        was not started: exited and signal are 0); the
-	                        run consumed the interrupt */
+	int interrupted;   /**< the signal given to hml__interrupt()
+	                        (sys/interrupt.h) when it was called while it ran,
+	                        or before it started (then it was not started:
+	                        exited and signal are 0); the run consumed the
+	                        interrupt. 0: not interrupted */
+	int timed_out;     /**< 1 when it ran past its limit and was ended */
 	double wall_s;     /**< wall-clock seconds from the child's execve() to its
 	                        reaping (fork() left out: lib/sys/proc.c) */
 } hml__proc_result;
@@ -49,13 +63,17 @@ int hml__proc_run(const char *const *argv, const char *const *env,
 /**
  * hml__proc_run() with the child's complete environment `envp`
  * (NULL-terminated "KEY=VALUE" list, used as it is; nothing of the
- * parent's is added). HML_EINVALID when envp is NULL.
+ * parent's is added) and a time limit: `limit_s` > 0 seconds from its
+ * start, after which its group gets SIGTERM, then SIGKILL after
+ * HML__PROC_GRACE_S, and res->timed_out is set (0: no limit).
+ * HML_EINVALID when envp is NULL.
  */
 int hml__proc_run_env(const char *const *argv, const char *const *envp,
-                      const char *stdout_path, const char *stderr_path,
+                      const char *stdout_path, const char *stderr_path, double limit_s,
                       hml__proc_result *res);
 
-/** "exit 3", "killed by SIGSEGV", "interrupted": a description of *res (static). */
+/** "exit 3", "killed by SIGSEGV", "interrupted", "timed out": a description
+ * of *res (static). */
 const char *hml__proc_describe(const hml__proc_result *res);
 
 #ifdef __cplusplus

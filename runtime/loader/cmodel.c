@@ -40,11 +40,17 @@ static const unsigned char elf_magic[4] = { 0x7f, 'E', 'L', 'F' };
 int hml__cmodel_sniff(const char *path)
 {
 	unsigned char head[4];
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	hml__error_saved saved;
+	struct stat st;
 	ssize_t n;
+	int fd;
 
-	if (fd < 0)
+	/* A sniff that fails is no error of the caller's: the last one stays. */
+	hml__error_save(&saved);
+	if ((fd = hml__model_file_open(path, "model", &st)) < 0) {
+		hml__error_restore(&saved);
 		return 0;
+	}
 	n = read(fd, head, sizeof(head));
 	close(fd);
 	return n == (ssize_t)sizeof(head) && memcmp(head, elf_magic, sizeof(head)) == 0;
@@ -70,13 +76,8 @@ static int check_file(const char *path)
 	void *map = MAP_FAILED;
 	int fd, rc = 0;
 
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return hml__error_set(errno == ENOENT ? HML_ENOTFOUND : HML_EIO,
-		                      "cannot open compiled model '%s': %s", path, strerror(errno));
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		rc = hml__error_set(HML_EIO, "cannot open compiled model '%s': not a regular file", path);
-		goto done;
-	}
+	if ((fd = hml__model_file_open(path, "compiled model", &st)) < 0)
+		return fd;
 	if (st.st_size < 64 ||
 	    (map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0)) == MAP_FAILED ||
 	    memcmp(map, elf_magic, sizeof(elf_magic)) != 0) {

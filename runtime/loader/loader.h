@@ -46,6 +46,8 @@
 
 #include "hml/common.h"
 
+struct stat;
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -157,6 +159,17 @@ typedef struct hml__model hml__model;
  * REASON".
  */
 int hml__model_load(hml__model **out, const char *path, int threads);
+
+/**
+ * Open the model file at `path` for reading, as every model file is
+ * opened: without blocking (a FIFO never blocks the open) and accepted
+ * only when the open descriptor is a regular file (fstat into *st). The
+ * descriptor (>= 0, blocking, close-on-exec) is yours to close. Errors:
+ * HML_ENOTFOUND ("cannot open WHAT 'PATH': no such file"), HML_EIO (a
+ * directory, unreadable), HML_EINVALID ("...: not a regular file": a
+ * FIFO, a device, a socket); nothing is left open.
+ */
+int hml__model_file_open(const char *path, const char *what, struct stat *st);
 
 void hml__model_free(hml__model *m);
 

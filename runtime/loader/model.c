@@ -7,8 +7,6 @@
  * backend's own handle; every call forwards through the table and turns a
  * backend failure into this library's hml error.
  */
-#include <errno.h>
-#include <fcntl.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,27 +30,15 @@ static int backend_error(const hml__backend *be, int rc)
 	return hml__plugin_fail(rc, be->last_error());
 }
 
-/* Regular files only. Opened without blocking (a FIFO would block an open
- * for reading, and the backend's reads, forever) and checked on the open
- * descriptor, so nothing can be swapped in between the check and the open. */
 static int check_file(const char *path)
 {
 	struct stat st;
-	int fd, rc = 0;
+	int fd = hml__model_file_open(path, "model", &st);
 
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)) < 0) {
-		if (errno == ENOENT || errno == ENOTDIR)
-			return hml__error_set(HML_ENOTFOUND, "cannot open model '%s': no such file", path);
-		return hml__error_set(HML_EIO, "cannot open model '%s': %s", path, strerror(errno));
-	}
-	if (fstat(fd, &st) != 0)
-		rc = hml__error_set(HML_EIO, "cannot open model '%s': %s", path, strerror(errno));
-	else if (S_ISDIR(st.st_mode))
-		rc = hml__error_set(HML_EIO, "cannot open model '%s': is a directory", path);
-	else if (!S_ISREG(st.st_mode))
-		rc = hml__error_set(HML_EINVALID, "cannot open model '%s': not a regular file", path);
+	if (fd < 0)
+		return fd;
 	close(fd);
-	return rc;
+	return 0;
 }
 
 #ifdef HML_WITH_TORCH

@@ -286,6 +286,16 @@ static int copy_desc(hml__collector *c, const hml__collector_desc *d)
 	return 0;
 }
 
+/* HML_DB is opened for writing each time data is flushed: never a FIFO,
+ * a device or a symbolic link (hml__path_replaceable), whatever it was
+ * at the previous opening. */
+static int open_rw(hid_t *file, const char *path)
+{
+	int rc = hml__path_replaceable(path);
+
+	return rc < 0 ? rc : hml__h5_open_rw(file, path);
+}
+
 static void collector_free(hml__collector *c)
 {
 	int i;
@@ -325,7 +335,7 @@ int hml__collector_open(hml__collector **out, const hml__collector_desc *desc)
 	}
 	if ((rc = copy_desc(c, desc)) < 0)
 		goto done;
-	if ((rc = hml__h5_open_rw(&file, c->path)) < 0)
+	if ((rc = open_rw(&file, c->path)) < 0)
 		goto done;
 	if ((rc = attach(c, file, &s, 0, &created)) < 0)
 		goto done;
@@ -354,7 +364,7 @@ int hml__collector_probe(const char *path)
 	if (!path || !*path)
 		return hml__error_set(HML_EINVALID, "collector file name is empty");
 	hml__h5_init();
-	if ((rc = hml__h5_open_rw(&file, path)) < 0)
+	if ((rc = open_rw(&file, path)) < 0)
 		return rc;
 	H5Fclose(file);
 	return 0;
@@ -391,7 +401,7 @@ static int flush(hml__collector *c)
 		rc = hml__error_oom();
 		goto done;
 	}
-	if ((rc = hml__h5_open_rw(&file, c->path)) < 0)
+	if ((rc = open_rw(&file, c->path)) < 0)
 		goto done;
 	/* A group created here means the file was removed or replaced since
 	 * the open: start it again, counting this run. */

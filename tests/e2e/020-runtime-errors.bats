@@ -249,3 +249,34 @@ print("ok", len(c))'
 	assert_failure 1
 	assert_output --partial "HML_DEVICE=' cpu' is not auto, cpu or cuda"
 }
+
+# refused_untouched OUT: the run's output warns about $WORK/fifo or
+# $WORK/link (not a regular file), the FIFO is still one, and the link
+# still links to an untouched target.
+refused_untouched() {
+	[[ "$1" == *"cannot write '$WORK/fifo': not a regular file (a FIFO)"* ||
+	   "$1" == *"cannot write '$WORK/link': not a regular file (a symbolic link)"* ]]
+	[ -p fifo ] && [ -L link ]
+	[ "$(cat target)" = kept ]
+}
+
+@test "HML_PROFILE, HML_DB and HML_QOI naming a FIFO or a symbolic link: left as they are, no blocking" {
+	mkfifo fifo
+	echo kept > target
+	ln -s target link
+	for p in fifo link; do
+		# timeout: a regression blocks on the FIFO instead of failing
+		HML_MODE=collect HML_DB="$WORK/d.h5" HML_PROFILE="$WORK/$p" run timeout 60 "$BINOMIAL" "${ARGS[@]}"
+		assert_success
+		assert_output --partial "hml: warning: "
+		refused_untouched "$output"
+		HML_MODE=collect HML_DB="$WORK/$p" run timeout 60 "$BINOMIAL" "${ARGS[@]}"
+		assert_success
+		assert_output --partial "not collecting"
+		refused_untouched "$output"
+		HML_QOI="$WORK/$p" run timeout 60 "$BINOMIAL" "${ARGS[@]}"
+		assert_failure 1
+		assert_output --partial "cannot record the quantity of interest"
+		refused_untouched "$output"
+	done
+}

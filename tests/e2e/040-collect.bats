@@ -505,7 +505,7 @@ exit 0'
 	no_tmp
 }
 
-@test "SIGTERM before the application collected anything registers nothing (exit 130)" {
+@test "SIGTERM before the application collected anything registers nothing (exit 143)" {
 	app idle 'touch '"$WORK"'/ready
 exec sleep 60'
 	wf idle app.sh 'd["name"] = "idle"'
@@ -516,7 +516,7 @@ exec sleep 60'
 	status=0
 	wait "$pid" || status=$?
 	cat err.txt
-	[ "$status" -eq 130 ]
+	[ "$status" -eq 143 ]
 	[ ! -s out.txt ]
 	[ "$(tail -n 1 err.txt)" = "hml: error: application 'idle' was interrupted (run 1 of 2); no data was collected, nothing was registered" ]
 	[ "$(m 'd["datasets"]')" = "[]" ]

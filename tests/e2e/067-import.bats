@@ -171,6 +171,21 @@ PY
 	unchanged
 }
 
+@test "a FIFO, a directory or a device is refused at once, nothing registered" {
+	mkfifo fifo.pt
+	mkdir dir.pt
+	for f in fifo.pt dir.pt /dev/zero; do
+		# timeout: a regression blocks on the FIFO instead of failing
+		run --separate-stderr timeout 10 "$HML" -C exp import "$f" --region binomial
+		assert_failure 3
+		[[ "$stderr" == "hml: error: cannot open model '$f': "* ]]
+		[ "$(printf '%s\n' "$stderr" | wc -l)" -eq 1 ]
+		unchanged
+	done
+	[[ "$stderr" == *"': not a regular file" ]]
+	[ -p fifo.pt ]
+}
+
 @test "shapes that are not the region's are refused, nothing registered" {
 	model in4.pt 'nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))'
 	run --separate-stderr hml -C exp import in4.pt --region binomial

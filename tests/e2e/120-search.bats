@@ -286,7 +286,7 @@ load search-helpers
 	check_history
 }
 
-@test "SIGTERM stops a search (exit 130); a second search meanwhile is refused" {
+@test "SIGTERM stops a search (exit 143); a second search meanwhile is refused" {
 	HML_SEARCH_TEST_HANG=0 "$HML" -q -C exp search --budget 4 $QUICK > /dev/null 2> err &
 	pid=$!
 	for i in $(seq 300); do
@@ -299,7 +299,7 @@ load search-helpers
 	[ "$(json exp/manifest.json 'len(d["searches"])')" = 1 ]
 	kill -TERM "$pid"
 	wait "$pid" && code=0 || code=$?
-	[ "$code" = 130 ]
+	[ "$code" = 143 ]
 	grep -q "continue it with 'hml search --resume s1'" err
 	[ "$(json exp/manifest.json 'd["searches"][0]["status"]')" = interrupted ]
 	# The trial that was running is run again on resume, once.

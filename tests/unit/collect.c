@@ -807,6 +807,30 @@ TEST(not_hdf5_left_alone)
 	}
 }
 
+/* HML_DB that is a FIFO or a symbolic link: refused at the probe and the
+ * opening, without blocking, the FIFO still one and the link's target as
+ * it was. */
+TEST(fifo_and_link_refused)
+{
+	const char *fifo = tmp_path("db.fifo"), *target = tmp_path("target.txt");
+	const char *link_path = tmp_path("db-link.h5"), *text = "not to be touched\n";
+	hml__collector_desc d = make_desc(&L_F64, fifo, 0, 0);
+	hml__collector *c = NULL;
+	struct stat st;
+
+	CHECK(mkfifo(fifo, 0600) == 0);
+	CHECK_FAILS(hml__collector_probe(fifo), HML_EINVALID, "not a regular file (a FIFO)");
+	CHECK_FAILS(hml__collector_open(&c, &d), HML_EINVALID, "not a regular file (a FIFO)");
+	CHECK(c == NULL && lstat(fifo, &st) == 0 && S_ISFIFO(st.st_mode));
+	write_text(target, text);
+	CHECK(symlink(target, link_path) == 0);
+	d.path = link_path;
+	CHECK_FAILS(hml__collector_probe(link_path), HML_EINVALID, "(a symbolic link)");
+	CHECK_FAILS(hml__collector_open(&c, &d), HML_EINVALID, "(a symbolic link)");
+	CHECK(c == NULL && lstat(link_path, &st) == 0 && S_ISLNK(st.st_mode));
+	CHECK(same_bytes((const unsigned char *)text, strlen(text), target));
+}
+
 TEST(truncated_hdf5_left_alone)
 {
 	const char *path = tmp_path("truncated.h5");
@@ -1519,6 +1543,7 @@ int main(void)
 	RUN(bad_descriptions);
 	RUN(unwritable_places);
 	RUN(not_hdf5_left_alone);
+	RUN(fifo_and_link_refused);
 	RUN(truncated_hdf5_left_alone);
 	RUN(failed_flush_keeps_data);
 	RUN(flush_policy);

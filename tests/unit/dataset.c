@@ -6,6 +6,7 @@
  * fixtures are written with plain HDF5 calls in the collector's layout.
  */
 #include <math.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -683,7 +684,7 @@ TEST(interrupt_stops_reading)
 	put_region(p, &f);
 	free(in);
 	free(out);
-	hml__interrupt();
+	hml__interrupt(SIGINT);
 	CHECK_FAILS(hml__dataset_load(&d, list, 1, "r", HML__NONFINITE_DROP), HML_ERROR,
 	            "interrupted while reading '");
 	CHECK(d.x == NULL && d.rows == 0);

@@ -1,5 +1,9 @@
 /* Unit tests of lib/core/error.c: codes, one-line messages, thread-local state. */
 #include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "core/error.h"
@@ -118,6 +122,39 @@ TEST(long_messages_keep_the_reason)
 	CHECK_STR(hml_error_last()->message, "cannot read 'x': short");
 }
 
+/* hml__path_replaceable: absent or a regular file, nothing else, and
+ * what is there is left as it was. */
+TEST(path_replaceable)
+{
+	char dir[] = "/tmp/hml-error-XXXXXX", path[128], link_path[128], fifo[128];
+	struct stat st;
+	FILE *f;
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof(path), "%s/file", dir);
+	snprintf(link_path, sizeof(link_path), "%s/link", dir);
+	snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+	CHECK_OK(hml__path_replaceable(path));   /* absent */
+	CHECK((f = fopen(path, "w")) != NULL);
+	fclose(f);
+	CHECK_OK(hml__path_replaceable(path));
+	CHECK(symlink(path, link_path) == 0);
+	CHECK_FAILS(hml__path_replaceable(link_path), HML_EINVALID,
+	            "': not a regular file (a symbolic link)");
+	CHECK(mkfifo(fifo, 0600) == 0);
+	CHECK_FAILS(hml__path_replaceable(fifo), HML_EINVALID, "': not a regular file (a FIFO)");
+	CHECK(lstat(fifo, &st) == 0 && S_ISFIFO(st.st_mode));
+	CHECK_FAILS(hml__path_replaceable("/dev/null"), HML_EINVALID,
+	            "cannot write '/dev/null': not a regular file (a character device)");
+	CHECK_FAILS(hml__path_replaceable(dir), HML_EINVALID, "(a directory)");
+	CHECK_OK(hml__path_replaceable("/nonexistent-dir/x"));   /* its creation fails */
+	CHECK_FAILS(hml__path_replaceable(""), HML_EINVALID, "without a name");
+	unlink(fifo);
+	unlink(link_path);
+	unlink(path);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	RUN(set_and_clear);
@@ -127,5 +164,6 @@ int main(void)
 	RUN(strerror_and_dtypes);
 	RUN(shapes_and_numbers);
 	RUN(long_messages_keep_the_reason);
+	RUN(path_replaceable);
 	return check_report();
 }

@@ -225,7 +225,7 @@ TEST(reads_are_bounded_and_never_block)
 	CHECK_FAILS(hml__read_file_max("/proc/self/status", 100, &buf, &n), HML_EINVALID,
 	            "is larger than 100 bytes");
 
-	hml__interrupt();
+	hml__interrupt(SIGINT);
 	CHECK_FAILS(hml__sha256_file(p, hex), HML_ERROR, "interrupted while hashing");
 	/* A run consumes the pending interrupt (and does not start). */
 	{

@@ -14,6 +14,7 @@
 
 #include "check.h"
 #include "fixtures.h"
+#include "core/util.h"
 #include "sys/interrupt.h"
 #include "sys/proc.h"
 
@@ -87,7 +88,7 @@ TEST(killed_by_signal)
 	}
 	{
 		/* A signal without a name in the table. */
-		hml__proc_result odd = { 0, 0, 40, 0, 0.0 };
+		hml__proc_result odd = { 0, 0, 40, 0, 0, 0.0 };
 		CHECK_STR(hml__proc_describe(&odd), "killed by signal 40");
 	}
 }
@@ -238,7 +239,7 @@ static void *interrupt_when_started(void *arg)
 	if (s->use_kill)
 		kill(getpid(), SIGINT);
 	else
-		hml__interrupt();
+		hml__interrupt(SIGINT);
 	return NULL;
 }
 
@@ -266,7 +267,7 @@ TEST(interrupt_forwarded)
 	CHECK_OK(hml__proc_run(argv, NULL, NULL, NULL, &r));
 	pthread_join(t, NULL);
 	CHECK_EQ_INT(access(s.marker, F_OK), 0);
-	CHECK_EQ_INT(r.interrupted, 1);
+	CHECK_EQ_INT(r.interrupted, SIGINT);
 	CHECK_EQ_INT(r.exited, 0);
 	CHECK_EQ_INT(r.signal, SIGINT);
 	CHECK_STR(hml__proc_describe(&r), "interrupted");
@@ -289,9 +290,9 @@ TEST(interrupt_between_runs)
 	const char *touch[] = { "/usr/bin/touch", marker, NULL };
 	hml__proc_result r;
 
-	hml__interrupt();
+	hml__interrupt(SIGINT);
 	CHECK_OK(hml__proc_run(touch, NULL, NULL, NULL, &r));
-	CHECK_EQ_INT(r.interrupted, 1);
+	CHECK_EQ_INT(r.interrupted, SIGINT);
 	CHECK_EQ_INT(r.exited, 0);
 	CHECK_EQ_INT(r.signal, 0);
 	CHECK_STR(hml__proc_describe(&r), "interrupted");
@@ -309,7 +310,7 @@ static void on_sigint(int sig)
 {
 	(void)sig;
 	handled = 1;
-	hml__interrupt();
+	hml__interrupt(SIGINT);
 }
 
 TEST(interrupt_from_signal_handler)
@@ -333,9 +334,90 @@ TEST(interrupt_from_signal_handler)
 	pthread_join(t, NULL);
 	sigaction(SIGINT, &old, NULL);
 	CHECK_EQ_INT(handled, 1);
-	CHECK_EQ_INT(r.interrupted, 1);
+	CHECK_EQ_INT(r.interrupted, SIGINT);
 	CHECK_EQ_INT(r.exited, 0);
 	CHECK_EQ_INT(r.signal, SIGINT);
+}
+
+/* The sender thread's interrupt, as the CLI's handler makes it on SIGTERM. */
+static void *term_when_started(void *arg)
+{
+	const char *marker = arg;
+	struct timespec ts = { 0, 5 * 1000 * 1000 };
+
+	for (int i = 0; i < 60 * 200 && access(marker, F_OK) != 0; i++)
+		nanosleep(&ts, NULL);
+	hml__interrupt(SIGTERM);
+	return NULL;
+}
+
+/* The pid the script wrote to `path` is gone (not even a zombie of ours:
+ * it was reparented and reaped, or killed). */
+static int pid_gone(const char *path)
+{
+	long pid = atol(file_text(path));
+	char stat_path[64], *text;
+
+	if (pid <= 0)
+		return 0;
+	if (kill((pid_t)pid, 0) != 0)
+		return 1;
+	/* A zombie whose new parent has not reaped it yet is gone too. */
+	snprintf(stat_path, sizeof(stat_path), "/proc/%ld/stat", pid);
+	text = (char *)file_text(stat_path);
+	return (text = strrchr(text, ')')) != NULL && strncmp(text, ") Z", 3) == 0;
+}
+
+TEST(interrupt_reaches_the_group_as_itself)
+{
+	/* A shell that ignores SIGINT and SIGTERM, with a grandchild in its
+	 * group that ignores them too: SIGTERM is forwarded as SIGTERM, then
+	 * the group gets SIGKILL after the grace period, grandchild included. */
+	const char *marker = tmp_path("started-3"), *grandchild = tmp_path("grandchild.pid");
+	char script[512];
+	const char *argv[] = { "/bin/sh", "-c", script, NULL };
+	hml__proc_result r;
+	pthread_t t;
+	double t0;
+
+	snprintf(script, sizeof(script),
+	         "trap '' INT TERM; sleep 60 & echo $! > '%s'; touch '%s'; wait; wait",
+	         grandchild, marker);
+	t0 = hml__now();
+	CHECK_EQ_INT(pthread_create(&t, NULL, term_when_started, (void *)marker), 0);
+	CHECK_OK(hml__proc_run(argv, NULL, NULL, NULL, &r));
+	pthread_join(t, NULL);
+	CHECK_EQ_INT(r.interrupted, SIGTERM);
+	CHECK_EQ_INT(r.signal, SIGKILL);
+	CHECK(hml__now() - t0 >= HML__PROC_GRACE_S);
+	CHECK(hml__now() - t0 < HML__PROC_GRACE_S + 30.0);
+	CHECK(pid_gone(grandchild));
+}
+
+TEST(time_limit)
+{
+	/* Past its limit: SIGTERM to the group; one that ignores it gets
+	 * SIGKILL after the grace period. Within it: nothing happens. */
+	const char *sleeper[] = { "/bin/sleep", "60", NULL };
+	const char *stubborn[] = { "/bin/sh", "-c", "trap '' TERM; sleep 60; sleep 60", NULL };
+	const char *quick[] = { "/bin/true", NULL };
+	const char *const envp[] = { "PATH=/bin:/usr/bin", NULL };
+	hml__proc_result r;
+	double t0 = hml__now();
+
+	CHECK_OK(hml__proc_run_env(sleeper, envp, NULL, NULL, 0.3, &r));
+	CHECK_EQ_INT(r.timed_out, 1);
+	CHECK_EQ_INT(r.signal, SIGTERM);
+	CHECK_STR(hml__proc_describe(&r), "timed out");
+	CHECK(hml__now() - t0 < 20.0);
+	t0 = hml__now();
+	CHECK_OK(hml__proc_run_env(stubborn, envp, NULL, NULL, 0.3, &r));
+	CHECK_EQ_INT(r.timed_out, 1);
+	CHECK_EQ_INT(r.signal, SIGKILL);
+	CHECK(hml__now() - t0 >= 0.3 + HML__PROC_GRACE_S);
+	CHECK_OK(hml__proc_run_env(quick, envp, NULL, NULL, 30.0, &r));
+	CHECK_EQ_INT(r.timed_out, 0);
+	CHECK_EQ_INT(r.exit_code, 0);
 }
 
 TEST(child_gets_default_signals)
@@ -398,10 +480,10 @@ TEST(complete_environment_given)
 	hml__proc_result r;
 
 	setenv("HML_TEST_PARENT", "not inherited", 1);
-	CHECK_OK(hml__proc_run_env(argv, envp, out, NULL, &r));
+	CHECK_OK(hml__proc_run_env(argv, envp, out, NULL, 0.0, &r));
 	CHECK_EQ_INT(r.exit_code, 0);
 	CHECK_STR(file_text(out), "ONLY=this\nAND=that\n");
-	CHECK_FAILS(hml__proc_run_env(argv, NULL, out, NULL, &r), HML_EINVALID,
+	CHECK_FAILS(hml__proc_run_env(argv, NULL, out, NULL, 0.0, &r), HML_EINVALID,
 	            "no environment for '/usr/bin/env'");
 	unsetenv("HML_TEST_PARENT");
 }
@@ -424,6 +506,8 @@ int main(void)
 	RUN(interrupt_forwarded);
 	RUN(interrupt_between_runs);
 	RUN(interrupt_from_signal_handler);
+	RUN(interrupt_reaches_the_group_as_itself);
+	RUN(time_limit);
 	RUN(child_gets_default_signals);
 	RUN(sigchld_ignored_by_the_parent);
 	tmp_dir_remove();

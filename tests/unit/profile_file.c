@@ -112,6 +112,34 @@ TEST(bad_files)
 	CHECK_FAILS(hml__profile_file_write(path, NULL, 0), HML_EIO, "cannot write profile");
 }
 
+/* The writer renames over its path: never over a FIFO, a device or a
+ * symbolic link (HML_PROFILE=/dev/null as root), which stay as they were. */
+TEST(write_refuses_what_is_not_a_regular_file)
+{
+	char fifo[640], target[640], link_path[640], text[64] = "";
+	struct stat st;
+	FILE *f;
+
+	path_of(fifo, sizeof(fifo), "out-fifo.json");
+	CHECK(mkfifo(fifo, 0600) == 0);
+	CHECK_FAILS(hml__profile_file_write(fifo, NULL, 0), HML_EINVALID,
+	            "out-fifo.json': not a regular file (a FIFO)");
+	CHECK(lstat(fifo, &st) == 0 && S_ISFIFO(st.st_mode));
+	path_of(target, sizeof(target), "target.txt");
+	write_text(target, "kept");
+	path_of(link_path, sizeof(link_path), "link.json");
+	CHECK(symlink(target, link_path) == 0);
+	CHECK_FAILS(hml__profile_file_write(link_path, NULL, 0), HML_EINVALID,
+	            "link.json': not a regular file (a symbolic link)");
+	CHECK(lstat(link_path, &st) == 0 && S_ISLNK(st.st_mode));
+	CHECK((f = fopen(target, "r")) != NULL && fgets(text, sizeof(text), f) != NULL);
+	if (f)
+		fclose(f);
+	CHECK_STR(text, "kept");
+	CHECK_FAILS(hml__profile_file_write("/dev/null", NULL, 0), HML_EINVALID,
+	            "(a character device)");
+}
+
 int main(void)
 {
 	if (tmp_dir_make("profile_file") < 0)
@@ -119,6 +147,7 @@ int main(void)
 	RUN(round_trip);
 	RUN(region_not_entered);
 	RUN(bad_files);
+	RUN(write_refuses_what_is_not_a_regular_file);
 	tmp_dir_remove();
 	return check_report();
 }

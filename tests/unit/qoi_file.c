@@ -115,6 +115,30 @@ TEST(shape_overflow_refused)
 	CHECK(stat(path, &st) != 0);
 }
 
+/* HML_QOI that is a FIFO or a symbolic link: refused without blocking,
+ * the FIFO still one and the link's target as it was. */
+TEST(fifo_and_link_refused)
+{
+	const int64_t shape[1] = { 1 };
+	char fifo[640], target[640], link_path[640];
+	double v = 1.0;
+	struct stat st;
+
+	path_of(fifo, sizeof(fifo), "q.fifo");
+	CHECK(mkfifo(fifo, 0600) == 0);
+	CHECK_FAILS(hml_qoi_write_to(fifo, "q", &v, HML_F64, 1, shape), HML_EINVALID,
+	            "q.fifo': not a regular file (a FIFO)");
+	CHECK(lstat(fifo, &st) == 0 && S_ISFIFO(st.st_mode));
+	path_of(target, sizeof(target), "kept.txt");
+	write_text(target, "kept");
+	path_of(link_path, sizeof(link_path), "q-link.h5");
+	CHECK(symlink(target, link_path) == 0);
+	CHECK_FAILS(hml_qoi_write_to(link_path, "q", &v, HML_F64, 1, shape), HML_EINVALID,
+	            "q-link.h5': not a regular file (a symbolic link)");
+	CHECK(lstat(link_path, &st) == 0 && S_ISLNK(st.st_mode));
+	CHECK(stat(target, &st) == 0 && st.st_size == 4);
+}
+
 int main(void)
 {
 	if (tmp_dir_make("qoi_file") < 0)
@@ -123,6 +147,7 @@ int main(void)
 	RUN(round_trip_integers);
 	RUN(read_errors);
 	RUN(shape_overflow_refused);
+	RUN(fifo_and_link_refused);
 	tmp_dir_remove();
 	return check_report();
 }
