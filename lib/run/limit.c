@@ -26,7 +26,7 @@ int hml__run_limit(double *out, double given, double accurate_s)
 			                      ">= 0 (0: no limit)", HML__ENV_RUN_TIMEOUT, env);
 		*out = v;
 	} else if (accurate_s > 0.0) {
-		*out = HML__RUN_LIMIT_FACTOR * accurate_s;
+		*out = HML__RUN_LIMIT_FACTOR * accurate_s + HML__RUN_LIMIT_SLACK_S;
 	}
 	return 0;
 }

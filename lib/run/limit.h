@@ -5,7 +5,9 @@
  * evaluate, the QoI checks of deploy and search) has a limit: the one
  * given (--run-timeout), else $HML_RUN_TIMEOUT, else HML__RUN_LIMIT_FACTOR
  * times the wall time of the workflow's accurate run where one was
- * measured first (evaluate's and a QoI check's surrogate runs), else none.
+ * measured first (evaluate's and a QoI check's surrogate runs), plus
+ * HML__RUN_LIMIT_SLACK_S (a surrogate run adds the model's start-up --
+ * libtorch alone ~1 s -- to a run that may take milliseconds), else none.
  * A run past it is ended by lib/sys/proc.h (SIGTERM to its process group,
  * SIGKILL after HML__PROC_GRACE_S). Documented in hml-collect(1),
  * hml-evaluate(1) and hml(1).
@@ -17,8 +19,10 @@
 extern "C" {
 #endif
 
-/** A surrogate run may take this many times the accurate run's wall time. */
+/** A surrogate run may take this many times the accurate run's wall time,
+ *  plus HML__RUN_LIMIT_SLACK_S seconds. */
 #define HML__RUN_LIMIT_FACTOR 10.0
+#define HML__RUN_LIMIT_SLACK_S 60.0
 
 /**
  * The limit of a run into *out, in seconds (0: none). `given`: the

@@ -79,7 +79,11 @@ PY
 	[ "$(json train.json 'd["model"]["arch"]')" = cnnvec:8x8:relu:kernel=3:pool=2:head=64 ]
 	[ "$(json train.json 'd["model"]["input_shape"]')" = "[8, 32, 32]" ]
 	[ "$(json train.json 'd["model"]["output_shape"]')" = "[8, 2]" ]
-	run --separate-stderr hml --json deploy --best
+	# A video costs ~2 ms to filter and the CNN ~0.5 ms at test size: on a
+	# loaded machine its measured latency can come near, and deploy would
+	# refuse it as predicted slower (062-predicted tests that); --force
+	# keeps this test about the pipeline.
+	run --separate-stderr hml --json deploy --best --force
 	assert_success
 	run --separate-stderr hml --json evaluate --repeat 1
 	assert_success
