@@ -368,6 +368,20 @@ static int pid_gone(const char *path)
 	return (text = strrchr(text, ')')) != NULL && strncmp(text, ") Z", 3) == 0;
 }
 
+/* pid_gone within 10 s: a process sent SIGKILL dies asynchronously, and a
+ * loaded machine may not have run its exit yet when the leader is reaped. */
+static int pid_gone_soon(const char *path)
+{
+	struct timespec ts = { 0, 10 * 1000 * 1000 };
+
+	for (int i = 0; i < 1000; i++) {
+		if (pid_gone(path))
+			return 1;
+		nanosleep(&ts, NULL);
+	}
+	return 0;
+}
+
 TEST(interrupt_reaches_the_group_as_itself)
 {
 	/* A shell that ignores SIGINT and SIGTERM, with a grandchild in its
@@ -391,7 +405,7 @@ TEST(interrupt_reaches_the_group_as_itself)
 	CHECK_EQ_INT(r.signal, SIGKILL);
 	CHECK(hml__now() - t0 >= HML__PROC_GRACE_S);
 	CHECK(hml__now() - t0 < HML__PROC_GRACE_S + 30.0);
-	CHECK(pid_gone(grandchild));
+	CHECK(pid_gone_soon(grandchild));
 }
 
 TEST(time_limit)
