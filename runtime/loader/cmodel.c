@@ -56,20 +56,12 @@ int hml__cmodel_sniff(const char *path)
 	return n == (ssize_t)sizeof(head) && memcmp(head, elf_magic, sizeof(head)) == 0;
 }
 
-/* memmem() is a GNU extension; the tag is short and the files small. */
-static int contains(const unsigned char *hay, size_t n, const char *needle, size_t k)
-{
-	const unsigned char *p = hay, *end = hay + n;
-
-	while ((size_t)(end - p) >= k && (p = memchr(p, needle[0], (size_t)(end - p) - k + 1))) {
-		if (memcmp(p, needle, k) == 0)
-			return 1;
-		p++;
-	}
-	return 0;
-}
-
-/* Check the file without running any of it: ELF, and the ABI tag inside. */
+/* Check the file without running any of it (cmodel_elf.c). The check and
+ * the dlopen that follows it name the same path: a file planted in an
+ * experiment is caught, a concurrent writer replacing it in between is not
+ * (dlopen of /proc/self/fd/N would close that gap, but glibc matches a
+ * later load's name against the earlier one's and would hand a second
+ * model loaded through a reused descriptor the first one's handle). */
 static int check_file(const char *path)
 {
 	struct stat st;
@@ -80,20 +72,32 @@ static int check_file(const char *path)
 		return fd;
 	if (st.st_size < 64 ||
 	    (map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0)) == MAP_FAILED ||
-	    memcmp(map, elf_magic, sizeof(elf_magic)) != 0) {
+	    memcmp(map, elf_magic, sizeof(elf_magic)) != 0)
 		rc = hml__error_set(HML_EMODEL, "cannot open compiled model '%s': not an ELF shared object",
 		                    path);
-		goto done;
-	}
-	if (!contains(map, (size_t)st.st_size, HML_CMODEL_TAG, sizeof(HML_CMODEL_TAG)))
-		rc = hml__error_set(HML_EMODEL,
-			"cannot open compiled model '%s': not a model compiled by hml "
-			"(no '%s' tag; refused without loading it)", path, HML_CMODEL_TAG);
-done:
+	else
+		rc = hml__cmodel_elf_check(map, (size_t)st.st_size, path);
 	if (map != MAP_FAILED)
 		munmap(map, (size_t)st.st_size);
 	close(fd);
 	return rc;
+}
+
+/* dlopen `path`; one without '/' would be searched for in the library path. */
+static void *open_checked(const char *path)
+{
+	char *rel;
+	void *h;
+
+	if (strchr(path, '/'))
+		return dlopen(path, DLOPEN_FLAGS);
+	if (!(rel = malloc(strlen(path) + 3)))
+		return NULL;
+	strcpy(rel, "./");
+	strcat(rel, path);
+	h = dlopen(rel, DLOPEN_FLAGS);
+	free(rel);
+	return h;
 }
 
 static int shape_ok(int ndim, const int64_t *shape, int64_t features)
@@ -150,25 +154,10 @@ int hml__cmodel_load(hml__cmodel **out, const char *path)
 	}
 	m->out_rows = -1;
 	dlerror();
-	/* A path without '/' would be searched for in the library path. */
-	if (!strchr(path, '/')) {
-		char *rel = malloc(strlen(path) + 3);
-
-		if (!rel) {
-			rc = hml__error_oom();
-			goto done;
-		}
-		strcpy(rel, "./");
-		strcat(rel, path);
-		m->handle = dlopen(rel, DLOPEN_FLAGS);
-		free(rel);
-	} else {
-		m->handle = dlopen(path, DLOPEN_FLAGS);
-	}
-	if (!m->handle) {
+	if (!(m->handle = open_checked(path))) {
 		why = dlerror();
-		rc = hml__error_set(HML_EMODEL, "cannot open compiled model '%s': %s", path,
-		                    why ? why : "dlopen failed");
+		rc = why ? hml__error_set(HML_EMODEL, "cannot open compiled model '%s': %s", path, why)
+		         : hml__error_oom();
 		goto done;
 	}
 	if (!(m->info = dlsym(m->handle, HML_CMODEL_ENTRY))) {

@@ -234,8 +234,23 @@ int hml__cmodel_sniff(const char *path);
  * HML_ENOTFOUND (no such file), HML_EIO (unreadable), HML_EMODEL (not an
  * ELF file, not a compiled hml model, dlopen failure, missing entry
  * symbol, bad magic), HML_ENOTSUPPORTED (another ABI version or dtype).
+ * Every refusal but a dlopen failure comes before dlopen, so a file
+ * without the entry symbol runs none of its code (constructors included):
+ * see hml__cmodel_elf_check.
  */
 int hml__cmodel_load(hml__cmodel **out, const char *path);
+
+/**
+ * Check the ELF file mapped at `map` (`size` bytes, from `path`) without
+ * loading it: a 64-bit shared object of this machine whose dynamic symbol
+ * table defines HML_CMODEL_ENTRY as a global data symbol of the size of
+ * hml_cmodel_v1_info, whose magic number, size and tag (read from the
+ * file) are ABI version 1's. Every offset read from the file is bounded by
+ * `size`. 0, or HML_EMODEL / HML_ENOTSUPPORTED (another ABI version) with
+ * the message "cannot open compiled model 'PATH': REASON (refused without
+ * loading it)".
+ */
+int hml__cmodel_elf_check(const unsigned char *map, size_t size, const char *path);
 
 /** dlclose()s the object. NULL-safe. */
 void hml__cmodel_free(hml__cmodel *m);

@@ -8,6 +8,7 @@
  * objects are refused, without ever running their code.
  */
 #include <dlfcn.h>
+#include <elf.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -587,6 +588,77 @@ TEST(refused)
 	hml__cg_model_release(&m);
 }
 
+/* A file the loader refuses runs none of its code: each of these shared
+ * objects has a constructor that leaves a marker file, and none of them is
+ * an hml model (the tag string but no entry symbol; an entry that is a
+ * function; an entry of another size). The ELF checker also survives
+ * damaged headers: a good object with random bytes changed in its first
+ * 4 KiB and in its section headers is refused or accepted, never read out
+ * of bounds (ASan build). */
+TEST(no_code_before_check)
+{
+	static const char *const bodies[] = {
+		"const char tag[] = HML_CMODEL_TAG;\n",
+		"__attribute__((visibility(\"default\"))) int hml_cmodel_v1(void) { return 1; }\n",
+		"__attribute__((visibility(\"default\"))) const char hml_cmodel_v1[16] = HML_CMODEL_TAG;\n",
+	};
+	char src[1024], flags[1024], name[64];
+	hml__cmodel *cm = NULL;
+
+	snprintf(flags, sizeof(flags), "-I'%s/runtime/include'",
+	         getenv("HML_SOURCE_DIR") ? getenv("HML_SOURCE_DIR") : ".");
+	for (size_t i = 0; i < sizeof(bodies) / sizeof(bodies[0]); i++) {
+		snprintf(src, sizeof(src), "#include <stdio.h>\n#include \"hml/cmodel.h\"\n"
+		         "__attribute__((constructor)) static void ran(void)\n"
+		         "{ FILE *f = fopen(\"%s\", \"w\"); if (f) fclose(f); }\n%s",
+		         tmp_path("ran"), bodies[i]);
+		snprintf(name, sizeof(name), "ctor%zu.c", i);
+		write_text(tmp_path(name), src);
+		snprintf(name, sizeof(name), "ctor%zu", i);
+		CHECK(sh("cc -std=c11 -fPIC -shared -o '%s.so' '%s.c' %s", tmp_path(name),
+		         tmp_path(name), flags) == 0);
+		strcat(name, ".so");
+		CHECK_FAILS(hml__cmodel_load(&cm, tmp_path(name)), HML_EMODEL,
+		            "refused without loading it");
+		CHECK(cm == NULL);
+		CHECK(access(tmp_path("ran"), F_OK) != 0);
+	}
+	{
+		const char *good = tmp_path("good.so");   /* from TEST(refused) */
+		FILE *f = fopen(good, "rb");
+		unsigned char *buf = NULL, *copy = NULL;
+		long n = 0;
+		uint64_t seed = 7;
+
+		CHECK(f && fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) > 4096 &&
+		      fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)n)) &&
+		      (copy = malloc((size_t)n)) && fread(buf, 1, (size_t)n, f) == (size_t)n);
+		if (f)
+			fclose(f);
+		if (copy) {
+			const Elf64_Ehdr *eh = (const Elf64_Ehdr *)(const void *)buf;
+
+			CHECK_OK(hml__cmodel_elf_check(buf, (size_t)n, "good.so"));
+			for (int k = 0; k < 20000; k++) {
+				memcpy(copy, buf, (size_t)n);
+				for (int j = 0; j < 4; j++) {
+					uint64_t r = (uint64_t)uniform(&seed, 0, 1e9);
+					size_t at = k % 2 ? r % 4096
+					                  : (size_t)(eh->e_shoff + r % ((uint64_t)n - eh->e_shoff));
+
+					copy[at % (size_t)n] = (unsigned char)(r >> 12);
+				}
+				(void)hml__cmodel_elf_check(copy, (size_t)n, "fuzzed.so");
+			}
+			/* cut short anywhere: refused */
+			for (long cut = 0; cut < n; cut += 97)
+				CHECK(hml__cmodel_elf_check(buf, (size_t)cut, "cut.so") < 0);
+		}
+		free(buf);
+		free(copy);
+	}
+}
+
 /* HML_THREADS reaches a compiled model's OpenMP regions for the time of
  * each forward only: a fake model whose forward answers the threads it
  * was given, and a second function of it that answers its caller's. */
@@ -661,6 +733,7 @@ int main(void)
 	RUN(cnn_gemm_path);
 	RUN(standalone);
 	RUN(refused);
+	RUN(no_code_before_check);
 	RUN(threads);
 	tmp_dir_remove();
 	return check_report();
