@@ -64,7 +64,7 @@ manifest_unchanged() {
 	edit 'k = next(e for e in ev if e["status"] == "kept"); k["model"] = "'"$TRAINED"'"'
 	run --separate-stderr hml -q -C exp search --resume --budget 6
 	assert_failure 3
-	[[ "$stderr" == "hml: error: trial history '"*"/exp/search/s1/trials.jsonl' line $n: trial "*": kept model '$TRAINED' is not a model of search s1" ]]
+	[[ "$stderr" == "hml: error: trial history '"*"exp/search/s1/trials.jsonl' line $n: trial "*": kept model '$TRAINED' is not a model of search s1" ]]
 	manifest_unchanged
 	run --separate-stderr hml -q -C exp --json deploy --search s1 --best
 	assert_success
@@ -121,7 +121,7 @@ manifest_unchanged() {
 	rm "$H"
 	run --separate-stderr hml -q -C exp search --resume --budget 6
 	assert_failure 3
-	[[ "$stderr" == "hml: error: trial history '"*"/exp/search/s1/trials.jsonl' is missing: search s1 cannot be resumed without it; start a new search" ]]
+	[[ "$stderr" == "hml: error: trial history '"*"exp/search/s1/trials.jsonl' is missing: search s1 cannot be resumed without it; start a new search" ]]
 	[ ! -e "$H" ]
 	manifest_unchanged
 }
