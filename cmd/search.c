@@ -110,6 +110,7 @@ typedef struct search_cli {
 	hml__coordinator *c;
 	search_progress *progress;
 	double started;              /* hml__now() when the command started */
+	int replayed;                /* the history passed its checks: the record may change */
 } search_cli;
 
 static void release(search_cli *x)
@@ -414,9 +415,10 @@ static int prepare(search_cli *x, const char *resume_id)
 	co.payload = x;
 	co.time_limit = time_limit;
 	co.started = x->started;
-	if ((rc = hml__coordinator_new(&x->c, &co)) < 0)
+	if ((rc = hml__coordinator_new(&x->c, &co)) < 0 || (rc = hml__coordinator_replay(x->c)) < 0)
 		return rc;
-	return hml__coordinator_replay(x->c);
+	x->replayed = 1;
+	return 0;
 }
 
 /* The region's cost, against which the speedup column is predicted; an
@@ -557,7 +559,8 @@ int cmd_search(int argc, char **argv)
 	    (resume && (rc = hml__coordinator_record(x.c, "running")) < 0) ||
 	    (rc = run(&x, &code)) < 0) {
 		code = cmd_fail(rc);
-		if (x.c && rc != HML_ELOCKED)
+		/* A refused history leaves the record as it was. */
+		if (x.c && x.replayed && rc != HML_ELOCKED)
 			hml__coordinator_record(x.c, cmd_interrupted ? "interrupted" : "failed");
 	}
 	release(&x);

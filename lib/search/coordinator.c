@@ -15,6 +15,7 @@
 #include "core/util.h"
 #include "deploy/latency.h"
 #include "search/coordinator.h"
+#include "search/history_check.h"
 #include "search/latency_cache.h"
 #include "search/opt/trialsched.h"
 #include "search/trialmap.h"
@@ -57,6 +58,7 @@ struct hml__coordinator {
 	const hml__search_plan *p;
 	hml__sched *sched;
 	hml__history *hist;
+	hml__history_check check;  /* what the history is checked against on replay */
 	hml__reaper *reaper;       /* deletes pruned model files (lib/sys/reaper.h) */
 	search_trial *t;
 	size_t nt, capt;
@@ -224,9 +226,8 @@ static int replay_count_upto(hml__coordinator *c, size_t n)
 
 	for (; c->counted < n; c->counted++) {
 		if (c->counted >= c->nt || c->t[c->counted].status == HML__HIST_RUNNING)
-			return hml__error_set(HML_EINVALID, "trial history of search '%s': a trial "
-			                      "start counts the end of trial %zu, which has not ended",
-			                      c->p->id, c->counted);
+			return hml__error_set(HML_EINVALID, "a trial start counts the end of trial "
+			                      "%zu, which has not ended", c->counted);
 		if ((rc = sched_learn(c, (long)c->counted)) < 0)
 			return rc;
 	}
@@ -238,14 +239,11 @@ static int replay_start(hml__coordinator *c, const hml__hist_event *ev)
 	int rc;
 
 	if (ev->trial != (long)c->nt)
-		return hml__error_set(HML_EINVALID, "trial history of search '%s': trial %ld "
-		                      "starts out of order", c->p->id, ev->trial);
+		return hml__error_set(HML_EINVALID, "trial %ld starts out of order (expected %zu)",
+		                      ev->trial, c->nt);
 	if (c->p->deterministic && ev->counted >= 0 &&
 	    (rc = replay_count_upto(c, (size_t)ev->counted)) < 0)
 		return rc;
-	if (ev->rung == 0 && (!ev->u || ev->dim != hml__space_dim(c->p->space) || !ev->params))
-		return hml__error_set(HML_EINVALID, "trial history of search '%s': trial %ld "
-		                      "has no point of this search space", c->p->id, ev->trial);
 	if (ev->rung == 0 && (rc = cfg_push(c, json_deep_copy(ev->params))) < 0)
 		return rc;
 	if ((rc = hml__sched_start(c->sched, (size_t)ev->config, ev->rung, ev->u)) < 0 ||
@@ -259,13 +257,15 @@ static int replay_event(const hml__hist_event *ev, void *payload)
 {
 	hml__coordinator *c = payload;
 	search_trial *t = ev->trial < (long)c->nt ? &c->t[ev->trial] : NULL;
-	int rc = 0;
+	int rc;
 
+	/* Nothing is replayed that the search and the manifest do not back. */
+	if ((rc = hml__history_check_event(&c->check, ev)) < 0)
+		return rc;
 	if (ev->status == HML__HIST_RUNNING)
 		return replay_start(c, ev);
 	if (!t || t->config != ev->config || t->rung != ev->rung)
-		return hml__error_set(HML_EINVALID, "trial history of search '%s': trial %ld ends "
-		                      "but never started", c->p->id, ev->trial);
+		return hml__error_set(HML_EINVALID, "trial %ld ends but never started", ev->trial);
 	switch (ev->status) {
 	case HML__HIST_RERUN:
 		t->reruns++;
@@ -300,7 +300,9 @@ int hml__coordinator_replay(hml__coordinator *c)
 	int rc;
 
 	snprintf(path, sizeof(path), "%s/%s", c->p->dir, HML__HISTORY_FILE);
-	if ((rc = hml__history_read(path, replay_event, c, NULL)) < 0)
+	c->check = (hml__history_check){ c->p->id, c->p->space, c->p->rungs, c->o.store };
+	if ((rc = hml__history_read(path, replay_event, c, NULL)) < 0 ||
+	    (c->p->resumed && (rc = hml__history_check_complete(&c->check, path, c->nt)) < 0))
 		return rc;
 	for (size_t i = 0; i < c->nt; i++) {
 		char mp[4200];

@@ -125,14 +125,19 @@ typedef struct hml__coordinator hml__coordinator;
 int hml__coordinator_new(hml__coordinator **out, const hml__coordinator_options *o);
 
 /**
- * Read the plan's history (plan->dir/trials.jsonl; missing: a new search)
- * into the scheduler, as the original run made it, and open it for
- * appending; trials that were running are queued to run again, each after
- * a "rerun" line. Errors: those of hml__history_read() and
- * hml__history_open(); HML_EINVALID "trial history of search 's1': trial 4
- * starts out of order" (and the like for an end that never started, a
- * start without a point of this space, a --deterministic start counting a
- * trial that has not ended).
+ * Read the plan's history (plan->dir/trials.jsonl; missing: a new search,
+ * unless plan->resumed) into the scheduler, as the original run made it,
+ * every line checked first (lib/search/history_check.h: its point in the
+ * space, its rung, a kept model the manifest's model of that trial), and
+ * open it for appending; trials that were running are queued to run
+ * again, each after a "rerun" line. A resumed search's history must be
+ * whole (hml__history_check_complete). Nothing is written before the
+ * whole history has passed. Errors: those of hml__history_read() and
+ * hml__history_open(), hml__history_check_event() and
+ * hml__history_check_complete(); HML_EINVALID "trial history 'P' line 9:
+ * trial 4 starts out of order (expected 3)" (and the like for an end that
+ * never started, a --deterministic start counting a trial that has not
+ * ended).
  */
 int hml__coordinator_replay(hml__coordinator *c);
 

@@ -20,6 +20,7 @@
 #include "core/util.h"
 #include "deploy/latency.h"
 #include "search/history.h"
+#include "store/ids.h"
 #include "sys/fsutil.h"
 
 struct hml__history {
@@ -373,6 +374,129 @@ static int64_t int_or(const json_t *o, const char *key, int64_t dflt)
 	return json_is_integer(v) ? (int64_t)json_integer_value(v) : dflt;
 }
 
+/* The keys a line and its metrics may have: anything else is refused, so
+ * that a history edited by hand is never half understood. */
+static const char *const line_keys[] = {
+	"trial", "config", "rung", "status", "epochs", "worker", "counted", "params", "u",
+	"seconds", "arch", "metrics", "error", "model", "time", NULL
+};
+static const char *const metric_keys[] = {
+	"val_rmse", "test_rmse", "val_mape", "test_mape", "latency_seconds_per_sample",
+	"latency_batch", "latency_target", "latency_threads", "latency_cached",
+	"latency_cost_seconds", "params", "epochs_run", NULL
+};
+
+/* The first key of o not in keys (NULL: none). */
+static const char *unknown_key(const json_t *o, const char *const *keys)
+{
+	const char *key;
+	json_t *v;
+
+	json_object_foreach((json_t *)o, key, v) {
+		size_t k;
+
+		for (k = 0; keys[k] && strcmp(keys[k], key) != 0; k++)
+			;
+		if (!keys[k])
+			return key;
+	}
+	return NULL;
+}
+
+/* o[key], when present, is an integer in [lo, hi]. */
+static int int_ok(const json_t *o, const char *key, json_int_t lo, json_int_t hi)
+{
+	const json_t *v = json_object_get(o, key);
+
+	return !v || (json_is_integer(v) && json_integer_value(v) >= lo &&
+	              json_integer_value(v) <= hi);
+}
+
+/* o[key], when present and not null (unknown), is a finite number that is
+ * >= 0 (positive: > 0). */
+static int real_ok(const json_t *o, const char *key, int positive)
+{
+	const json_t *v = json_object_get(o, key);
+	double x = json_number_value(v);
+
+	return !v || json_is_null(v) ||
+	       (json_is_number(v) && isfinite(x) && (positive ? x > 0 : x >= 0));
+}
+
+/* Where the checks of a line fail: why, in `why` (size bytes). */
+static const char *say(char *why, size_t size, const char *fmt, const char *key)
+{
+	snprintf(why, size, fmt, key);
+	return why;
+}
+
+/* The metrics of an "ok" line: known keys, values finite and in range. */
+static const char *metrics_check(const json_t *m, char *why, size_t size)
+{
+	static const char *const errors[] = { "val_rmse", "test_rmse", "val_mape", "test_mape",
+	                                      "latency_cost_seconds", NULL };
+	const char *key;
+
+	if (!json_is_object(m))
+		return "'metrics' is not an object";
+	if ((key = unknown_key(m, metric_keys)) != NULL)
+		return say(why, size, "unknown key 'metrics.%.64s'", key);
+	for (size_t k = 0; errors[k]; k++)
+		if (!real_ok(m, errors[k], 0))
+			return say(why, size, "'metrics.%s' is not a finite number >= 0", errors[k]);
+	if (!real_ok(m, "latency_seconds_per_sample", 1))
+		return "'metrics.latency_seconds_per_sample' is not a finite number > 0";
+	/* (-1: unknown, as the writer writes it) */
+	if (!int_ok(m, "latency_batch", -1, INT32_MAX) || int_or(m, "latency_batch", -1) == 0 ||
+	    !int_ok(m, "params", -1, INT64_MAX) || !int_ok(m, "epochs_run", -1, INT32_MAX) ||
+	    !int_ok(m, "latency_threads", 0, 4096))
+		return "a count in 'metrics' is not an integer in range";
+	if (json_object_get(m, "latency_cached") && !json_is_boolean(json_object_get(m,
+	                                                                    "latency_cached")))
+		return "'metrics.latency_cached' is not true or false";
+	if (json_object_get(m, "latency_target") &&
+	    hml__target_parse(json_string_value(json_object_get(m, "latency_target"))) < 0)
+		return "unknown 'metrics.latency_target'";
+	return NULL;
+}
+
+/* The members every line may have besides the counts: known keys, each of
+ * its type, numbers finite and in range, the model an id (lib/store/ids.h). */
+static const char *line_check(const json_t *o, char *why, size_t size)
+{
+	const json_t *err = json_object_get(o, "error"), *v;
+	const char *key;
+	size_t i;
+
+	if ((key = unknown_key(o, line_keys)) != NULL)
+		return say(why, size, "unknown key '%.64s'", key);
+	if (!int_ok(o, "trial", 0, HML__HIST_MAX_TRIAL))
+		return "'trial' is missing or not a count below 10^9";
+	if (!int_ok(o, "config", 0, HML__HIST_MAX_TRIAL))
+		return "'config' is missing or not a count below 10^9";
+	if (!int_ok(o, "rung", 0, HML__HIST_MAX_RUNG))
+		return "'rung' is not a count below 64";
+	if (!int_ok(o, "epochs", 0, INT32_MAX) || !int_ok(o, "worker", -1, 1 << 20))
+		return "'epochs' or 'worker' is not an integer in range";
+	if (!real_ok(o, "seconds", 0))
+		return "'seconds' is not a finite number >= 0";
+	if ((json_object_get(o, "params") && !json_is_object(json_object_get(o, "params"))) ||
+	    (json_object_get(o, "arch") && !json_is_string(json_object_get(o, "arch"))) ||
+	    (json_object_get(o, "time") && !json_is_string(json_object_get(o, "time"))) ||
+	    (err && !json_is_string(err) && !json_is_object(err)))
+		return "'params', 'arch', 'time' or 'error' is not of its type";
+	if (json_object_get(o, "model") &&
+	    hml__id_check("models", json_string_value(json_object_get(o, "model"))) < 0)
+		return say(why, size, "'model': %s", hml_error_last()->message);
+	if (json_object_get(o, "metrics") &&
+	    (key = metrics_check(json_object_get(o, "metrics"), why, size)) != NULL)
+		return key;
+	json_array_foreach(json_object_get(o, "u"), i, v)
+		if (!json_is_number(v) || !(json_number_value(v) >= 0 && json_number_value(v) <= 1))
+			return "'u' holds a value that is not a number in [0, 1]";
+	return NULL;
+}
+
 static void metrics_of(hml__hist_metrics *m, const json_t *o)
 {
 	m->val_rmse = hml__json_number(o, "val_rmse");
@@ -390,20 +514,26 @@ static void metrics_of(hml__hist_metrics *m, const json_t *o)
 	m->latency_cost = hml__json_number(o, "latency_cost_seconds");
 }
 
-/* Fill *ev from line object o; *u receives the point (malloc'ed). */
-static const char *event_of(hml__hist_event *ev, const json_t *o, double **u)
+/* Fill *ev from line object o; *u receives the point (malloc'ed). NULL,
+ * or why the line is not an event (in `why` or static). */
+static const char *event_of(hml__hist_event *ev, const json_t *o, double **u, char *why,
+                            size_t size)
 {
-	const char *st = json_string_value(json_object_get(o, "status"));
+	const char *st = json_string_value(json_object_get(o, "status")), *bad;
 	const json_t *arr = json_object_get(o, "u"), *v;
 	size_t i;
 
 	hml__hist_event_init(ev);
-	if (!json_is_integer(json_object_get(o, "trial")) || int_or(o, "trial", -1) < 0)
+	if (!json_is_integer(json_object_get(o, "trial")))
 		return "'trial' is missing or not a count";
-	if (!json_is_integer(json_object_get(o, "config")) || int_or(o, "config", -1) < 0)
+	if (!json_is_integer(json_object_get(o, "config")))
 		return "'config' is missing or not a count";
-	if (int_or(o, "rung", -1) < 0)
+	if (!json_is_integer(json_object_get(o, "rung")))
 		return "'rung' is missing or not a count";
+	if (arr && !json_is_array(arr))
+		return "'u' is not an array";
+	if ((bad = line_check(o, why, size)) != NULL)
+		return bad;
 	if (!st)
 		return "'status' is missing";
 	for (i = 0; i < NSTATUS && strcmp(status_names[i], st) != 0; i++)
@@ -421,26 +551,17 @@ static const char *event_of(hml__hist_event *ev, const json_t *o, double **u)
 	     int_or(o, "counted", -1) > ev->trial))
 		return "'counted' is not a count of earlier trials";
 	ev->counted = (long)int_or(o, "counted", -1);
-	ev->params = json_is_object(json_object_get(o, "params")) ? json_object_get(o, "params")
-	                                                          : NULL;
+	ev->params = json_object_get(o, "params");
 	ev->seconds = hml__json_number(o, "seconds");
 	ev->arch = json_string_value(json_object_get(o, "arch"));
 	ev->error = json_string_value(json_object_get(o, "error"));
 	ev->model = json_string_value(json_object_get(o, "model"));
 	metrics_of(&ev->m, json_object_get(o, "metrics"));
-	if (json_object_get(json_object_get(o, "metrics"), "latency_target") &&
-	    ev->m.latency_target < 0)
-		return "unknown 'metrics.latency_target'";
 	if (arr) {
-		if (!json_is_array(arr))
-			return "'u' is not an array";
 		if (!(*u = malloc((json_array_size(arr) + 1) * sizeof(**u))))
 			return "out of memory";
-		json_array_foreach(arr, i, v) {
-			if (!json_is_number(v))
-				return "'u' holds a value that is not a number";
+		json_array_foreach(arr, i, v)
 			(*u)[i] = json_number_value(v);
-		}
 		ev->u = *u;
 		ev->dim = json_array_size(arr);
 	}
@@ -468,6 +589,7 @@ int hml__history_read(const char *path, int (*fn)(const hml__hist_event *ev, voi
 		hml__hist_event ev;
 		double *u = NULL;
 		const char *why;
+		char whybuf[256];
 
 		line++;
 		if (!(nl = memchr(p, '\n', (size_t)(text + len - p)))) {
@@ -481,10 +603,14 @@ int hml__history_read(const char *path, int (*fn)(const hml__hist_event *ev, voi
 		}
 		if (!json_is_object(o))
 			rc = bad_line(path, line, "not a JSON object");
-		else if ((why = event_of(&ev, o, &u)) != NULL)
+		else if ((why = event_of(&ev, o, &u, whybuf, sizeof(whybuf))) != NULL)
 			rc = bad_line(path, line, why);
-		else
-			rc = fn(&ev, payload);
+		else if ((rc = fn(&ev, payload)) < 0 && hml_error_last()->code == HML_EINVALID) {
+			hml__error_saved saved;   /* the file and the line named */
+
+			hml__error_save(&saved);
+			rc = bad_line(path, line, saved.message);
+		}
 		free(u);
 		json_decref(o);
 	}

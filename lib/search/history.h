@@ -69,6 +69,11 @@ extern "C" {
 /** The history's name inside search/<id>/. */
 #define HML__HISTORY_FILE "trials.jsonl"
 
+/** The largest trial and configuration number a history may hold (a trial's
+ *  model is search/<id>/t<trial>.pt: lib/store/ids.h), and rung. */
+#define HML__HIST_MAX_TRIAL 999999999L
+#define HML__HIST_MAX_RUNG 63
+
 typedef enum hml__hist_status {
 	HML__HIST_RUNNING = 0,   /**< a trial started */
 	HML__HIST_OK,            /**< finished with metrics */
@@ -179,9 +184,16 @@ int hml__history_flush(hml__history *h, uint64_t *seq);
  * order (pointers in *ev valid during the call only); a nonzero return of
  * fn stops the reading and is returned. A missing file is an empty
  * history. *torn (may be NULL) is set to 1 when a torn last line was
- * ignored. Errors: HML_EIO; HML_EINVALID "trial history 'P' line N: <why>"
- * for a complete line that is not an event (not JSON, a missing or bad
- * field, an unknown status).
+ * ignored. Every line is checked before fn sees it: only the keys above
+ * (and in "metrics" those the writer writes), each of its type; trial and
+ * config counts up to HML__HIST_MAX_TRIAL, rung up to HML__HIST_MAX_RUNG;
+ * "u" in [0, 1]; "seconds" and every error in "metrics" finite and >= 0,
+ * the latency finite and > 0 (null: unknown); "model" a model id
+ * (lib/store/ids.h). Errors: HML_EIO; HML_EINVALID "trial history 'P'
+ * line N: <why>" for a complete line that is not such an event (not JSON,
+ * an unknown key, a missing, bad or out-of-range field, an unknown
+ * status), and for an HML_EINVALID that fn returns (its message after the
+ * file and line).
  */
 int hml__history_read(const char *path, int (*fn)(const hml__hist_event *ev, void *payload),
                       void *payload, int *torn);

@@ -561,6 +561,7 @@ int hml__search_plan_resume(hml__search_plan *p, hml__store *s, const hml__searc
 	/* what the search ranked by when it started; older records: RMSE, MSE */
 	p->base.metric = v.metric;
 	p->base.loss = hml__json_string(v.json, "loss") ? hml__json_string(v.json, "loss") : "mse";
+	p->resumed = 1;
 	return set_dir(p, s);
 }
 

@@ -129,6 +129,8 @@ typedef struct hml__search_plan {
 	int nworkers, threads;       /**< workers; libtorch threads per worker */
 	int mpi;                     /**< 1: the workers are MPI ranks */
 	hml__search_times prev;      /**< of earlier sessions */
+	int resumed;                 /**< 1: a recorded search (_resume): its history must
+	                                  be there, whole (lib/search/history_check.h) */
 } hml__search_plan;
 
 /**

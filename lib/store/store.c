@@ -28,7 +28,9 @@
 #include "core/error.h"
 #include "core/util.h"
 #include "hml/version.h"
+#include "store/ids.h"
 #include "store/lock.h"
+#include "store/manifest_ids.h"
 #include "store/store.h"
 #include "sys/fsutil.h"
 
@@ -53,19 +55,19 @@ static void manifest_replace(hml__store *s, json_t *m)
 	s->manifest = m;
 }
 
+/* The ids of each collection: lib/store/ids.h. */
 typedef struct collection_info {
 	const char *name;
-	char prefix;
 	const char *subdir;   /* NULL: the collection has no files */
 } collection_info;
 
 static const collection_info collections[] = {
-	{ "datasets", 'd', "data" },
-	{ "models", 'm', "models" },
-	{ "deployments", 'p', NULL },
-	{ "evaluations", 'e', "eval" },
-	{ "compiled", 'c', "models" },   /* hml deploy --target c: c1.c, c1.h, c1.so */
-	{ "searches", 's', "search" },   /* hml search: search/s1/trials.jsonl (lib/search/history.h) */
+	{ "datasets", "data" },
+	{ "models", "models" },
+	{ "deployments", NULL },
+	{ "evaluations", "eval" },
+	{ "compiled", "models" },   /* hml deploy --target c: c1.c, c1.h, c1.so */
+	{ "searches", "search" },   /* hml search: search/s1/trials.jsonl (lib/search/history.h) */
 };
 #define NCOLLECTIONS (sizeof(collections) / sizeof(collections[0]))
 
@@ -374,11 +376,9 @@ static int manifest_validate(const char *path, json_t *m)
 				snprintf(why, sizeof(why), "%s[%zu] is not an object", name, i);
 				return corrupt(path, why);
 			}
-			if (id && !json_is_string(id)) {
-				snprintf(why, sizeof(why), "%s[%zu].id is not a string", name, i);
-				return corrupt(path, why);
-			}
-			if (id && duplicate_id(arr, i, json_string_value(id))) {
+			if ((rc = hml__manifest_ids_check(path, name, i, rec)) < 0)
+				return rc;
+			if (duplicate_id(arr, i, json_string_value(id))) {
 				snprintf(why, sizeof(why), "%s[%zu].id '%.32s' is used twice", name, i,
 				         json_string_value(id));
 				return corrupt(path, why);
@@ -640,23 +640,14 @@ const json_t *hml__store_find(const hml__store *s, const char *collection, const
 
 /* ---- registering -------------------------------------------------------- */
 
-/* The number in an id "m12" (prefix 'm'), or 0 when `s` is not one. A
- * file name "m12.pt" counts too when `ext_ok`. */
-static long id_number(const char *s, char prefix, int ext_ok)
+/* The number in an id "m12" of collection `name`, or 0 when `s` is not
+ * one (ids.h). A file name "m12.pt" counts too when `ext_ok`. */
+static long id_number(const char *s, const char *name, int ext_ok)
 {
-	long v = 0;
-	const char *p;
+	size_t len = s ? (ext_ok ? strcspn(s, ".") : strlen(s)) : 0;
+	long v = hml__id_number(name, s, len);
 
-	if (!s || s[0] != prefix || s[1] < '0' || s[1] > '9')
-		return 0;
-	for (p = s + 1; *p >= '0' && *p <= '9'; p++) {
-		if (v > (LONG_MAX - 9) / 10)
-			return 0;
-		v = v * 10 + (*p - '0');
-	}
-	if (*p && !(ext_ok && *p == '.'))
-		return 0;
-	return v;
+	return v > 0 ? v : 0;
 }
 
 /* One more than the largest number the collection ever used: in the
@@ -669,7 +660,7 @@ static long next_id(const hml__store *s, const json_t *m, const collection_info 
 	size_t i;
 
 	json_array_foreach(json_object_get(m, ci->name), i, rec) {
-		long v = id_number(json_string_value(json_object_get(rec, "id")), ci->prefix, 0);
+		long v = id_number(json_string_value(json_object_get(rec, "id")), ci->name, 0);
 
 		if (v > max)
 			max = v;
@@ -680,7 +671,7 @@ static long next_id(const hml__store *s, const json_t *m, const collection_info 
 		struct dirent *e;
 
 		while (dh && (e = readdir(dh)) != NULL) {
-			long v = id_number(e->d_name, ci->prefix, 1);
+			long v = id_number(e->d_name, ci->name, 1);
 
 			if (v > max)
 				max = v;
@@ -916,7 +907,9 @@ int hml__store_add(hml__store *s, const char *collection, json_t *record,
 
 	if ((rc = lock_take(s, &fd)) < 0 || (rc = manifest_load(s->manifest_path, &m)) < 0)
 		goto done;
-	snprintf(p.id, sizeof(p.id), "%c%ld", p.ci->prefix, next_id(s, m, p.ci));
+	/* Made by the grammar the readers check (ids.h): one contract. */
+	if ((rc = hml__id_format(p.id, sizeof(p.id), p.ci->name, next_id(s, m, p.ci))) < 0)
+		goto done;
 	if (!(rec = record_new(p.id, record))) {
 		rc = hml__error_oom();
 		goto done;

@@ -303,6 +303,66 @@ TEST(bad_lines)
 	collected_release(&c);
 }
 
+/* Lines a hand or a tool changed: unknown keys, values out of range or of
+ * another type, ids not by the grammar (lib/store/ids.h). Each refused
+ * with the file and the line. */
+TEST(hostile_lines)
+{
+	static const char *const lines[][2] = {
+		{ "{\"trial\":0,\"config\":0,\"rung\":0,\"status\":\"running\",\"layers\":32}",
+		  "line 1: unknown key 'layers'" },
+		{ "{\"trial\":0,\"config\":0,\"rung\":0,\"status\":\"ok\",\"metrics\":{\"x\":1}}",
+		  "unknown key 'metrics.x'" },
+		{ "{\"trial\":0,\"config\":0,\"rung\":0,\"status\":\"running\",\"u\":[1e308,0.5]}",
+		  "'u' holds a value that is not a number in [0, 1]" },
+		{ "{\"trial\":0,\"config\":0,\"rung\":0,\"status\":\"running\",\"u\":[-0.1]}",
+		  "not a number in [0, 1]" },
+		{ "{\"trial\":1e3,\"config\":0,\"rung\":0,\"status\":\"ok\"}", "'trial'" },
+		{ "{\"trial\":-1,\"config\":0,\"rung\":0,\"status\":\"ok\"}", "'trial'" },
+		{ "{\"trial\":1000000000,\"config\":0,\"rung\":0,\"status\":\"ok\"}",
+		  "'trial' is missing or not a count below 10^9" },
+		{ "{\"trial\":0,\"config\":0,\"rung\":64,\"status\":\"ok\"}", "'rung'" },
+		{ "{\"trial\":0,\"config\":0,\"rung\":0,\"status\":\"ok\",\"seconds\":-1}",
+		  "'seconds' is not a finite number >= 0" },
+		{ "{\"trial\":0,\"config\":0,\"rung\":0,\"status\":\"ok\",\"metrics\":"
+		  "{\"val_rmse\":-0.5}}", "'metrics.val_rmse' is not a finite number >= 0" },
+		{ "{\"trial\":0,\"config\":0,\"rung\":0,\"status\":\"ok\",\"metrics\":"
+		  "{\"latency_seconds_per_sample\":0}}", "latency_seconds_per_sample' is not a finite "
+		  "number > 0" },
+		{ "{\"trial\":0,\"config\":0,\"rung\":0,\"status\":\"ok\",\"metrics\":"
+		  "{\"latency_batch\":0}}", "a count in 'metrics'" },
+		{ "{\"trial\":0,\"config\":0,\"rung\":0,\"status\":\"ok\",\"metrics\":[]}",
+		  "'metrics' is not an object" },
+		{ "{\"trial\":0,\"config\":0,\"rung\":0,\"status\":\"kept\",\"model\":"
+		  "\"../../../../etc/passwd\"}",
+		  "line 1: 'model': '../../../../etc/passwd' is not a model id" },
+		{ "{\"trial\":0,\"config\":0,\"rung\":0,\"status\":\"kept\",\"model\":7}",
+		  "'model': null is not a model id" },
+		{ "{\"trial\":0,\"config\":0,\"rung\":0,\"status\":\"running\",\"params\":[1]}",
+		  "is not of its type" },
+		{ "{\"trial\":0,\"config\":0,\"rung\":0,\"status\":\"running\",\"u\":{}}",
+		  "'u' is not an array" },
+	};
+	collected c;
+	char path[600], text[600];
+
+	memset(&c, 0, sizeof(c));
+	path_of(path, sizeof(path), "hostile.jsonl");
+	for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
+		snprintf(text, sizeof(text), "%s\n", lines[i][0]);
+		write_text(path, text);
+		CHECK_FAILS(hml__history_read(path, collect, &c, NULL), HML_EINVALID, lines[i][1]);
+		CHECK_CONTAINS(hml_error_last()->message, "hostile.jsonl' line 1: ");
+		collected_release(&c);
+	}
+	/* unknown (null) values are no error: an older hml or a failed measure */
+	write_text(path, "{\"trial\":0,\"config\":0,\"rung\":0,\"status\":\"ok\",\"metrics\":"
+	           "{\"val_rmse\":null,\"latency_seconds_per_sample\":null}}\n");
+	CHECK_OK(hml__history_read(path, collect, &c, NULL));
+	CHECK_EQ_INT(c.n, 1);
+	collected_release(&c);
+}
+
 TEST(search_record)
 {
 	hml__store *s = NULL;
@@ -411,6 +471,7 @@ int main(void)
 	RUN(background_sync);
 	RUN(torn_line);
 	RUN(bad_lines);
+	RUN(hostile_lines);
 	RUN(search_record);
 	tmp_dir_remove();
 	return check_report();
