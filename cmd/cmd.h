@@ -326,6 +326,13 @@ struct hml__dataset;
 /* Measure the model file `pt_path` in each target (lib/deploy/latency.h) on rows
  * of `d` at `batch` rows per call: the card's "latency" object (new), or
  * NULL after a warning when it could not be measured. */
+/**
+ * Load the untrusted TorchScript file `path` first in a child process of
+ * hml under memory and time limits (lib/deploy/vet.h); 0 when it loaded.
+ * Every command that reads a model in its own process calls it first.
+ */
+int cmd_model_vet(const char *path);
+
 json_t *cmd_latency_card(const char *pt_path, const struct hml__dataset *d, int64_t batch,
                          int threads);
 
@@ -366,5 +373,7 @@ int cmd_import(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_search(int argc, char **argv);
 int cmd_search_worker(int argc, char **argv);
+/* hml model-check (hidden; cmd/model_check.c). */
+int cmd_model_check(int argc, char **argv);
 
 #endif

@@ -13,6 +13,7 @@
 
 #include "cmd.h"
 #include "core/util.h"
+#include "deploy/vet.h"
 #include "sys/interrupt.h"
 
 cmd_globals g_cmd = { "hml-experiment", 0, 0 };
@@ -93,6 +94,21 @@ int cmd_exit_code(int err)
 	default:
 		return HML_EXIT_FAILURE;
 	}
+}
+
+int cmd_model_vet(const char *path)
+{
+	char exe[4096];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	/* A fresh exec of this very executable, not a fork of a process that
+	 * may have loaded libtorch already; by its real path, where it finds
+	 * its plugins. */
+	if (n <= 0 || n >= (ssize_t)sizeof(exe) - 1)
+		return hml__error_set(HML_EIO, "cannot check model '%s': cannot find the hml "
+		                      "executable", path);
+	exe[n] = 0;
+	return hml__vet_model(exe, path);
 }
 
 int cmd_fail(int err)

@@ -153,7 +153,8 @@ int cmd_deploy_compile(hml__store *s, const json_t *model, const char *pt_path,
 	/* No compiler: said first, before the model is read. */
 	if ((rc = hml__cbuild_find_cc(&cc)) < 0)
 		goto done;
-	if ((rc = hml__export_model(pt_path, &d)) < 0 || (rc = check_shapes(&d, model, id)) < 0 ||
+	if ((rc = cmd_model_vet(pt_path)) < 0 ||
+	    (rc = hml__export_model(pt_path, &d)) < 0 || (rc = check_shapes(&d, model, id)) < 0 ||
 	    (rc = hml__sha256_file(pt_path, hash)) < 0)
 		goto done;
 	o.hash = hash;

@@ -300,7 +300,8 @@ static void print_result(const json_t *rec, const char *id)
 	cmd_latency_print(rec, "  ");
 }
 
-/* Before the experiment is read: a missing file, or one that is not a
+/* Before the experiment is read: a missing file, a file past the archive
+ * limits or one libtorch cannot load in a child, or one that is not a
  * regular file (a FIFO, a directory, a device: opened without blocking,
  * as every model file is, loader.h) is invalid input, refused at once. */
 static int check_file(const char *file)
@@ -317,7 +318,10 @@ static int check_file(const char *file)
 		return hml__error_set(HML_EINVALID, "%s", why.message);
 	}
 	close(fd);
-	return 0;
+	/* Loaded first in a child under limits: whatever libtorch does with
+	 * the file happens there (lib/deploy/vet.h). A shared object is
+	 * refused by run_model, before anything loads it. */
+	return hml__cmodel_sniff(file) ? 0 : cmd_model_vet(file);
 }
 
 int cmd_import(int argc, char **argv)

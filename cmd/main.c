@@ -34,6 +34,8 @@ static const command commands[] = {
 	{ "ls",       cmd_show,     "the same as show" },
 	/* Hidden (no summary): the worker processes hml search starts. */
 	{ "search-worker", cmd_search_worker, NULL },
+	/* Hidden: the child that loads an untrusted model under limits (lib/deploy/vet.h). */
+	{ "model-check", cmd_model_check, NULL },
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 

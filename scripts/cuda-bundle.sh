@@ -15,7 +15,7 @@ SR=/tmp/sysroot            # where cuda-check.sh extracts it: paths are baked in
 W=${W:-/tmp/dbw}
 here=$(cd "$(dirname "$0")/.." && pwd)/.devbundle   # git-ignored (.git/info/exclude)
 mkdir -p "$here"
-MAIN="libhdf5-dev libhdf5-103-1 libjansson-dev libjansson4 libssl-dev libssl3
+MAIN="libhdf5-dev libhdf5-103-1 libjansson-dev libjansson4 libssl-dev libssl3 zlib1g-dev
   libnlopt-dev libnlopt0 liblapacke-dev liblapacke libtmglib3
   libopenblas-openmp-dev libopenblas0-openmp pkgconf pkgconf-bin libpkgconf3"
 RT="libsz2 libaec0 libcurl4 libnghttp2-14 libidn2-0 librtmp1 libssh2-1 libpsl5

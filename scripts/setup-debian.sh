@@ -8,7 +8,7 @@ SUDO=
 if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; fi
 
 PKGS="build-essential cmake pkg-config git ca-certificates procps
-  libtorch-dev libhdf5-dev hdf5-tools libjansson-dev libssl-dev
+  libtorch-dev libhdf5-dev hdf5-tools libjansson-dev libssl-dev zlib1g-dev
   libopenblas0-openmp libopenblas-openmp-dev
   bats bats-assert bats-support
   liblapacke-dev libnlopt-dev

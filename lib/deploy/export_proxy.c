@@ -11,11 +11,14 @@
  */
 #include <stddef.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/error.h"
 #include "deploy/export.h"
 #include "deploy/export_plugin.h"
 #include "hml/version.h"
+#include "loader/archive.h"
 #include "loader/loader.h"
 
 #ifdef HML_WITH_TORCH
@@ -31,10 +34,19 @@ int hml__export_model(const char *path, hml__cg_model *out)
 {
 	const hml__export_plugin *t;
 	const void *table;
-	int rc;
+	struct stat st;
+	int fd, rc;
 
 	if (out)
 		memset(out, 0, sizeof(*out));
+	/* The archive limits first, as the runtime's loader checks them
+	 * (runtime/loader/archive.h): libtorch never sees a file past them. */
+	if ((fd = hml__model_file_open(path, "model", &st)) < 0)
+		return fd;
+	rc = hml__archive_check(fd, path);
+	close(fd);
+	if (rc < 0)
+		return rc;
 	if ((rc = hml__plugin_load(&plugin, &table)) < 0)
 		return hml__error_set(rc, "cannot compile model '%s' to C: %s", path, plugin.msg);
 	t = table;

@@ -152,13 +152,22 @@ typedef struct hml__model hml__model;
  * count (process-wide), or a compiled model's threads per forward
  * (hml__cmodel_set_threads). `*out` is yours (hml__model_free).
  * Errors: HML_ENOTFOUND (no such file), HML_EIO (unreadable),
- * HML_EMODEL (not a TorchScript archive, or no forward method),
+ * HML_EMODEL (not a TorchScript archive, one past the limits of
+ * archive.h, checked before libtorch reads it, or no forward method),
  * HML_ENOTFOUND / HML_ENOTSUPPORTED when the libtorch plugin cannot be
  * loaded or is not this build's, HML_ENOTSUPPORTED in a build without
  * libtorch (HML_WITH_TORCH=OFF); the message is "cannot open model 'PATH':
  * REASON".
  */
 int hml__model_load(hml__model **out, const char *path, int threads);
+
+/**
+ * Load the libtorch backend now, as the first TorchScript model would, so
+ * that a process can limit what loading a model costs beyond libtorch
+ * itself (hml's model check, cmd/model_check.c). 0, or the error of
+ * hml__model_load's plugin load (HML_ENOTSUPPORTED without libtorch).
+ */
+int hml__model_torch_prepare(void);
 
 /**
  * Open the model file at `path` for reading, as every model file is

@@ -16,6 +16,7 @@
 
 #include "core/error.h"
 #include "core/util.h"
+#include "loader/archive.h"
 #include "loader/backend.h"
 #include "loader/loader.h"
 
@@ -30,15 +31,20 @@ static int backend_error(const hml__backend *be, int rc)
 	return hml__plugin_fail(rc, be->last_error());
 }
 
-static int check_file(const char *path)
+/* A TorchScript file is checked against the archive limits (archive.h)
+ * before libtorch reads it: what fails there is a model error, never a
+ * crash in libtorch's parser. */
+static int check_file(const char *path, int torchscript)
 {
 	struct stat st;
-	int fd = hml__model_file_open(path, "model", &st);
+	int fd = hml__model_file_open(path, "model", &st), rc = 0;
 
 	if (fd < 0)
 		return fd;
+	if (torchscript)
+		rc = hml__archive_check(fd, path);
 	close(fd);
-	return 0;
+	return rc;
 }
 
 #ifdef HML_WITH_TORCH
@@ -64,7 +70,23 @@ static int torch_backend(const char *path, const hml__backend **out)
 	return 0;
 }
 
+int hml__model_torch_prepare(void)
+{
+	const void *t;
+	int rc;
+
+	if ((rc = hml__plugin_load(&torch_plugin, &t)) < 0)
+		return hml__error_set(rc, "%s", torch_plugin.msg);
+	return 0;
+}
+
 #else
+
+int hml__model_torch_prepare(void)
+{
+	return hml__error_set(HML_ENOTSUPPORTED, "hml was built without libtorch "
+	                      "(HML_WITH_TORCH=OFF), so it cannot run TorchScript models");
+}
 
 static int torch_backend(const char *path, const hml__backend **out)
 {
@@ -147,7 +169,8 @@ int hml__model_load(hml__model **out, const char *path, int threads)
 		*out = NULL;
 	if (!out || !path)
 		return hml__error_set(HML_EINVALID, "cannot open model: no path given");
-	if ((rc = check_file(path)) < 0 || (rc = backend_for(path, &be)) < 0)
+	if ((rc = check_file(path, 0)) < 0 || (rc = backend_for(path, &be)) < 0 ||
+	    (be != &c_backend && (rc = check_file(path, 1)) < 0))
 		return rc;
 	if (!(m = calloc(1, sizeof(*m))))
 		return hml__error_oom();

@@ -69,6 +69,21 @@ same_as_accurate() {
 	assert_output --partial "not a TorchScript archive"
 }
 
+@test "a model file past the archive limits falls back like any model error, never a crash" {
+	# 32 MiB of newlines in the code file made libtorch's parser overflow
+	# its stack (SIGSEGV) in the application under the default policy.
+	accurate_qoi
+	"$PY" "$HML_SOURCE_DIR/tests/e2e/badmodel.py" newlines "$MODELS/affine.pt" newlines.pt
+	HML_MODE=infer HML_MODEL=newlines.pt HML_QOI="$WORK/q.h5" run timeout 60 "$BINOMIAL" "${ARGS[@]}"
+	assert_success
+	assert_output --partial "hml: warning: region 'binomial': cannot open model 'newlines.pt': code file 'affine/code/__torch__.py' is larger than 8388608 bytes; running the original code"
+	same_as_accurate
+	"$PY" "$HML_SOURCE_DIR/tests/e2e/badmodel.py" nesting "$MODELS/affine.pt" nesting.pt
+	HML_MODE=infer HML_MODEL=nesting.pt HML_ON_ERROR=fail run timeout 60 "$BINOMIAL" "${ARGS[@]}"
+	assert_failure 1
+	assert_output --partial "cannot open model 'nesting.pt': code file 'affine/code/__torch__.py' nests brackets deeper than 200"
+}
+
 @test "a model that is a FIFO or a directory is refused at once" {
 	accurate_qoi
 	mkfifo fifo.pt

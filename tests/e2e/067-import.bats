@@ -231,3 +231,74 @@ PY
 	assert_failure 2
 	unchanged
 }
+
+# bad KIND: a hostile archive made from a valid model (tests/e2e/badmodel.py).
+bad() { "$PY" "$HML_SOURCE_DIR/tests/e2e/badmodel.py" "$1" "$MODELS/affine.pt" "$1.pt"; }
+
+@test "archives past the limits are refused before libtorch reads them, exit 3, nothing registered" {
+	# newlines: 32 MiB of newlines in a 40 KB file (SIGSEGV in libtorch's
+	# parser); bomb: 2 GiB of newlines deflated to 2 MB (hml import grew past
+	# 7.9 GB); too many entries; brackets nested 5000 deep; a truncated
+	# archive; a file that is no zip at all.
+	local kind want
+	for kind in newlines bomb entries nesting truncated notzip; do
+		bad "$kind"
+		case $kind in
+		newlines) want="code file 'affine/code/__torch__.py' is larger than 8388608 bytes" ;;
+		bomb) want="compressed entry 'affine/code/__torch__.py' is larger than 268435456 bytes uncompressed" ;;
+		entries) want="it has more than 65536 entries" ;;
+		nesting) want="code file 'affine/code/__torch__.py' nests brackets deeper than 200 (line 8)" ;;
+		*) want="not a TorchScript archive (no end of central directory record" ;;
+		esac
+		# timeout: a regression parses or inflates the file instead
+		run --separate-stderr timeout 60 "$HML" -C exp import "$kind.pt" --region binomial
+		assert_failure 3
+		[[ "$stderr" == "hml: error: cannot open model '$kind.pt': $want"* ]]
+		[ "$(printf '%s\n' "$stderr" | wc -l)" -eq 1 ]
+		unchanged
+	done
+}
+
+@test "the model is loaded first in a child under memory and time limits" {
+	model seq.pt 'nn.Sequential(nn.Linear(5, 1))'
+	# Too little memory: the child fails, hml says which limit.
+	HML_MODEL_LOAD_MEMORY=1 run --separate-stderr hml -C exp import seq.pt --region binomial
+	assert_failure 3
+	[[ "$stderr" == "hml: error: cannot open model 'seq.pt': "*"1 MiB beyond libtorch's own, HML_MODEL_LOAD_MEMORY"* ]]
+	unchanged
+	# A load that never ends (the test hook: the child ignores SIGTERM and
+	# sleeps) is ended at the time limit.
+	HML_MODEL_CHECK_TEST_HANG=1 HML_MODEL_LOAD_TIMEOUT=1 run --separate-stderr timeout 60 "$HML" -C exp import seq.pt --region binomial
+	assert_failure 3
+	[[ "$stderr" == "hml: error: cannot open model 'seq.pt': loading it took longer than 1 s (HML_MODEL_LOAD_TIMEOUT)" ]]
+	unchanged
+	for v in 0 -1 abc; do
+		HML_MODEL_LOAD_TIMEOUT=$v run --separate-stderr hml -C exp import seq.pt --region binomial
+		assert_failure 3
+		[[ "$stderr" == *"HML_MODEL_LOAD_TIMEOUT must be a positive integer, not '$v'"* ]]
+	done
+	unchanged
+	# Within the limits it imports as before.
+	HML_MODEL_LOAD_TIMEOUT=300 HML_MODEL_LOAD_MEMORY=2048 run hml -C exp import seq.pt --region binomial
+	assert_success
+}
+
+@test "SIGTERM to hml while the child loads the model ends both, exit 143" {
+	model seq.pt 'nn.Sequential(nn.Linear(5, 1))'
+	HML_MODEL_CHECK_TEST_HANG=1 "$HML" -C exp import seq.pt --region binomial 2> err.txt &
+	local pid=$! child="" i
+	for i in $(seq 1 300); do
+		child=$(ps -o pid= --ppid "$pid" | tr -d ' ' | head -1)
+		[ -n "$child" ] && grep -q model-check "/proc/$child/cmdline" 2>/dev/null && break
+		sleep 0.1
+	done
+	[ -n "$child" ]
+	kill -TERM "$pid"
+	# The child ignores SIGTERM: hml escalates to SIGKILL after its grace.
+	local rc=0
+	wait "$pid" || rc=$?
+	[ "$rc" -eq 143 ]
+	for i in $(seq 1 100); do kill -0 "$child" 2>/dev/null || break; sleep 0.1; done
+	! kill -0 "$child" 2>/dev/null
+	unchanged
+}
