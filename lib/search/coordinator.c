@@ -308,7 +308,7 @@ int hml__coordinator_replay(hml__coordinator *c)
 		model_path(c, (long)i, mp, sizeof(mp));
 		c->t[i].has_file = access(mp, F_OK) == 0;
 	}
-	if ((rc = hml__history_open(&c->hist, path)) < 0)
+	if ((rc = hml__history_open(&c->hist, c->p->xp_dir, path)) < 0)
 		return rc;
 	c->t0 = hml__now();   /* this session's clock */
 	/* Deterministic: recorded ends not yet counted are counted by the loop,
