@@ -227,12 +227,11 @@ static void state_release(collect_state *st)
 
 static void remove_tmp(const collect_state *st)
 {
-	if (st->prof)
-		unlink(st->prof);
-	if (st->tmp_data)
-		unlink(st->tmp_data);
-	if (st->tmp_log)
-		unlink(st->tmp_log);
+	const char *const files[] = { st->prof, st->tmp_data, st->tmp_log, st->tmp_run };
+
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+		if (files[i])
+			unlink(files[i]);
 }
 
 /* What the application left in the data file (nothing: rows 0). */
@@ -265,11 +264,11 @@ static int prepare(collect_state *st, const collect_opts *o)
 		rc = hml__argv_copy(&st->args, (const char *const *)st->w->collect_args, -1);
 	if (rc < 0)
 		return rc;
-	st->tmp_data = hml__store_tmp_path(st->s, "data", ".h5");
-	st->tmp_log = hml__store_tmp_path(st->s, "data", ".log");
-	st->tmp_run = hml__store_tmp_path(st->s, "data", ".run.log");
-	st->runs = json_array();
-	if (!st->args || !st->tmp_data || !st->tmp_log || !st->tmp_run || !st->runs)
+	if (!(st->tmp_data = hml__store_tmp_create(st->s, "data", ".h5")) ||   /* never a link */
+	    !(st->tmp_log = hml__store_tmp_create(st->s, "data", ".log")) ||
+	    !(st->tmp_run = hml__store_tmp_create(st->s, "data", ".run.log")))
+		return hml_error_last()->code;
+	if (!st->args || !(st->runs = json_array()))
 		return hml__error_oom();
 	/* The application gets an absolute HML_DB: it may change directory. */
 	if (st->tmp_data[0] == '/') {

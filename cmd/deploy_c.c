@@ -162,8 +162,8 @@ int cmd_deploy_compile(hml__store *s, const json_t *model, const char *pt_path,
 		static const char *const ext[3] = { ".c", ".h", ".so" };
 
 		for (int i = 0; i < 3; i++)
-			if (!(tmp[i] = hml__store_tmp_path(s, "models", ext[i]))) {
-				rc = hml__error_oom();
+			if (!(tmp[i] = hml__store_tmp_create(s, "models", ext[i]))) {   /* no link */
+				rc = hml_error_last()->code;
 				goto done;
 			}
 	}

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "core/beneath.h"
 #include "core/profile_file.h"
 #include "core/util.h"
 #include "deploy/latency.h"
@@ -212,14 +213,8 @@ static int plan(evaluation *e, const char *named, char **extra, int nextra)
 		return rc;
 	cmd_app_same_inputs_warn(e->w, NULL, e->argv + 1, e->s, e->argv);
 	/* A scratch directory inside eval/ for every run's files. */
-	if (!(e->tmp = hml__store_tmp_path(e->s, "eval", "")))
-		return HML_ENOMEM;
-	if (mkdir(e->tmp, 0777) != 0) {
-		rc = hml__error_set(HML_EIO, "cannot create '%s': %s", e->tmp, strerror(errno));
-		free(e->tmp);
-		e->tmp = NULL;
-		return rc;
-	}
+	if (!(e->tmp = hml__store_tmp_dir(e->s, "eval")))   /* never through a link */
+		return hml_error_last()->code;
 	e->acc.wall = calloc((size_t)e->nrep, sizeof(double));
 	e->acc.region = calloc((size_t)e->nrep, sizeof(double));
 	e->sur.wall = calloc((size_t)e->nrep, sizeof(double));
@@ -565,7 +560,8 @@ int cmd_evaluate(int argc, char **argv)
 		char dest[4096];
 
 		snprintf(dest, sizeof(dest), "%s/eval/%s-runs", hml__store_dir(e.s), e.eid);
-		if (!(keep && code == HML_EXIT_OK && rename(e.tmp, dest) == 0))
+		if (!(keep && code == HML_EXIT_OK &&
+		      hml__beneath_rename(hml__store_dir(e.s), e.tmp, dest, 1) == 0))
 			rm_runs(e.tmp, e.nrep + 1);
 	}
 	evaluation_release(&e);

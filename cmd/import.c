@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "core/beneath.h"
 #include "core/util.h"
 #include "deploy/codegen.h"
 #include "deploy/export.h"
@@ -275,7 +276,7 @@ static int copy_in(import_state *st, const char *file)
 	if (!(st->tmp = hml__store_tmp_path(st->s, "models", ".pt")))
 		rc = hml__error_oom();
 	else
-		rc = hml__write_atomic(st->tmp, buf, size);
+		rc = hml__beneath_write_atomic(hml__store_dir(st->s), st->tmp, buf, size);
 	free(buf);
 	return rc;
 }

@@ -97,14 +97,8 @@ static int reference(cmd_qoi_check *q)
 	char qoi[4096], log[4096];
 	int rc;
 
-	if (!(q->tmp = hml__store_tmp_path(q->s, "eval", "")))
-		return hml__error_oom();
-	if (mkdir(q->tmp, 0777) != 0) {
-		rc = hml__error_set(HML_EIO, "cannot create '%s': %s", q->tmp, strerror(errno));
-		free(q->tmp);
-		q->tmp = NULL;
-		return rc;
-	}
+	if (!(q->tmp = hml__store_tmp_dir(q->s, "eval")))   /* never through a link */
+		return hml_error_last()->code;
 	run_paths(q, -1, qoi, log, sizeof(qoi));
 	config.qoi = qoi;
 	cmd_info("QoI check: workflow '%s', seed %lld: accurate run", q->w->name,

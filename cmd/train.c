@@ -446,6 +446,7 @@ int cmd_train(int argc, char **argv)
 	}
 	o.progress = on_epoch;
 	o.payload = &st;
+	o.out_root = hml__store_dir(st.s);   /* never written through a link */
 	st.metric = o.metric ? o.metric : "rmse";
 	st.bar = cmd_progress_start("train", o.epochs);
 	rc = hml__train(&st.d, &o, st.tmp, &res);

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/beneath.h"
 #include "core/error.h"
 #include "deploy/codegen.h"
 #include "hml/cmodel.h"
@@ -1065,8 +1066,10 @@ static int write_file(gen *g, const char *path, const hml__cg_options *o, int he
 {
 	int rc = 0;
 
-	if (!(g->f = fopen(path, "w")))
-		return hml__error_set(HML_EIO, "cannot write '%s': %s", path, strerror(errno));
+	/* Not through a link at `path` (core/beneath.h). */
+	if ((rc = hml__beneath_fopen(&g->f, NULL, path, "w")) < 0)
+		return rc != HML_EIO ? rc : hml__error_set(HML_EIO, "cannot write '%s': %s", path,
+		                                           strerror(errno));
 	if (header)
 		put_header(g, o->hash);
 	else

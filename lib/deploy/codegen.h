@@ -41,7 +41,8 @@ typedef struct hml__cg_options {
  * sgemm is single-threaded inside OpenMP regions: OpenBLAS's OpenMP build,
  * as lib/deploy/cbuild.c does); without it the source needs no library. The id must be a C
  * identifier fragment ([A-Za-z0-9_]). Errors: HML_EINVALID (model check,
- * bad id), HML_EIO "cannot write 'PATH': ...".
+ * bad id; a path that is a link or not a regular file: never written
+ * through, core/beneath.h), HML_EIO "cannot write 'PATH': ...".
  */
 int hml__cg_write(const hml__cg_model *m, const hml__cg_options *o,
                   const char *c_path, const char *h_path);

@@ -2,6 +2,7 @@
  * lib/search/coordinator.c - the coordinator of hml search (see
  * coordinator.h): replay, workers, trials, kept models, the record.
  */
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -10,6 +11,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "core/beneath.h"
 #include "core/error.h"
 #include "core/json.h"
 #include "core/util.h"
@@ -293,6 +295,16 @@ static int replay_event(const hml__hist_event *ev, void *payload)
 	return c->p->deterministic ? 0 : sched_learn(c, ev->trial);
 }
 
+/* The trial's model file, made (or emptied) here beneath the experiment
+ * before a worker writes it by name: a link planted at search/<id>/tN.pt
+ * stops the search (core/beneath.h) instead of being written through. */
+static int output_make(const hml__coordinator *c, const char *mp)
+{
+	int fd = hml__beneath_open(c->p->xp_dir, mp, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+
+	return fd < 0 ? fd : close(fd);
+}
+
 int hml__coordinator_replay(hml__coordinator *c)
 {
 	hml__hist_event ev;
@@ -310,7 +322,7 @@ int hml__coordinator_replay(hml__coordinator *c)
 		model_path(c, (long)i, mp, sizeof(mp));
 		c->t[i].has_file = access(mp, F_OK) == 0;
 	}
-	if ((rc = hml__history_open(&c->hist, path)) < 0)
+	if ((rc = hml__history_open(&c->hist, c->p->xp_dir, path)) < 0)
 		return rc;
 	c->t0 = hml__now();   /* this session's clock */
 	/* Deterministic: recorded ends not yet counted are counted by the loop,
@@ -613,6 +625,8 @@ static int trial_start(hml__coordinator *c, int k, long i, int fresh)
 	if (bad < 0)
 		return trial_end(c, i, HML__HIST_FAILED, hml_error_last()->message, NULL, NAN);
 	model_path(c, i, mp, sizeof(mp));
+	if ((rc = output_make(c, mp)) < 0)
+		return rc;
 	if (!(msg = hml__wire_trial(i, mp, &o)))
 		return hml__error_oom();
 	if ((p->target != HML__TARGET_TORCHSCRIPT &&

@@ -15,6 +15,7 @@
 
 #include <openssl/evp.h>
 
+#include "core/beneath.h"
 #include "core/error.h"
 #include "core/json.h"
 #include "core/util.h"
@@ -92,7 +93,7 @@ static int cut_torn_tail(int fd)
 	return end ? ftruncate(fd, 0) : 0;
 }
 
-int hml__history_open(hml__history **out, const char *path)
+int hml__history_open(hml__history **out, const char *root, const char *path)
 {
 	hml__history *h = calloc(1, sizeof(*h));
 
@@ -113,10 +114,12 @@ int hml__history_open(hml__history **out, const char *path)
 		hml__history_close(h);
 		return rc;
 	}
-	h->fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0666);
+	h->fd = hml__beneath_open(root, path, O_RDWR | O_APPEND | O_CREAT, 0666);
 	if (h->fd < 0 || cut_torn_tail(h->fd) < 0) {
-		int rc = hml__error_set(HML_EIO, "cannot open trial history '%s': %s", path,
-		                        strerror(errno));
+		int rc = h->fd < 0 && h->fd != HML_EIO
+		         ? h->fd
+		         : hml__error_set(HML_EIO, "cannot open trial history '%s': %s", path,
+		                          strerror(errno));
 
 		hml__history_close(h);
 		return rc;
@@ -677,8 +680,9 @@ int hml__search_register(hml__store *s, json_t *record, char *id_out, size_t id_
 	snprintf(rel, sizeof(rel), "search/%s", id_out);
 	if (!(dir = hml__store_path(s, rel)))
 		return hml__error_oom();
-	if (hml__mkdir_p(dir) < 0) {
-		rc = hml__error_set(HML_EIO, "cannot create '%s': %s", dir, strerror(errno));
+	if ((rc = hml__beneath_mkdir_p(hml__store_dir(s), dir)) < 0) {
+		if (rc == HML_EIO)
+			rc = hml__error_set(HML_EIO, "cannot create '%s': %s", dir, strerror(errno));
 		goto done;
 	}
 	snprintf(rel, sizeof(rel), "search/%s/%s", id_out, HML__HISTORY_FILE);
@@ -703,11 +707,14 @@ int hml__search_lock(hml__store *s, int *fd)
 		rc = hml__error_oom();
 		goto done;
 	}
-	if (hml__mkdir_p(dir) < 0 ||
-	    (*fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666)) < 0) {
-		rc = hml__error_set(HML_EIO, "cannot lock '%s': %s", path, strerror(errno));
+	if ((rc = hml__beneath_mkdir_p(hml__store_dir(s), dir)) < 0 ||
+	    (rc = *fd = hml__beneath_open(hml__store_dir(s), path, O_RDWR | O_CREAT, 0666)) < 0) {
+		*fd = -1;
+		if (rc == HML_EIO)
+			rc = hml__error_set(HML_EIO, "cannot lock '%s': %s", path, strerror(errno));
 		goto done;
 	}
+	rc = 0;
 	/* A reader's probe (hml__search_holder) holds it for an instant. */
 	for (int i = 0; i < 20 && flock(*fd, LOCK_EX | LOCK_NB) < 0 && errno == EWOULDBLOCK; i++)
 		usleep(10000);

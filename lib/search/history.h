@@ -139,10 +139,13 @@ typedef struct hml__history hml__history;
 /**
  * Open (create) the history file at `path` for appending. A torn last line
  * (no newline: the writer was killed mid-line) is cut off first.
- * *out is yours: hml__history_close(). Errors: HML_EIO "cannot open trial
- * history 'P': <strerror>", HML_ENOMEM.
+ * `path` lies inside experiment `root` and is opened beneath it, never
+ * through a link (core/beneath.h; NULL: its own directory is the root).
+ * *out is yours: hml__history_close(). Errors: HML_EINVALID "'search/s1/
+ * trials.jsonl' in experiment 'EXP' is a symbolic link; ...", HML_EIO
+ * "cannot open trial history 'P': <strerror>", HML_ENOMEM.
  */
-int hml__history_open(hml__history **out, const char *path);
+int hml__history_open(hml__history **out, const char *root, const char *path);
 
 /** Close (NULL-safe): stops the sync thread and syncs what is unsynced. */
 void hml__history_close(hml__history *h);

@@ -319,6 +319,7 @@ static int set_dir(hml__search_plan *p, const hml__store *s)
 	char rel[64];
 
 	snprintf(rel, sizeof(rel), "search/%s", p->id);
+	p->xp_dir = hml__store_dir(s);
 	return (p->dir = hml__store_path(s, rel)) ? 0 : hml__error_oom();
 }
 

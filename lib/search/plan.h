@@ -94,6 +94,9 @@ typedef struct hml__search_times {
 typedef struct hml__search_plan {
 	char id[16];                 /**< "s1" */
 	char *dir;                   /**< search/<id>, absolute (owned) */
+	const char *xp_dir;          /**< the experiment, whose files are written beneath it
+	                                  (core/beneath.h; borrowed from the store); NULL:
+	                                  `dir` is taken as the root */
 	const char *region;          /**< the region's label (borrowed) */
 	const char *workflow_name;   /**< the data sets' workflow ("" when none; borrowed) */
 	const char *family;          /**< model family searched (borrowed) */

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/beneath.h"
 #include "core/error.h"
 #include "core/util.h"
 #include "search/plot.h"
@@ -379,17 +380,20 @@ static int register_plots(json_t *m, void *payload)
 	return hml__error_set(HML_ENOTFOUND, "no search '%s' in experiment '%s'", a->id, a->dir);
 }
 
-/* Draw r's plots in a temporary directory of sdir and move them into sdir. */
-static int draw_into(const hml__search_results *r, const char *title, const char *sdir)
+/* Draw r's plots in a temporary directory of sdir and move them into
+ * sdir, beneath experiment xp (never through a link). */
+static int draw_into(const hml__search_results *r, const char *title, const char *xp,
+                     const char *sdir)
 {
 	char *work = hml__path_join(sdir, ".plot-XXXXXX"), *script = NULL, *log = NULL;
 	int rc = 0;
 
 	if (!work)
 		return hml__error_oom();
-	if (!mkdtemp(work)) {
-		rc = hml__error_set(HML_EIO, "cannot create a directory in '%s': %s", sdir,
-		                    strerror(errno));
+	if ((rc = hml__beneath_mkdtemp(xp, work)) < 0) {
+		if (rc == HML_EIO)
+			rc = hml__error_set(HML_EIO, "cannot create a directory in '%s': %s", sdir,
+			                    strerror(errno));
 		free(work);
 		return rc;
 	}
@@ -407,7 +411,7 @@ static int draw_into(const hml__search_results *r, const char *title, const char
 
 		if (!from || !to)
 			rc = hml__error_oom();
-		else if (rename(from, to) != 0)
+		else if ((rc = hml__beneath_rename(xp, from, to, 0)) == HML_EIO)
 			rc = hml__error_set(HML_EIO, "cannot move the plot to '%s': %s", to,
 			                    strerror(errno));
 		free(from);
@@ -443,13 +447,14 @@ int hml__search_plot_write(hml__store *s, const char *id)
 		rc = hml__error_oom();
 		goto done;
 	}
-	if (hml__mkdir_p(sdir) < 0) {
-		rc = hml__error_set(HML_EIO, "cannot create '%s': %s", sdir, strerror(errno));
+	if ((rc = hml__beneath_mkdir_p(hml__store_dir(s), sdir)) < 0) {
+		if (rc == HML_EIO)
+			rc = hml__error_set(HML_EIO, "cannot create '%s': %s", sdir, strerror(errno));
 		goto done;
 	}
 	snprintf(title, sizeof(title), "search %s: region %s, %zu results, front of %zu", id,
 	         v.region ? v.region : "?", r.nres, r.nfront);
-	if ((rc = draw_into(&r, title, sdir)) < 0)
+	if ((rc = draw_into(&r, title, hml__store_dir(s), sdir)) < 0)
 		goto done;
 	rc = hml__store_update(s, register_plots, &a);
 done:

@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/beneath.h"
 #include "core/error.h"
 #include "search/workers.h"
 
@@ -34,7 +35,7 @@ static void child(int in, int out, int log_fd, pid_t parent, const char *const *
 int hml__worker_spawn(hml__worker *w, int index, const char *const *argv,
                       const char *log_path)
 {
-	int in[2] = { -1, -1 }, out[2] = { -1, -1 }, log_fd = -1, err;
+	int in[2] = { -1, -1 }, out[2] = { -1, -1 }, log_fd = -1, err, rc = HML_EIO;
 	pid_t parent = getpid(), pid;
 	sigset_t all, old;
 
@@ -43,9 +44,10 @@ int hml__worker_spawn(hml__worker *w, int index, const char *const *argv,
 	w->to = -1;
 	w->trial = -1;
 	hml__wire_reader_init(&w->from, -1);
+	/* The log, in the search's directory: not through a link (core/beneath.h). */
 	if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 ||
-	    (log_path && (log_fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
-	                                0666)) < 0))
+	    (log_path && (rc = log_fd = hml__beneath_open(NULL, log_path,
+	                                                  O_WRONLY | O_CREAT | O_APPEND, 0666)) < 0))
 		goto fail;
 	/* No handler of ours may run in the child before exec. */
 	sigfillset(&all);
@@ -76,6 +78,8 @@ fail:
 	}
 	if (log_fd >= 0)
 		close(log_fd);
+	if (rc < 0 && rc != HML_EIO)
+		return rc;
 	return hml__error_set(HML_EIO, "cannot start worker: %s", strerror(err));
 }
 

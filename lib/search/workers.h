@@ -31,7 +31,8 @@ typedef struct hml__worker {
 
 /**
  * Start argv[0] (absolute path; argv NULL-terminated) as worker `index`,
- * standard error appended to log_path (NULL: inherited). *w is filled.
+ * standard error appended to log_path (NULL: inherited; never through a
+ * link: HML_EINVALID, core/beneath.h). *w is filled.
  * Errors: HML_EIO "cannot start worker: <strerror>".
  */
 int hml__worker_spawn(hml__worker *w, int index, const char *const *argv,

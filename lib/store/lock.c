@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/beneath.h"
 #include "core/error.h"
 #include "core/util.h"
 #include "store/lock.h"
@@ -71,9 +72,10 @@ int hml__lock_take(int *out, const char *path, const char *dir, const char *comm
 	*out = -1;
 	if ((rc = lock_timeout(&timeout)) < 0)
 		return rc;
-	if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666)) < 0)
-		return hml__error_set(HML_EIO, "cannot lock experiment '%s': %s", dir,
-		                      strerror(errno));
+	/* Never through a link: the lock file is truncated below. */
+	if ((fd = hml__beneath_open(dir, path, O_RDWR | O_CREAT, 0666)) < 0)
+		return fd != HML_EIO ? fd : hml__error_set(HML_EIO, "cannot lock experiment '%s': %s",
+		                                           dir, strerror(errno));
 	start = hml__now();
 	for (;;) {
 		struct timespec ts = { 0, LOCK_POLL_NS };

@@ -25,6 +25,7 @@
 
 #include <jansson.h>
 
+#include "core/beneath.h"
 #include "core/error.h"
 #include "core/util.h"
 #include "hml/version.h"
@@ -422,7 +423,8 @@ done:
 	return rc;
 }
 
-static int manifest_write(const char *path, const json_t *m)
+/* Inside the experiment `dir`, never through a link. */
+static int manifest_write(const char *dir, const char *path, const json_t *m)
 {
 	char *text = json_dumps(m, MANIFEST_FLAGS);
 	size_t len;
@@ -443,7 +445,7 @@ static int manifest_write(const char *path, const json_t *m)
 	}
 	text[len++] = '\n';
 	text[len] = '\0';
-	rc = hml__write_atomic(path, text, len);
+	rc = hml__beneath_write_atomic(dir, path, text, len);
 	free(text);
 	return rc;
 }
@@ -499,16 +501,10 @@ static int store_create(hml__store *s)
 		goto done;
 	}
 	for (size_t i = 0; i < sizeof(subdirs) / sizeof(subdirs[0]); i++) {
-		char *p = hml__path_join(s->dir, subdirs[i]);
-
-		if (!p) {
-			rc = HML_ENOMEM;
-			goto done;
-		}
-		if (hml__mkdir_p(p) < 0)
+		/* Inside: never through a link (core/beneath.h). */
+		if ((rc = hml__beneath_mkdir_p(s->dir, subdirs[i])) == HML_EIO)
 			rc = hml__error_set(HML_EIO, "cannot create experiment '%s': %s", s->dir,
 			                    strerror(errno));
-		free(p);
 		if (rc < 0)
 			goto done;
 	}
@@ -522,7 +518,7 @@ static int store_create(hml__store *s)
 		rc = hml__error_oom();
 		goto done;
 	}
-	if ((rc = manifest_write(s->manifest_path, m)) < 0)
+	if ((rc = manifest_write(s->dir, s->manifest_path, m)) == HML_EIO)
 		rc = hml__error_set(HML_EIO, "cannot create experiment '%s': %s", s->dir,
 		                    strerror(errno));
 
@@ -617,6 +613,36 @@ char *hml__store_tmp_path(const hml__store *s, const char *subdir, const char *e
 	return p;
 }
 
+char *hml__store_tmp_create(const hml__store *s, const char *subdir, const char *ext)
+{
+	char *p = hml__store_tmp_path(s, subdir, ext);
+	int fd = p ? hml__beneath_open(s->dir, p, O_WRONLY | O_CREAT | O_EXCL, 0666) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	else {
+		if (p && fd == HML_EIO)
+			hml__error_set(HML_EIO, "cannot create '%s': %s", p, strerror(errno));
+		free(p);
+		p = NULL;
+	}
+	return p;
+}
+
+char *hml__store_tmp_dir(const hml__store *s, const char *subdir)
+{
+	char name[128], *p;
+
+	snprintf(name, sizeof(name), "%s/.tmp-%ld-XXXXXX", subdir, (long)getpid());
+	if ((p = hml__store_path(s, name)) && hml__beneath_mkdtemp(s->dir, p) < 0) {
+		if (hml_error_last()->code == HML_EIO)
+			hml__error_set(HML_EIO, "cannot create '%s': %s", p, strerror(errno));
+		free(p);
+		p = NULL;
+	}
+	return p;
+}
+
 json_t *hml__manifest_find(json_t *manifest, const char *collection, const char *id)
 {
 	json_t *rec;
@@ -683,24 +709,6 @@ static long next_id(const hml__store *s, const json_t *m, const collection_info 
 	return max + 1;
 }
 
-/* rename() that never replaces an existing file. */
-static int rename_noreplace(const char *from, const char *to)
-{
-	struct stat st;
-
-	if (renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE) == 0)
-		return 0;
-	if (errno != EINVAL && errno != ENOSYS && errno != ENOTSUP)
-		return -1;
-	/* A file system without RENAME_NOREPLACE: the lock keeps other hml
-	 * processes out, so a check before the rename is enough. */
-	if (lstat(to, &st) == 0) {
-		errno = EEXIST;
-		return -1;
-	}
-	return rename(from, to);
-}
-
 static int exists_error(const hml__store *s, const char *rel)
 {
 	return hml__error_set(HML_EEXISTS, "'%s' already exists in experiment '%s'; not overwriting it",
@@ -732,9 +740,9 @@ oom:
 	return NULL;
 }
 
-static int card_write(const char *path, const json_t *rec)
+static int card_write(const hml__store *s, const char *path, const json_t *rec)
 {
-	return manifest_write(path, rec);
+	return manifest_write(s->dir, path, rec);
 }
 
 /* A registration in progress: the files' final names, hashes and how far
@@ -830,12 +838,15 @@ static int plan_move(const hml__store *s, add_plan *p, json_t *rec)
 	json_t *fobj = json_object_get(rec, "files");
 
 	for (size_t i = 0; i < p->nfiles; i++) {
-		if (rename_noreplace(p->files[i].tmp_path, p->finals[i]) < 0) {
-			if (errno == EEXIST)
-				return exists_error(s, p->rels[i]);
+		int rc = hml__beneath_rename(s->dir, p->files[i].tmp_path, p->finals[i], 1);
+
+		if (rc == HML_EEXISTS)
+			return exists_error(s, p->rels[i]);
+		if (rc == HML_EIO)
 			return hml__error_set(HML_EIO, "cannot move '%s' to '%s': %s",
 			                      p->files[i].tmp_path, p->finals[i], strerror(errno));
-		}
+		if (rc < 0)
+			return rc;
 		p->nrenamed++;
 		if (json_object_set_new(fobj, p->files[i].role, json_string(p->rels[i])))
 			return hml__error_oom();
@@ -847,7 +858,7 @@ static int plan_move(const hml__store *s, add_plan *p, json_t *rec)
 
 /* Provenance, then the card: the card is the whole record, so its own
  * hash can only be in the manifest's copy. */
-static int plan_seal(add_plan *p, json_t *rec)
+static int plan_seal(const hml__store *s, add_plan *p, json_t *rec)
 {
 	char card_hash[65];
 	json_t *prov;
@@ -858,7 +869,7 @@ static int plan_seal(add_plan *p, json_t *rec)
 	json_object_set_new(rec, "provenance", prov);
 	if (!p->card_rel)
 		return 0;
-	if ((rc = card_write(p->card_abs, rec)) < 0)
+	if ((rc = card_write(s, p->card_abs, rec)) < 0)
 		return rc;
 	p->card_written = 1;
 	if ((rc = hml__sha256_file(p->card_abs, card_hash)) < 0)
@@ -868,15 +879,15 @@ static int plan_seal(add_plan *p, json_t *rec)
 }
 
 /* Put every file back where the caller had it, keeping the error. */
-static void plan_undo(add_plan *p)
+static void plan_undo(const hml__store *s, add_plan *p)
 {
 	hml__error_saved saved;
 
 	hml__error_save(&saved);
 	if (p->card_written)
-		unlink(p->card_abs);
+		hml__beneath_unlink(s->dir, p->card_abs);
 	while (p->nrenamed-- > 0)
-		rename(p->finals[p->nrenamed], p->files[p->nrenamed].tmp_path);
+		hml__beneath_rename(s->dir, p->finals[p->nrenamed], p->files[p->nrenamed].tmp_path, 0);
 	hml__error_restore(&saved);
 }
 
@@ -915,13 +926,13 @@ int hml__store_add(hml__store *s, const char *collection, json_t *record,
 		goto done;
 	}
 	if ((rc = plan_names(s, &p, card)) < 0 || (rc = plan_move(s, &p, rec)) < 0 ||
-	    (rc = plan_seal(&p, rec)) < 0)
+	    (rc = plan_seal(s, &p, rec)) < 0)
 		goto done;
 	if (json_array_append(json_object_get(m, p.ci->name), rec)) {
 		rc = hml__error_oom();
 		goto done;
 	}
-	if ((rc = manifest_write(s->manifest_path, m)) < 0)
+	if ((rc = manifest_write(s->dir, s->manifest_path, m)) < 0)
 		goto done;
 	manifest_replace(s, m);
 	m = NULL;
@@ -930,7 +941,7 @@ int hml__store_add(hml__store *s, const char *collection, json_t *record,
 
 done:
 	if (rc < 0)
-		plan_undo(&p);
+		plan_undo(s, &p);
 	hml__lock_release(fd);
 	plan_release(&p);
 	json_decref(rec);
@@ -960,7 +971,7 @@ int hml__store_update(hml__store *s, int (*fn)(json_t *manifest, void *payload),
 		                    s->dir, why.message);
 		goto done;
 	}
-	if ((rc = manifest_write(s->manifest_path, m)) < 0)
+	if ((rc = manifest_write(s->dir, s->manifest_path, m)) < 0)
 		goto done;
 	manifest_replace(s, m);
 	m = NULL;

@@ -85,6 +85,20 @@ char *hml__store_path(const hml__store *s, const char *rel);
  */
 char *hml__store_tmp_path(const hml__store *s, const char *subdir, const char *ext);
 
+/**
+ * hml__store_tmp_path, and the file created there empty (O_EXCL), beneath
+ * the experiment (core/beneath.h): for a file that another program (the
+ * application) then writes by name. NULL with the error set.
+ */
+char *hml__store_tmp_create(const hml__store *s, const char *subdir, const char *ext);
+
+/**
+ * A fresh directory "DIR/<subdir>/.tmp-<pid>-XXXXXX" made beneath the
+ * experiment (never through a link; mode 0777 less the umask), for the files of runs
+ * (evaluations, QoI checks). Its path (malloc'ed), or NULL with the error set.
+ */
+char *hml__store_tmp_dir(const hml__store *s, const char *subdir);
+
 /** A file to register with a record. */
 typedef struct hml__store_file {
 	const char *role;      /**< key in record["files"]: "data", "model", ... */

@@ -87,7 +87,11 @@ static char **compose_env(const char *const *env)
 
 static int open_output(const char *path, int *fd)
 {
-	*fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	/* Run logs are hml's own files: never written through a link. */
+	*fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0666);
+	if (*fd < 0 && errno == ELOOP)
+		return hml__error_set(HML_EINVALID, "'%s' is a symbolic link; hml does not write "
+		                      "through links", path);
 	if (*fd < 0)
 		return hml__error_set(HML_EIO, "cannot write '%s': %s", path, strerror(errno));
 	return 0;

@@ -50,7 +50,8 @@ typedef struct hml__proc_result {
  * one offset), wait for it and fill *res. Returns 0 when the child ran
  * (whatever its status) or was not started because of a pending
  * interrupt (res->interrupted), HML_ENOTFOUND / HML_EIO when it could not
- * be started ("cannot run 'P': <strerror>", "cannot write 'F': ...").
+ * be started ("cannot run 'P': <strerror>", "cannot write 'F': ..."),
+ * HML_EINVALID when an output path is a symbolic link (never followed).
  * SIGINT and SIGTERM are blocked in the calling thread for the moment of
  * fork(). An ignored SIGCHLD is set to the default for the run (else the
  * child could not be waited for) and restored. Not reentrant: one child

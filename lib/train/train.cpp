@@ -41,6 +41,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "core/beneath.h"
 #include "core/error.h"
 #include "core/rng.h"
 #include "core/util.h"
@@ -1179,8 +1180,9 @@ int hml__train(const hml__dataset *d, const hml__train_options *o, const char *o
 	if (!o)
 		o = &defaults;
 	/* Fail on an unwritable path before hours of training, not after. */
-	if ((fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666)) < 0)
-		return hml__error_set(HML_EIO, "cannot write model '%s': %s", out_path, std::strerror(errno));
+	if ((fd = hml__beneath_open(o->out_root, out_path, O_WRONLY | O_CREAT | O_TRUNC, 0666)) < 0)
+		return fd != HML_EIO ? fd : hml__error_set(HML_EIO, "cannot write model '%s': %s",
+		                                           out_path, std::strerror(errno));
 	try {
 		rc = train(d, o, out_path, res, fd);
 	} catch (const std::bad_alloc &) {
@@ -1194,7 +1196,7 @@ int hml__train(const hml__dataset *d, const hml__train_options *o, const char *o
 	if (close(fd) < 0 && rc == 0)
 		rc = hml__error_set(HML_EIO, "cannot write model '%s': %s", out_path, std::strerror(errno));
 	if (rc < 0)
-		unlink(out_path);
+		unlink(out_path);   /* what was opened above: a regular file, no link */
 	return rc;
 }
 

@@ -79,10 +79,14 @@ typedef struct hml__train_options {
 	 *  "none": none); MLP family only, one-hot inside the model
 	 *  (lib/train/categorical.h). */
 	const char *categorical;
+	/** The experiment that holds the output path: the model is written
+	 *  beneath it, never through a link (core/beneath.h). NULL: the output's
+	 *  own directory (only its last component is guarded). */
+	const char *out_root;
 } hml__train_options;
 
 #define HML__TRAIN_OPTIONS_INIT { NULL, 100, 256, 1e-3, -1.0, "adam", "plateau", \
-	10, 5.0, 42, 0, 0.1, 0.1, 0, 0.0, NULL, NULL, NULL, NULL, 0.0, 0, 1.0, NULL }
+	10, 5.0, 42, 0, 0.1, 0.1, 0, 0.0, NULL, NULL, NULL, NULL, 0.0, 0, 1.0, NULL, NULL }
 
 /** The threads o's latency is measured with: latency_threads, else threads
  *  (0: the forms' defaults). */
@@ -144,7 +148,8 @@ typedef struct hml__train_result {
  * validation epoch's weights). Deterministic for a given seed and thread
  * count. Errors: HML_EINVALID for a bad spec or option ("unknown activation
  * 'foo' in arch 'mlp:64:foo'"), too few rows for the split, a CNN on row
- * data, a categorical feature beyond the rows' features; HML_EIO when the file cannot be written; HML_EMODEL for a libtorch
+ * data, a categorical feature beyond the rows' features, an output that is
+ * a link or not a regular file; HML_EIO when the file cannot be written; HML_EMODEL for a libtorch
  * failure (its message). An interrupted run still saves the best model so
  * far and sets res->interrupted.
  */

@@ -53,7 +53,7 @@ int main(int argc, char **argv)
 	    hml__search_register(s, rec, id, sizeof(id)) < 0)
 		return fail();
 	snprintf(rel, sizeof(rel), "search/%s/%s", id, HML__HISTORY_FILE);
-	if (!(path = hml__store_path(s, rel)) || hml__history_open(&h, path) < 0)
+	if (!(path = hml__store_path(s, rel)) || hml__history_open(&h, NULL, path) < 0)
 		return fail();
 	while (rc == 0 && fgets(line, sizeof(line), stdin)) {
 		hml__hist_event ev;

@@ -75,7 +75,7 @@ TEST(round_trip)
 
 	memset(&c, 0, sizeof(c));
 	path_of(path, sizeof(path), "rt.jsonl");
-	CHECK_OK(hml__history_open(&h, path));
+	CHECK_OK(hml__history_open(&h, NULL, path));
 
 	hml__hist_event_init(&ev);
 	ev.trial = 0; ev.config = 0; ev.rung = 0; ev.epochs = 3; ev.worker = 1;
@@ -176,7 +176,7 @@ TEST(background_sync)
 
 	memset(&c, 0, sizeof(c));
 	path_of(path, sizeof(path), "async.jsonl");
-	CHECK_OK(hml__history_open(&h, path));
+	CHECK_OK(hml__history_open(&h, NULL, path));
 	hml__hist_event_init(&ev);
 	ev.trial = 0; ev.config = 0; ev.rung = 0;
 	CHECK_OK(hml__history_write(h, &ev, &a));
@@ -223,7 +223,7 @@ TEST(torn_line)
 
 	memset(&c, 0, sizeof(c));
 	path_of(path, sizeof(path), "torn.jsonl");
-	CHECK_OK(hml__history_open(&h, path));
+	CHECK_OK(hml__history_open(&h, NULL, path));
 	hml__hist_event_init(&ev);
 	ev.trial = 0; ev.config = 0;
 	CHECK_OK(hml__history_append(h, &ev));
@@ -238,7 +238,7 @@ TEST(torn_line)
 	CHECK_EQ_INT(c.n, 1);
 	collected_release(&c);
 
-	CHECK_OK(hml__history_open(&h, path));
+	CHECK_OK(hml__history_open(&h, NULL, path));
 	ev.trial = 1; ev.config = 1; ev.status = HML__HIST_FAILED;
 	CHECK_OK(hml__history_append(h, &ev));
 	hml__history_close(h);
@@ -256,7 +256,7 @@ TEST(torn_line)
 		fputs("{\"tri", f);
 		fclose(f);
 	}
-	CHECK_OK(hml__history_open(&h, path));
+	CHECK_OK(hml__history_open(&h, NULL, path));
 	CHECK_OK(hml__history_append(h, &ev));
 	hml__history_close(h);
 	CHECK_OK(hml__history_read(path, collect, &c, &torn));

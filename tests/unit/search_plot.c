@@ -54,7 +54,7 @@ static void make_search(hml__store *s, const char *constraints, int rungs, const
 	CHECK_OK(hml__search_register(s, rec, id, 16));
 	snprintf(rel, sizeof(rel), "search/%s/%s", id, HML__HISTORY_FILE);
 	path = hml__store_path(s, rel);
-	CHECK_OK(hml__history_open(&h, path));
+	CHECK_OK(hml__history_open(&h, NULL, path));
 	for (size_t i = 0; h && i < n; i++) {
 		hml__hist_event ev;
 
