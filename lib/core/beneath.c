@@ -24,31 +24,49 @@ void hml__beneath_force_walk(int on)
 	atomic_store(&force_walk, on != 0);
 }
 
-static int link_error(const char *root, const char *rel, size_t len)
+/* The verb of messages: what opening with `flags` is for. A directory is
+ * opened (O_RDONLY) to write inside it; a file O_RDONLY to read it. */
+static const char *verb_of(int flags)
 {
-	return hml__error_set(HML_EINVALID, "'%.*s' in experiment '%s' is a symbolic link; "
-	                      "hml does not write through links", (int)len, rel, root);
+	return (flags & O_ACCMODE) == O_RDONLY && !(flags & (O_CREAT | O_DIRECTORY)) ? "read"
+	                                                                            : "write";
 }
 
-static int io_error(int err, const char *root, const char *rel)
+static int link_error_v(const char *root, const char *rel, size_t len, const char *verb)
+{
+	return hml__error_set(HML_EINVALID, "'%.*s' in experiment '%s' is a symbolic link; "
+	                      "hml does not %s through links", (int)len, rel, root, verb);
+}
+
+static int link_error(const char *root, const char *rel, size_t len)
+{
+	return link_error_v(root, rel, len, "write");
+}
+
+static int io_error_v(int err, const char *root, const char *rel, const char *verb)
 {
 	int code = err == ENOMEM ? HML_ENOMEM : err == ENOENT ? HML_ENOTFOUND : HML_EIO;
 
-	hml__error_set(code, "cannot write '%s/%s': %s", root, rel, strerror(err));
+	hml__error_set(code, "cannot %s '%s/%s': %s", verb, root, rel, strerror(err));
 	errno = err;
 	return code;
 }
 
+static int io_error(int err, const char *root, const char *rel)
+{
+	return io_error_v(err, root, rel, "write");
+}
+
 /* Why resolving `rel` failed with `err`: the first component that is a
  * link or not a directory, named; else the system's reason. */
-static int explain(int dirfd, const char *root, const char *rel, int err)
+static int explain(int dirfd, const char *root, const char *rel, int err, const char *verb)
 {
 	char buf[4096];
 	struct stat st;
 	size_t n = strlen(rel);
 
 	if (n >= sizeof(buf))
-		return io_error(err, root, rel);
+		return io_error_v(err, root, rel, verb);
 	memcpy(buf, rel, n + 1);
 	for (size_t i = 0; i <= n; i++) {
 		if (buf[i] != '/' && buf[i] != '\0')
@@ -56,14 +74,14 @@ static int explain(int dirfd, const char *root, const char *rel, int err)
 		buf[i] = '\0';
 		if (i > 0 && fstatat(dirfd, buf, &st, AT_SYMLINK_NOFOLLOW) == 0) {
 			if (S_ISLNK(st.st_mode))
-				return link_error(root, rel, i);
+				return link_error_v(root, rel, i, verb);
 			if (i < n && !S_ISDIR(st.st_mode))
 				return hml__error_set(HML_EINVALID, "'%.*s' in experiment '%s' is not "
 				                      "a directory", (int)i, rel, root);
 		}
 		buf[i] = rel[i];
 	}
-	return io_error(err, root, rel);
+	return io_error_v(err, root, rel, verb);
 }
 
 /* `rel` must stay below: no "..", not absolute, not empty. */
@@ -153,16 +171,19 @@ int hml__beneath_openat(int dirfd, const char *root, const char *rel, int flags,
 		/* A FIFO without a reader, a socket: opened O_NONBLOCK, refused. */
 		if (err == ENXIO)
 			return hml__error_set(HML_EINVALID, "'%s' in experiment '%s' is not a regular "
-			                      "file; hml does not write to it", rel, root);
-		return err == ENOENT && !(flags & O_CREAT) ? io_error(err, root, rel)
-		                                           : explain(dirfd, root, rel, err);
+			                      "file; hml does not %s it", rel, root,
+			                      verb_of(flags)[0] == 'r' ? "read" : "write to");
+		return err == ENOENT && !(flags & O_CREAT)
+		       ? io_error_v(err, root, rel, verb_of(flags))
+		       : explain(dirfd, root, rel, err, verb_of(flags));
 	}
 	if (dir)
 		return fd;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
 		return hml__error_set(HML_EINVALID, "'%s' in experiment '%s' is not a regular file; "
-		                      "hml does not write to it", rel, root);
+		                      "hml does not %s it", rel, root,
+		                      verb_of(flags)[0] == 'r' ? "read" : "write to");
 	}
 	if (!(flags & O_NONBLOCK))
 		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);

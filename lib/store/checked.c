@@ -1,10 +1,12 @@
 /*
  * lib/store/checked.c - records read with their files checked (see checked.h).
  */
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "core/beneath.h"
 #include "core/error.h"
 #include "core/util.h"
 #include "store/checked.h"
@@ -24,6 +26,12 @@ int hml__checked_file(const hml__store *s, const json_t *rec, const char *kind,
 	if (!rel)
 		return hml__error_set(HML_EINVALID, "%s '%s' has no %s file in the manifest",
 		                      kind, id, role);
+	/* A link inside the experiment (models/m1.pt -> /elsewhere) would have
+	 * hml hash and deploy a file that is not the experiment's. */
+	if ((rc = hml__beneath_open(hml__store_dir(s), rel, O_RDONLY, 0)) >= 0)
+		close(rc);
+	else if (rc != HML_ENOTFOUND)
+		return rc;
 	if (!(path = hml__store_path(s, rel)))
 		return HML_ENOMEM;
 	if (path[0] != '/' && access(path, F_OK) == 0) {

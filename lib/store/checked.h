@@ -31,7 +31,10 @@ extern "C" {
  * Errors: HML_EINVALID "model 'm1' has no model file in the manifest";
  * HML_ENOTFOUND "data file 'P' of data set 'd1' is missing";
  * HML_EINVALID "model file 'P' changed since it was registered (SHA-256
- * differs)"; HML_EIO, HML_ENOMEM.
+ * differs)"; HML_EINVALID "'models/m1.pt' in experiment 'EXP' is a symbolic
+ * link; hml does not read through links" (any component inside the
+ * experiment, hml__beneath_open) or "... is not a regular file";
+ * HML_EIO, HML_ENOMEM.
  */
 int hml__checked_file(const hml__store *s, const json_t *rec, const char *kind,
                       const char *role, const char *since, char **abs_path);

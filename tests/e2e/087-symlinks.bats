@@ -131,6 +131,26 @@ stopped_search() {
 	[ -z "$(ls -A "$WORK/away")" ]
 }
 
+# The manifest's promise (hml-manifest(5)): no command reads, hashes or
+# deploys a file that is not the experiment's. A model file replaced by a
+# link to an identical copy outside passes the SHA-256 check; the link is
+# what is refused.
+@test "deploy: a model file replaced by a link to a copy outside is refused, not read" {
+	hml -q -C exp train --epochs 1 > /dev/null
+	cp exp/models/m1.pt "$WORK/m1.pt"
+	ln -sf "$WORK/m1.pt" exp/models/m1.pt
+	run --separate-stderr hml -q -C exp deploy m1
+	assert_failure 3
+	[ "$stderr" = "hml: error: 'models/m1.pt' in experiment 'exp' is a symbolic link; hml does not read through links" ]
+	[ "$(json exp/manifest.json 'len(d["deployments"])')" = 0 ]
+	# a data set's file: train refuses it the same way
+	cp exp/data/d1.h5 "$WORK/d1.h5"
+	ln -sf "$WORK/d1.h5" exp/data/d1.h5
+	run --separate-stderr hml -q -C exp train --epochs 1
+	assert_failure 3
+	[ "$stderr" = "hml: error: 'data/d1.h5' in experiment 'exp' is a symbolic link; hml does not read through links" ]
+}
+
 @test "the experiment directory itself may be a link: the user named it" {
 	mv exp exp.real
 	ln -s exp.real exp

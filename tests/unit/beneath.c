@@ -79,6 +79,10 @@ static void refuses_a_link_at_the_last_component(void)
 	            "symbolic link");
 	CHECK_FAILS(try_open("models/t1.pt", O_WRONLY | O_CREAT | O_EXCL), HML_EINVALID,
 	            "symbolic link");
+	/* a read names what it would have done */
+	CHECK_FAILS(try_open("models/t1.pt", O_RDONLY), HML_EINVALID,
+	            "'models/t1.pt' in experiment");
+	CHECK_CONTAINS(hml_error_last()->message, "is a symbolic link; hml does not read through links");
 	outside_unchanged();
 }
 
