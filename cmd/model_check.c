@@ -21,9 +21,8 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include <jansson.h>
-
 #include "cmd.h"
+#include "deploy/vet.h"
 #include "loader/loader.h"
 
 static int64_t memory_mib = 0;
@@ -70,26 +69,19 @@ static int limit_memory(void)
 
 static void report(int rc, const char *path)
 {
-	json_t *j;
+	char msg[1200], *text;
+	const char *m = hml_error_last()->message;
 
-	if (rc == 0) {
-		j = json_pack("{s:b}", "ok", 1);
-	} else {
-		char msg[1200];
-		const char *m = hml_error_last()->message;
-
-		if (rc == HML_ENOMEM || strstr(m, "allocate memory") || strstr(m, "bad_alloc"))
-			snprintf(msg, sizeof(msg), "cannot open model '%s': loading it takes more than "
-			         "%lld MiB beyond libtorch's own (%s)", path, (long long)memory_mib,
-			         "HML_MODEL_LOAD_MEMORY");
-		else
-			snprintf(msg, sizeof(msg), "%s", m);
-		j = json_pack("{s:b, s:i, s:s}", "ok", 0, "code", rc, "message", msg);
-	}
-	if (j)
-		json_dumpf(j, stdout, JSON_COMPACT);
+	if (rc != 0 && (rc == HML_ENOMEM || strstr(m, "allocate memory") || strstr(m, "bad_alloc")))
+		snprintf(msg, sizeof(msg), "cannot open model '%s': loading it takes more than "
+		         "%lld MiB beyond libtorch's own (%s)", path, (long long)memory_mib,
+		         HML__ENV_MODEL_LOAD_MEMORY);
+	else
+		snprintf(msg, sizeof(msg), "%s", m);
+	if ((text = hml__vet_report_write(rc, msg)))
+		fputs(text, stdout);
 	fflush(stdout);
-	json_decref(j);
+	free(text);
 }
 
 int cmd_model_check(int argc, char **argv)

@@ -58,37 +58,57 @@ static const char *limits_said(double limit_s, uint64_t mib)
 	return buf;
 }
 
+char *hml__vet_report_write(int rc, const char *message)
+{
+	json_t *j = rc == 0 ? json_pack("{s:b}", "ok", 1)
+	                    : json_pack("{s:b, s:i, s:s}", "ok", 0, "code", rc, "message",
+	                                message ? message : "");
+	char *text = j ? json_dumps(j, JSON_COMPACT) : NULL;
+
+	json_decref(j);
+	return text;
+}
+
+int hml__vet_report_read(const char *text, const char *path)
+{
+	json_t *j = json_loads(text, JSON_REJECT_DUPLICATES, NULL), *ok;
+	const char *msg;
+	json_int_t code;
+	int rc;
+
+	ok = json_object_get(j, "ok");
+	msg = json_string_value(json_object_get(j, "message"));
+	code = json_integer_value(json_object_get(j, "code"));
+	if (!json_is_boolean(ok) || (!json_is_true(ok) && (!msg || code >= 0)))
+		rc = hml__error_set(HML_EINVALID, "cannot open model '%s': the model check's report "
+		                    "is not one", path);
+	else if (json_is_true(ok))
+		rc = 0;
+	else
+		/* The file's fault is invalid input; a missing file or backend,
+		 * or a build without libtorch, keeps its own code. */
+		rc = hml__error_set(code == HML_ENOTFOUND || code == HML_ENOTSUPPORTED ||
+		                    code == HML_EIO ? (int)code : HML_EINVALID, "%s", msg);
+	json_decref(j);
+	return rc;
+}
+
 /* What the child said on the pipe, when it exited. */
 static int child_report(int fd, const char *path, const hml__proc_result *res,
                         double limit_s, uint64_t mib)
 {
 	char buf[8192];
 	ssize_t n;
-	json_t *j;
-	int rc;
 
 	do
 		n = read(fd, buf, sizeof(buf) - 1);
 	while (n < 0 && errno == EINTR);
 	buf[n > 0 ? n : 0] = 0;
-	if (!(j = json_loads(buf, 0, NULL)) || !json_is_object(j))
-		rc = hml__error_set(HML_EINVALID, "cannot open model '%s': libtorch's loader ended "
-		                    "(%s) without a report (%s)", path, hml__proc_describe(res),
-		                    limits_said(limit_s, mib));
-	else if (json_is_true(json_object_get(j, "ok")))
-		rc = 0;
-	else {
-		const char *msg = json_string_value(json_object_get(j, "message"));
-		json_int_t code = json_integer_value(json_object_get(j, "code"));
-
-		/* The file's fault is invalid input; a missing file or backend,
-		 * or a build without libtorch, keeps its own code. */
-		if (code != HML_ENOTFOUND && code != HML_ENOTSUPPORTED && code != HML_EIO)
-			code = HML_EINVALID;
-		rc = hml__error_set((int)code, "%s", msg ? msg : "the model check failed");
-	}
-	json_decref(j);
-	return rc;
+	if (n <= 0)
+		return hml__error_set(HML_EINVALID, "cannot open model '%s': libtorch's loader ended "
+		                      "(%s) without a report (%s)", path, hml__proc_describe(res),
+		                      limits_said(limit_s, mib));
+	return hml__vet_report_read(buf, path);
 }
 
 static int run_check(const char *exe, const char *path, double limit_s, uint64_t mib, int fd,

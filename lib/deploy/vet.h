@@ -55,6 +55,17 @@ int hml__vet_limits(uint64_t file_bytes, double *limit_s, uint64_t *memory_mib);
  */
 int hml__vet_model(const char *exe, const char *path);
 
+/**
+ * The child's report, both sides of the pipe. _write: the JSON text for
+ * `rc` (0: loaded; else an HML_E* code with `message`), malloc'ed, yours;
+ * NULL when out of memory. _read: `text` read back; 0 for a load, else the
+ * code (HML_ENOTFOUND, HML_ENOTSUPPORTED and HML_EIO kept, any other made
+ * HML_EINVALID: the file's fault) with the child's message; a text that is
+ * not such a report is HML_EINVALID naming `path`.
+ */
+char *hml__vet_report_write(int rc, const char *message);
+int hml__vet_report_read(const char *text, const char *path);
+
 #ifdef __cplusplus
 }
 #endif
