@@ -18,6 +18,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -87,6 +88,17 @@ static char **compose_env(const char *const *env)
 
 static int open_output(const char *path, int *fd)
 {
+	char *end;
+	long n;
+
+	/* "/dev/fd/N": the caller's descriptor N (a pipe), used as it is. */
+	if (strncmp(path, "/dev/fd/", 8) == 0 && path[8] >= '0' && path[8] <= '9' &&
+	    (n = strtol(path + 8, &end, 10)) >= 0 && n < INT_MAX && !*end &&
+	    fcntl((int)n, F_GETFD) >= 0) {
+		if ((*fd = fcntl((int)n, F_DUPFD_CLOEXEC, 3)) < 0)
+			return hml__error_set(HML_EIO, "cannot write '%s': %s", path, strerror(errno));
+		return 0;
+	}
 	/* Run logs are hml's own files: never written through a link. */
 	*fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0666);
 	if (*fd < 0 && errno == ELOOP)

@@ -51,7 +51,9 @@ typedef struct hml__proc_result {
  * (whatever its status) or was not started because of a pending
  * interrupt (res->interrupted), HML_ENOTFOUND / HML_EIO when it could not
  * be started ("cannot run 'P': <strerror>", "cannot write 'F': ..."),
- * HML_EINVALID when an output path is a symbolic link (never followed).
+ * HML_EINVALID when an output path is a symbolic link (never followed);
+ * "/dev/fd/N" naming a descriptor open in the caller (a pipe) is that
+ * descriptor, duplicated, not a path opened.
  * SIGINT and SIGTERM are blocked in the calling thread for the moment of
  * fork(). An ignored SIGCHLD is set to the default for the run (else the
  * child could not be waited for) and restored. Not reentrant: one child
