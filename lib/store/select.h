@@ -150,6 +150,17 @@ int hml__select_candidates(hml__candidate **out, size_t *n, const hml__store *s,
 int hml__select_in_search(hml__candidate *c, size_t *n, const hml__store *s,
                           const char *search);
 
+/**
+ * --target auto's one rule (lib/deploy/latency.h hml__target_auto(), which
+ * hml search's auto also follows): keep a C candidate only where auto
+ * stands for C for its model's family (a C compiler is found and the
+ * family compiles), in place; *n is updated. The reason the first C
+ * candidate was left out goes into why ("" when none was; may be NULL).
+ * Never fails.
+ */
+void hml__select_auto(hml__candidate *c, size_t *n, const hml__store *s, char *why,
+                      size_t size);
+
 #ifdef __cplusplus
 }
 #endif
