@@ -168,7 +168,7 @@ PY
 	           "--max-latency inf" "--max-error 1e999"; do
 		run hml -C exp deploy $bad
 		[ "$status" -eq 2 ]
-		assert_output --regexp "(must be a positive finite number, not |needs a number, not )"
+		assert_output --regexp "(must be more than 0, not |needs a number, not )"
 	done
 	run hml -C exp deploy --target fast m1
 	[ "$status" -eq 2 ]
@@ -200,7 +200,7 @@ PY
 	for bad in 0 -1 inf nan; do
 		run hml -C exp deploy --max-qoi-error $bad
 		[ "$status" -eq 2 ]
-		assert_output --regexp "(--max-qoi-error must be a positive finite number, not |needs a number, not )"
+		assert_output --regexp "('--max-qoi-error' must be more than 0, not |needs a number, not )"
 	done
 }
 
