@@ -152,7 +152,7 @@ static int choose(hml__store *s, const char *id, hml__candidate *pick, json_t **
 	if (target && strcmp(target, "auto") == 0) {
 		char why[300];
 
-		hml__select_auto(c, &n, s, why, sizeof(why));
+		hml__select_auto(c, &n, why, sizeof(why));
 		if (why[0])
 			cmd_info("--target auto: torchscript only (%s)", why);
 	}
@@ -323,8 +323,6 @@ static void print_predicted(const char *pid, const hml__candidate *pick)
 		         hml__format_seconds(lat, sizeof(lat), p.startup, 2));
 }
 
-/* The informational lines: the QoI check's result, then what was deployed
- * with the figures the choice used. */
 /* A model chosen without --search was chosen among every model of its
  * region: say which kind it is, and warn when the region's newest search
  * left nothing on its front, so that an older model is never taken for
@@ -352,6 +350,8 @@ static void print_origin(const char *pid, const hml__store *s, const hml__model_
 		         "among a search's front only)", pid, m->id, from, m->region);
 }
 
+/* The informational lines: the QoI check's result, then what was deployed
+ * with the figures the choice used. */
 static void print_deployed(const char *pid, const char *id, const char *label,
                            const char *workflow, const hml__model_view *m,
                            const hml__candidate *pick, const json_t *qoi_check)

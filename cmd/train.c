@@ -82,11 +82,11 @@ static const cmd_option options[] = {
 };
 
 static const cmd_range ranges[] = {
-	{ "epochs", 1, INT_MAX, 0 }, { "batch", 1, INT_MAX, 0 }, { "lr", 0, INFINITY, 1 },
+	{ "epochs", 1, INT_MAX, 0 }, { "batch", 1, INFINITY, 0 }, { "lr", 0, INFINITY, 1 },
 	{ "weight-decay", 0, INFINITY, 0 }, { "patience", 0, INT_MAX, 0 },
 	{ "clip", 0, INFINITY, 0 }, { "seed", 0, INFINITY, 0 }, { "threads", 0, INT_MAX, 0 },
 	{ "val-fraction", 0, 1, 1 }, { "test-fraction", 0, 1, 1 },
-	{ "max-seconds", 0, INFINITY, 1 }, { "infer-batch", 1, INT_MAX, 0 }, { NULL, 0, 0, 0 }
+	{ "max-seconds", 0, INFINITY, 1 }, { "infer-batch", 1, INFINITY, 0 }, { NULL, 0, 0, 0 }
 };
 
 static const cmd_spec spec = {

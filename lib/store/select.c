@@ -2,7 +2,6 @@
  * lib/store/select.c - choosing a (model, target) pair under bounds (select.h).
  */
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -376,26 +375,16 @@ int hml__select_in_search(hml__candidate *c, size_t *n, const hml__store *s,
 	return 0;
 }
 
-void hml__select_auto(hml__candidate *c, size_t *n, const hml__store *s, char *why,
-                      size_t size)
+void hml__select_auto(hml__candidate *c, size_t *n, char *why, size_t size)
 {
-	char reason[300];
 	size_t k = 0;
 
-	if (why && size)
+	if (hml__target_c_found(why, size))
+		return;
+	for (size_t i = 0; i < *n; i++)
+		if (c[i].target != HML__TARGET_C)
+			c[k++] = c[i];
+	if (k == *n && why && size)
 		why[0] = '\0';
-	for (size_t i = 0; i < *n; i++) {
-		hml__model_view m;
-
-		snprintf(reason, sizeof(reason), "model '%s' has no record", c[i].model);
-		if (c[i].target == HML__TARGET_C &&
-		    (hml__records_model(&m, s, c[i].model) < 0 ||
-		     hml__target_auto(m.family, reason, sizeof(reason)) != HML__TARGET_C)) {
-			if (why && size && !why[0])
-				snprintf(why, size, "%s", reason);
-			continue;
-		}
-		c[k++] = c[i];
-	}
 	*n = k;
 }

@@ -151,15 +151,15 @@ int hml__select_in_search(hml__candidate *c, size_t *n, const hml__store *s,
                           const char *search);
 
 /**
- * --target auto's one rule (lib/deploy/latency.h hml__target_auto(), which
- * hml search's auto also follows): keep a C candidate only where auto
- * stands for C for its model's family (a C compiler is found and the
- * family compiles), in place; *n is updated. The reason the first C
- * candidate was left out goes into why ("" when none was; may be NULL).
- * Never fails.
+ * --target auto's rule (hml search --target auto follows it too, through
+ * hml__target_auto()): C is a candidate only where models can be compiled
+ * here (lib/deploy/latency.h hml__target_c_found(): a C compiler is
+ * found) and the model compiles (its card does not mark C unavailable:
+ * hml__select_candidates() left those out). Without a compiler the C
+ * candidates are removed, in place (*n updated), and why gets the reason
+ * (may be NULL; "" when none was removed). Never fails.
  */
-void hml__select_auto(hml__candidate *c, size_t *n, const hml__store *s, char *why,
-                      size_t size);
+void hml__select_auto(hml__candidate *c, size_t *n, char *why, size_t size);
 
 #ifdef __cplusplus
 }

@@ -153,7 +153,7 @@ PY
 	[[ "$stderr" == *"per run of 1000000000000 rows"* ]]
 	run hml -C exp deploy --target auto --rows-per-run 0 m2
 	[ "$status" -eq 2 ]
-	assert_output --partial "--rows-per-run must be a positive finite number, not 0"
+	assert_output --partial "option '--rows-per-run' must be more than 0, not 0"
 }
 
 @test "no model within --max-latency: exit 3 naming the fastest; bad bounds are usage errors" {
