@@ -69,6 +69,16 @@ typedef struct cmd_option {
 	const char *help;     /* one line */
 } cmd_option;
 
+/* The values a numeric option accepts: a value given outside them is a usage
+ * error naming the option and its range, so that no value given on the
+ * command line is taken for the option's default. */
+typedef struct cmd_range {
+	const char *name;     /* the option's long name; NULL ends the table */
+	long double min, max; /* from min to max (INFINITY: no upper bound); long
+	                         double holds every int64_t bound exactly */
+	int above_min;        /* 1: more than min, not equal (min 0: a positive number) */
+} cmd_range;
+
 typedef struct cmd_spec {
 	const char *name;       /* "train" */
 	const char *synopsis;   /* "[options] [WORKFLOW]" */
@@ -76,6 +86,7 @@ typedef struct cmd_spec {
 	const char *description;/* a paragraph for --help, may be NULL */
 	const cmd_option *options;
 	int min_args, max_args; /* positional arguments (max -1: any) */
+	const cmd_range *ranges;/* of the numeric options; NULL: none, see above */
 } cmd_spec;
 
 /*
@@ -195,14 +206,14 @@ int cmd_app_run(const struct hml__workflow *w, char *const *argv,
                 double *wall_s, cmd_progress **bar);
 
 /* --run-timeout SECONDS (NAN: not given), the option row that sets it
- * (collect, evaluate), and how a run ended, in buf: "timed out after its
+ * (collect, evaluate, deploy, search), and how a run ended, in buf: "timed out after its
  * limit of N s (--run-timeout, HML_RUN_TIMEOUT)" for one that ran past
  * `limit`, else hml__proc_describe()'s "exit 3", "killed by SIGSEGV". */
 extern double cmd_run_timeout;
 struct hml__proc_result;
 #define CMD_RUN_TIMEOUT_OPTION { "run-timeout", 0, CMD_OPT_DOUBLE, &cmd_run_timeout, \
 	"SECONDS", "time limit of each application run (0: none; default: HML_RUN_TIMEOUT, " \
-	"else 10 x the accurate run's time where measured)" }
+	"else 10 x the accurate or collected runs' time, plus 60 s)" }
 const char *cmd_run_status(char *buf, size_t size, const struct hml__proc_result *res,
                            double limit);
 

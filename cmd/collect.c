@@ -9,6 +9,7 @@
  * incomplete data set rather than thrown away.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -425,16 +426,6 @@ static int check_cli(const collect_opts *o)
 		cmd_error("collect: give the application's arguments with --args or after '--', not both");
 		return HML_EXIT_USAGE;
 	}
-	if (o->runs != UNSET && (o->runs < 1 || o->runs > RUNS_MAX)) {
-		cmd_error("collect: option '--runs' must be from 1 to %d, not %lld", RUNS_MAX,
-		          (long long)o->runs);
-		return HML_EXIT_USAGE;
-	}
-	if (o->seed != UNSET && (o->seed < 0 || o->seed > HML__SEED_MAX)) {
-		cmd_error("collect: option '--seed' must be from 0 to %lld, not %lld",
-		          (long long)HML__SEED_MAX, (long long)o->seed);
-		return HML_EXIT_USAGE;
-	}
 	return 0;
 }
 
@@ -557,10 +548,14 @@ int cmd_collect(int argc, char **argv)
 		CMD_RUN_TIMEOUT_OPTION,
 		{ NULL, 0, 0, NULL, NULL, NULL }
 	};
+	static const cmd_range ranges[] = {
+		{ "runs", 1, RUNS_MAX, 0 }, { "seed", 0, HML__SEED_MAX, 0 },
+		{ "run-timeout", 0, INFINITY, 0 }, { NULL, 0, 0, 0 }
+	};
 	const cmd_spec spec = {
 		"collect", "[options] [WORKFLOW] [-- ARGS...]",
 		"run a workflow's application and collect its region data",
-		description, options, 0, 1
+		description, options, 0, 1, ranges
 	};
 	collect_state st;
 	char why[1024];

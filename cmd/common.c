@@ -226,6 +226,49 @@ static const char *help_ref(const cmd_spec *spec, char *buf, size_t size)
 	return buf;
 }
 
+/* The range of option o in spec, or NULL. */
+static const cmd_range *find_range(const cmd_spec *spec, const cmd_option *o)
+{
+	for (const cmd_range *r = spec->ranges; r && r->name; r++)
+		if (strcmp(r->name, o->name) == 0)
+			return r;
+	return NULL;
+}
+
+/* A bound as the option's kind writes it. */
+static const char *bound_text(char *buf, size_t size, const cmd_option *o, long double b)
+{
+	if (o->kind == CMD_OPT_INT)
+		snprintf(buf, size, "%lld", (long long)b);
+	else
+		snprintf(buf, size, "%.15Lg", b);
+	return buf;
+}
+
+/* 0 when the value x given to numeric option o (as text v) is within its
+ * range, else -1 after a usage error: "search: option '--workers' must be
+ * from 1 to 64, not 0". */
+static int check_range(const cmd_spec *spec, const cmd_option *o, long double x, const char *v)
+{
+	const cmd_range *r = find_range(spec, o);
+	char w[64], lo[64], hi[64];
+
+	if (!r || ((r->above_min ? x > r->min : x >= r->min) && x <= r->max))
+		return 0;
+	bound_text(lo, sizeof(lo), o, r->min);
+	bound_text(hi, sizeof(hi), o, r->max);
+	if (isinf(r->max))
+		cmd_error("%soption '--%s' must be %s %s, not %s", who(spec, w, sizeof(w)), o->name,
+		          r->above_min ? "more than" : "at least", lo, v);
+	else if (r->above_min)
+		cmd_error("%soption '--%s' must be more than %s and at most %s, not %s",
+		          who(spec, w, sizeof(w)), o->name, lo, hi, v);
+	else
+		cmd_error("%soption '--%s' must be from %s to %s, not %s", who(spec, w, sizeof(w)),
+		          o->name, lo, hi, v);
+	return -1;
+}
+
 static int set_value(const cmd_spec *spec, const cmd_option *o, const char *v)
 {
 	char w[64];
@@ -240,14 +283,14 @@ static int set_value(const cmd_spec *spec, const cmd_option *o, const char *v)
 		return 0;
 	case CMD_OPT_INT:
 		if (hml__parse_i64(v, (int64_t *)o->value) == 0)
-			return 0;
+			return check_range(spec, o, (long double)*(int64_t *)o->value, v);
 		cmd_error("%soption '--%s' needs an integer, not '%s'", who(spec, w, sizeof(w)),
 		          o->name, v);
 		return -1;
 	case CMD_OPT_DOUBLE:
 		if (hml__parse_double(v, (double *)o->value) == 0 &&
 		    isfinite(*(double *)o->value))
-			return 0;
+			return check_range(spec, o, (long double)*(double *)o->value, v);
 		cmd_error("%soption '--%s' needs a number, not '%s'", who(spec, w, sizeof(w)),
 		          o->name, v);
 		return -1;

@@ -63,7 +63,14 @@ static const cmd_option options[] = {
 	{ "march", 0, CMD_OPT_STRING, &march, "ARCH",
 	  "with --target c or auto: compile for this CPU (-march=ARCH, e.g. native; default "
 	  "portable)" },
+	CMD_RUN_TIMEOUT_OPTION,
 	{ NULL, 0, 0, NULL, NULL, NULL }
+};
+
+static const cmd_range ranges[] = {
+	{ "max-error", 0, INFINITY, 1 }, { "max-qoi-error", 0, INFINITY, 1 },
+	{ "max-latency", 0, INFINITY, 1 }, { "rows-per-run", 0, INFINITY, 1 },
+	{ "run-timeout", 0, INFINITY, 0 }, { NULL, 0, 0, 0 }
 };
 
 static const cmd_spec spec = {
@@ -87,7 +94,7 @@ static const cmd_spec spec = {
 	"row against the original code's, as hml collect measured it) is never chosen\n"
 	"and is refused when named, with the two figures; --force deploys it anyway.\n"
 	"The predicted speedup, per row and end to end, is printed and recorded.",
-	options, 0, 1
+	options, 0, 1, ranges
 };
 
 /* Models in the experiment (of --region when given). */
@@ -142,6 +149,13 @@ static int choose(hml__store *s, const char *id, hml__candidate *pick, json_t **
 		return rc;
 	for (k = 0; !isnan(rows_per_run) && k < n; k++)
 		c[k].rows_per_run = rows_per_run;
+	if (target && strcmp(target, "auto") == 0) {
+		char why[300];
+
+		hml__select_auto(c, &n, why, sizeof(why));
+		if (why[0])
+			cmd_info("--target auto: torchscript only (%s)", why);
+	}
 	if (search && !id && (rc = hml__select_in_search(c, &n, s, search)) < 0) {
 		free(c);
 		return rc;
@@ -309,6 +323,33 @@ static void print_predicted(const char *pid, const hml__candidate *pick)
 		         hml__format_seconds(lat, sizeof(lat), p.startup, 2));
 }
 
+/* A model chosen without --search was chosen among every model of its
+ * region: say which kind it is, and warn when the region's newest search
+ * left nothing on its front, so that an older model is never taken for
+ * that search's (hml-deploy(1)). */
+static void print_origin(const char *pid, const hml__store *s, const hml__model_view *m)
+{
+	hml__search_view v, newest = { 0 };
+	char from[64];
+
+	for (size_t i = 0; hml__records_search_at(&v, s, i); i++)
+		if (v.region && m->region && strcmp(v.region, m->region) == 0)
+			newest = v;
+	if (m->search)
+		snprintf(from, sizeof(from), "of search '%s'", m->search);
+	else
+		snprintf(from, sizeof(from), "%s", m->family && strcmp(m->family, "imported") == 0 ?
+		         "imported" : "trained by hml train");
+	if (newest.id && (!m->search || strcmp(m->search, newest.id) != 0) &&
+	    json_array_size(newest.front) == 0)
+		cmd_warn("%s: the newest search of region '%s', '%s' (%s), has nothing on its "
+		         "front: model '%s' (%s) was chosen among every model of the region",
+		         pid, m->region, newest.id, newest.status ? newest.status : "?", m->id, from);
+	else
+		cmd_info("%s: chose model '%s' (%s) among every model of region '%s' (--search ID: "
+		         "among a search's front only)", pid, m->id, from, m->region);
+}
+
 /* The informational lines: the QoI check's result, then what was deployed
  * with the figures the choice used. */
 static void print_deployed(const char *pid, const char *id, const char *label,
@@ -415,6 +456,8 @@ int cmd_deploy(int argc, char **argv)
 	if (rc < 0)
 		goto fail;
 	print_deployed(pid, id, label, w->name, &model, &pick, qoi_check);
+	if (first >= argc && !search)
+		print_origin(pid, s, &model);
 	print_result(s, pid, cid, env);
 	goto done;
 fail:

@@ -53,6 +53,10 @@ static const cmd_option options[] = {
 	{ NULL, 0, 0, NULL, NULL, NULL }
 };
 
+static const cmd_range ranges[] = {
+	{ "repeat", 1, 1000000, 0 }, { "run-timeout", 0, INFINITY, 0 }, { NULL, 0, 0, 0 }
+};
+
 static const cmd_spec spec = {
 	"evaluate", "[options] [MODEL] [-- ARGS...]",
 	"compare the application with and without the surrogate",
@@ -62,7 +66,7 @@ static const cmd_spec spec = {
 	"(RMSE, MAPE, max abs error; passed or FAILED against its max_error) and the\n"
 	"end-to-end and region speedups with their spread. The evaluation is recorded\n"
 	"in the experiment (eval/<id>.json).",
-	options, 0, -1
+	options, 0, -1, ranges
 };
 
 /* One configuration's measured runs. */
@@ -96,6 +100,7 @@ typedef struct evaluation {
 	hml__prediction pred;     /* from the collected cost and that latency */
 	double pred_run;          /* end to end for these runs, from their accurate times */
 	double acc_wall_max;      /* the slowest accurate run's wall time, warm-up included */
+	double collected_wall;    /* the slowest collected run's: the accurate runs' limit */
 	/* record */
 	char eid[32];
 } evaluation;
@@ -208,6 +213,7 @@ static int plan(evaluation *e, const char *named, char **extra, int nextra)
 	    (rc = plan_model(e, named)) < 0)
 		return rc;
 	cmd_workflow_env_check(e->w);
+	e->collected_wall = hml__records_run_wall_max(e->s, e->w->name);
 	e->nrep = (int)(repeat > 0 ? repeat : (e->w->evaluate_repeat > 0 ? e->w->evaluate_repeat : 3));
 	if ((rc = plan_argv(e, extra, nextra)) < 0)
 		return rc;
@@ -251,8 +257,10 @@ static int run_one(evaluation *e, int which, int k, cmd_progress **bar)
 	snprintf(log, sizeof(log), "%s/%s%d.log", e->tmp, kind, k);
 	config.qoi = k == 0 ? qoi : NULL;   /* the warm-up pair records the QoI */
 	config.profile = prof;
-	/* A surrogate run's limit: 10 x the slowest accurate run so far. */
-	if ((rc = cmd_app_run(e->w, e->argv, &config, log, which ? e->acc_wall_max : 0.0, &wall,
+	/* A surrogate run's limit: 10 x the slowest accurate run so far; an
+	 * accurate run's: 10 x the slowest collected run (lib/run/limit.h). */
+	if ((rc = cmd_app_run(e->w, e->argv, &config, log,
+	                      which ? e->acc_wall_max : e->collected_wall, &wall,
 	                      bar)) < 0 ||
 	    (rc = hml__workflow_verify(e->w, log, &passed)) < 0 ||
 	    (rc = hml__profile_file_find(prof, e->label, &rec)) < 0)
@@ -523,10 +531,6 @@ static int parse(int argc, char **argv, int *first, int *dashdash)
 	if (end - *first > 1) {
 		cmd_error("evaluate: unexpected argument '%s' (usage: hml evaluate %s)",
 		          argv[*first + 1], spec.synopsis);
-		return HML_EXIT_USAGE;
-	}
-	if (repeat != -1 && repeat < 1) {
-		cmd_error("evaluate: --repeat must be at least 1, not %lld", (long long)repeat);
 		return HML_EXIT_USAGE;
 	}
 	return -1;

@@ -28,6 +28,8 @@ int cmd_evaluate_qoi_read(hml__qoi_result **out, const hml__workflow *w, const c
 		hml__qoi_ref_free(ref);
 		return rc;
 	}
+	if (hml__qoi_ref_check_finite(ref, "the warm-up") < 0)
+		cmd_warn("%s; its errors are of the finite values only", hml_error_last()->message);
 	hml__qoi_ref_free(ref);
 	for (size_t i = 0; i < w->nqoi; i++) {
 		if (r[i].err.nonfinite)

@@ -55,6 +55,10 @@ static const cmd_option options[] = {
 	{ NULL, 0, 0, NULL, NULL, NULL }
 };
 
+static const cmd_range ranges[] = {
+	{ "batch", 1, 16777216, 0 }, { "threads", 0, 4096, 0 }, { NULL, 0, 0, 0 }
+};
+
 static const cmd_spec spec = {
 	"import", "[options] --region R FILE.pt",
 	"register a TorchScript model trained elsewhere",
@@ -66,7 +70,7 @@ static const cmd_spec spec = {
 	"SHA-256. It is then deployed (hml deploy), compiled (--target c, when it is\n"
 	"a plain nn.Sequential of Linear layers and activations or an hml model) and\n"
 	"evaluated like a trained model.",
-	options, 1, 1
+	options, 1, 1, ranges
 };
 
 typedef struct import_state {
@@ -342,14 +346,6 @@ int cmd_import(int argc, char **argv)
 		return rc > 0 ? cmd_finish(HML_EXIT_OK) : HML_EXIT_USAGE;
 	if (!region) {
 		cmd_error("import: --region R is required (the region the model replaces)");
-		return HML_EXIT_USAGE;
-	}
-	if (batch != -1 && batch < 1) {
-		cmd_error("import: --batch must be 1 or more, not %lld", (long long)batch);
-		return HML_EXIT_USAGE;
-	}
-	if (threads < 0 || threads > 4096) {
-		cmd_error("import: --threads must be 0 to 4096, not %lld", (long long)threads);
 		return HML_EXIT_USAGE;
 	}
 	file = argv[first];

@@ -118,7 +118,7 @@ int main(int argc, char **argv)
 		{ "help", 'h', CMD_OPT_FLAG, &want_help, NULL, "show this help" },
 		{ NULL, 0, 0, NULL, NULL, NULL }
 	};
-	const cmd_spec spec = { "", "", "", NULL, leading, 0, -1 };
+	const cmd_spec spec = { "", "", "", NULL, leading, 0, -1, NULL };
 	const command *c;
 
 	g_cmd.dir = getenv("HML_EXPERIMENT");

@@ -94,7 +94,7 @@ static void run_paths(const cmd_qoi_check *q, int k, char *qoi, char *log, size_
 static int reference(cmd_qoi_check *q)
 {
 	hml__run_config config = { HML__RUN_ACCURATE, NULL, NULL, NULL, NULL, NULL };
-	char qoi[4096], log[4096];
+	char qoi[4096], log[4096], what[64];
 	int rc;
 
 	if (!(q->tmp = hml__store_tmp_dir(q->s, "eval")))   /* never through a link */
@@ -103,9 +103,17 @@ static int reference(cmd_qoi_check *q)
 	config.qoi = qoi;
 	cmd_info("QoI check: workflow '%s', seed %lld: accurate run", q->w->name,
 	         (long long)q->seed);
-	if ((rc = cmd_app_run(q->w, q->argv, &config, log, 0.0, &q->acc_wall, NULL)) < 0)
+	if ((rc = cmd_app_run(q->w, q->argv, &config, log,
+	                      hml__records_run_wall_max(q->s, q->w->name), &q->acc_wall,
+	                      NULL)) < 0 ||
+	    (rc = hml__qoi_ref_load(&q->ref, q->w, qoi)) < 0)
 		return rc;
-	return hml__qoi_ref_load(&q->ref, q->w, qoi);
+	snprintf(what, sizeof(what), "seed %lld", (long long)q->seed);
+	if ((rc = hml__qoi_ref_check_finite(q->ref, what)) < 0) {
+		cmd_log_tail(log, "the accurate run's log");
+		return rc;
+	}
+	return 0;
 }
 
 int cmd_qoi_check_open(cmd_qoi_check **out, hml__store *s, const char *model)

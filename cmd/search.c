@@ -83,7 +83,17 @@ static const cmd_option options[] = {
 	  "errors of its quantity of interest (default 0: none)" },
 	{ "train-args", 0, CMD_OPT_STRING, &train_args, "POINT",
 	  "print the hml train arguments of search-space point POINT (JSON) and exit" },
+	CMD_RUN_TIMEOUT_OPTION,
 	{ NULL, 0, 0, NULL, NULL, NULL }
+};
+
+/* A value outside these is a usage error (cmd_range) */
+static const cmd_range ranges[] = {
+	{ "budget", 1, 1000000, 0 }, { "workers", 1, 64, 0 }, { "threads", 1, 1024, 0 },
+	{ "seed", 0, INFINITY, 0 }, { "max-epochs", 1, 1000000, 0 },
+	{ "max-latency", 0, INFINITY, 1 }, { "max-params", 0, INFINITY, 1 },
+	{ "max-error", 0, INFINITY, 1 }, { "trial-timeout", 0, INFINITY, 1 },
+	{ "qoi-check", 0, 1000, 0 }, { "run-timeout", 0, INFINITY, 0 }, { NULL, 0, 0, 0 }
 };
 
 static const cmd_spec spec = {
@@ -97,7 +107,7 @@ static const cmd_spec spec = {
 	"appended to search/<id>/trials.jsonl as it starts and ends, so a search\n"
 	"stopped by a signal or kill -9 continues with --resume. Prints the Pareto\n"
 	"front of the full-fidelity trials, whose models are registered.",
-	options, 0, 1
+	options, 0, 1, ranges
 };
 
 /* Everything one run holds, released in one place. */
@@ -125,41 +135,12 @@ static void release(search_cli *x)
 
 /* ---- the command line --------------------------------------------------- */
 
-static int usage(const char *fmt, const char *what, double v)
-{
-	char msg[256];
-
-	snprintf(msg, sizeof(msg), fmt, what, v);
-	cmd_error("search: %s", msg);
-	return HML_EXIT_USAGE;
-}
-
 static int check_cli(int npos)
 {
-	if (budget != UNSET && budget < 1)
-		return usage("%s must be at least 1, not %.0f", "--budget", (double)budget);
-	if (workers != UNSET && (workers < 1 || workers > 64))
-		return usage("%s must be 1 to 64, not %.0f", "--workers", (double)workers);
-	if (threads != UNSET && (threads < 1 || threads > 1024))
-		return usage("%s must be 1 to 1024, not %.0f", "--threads", (double)threads);
-	if (seed != UNSET && seed < 0)
-		return usage("%s must be 0 or more, not %.0f", "--seed", (double)seed);
-	if (max_epochs != UNSET && (max_epochs < 1 || max_epochs > 1000000))
-		return usage("%s must be 1 to 1000000, not %.0f", "--max-epochs", (double)max_epochs);
-	if (qoi_check < 0 || qoi_check > 1000)
-		return usage("%s must be 0 to 1000, not %.0f", "--qoi-check", (double)qoi_check);
 	if (time_limit_arg && hml__search_duration_parse(&time_limit, time_limit_arg) < 0) {
 		cmd_error("search: --time-limit: %s", hml_error_last()->message);
 		return HML_EXIT_USAGE;
 	}
-	if (!isnan(trial_timeout) && !(trial_timeout > 0))
-		return usage("%s must be positive, not %g", "--trial-timeout", trial_timeout);
-	if (!isnan(max_latency) && !(max_latency > 0 && isfinite(max_latency)))
-		return usage("%s must be positive, not %g", "--max-latency", max_latency);
-	if (!isnan(max_params) && !(max_params > 0 && isfinite(max_params)))
-		return usage("%s must be positive, not %g", "--max-params", max_params);
-	if (!isnan(max_error) && !(max_error > 0 && isfinite(max_error)))
-		return usage("%s must be positive, not %g", "--max-error", max_error);
 	if (keep_models && strcmp(keep_models, "all") && strcmp(keep_models, "front")) {
 		cmd_error("search: --keep-models must be 'all' or 'front', not '%s'", keep_models);
 		return HML_EXIT_USAGE;
@@ -282,7 +263,7 @@ static int train_args_main(search_cli *x)
 
 /* ---- MPI ---------------------------------------------------------------- */
 
-/* Ranks started by an MPI launcher (its environment), 1 without one. */
+/* Ranks started by an MPI launcher (its environment), 0 without one. */
 static int launched_size(void)
 {
 	static const char *const vars[] = { "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE" };
@@ -293,7 +274,7 @@ static int launched_size(void)
 		if (v && atoi(v) > 0)
 			return atoi(v);
 	}
-	return 1;
+	return 0;
 }
 
 #ifdef HML_WITH_MPI
@@ -357,7 +338,13 @@ static int mpi_setup(search_cli *x, int *code)
  * the command ends with *code. */
 static int mpi_start(search_cli *x, int *code)
 {
-	if (launched_size() <= 1)
+	int n = launched_size();
+
+	/* One rank has no other to train on: a plain search, said (hml-search(1)). */
+	if (n == 1)
+		cmd_info("search: started as a single MPI rank: its workers are local processes "
+		         "(transport: processes); start 2 or more ranks to train on the others");
+	if (n <= 1)
 		return 0;
 #ifdef HML_WITH_MPI
 	return mpi_setup(x, code);
@@ -441,6 +428,19 @@ static void print_cost(const hml__search_plan *p, size_t nfront)
 		         "here, and hml deploy has nothing of this search to pick", p->id, cost);
 }
 
+/* The search's top-rung trials that ended with a result: none leaves its
+ * front empty for want of a model, not because no model pays. */
+static size_t top_rung_ok(const search_cli *x)
+{
+	hml__coordinator_trial t;
+	size_t k = 0;
+
+	for (size_t i = 0; hml__coordinator_trial_at(&t, x->c, i) == 0; i++)
+		k += t.rung + 1 == x->plan.rungs &&
+		     (t.status == HML__HIST_OK || t.status == HML__HIST_KEPT);
+	return k;
+}
+
 static void print_result(const search_cli *x)
 {
 	const hml__search_plan *p = &x->plan;
@@ -466,9 +466,10 @@ static void print_result(const search_cli *x)
 	printf("Pareto front (%zu): validation %s against %s latency at batch %lld\n",
 	       json_array_size(front), mape ? "MAPE (per cent)" : "RMSE",
 	       hml__target_name(p->target), (long long)p->base.infer_batch);
-	/* (stopped at the time limit, an empty front is no verdict: no warning) */
-	print_cost(p, hml__json_string(rec, "status") && strcmp(hml__json_string(rec, "status"),
-	              "stopped") == 0 ? SIZE_MAX : json_array_size(front));
+	/* (stopped at the time limit, or no top-rung trial ended well, an empty
+	 * front is no verdict on the region: no warning) */
+	print_cost(p, (hml__json_string(rec, "status") && strcmp(hml__json_string(rec, "status"),
+	              "stopped") == 0) || top_rung_ok(x) == 0 ? SIZE_MAX : json_array_size(front));
 	printf("  %-12s %-14s %-9s %-8s %-6s %s\n", key, "us/sample", "params", "speedup",
 	       "model", "arch");
 	json_array_foreach(front, i, e) {
@@ -531,6 +532,11 @@ static int run(search_cli *x, int *code)
 	if (n.ok)
 		cmd_show_plots(x->s, p->id);
 	print_result(x);
+	if (!stopped && top_rung_ok(x) == 0)
+		return hml__error_set(HML_ERROR, "search '%s' has nothing on its front: none of its "
+		                      "%zu configurations finished a top-rung (full-fidelity) trial, "
+		                      "%zu trials failed or timed out (see %s/%s)", p->id, n.configs,
+		                      n.failed, p->dir, HML__HISTORY_FILE);
 	if (stopped)
 		cmd_info("search %s stopped at the time limit (%s) after %zu configurations; resume "
 		         "with: hml search --resume %s", p->id, limit, n.configs, p->id);

@@ -47,7 +47,7 @@ static const cmd_spec spec = {
 	"a worker process of hml search (started by hml search, not by hand)",
 	"Reads JSON lines (init, then trials) on standard input and answers on\n"
 	"standard output; see lib/search/wire.h.",
-	options, 0, 0
+	options, 0, 0, NULL
 };
 
 static long hook(const char *name)

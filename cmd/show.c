@@ -503,7 +503,7 @@ int cmd_show(int argc, char **argv)
 	cmd_spec spec = {
 		"show", "[options] [ID]",
 		"list the experiment's data sets, models, deployments, evaluations and searches",
-		description, options, 0, 1
+		description, options, 0, 1, NULL
 	};
 	hml__store *s = NULL;
 	int first, rc;

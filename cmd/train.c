@@ -81,6 +81,14 @@ static const cmd_option options[] = {
 	{ NULL, 0, 0, NULL, NULL, NULL }
 };
 
+static const cmd_range ranges[] = {
+	{ "epochs", 1, INT_MAX, 0 }, { "batch", 1, INFINITY, 0 }, { "lr", 0, INFINITY, 1 },
+	{ "weight-decay", 0, INFINITY, 0 }, { "patience", 0, INT_MAX, 0 },
+	{ "clip", 0, INFINITY, 0 }, { "seed", 0, INFINITY, 0 }, { "threads", 0, INT_MAX, 0 },
+	{ "val-fraction", 0, 1, 1 }, { "test-fraction", 0, 1, 1 },
+	{ "max-seconds", 0, INFINITY, 1 }, { "infer-batch", 1, INFINITY, 0 }, { NULL, 0, 0, 0 }
+};
+
 static const cmd_spec spec = {
 	"train", "[options]",
 	"train a surrogate model on collected data (libtorch)",
@@ -92,7 +100,7 @@ static const cmd_spec spec = {
 	"inference latency, and registered in the experiment. Defaults come from\n"
 	"the workflow's model.train object; options given here override them.\n"
 	"Deterministic for a given seed and thread count.",
-	options, 0, 0
+	options, 0, 0, ranges
 };
 
 /* Everything one run holds, released in one place. */
@@ -308,22 +316,8 @@ static int check_cli(void)
 			cmd_error("train: --%s %lld is out of range", ints[i].name, (long long)ints[i].v);
 			return HML_EXIT_USAGE;
 		}
-	if (!isnan(max_seconds) && !(max_seconds > 0)) {
-		cmd_error("train: --max-seconds must be positive, not %g "
-		          "(leave it out for no time limit)", max_seconds);
-		return HML_EXIT_USAGE;
-	}
-	if (infer_batch != UNSET && infer_batch <= 0) {
-		cmd_error("train: --infer-batch must be positive, not %lld "
-		          "(leave it out for the region's batch)", (long long)infer_batch);
-		return HML_EXIT_USAGE;
-	}
 	if (threads == UNSET && env_threads(&threads) < 0)
 		return HML_EXIT_USAGE;
-	if (seed != UNSET && seed < 0) {
-		cmd_error("train: --seed must be 0 or more, not %lld", (long long)seed);
-		return HML_EXIT_USAGE;
-	}
 	apply_defaults(NULL, &cli, &cli_nf);
 	if (hml__train_check(&cli, NULL, 0) < 0) {
 		cmd_error("train: %s", hml_error_last()->message);

@@ -47,30 +47,33 @@ int hml__target_auto(const char *family, char *why, size_t size)
 	}
 #ifndef HML_WITH_TORCH
 	(void)family;
-	if (why)
-		snprintf(why, size, "hml is built without libtorch: it cannot read models to compile "
-		         "them to C");
-	return HML__TARGET_TORCHSCRIPT;
+	return hml__target_c_found(why, size) ? HML__TARGET_C : HML__TARGET_TORCHSCRIPT;
 #else
-	char *cc = NULL;
-	int rc;
-
 	if (!hml__target_family_compiles(family)) {
 		if (why)
 			snprintf(why, size, "models of family '%s' do not compile to C",
 			         family ? family : "?");
 		return HML__TARGET_TORCHSCRIPT;
 	}
-	rc = hml__cbuild_find_cc(&cc);
+	return hml__target_c_found(why, size) ? HML__TARGET_C : HML__TARGET_TORCHSCRIPT;
+#endif
+}
+
+int hml__target_c_found(char *why, size_t size)
+{
+#ifndef HML_WITH_TORCH
+	if (why && size)
+		snprintf(why, size, "hml is built without libtorch: it cannot read models to compile "
+		         "them to C");
+	return 0;
+#else
+	char *cc = NULL;
+	int rc = hml__cbuild_find_cc(&cc);
+
 	free(cc);
-	if (rc < 0) {
-		if (why)
-			snprintf(why, size, "%s", hml_error_last()->message);
-		return HML__TARGET_TORCHSCRIPT;
-	}
-	if (why)
-		why[0] = '\0';
-	return HML__TARGET_C;
+	if (why && size)
+		snprintf(why, size, "%s", rc < 0 ? hml_error_last()->message : "");
+	return rc == 0;
 #endif
 }
 

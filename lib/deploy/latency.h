@@ -70,6 +70,16 @@ int hml__target_family_compiles(const char *family);
  */
 int hml__target_auto(const char *family, char *why, size_t size);
 
+/**
+ * The half of "auto" that is not the model's: 1 when models can be
+ * compiled to C here (a C compiler is found, hml__cbuild_find_cc, in a
+ * build with libtorch), else 0 with the reason in why (may be NULL; ""
+ * when 1). hml__target_auto() is it and the family's half; hml deploy
+ * --target auto takes the model's half from its card (a model that does
+ * not compile has C unavailable there: lib/store/select.h).
+ */
+int hml__target_c_found(char *why, size_t size);
+
 /** A model's latencies (caller's storage). */
 typedef struct hml__latency {
 	double seconds[HML__NTARGETS];   /**< per sample; NaN: not measured */

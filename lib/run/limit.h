@@ -5,9 +5,12 @@
  * evaluate, the QoI checks of deploy and search) has a limit: the one
  * given (--run-timeout), else $HML_RUN_TIMEOUT, else HML__RUN_LIMIT_FACTOR
  * times the wall time of the workflow's accurate run where one was
- * measured first (evaluate's and a QoI check's surrogate runs), plus
+ * measured first (evaluate's and a QoI check's surrogate runs), or of the
+ * slowest run collected with the workflow (their accurate runs: an
+ * instrumented collect run is no faster than an accurate one), plus
  * HML__RUN_LIMIT_SLACK_S (a surrogate run adds the model's start-up --
- * libtorch alone ~1 s -- to a run that may take milliseconds), else none.
+ * libtorch alone ~1 s -- to a run that may take milliseconds), else none
+ * (collect's own runs, and runs of a workflow nothing was collected with).
  * A run past it is ended by lib/sys/proc.h (SIGTERM to its process group,
  * SIGKILL after HML__PROC_GRACE_S). Documented in hml-collect(1),
  * hml-evaluate(1) and hml(1).

@@ -1259,7 +1259,12 @@ int hml__coordinator_record(hml__coordinator *c, const char *status)
 	if (f && (json_object_set_new(f, "stopped", strcmp(status, "stopped") == 0
 	                                             ? json_string("time_limit") : json_null()) ||
 	          json_object_set_new(f, "time_limit", hml__json_real(c->o.time_limit > 0
-	                                                              ? c->o.time_limit : NAN)))) {
+	                                                              ? c->o.time_limit : NAN)) ||
+	          /* this session's: a search resumed under another launch runs as launched */
+	          json_object_set_new(f, "transport", json_string(c->p->mpi ? "mpi" : "processes")) ||
+	          json_object_set_new(f, "workers", json_integer(c->p->nworkers)) ||
+	          json_object_set_new(f, "workers_requested", c->p->workers_requested > 0 ?
+	                              json_integer(c->p->workers_requested) : json_null()))) {
 		json_decref(f);
 		f = NULL;
 	}

@@ -302,11 +302,33 @@ void hml__search_plan_rung_options(const hml__search_plan *p, double fraction,
 	o->row_fraction = rows < 1 ? rows : 1;
 }
 
+/* Worker processes beyond the budget's configurations never get a trial,
+ * and beyond the online cores they only share them (each loads libtorch,
+ * ~60 MB, and distorts the latencies the search measures): capped, with a
+ * note, the request kept in workers_requested. With --deterministic the
+ * workers decide the trials, so only the budget caps them; MPI ranks are
+ * the launcher's. */
+static void cap_workers(hml__search_plan *p, const hml__search_request *rq, long cores)
+{
+	long long cap = p->budget;
+
+	if (!p->deterministic && cores > 0 && cores < cap)
+		cap = cores;
+	p->workers_requested = 0;
+	if (p->mpi || p->nworkers <= cap)
+		return;
+	p->workers_requested = p->nworkers;
+	p->nworkers = (int)cap;
+	say(rq->info, rq->payload, "%d workers capped at %d: %s", p->workers_requested,
+	    p->nworkers, cap == p->budget ? "the budget's configurations" : "the online cores");
+}
+
 /* libtorch threads per worker: --threads, else the cores shared out. */
 static void set_threads(hml__search_plan *p, const hml__search_request *rq)
 {
 	long cores = sysconf(_SC_NPROCESSORS_ONLN);
 
+	cap_workers(p, rq, cores);
 	p->threads = rq->threads != HML__SEARCH_UNSET ? (int)rq->threads
 	           : (int)(cores > p->nworkers ? cores / p->nworkers : 1);
 	if (p->lat_threads <= 0)

@@ -130,6 +130,9 @@ typedef struct hml__search_plan {
 	int keep_all;                /**< register every trial's model, not the front's */
 	int deterministic;           /**< choose trials in lockstep (lib/search/coordinator.h) */
 	int nworkers, threads;       /**< workers; libtorch threads per worker */
+	int workers_requested;       /**< the workers asked for when more than nworkers (capped
+	                                  at the budget and, but with --deterministic, the
+	                                  online cores), else 0 */
 	int mpi;                     /**< 1: the workers are MPI ranks */
 	hml__search_times prev;      /**< of earlier sessions */
 	int resumed;                 /**< 1: a recorded search (_resume): its history must

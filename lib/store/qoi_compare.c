@@ -49,6 +49,22 @@ int hml__qoi_ref_load(hml__qoi_ref **out, const hml__workflow *w, const char *pa
 	return 0;
 }
 
+int hml__qoi_ref_check_finite(const hml__qoi_ref *ref, const char *what)
+{
+	for (size_t i = 0; i < ref->w->nqoi; i++) {
+		size_t bad = 0;
+
+		for (size_t k = 0; k < ref->n[i]; k++)
+			bad += !isfinite(ref->values[i][k]);
+		if (bad)
+			return hml__error_set(HML_ERROR, "the accurate run (%s) gave %zu of %zu values "
+			                      "of quantity of interest '%s' as NaN or Inf: no model can "
+			                      "be judged against it", what, bad, ref->n[i],
+			                      ref->w->qoi[i].dataset);
+	}
+	return 0;
+}
+
 int hml__qoi_compare(hml__qoi_result *out, const hml__qoi_ref *ref, const char *path,
                      const char *what)
 {

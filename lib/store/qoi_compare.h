@@ -43,6 +43,15 @@ int hml__qoi_ref_load(hml__qoi_ref **out, const hml__workflow *w, const char *pa
 void hml__qoi_ref_free(hml__qoi_ref *ref);
 
 /**
+ * 0 when every value of the reference is finite, else HML_ERROR "the
+ * accurate run (WHAT) gave 3 of 21 values of quantity of interest 'N' as
+ * NaN or Inf: ..." for the first data set with any: a model's run is
+ * compared with the values that are finite only, so such a run is no
+ * reference to judge a model by, and the fault is the accurate run's.
+ */
+int hml__qoi_ref_check_finite(const hml__qoi_ref *ref, const char *what);
+
+/**
  * Compare the QoI file `path` of a surrogate run with the reference:
  * out[i] (the caller's array of w->nqoi) for the workflow's entry i.
  * `what` names the surrogate run in messages ("the surrogate", "model

@@ -149,6 +149,26 @@ int64_t hml__records_max_seed(const hml__store *s)
 	return max;
 }
 
+double hml__records_run_wall_max(const hml__store *s, const char *workflow)
+{
+	hml__dataset_view d;
+	double max = 0.0;
+	const json_t *run;
+	size_t k;
+
+	for (size_t i = 0; hml__records_dataset_at(&d, s, i); i++) {
+		if (!workflow || !d.workflow_name || strcmp(d.workflow_name, workflow) != 0)
+			continue;
+		json_array_foreach(d.runs, k, run) {
+			double w = hml__json_number(run, "wall_seconds");
+
+			if (json_is_true(json_object_get(run, "succeeded")) && isfinite(w) && w > max)
+				max = w;
+		}
+	}
+	return max;
+}
+
 const char *hml__records_dataset_with_argv(const hml__store *s, char *const *argv)
 {
 	hml__dataset_view d;

@@ -181,6 +181,12 @@ int64_t hml__records_max_seed(const hml__store *s);
  */
 int hml__records_set_qoi_check(hml__store *s, const char *search, const json_t *report);
 
+/** The longest wall time, in seconds, of a successful application run of
+ *  the data sets collected with workflow `workflow` (its name), or 0 when
+ *  none records one: the default time limit of the accurate runs of hml
+ *  evaluate and of the QoI checks (lib/run/limit.h). */
+double hml__records_run_wall_max(const hml__store *s, const char *workflow);
+
 /**
  * The id of the first data set of the experiment one of whose runs ran
  * exactly `argv` (NULL-terminated, the program first; runs[].argv), or

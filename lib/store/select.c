@@ -374,3 +374,17 @@ int hml__select_in_search(hml__candidate *c, size_t *n, const hml__store *s,
 	*n = k;
 	return 0;
 }
+
+void hml__select_auto(hml__candidate *c, size_t *n, char *why, size_t size)
+{
+	size_t k = 0;
+
+	if (hml__target_c_found(why, size))
+		return;
+	for (size_t i = 0; i < *n; i++)
+		if (c[i].target != HML__TARGET_C)
+			c[k++] = c[i];
+	if (k == *n && why && size)
+		why[0] = '\0';
+	*n = k;
+}

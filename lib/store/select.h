@@ -150,6 +150,17 @@ int hml__select_candidates(hml__candidate **out, size_t *n, const hml__store *s,
 int hml__select_in_search(hml__candidate *c, size_t *n, const hml__store *s,
                           const char *search);
 
+/**
+ * --target auto's rule (hml search --target auto follows it too, through
+ * hml__target_auto()): C is a candidate only where models can be compiled
+ * here (lib/deploy/latency.h hml__target_c_found(): a C compiler is
+ * found) and the model compiles (its card does not mark C unavailable:
+ * hml__select_candidates() left those out). Without a compiler the C
+ * candidates are removed, in place (*n updated), and why gets the reason
+ * (may be NULL; "" when none was removed). Never fails.
+ */
+void hml__select_auto(hml__candidate *c, size_t *n, char *why, size_t size);
+
 #ifdef __cplusplus
 }
 #endif

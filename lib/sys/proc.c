@@ -121,7 +121,7 @@ static int redirect(int fd, int target)
 	return dup2(fd, target) < 0 ? -1 : 0;
 }
 
-static void child(const char *const *argv, char **envp, int out_fd, int err_fd,
+static void child(const char *const *argv, char **envp, int in_fd, int out_fd, int err_fd,
                   int report_fd, pid_t parent)
 {
 	static const int caught[] = { SIGINT, SIGTERM, SIGHUP };
@@ -149,7 +149,8 @@ static void child(const char *const *argv, char **envp, int out_fd, int err_fd,
 	clock_gettime(CLOCK_MONOTONIC, &ts);   /* the run starts here */
 	while (write(report_fd, &ts, sizeof(ts)) < 0 && errno == EINTR)
 		;
-	if (redirect(out_fd, STDOUT_FILENO) == 0 && redirect(err_fd, STDERR_FILENO) == 0)
+	if (redirect(in_fd, STDIN_FILENO) == 0 && redirect(out_fd, STDOUT_FILENO) == 0 &&
+	    redirect(err_fd, STDERR_FILENO) == 0)
 		execve(argv[0], (char *const *)argv, envp);
 	e = errno;
 	while (write(report_fd, &e, sizeof(e)) < 0 && errno == EINTR)
@@ -281,7 +282,7 @@ int hml__proc_run_env(const char *const *argv, const char *const *envp,
                       const char *stdout_path, const char *stderr_path, double limit_s,
                       hml__proc_result *res)
 {
-	int out_fd = -1, err_fd = -1, report[2] = { -1, -1 };
+	int in_fd = -1, out_fd = -1, err_fd = -1, report[2] = { -1, -1 };
 	int rc = 0, status = 0, child_errno = 0, chld_changed = 0;
 	struct sigaction chld_saved;
 	sigset_t block, old;
@@ -303,6 +304,14 @@ int hml__proc_run_env(const char *const *argv, const char *const *envp,
 			err_fd = out_fd;
 		else if ((rc = open_output(stderr_path, &err_fd)) < 0)
 			goto done;
+	}
+	/* A terminal belongs to hml's process group, not the child's: a read
+	 * from it would stop the child (SIGTTIN) for good. So a terminal's
+	 * place is taken by /dev/null; a file or pipe is passed on (hml(1)). */
+	if (isatty(STDIN_FILENO) &&
+	    (in_fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0) {
+		rc = hml__error_set(HML_EIO, "cannot open '/dev/null': %s", strerror(errno));
+		goto done;
 	}
 	chld_changed = chld_default(&chld_saved);
 	if (pipe(report) < 0 || fcntl(report[0], F_SETFD, FD_CLOEXEC) < 0 ||
@@ -328,7 +337,7 @@ int hml__proc_run_env(const char *const *argv, const char *const *envp,
 	self = getpid();
 	pid = fork();
 	if (pid == 0)
-		child(argv, (char **)envp, out_fd, err_fd, report[1], self);
+		child(argv, (char **)envp, in_fd, out_fd, err_fd, report[1], self);
 	if (pid > 0) {
 		int sig;
 
@@ -373,6 +382,8 @@ int hml__proc_run_env(const char *const *argv, const char *const *envp,
 done:
 	if (chld_changed)
 		sigaction(SIGCHLD, &chld_saved, NULL);
+	if (in_fd >= 0)
+		close(in_fd);
 	if (out_fd >= 0)
 		close(out_fd);
 	if (err_fd >= 0 && err_fd != out_fd)

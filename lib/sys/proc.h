@@ -15,6 +15,9 @@
  * gets SIGKILL; an interrupted or timed-out run's group is killed once its
  * leader has exited, stragglers included. The child dies with SIGKILL if
  * the thread that started it dies first (PR_SET_PDEATHSIG: hml killed).
+ * Its standard input is the parent's, but /dev/null in place of a
+ * terminal: a process group other than the terminal's foreground one is
+ * stopped (SIGTTIN) when it reads the terminal.
  */
 #ifndef HML_LIB_PROC_H
 #define HML_LIB_PROC_H

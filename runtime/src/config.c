@@ -255,6 +255,21 @@ static int from_text(hml__config *c, const setting *s, const char *name, const c
 	return 0;
 }
 
+/* HML_DEVICE's spelling is checked with the other settings, whatever
+ * HML_ON_ERROR says: a misspelt value is the caller's mistake, not a model
+ * failure to fall back from. Whether the device is there (cuda on a
+ * machine or build without one) is the model's, decided when it loads. */
+static int device_check(void)
+{
+	const char *v = getenv(HML__ENV_DEVICE);
+
+	if (!v || !*v || strcmp(v, "auto") == 0 || strcmp(v, "cpu") == 0 ||
+	    strcmp(v, "cuda") == 0)
+		return 0;
+	return hml__error_set(HML_EINVALID, "%s='%.64s' is not auto, cpu or cuda",
+	                      HML__ENV_DEVICE, v);
+}
+
 int hml__config_resolve(hml__config *c, const char *label,
                         const hml_region_options *opts)
 {
@@ -299,6 +314,8 @@ int hml__config_resolve(hml__config *c, const char *label,
 			label, hml_mode_name(c->mode));
 		goto fail;
 	}
+	if (c->mode != HML_MODE_OFF && c->mode != HML_MODE_COLLECT && (rc = device_check()) < 0)
+		goto fail;
 	return 0;
 
 fail:

@@ -101,6 +101,37 @@ commands() {
 	[ "$status" -eq 2 ]
 }
 
+@test "every numeric option of every command refuses a value out of its range (exit 2)" {
+	# No value stands for an option's default (evaluate --repeat -1 and
+	# import --batch -1 did, while 0 was refused; #26): each option's range
+	# is checked where every option is parsed (cmd/common.c).
+	local opts="collect:runs collect:seed collect:run-timeout
+		train:epochs train:batch train:lr train:weight-decay train:patience train:clip
+		train:seed train:threads train:val-fraction train:test-fraction train:max-seconds
+		train:infer-batch deploy:max-error deploy:max-qoi-error deploy:max-latency
+		deploy:rows-per-run deploy:run-timeout evaluate:repeat evaluate:run-timeout
+		import:batch import:threads search:budget search:workers search:threads search:seed
+		search:max-epochs search:max-latency search:max-params search:max-error
+		search:trial-timeout search:qoi-check search:run-timeout"
+	for co in $opts; do
+		run --separate-stderr hml -C nowhere "${co%%:*}" "--${co#*:}" -1
+		[ "$status" -eq 2 ] || { echo "$co: exit $status: $stderr"; return 1; }
+		[[ "$stderr" == *"option '--${co#*:}' must be "*", not -1" ]] ||
+			{ echo "$co: $stderr"; return 1; }
+	done
+	# Every numeric option of every --help is in the list above.
+	for c in collect train deploy evaluate import search; do
+		for o in $("$HML" "$c" --help | grep -oE -- '--[a-z-]+ (N|S|E|L|X|K|SECONDS)\b' | cut -c3- | cut -d' ' -f1); do
+			[[ " $(echo $opts) " == *" $c:$o "* ]] || { echo "$c --$o is not checked here"; return 1; }
+		done
+	done
+	run --separate-stderr hml -C nowhere search --workers 65
+	assert_equal "$stderr" "hml: error: search: option '--workers' must be from 1 to 64, not 65"
+	run --separate-stderr hml -C nowhere train --val-fraction 1.5
+	assert_equal "$stderr" "hml: error: train: option '--val-fraction' must be more than 0 and at most 1, not 1.5"
+	[ ! -e nowhere ]
+}
+
 @test "global options are accepted before and after the command name" {
 	mkdir -p exp
 	printf '{"schema_version": 1}\n' > exp/manifest.json

@@ -218,7 +218,7 @@ nan_rows() {
 	assert_output --partial "epochs"
 	run hml -C exp train --lr -1
 	assert_failure 2
-	assert_output --partial "learning rate must be positive"
+	assert_output "hml: error: train: option '--lr' must be more than 0, not -1"
 	run hml -C exp train --val-fraction 0.6 --test-fraction 0.5
 	assert_failure 2
 	assert_output --partial "leave no rows for training"
@@ -229,7 +229,7 @@ nan_rows() {
 	assert_failure 2
 	run hml -C exp train --epochs 99999999999
 	assert_failure 2
-	assert_output "hml: error: train: --epochs 99999999999 is out of range"
+	assert_output "hml: error: train: option '--epochs' must be from 1 to 2147483647, not 99999999999"
 	run hml -C exp train extra
 	assert_failure 2
 	cmp exp/manifest.json before.json
@@ -239,10 +239,10 @@ nan_rows() {
 	cp exp/manifest.json before.json
 	run hml -C exp train --max-seconds 0
 	assert_failure 2
-	assert_output "hml: error: train: --max-seconds must be positive, not 0 (leave it out for no time limit)"
+	assert_output "hml: error: train: option '--max-seconds' must be more than 0, not 0"
 	run hml -C exp train --infer-batch 0
 	assert_failure 2
-	assert_output "hml: error: train: --infer-batch must be positive, not 0 (leave it out for the region's batch)"
+	assert_output "hml: error: train: option '--infer-batch' must be at least 1, not 0"
 	max=$((16 * $(getconf _NPROCESSORS_ONLN)))
 	# 100000 threads hung training and ignored SIGTERM: refused at once.
 	run timeout 20 "$HML" -C exp train --threads 100000

@@ -153,7 +153,7 @@ PY
 	[[ "$stderr" == *"per run of 1000000000000 rows"* ]]
 	run hml -C exp deploy --target auto --rows-per-run 0 m2
 	[ "$status" -eq 2 ]
-	assert_output --partial "--rows-per-run must be a positive finite number, not 0"
+	assert_output --partial "option '--rows-per-run' must be more than 0, not 0"
 }
 
 @test "no model within --max-latency: exit 3 naming the fastest; bad bounds are usage errors" {
@@ -168,7 +168,7 @@ PY
 	           "--max-latency inf" "--max-error 1e999"; do
 		run hml -C exp deploy $bad
 		[ "$status" -eq 2 ]
-		assert_output --regexp "(must be a positive finite number, not |needs a number, not )"
+		assert_output --regexp "(must be more than 0, not |needs a number, not )"
 	done
 	run hml -C exp deploy --target fast m1
 	[ "$status" -eq 2 ]
@@ -200,7 +200,7 @@ PY
 	for bad in 0 -1 inf nan; do
 		run hml -C exp deploy --max-qoi-error $bad
 		[ "$status" -eq 2 ]
-		assert_output --regexp "(--max-qoi-error must be a positive finite number, not |needs a number, not )"
+		assert_output --regexp "('--max-qoi-error' must be more than 0, not |needs a number, not )"
 	done
 }
 

@@ -191,5 +191,5 @@ PY
 	[[ "$stderr" == *"chosen by its error of the application's quantity of interest"* ]]
 	run --separate-stderr hml search --qoi-check -1
 	[ "$status" -eq 2 ]
-	[ "$stderr" = "hml: error: search: --qoi-check must be 0 to 1000, not -1" ]
+	[ "$stderr" = "hml: error: search: option '--qoi-check' must be from 0 to 1000, not -1" ]
 }

@@ -229,6 +229,12 @@ PY
 	assert_failure 2
 	run --separate-stderr hml -C exp import seq.pt --region binomial --batch 0
 	assert_failure 2
+	# -1 is no alias of the default (it used to be): refused like 0 (#26)
+	run --separate-stderr hml -C exp import seq.pt --region binomial --batch -1
+	assert_failure 2
+	assert_equal "$stderr" "hml: error: import: option '--batch' must be from 1 to 16777216, not -1"
+	run --separate-stderr hml -C exp import seq.pt --region binomial --threads -1
+	assert_failure 2
 	unchanged
 }
 

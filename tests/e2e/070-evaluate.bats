@@ -182,6 +182,13 @@ EOF2
 	[ "$status" -eq 3 ]
 	run hml -C exp evaluate --repeat 0 m1
 	[ "$status" -eq 2 ]
+	# -1 is no alias of the default (it used to be): refused like 0 (#26)
+	run hml -C exp evaluate --repeat -1 m1
+	[ "$status" -eq 2 ]
+	assert_output "hml: error: evaluate: option '--repeat' must be from 1 to 1000000, not -1"
+	run hml -C exp evaluate --run-timeout -1 m1
+	[ "$status" -eq 2 ]
+	assert_output "hml: error: evaluate: option '--run-timeout' must be at least 0, not -1"
 }
 
 @test "an application run that fails: exit 1 with its log, nothing recorded" {

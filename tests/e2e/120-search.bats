@@ -556,7 +556,7 @@ load search-helpers
 	for b in 0 -3; do
 		run --separate-stderr hml -q -C exp search --budget "$b"
 		assert_failure 2
-		assert_equal "$stderr" "hml: error: search: --budget must be at least 1, not $b"
+		assert_equal "$stderr" "hml: error: search: option '--budget' must be from 1 to 1000000, not $b"
 	done
 	run --separate-stderr hml -q -C exp search --workers 0
 	assert_failure 2

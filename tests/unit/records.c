@@ -378,6 +378,33 @@ TEST(model_record_import)
 
 /* A search's QoI check: the primary's error as qoi_error of the front
  * entry and the model, every data set's beside it without its detail. */
+/* The default time limit of an accurate run (lib/run/limit.h): the slowest
+ * successful collected run of the workflow, 0 when none records one. */
+TEST(run_wall_max)
+{
+	hml__store *s = NULL;
+	char id[16], dir[4096];
+
+	snprintf(dir, sizeof(dir), "%s/walls", tmpdir);
+	CHECK_OK(hml__store_open(&s, dir, 1));
+	CHECK(hml__records_run_wall_max(s, "binomial") == 0.0);
+	CHECK_OK(hml__store_add(s, "datasets", json_pack(
+		"{s:{s:s}, s:[{s:b, s:f}, {s:b, s:f}, {s:b, s:f}, {s:b, s:s}, {s:b}]}",
+		"workflow", "name", "binomial", "runs",
+		"succeeded", 1, "wall_seconds", 2.5, "succeeded", 1, "wall_seconds", 4.0,
+		"succeeded", 0, "wall_seconds", 99.0, "succeeded", 1, "wall_seconds", "7",
+		"succeeded", 1), NULL, 0, 0, id, sizeof(id)));
+	CHECK_OK(hml__store_add(s, "datasets", json_pack("{s:{s:s}, s:[{s:b, s:f}]}",
+		"workflow", "name", "heat", "runs", "succeeded", 1, "wall_seconds", 50.0),
+		NULL, 0, 0, id, sizeof(id)));
+	/* A failed run's time, another workflow's and a malformed one do not count. */
+	CHECK_NEAR(hml__records_run_wall_max(s, "binomial"), 4.0, 0);
+	CHECK_NEAR(hml__records_run_wall_max(s, "heat"), 50.0, 0);
+	CHECK(hml__records_run_wall_max(s, "other") == 0.0);
+	CHECK(hml__records_run_wall_max(s, NULL) == 0.0);
+	hml__store_free(s);
+}
+
 TEST(qoi_check_records)
 {
 	hml__store *s = NULL;
@@ -433,6 +460,7 @@ int main(void)
 	RUN(model_record_round_trip);
 	RUN(model_record_import);
 	RUN(qoi_check_records);
+	RUN(run_wall_max);
 	tmp_dir_remove();
 	return check_report();
 }

@@ -30,7 +30,8 @@ static const char *model_path(char *buf, size_t size, const char *file)
 static void env_clear(void)
 {
 	static const char *const keys[] = { "MODE", "MODEL", "DB", "INTERLEAVE",
-		"SHADOW", "THREADS", "ON_ERROR", "PROFILE", "FLUSH_SECONDS", "FLUSH_BYTES" };
+		"SHADOW", "THREADS", "ON_ERROR", "PROFILE", "FLUSH_SECONDS", "FLUSH_BYTES",
+		"DEVICE" };
 	static const char *const labels[] = { "", "_MY_REGION_1", "_OTHER", "_R" };
 	char name[128];
 	size_t k, l;
@@ -276,6 +277,21 @@ TEST(bad_settings)
 	/* A bad mode is refused whatever the policy. */
 	setenv("HML_ON_ERROR", "fallback", 1);
 	CHECK_FAILS(hml_region_open(&r, "my-region.1", NULL), HML_EINVALID, "bogus");
+	env_clear();
+
+	/* HML_DEVICE misspelt: refused where a model would load, under either
+	 * policy (it used to fall back with a warning); ignored without a model. */
+	setenv("HML_MODE", "infer", 1);
+	setenv("HML_MODEL", model_path(path, sizeof(path), "identity.pt"), 1);
+	setenv("HML_DEVICE", "gpu", 1);
+	setenv("HML_ON_ERROR", "fallback", 1);
+	CHECK_FAILS(hml_region_open(&r, "r", NULL), HML_EINVALID,
+	            "HML_DEVICE='gpu' is not auto, cpu or cuda");
+	CHECK(r == NULL);
+	setenv("HML_MODE", "off", 1);
+	CHECK_OK(hml_region_open(&r, "r", NULL));
+	hml_region_free(r);
+	r = NULL;
 	env_clear();
 
 	setenv("HML_ON_ERROR", "maybe", 1);

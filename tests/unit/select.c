@@ -223,6 +223,40 @@ TEST(target_of_model)
 	            "model 'm9' has no measured latency in any target");
 }
 
+/* --target auto without a compiler keeps the TorchScript candidates only,
+ * saying why; with one it keeps every candidate (#26: deploy failed where
+ * search fell back). */
+TEST(auto_without_compiler)
+{
+	hml__candidate c[N];
+	const char *path = getenv("PATH");
+	char *saved = path ? strdup(path) : NULL, why[300];
+	size_t n = N;
+
+	memcpy(c, list, sizeof(list));
+	setenv("PATH", "/nonexistent", 1);
+	hml__select_auto(c, &n, why, sizeof(why));
+	CHECK_EQ_INT(n, 3);
+	for (size_t i = 0; i < n; i++)
+		CHECK_EQ_INT(c[i].target, TS);
+	CHECK_STR(c[2].model, "m3");
+	CHECK_CONTAINS(why, "no C compiler: 'cc' is not on PATH");
+	/* nothing in C to leave out: nothing said */
+	hml__select_auto(c, &n, why, sizeof(why));
+	CHECK_EQ_INT(n, 3);
+	CHECK_STR(why, "");
+	if (saved)
+		setenv("PATH", saved, 1);
+	free(saved);
+	n = N;
+	memcpy(c, list, sizeof(list));
+	if (hml__target_c_found(NULL, 0)) {   /* a cc here (and libtorch) */
+		hml__select_auto(c, &n, why, sizeof(why));
+		CHECK_EQ_INT(n, N);
+		CHECK_STR(why, "");
+	}
+}
+
 /* A model record with val_rmse `e` and card latency `lat` (NULL: none). */
 static void add_model(hml__store *s, const char *region, double e, json_t *lat)
 {
@@ -475,6 +509,7 @@ int main(void)
 	RUN(front_fastest_first);
 	RUN(bad_input);
 	RUN(target_of_model);
+	RUN(auto_without_compiler);
 	RUN(candidates_in_the_cards_metric);
 	RUN(candidates_of_experiment);
 	RUN(run_costs_of_experiment);
