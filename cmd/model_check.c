@@ -32,12 +32,16 @@ static const cmd_option options[] = {
 	{ NULL, 0, 0, NULL, NULL, NULL }
 };
 
+static const cmd_range ranges[] = {
+	{ "memory", 1, (int64_t)1 << 40, 0 }, { NULL, 0, 0, 0 }
+};
+
 static const cmd_spec spec = {
 	"model-check", "[--memory MIB] FILE.pt",
 	"load a TorchScript file under limits (started by hml, not by hand)",
 	"Loads FILE.pt through the runtime's loader with the address space limited,\n"
 	"and prints one JSON object saying whether it loaded (lib/deploy/vet.h).",
-	options, 1, 1
+	options, 1, 1, ranges
 };
 
 /* The address space this process holds now, in bytes (0: unknown). */
