@@ -13,50 +13,8 @@
 #include "loader/loader.h"
 #include "log.h"
 #include "profile.h"
+#include "region_internal.h"
 #include "tmap_internal.h"
-
-/* What the current call does. */
-enum path { PATH_NONE, PATH_ORIGINAL, PATH_COLLECT, PATH_MODEL, PATH_SHADOW };
-
-/* The combined tensor of several maps (inputs or outputs): maps are
- * concatenated on the last feature dimension. */
-typedef struct side {
-	hml_tmap **maps;
-	size_t n, cap;
-	int64_t rows;
-	int ndim;                      /* feature dims */
-	int64_t shape[HML_MAX_DIMS];   /* feature shape, last = sum over maps */
-	int64_t row_size;              /* elements per row */
-	hml_dtype app_dtype;           /* widest application dtype */
-	void *buf;                     /* gathered in app dtype (shadow truth) */
-	void *mbuf;                    /* gathered in the model dtype (inputs only) */
-} side;
-
-struct hml_region {
-	char *label;
-	hml__config cfg;
-	side in, out;
-	int started;           /* a call went ahead: no more maps */
-	int frozen;            /* shapes fixed, buffers allocated */
-
-	hml__model *model;
-	hml_dtype model_dtype;
-	int model_checked;     /* shapes verified on the first forward */
-	int model_broken;      /* fallback after a model failure */
-	hml__collector *col;
-	int collect_broken;
-
-	int in_call;
-	enum path path;
-	uint64_t call_no;
-	double t_begin, t_original;
-	int timed;             /* off mode: time calls (only when profiling) */
-	double shadow_acc;     /* deterministic sampling of shadow calls */
-	double shadow_sq;      /* sum of squared shadow errors */
-	uint64_t shadow_n;     /* number of compared values */
-
-	hml_region_stats stats;
-};
 
 static int side_add(side *s, hml_tmap *map)
 {
@@ -226,14 +184,14 @@ static int uses_model(hml_mode m)
  * run, and the call goes on with the original code; under the fail policy
  * the error goes back to the application.
  */
-static int degrade(hml_region *r, int rc, int *broken, const char *consequence)
+int hml__region_degrade(hml_region *r, int rc, int *broken, const char *consequence)
 {
 	if (r->cfg.on_error == HML_ON_ERROR_FAIL)
 		return rc;
-	if (!*broken)
+	/* Row calls read the flags without the lock (rows.c). */
+	if (!__atomic_exchange_n(broken, 1, __ATOMIC_RELAXED))
 		hml__log(HML_LOG_WARNING, "region '%s': %s; %s", r->label,
 		         hml_error_last()->message, consequence);
-	*broken = 1;
 	return 0;
 }
 
@@ -261,11 +219,13 @@ int hml_region_open(hml_region **out, const char *label,
 	}
 	if ((rc = hml__config_resolve(&r->cfg, label, opts)) < 0)
 		goto fail;
+	if ((rc = hml__rows_init(r)) < 0)
+		goto fail;
 	r->timed = r->cfg.profile != NULL;
 
 	if (uses_model(r->cfg.mode)) {
 		rc = hml__model_load(&r->model, r->cfg.model, r->cfg.threads);
-		if (rc < 0 && (rc = degrade(r, rc, &r->model_broken,
+		if (rc < 0 && (rc = hml__region_degrade(r, rc, &r->model_broken,
 		                            "running the original code")) < 0)
 			goto fail;
 		if (r->model)
@@ -274,7 +234,7 @@ int hml_region_open(hml_region **out, const char *label,
 	if (r->cfg.mode == HML_MODE_COLLECT) {
 		/* Find an unusable file now, not after the first call's work. */
 		if ((rc = hml__collector_probe(r->cfg.db)) < 0 &&
-		    (rc = degrade(r, rc, &r->collect_broken, "not collecting")) < 0)
+		    (rc = hml__region_degrade(r, rc, &r->collect_broken, "not collecting")) < 0)
 			goto fail;
 	}
 	if ((rc = hml__registry_add(r, r->label, r->cfg.mode, model_threads(&r->cfg), r->cfg.profile,
@@ -284,6 +244,7 @@ int hml_region_open(hml_region **out, const char *label,
 	return 0;
 
 fail:
+	hml__rows_release(r);
 	hml__model_free(r->model);
 	hml__config_release(&r->cfg);
 	free(r->label);
@@ -445,7 +406,7 @@ static int freeze(hml_region *r)
 /* Everything a call needs before it can choose its path. A failure under
  * the fail policy is not remembered: the next call tries again and fails
  * the same way, with the same message. */
-static int prepare(hml_region *r)
+int hml__region_prepare(hml_region *r)
 {
 	int rc;
 
@@ -453,14 +414,14 @@ static int prepare(hml_region *r)
 		return rc;
 	if (r->cfg.mode == HML_MODE_COLLECT && !r->col && !r->collect_broken &&
 	    (rc = open_collector(r)) < 0 &&
-	    (rc = degrade(r, rc, &r->collect_broken, "not collecting")) < 0)
+	    (rc = hml__region_degrade(r, rc, &r->collect_broken, "not collecting")) < 0)
 		return rc;
 	return 0;
 }
 
 /* A model that declares its input features (hml-trained models do) is
  * checked before its first forward, so a mismatch names both shapes. */
-static int check_declared_input(hml_region *r)
+int hml__region_check_input(hml_region *r)
 {
 	char got[160], want[160];
 	int64_t decl[HML_MAX_DIMS], full[HML_MAX_DIMS + 1];
@@ -518,7 +479,7 @@ static int run_model(hml_region *r, const void **out, hml_dtype *out_dtype)
 	r->stats.gather_s += t1 - t0;
 	shape[0] = r->in.rows;
 	memcpy(shape + 1, r->in.shape, (size_t)r->in.ndim * sizeof(int64_t));
-	if (!r->model_checked && (rc = check_declared_input(r)) < 0)
+	if (!r->model_checked && (rc = hml__region_check_input(r)) < 0)
 		return rc;
 	if ((rc = hml__model_forward(r->model, x, r->model_dtype, r->in.ndim + 1, shape)) < 0)
 		return rc;
@@ -534,7 +495,7 @@ static int run_model(hml_region *r, const void **out, hml_dtype *out_dtype)
 }
 
 /* Values of `y` (n elements of dtype) that are NaN or infinite. */
-static int64_t count_nonfinite(const void *y, hml_dtype dtype, int64_t n)
+int64_t hml__count_nonfinite(const void *y, hml_dtype dtype, int64_t n)
 {
 	int64_t i, bad = 0;
 
@@ -557,7 +518,7 @@ static int64_t count_nonfinite(const void *y, hml_dtype dtype, int64_t n)
  */
 static int check_finite(hml_region *r, const void *y, hml_dtype ydt)
 {
-	int64_t bad = count_nonfinite(y, ydt, r->out.rows * r->out.row_size);
+	int64_t bad = hml__count_nonfinite(y, ydt, r->out.rows * r->out.row_size);
 	int rc;
 
 	if (bad == 0)
@@ -655,7 +616,7 @@ int hml_region_begin_if(hml_region *r, int run_original)
 		return 1;
 	}
 	r->t_begin = hml__now();
-	if ((rc = prepare(r)) < 0) {
+	if ((rc = hml__region_prepare(r)) < 0) {
 		r->path = PATH_NONE;
 		return rc;
 	}
@@ -683,7 +644,7 @@ int hml_region_begin_if(hml_region *r, int run_original)
 		}
 		/* Nothing was scattered unless the scatter itself failed, and a
 		 * failed scatter is rewritten by the original code below. */
-		if ((rc = degrade(r, rc, &r->model_broken, "running the original code")) < 0) {
+		if ((rc = hml__region_degrade(r, rc, &r->model_broken, "running the original code")) < 0) {
 			r->path = PATH_NONE;
 			return rc;
 		}
@@ -692,7 +653,7 @@ int hml_region_begin_if(hml_region *r, int run_original)
 		break;
 	case PATH_SHADOW:
 		if ((rc = run_model(r, &y, &ydt)) < 0) {
-			if ((rc = degrade(r, rc, &r->model_broken, "shadowing stopped")) < 0) {
+			if ((rc = hml__region_degrade(r, rc, &r->model_broken, "shadowing stopped")) < 0) {
 				r->path = PATH_NONE;
 				return rc;
 			}
@@ -707,7 +668,7 @@ int hml_region_begin_if(hml_region *r, int run_original)
 		rc = collect_side(r, &r->in, HML__COLLECTOR_INPUT, &placed);
 		r->stats.gather_s += hml__now() - t;
 		if (rc < 0 && !placed &&
-		    (rc = degrade(r, rc, &r->collect_broken, "not collecting")) == 0) {
+		    (rc = hml__region_degrade(r, rc, &r->collect_broken, "not collecting")) == 0) {
 			r->path = PATH_ORIGINAL;
 		} else if (rc < 0) {
 			r->path = PATH_NONE;
@@ -749,7 +710,7 @@ static int shadow_compare(hml_region *r)
 		if (e > mx || isnan(e))
 			mx = e;
 	}
-	if (count_nonfinite(y, ydt, n) > 0)
+	if (hml__count_nonfinite(y, ydt, n) > 0)
 		r->stats.nonfinite_calls++;
 	r->shadow_sq += sq;
 	r->shadow_n += (uint64_t)n;
@@ -804,11 +765,11 @@ int hml_region_end(hml_region *r)
 			r->stats.rows_in += (uint64_t)r->in.rows;
 			r->stats.rows_out += (uint64_t)r->out.rows;
 		} else {
-			rc = degrade(r, rc, &r->collect_broken, "not collecting");
+			rc = hml__region_degrade(r, rc, &r->collect_broken, "not collecting");
 		}
 	} else if (r->path == PATH_SHADOW) {
 		if ((rc = shadow_compare(r)) < 0)
-			rc = degrade(r, rc, &r->model_broken, "shadowing stopped");
+			rc = hml__region_degrade(r, rc, &r->model_broken, "shadowing stopped");
 	}
 done:
 	r->stats.region_s += hml__now() - r->t_begin;
@@ -818,8 +779,12 @@ done:
 
 int hml_region_flush(hml_region *r)
 {
+	int rc;
+
 	if (!r)
 		return hml__error_set(HML_EINVALID, "region is NULL");
+	if ((rc = hml__rows_drain(r)) < 0)
+		return rc;
 	return r->col ? hml__collector_flush(r->col) : 0;
 }
 
@@ -827,11 +792,15 @@ void hml_region_free(hml_region *r)
 {
 	if (!r)
 		return;
+	if (hml__rows_drain(r) < 0)
+		hml__log(HML_LOG_WARNING, "region '%s': collected rows lost: %s",
+		         r->label, hml_error_last()->message);
 	if (r->col && hml__collector_close(r->col) < 0)
 		hml__log(HML_LOG_WARNING, "region '%s': collected data lost: %s",
 		         r->label, hml_error_last()->message);
 	r->col = NULL;
 	hml__registry_remove(r);
+	hml__rows_release(r);
 	hml__model_free(r->model);
 	side_release(&r->in);
 	side_release(&r->out);
@@ -855,5 +824,6 @@ int hml_region_stats_get(const hml_region *r, hml_region_stats *out)
 	if (!r || !out)
 		return hml__error_set(HML_EINVALID, "region or output is NULL");
 	*out = r->stats;
+	hml__rows_stats(r, out);
 	return 0;
 }
