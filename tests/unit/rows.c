@@ -1,5 +1,5 @@
 /*
- * tests/unit/rows.c - row calls (runtime/src/rows.c): a region inside the
+ * tests/unit/rows.c - row calls (the runtime's rows.c): a region inside the
  * body of an OpenMP parallel loop, one call per iteration, from many
  * threads at once. Collection keeps every row exactly once, pairs each
  * input row with its output, records chunks whose calls add up and writes
