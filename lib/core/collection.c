@@ -38,7 +38,8 @@ int hml__coll_label_ok(const char *label)
 
 /* ---- writer side ------------------------------------------------------------ */
 
-/* The row fields of hml__call_record, alone (`all` 0) or with the others. */
+/* The row fields of hml__call_record, alone (`all` 0), with the others
+ * but `ncalls` (1), or every field (2). */
 static hid_t record_type(int all)
 {
 	const size_t off[4] = {
@@ -61,6 +62,9 @@ static hid_t record_type(int all)
 		bad = H5Tinsert(t, "original_seconds",
 		                HOFFSET(hml__call_record, original_seconds),
 		                H5T_NATIVE_DOUBLE) < 0;
+	if (!bad && all == 2)
+		bad = H5Tinsert(t, "ncalls", HOFFSET(hml__call_record, ncalls),
+		                H5T_NATIVE_INT64) < 0;
 	if (bad && t >= 0) {
 		H5Tclose(t);
 		t = H5I_INVALID_HID;
@@ -68,9 +72,9 @@ static hid_t record_type(int all)
 	return t;
 }
 
-hid_t hml__coll_calls_type(void)
+hid_t hml__coll_calls_type(int with_ncalls)
 {
-	return record_type(1);
+	return record_type(with_ncalls ? 2 : 1);
 }
 
 static int write_attrs(hid_t group, const hml__coll_meta *m, int64_t runs)
@@ -180,7 +184,7 @@ int hml__coll_calls_create(hid_t *dset, hid_t group, const char *path,
                            const char *label)
 {
 	const hsize_t chunk[1] = { HML_COLLECT_CALLS_CHUNK };
-	hid_t type = hml__coll_calls_type();
+	hid_t type = hml__coll_calls_type(1);
 	int rc = create_rows(dset, group, path, label, HML__COLL_CALLS, type, 1, chunk);
 
 	if (type >= 0)
@@ -396,6 +400,7 @@ int hml__coll_calls_open(hid_t *dset, hml__coll_calls *info, hid_t group,
 	info->growing = maxdims[0] == H5S_UNLIMITED;
 	info->ncalls = (int64_t)dims[0];
 	info->fields = record_fields(type);
+	info->has_ncalls = info->fields == 2 && H5Tget_member_index(type, "ncalls") >= 0;
 	if (info->fields && info->ncalls > 0 &&
 	    read_last(*dset, space, dims[0], &info->last) < 0)
 		rc = hml__h5_error(HML_EIO, "cannot read '%s/calls' in '%s'", label, path);

@@ -9,7 +9,13 @@
  *   calls   one compound record per call (hml__call_record, fields named
  *           as its members), chunked, growing; a record points only at
  *           rows written before it, so the last record says how many rows
- *           of `input` and `output` are complete
+ *           of `input` and `output` are complete. A record may stand for
+ *           several calls (`ncalls` > 1): the row calls one thread made
+ *           in a row (hml_region_row_begin()), whose rows follow one
+ *           another; `call` is then the first one's number and
+ *           `original_seconds` their sum, so seconds per row stay right.
+ *           Files written before `ncalls` existed lack the field: each of
+ *           their records is one call.
  * and the group attributes named below (strings, `runs` an int64).
  *
  * The writer helpers create and describe these objects; the reader helpers
@@ -60,6 +66,7 @@ typedef struct hml__call_record {
 	int64_t output_offset;
 	int64_t output_rows;
 	double original_seconds; /**< time of the original code */
+	int64_t ncalls;          /**< region calls the record stands for (>= 1) */
 } hml__call_record;
 
 /**
@@ -78,10 +85,11 @@ typedef struct hml__coll_meta {
 
 /**
  * The compound HDF5 type of hml__call_record (native layout, the fields
- * named as the members). Yours to H5Tclose(); H5I_INVALID_HID on failure
- * (HDF5's error stack says why).
+ * named as the members), with `ncalls` when `with_ncalls` is nonzero (to
+ * append to a table made before that field, leave it out). Yours to
+ * H5Tclose(); H5I_INVALID_HID on failure (HDF5's error stack says why).
  */
-hid_t hml__coll_calls_type(void);
+hid_t hml__coll_calls_type(int with_ncalls);
 
 /**
  * Create the region's group in `file` (no modification times) and write
@@ -161,8 +169,10 @@ typedef struct hml__coll_calls {
 	int64_t ncalls;       /**< records (extent of a 1-D table, else 0) */
 	int table;            /**< one dimension */
 	int growing;          /**< ... and unlimited */
-	int fields;           /**< 2: every field of hml__call_record, 1: the
-	                           four row fields, 0: not a table of calls */
+	int fields;           /**< 2: every field of hml__call_record (but
+	                           perhaps `ncalls`), 1: the four row fields,
+	                           0: not a table of calls */
+	int has_ncalls;       /**< the records have `ncalls` */
 	hml__call_record last;/**< row fields of the last record when fields
 	                           >= 1 and ncalls > 0; zero otherwise */
 } hml__coll_calls;

@@ -52,12 +52,14 @@ struct hml__collector {
 typedef struct {
 	hid_t group, data[2], calls;
 	int64_t dims[2], rows[2], ncalls;
+	int has_ncalls;    /* the calls table has the `ncalls` field */
 } h5set;
 
 static void h5set_init(h5set *s)
 {
 	s->group = s->data[IN] = s->data[OUT] = s->calls = H5I_INVALID_HID;
 	s->dims[IN] = s->dims[OUT] = s->rows[IN] = s->rows[OUT] = s->ncalls = 0;
+	s->has_ncalls = 0;
 }
 
 static void h5set_close(h5set *s)
@@ -133,8 +135,10 @@ static int open_calls(const hml__collector *c, hid_t group, h5set *s)
 
 	if ((rc = hml__coll_has(group, c->path, c->label, HML__COLL_CALLS)) < 0)
 		return rc;
-	if (rc == 0)
+	if (rc == 0) {
+		s->has_ncalls = 1;
 		return hml__coll_calls_create(&s->calls, group, c->path, c->label);
+	}
 	if ((rc = hml__coll_calls_open(&s->calls, &info, group, c->path, c->label)) < 0)
 		return rc;
 	if (!info.table || !info.growing)
@@ -144,6 +148,7 @@ static int open_calls(const hml__collector *c, hid_t group, h5set *s)
 		return hml__error_set(HML_EIO, "'%s/calls' in '%s' is not a table of calls",
 		                      c->label, c->path);
 	s->ncalls = info.ncalls;
+	s->has_ncalls = info.has_ncalls;
 	s->rows[IN] = info.last.input_offset + info.last.input_rows;
 	s->rows[OUT] = info.last.output_offset + info.last.output_rows;
 	return 0;
@@ -430,7 +435,7 @@ static int flush(hml__collector *c)
 	}
 	/* The calls table goes last: a record only ever points at rows that
 	 * were written before it. */
-	if ((type = hml__coll_calls_type()) < 0) {
+	if ((type = hml__coll_calls_type(s.has_ncalls)) < 0) {
 		rc = hml__h5_error(HML_EIO, "cannot write '%s/calls' to '%s'",
 		                   c->label, c->path);
 		goto done;
@@ -533,7 +538,8 @@ int hml__collector_next(hml__collector *c, int side, int64_t rows, void **dst)
 	return 0;
 }
 
-int hml__collector_commit(hml__collector *c, double original_seconds)
+/* Record the placed rows as `ncalls` calls. */
+static int commit(hml__collector *c, int64_t ncalls, double original_seconds)
 {
 	hml__call_record *r;
 	size_t buffered;
@@ -549,7 +555,9 @@ int hml__collector_commit(hml__collector *c, double original_seconds)
 		return rc;
 	r = &c->recs[c->nrecs++];
 	r->run = c->run;
-	r->call = c->calls++;
+	r->call = c->calls;
+	r->ncalls = ncalls;
+	c->calls += ncalls;
 	r->input_offset = c->buf_rows[IN];
 	r->input_rows = c->next_rows[IN];
 	r->output_offset = c->buf_rows[OUT];
@@ -568,9 +576,22 @@ int hml__collector_commit(hml__collector *c, double original_seconds)
 	return 0;
 }
 
+int hml__collector_commit(hml__collector *c, double original_seconds)
+{
+	return commit(c, 1, original_seconds);
+}
+
 int hml__collector_append(hml__collector *c, const void *in, int64_t in_rows,
                           const void *out, int64_t out_rows,
                           double original_seconds)
+{
+	return hml__collector_append_calls(c, in, in_rows, out, out_rows, 1,
+	                                   original_seconds);
+}
+
+int hml__collector_append_calls(hml__collector *c, const void *in, int64_t in_rows,
+                                const void *out, int64_t out_rows, int64_t ncalls,
+                                double original_seconds)
 {
 	const void *src[2] = { in, out };
 	const int64_t rows[2] = { in_rows, out_rows };
@@ -579,6 +600,9 @@ int hml__collector_append(hml__collector *c, const void *in, int64_t in_rows,
 
 	if (!c)
 		return hml__error_set(HML_EINVALID, "collector is NULL");
+	if (ncalls < 1)
+		return hml__error_set(HML_EINVALID, "region '%s': %lld calls",
+		                      c->label, (long long)ncalls);
 	for (i = 0; i < 2; i++) {
 		if (rows[i] < 0)
 			return hml__error_set(HML_EINVALID, "region '%s': %lld %s rows",
@@ -598,7 +622,7 @@ int hml__collector_append(hml__collector *c, const void *in, int64_t in_rows,
 	for (i = 0; i < 2; i++)
 		if (rows[i])
 			memcpy(dst[i], src[i], (size_t)rows[i] * c->row_bytes[i]);
-	return hml__collector_commit(c, original_seconds);
+	return commit(c, ncalls, original_seconds);
 }
 
 int hml__collector_flush(hml__collector *c)

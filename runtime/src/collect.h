@@ -89,6 +89,15 @@ int hml__collector_append(hml__collector *c, const void *in, int64_t in_rows,
                           const void *out, int64_t out_rows,
                           double original_seconds);
 
+/**
+ * hml__collector_append() for `ncalls` calls (>= 1) whose rows follow one
+ * another: one record stands for them all (lib/core/collection.h), with
+ * their summed time. HML_EINVALID for ncalls < 1.
+ */
+int hml__collector_append_calls(hml__collector *c, const void *in, int64_t in_rows,
+                                const void *out, int64_t out_rows, int64_t ncalls,
+                                double original_seconds);
+
 /** Write everything buffered now. */
 int hml__collector_flush(hml__collector *c);
 

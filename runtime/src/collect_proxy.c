@@ -108,6 +108,18 @@ int hml__collector_append(hml__collector *c, const void *in, int64_t in_rows,
 	return rc < 0 ? fail(io, rc) : rc;
 }
 
+int hml__collector_append_calls(hml__collector *c, const void *in, int64_t in_rows,
+                                const void *out, int64_t out_rows, int64_t ncalls,
+                                double original_seconds)
+{
+	int rc;
+
+	if (!c)
+		return hml__error_set(HML_EINVALID, "collector is NULL");
+	rc = io->collector_append_calls(c, in, in_rows, out, out_rows, ncalls, original_seconds);
+	return rc < 0 ? fail(io, rc) : rc;
+}
+
 int hml__collector_flush(hml__collector *c)
 {
 	int rc;

@@ -29,7 +29,7 @@ extern "C" {
 #endif
 
 /** Bumped on any change to hml__h5io or to the structures it passes. */
-#define HML__H5IO_ABI 1
+#define HML__H5IO_ABI 2
 
 typedef struct hml__h5io {
 	int abi;               /**< HML__H5IO_ABI the plugin was built with */
@@ -48,6 +48,9 @@ typedef struct hml__h5io {
 	                      hml_dtype dtype, int ndim, const int64_t *shape);
 	/** The message of this thread's last failure in the plugin. */
 	const char *(*last_error)(void);
+	int (*collector_append_calls)(hml__collector *c, const void *in, int64_t in_rows,
+	                              const void *out, int64_t out_rows, int64_t ncalls,
+	                              double original_seconds);
 } hml__h5io;
 
 /** Signature of the entry point: NULL when `abi` is not its own. Calling

@@ -13,50 +13,8 @@
 #include "loader/loader.h"
 #include "log.h"
 #include "profile.h"
+#include "region_internal.h"
 #include "tmap_internal.h"
-
-/* What the current call does. */
-enum path { PATH_NONE, PATH_ORIGINAL, PATH_COLLECT, PATH_MODEL, PATH_SHADOW };
-
-/* The combined tensor of several maps (inputs or outputs): maps are
- * concatenated on the last feature dimension. */
-typedef struct side {
-	hml_tmap **maps;
-	size_t n, cap;
-	int64_t rows;
-	int ndim;                      /* feature dims */
-	int64_t shape[HML_MAX_DIMS];   /* feature shape, last = sum over maps */
-	int64_t row_size;              /* elements per row */
-	hml_dtype app_dtype;           /* widest application dtype */
-	void *buf;                     /* gathered in app dtype (shadow truth) */
-	void *mbuf;                    /* gathered in the model dtype (inputs only) */
-} side;
-
-struct hml_region {
-	char *label;
-	hml__config cfg;
-	side in, out;
-	int started;           /* a call went ahead: no more maps */
-	int frozen;            /* shapes fixed, buffers allocated */
-
-	hml__model *model;
-	hml_dtype model_dtype;
-	int model_checked;     /* shapes verified on the first forward */
-	int model_broken;      /* fallback after a model failure */
-	hml__collector *col;
-	int collect_broken;
-
-	int in_call;
-	enum path path;
-	uint64_t call_no;
-	double t_begin, t_original;
-	int timed;             /* off mode: time calls (only when profiling) */
-	double shadow_acc;     /* deterministic sampling of shadow calls */
-	double shadow_sq;      /* sum of squared shadow errors */
-	uint64_t shadow_n;     /* number of compared values */
-
-	hml_region_stats stats;
-};
 
 static int side_add(side *s, hml_tmap *map)
 {
@@ -82,64 +40,6 @@ static void side_release(side *s)
 	free(s->buf);
 	free(s->mbuf);
 	memset(s, 0, sizeof(*s));
-}
-
-/* Fix the combined shape of one side: equal rows, equal leading feature
- * extents, last extents summed. */
-static int side_freeze(side *s, const char *label, const char *what)
-{
-	char a[128], b[128];
-	int64_t shape[HML_MAX_DIMS];
-	size_t k;
-	int d, nd;
-
-	if (s->n == 0)
-		return hml__error_set(HML_EINVALID,
-			"region '%s' has no %s map: add one before hml_region_begin()",
-			label, what);
-	s->rows = hml_tmap_rows(s->maps[0]);
-	s->ndim = hml_tmap_features(s->maps[0], s->shape);
-	s->app_dtype = HML_F32;
-	for (k = 0; k < s->n; k++) {
-		nd = hml_tmap_features(s->maps[k], shape);
-		if (hml_tmap_dtype(s->maps[k]) == HML_F64)
-			s->app_dtype = HML_F64;
-		if (k == 0)
-			continue;
-		if (hml_tmap_rows(s->maps[k]) != s->rows)
-			return hml__error_set(HML_ESHAPE,
-				"region '%s': %s map %zu has %lld rows but map 0 has %lld",
-				label, what, k, (long long)hml_tmap_rows(s->maps[k]),
-				(long long)s->rows);
-		for (d = 0; d < nd - 1 && nd == s->ndim; d++)
-			if (shape[d] != s->shape[d])
-				break;
-		if (nd != s->ndim || d < nd - 1) {
-			hml__format_shape(a, sizeof(a), shape, nd);
-			hml__format_shape(b, sizeof(b), s->shape, s->ndim);
-			return hml__error_set(HML_ESHAPE,
-				"region '%s': %s map %zu has features %s, which cannot be concatenated with %s",
-				label, what, k, a, b);
-		}
-		s->shape[nd - 1] += shape[nd - 1];
-	}
-	s->row_size = 1;
-	for (d = 0; d < s->ndim; d++)
-		s->row_size *= s->shape[d];
-	return 0;
-}
-
-static int side_alloc(side *s, int app_buf, int model_buf, hml_dtype model_dtype)
-{
-	size_t n = (size_t)(s->rows * s->row_size);
-
-	/* Idempotent: a freeze retried after running out of memory keeps what
-	 * the first attempt allocated. */
-	if (app_buf && !s->buf && !(s->buf = malloc(n * hml_dtype_size(s->app_dtype))))
-		return hml__error_oom();
-	if (model_buf && !s->mbuf && !(s->mbuf = malloc(n * hml_dtype_size(model_dtype))))
-		return hml__error_oom();
-	return 0;
 }
 
 /* Gather all maps of a side into `dst`, or return the application memory
@@ -181,27 +81,6 @@ static int side_scatter(const side *s, const void *src, hml_dtype dtype, int thr
 	return 0;
 }
 
-/* "text; text" of the maps' functors (what 0), domains (1) or array names
- * (2), for the attributes of collected data. */
-static char *side_describe(const side *s, int what)
-{
-	char *out = hml__strdup(""), *part, *joined;
-	size_t k;
-
-	for (k = 0; out && k < s->n; k++) {
-		part = what == 0 ? hml__strdup(hml__tmap_functor_text(s->maps[k]))
-		     : what == 1 ? hml__strdup(hml__tmap_domain(s->maps[k]))
-		     : hml__tmap_array_names(s->maps[k]);
-		joined = part ? malloc(strlen(out) + strlen(part) + 3) : NULL;
-		if (joined)
-			sprintf(joined, "%s%s%s", out, k ? "; " : "", part);
-		free(part);
-		free(out);
-		out = joined;
-	}
-	return out;
-}
-
 /* The threads a model of the region gets (HML_THREADS, else OpenMP's
  * maximum here: libtorch's and a compiled model's default). */
 static int model_threads(const hml__config *cfg)
@@ -218,23 +97,6 @@ static int model_threads(const hml__config *cfg)
 static int uses_model(hml_mode m)
 {
 	return m == HML_MODE_INFER || m == HML_MODE_INTERLEAVE || m == HML_MODE_SHADOW;
-}
-
-/*
- * A failure of the model or of collection. Under the fallback policy it is
- * reported once, the failing feature is switched off for the rest of the
- * run, and the call goes on with the original code; under the fail policy
- * the error goes back to the application.
- */
-static int degrade(hml_region *r, int rc, int *broken, const char *consequence)
-{
-	if (r->cfg.on_error == HML_ON_ERROR_FAIL)
-		return rc;
-	if (!*broken)
-		hml__log(HML_LOG_WARNING, "region '%s': %s; %s", r->label,
-		         hml_error_last()->message, consequence);
-	*broken = 1;
-	return 0;
 }
 
 /* How the profile registry reaches a region at exit (profile.h). */
@@ -261,11 +123,13 @@ int hml_region_open(hml_region **out, const char *label,
 	}
 	if ((rc = hml__config_resolve(&r->cfg, label, opts)) < 0)
 		goto fail;
+	if ((rc = hml__rows_init(r)) < 0)
+		goto fail;
 	r->timed = r->cfg.profile != NULL;
 
 	if (uses_model(r->cfg.mode)) {
 		rc = hml__model_load(&r->model, r->cfg.model, r->cfg.threads);
-		if (rc < 0 && (rc = degrade(r, rc, &r->model_broken,
+		if (rc < 0 && (rc = hml__region_degrade(r, rc, &r->model_broken,
 		                            "running the original code")) < 0)
 			goto fail;
 		if (r->model)
@@ -274,7 +138,7 @@ int hml_region_open(hml_region **out, const char *label,
 	if (r->cfg.mode == HML_MODE_COLLECT) {
 		/* Find an unusable file now, not after the first call's work. */
 		if ((rc = hml__collector_probe(r->cfg.db)) < 0 &&
-		    (rc = degrade(r, rc, &r->collect_broken, "not collecting")) < 0)
+		    (rc = hml__region_degrade(r, rc, &r->collect_broken, "not collecting")) < 0)
 			goto fail;
 	}
 	if ((rc = hml__registry_add(r, r->label, r->cfg.mode, model_threads(&r->cfg), r->cfg.profile,
@@ -284,6 +148,7 @@ int hml_region_open(hml_region **out, const char *label,
 	return 0;
 
 fail:
+	hml__rows_release(r);
 	hml__model_free(r->model);
 	hml__config_release(&r->cfg);
 	free(r->label);
@@ -386,102 +251,6 @@ int hml_region_seek(hml_region *r, int64_t rows)
 	return 0;
 }
 
-static int open_collector(hml_region *r)
-{
-	hml__collector_desc d;
-	char *texts[6] = { 0 };
-	int rc, i;
-
-	memset(&d, 0, sizeof(d));
-	d.path = r->cfg.db;
-	d.label = r->label;
-	d.in_dtype = r->in.app_dtype;
-	d.out_dtype = r->out.app_dtype;
-	d.in_ndim = r->in.ndim;
-	d.out_ndim = r->out.ndim;
-	memcpy(d.in_shape, r->in.shape, sizeof(d.in_shape));
-	memcpy(d.out_shape, r->out.shape, sizeof(d.out_shape));
-	for (i = 0; i < 3; i++) {
-		texts[2 * i] = side_describe(&r->in, i);
-		texts[2 * i + 1] = side_describe(&r->out, i);
-		if (!texts[2 * i] || !texts[2 * i + 1]) {
-			rc = hml__error_oom();
-			goto done;
-		}
-	}
-	d.in_functor = texts[0];
-	d.out_functor = texts[1];
-	d.in_domain = texts[2];
-	d.out_domain = texts[3];
-	d.in_arrays = texts[4];
-	d.out_arrays = texts[5];
-	d.flush_bytes = r->cfg.flush_bytes;
-	d.flush_seconds = r->cfg.flush_seconds;
-	rc = hml__collector_open(&r->col, &d);
-done:
-	for (i = 0; i < 6; i++)
-		free(texts[i]);
-	return rc;
-}
-
-/* On the first call: fix the shapes and allocate the buffers. */
-static int freeze(hml_region *r)
-{
-	hml_mode m = r->cfg.mode;
-	int rc;
-
-	if ((rc = side_freeze(&r->in, r->label, "input")) < 0 ||
-	    (rc = side_freeze(&r->out, r->label, "output")) < 0)
-		return rc;
-	/* Collected rows are gathered straight into the collector's buffer;
-	 * only shadow calls gather the outputs here. */
-	if ((rc = side_alloc(&r->in, 0, uses_model(m), r->model_dtype)) < 0 ||
-	    (rc = side_alloc(&r->out, m == HML_MODE_SHADOW, 0, r->model_dtype)) < 0)
-		return rc;
-	r->frozen = 1;
-	return 0;
-}
-
-/* Everything a call needs before it can choose its path. A failure under
- * the fail policy is not remembered: the next call tries again and fails
- * the same way, with the same message. */
-static int prepare(hml_region *r)
-{
-	int rc;
-
-	if (!r->frozen && (rc = freeze(r)) < 0)
-		return rc;
-	if (r->cfg.mode == HML_MODE_COLLECT && !r->col && !r->collect_broken &&
-	    (rc = open_collector(r)) < 0 &&
-	    (rc = degrade(r, rc, &r->collect_broken, "not collecting")) < 0)
-		return rc;
-	return 0;
-}
-
-/* A model that declares its input features (hml-trained models do) is
- * checked before its first forward, so a mismatch names both shapes. */
-static int check_declared_input(hml_region *r)
-{
-	char got[160], want[160];
-	int64_t decl[HML_MAX_DIMS], full[HML_MAX_DIMS + 1];
-	int d, nd, same;
-
-	if ((nd = hml__model_declared_input(r->model, decl)) <= 0)
-		return 0;
-	same = nd == r->in.ndim;
-	for (d = 0; same && d < nd; d++)
-		same = decl[d] == r->in.shape[d];
-	if (same)
-		return 0;
-	hml__format_shape(got, sizeof(got), decl, nd);
-	full[0] = r->in.rows;
-	memcpy(full + 1, r->in.shape, (size_t)r->in.ndim * sizeof(int64_t));
-	hml__format_shape(want, sizeof(want), full, r->in.ndim + 1);
-	return hml__error_set(HML_ESHAPE,
-		"model '%s' expects input rows %s but region '%s' gives %s",
-		r->cfg.model, got, r->label, want);
-}
-
 /* The model's output must be [rows, *features] of the output side; a model
  * that returns [rows] for one feature, or any shape with the same rows and
  * the same values per row, is accepted. */
@@ -518,7 +287,7 @@ static int run_model(hml_region *r, const void **out, hml_dtype *out_dtype)
 	r->stats.gather_s += t1 - t0;
 	shape[0] = r->in.rows;
 	memcpy(shape + 1, r->in.shape, (size_t)r->in.ndim * sizeof(int64_t));
-	if (!r->model_checked && (rc = check_declared_input(r)) < 0)
+	if (!r->model_checked && (rc = hml__region_check_input(r)) < 0)
 		return rc;
 	if ((rc = hml__model_forward(r->model, x, r->model_dtype, r->in.ndim + 1, shape)) < 0)
 		return rc;
@@ -533,20 +302,6 @@ static int run_model(hml_region *r, const void **out, hml_dtype *out_dtype)
 	return 0;
 }
 
-/* Values of `y` (n elements of dtype) that are NaN or infinite. */
-static int64_t count_nonfinite(const void *y, hml_dtype dtype, int64_t n)
-{
-	int64_t i, bad = 0;
-
-	if (dtype == HML_F64)
-		for (i = 0; i < n; i++)
-			bad += !isfinite(((const double *)y)[i]);
-	else
-		for (i = 0; i < n; i++)
-			bad += !isfinite(((const float *)y)[i]);
-	return bad;
-}
-
 /*
  * A model output with NaN or Inf never reaches application memory. The call
  * is counted; under the fail policy the error (HML_EMODEL) goes back to the
@@ -557,7 +312,7 @@ static int64_t count_nonfinite(const void *y, hml_dtype dtype, int64_t n)
  */
 static int check_finite(hml_region *r, const void *y, hml_dtype ydt)
 {
-	int64_t bad = count_nonfinite(y, ydt, r->out.rows * r->out.row_size);
+	int64_t bad = hml__count_nonfinite(y, ydt, r->out.rows * r->out.row_size);
 	int rc;
 
 	if (bad == 0)
@@ -655,7 +410,7 @@ int hml_region_begin_if(hml_region *r, int run_original)
 		return 1;
 	}
 	r->t_begin = hml__now();
-	if ((rc = prepare(r)) < 0) {
+	if ((rc = hml__region_prepare(r)) < 0) {
 		r->path = PATH_NONE;
 		return rc;
 	}
@@ -683,7 +438,7 @@ int hml_region_begin_if(hml_region *r, int run_original)
 		}
 		/* Nothing was scattered unless the scatter itself failed, and a
 		 * failed scatter is rewritten by the original code below. */
-		if ((rc = degrade(r, rc, &r->model_broken, "running the original code")) < 0) {
+		if ((rc = hml__region_degrade(r, rc, &r->model_broken, "running the original code")) < 0) {
 			r->path = PATH_NONE;
 			return rc;
 		}
@@ -692,7 +447,7 @@ int hml_region_begin_if(hml_region *r, int run_original)
 		break;
 	case PATH_SHADOW:
 		if ((rc = run_model(r, &y, &ydt)) < 0) {
-			if ((rc = degrade(r, rc, &r->model_broken, "shadowing stopped")) < 0) {
+			if ((rc = hml__region_degrade(r, rc, &r->model_broken, "shadowing stopped")) < 0) {
 				r->path = PATH_NONE;
 				return rc;
 			}
@@ -707,7 +462,7 @@ int hml_region_begin_if(hml_region *r, int run_original)
 		rc = collect_side(r, &r->in, HML__COLLECTOR_INPUT, &placed);
 		r->stats.gather_s += hml__now() - t;
 		if (rc < 0 && !placed &&
-		    (rc = degrade(r, rc, &r->collect_broken, "not collecting")) == 0) {
+		    (rc = hml__region_degrade(r, rc, &r->collect_broken, "not collecting")) == 0) {
 			r->path = PATH_ORIGINAL;
 		} else if (rc < 0) {
 			r->path = PATH_NONE;
@@ -749,7 +504,7 @@ static int shadow_compare(hml_region *r)
 		if (e > mx || isnan(e))
 			mx = e;
 	}
-	if (count_nonfinite(y, ydt, n) > 0)
+	if (hml__count_nonfinite(y, ydt, n) > 0)
 		r->stats.nonfinite_calls++;
 	r->shadow_sq += sq;
 	r->shadow_n += (uint64_t)n;
@@ -804,11 +559,11 @@ int hml_region_end(hml_region *r)
 			r->stats.rows_in += (uint64_t)r->in.rows;
 			r->stats.rows_out += (uint64_t)r->out.rows;
 		} else {
-			rc = degrade(r, rc, &r->collect_broken, "not collecting");
+			rc = hml__region_degrade(r, rc, &r->collect_broken, "not collecting");
 		}
 	} else if (r->path == PATH_SHADOW) {
 		if ((rc = shadow_compare(r)) < 0)
-			rc = degrade(r, rc, &r->model_broken, "shadowing stopped");
+			rc = hml__region_degrade(r, rc, &r->model_broken, "shadowing stopped");
 	}
 done:
 	r->stats.region_s += hml__now() - r->t_begin;
@@ -818,8 +573,12 @@ done:
 
 int hml_region_flush(hml_region *r)
 {
+	int rc;
+
 	if (!r)
 		return hml__error_set(HML_EINVALID, "region is NULL");
+	if ((rc = hml__rows_drain(r)) < 0)
+		return rc;
 	return r->col ? hml__collector_flush(r->col) : 0;
 }
 
@@ -827,11 +586,15 @@ void hml_region_free(hml_region *r)
 {
 	if (!r)
 		return;
+	if (hml__rows_drain(r) < 0)
+		hml__log(HML_LOG_WARNING, "region '%s': collected rows lost: %s",
+		         r->label, hml_error_last()->message);
 	if (r->col && hml__collector_close(r->col) < 0)
 		hml__log(HML_LOG_WARNING, "region '%s': collected data lost: %s",
 		         r->label, hml_error_last()->message);
 	r->col = NULL;
 	hml__registry_remove(r);
+	hml__rows_release(r);
 	hml__model_free(r->model);
 	side_release(&r->in);
 	side_release(&r->out);
@@ -855,5 +618,6 @@ int hml_region_stats_get(const hml_region *r, hml_region_stats *out)
 	if (!r || !out)
 		return hml__error_set(HML_EINVALID, "region or output is NULL");
 	*out = r->stats;
+	hml__rows_stats(r, out);
 	return 0;
 }

@@ -901,6 +901,7 @@ typedef struct xfer {
 	int64_t trow;                     /* tensor elements per row */
 	int64_t tstride[HML_MAX_DIMS];    /* tensor strides of the feature dims */
 	int64_t col;
+	int64_t row0;                     /* domain row of tensor row 0 */
 	int scatter;
 } xfer;
 
@@ -947,7 +948,7 @@ static void copy_part(const xfer *x, int64_t r0, int64_t r1, int64_t l0, int64_t
 				ao = aoff;
 				for (d = 0; d < nl; d++)
 					ao += t[d] * tp->sstride[d];
-				to = toff + r * x->trow;
+				to = toff + (r - x->row0) * x->trow;
 				if (is == ext * bs && x->trow == ext) {
 					/* The run is one strided line in both. */
 					char *a = arr + ao * (int64_t)aes;
@@ -986,9 +987,10 @@ static void copy_part(const xfer *x, int64_t r0, int64_t r1, int64_t l0, int64_t
 	}
 }
 
+/* Domain rows [row0, row0 + nrows) to or from tensor rows [0, nrows). */
 static int transfer(const hml_tmap *map, void *tensor, hml_dtype dtype,
-                    int64_t tlast, int64_t col, int threads, int scatter,
-                    const char *fname)
+                    int64_t tlast, int64_t col, int64_t row0, int64_t nrows,
+                    int threads, int scatter, const char *fname)
 {
 	char txt[TEXT_MAX + 8];
 	xfer x;
@@ -1018,6 +1020,7 @@ static int transfer(const hml_tmap *map, void *tensor, hml_dtype dtype,
 	x.tdtype = dtype;
 	x.trow = map->nlines * tlast;
 	x.col = col;
+	x.row0 = row0;
 	x.scatter = scatter;
 	if (map->nf >= 2) {
 		x.tstride[map->nf - 2] = tlast;
@@ -1035,19 +1038,31 @@ static int transfer(const hml_tmap *map, void *tensor, hml_dtype dtype,
 		if (lg < 1)
 			lg = 1;
 	}
-	nrc = (map->rows + cr - 1) / cr;
+	nrc = (nrows + cr - 1) / cr;
 	nlg = (map->nlines + lg - 1) / lg;
 	items = nrc * nlg;
-	par = map->rows * map->row_size >= PARALLEL_MIN && items > 1 && threads != 1;
+	par = nrows * map->row_size >= PARALLEL_MIN && items > 1 && threads != 1;
 #ifdef _OPENMP
 	nt = threads > 0 ? threads : omp_get_max_threads();
 #endif
 	(void)nt;
 
-	#pragma omp parallel for schedule(static) num_threads(nt) if(par)
+	/* One row (a call per loop iteration) copies without entering an
+	 * OpenMP region at all: even a team of one costs more than the copy. */
+	if (!par) {
+		for (it = 0; it < items; it++) {
+			int64_t r0 = row0 + (it / nlg) * cr, l0 = (it % nlg) * lg;
+			int64_t r1 = r0 + cr < row0 + nrows ? r0 + cr : row0 + nrows;
+			int64_t l1 = l0 + lg < map->nlines ? l0 + lg : map->nlines;
+
+			copy_part(&x, r0, r1, l0, l1);
+		}
+		return 0;
+	}
+	#pragma omp parallel for schedule(static) num_threads(nt)
 	for (it = 0; it < items; it++) {
-		int64_t r0 = (it / nlg) * cr, l0 = (it % nlg) * lg;
-		int64_t r1 = r0 + cr < map->rows ? r0 + cr : map->rows;
+		int64_t r0 = row0 + (it / nlg) * cr, l0 = (it % nlg) * lg;
+		int64_t r1 = r0 + cr < row0 + nrows ? r0 + cr : row0 + nrows;
 		int64_t l1 = l0 + lg < map->nlines ? l0 + lg : map->nlines;
 
 		copy_part(&x, r0, r1, l0, l1);
@@ -1058,22 +1073,23 @@ static int transfer(const hml_tmap *map, void *tensor, hml_dtype dtype,
 int hml_tmap_gather_into(const hml_tmap *map, void *dst, hml_dtype dtype,
                          int64_t dst_last, int64_t col, int threads)
 {
-	return transfer(map, dst, dtype, dst_last, col, threads, 0, "hml_tmap_gather_into");
+	return transfer(map, dst, dtype, dst_last, col, 0, map ? map->rows : 0, threads, 0,
+	                "hml_tmap_gather_into");
 }
 
 int hml_tmap_scatter_from(const hml_tmap *map, const void *src, hml_dtype dtype,
                           int64_t src_last, int64_t col, int threads)
 {
 	/* The tensor is only read when scattering. */
-	return transfer(map, (void *)src, dtype, src_last, col, threads, 1,
-	                "hml_tmap_scatter_from");
+	return transfer(map, (void *)src, dtype, src_last, col, 0, map ? map->rows : 0,
+	                threads, 1, "hml_tmap_scatter_from");
 }
 
 int hml_tmap_gather(const hml_tmap *map, void *dst, hml_dtype dtype, int threads)
 {
 	if (!map)
 		return hml__error_set(HML_EINVALID, "hml_tmap_gather: no map");
-	return transfer(map, dst, dtype, map->fshape[map->nf - 1], 0, threads, 0,
+	return transfer(map, dst, dtype, map->fshape[map->nf - 1], 0, 0, map->rows, threads, 0,
 	                "hml_tmap_gather");
 }
 
@@ -1081,6 +1097,22 @@ int hml_tmap_scatter(const hml_tmap *map, const void *src, hml_dtype dtype, int 
 {
 	if (!map)
 		return hml__error_set(HML_EINVALID, "hml_tmap_scatter: no map");
-	return transfer(map, (void *)src, dtype, map->fshape[map->nf - 1], 0, threads, 1,
-	                "hml_tmap_scatter");
+	return transfer(map, (void *)src, dtype, map->fshape[map->nf - 1], 0, 0, map->rows,
+	                threads, 1, "hml_tmap_scatter");
+}
+
+int hml__tmap_rows_transfer(const hml_tmap *map, void *tensor, hml_dtype dtype,
+                            int64_t tensor_last, int64_t col, int64_t row0,
+                            int64_t nrows, int scatter)
+{
+	const char *fname = scatter ? "hml__tmap_rows_transfer (scatter)"
+	                            : "hml__tmap_rows_transfer (gather)";
+
+	if (!map)
+		return hml__error_set(HML_EINVALID, "%s: no map", fname);
+	if (row0 < 0 || nrows < 0 || row0 > map->rows - nrows)
+		return hml__error_set(HML_EINVALID,
+			"row %lld is outside the domain '%s' of %lld rows",
+			(long long)row0, map->domain, (long long)map->rows);
+	return transfer(map, tensor, dtype, tensor_last, col, row0, nrows, 1, scatter, fname);
 }

@@ -21,6 +21,19 @@ const char *hml__tmap_functor_text(const hml_tmap *map);
 const char *hml__tmap_domain(const hml_tmap *map);
 char *hml__tmap_array_names(const hml_tmap *map);
 
+/*
+ * Gather (scatter 0) or scatter rows [row0, row0 + nrows) of the map's
+ * domain into (from) rows [0, nrows) of `tensor`, whose last dimension is
+ * `tensor_last` with this map at column `col` (as hml_tmap_gather_into()),
+ * on the calling thread. Reads only the map's bound state: several threads
+ * may transfer different rows of one map at once (hml_tmap_seek() and
+ * hml_tmap_set_data() may not run meanwhile). HML_EINVALID for rows outside
+ * the domain.
+ */
+int hml__tmap_rows_transfer(const hml_tmap *map, void *tensor, hml_dtype dtype,
+                            int64_t tensor_last, int64_t col, int64_t row0,
+                            int64_t nrows, int scatter);
+
 #ifdef __cplusplus
 }
 #endif

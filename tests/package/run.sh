@@ -14,10 +14,18 @@ lib=$(find "$prefix" -name libhml.so | head -n 1)
 [ -n "$lib" ] || { echo "libhml.so not installed" >&2; exit 1; }
 libdir=$(dirname "$lib")
 
+has_cc=OFF
+if "$prefix/bin/hml" --json --version | sed -n '/"commands"/,/]/p' | grep -q '"cc"'; then
+	has_cc=ON
+fi
 cmake -S "$src/tests/package" -B "$scratch/cmake-build" \
-	-DCMAKE_PREFIX_PATH="$prefix" >/dev/null
+	-DCMAKE_PREFIX_PATH="$prefix" -DHML_EXPECT_HML="$(realpath "$prefix")/bin/hml" \
+	-DHML_HAS_CC="$has_cc" >/dev/null
 cmake --build "$scratch/cmake-build" >/dev/null
 LD_LIBRARY_PATH="$libdir" "$scratch/cmake-build/app"
+if [ "$has_cc" = ON ]; then
+	LD_LIBRARY_PATH="$libdir" "$scratch/cmake-build/app_directives"
+fi
 
 export PKG_CONFIG_PATH="$libdir/pkgconfig"
 # shellcheck disable=SC2046

@@ -15,7 +15,7 @@ import h5py
 import numpy as np
 
 FIELDS = ["run", "call", "input_offset", "input_rows", "output_offset",
-          "output_rows", "original_seconds"]
+          "output_rows", "original_seconds", "ncalls"]
 
 
 def rows_of(side, call):
@@ -88,6 +88,7 @@ def main(argv):
                 r = recs[i]
                 expect(r["run"] == run and r["call"] == call,
                        "record %d is run %d call %d" % (i, r["run"], r["call"]))
+                expect(r["ncalls"] == 1, "record %d ncalls %d" % (i, r["ncalls"]))
                 expect(r["original_seconds"] == run + 0.001 * call,
                        "record %d original_seconds %r" % (i, r["original_seconds"]))
                 for side, (off, cnt) in enumerate(

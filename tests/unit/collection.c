@@ -173,13 +173,14 @@ TEST(h5py_reads_it)
 }
 
 /* A region group made by hand (growing data sets), `input` of `type`,
- * and a calls table of every field or of the row fields only (h5py-made
+ * and a calls table of every field but `ncalls` (full_calls 1: a file
+ * written before that field) or of the row fields only (0: h5py-made
  * files may have such tables). */
 static void put_region(const char *path, hid_t type, int full_calls)
 {
 	const hsize_t dims[2] = { 4, 1 }, ndims[1] = { 1 };
 	const hsize_t maxdims[2] = { H5S_UNLIMITED, 1 }, chunk[2] = { 4, 1 };
-	hml__call_record rec = { 0, 0, 0, 4, 0, 4, 0.0 };
+	hml__call_record rec = { 0, 0, 0, 4, 0, 4, 0.0, 1 };
 	double v[4] = { 1, 2, 3, 4 };
 	hid_t f, g, s, ds, t, dcpl = H5Pcreate(H5P_DATASET_CREATE);
 
@@ -199,7 +200,7 @@ static void put_region(const char *path, hid_t type, int full_calls)
 	dcpl = H5Pcreate(H5P_DATASET_CREATE);
 	H5Pset_chunk(dcpl, 1, chunk);
 	if (full_calls) {
-		t = hml__coll_calls_type();
+		t = hml__coll_calls_type(0);
 	} else {
 		t = H5Tcreate(H5T_COMPOUND, 4 * sizeof(int64_t));
 		H5Tinsert(t, "input_offset", 0, H5T_NATIVE_INT64);
@@ -267,6 +268,101 @@ TEST(foreign_files)
 	CHECK(c == NULL);
 }
 
+/* The records of `label`/calls in `path`, read as the full record type
+ * (`ncalls` 0 where the file has no such field). */
+static int64_t read_records(const char *path, const char *label,
+                            hml__call_record *recs, int64_t max)
+{
+	hml__coll_calls info;
+	hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT), g, ds = H5I_INVALID_HID, t;
+	int64_t n = -1;
+
+	g = H5Gopen2(f, label, H5P_DEFAULT);
+	if (hml__coll_calls_open(&ds, &info, g, path, label) == 0 && info.ncalls <= max) {
+		t = hml__coll_calls_type(info.has_ncalls);
+		if (H5Dread(ds, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, recs) >= 0)
+			n = info.ncalls;
+		/* HDF5 may write anything where the memory type has no field. */
+		for (int64_t i = 0; !info.has_ncalls && i < max; i++)
+			recs[i].ncalls = 0;
+		H5Tclose(t);
+	}
+	if (ds >= 0)
+		H5Dclose(ds);
+	H5Gclose(g);
+	H5Fclose(f);
+	return n;
+}
+
+/* Row calls are recorded in chunks: one record stands for `ncalls`
+ * consecutive calls, with their summed time, so the reader's count of
+ * rows and the cost model's seconds per row stay right; a file made
+ * before the field takes such records too (without the count). */
+TEST(merged_calls)
+{
+	const char *path = tmp_path("merged.h5"), *old = tmp_path("old.h5");
+	const char *one[1] = { path };
+	hml__collector_desc d = desc_of(path);
+	hml__collector *c = NULL;
+	hml__call_record recs[4];
+	hml__coll_calls info;
+	hml__dataset ds;
+	double in[5 * IN_FEAT], median = 0, v[2] = { 7, 8 };
+	float out[5 * OUT_FEAT];
+	hid_t f, g, cd = H5I_INVALID_HID;
+	int k;
+
+	for (k = 0; k < 5 * IN_FEAT; k++)
+		in[k] = k;
+	for (k = 0; k < 5 * OUT_FEAT; k++)
+		out[k] = (float)k;
+	CHECK_OK(hml__collector_open(&c, &d));
+	CHECK_FAILS(hml__collector_append_calls(c, in, 4, out, 4, 0, 1.0), HML_EINVALID,
+	            "0 calls");
+	CHECK_OK(hml__collector_append_calls(c, in, 4, out, 4, 4, 0.8));
+	CHECK_OK(hml__collector_append(c, in + 4 * IN_FEAT, 1, out + 4 * OUT_FEAT, 1, 0.1));
+	CHECK_OK(hml__collector_close(c));
+	CHECK_EQ_INT(read_records(path, "trip", recs, 4), 2);
+	CHECK_EQ_INT(recs[0].call, 0);
+	CHECK_EQ_INT(recs[0].ncalls, 4);
+	CHECK_EQ_INT(recs[0].input_rows, 4);
+	CHECK_EQ_INT(recs[0].output_rows, 4);
+	CHECK(recs[0].original_seconds == 0.8);
+	CHECK_EQ_INT(recs[1].call, 4);
+	CHECK_EQ_INT(recs[1].ncalls, 1);
+	CHECK_EQ_INT(recs[1].input_offset, 4);
+	f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+	g = H5Gopen2(f, "trip", H5P_DEFAULT);
+	CHECK_OK(hml__coll_calls_open(&cd, &info, g, path, "trip"));
+	CHECK_EQ_INT(info.has_ncalls, 1);
+	CHECK_OK(hml__coll_calls_per_row(cd, &info, path, "trip", &median));
+	CHECK(median > 0.1499 && median < 0.1501);
+	H5Dclose(cd);
+	H5Gclose(g);
+	H5Fclose(f);
+	CHECK_OK(hml__dataset_load(&ds, one, 1, "trip", HML__NONFINITE_ERROR));
+	CHECK_EQ_INT(ds.rows, 5);
+	if (ds.x && ds.rows == 5)
+		CHECK(ds.x[4 * IN_FEAT + 1] == (float)(4 * IN_FEAT + 1));
+	hml__dataset_release(&ds);
+
+	/* A table without `ncalls`: appended to as it is. */
+	put_region(old, H5T_NATIVE_DOUBLE, 1);
+	d.path = old;
+	d.label = "r";
+	d.in_dtype = d.out_dtype = HML_F64;
+	d.in_ndim = d.out_ndim = 1;
+	d.in_shape[0] = d.out_shape[0] = 1;
+	CHECK_OK(hml__collector_open(&c, &d));
+	CHECK_OK(hml__collector_append_calls(c, v, 2, v, 2, 2, 0.5));
+	CHECK_OK(hml__collector_close(c));
+	CHECK_EQ_INT(read_records(old, "r", recs, 4), 2);
+	CHECK_EQ_INT(recs[1].input_offset, 4);
+	CHECK_EQ_INT(recs[1].input_rows, 2);
+	CHECK_EQ_INT(recs[1].ncalls, 0);
+	CHECK(recs[1].original_seconds == 0.5);
+}
+
 TEST(type_names)
 {
 	const struct { hid_t type; const char *name; } cases[] = {
@@ -296,6 +392,7 @@ int main(void)
 	RUN(collector_to_reader);
 	RUN(h5py_reads_it);
 	RUN(foreign_files);
+	RUN(merged_calls);
 	RUN(type_names);
 	rc = check_report();
 	tmp_dir_remove();

@@ -33,8 +33,11 @@
  * options.on_error) hml_region_open() and hml_region_begin()/end() return the
  * negative error code instead and leave the decision to the application.
  *
- * A region is used by one thread at a time. Model and gather parallelism
- * come from inside the runtime (HML_THREADS).
+ * A region's batch calls (hml_region_begin/end), set-up, flush and free
+ * belong to one thread at a time; model and gather parallelism come from
+ * inside the runtime (HML_THREADS). A region inside a loop body, one call
+ * per iteration, uses the row calls instead (hml_region_row_begin()),
+ * which any number of threads may make at once.
  */
 #ifndef HML_REGION_H
 #define HML_REGION_H
@@ -193,6 +196,47 @@ HML_EXTERN int hml_region_begin_if(hml_region *r, int run_original);
  * Returns 0 or, under the fail policy, a negative code.
  */
 HML_EXTERN int hml_region_end(hml_region *r);
+
+/**
+ * Row calls: the region inside a loop body, one call per iteration, left
+ * as written (OpenMP's `parallel for` included). The maps are bound once,
+ * before the loop, over the loop's whole domain (as for one batch call);
+ * each iteration then calls
+ *
+ *     if (hml_region_row_begin(r, i - lo)) {
+ *         ... the iteration's original code ...
+ *     }
+ *     hml_region_row_end(r);
+ *
+ * where `row` (0 to rows - 1) is the iteration's row of the domain: the
+ * call reads and writes that row of every map and nothing else. Input and
+ * output maps must have the same rows (HML_ESHAPE otherwise).
+ *
+ * Any number of threads may make row calls on one region at once: each
+ * thread keeps its own call state and buffers. Collection gathers the rows
+ * into the thread's buffer and hands them to the collector in chunks (one
+ * record of the `calls` table per chunk, standing for its calls; see
+ * hml-runtime(3)); the rows still buffered are written by
+ * hml_region_flush(), hml_region_free() and at exit, so the last, short
+ * chunk is exact. Inference runs the model on the row, one thread at a
+ * time (the model is shared); interleave counts calls per thread. Not
+ * while row calls run: batch calls, hml_region_flush(),
+ * hml_region_free(), hml_region_stats_get(), hml_tmap_seek() and
+ * hml_tmap_set_data() on its maps: call them before or after the loop.
+ *
+ * Returns as hml_region_begin() does: 1 run the original code, 0 the model
+ * wrote the row's outputs, negative on error (HML_EINVALID: a row outside
+ * the domain, a second begin without end on this thread).
+ */
+HML_EXTERN int hml_region_row_begin(hml_region *r, int64_t row);
+
+/** hml_region_row_begin() that takes the original path when `run_original`
+ * is nonzero (collect mode still collects the row). */
+HML_EXTERN int hml_region_row_begin_if(hml_region *r, int64_t row, int run_original);
+
+/** Finish this thread's row call. 0, or under the fail policy a negative
+ * code (HML_EINVALID without a row call in progress on this thread). */
+HML_EXTERN int hml_region_row_end(hml_region *r);
 
 /** Write buffered collected calls to the HDF5 file now. */
 HML_EXTERN int hml_region_flush(hml_region *r);

@@ -1,0 +1,101 @@
+/*
+ * runtime/src/region_internal.h - the region's state, shared by the calls
+ * over a whole batch (region.c) and the calls over one row of a loop that
+ * several threads may make at once (rows.c) (internal).
+ *
+ * Locking: a batch call (hml_region_begin/end) and the region's set-up,
+ * flush and free belong to one thread at a time, as they always did. Row
+ * calls keep their own state per thread (hml__row_slot) and take `mu` only
+ * for what they share: the first call's set-up, the model, the collector,
+ * the failure flags and the list of slots.
+ */
+#ifndef HML_RUNTIME_REGION_INTERNAL_H
+#define HML_RUNTIME_REGION_INTERNAL_H
+
+#include <pthread.h>
+
+#include "collect.h"
+#include "config.h"
+#include "hml/region.h"
+#include "loader/loader.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* What the current call does. */
+enum path { PATH_NONE, PATH_ORIGINAL, PATH_COLLECT, PATH_MODEL, PATH_SHADOW };
+
+/* The combined tensor of several maps (inputs or outputs): maps are
+ * concatenated on the last feature dimension. */
+typedef struct side {
+	hml_tmap **maps;
+	size_t n, cap;
+	int64_t rows;
+	int ndim;                      /* feature dims */
+	int64_t shape[HML_MAX_DIMS];   /* feature shape, last = sum over maps */
+	int64_t row_size;              /* elements per row */
+	hml_dtype app_dtype;           /* widest application dtype */
+	void *buf;                     /* gathered in app dtype (shadow truth) */
+	void *mbuf;                    /* gathered in the model dtype (inputs only) */
+} side;
+
+typedef struct hml__row_slot hml__row_slot;
+
+struct hml_region {
+	char *label;
+	hml__config cfg;
+	side in, out;
+	int started;           /* a call went ahead: no more maps */
+	int frozen;            /* shapes fixed, buffers allocated */
+
+	hml__model *model;
+	hml_dtype model_dtype;
+	int model_checked;     /* shapes verified on the first forward */
+	int model_broken;      /* fallback after a model failure */
+	hml__collector *col;
+	int collect_broken;
+
+	int in_call;
+	enum path path;
+	uint64_t call_no;
+	double t_begin, t_original;
+	int timed;             /* off mode: time calls (only when profiling) */
+	double shadow_acc;     /* deterministic sampling of shadow calls */
+	double shadow_sq;      /* sum of squared shadow errors */
+	uint64_t shadow_n;     /* number of compared values */
+
+	hml_region_stats stats;
+
+	/* Row calls (rows.c). */
+	pthread_mutex_t mu;
+	uint64_t id;           /* never reused: tells a freed region's slots apart */
+	hml__row_slot *slots;  /* one per thread that made a row call */
+};
+
+/* Freeze the shapes and open the collector on the first call (region.c). */
+int hml__region_prepare(hml_region *r);
+
+/* A model or collection failure under the region's policy (region.c):
+ * returns rc under the fail policy, else warns once, sets *broken, 0. */
+int hml__region_degrade(hml_region *r, int rc, int *broken, const char *consequence);
+
+/* The declared input features of the model against the region's (region.c). */
+int hml__region_check_input(hml_region *r);
+
+/* Values of `y` (n elements of dtype) that are NaN or infinite. */
+int64_t hml__count_nonfinite(const void *y, hml_dtype dtype, int64_t n);
+
+/* rows.c: a new region's row state; write every thread's buffered rows to
+ * the collector (0 or the first failure); add the slots' counters to
+ * *stats; free the slots. Called by the region's owner, with no row call
+ * running. */
+int hml__rows_init(hml_region *r);
+int hml__rows_drain(hml_region *r);
+void hml__rows_stats(const hml_region *r, hml_region_stats *stats);
+void hml__rows_release(hml_region *r);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
