@@ -15,6 +15,7 @@ typedef struct stmt_ctx {
 	dtok tok;
 	int depth;      /* #if nesting opened inside the statement */
 	size_t last;    /* end of the last token consumed */
+	dtok early;     /* the first `return` or `goto` seen */
 } stmt_ctx;
 
 static int is(stmt_ctx *c, const char *w)
@@ -84,8 +85,8 @@ static int next(stmt_ctx *c)
 				return err(c, &c->tok, "the region's statement crosses this line of a conditional opened before it");
 		}
 	}
-	if (c->tok.kind == DT_IDENT && (is(c, "return") || is(c, "goto")))
-		return err(c, &c->tok, "a region's statement cannot leave the region early");
+	if (c->tok.kind == DT_IDENT && c->early.kind == DT_EOF && (is(c, "return") || is(c, "goto")))
+		c->early = c->tok;
 	return c->sc.error ? err(c, &c->tok, "") : 0;
 }
 
@@ -198,6 +199,8 @@ int hml__dstmt_extent(const char *src, const char *path, const dtok *pp, size_t 
 		return rc;
 	if (c.depth != 0)
 		return err(&c, &c.tok, "a conditional opened in the region's statement is not closed in it");
+	if (c.early.kind != DT_EOF && c.early.start < c.last)
+		return err(&c, &c.early, "a region's statement cannot leave the region early");
 	*end = c.last;
 	return 0;
 }
@@ -301,18 +304,25 @@ static int offset_of(dscan *sc, const char *src, const char *var, size_t nvar, i
 	dtok t[5];
 	int n = 0;
 
+	int depth = 0, many = 0;
+
 	for (;;) {
 		dtok x = hml__dscan_next(sc);
 		if (x.kind == DT_EOF)
 			return -1;
-		if (tok_is(src, &x, "]", 1)) {
+		if (tok_is(src, &x, "[", 1))
+			depth++;
+		if (tok_is(src, &x, "]", 1) && depth-- == 0) {
 			*close = x.end;
 			break;
 		}
 		if (n == 4)
-			return -1;
-		t[n++] = x;
+			many = 1;
+		else
+			t[n++] = x;
 	}
+	if (many)
+		return -1;
 	if (n == 1 && tok_is(src, &t[0], var, nvar)) {
 		*off = 0;
 		return 0;
