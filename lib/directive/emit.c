@@ -337,14 +337,20 @@ static int over_map(site *st, int kind, const ditem *list, int n, const dloop *l
 	hml__dbuf_printf(&f, " = (");
 	for (i = 0; i < n; i++) {
 		const ditem *it = &list[i];
-		if (it->kind != DI_NAME)
+		if (it->kind != DI_NAME) {
+			free(f.p);
 			return hml__directive_error(src, path, &it->at, "with over(), list array names only");
+		}
 		if ((rc = hml__dsubscripts(off, &no, 16, src, path, loop->body, src + it->name.s,
-		                           it->name.e - it->name.s, v, nv, &it->at)) < 0)
+		                           it->name.e - it->name.s, v, nv, &it->at)) < 0) {
+			free(f.p);
 			return rc;
+		}
 		for (k = 0; k < no; k++) {
-			if (pieces == DMAX_ARGS)
+			if (pieces == DMAX_ARGS) {
+				free(f.p);
 				return hml__directive_error(src, path, &it->at, "over(): too many pieces (at most 16)");
+			}
 			hml__dbuf_printf(&f, "%s[%.*s", pieces ? ", " : "", (int)nv, v);
 			if (off[k])
 				hml__dbuf_printf(&f, "%+lld", (long long)off[k]);
