@@ -293,14 +293,57 @@ static int ml_clauses(parser *p, ddirective *d)
 	return 0;
 }
 
+/* shape '(' ARRAY '[' [D0] ']' ('[' D ']')* ')' of `#pragma hml declare`:
+ * the array's extents (C's order, the last one contiguous). */
+static int shape(parser *p, ddirective *d)
+{
+	darray *a = &d->shape;
+	int rc, k;
+
+	d->kind = DD_SHAPE;
+	next(p);
+	if ((rc = expect(p, "(", "expected '('")) < 0)
+		return rc;
+	memset(a, 0, sizeof(*a));
+	a->at = p->tok;
+	if ((rc = base(p, &a->base)) < 0)
+		return rc;
+	d->name = a->base;
+	if (is(p, "[")) {    /* '[' ']': the first extent is not known */
+		dscan peek = p->sc;
+		dtok close = hml__dscan_next(&peek);
+		if (hml__dtok_is(&p->sc, &close, "]")) {
+			a->sub[a->nsub].at = p->tok;
+			a->nsub++;
+			next(p);
+			next(p);
+		}
+	}
+	if ((rc = subscripts(p, a)) < 0)
+		return rc;
+	if (a->nsub < 2)
+		return hml__directive_error(p->src, p->path, &a->at,
+		                            "a shape gives two extents or more, as in shape(u[n][m])");
+	for (k = 0; k < a->nsub; k++)
+		if (a->sub[k].range || (k > 0 && a->sub[k].lo.s == a->sub[k].lo.e))
+			return hml__directive_error(p->src, p->path, &a->sub[k].at,
+			                            "a shape's dimension is one extent (only the first may be empty)");
+	if ((rc = expect(p, ")", "expected ')'")) < 0)
+		return rc;
+	return p->tok.kind == DT_EOF ? 0 : err(p, "unexpected text after the declaration");
+}
+
 /* NAME ':' ... ')' of a declare. */
 static int declare(parser *p, ddirective *d)
 {
 	int rc;
 
+	if (d->hml && is(p, "shape"))
+		return shape(p, d);
 	d->kind = is(p, "tensor_functor") ? DD_FUNCTOR : is(p, "tensor") ? DD_TENSOR : -1;
 	if ((int)d->kind < 0)
-		return err(p, "expected 'tensor_functor' or 'tensor' after 'declare'");
+		return err(p, d->hml ? "expected 'tensor_functor', 'tensor' or 'shape' after 'declare'"
+		                     : "expected 'tensor_functor' or 'tensor' after 'declare'");
 	next(p);
 	if ((rc = expect(p, "(", "expected '('")) < 0)
 		return rc;

@@ -10,6 +10,7 @@
  *   #pragma hml ml[(off|collect|infer|interleave|shadow)] ... [inout(...)]
  *           [mode(EXPR)] [interleave(K)] [shadow(F)] [over(I)] [seek(ROWS)] [db(EXPR)]
  *   #pragma hml qoi(arr[lo:hi]) [name(EXPR)]
+ *   #pragma hml declare shape(arr[[D0]][D1]...)
  *
  * Every part is kept as a span of the source file, so generated code
  * copies the user's own expressions and errors point at their columns.
@@ -51,7 +52,7 @@ typedef struct ditem {
 	dtok at;
 } ditem;
 
-typedef enum ddir_kind { DD_FUNCTOR, DD_TENSOR, DD_ML, DD_QOI } ddir_kind;
+typedef enum ddir_kind { DD_FUNCTOR, DD_TENSOR, DD_ML, DD_QOI, DD_SHAPE } ddir_kind;
 
 /* What the mode clause of ml(...) says. */
 typedef enum dmode {
@@ -64,9 +65,12 @@ typedef struct ddirective {
 	ddir_kind kind;
 	int hml;                    /* spelled #pragma hml */
 	dtok at;                    /* the '#' */
-	/* declare: NAME and the functor's text, or the tensor's application */
+	/* declare: NAME and the functor's text, or the tensor's application;
+	 * shape: NAME is the array, shape.sub[k].lo its extents (the first
+	 * may be empty: not known) */
 	dspan name, text;
 	ditem apply;
+	darray shape;
 	/* ml */
 	dmode mode;
 	dspan pred;                 /* predicated:COND or if(COND) */

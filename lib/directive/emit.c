@@ -8,10 +8,12 @@
  * lines by #line. The helpers (prelude.c) open the region on first use,
  * bind it anew when a size changes, and point it at the arrays each call.
  */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "directive/cdecl.h"
 #include "directive/emit.h"
 #include "directive/extent.h"
 
@@ -185,6 +187,120 @@ static void map_entry(site *st, int kind, const char *functor, size_t flen, cons
 	st->nmaps++;
 }
 
+static const ddirective *find_decl(const demit *m, ddir_kind kind, dspan name);
+
+/* A symbol for the C expression `text`; its index. */
+static int sym_text(site *st, const char *text)
+{
+	if (st->nsym == DMAX_SYMS)
+		return -1;
+	snprintf(st->names[st->nsym], 64, "hml__%d", st->nsym);
+	hml__dbuf_printf(&st->syms, "\t\t{ \"%s\", (int64_t)(%s) },\n", st->names[st->nsym], text);
+	return st->nsym++;
+}
+
+/* Does every dimension after the first have a slice 0:HI (or :HI)? */
+static int whole_rows(const char *src, const darray *a)
+{
+	for (int d = 1; d < a->nsub; d++) {
+		const dslice *sl = &a->sub[d];
+		size_t n = sl->lo.e - sl->lo.s;
+		if (!sl->range || sl->hi.s == sl->hi.e || sl->step.s != sl->step.e ||
+		    (n && !(n == 1 && src[sl->lo.s] == '0')))
+			return 0;
+	}
+	return 1;
+}
+
+/* The extents of an array sliced in k > 1 dimensions come from a
+ * declaration, not from the slices (a halo's 1:m-1 is no row length):
+ * `#pragma hml declare shape(arr[D0][D1]...)`, else the array's C type
+ * when it is declared as an array (T arr[N][M], a VLA, T (*arr)[M]): its
+ * row lengths are then sizeof quotients. A pointer without either keeps
+ * HPAC-ML's rule only where it cannot mislead: slices 0:HI after the
+ * first dimension give the extents HI; any other slice is an error naming
+ * the array. *indexed: the C type has the k dimensions (arr[0][0] is an
+ * element). */
+static int array_shape(site *st, const darray *a, char *dims, size_t n, int *indexed)
+{
+	const char *src = st->m->src, *path = st->m->path;
+	const ddirective *sh = find_decl(st->m, DD_SHAPE, a->base);
+	size_t id = a->base.e;
+	int d, cdims;
+
+	snprintf(dims, n, "HML__DIR_ROWS");
+	*indexed = 0;
+	if (a->nsub < 2) {
+		snprintf(dims + strlen(dims), n - strlen(dims), ", 0, 0, 0");
+		return 0;
+	}
+	while (id > a->base.s && (src[id - 1] == '_' || isalnum((unsigned char)src[id - 1])))
+		id--;
+	cdims = hml__dcdecl_dims(src, st->d->at.start, src + id, a->base.e - id, id > a->base.s);
+	*indexed = cdims == a->nsub;
+	if (sh && sh->shape.nsub != a->nsub) {
+		char msg[160];
+		snprintf(msg, sizeof(msg), "this array's declared shape has %d dimensions but it is sliced in %d",
+		         sh->shape.nsub, a->nsub);
+		return hml__directive_error(src, path, &a->at, msg);
+	}
+	if (!sh && cdims == 0 && whole_rows(src, a)) {   /* HPAC-ML's rule */
+		for (d = 1; d < DMAX_DIMS; d++) {
+			if (d >= a->nsub) {
+				snprintf(dims + strlen(dims), n - strlen(dims), ", 0");
+				continue;
+			}
+			if (!sym_expr(st, src, a->sub[d].hi.s, a->sub[d].hi.e, "0"))
+				return hml__directive_error(src, path, &a->at, "too many symbols in one directive");
+			snprintf(dims + strlen(dims), n - strlen(dims), ", hml__sym[%d].value", st->nsym - 1);
+		}
+		return 0;
+	}
+	if (!sh && cdims != a->nsub) {
+		int nb = (int)(a->base.e - a->base.s);
+		char msg[300];
+		if (cdims > 0)
+			snprintf(msg, sizeof(msg), "this array is declared with %d dimensions but sliced in %d", cdims,
+			         a->nsub);
+		else
+			snprintf(msg, sizeof(msg), "the row length of this array is not known (a slice is no shape): "
+			         "declare it as an array (T %.*s[N][M]) or by '#pragma hml declare shape(%.*s[N][M])'",
+			         nb > 40 ? 40 : nb, src + a->base.s, nb > 40 ? 40 : nb, src + a->base.s);
+		return hml__directive_error(src, path, &a->at, msg);
+	}
+	for (d = 0; d < DMAX_DIMS; d++) {
+		char e[1024];
+		int k;
+		if (d >= a->nsub || (d == 0 && (!sh || sh->shape.sub[0].lo.s == sh->shape.sub[0].lo.e))) {
+			if (d > 0)
+				snprintf(dims + strlen(dims), n - strlen(dims), ", 0");
+			continue;
+		}
+		if (sh) {
+			k = sh->shape.sub[d].lo.e - sh->shape.sub[d].lo.s < 900 ? 0 : -1;
+			snprintf(e, sizeof(e), "%.*s", (int)(sh->shape.sub[d].lo.e - sh->shape.sub[d].lo.s),
+			         src + sh->shape.sub[d].lo.s);
+		} else {   /* sizeof((a)[0]...) / sizeof((a)[0]...[0]), d and d+1 subscripts */
+			int nb = (int)(a->base.e - a->base.s);
+			k = nb < 200 ? 0 : -1;
+			snprintf(e, sizeof(e), "sizeof((%.*s)", nb, src + a->base.s);
+			for (int j = 0; j < d; j++)
+				strcat(e, "[0]");
+			snprintf(e + strlen(e), sizeof(e) - strlen(e), ") / sizeof((%.*s)", nb, src + a->base.s);
+			for (int j = 0; j <= d; j++)
+				strcat(e, "[0]");
+			strcat(e, ")");
+		}
+		if (k < 0 || (k = sym_text(st, e)) < 0)
+			return hml__directive_error(src, path, &a->at, "too many symbols in one directive");
+		if (d == 0)
+			snprintf(dims, n, "hml__sym[%d].value", k);
+		else
+			snprintf(dims + strlen(dims), n - strlen(dims), ", hml__sym[%d].value", k);
+	}
+	return 0;
+}
+
 /* FUNCTOR(arr[lo:hi, ...], ...): arrays bound at their bases, the
  * domain from the slices where each index first appears. */
 static int apply_map(site *st, int kind, const ditem *it, dspan ftext, const dtok *fat)
@@ -230,20 +346,14 @@ static int apply_map(site *st, int kind, const ditem *it, dspan ftext, const dto
 	hml__dbuf_printf(&st->arrays, "\thml_array hml__a%d[%d];\n", arr, it->narg);
 	for (p = 0; p < it->narg; p++) {
 		const darray *a = &it->arg[p];
-		char dims[300] = "HML__DIR_ROWS";
-		for (d = 1; d < DMAX_DIMS; d++) {
-			char e[40] = "0";
-			if (d < a->nsub) {
-				if (!a->sub[d].range || a->sub[d].hi.s == a->sub[d].hi.e)
-					return hml__directive_error(src, path, &a->sub[d].at,
-						"this dimension needs a slice 0:EXTENT (its extent gives the array's row length)");
-				if (!sym_expr(st, src, a->sub[d].hi.s, a->sub[d].hi.e, "0"))
-					return hml__directive_error(src, path, &it->at, "too many symbols in one directive");
-				snprintf(e, sizeof(e), "hml__sym[%d].value", st->nsym - 1);
-			}
-			snprintf(dims + strlen(dims), sizeof(dims) - strlen(dims), ", %s", e);
-		}
-		array_call(st, arr, p, a->base, "(%.*s)", a->base, "HML__DIR_DT(%.*s)", a->nsub, dims);
+		char dims[300], dt[64] = "HML__DIR_DT(&(%.*s)";
+		int indexed;
+		if ((rc = array_shape(st, a, dims, sizeof(dims), &indexed)) < 0)
+			return rc;
+		for (d = 0; d < a->nsub && indexed; d++)
+			strcat(dt, "[0]");
+		strcat(dt, indexed ? ")" : "[0])");
+		array_call(st, arr, p, a->base, "(%.*s)", a->base, dt, a->nsub, dims);
 	}
 	{
 		char *ftxt = malloc(ftext.e - ftext.s + 1);

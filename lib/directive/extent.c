@@ -15,7 +15,10 @@ typedef struct stmt_ctx {
 	dtok tok;
 	int depth;      /* #if nesting opened inside the statement */
 	size_t last;    /* end of the last token consumed */
-	dtok early;     /* the first `return` or `goto` seen */
+	dtok early;     /* the first `return` or `goto` seen, or a `break` or
+	                 * `continue` outside any loop (or switch) in the statement */
+	int loops, switches;  /* loops and switches around the current token */
+	int blocks;     /* blocks around it: a '}' may end a statement without ';' (a macro) */
 } stmt_ctx;
 
 static int is(stmt_ctx *c, const char *w)
@@ -64,14 +67,18 @@ static int next(stmt_ctx *c)
 {
 	int rc;
 
-	if (c->tok.kind != DT_EOF && c->tok.kind != DT_PP)
+	/* a directive is only looked at (the token after the statement may be
+	 * one); consuming it means it is inside */
+	if (c->tok.kind == DT_PP)
+		return err(c, &c->tok, "a directive cannot appear inside the statement of an ml region");
+	if (c->tok.kind != DT_EOF)
 		c->last = c->tok.end;
 	for (;;) {
 		c->tok = hml__dscan_next(&c->sc);
 		if (c->tok.kind != DT_PP)
 			break;
 		if (hml__directive_is(c->src, c->tok.start, c->tok.end))
-			return err(c, &c->tok, "a directive cannot appear inside the statement of an ml region");
+			return 0;
 		if (pp_word(c, &c->tok, "if")) {   /* #if, #ifdef, #ifndef */
 			c->depth++;
 		} else if (pp_word(c, &c->tok, "elif") || pp_word(c, &c->tok, "else")) {
@@ -117,11 +124,75 @@ static int paren_then_statement(stmt_ctx *c)
 
 	if ((rc = next(c)) < 0)
 		return rc;
+	if (is(c, "constexpr") && (rc = next(c)) < 0)   /* C++17 if constexpr */
+		return rc;
 	if (!is(c, "("))
 		return err(c, &c->tok, "expected '('");
 	if ((rc = balanced(c)) < 0)
 		return rc;
 	return statement(c);
+}
+
+/* '{' statements '}' */
+static int block(stmt_ctx *c)
+{
+	dtok open = c->tok;
+	int rc;
+
+	if ((rc = next(c)) < 0)
+		return rc;
+	c->blocks++;
+	while (!is(c, "}")) {
+		if (c->tok.kind == DT_EOF)
+			return err(c, &open, "no closing bracket for this one");
+		if ((rc = statement(c)) < 0)
+			return rc;
+	}
+	c->blocks--;
+	return next(c);
+}
+
+/* A label before a statement: `NAME :`, `case EXPR :` or `default :`
+ * (consumed; 1 when there was one). */
+static int label(stmt_ctx *c)
+{
+	int rc, depth = 0;
+
+	if (is(c, "case") || is(c, "default")) {
+		while (!(depth == 0 && is(c, ":"))) {
+			if (c->tok.kind == DT_EOF || is(c, ";") || is(c, "{") || is(c, "}"))
+				return err(c, &c->tok, "expected ':' after the case label");
+			depth += is(c, "(") || is(c, "[");
+			depth -= is(c, ")") || is(c, "]");
+			if ((rc = next(c)) < 0)
+				return rc;
+		}
+		return (rc = next(c)) < 0 ? rc : 1;
+	}
+	if (c->tok.kind == DT_IDENT) {
+		dscan peek = c->sc;
+		dtok colon = hml__dscan_next(&peek);
+		if (colon.kind == DT_PUNCT && colon.end - colon.start == 1 && c->src[colon.start] == ':') {
+			if ((rc = next(c)) < 0 || (rc = next(c)) < 0)
+				return rc;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* A loop's or a switch's body: `break` (and in a loop `continue`) inside
+ * it stay in the region. */
+static int body(stmt_ctx *c, int loop)
+{
+	int rc;
+
+	c->loops += loop;
+	c->switches += !loop;
+	rc = statement(c);
+	c->loops -= loop;
+	c->switches -= !loop;
+	return rc;
 }
 
 static int statement(stmt_ctx *c)
@@ -130,10 +201,42 @@ static int statement(stmt_ctx *c)
 
 	if (c->tok.kind == DT_EOF)
 		return err(c, &c->tok, "expected a statement after the directive");
+	if ((rc = label(c)) != 0)
+		return rc < 0 ? rc : statement(c);
 	if (is(c, "{"))
-		return balanced(c);
-	if (is(c, "for") || is(c, "while") || is(c, "switch"))
-		return paren_then_statement(c);
+		return block(c);
+	if (is(c, "for") || is(c, "while") || is(c, "switch")) {
+		int loop = !is(c, "switch");
+		if ((rc = next(c)) < 0)
+			return rc;
+		if (!is(c, "("))
+			return err(c, &c->tok, "expected '('");
+		if ((rc = balanced(c)) < 0)
+			return rc;
+		return body(c, loop);
+	}
+	if (c->early.kind == DT_EOF && ((is(c, "break") && c->loops + c->switches == 0) ||
+	                                (is(c, "continue") && c->loops == 0)))
+		c->early = c->tok;
+	if (is(c, "try")) {   /* C++: try BLOCK (catch (...) BLOCK)+ */
+		if ((rc = next(c)) < 0)
+			return rc;
+		if (!is(c, "{"))
+			return err(c, &c->tok, "expected '{' after 'try'");
+		if ((rc = block(c)) < 0)
+			return rc;
+		while (is(c, "catch")) {
+			if ((rc = next(c)) < 0)
+				return rc;
+			if (!is(c, "(") || (rc = balanced(c)) < 0)
+				return rc < 0 ? rc : err(c, &c->tok, "expected '('");
+			if (!is(c, "{"))
+				return err(c, &c->tok, "expected '{' after 'catch (...)'");
+			if ((rc = block(c)) < 0)
+				return rc;
+		}
+		return 0;
+	}
 	if (is(c, "if")) {
 		if ((rc = paren_then_statement(c)) < 0)
 			return rc;
@@ -145,7 +248,7 @@ static int statement(stmt_ctx *c)
 		return 0;
 	}
 	if (is(c, "do")) {
-		if ((rc = next(c)) < 0 || (rc = statement(c)) < 0)
+		if ((rc = next(c)) < 0 || (rc = body(c, 1)) < 0)
 			return rc;
 		if (!is(c, "while"))
 			return err(c, &c->tok, "expected 'while' after the body of 'do'");
@@ -162,6 +265,8 @@ static int statement(stmt_ctx *c)
 	if (is(c, "}"))
 		return err(c, &c->tok, "expected a statement after the directive");
 	while (!is(c, ";")) {
+		if (is(c, "}") && c->blocks > 0)
+			return 0;
 		if (c->tok.kind == DT_EOF)
 			return err(c, &c->tok, "expected ';' to end the statement after the directive");
 		if (is(c, "(") || is(c, "[") || is(c, "{"))
@@ -194,6 +299,8 @@ int hml__dstmt_extent(const char *src, const char *path, const dtok *pp, size_t 
 		return rc;
 	if (c.depth != 0)
 		return err(&c, &c.tok, "the statement after the directive starts inside a conditional it does not close");
+	if (c.tok.kind == DT_PP)
+		return err(&c, &c.tok, "expected a statement after the directive, not another directive");
 	*start = c.tok.start;
 	if ((rc = statement(&c)) < 0)
 		return rc;

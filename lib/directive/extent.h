@@ -18,7 +18,9 @@
  * first branch is); a conditional it opens must close in it. *start: the
  * statement's first token (after any preprocessor lines), *end: just past
  * its last. HML_ESYNTAX for: no statement, unbalanced braces, a `return`
- * or `goto` inside (the region must end where it began), another hml
+ * or `goto` inside, or a `break` or `continue` that is not inside a loop
+ * (or, for `break`, a switch) of the statement (the region must end
+ * where it began), another hml
  * directive inside, a conditional that crosses its end.
  */
 int hml__dstmt_extent(const char *src, const char *path, const dtok *pp, size_t *start,

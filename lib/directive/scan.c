@@ -76,10 +76,18 @@ static int is_ident(int c, int first)
 	       c >= 0x80 || (!first && c >= '0' && c <= '9');
 }
 
+/* Stop at an unterminated comment or literal: the error's token is the
+ * rest of its line, from where it starts. */
 static void fail(dscan *s, const dtok *t, const char *what)
 {
+	size_t e = t->start;
+
+	while (e < s->end && s->src[e] != '\n')
+		e++;
 	s->error = what;
 	s->error_at = *t;
+	s->error_at.kind = DT_PUNCT;
+	s->error_at.end = e;
 	s->pos = s->end;
 }
 
