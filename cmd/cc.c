@@ -139,6 +139,74 @@ static int translate_one(const char *src, const char *tmp, char **out)
 	return 1;
 }
 
+/* `s` as make writes a file name in a dependency rule. */
+static char *make_escaped(const char *s)
+{
+	char *e = malloc(strlen(s) * 2 + 1), *q = e;
+
+	if (!e)
+		return NULL;
+	for (; *s; s++) {
+		if (*s == ' ' || *s == '#' || *s == '\t')
+			*q++ = '\\';
+		else if (*s == '$')
+			*q++ = '$';
+		*q++ = *s;
+	}
+	*q = 0;
+	return e;
+}
+
+/* The dependency file -MD or -MMD made for the source `src` without -MF:
+ * the object's name `out` (-o with -c), else the source's base name, with
+ * .d for its suffix. */
+static char *dep_file(const char *src, const char *out)
+{
+	const char *from = out ? out : src, *slash, *dot;
+	char *d;
+	size_t n;
+
+	slash = strrchr(from, '/');
+	if (!out && slash)
+		from = slash + 1;
+	slash = strrchr(from, '/');
+	dot = strrchr(from, '.');
+	n = dot && (!slash || dot > slash) ? (size_t)(dot - from) : strlen(from);
+	if ((d = malloc(n + 3)))
+		snprintf(d, n + 3, "%.*s.d", (int)n, from);
+	return d;
+}
+
+/* In the dependency file `dep`, the translated source `tmp` becomes the
+ * user's `src` (make does not see the temporary folder). */
+static int fix_deps(const char *dep, const char *tmp, const char *src)
+{
+	char *text = NULL, *et = make_escaped(tmp), *es = make_escaped(src), *p, *at;
+	size_t size, nt;
+	int rc = 0;
+	FILE *f;
+
+	if (!et || !es || hml__read_file(dep, &text, &size) < 0 || !(f = fopen(dep, "w"))) {
+		rc = access(dep, F_OK) == 0 ? -1 : 0;   /* none written: nothing to fix */
+		goto done;
+	}
+	nt = strlen(et);
+	for (p = text; (at = strstr(p, et)); p = at + nt) {
+		fwrite(p, 1, (size_t)(at - p), f);
+		fputs(es, f);
+	}
+	fputs(p, f);
+	if (fclose(f) != 0)
+		rc = -1;
+done:
+	if (rc < 0)
+		cmd_error("cannot rewrite the dependency file '%s'", dep);
+	free(text);
+	free(et);
+	free(es);
+	return rc;
+}
+
 static int run(char **args)
 {
 	pid_t pid = fork();
@@ -164,8 +232,9 @@ static int run(char **args)
 int cmd_cc(int argc, char **argv)
 {
 	char inc1[PATH_MAX], inc2[PATH_MAX], lib[PATH_MAX], tmp[] = "/tmp/hml-cc-XXXXXX";
-	char **args, **made, *tmpdir = NULL;
-	int n = 0, i, links = 1, rc = HML_EXIT_OK, nmade = 0;
+	char **args, **made, *tmpdir = NULL, *stdout_deps = NULL;
+	const char **srcs, *mf = NULL, *out = NULL;
+	int n = 0, i, links = 1, rc = HML_EXIT_OK, nmade = 0, nsrc = 0, md = 0, m = 0;
 
 	if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
 		if (argc < 2) {
@@ -180,17 +249,28 @@ int cmd_cc(int argc, char **argv)
 		return HML_EXIT_FAILURE;
 	}
 	args = calloc((size_t)argc * 3 + 12, sizeof(*args));
-	made = calloc((size_t)argc, sizeof(*made));
-	if (!args || !made) {
+	made = calloc((size_t)argc * 2 + 2, sizeof(*made));
+	srcs = calloc((size_t)argc, sizeof(*srcs));
+	if (!args || !made || !srcs) {
 		free(args);
 		free(made);
+		free(srcs);
 		return cmd_fail(hml__error_oom());
 	}
 	args[n++] = argv[1];
-	for (i = 2; i < argc; i++)
+	for (i = 2; i < argc; i++) {
 		if (!strcmp(argv[i], "-c") || !strcmp(argv[i], "-S") || !strcmp(argv[i], "-E") ||
 		    !strcmp(argv[i], "-M") || !strcmp(argv[i], "-MM") || !strcmp(argv[i], "-fsyntax-only"))
 			links = 0;
+		md |= !strcmp(argv[i], "-MD") || !strcmp(argv[i], "-MMD");
+		m |= !strcmp(argv[i], "-M") || !strcmp(argv[i], "-MM");
+		if (i + 1 < argc && (!strcmp(argv[i], "-MF") || !strcmp(argv[i], "-o")))
+			*(argv[i][1] == 'o' ? &out : &mf) = argv[i + 1];
+		else if (!strncmp(argv[i], "-MF", 3) && argv[i][3])
+			mf = argv[i] + 3;
+		else if (!strncmp(argv[i], "-o", 2) && argv[i][2])
+			out = argv[i] + 2;
+	}
 	for (i = 2; i < argc; i++) {
 		char *a = argv[i], *t = NULL;
 		int r = 0;
@@ -224,6 +304,7 @@ int cmd_cc(int argc, char **argv)
 			args[n++] = q;
 			made[nmade++] = t;
 			args[n++] = t;
+			srcs[nsrc++] = a;
 		} else {
 			args[n++] = a;
 		}
@@ -244,9 +325,37 @@ int cmd_cc(int argc, char **argv)
 			args[n++] = (char *)"-lhml";
 		}
 	}
+	if (nsrc && m && !mf && !out) {   /* -M to standard output: through a file */
+		if (!(stdout_deps = malloc(strlen(tmpdir) + 16))) {
+			rc = cmd_fail(hml__error_oom());
+			goto done;
+		}
+		sprintf(stdout_deps, "%s/deps.d", tmpdir);
+		args[n++] = (char *)"-MF";
+		args[n++] = stdout_deps;
+		mf = stdout_deps;
+	}
 	args[n] = NULL;
 	fflush(stdout);
 	rc = run(args);
+	/* the dependency files name the user's sources, not the temporary ones */
+	for (i = 0; rc == HML_EXIT_OK && (md || m) && i < nsrc; i++) {
+		/* -MF's file; -M's output (-o); -MD's file */
+		const char *exact = mf ? mf : m && out ? out : NULL;
+		char *dep = exact ? strdup(exact) : dep_file(srcs[i], links ? NULL : out);
+		if (!dep || fix_deps(dep, made[2 * i + 1], srcs[i]) < 0)
+			rc = HML_EXIT_FAILURE;
+		free(dep);
+	}
+	if (stdout_deps) {
+		char *text = NULL;
+		size_t size;
+		if (rc == HML_EXIT_OK && hml__read_file(stdout_deps, &text, &size) == 0)
+			fwrite(text, 1, size, stdout);
+		free(text);
+		unlink(stdout_deps);
+		free(stdout_deps);
+	}
 done:
 	for (i = 0; i < nmade; i++) {
 		if (made[i][0] == '/')
@@ -257,5 +366,6 @@ done:
 		rmdir(tmpdir);
 	free(args);
 	free(made);
+	free(srcs);
 	return rc;
 }
