@@ -72,7 +72,7 @@ int hml__dcdecl_dims(const char *src, size_t upto, const char *name, size_t n, i
 			int open = punct(src, &t, '{');
 			if (!open && depth > 0 && depth < DEPTHS)
 				found[depth] = -1;
-			depth += open ? 1 : -1;
+			depth += open ? 1 : depth > 0 ? -1 : 0;
 			paren = 0;
 		} else if (punct(src, &t, ';') && paren == 0 && depth + 1 < DEPTHS) {
 			found[depth + 1] = -1;   /* a prototype's parameters */
