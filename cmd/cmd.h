@@ -384,6 +384,8 @@ int cmd_import(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_search(int argc, char **argv);
 int cmd_search_worker(int argc, char **argv);
+int cmd_translate(int argc, char **argv);
+int cmd_cc(int argc, char **argv);
 /* hml model-check (hidden; cmd/model_check.c). */
 int cmd_model_check(int argc, char **argv);
 

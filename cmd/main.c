@@ -32,6 +32,8 @@ static const command commands[] = {
 	{ "search",   cmd_search,   "search architectures and hyper-parameters (BO + ASHA, Pareto front)" },
 	{ "show",     cmd_show,     "list the experiment's data sets, models, deployments, evaluations" },
 	{ "ls",       cmd_show,     "the same as show" },
+	{ "translate", cmd_translate, "show the translation of a source's hml directives" },
+	{ "cc",       cmd_cc,       "compile a source with hml directives (a compiler wrapper)" },
 	/* Hidden (no summary): the worker processes hml search starts. */
 	{ "search-worker", cmd_search_worker, NULL },
 	/* Hidden: the child that loads an untrusted model under limits (lib/deploy/vet.h). */

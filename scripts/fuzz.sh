@@ -49,7 +49,7 @@ if [ -n "$replay" ]; then
 	files=$*
 	set -- "$replay"
 fi
-targets=${*:-fuzz_functor fuzz_workflow fuzz_manifest fuzz_dataset fuzz_arch fuzz_space fuzz_history fuzz_archive fuzz_cmodel_elf}
+targets=${*:-fuzz_functor fuzz_workflow fuzz_manifest fuzz_dataset fuzz_arch fuzz_space fuzz_history fuzz_archive fuzz_cmodel_elf fuzz_directive}
 
 if [ ! -f "$fbuild/CMakeCache.txt" ]; then
 	cmake -S "$src" -B "$fbuild" -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \

@@ -1,0 +1,1 @@
+#pragma approx declare shape(u[4][4])

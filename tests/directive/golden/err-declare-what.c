@@ -1,0 +1,1 @@
+#pragma approx declare functor(f: [i, 0:1] = ([i]))

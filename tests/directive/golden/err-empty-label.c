@@ -1,0 +1,5 @@
+void f(double *a, double *b)
+{
+#pragma approx ml(infer) in(a) out(b) label()
+	b[0] = a[0];
+}

@@ -1,0 +1,10 @@
+void g(const double *);
+void f(const double *S, double *p, int n)
+{
+	int i;
+#pragma hml ml in(S) out(p) over(i)
+	for (i = 0; i < n; i++) {
+		g(S);
+		p[i] = S[i];
+	}
+}

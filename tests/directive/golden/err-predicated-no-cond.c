@@ -1,0 +1,5 @@
+void f(double *a, double *b)
+{
+#pragma approx ml(predicated) in(a) out(b)
+	b[0] = a[0];
+}

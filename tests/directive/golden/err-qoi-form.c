@@ -1,0 +1,4 @@
+void f(double *price)
+{
+#pragma hml qoi(price)
+}

@@ -1,0 +1,1 @@
+#pragma hml declare shape(u[n][])

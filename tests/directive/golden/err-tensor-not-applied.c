@@ -1,0 +1,1 @@
+#pragma approx declare tensor(t: a)

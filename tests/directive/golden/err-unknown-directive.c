@@ -1,0 +1,1 @@
+#pragma hml region(a)

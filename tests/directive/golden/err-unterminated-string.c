@@ -1,0 +1,5 @@
+void f(double *a, double *b)
+{
+#pragma approx ml(infer) in(a) out(b) label("x)
+	b[0] = a[0];
+}
