@@ -26,8 +26,8 @@
 # repeats, each accurate run against its own surrogate run), the error of
 # the quantity of interest in the workflow's metric, the model and how it
 # was chosen, and the annotation cost: the lines the program needs for hml
-# (inside its `#ifndef HML_BASELINE` blocks, blank lines and comments left
-# out) against its total of such lines.
+# (its directive lines and hml calls, bench/annotation.sh; blank lines and
+# comments left out) against its total of such lines.
 #
 # usage: bench/apps.sh [--quick] [BUILD_DIR] [REPEAT] [APP ...]
 #   --quick   the small sizes the tests use (each workflow.json's own
@@ -95,18 +95,10 @@ sizes() {
 	esac
 }
 
-# annotation FILE: "hml_lines total_lines" of one C source.
+# annotation FILE: "hml_lines total_lines" of one C source (bench/annotation.sh
+# says how they are counted).
 annotation() {
-	awk '
-	/^[ \t]*$/ { next }
-	/^[ \t]*(\/\*|\*|\/\/)/ { next }
-	{ total++ }
-	/^#ifndef HML_BASELINE/ { depth++; hml[depth] = 1; next }
-	/^#if/ { depth++; hml[depth] = 0; next }
-	/^#else/ { if (hml[depth]) hml[depth] = 2; next }
-	/^#endif/ { depth--; next }
-	{ for (d = 1; d <= depth; d++) if (hml[d] == 1) { n++; break } }
-	END { print n + 0, total + 0 }' "$1"
+	sh "$src/bench/annotation.sh" --count "$1"
 }
 
 # deploy_or_force APP FORM ARGS...: hml deploy ARGS, and when it refuses a

@@ -110,6 +110,33 @@ static void record_read(const json_t *o, hml__profile_record *out)
 	out->threads = i > 0 && i <= INT_MAX ? (int)i : 0;
 }
 
+/* A region freed and opened again under its label (a program annotated
+ * with directives binds a region anew when its row count changes) leaves
+ * several records: one region's record, counters and times summed, the
+ * shadow error over all its shadowed calls, the first one's mode. */
+static void record_add(hml__profile_record *into, const hml__profile_record *r)
+{
+	hml_region_stats *a = &into->stats;
+	const hml_region_stats *b = &r->stats;
+	uint64_t n = a->shadow_calls + b->shadow_calls;
+	double sa = a->shadow_calls ? a->shadow_rmse * a->shadow_rmse * (double)a->shadow_calls : 0.0;
+	double sb = b->shadow_calls ? b->shadow_rmse * b->shadow_rmse * (double)b->shadow_calls : 0.0;
+
+	if (n > 0)
+		a->shadow_rmse = sqrt((sa + sb) / (double)n);
+	if (b->shadow_calls && (!a->shadow_calls || !(a->shadow_max_abs >= b->shadow_max_abs)))
+		a->shadow_max_abs = b->shadow_max_abs;
+#define ADD_U64(f) a->f += b->f;
+	U64_FIELDS(ADD_U64)
+#undef ADD_U64
+	a->region_s += b->region_s;
+	a->gather_s += b->gather_s;
+	a->forward_s += b->forward_s;
+	a->scatter_s += b->scatter_s;
+	a->original_s += b->original_s;
+	a->write_s += b->write_s;
+}
+
 int hml__profile_file_find(const char *path, const char *label, hml__profile_record *out)
 {
 	json_error_t err;
@@ -149,9 +176,14 @@ int hml__profile_file_find(const char *path, const char *label, hml__profile_rec
 		const json_t *l = json_object_get(r, "label");
 
 		if (json_is_string(l) && strcmp(json_string_value(l), label) == 0) {
-			record_read(r, out);
+			hml__profile_record more;
+			if (rc == 0) {
+				record_read(r, &more);
+				record_add(out, &more);
+			} else {
+				record_read(r, out);
+			}
 			rc = 0;
-			break;
 		}
 	}
 	if (rc < 0)

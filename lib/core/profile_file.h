@@ -55,7 +55,9 @@ int hml__profile_file_write(const char *path, const hml__profile_record *recs, s
 
 /**
  * Read the record of region `label` from the profile file `path` into
- * *out. HML_EIO "cannot read profile 'P': <reason>" for a missing,
+ * *out; several records of that label (a region opened again under it)
+ * are read as one: counters and times summed, the shadow error over all
+ * shadowed calls, the first one's mode and threads. HML_EIO "cannot read profile 'P': <reason>" for a missing,
  * malformed or oversized file (over HML__PROFILE_MAX_BYTES: "it is larger
  * than N bytes") and one that is not a regular file ("not a regular
  * file"), HML_ENOTSUPPORTED for a newer schema_version,

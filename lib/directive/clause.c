@@ -382,9 +382,13 @@ static int qoi(parser *p, ddirective *d)
 		return rc;
 	if ((rc = item(p, &d->qoi)) < 0)
 		return rc;
-	if (d->qoi.kind != DI_SECTION || d->qoi.arg[0].nsub != 1 || !d->qoi.arg[0].sub[0].range)
+	if (d->qoi.kind != DI_SECTION || d->qoi.arg[0].nsub < 1)
 		return hml__directive_error(p->src, p->path, &d->qoi.at,
 		                            "expected one array slice, as in qoi(price[0:n])");
+	for (int k = 0; k < d->qoi.arg[0].nsub; k++)
+		if (!d->qoi.arg[0].sub[k].range)
+			return hml__directive_error(p->src, p->path, &d->qoi.arg[0].sub[k].at,
+			                            "expected one array slice, as in qoi(price[0:n])");
 	if ((rc = expect(p, ")", "expected ')'")) < 0)
 		return rc;
 	if (is(p, "name")) {

@@ -22,6 +22,7 @@
 typedef struct site {
 	demit *m;
 	const ddirective *d;
+	dspan seek_lo;              /* over(): the loop's lower bound, sought */
 	dbuf arrays, maps, syms;
 	char names[DMAX_SYMS][64];
 	int nsym, nmaps, narr;
@@ -581,7 +582,10 @@ static int emit_site(demit *m, site *st, const ddirective *d, size_t s, size_t e
 	hml__dbuf_printf(o, ", ");
 	put_span_or(o, src, d->shadow, "(double)(", ")", "0.0");
 	hml__dbuf_printf(o, ",\n\t                    hml__maps, %d, hml__sym, %d, ", st->nmaps, st->nsym);
-	put_span_or(o, src, d->seek, "(int64_t)(", ")", "-1");
+	if (st->seek_lo.s < st->seek_lo.e)
+		put_span_or(o, src, st->seek_lo, "(int64_t)(", ")", "-1");
+	else
+		put_span_or(o, src, d->seek, "(int64_t)(", ")", "-1");
 	hml__dbuf_printf(o, ")) {\n");
 	/* the user's lines, from the one after the directive */
 	{
@@ -608,15 +612,25 @@ int hml__demit_ml(demit *m, const ddirective *d, size_t s, size_t e)
 	if (d->over.s < d->over.e) {
 		dloop loop;
 		char lohi[64];
-		const char *lo, *hi;
 		if ((rc = hml__dfor_loop(&loop, m->src, m->path, s, e, m->src + d->over.s,
 		                         d->over.e - d->over.s, &d->over_at)) < 0)
 			goto done;
-		lo = sym_expr(&st, m->src, loop.lo.s, loop.lo.e, "0");
-		hi = sym_expr(&st, m->src, loop.hi.s, loop.hi.e, "0");
-		if (loop.hi_plus_one)
-			hml__dbuf_printf(&st.syms, "\t\t/* the loop's '<=' */\n");
-		snprintf(lohi, sizeof(lohi), "%s:%s%s", lo, hi, loop.hi_plus_one ? "+1" : "");
+		if (d->seek.s < d->seek.e) {
+			rc = hml__directive_error(m->src, m->path, &d->over_at,
+			                          "over() seeks to the loop's start itself: leave seek() out");
+			goto done;
+		}
+		/* The loop's row count is the one symbol; its start a seek, so that
+		 * a loop over batches keeps its region (bound anew only when the
+		 * count changes: a short last batch). */
+		hml__dbuf_printf(&st.syms, "\t\t{ \"hml__0\", (int64_t)(");
+		hml__dbuf_put(&st.syms, m->src + loop.hi.s, loop.hi.e - loop.hi.s);
+		hml__dbuf_printf(&st.syms, ") - (int64_t)(");
+		hml__dbuf_put(&st.syms, m->src + loop.lo.s, loop.lo.e - loop.lo.s);
+		hml__dbuf_printf(&st.syms, ")%s },\n", loop.hi_plus_one ? " + 1 /* the loop's '<=' */" : "");
+		snprintf(st.names[st.nsym++], 64, "hml__0");
+		st.seek_lo = loop.lo;
+		snprintf(lohi, sizeof(lohi), "0:hml__0");
 		if ((rc = over_map(&st, 0, d->in, d->nin, &loop, lohi)) < 0 ||
 		    (rc = over_map(&st, 1, d->out, d->nout, &loop, lohi)) < 0)
 			goto done;
@@ -635,16 +649,64 @@ done:
 	return rc;
 }
 
+static int span_is_zero(const char *src, dspan sp)
+{
+	while (sp.s < sp.e && (src[sp.s] == ' ' || src[sp.s] == '\t'))
+		sp.s++;
+	while (sp.e > sp.s && (src[sp.e - 1] == ' ' || src[sp.e - 1] == '\t'))
+		sp.e--;
+	return sp.e == sp.s + 1 && src[sp.s] == '0';
+}
+
+/* qoi(a[0:N, 0:M, ...]): the array from its start, in its dimensions. */
+static int emit_qoi_nd(demit *m, const ddirective *d)
+{
+	const char *src = m->src;
+	const darray *a = &d->qoi.arg[0];
+	dbuf *o = m->out;
+	int n = (int)(a->base.e - a->base.s), k;
+
+	hml__dbuf_printf(o, "hml__dir_qoi(\"");
+	hml__dbuf_cstr(o, m->path, strlen(m->path));
+	hml__dbuf_printf(o, ":%d\", ", d->at.line);
+	if (d->qoi_name.s < d->qoi_name.e)
+		put_span_or(o, src, d->qoi_name, "(", ")", "");
+	else
+		hml__dbuf_printf(o, "\"%.*s\"", n, src + a->base.s);
+	hml__dbuf_printf(o, ", &(%.*s)[0], HML__DIR_DT(&(%.*s)[0]), %d", n, src + a->base.s,
+	                 n, src + a->base.s, a->nsub);
+	for (k = 0; k < DMAX_DIMS; k++) {
+		hml__dbuf_printf(o, ", (int64_t)(");
+		if (k < a->nsub)
+			hml__dbuf_put(o, src + a->sub[k].hi.s, a->sub[k].hi.e - a->sub[k].hi.s);
+		else
+			hml__dbuf_printf(o, "0");
+		hml__dbuf_printf(o, ")");
+	}
+	hml__dbuf_printf(o, ");");
+	return o->oom ? hml__error_oom() : 0;
+}
+
 int hml__demit_qoi(demit *m, const ddirective *d)
 {
 	const char *src = m->src;
 	const darray *a = &d->qoi.arg[0];
 	const dslice *sl = &a->sub[0];
 	dbuf *o = m->out;
-	int n = (int)(a->base.e - a->base.s);
+	int n = (int)(a->base.e - a->base.s), k;
 
-	if (sl->hi.s == sl->hi.e)
-		return hml__directive_error(src, m->path, &sl->at, "a slice needs its upper bound");
+	for (k = 0; k < a->nsub; k++) {
+		if (a->sub[k].hi.s == a->sub[k].hi.e)
+			return hml__directive_error(src, m->path, &a->sub[k].at, "a slice needs its upper bound");
+		if (a->nsub > 1 && a->sub[k].lo.s < a->sub[k].lo.e && !span_is_zero(src, a->sub[k].lo))
+			return hml__directive_error(src, m->path, &a->sub[k].at,
+				"a quantity of interest of several dimensions starts at 0 in each: [0:N, 0:M]");
+		if (sl->step.s < sl->step.e || a->sub[k].step.s < a->sub[k].step.e)
+			return hml__directive_error(src, m->path, &a->sub[k].at,
+				"a quantity of interest takes no step: [lo:hi]");
+	}
+	if (a->nsub > 1)
+		return emit_qoi_nd(m, d);
 	hml__dbuf_printf(o, "hml__dir_qoi(\"");
 	hml__dbuf_cstr(o, m->path, strlen(m->path));
 	hml__dbuf_printf(o, ":%d\", ", d->at.line);
@@ -654,11 +716,11 @@ int hml__demit_qoi(demit *m, const ddirective *d)
 		hml__dbuf_printf(o, "\"%.*s\"", n, src + a->base.s);
 	hml__dbuf_printf(o, ", &(%.*s)[", n, src + a->base.s);
 	put_span_or(o, src, sl->lo, "", "", "0");
-	hml__dbuf_printf(o, "], HML__DIR_DT(&(%.*s)[0]), (int64_t)(", n, src + a->base.s);
+	hml__dbuf_printf(o, "], HML__DIR_DT(&(%.*s)[0]), 1, (int64_t)(", n, src + a->base.s);
 	hml__dbuf_put(o, src + sl->hi.s, sl->hi.e - sl->hi.s);
 	hml__dbuf_printf(o, ") - (int64_t)(");
 	put_span_or(o, src, sl->lo, "", "", "0");
-	hml__dbuf_printf(o, "));");
+	hml__dbuf_printf(o, "), 0, 0, 0);");
 	return o->oom ? hml__error_oom() : 0;
 }
 

@@ -57,7 +57,7 @@ const char hml__dprelude_head[] =
 "\tconst hml__dir_map *maps, size_t nmaps, const hml_symbol *sym, size_t nsym, int64_t seek);\n"
 "static HML__DIR_UNUSED void hml__dir_end(hml__dir_site *s);\n"
 "static HML__DIR_UNUSED void hml__dir_qoi(const char *where, const char *name, const void *data,\n"
-"\thml_dtype dt, int64_t n);\n";
+"\thml_dtype dt, int ndim, int64_t d0, int64_t d1, int64_t d2, int64_t d3);\n";
 
 const char hml__dprelude_tail[] =
 "#include <stdio.h>\n"
@@ -215,10 +215,17 @@ const char hml__dprelude_tail[] =
 "\t\thml__dir_fail(s->where, s->cur->label, NULL);\n"
 "}\n"
 "static void hml__dir_qoi(const char *where, const char *name, const void *data,\n"
-"\thml_dtype dt, int64_t n)\n"
+"\thml_dtype dt, int ndim, int64_t d0, int64_t d1, int64_t d2, int64_t d3)\n"
 "{\n"
+"\tconst int64_t shape[4] = { d0, d1, d2, d3 };\n"
+"\tchar msg[300];\n"
 "\tif (dt == 0)\n"
-"\t\thml__dir_fail(where, name, \"the array is not of float, double, int32_t or int64_t\");\n"
-"\tif (hml_qoi_write(name, data, dt, 1, &n) < 0)\n"
-"\t\thml__dir_fail(where, name, NULL);\n"
+"\t\tsnprintf(msg, sizeof(msg), \"quantity of interest '%s': the array is not of float, double, \"\n"
+"\t\t         \"int32_t or int64_t\", name);\n"
+"\telse if (hml_qoi_write(name, data, dt, ndim, shape) < 0)\n"
+"\t\tsnprintf(msg, sizeof(msg), \"cannot record the quantity of interest: %s\",\n"
+"\t\t         hml_error_last()->message);\n"
+"\telse\n"
+"\t\treturn;\n"
+"\thml__dir_fail(where, NULL, msg);\n"
 "}\n";

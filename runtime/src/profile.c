@@ -175,6 +175,19 @@ void hml__registry_exit_hook(void)
 	pthread_mutex_unlock(&lock);
 }
 
+hml_region *hml__registry_find(const char *label)
+{
+	hml_region *r = NULL;
+	size_t i;
+
+	pthread_mutex_lock(&lock);
+	for (i = nrecords; label && i-- > 0 && !r;)
+		if (records[i].live && strcmp(records[i].label, label) == 0)
+			r = records[i].live;
+	pthread_mutex_unlock(&lock);
+	return r;
+}
+
 void hml__registry_remove(hml_region *r)
 {
 	size_t i;

@@ -45,6 +45,9 @@ int hml__registry_add(hml_region *r, const char *label, hml_mode mode, int threa
  */
 void hml__registry_exit_hook(void);
 
+/** The live region registered last under `label`, or NULL. */
+hml_region *hml__registry_find(const char *label);
+
 /** Unregister a region being freed, keeping its profile record (with its
  * final statistics) if it has a destination. */
 void hml__registry_remove(hml_region *r);

@@ -613,6 +613,11 @@ const char *hml_region_label(const hml_region *r)
 	return r ? r->label : NULL;
 }
 
+hml_region *hml_region_find(const char *label)
+{
+	return hml__registry_find(label);
+}
+
 int hml_region_stats_get(const hml_region *r, hml_region_stats *out)
 {
 	if (!r || !out)

@@ -66,6 +66,34 @@ TEST(round_trip)
 	}
 }
 
+TEST(records_of_one_label_summed)
+{
+	hml__profile_record recs[3], back;
+	char path[640];
+
+	memset(recs, 0, sizeof(recs));
+	for (int i = 0; i < 3; i++)
+		snprintf(recs[i].mode, sizeof(recs[i].mode), i == 2 ? "off" : "shadow");
+	snprintf(recs[0].label, sizeof(recs[0].label), "r");
+	snprintf(recs[1].label, sizeof(recs[1].label), "other");
+	snprintf(recs[2].label, sizeof(recs[2].label), "r");
+	recs[0].stats = (hml_region_stats){ 4, 4, 0, 2, 0, 400, 400, 1.0, 0.5, 0, 0, 0.25, 0, 3.0, 5.0, 0 };
+	recs[1].stats = (hml_region_stats){ 100, 0, 0, 0, 0, 0, 0, 9, 9, 9, 9, 9, 9, NAN, NAN, 0 };
+	recs[2].stats = (hml_region_stats){ 1, 1, 0, 1, 0, 32, 32, 0.5, 0.25, 0, 0, 0.125, 0, 6.0, 4.0, 1 };
+	recs[0].threads = 2;
+	recs[2].threads = 5;
+	path_of(path, sizeof(path), "sum.json");
+	CHECK_OK(hml__profile_file_write(path, recs, 3));
+	CHECK_OK(hml__profile_file_find(path, "r", &back));
+	CHECK_STR(back.mode, "shadow");
+	CHECK_EQ_INT(back.threads, 2);
+	CHECK(back.stats.calls == 5 && back.stats.original_calls == 5 && back.stats.shadow_calls == 3);
+	CHECK(back.stats.rows_in == 432 && back.stats.nonfinite_calls == 1);
+	CHECK(back.stats.region_s == 1.5 && back.stats.gather_s == 0.75 && back.stats.original_s == 0.375);
+	CHECK(fabs(back.stats.shadow_rmse - sqrt((9.0 * 2 + 36.0) / 3)) < 1e-12);
+	CHECK(back.stats.shadow_max_abs == 5.0);
+}
+
 TEST(region_not_entered)
 {
 	hml__profile_record rec, back;
@@ -145,6 +173,7 @@ int main(void)
 	if (tmp_dir_make("profile_file") < 0)
 		return 1;
 	RUN(round_trip);
+	RUN(records_of_one_label_summed);
 	RUN(region_not_entered);
 	RUN(bad_files);
 	RUN(write_refuses_what_is_not_a_regular_file);

@@ -201,6 +201,24 @@ TEST(labels)
 	CHECK(hml_region_label(NULL) == NULL);
 }
 
+TEST(find_by_label)
+{
+	hml_region *a = NULL, *b = NULL;
+
+	CHECK(hml_region_find("findme") == NULL);
+	CHECK(hml_region_find(NULL) == NULL);
+	CHECK_OK(hml_region_open(&a, "findme", NULL));
+	CHECK(hml_region_find("findme") == a);
+	CHECK(hml_region_find("findm") == NULL);
+	CHECK_OK(hml_region_open(&b, "findme", NULL));
+	CHECK(hml_region_find("findme") == b);
+	hml_region_free(b);
+	CHECK(hml_region_find("findme") == a);
+	hml_region_free(a);
+	CHECK(hml_region_find("findme") == NULL);
+	CHECK_STR(hml_mode_name(hml_region_mode(hml_region_find("findme"))), "off");
+}
+
 TEST(mode_from_env)
 {
 	hml_region_options o;
@@ -1397,6 +1415,7 @@ int main(void)
 	RUN(mode_names);
 	RUN(options_init_and_version);
 	RUN(labels);
+	RUN(find_by_label);
 	RUN(mode_from_env);
 	RUN(bad_settings);
 	RUN(model_option_beats_env);

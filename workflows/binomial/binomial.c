@@ -1,8 +1,9 @@
 /*
  * binomial - European call options priced on a Cox-Ross-Rubinstein tree.
  *
- * The tree (N = 1024 steps, double) is the expensive region: it is marked as
- * the hml region "binomial", with one row per option:
+ * The tree (N = 1024 steps, double) is the expensive region: its loop is
+ * marked by one directive as the hml region "binomial", built by hml cc
+ * (hml-cc(1)), which derives one row per option from the subscripts:
  *   input  [i, 0:5] = (S[i], X[i], vDt[i], puByDf[i], pdByDf[i])
  *   output [i, 0:1] = (price[i])
  * Pre-processing (dt, u, d, pu, pd, discounting) stays exact. Every price is
@@ -11,8 +12,7 @@
  *
  *   binomial [--options N] [--batch B] [--seed S] [--quiet]
  *
- * Built with -DHML_BASELINE it contains no hml call at all: the benchmark
- * measures the cost of hml's off mode against that build.
+ * binomial_api.c is the same program written against the C API.
  */
 #include <errno.h>
 #include <math.h>
@@ -21,10 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-#ifndef HML_BASELINE
-#include <hml/hml.h>
-#endif
 
 #define STEPS 1024
 #define RISKFREE 0.06
@@ -132,14 +128,6 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	return 0;
 }
 
-#ifndef HML_BASELINE
-static int fail(const char *what)
-{
-	fprintf(stderr, "binomial: error: %s: %s\n", what, hml_error_last()->message);
-	return 1;
-}
-#endif
-
 int main(int argc, char **argv)
 {
 	struct opts o;
@@ -149,11 +137,6 @@ int main(int argc, char **argv)
 	uint64_t rng;
 	long i, off;
 	int rc = 0;
-#ifndef HML_BASELINE
-	hml_region *region = NULL;
-	hml_symbol sym[1];
-	hml_array in[5], out[1];
-#endif
 
 	if ((rc = parse_args(argc, argv, &o)) != 0)
 		return rc;
@@ -185,52 +168,14 @@ int main(int argc, char **argv)
 		pd[i] = (1.0 - p) * df;
 	}
 
-#ifndef HML_BASELINE
-	if (hml_region_open(&region, "binomial", NULL) < 0)
-		return fail("cannot open region 'binomial'");
-	sym[0] = (hml_symbol){ "n", o.batch };
-	in[0] = HML_ARRAY_1D(S, HML_F64, o.batch);
-	in[1] = HML_ARRAY_1D(X, HML_F64, o.batch);
-	in[2] = HML_ARRAY_1D(vdt, HML_F64, o.batch);
-	in[3] = HML_ARRAY_1D(pu, HML_F64, o.batch);
-	in[4] = HML_ARRAY_1D(pd, HML_F64, o.batch);
-	out[0] = HML_ARRAY_1D(price, HML_F64, o.batch);
-	if (hml_region_input(region, "[i, 0:5] = ([i], [i], [i], [i], [i])", "0:n",
-	                     in, 5, sym, 1) < 0 ||
-	    hml_region_output(region, "[i, 0:1] = ([i])", "0:n", out, 1, sym, 1) < 0) {
-		rc = fail("cannot describe region 'binomial'");
-		goto done;
-	}
-#endif
-
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	t0 = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 	for (off = 0; off < o.options; off += o.batch) {
 		long n = o.options - off < o.batch ? o.options - off : o.batch;
-#ifndef HML_BASELINE
-		int run = 1;
-		/* The maps have the batch's shape: a last, shorter batch runs
-		 * outside the region (not collected, never a model call). */
-		if (n == o.batch && (run = hml_region_seek(region, off)) == 0)
-			run = hml_region_begin(region);
-		if (run < 0) {
-			rc = fail("region 'binomial' failed");
-			goto done;
-		}
-		if (run)
-#endif
-		{
-			long j;
+#pragma hml ml in(S, X, vdt, pu, pd) out(price) over(i) label("binomial")
 #pragma omp parallel for schedule(static)
-			for (j = off; j < off + n; j++)
-				price[j] = crr_tree(S[j], X[j], vdt[j], pu[j], pd[j]);
-		}
-#ifndef HML_BASELINE
-		if (n == o.batch && hml_region_end(region) < 0) {
-			rc = fail("region 'binomial' failed");
-			goto done;
-		}
-#endif
+		for (i = off; i < off + n; i++)
+			price[i] = crr_tree(S[i], X[i], vdt[i], pu[i], pd[i]);
 	}
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	t1 = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
@@ -242,30 +187,15 @@ int main(int argc, char **argv)
 			err_max = e;
 		sum += price[i];
 	}
-#ifndef HML_BASELINE
-	if (HML_QOI_WRITE_1D("price", price, HML_F64, o.options) < 0) {
-		rc = fail("cannot record the quantity of interest");
-		goto done;
-	}
-#endif
+#pragma hml qoi(price[0:o.options])
 	if (!o.quiet)
 		printf("binomial: options %ld, batch %ld, seed %lu, mode %s\n"
 		       "binomial: mean price %.6f, rmse vs black-scholes %.3e, max error %.3e\n"
 		       "binomial: priced in %.3f s\n",
 		       o.options, o.batch, o.seed,
-#ifndef HML_BASELINE
-		       hml_mode_name(hml_region_mode(region)),
-#else
-		       "baseline",
-#endif
+		       hml_mode_name(hml_region_mode(hml_region_find("binomial"))),
 		       sum / (double)o.options, sqrt(err_sq / (double)o.options), err_max,
 		       t1 - t0);
-#ifndef HML_BASELINE
-done:
-	if (region && hml_region_flush(region) < 0 && rc == 0)
-		rc = fail("cannot write collected data");
-	hml_region_free(region);
-#endif
 	free(S); free(X); free(T); free(vdt); free(pu); free(pd); free(price);
 	return rc;
 }

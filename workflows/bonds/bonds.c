@@ -10,7 +10,8 @@
  * compounding. The yield is solved with a bracketed Newton-safe iteration
  * (accuracy 1e-8, at most 100 evaluations).
  *
- * The whole per-bond computation is the hml region "bonds", one row per bond:
+ * The whole per-bond computation is the hml region "bonds", marked by
+ * directives (hml-cc(1)), one row per bond:
  *   input  [i, 0:10] = (rate[i], dates[i][0:9])    dates: int32 y, m, d of
  *                                                   issue, maturity, today
  *   output [i, 0:3]  = (out[i][0:3])               dirty, accrued, clean
@@ -25,7 +26,7 @@
  * --check verifies every bond against an independent evaluation: at the
  * solved yield the NPV equals the dirty price to 1e-8 relative, the clean
  * price is dirty - accrued and recovers 89.97693786. Exit 1 if any fails.
- * Built with -DHML_BASELINE it contains no hml call at all.
+ * bonds_api.c is the same program written against the C API.
  */
 #include <errno.h>
 #include <math.h>
@@ -35,10 +36,6 @@
 #include <string.h>
 #include <time.h>
 
-#ifndef HML_BASELINE
-#include <hml/hml.h>
-#endif
-
 #define CLEAN_PRICE 89.97693786
 #define FACE 100.0
 #define ACCURACY 1e-8
@@ -46,6 +43,9 @@
 #define NDATES 9                /* issue, maturity, today: y, m, d each */
 
 typedef struct date { int y, m, d; } date;
+
+#pragma approx declare tensor_functor(bond_in: [i, 0:10] = ([i], [i, 0:9]))
+#pragma approx declare tensor_functor(bond_out: [i, 0:3] = ([i, 0:3]))
 
 struct opts {
 	long bonds;
@@ -343,14 +343,6 @@ static double now(void)
 	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-#ifndef HML_BASELINE
-static int fail(const char *what)
-{
-	fprintf(stderr, "bonds: error: %s: %s\n", what, hml_error_last()->message);
-	return 1;
-}
-#endif
-
 int main(int argc, char **argv)
 {
 	struct opts o;
@@ -358,11 +350,6 @@ int main(int argc, char **argv)
 	int32_t (*dates)[NDATES];
 	long i, off, failed = 0;
 	int rc = 0;
-#ifndef HML_BASELINE
-	hml_region *region = NULL;
-	hml_symbol sym[1];
-	hml_array in[2], res[1];
-#endif
 
 	if ((rc = parse_args(argc, argv, &o)) != 0)
 		return rc;
@@ -376,46 +363,16 @@ int main(int argc, char **argv)
 	}
 	make_bonds((uint64_t)o.seed, o.bonds, rate, dates);
 
-#ifndef HML_BASELINE
-	if (hml_region_open(&region, "bonds", NULL) < 0)
-		return fail("cannot open region 'bonds'");
-	sym[0] = (hml_symbol){ "n", o.batch };
-	in[0] = HML_ARRAY_1D(rate, HML_F64, o.batch);
-	in[1] = HML_ARRAY_2D(dates, HML_I32, o.batch, NDATES);
-	res[0] = HML_ARRAY_2D(out, HML_F64, o.batch, 4);
-	for (i = 0; i < o.bonds; i++)
-		out[i][3] = NAN;        /* the yield, when the original code runs */
-	if (hml_region_input(region, "[i, 0:10] = ([i], [i, 0:9])", "0:n", in, 2, sym, 1) < 0 ||
-	    hml_region_output(region, "[i, 0:3] = ([i, 0:3])", "0:n", res, 1, sym, 1) < 0) {
-		rc = fail("cannot describe region 'bonds'");
-		goto done;
-	}
-#endif
+	for (i = 0; i < o.bonds; i++) /* hml: a surrogate leaves the yield NaN */
+		out[i][3] = NAN;      /* hml: */
 
 	t0 = now();
 	for (off = 0; off < o.bonds; off += o.batch) {
 		long n = o.bonds - off < o.batch ? o.bonds - off : o.batch, j;
-		int run = 1;
-#ifndef HML_BASELINE
-		/* A last, shorter batch runs outside the region. */
-		if (n == o.batch && (run = hml_region_seek(region, off)) == 0)
-			run = hml_region_begin(region);
-		if (run < 0) {
-			rc = fail("region 'bonds' failed");
-			goto done;
-		}
-#endif
-		if (run) {
+#pragma hml ml in(bond_in(rate[0:n], dates[0:n, 0:NDATES])) out(bond_out(out[0:n, 0:4])) seek(off) label("bonds")
 #pragma omp parallel for schedule(static)
-			for (j = off; j < off + n; j++)
-				price_bond(rate[j], dates[j], out[j]);
-		}
-#ifndef HML_BASELINE
-		if (n == o.batch && hml_region_end(region) < 0) {
-			rc = fail("region 'bonds' failed");
-			goto done;
-		}
-#endif
+		for (j = off; j < off + n; j++)
+			price_bond(rate[j], dates[j], out[j]);
 	}
 	t1 = now();
 
@@ -428,22 +385,13 @@ int main(int argc, char **argv)
 				        "clean %.12g yield %.12g\n", i, out[i][0], out[i][1], out[i][2], out[i][3]);
 		}
 	}
-#ifndef HML_BASELINE
-	if (HML_QOI_WRITE_1D("dirty_price", dirty, HML_F64, o.bonds) < 0) {
-		rc = fail("cannot record the quantity of interest");
-		goto done;
-	}
-#endif
+#pragma hml qoi(dirty[0:o.bonds]) name("dirty_price")
 	if (!o.quiet)
 		printf("bonds: bonds %ld, batch %ld, seed %lu, mode %s\n"
 		       "bonds: mean dirty price %.6f\n"
 		       "bonds: priced in %.3f s\n",
 		       o.bonds, o.batch, o.seed,
-#ifndef HML_BASELINE
-		       hml_mode_name(hml_region_mode(region)),
-#else
-		       "baseline",
-#endif
+		       hml_mode_name(hml_region_mode(hml_region_find("bonds"))),
 		       sum / (double)o.bonds, t1 - t0);
 	if (o.check) {
 		printf("bonds: check %s: %ld of %ld bonds fail\n", failed ? "failed" : "passed",
@@ -451,12 +399,6 @@ int main(int argc, char **argv)
 		if (failed)
 			rc = 1;
 	}
-#ifndef HML_BASELINE
-done:
-	if (region && hml_region_flush(region) < 0 && rc == 0)
-		rc = fail("cannot write collected data");
-	hml_region_free(region);
-#endif
 	free(rate); free(dates); free(out); free(dirty);
 	return rc;
 }

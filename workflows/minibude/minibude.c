@@ -8,7 +8,8 @@
  * electrostatic and a desolvation term; the pose's energy is half the sum.
  * Everything is float, as in miniBUDE.
  *
- * The per-pose energy is the hml region "minibude", one row per pose:
+ * The per-pose energy is the hml region "minibude", marked by directives
+ * (hml-cc(1)), one row per pose:
  *   input  [i, 0:6] = (pose[i][0:6])     float32
  *   output [i, 0:1] = (energy[i])        float32
  * The quantity of interest (HML_QOI) is every energy.
@@ -22,7 +23,7 @@
  * --check recomputes the first poses with a deliberately simple double
  * precision code path (matrix products, one pair at a time) and exits 1 if
  * an energy differs by more than 1e-4 of the sum of its terms' magnitudes.
- * Built with -DHML_BASELINE it contains no hml call at all.
+ * minibude_api.c is the same program written against the C API.
  */
 #include <errno.h>
 #include <math.h>
@@ -31,10 +32,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-#ifndef HML_BASELINE
-#include <hml/hml.h>
-#endif
 
 #define HARDNESS 38.0f
 #define CNSTNT 45.0f
@@ -48,6 +45,9 @@
 
 typedef struct atom { float x, y, z; int type; } atom;
 typedef struct ffparams { float radius, hphb, elsc; int hbtype; } ffparams;
+
+#pragma approx declare tensor_functor(pose_in: [i, 0:6] = ([i, 0:6]))
+#pragma approx declare tensor_functor(pose_out: [i, 0:1] = ([i]))
 
 /* A small force field: radius, hydrophobicity, charge scale, H-bond type. */
 static const ffparams FF[NTYPES] = {
@@ -323,14 +323,6 @@ static long check_energies(const deck *d, const float *energy)
 	return failed;
 }
 
-#ifndef HML_BASELINE
-static int fail(const char *what)
-{
-	fprintf(stderr, "minibude: error: %s: %s\n", what, hml_error_last()->message);
-	return 1;
-}
-#endif
-
 int main(int argc, char **argv)
 {
 	struct opts o;
@@ -339,11 +331,6 @@ int main(int argc, char **argv)
 	double sum = 0.0, t0, t1;
 	long i, off, failed = 0;
 	int rc = 0;
-#ifndef HML_BASELINE
-	hml_region *region = NULL;
-	hml_symbol sym[1];
-	hml_array in[1], out[1];
-#endif
 
 	if ((rc = parse_args(argc, argv, &o)) != 0)
 		return rc;
@@ -360,43 +347,13 @@ int main(int argc, char **argv)
 	}
 	make_deck(&d, (uint64_t)o.deck, (uint64_t)o.seed);
 
-#ifndef HML_BASELINE
-	if (hml_region_open(&region, "minibude", NULL) < 0)
-		return fail("cannot open region 'minibude'");
-	sym[0] = (hml_symbol){ "n", o.batch };
-	in[0] = HML_ARRAY_2D(d.poses, HML_F32, o.batch, 6);
-	out[0] = HML_ARRAY_1D(energy, HML_F32, o.batch);
-	if (hml_region_input(region, "[i, 0:6] = ([i, 0:6])", "0:n", in, 1, sym, 1) < 0 ||
-	    hml_region_output(region, "[i, 0:1] = ([i])", "0:n", out, 1, sym, 1) < 0) {
-		rc = fail("cannot describe region 'minibude'");
-		goto done;
-	}
-#endif
-
 	t0 = now();
 	for (off = 0; off < o.poses; off += o.batch) {
 		long n = o.poses - off < o.batch ? o.poses - off : o.batch, j;
-		int run = 1;
-#ifndef HML_BASELINE
-		/* A last, shorter batch runs outside the region. */
-		if (n == o.batch && (run = hml_region_seek(region, off)) == 0)
-			run = hml_region_begin(region);
-		if (run < 0) {
-			rc = fail("region 'minibude' failed");
-			goto done;
-		}
-#endif
-		if (run) {
+#pragma hml ml in(pose_in(d.poses[0:n, 0:6])) out(pose_out(energy[0:n])) seek(off) label("minibude")
 #pragma omp parallel for schedule(dynamic, 4)
-			for (j = off; j < off + n; j++)
-				energy[j] = pose_energy(&d, d.poses[j]);
-		}
-#ifndef HML_BASELINE
-		if (n == o.batch && hml_region_end(region) < 0) {
-			rc = fail("region 'minibude' failed");
-			goto done;
-		}
-#endif
+		for (j = off; j < off + n; j++)
+			energy[j] = pose_energy(&d, d.poses[j]);
 	}
 	t1 = now();
 
@@ -404,22 +361,13 @@ int main(int argc, char **argv)
 		sum += energy[i];
 	if (o.check)
 		failed = check_energies(&d, energy);
-#ifndef HML_BASELINE
-	if (HML_QOI_WRITE_1D("energy", energy, HML_F32, o.poses) < 0) {
-		rc = fail("cannot record the quantity of interest");
-		goto done;
-	}
-#endif
+#pragma hml qoi(energy[0:o.poses])
 	if (!o.quiet)
 		printf("minibude: poses %ld, batch %ld, ligand %ld, protein %ld, seed %lu, mode %s\n"
 		       "minibude: mean energy %.6f\n"
 		       "minibude: docked in %.3f s\n",
 		       o.poses, o.batch, o.ligand, o.protein, o.seed,
-#ifndef HML_BASELINE
-		       hml_mode_name(hml_region_mode(region)),
-#else
-		       "baseline",
-#endif
+		       hml_mode_name(hml_region_mode(hml_region_find("minibude"))),
 		       sum / (double)o.poses, t1 - t0);
 	if (o.check) {
 		printf("minibude: check %s: %ld of %ld poses differ from the simple path\n",
@@ -428,12 +376,6 @@ int main(int argc, char **argv)
 		if (failed)
 			rc = 1;
 	}
-#ifndef HML_BASELINE
-done:
-	if (region && hml_region_flush(region) < 0 && rc == 0)
-		rc = fail("cannot write collected data");
-	hml_region_free(region);
-#endif
 	free(d.ligand); free(d.protein); free(d.poses); free(energy);
 	return rc;
 }

@@ -12,8 +12,9 @@
  * other than 0 move the bubbles and change their strength, so collected
  * runs differ.
  *
- * The region "miniweather" advances the whole state --k steps per call, in
- * place, one sample per call, halos included:
+ * The region "miniweather", marked by directives (hml-cc(1)), advances the
+ * whole state --k steps per call, in place, one sample per call, halos
+ * included:
  *   [0:4, 0:nz+4, 0:nx+4] = ([0:4, 0:nz+4, 0:nx+4])   of state (input and output)
  * --warm W accurate steps run first, outside the region (the paper ran
  * 1000 accurate steps and then let the model take over).
@@ -29,7 +30,7 @@
  *   miniweather [--nx NX] [--nz NZ] [--steps T] [--k K] [--warm W]
  *               [--seed S] [--quiet]
  *
- * Built with -DHML_BASELINE it contains no hml call at all.
+ * miniweather_api.c is the same program written against the C API.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -39,10 +40,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-#ifndef HML_BASELINE
-#include <hml/hml.h>
-#endif
 
 #define PI 3.14159265358979323846
 #define GRAV 9.8
@@ -461,41 +458,29 @@ static double now(void)
 	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-#ifndef HML_BASELINE
-static int fail(const char *what)
-{
-	fprintf(stderr, "miniweather: error: %s: %s\n", what, hml_error_last()->message);
-	return 1;
-}
-#endif
 
-/* The final interior state [4, nz, nx] and the per-call totals. */
+#pragma approx declare tensor_functor(whole: [0:4, 0:nz+4, 0:nx+4] = ([0:4, 0:nz+4, 0:nx+4]))
+
+/* The quantities of interest: the final interior state [4, nz, nx] and
+ * the per-call totals. */
 static int record(struct model *m, const double *mass, const double *energy, long n)
 {
-#ifndef HML_BASELINE
-	int64_t sshape[3] = { NV, m->nz, m->nx }, tshape[1] = { n };
-	double *s = malloc(sizeof(double) * NV * (size_t)(m->nx * m->nz));
+	double *s = malloc(sizeof(double) * NV * (size_t)(m->nx * m->nz)); /* hml: */
 	long v, k;
-	int rc = 0;
 
-	if (!s) {
-		fprintf(stderr, "miniweather: error: out of memory\n");
-		return 1;
-	}
-	for (v = 0; v < NV; v++)
-		for (k = 0; k < m->nz; k++)
-			memcpy(s + (v * m->nz + k) * m->nx, &Q(m->state, v, k + HS, HS),
+	if (!s) { /* hml: */
+		fprintf(stderr, "miniweather: error: out of memory\n"); /* hml: */
+		return 1; /* hml: */
+	} /* hml: */
+	for (v = 0; v < NV; v++) /* hml: */
+		for (k = 0; k < m->nz; k++) /* hml: */
+			memcpy(s + (v * m->nz + k) * m->nx, &Q(m->state, v, k + HS, HS), /* hml: */
 			       sizeof(double) * (size_t)m->nx);
-	if (hml_qoi_write("state", s, HML_F64, 3, sshape) < 0 ||
-	    hml_qoi_write("mass", mass, HML_F64, 1, tshape) < 0 ||
-	    hml_qoi_write("energy", energy, HML_F64, 1, tshape) < 0)
-		rc = fail("cannot record the quantity of interest");
-	free(s);
-	return rc;
-#else
-	(void)m; (void)mass; (void)energy; (void)n;
+#pragma hml qoi(s[0:NV, 0:m->nz, 0:m->nx]) name("state")
+#pragma hml qoi(mass[0:n])
+#pragma hml qoi(energy[0:n])
+	free(s); /* hml: */
 	return 0;
-#endif
 }
 
 int main(int argc, char **argv)
@@ -503,13 +488,8 @@ int main(int argc, char **argv)
 	struct opts o;
 	struct model m;
 	double *mass = NULL, *energy = NULL, t0, t1, drift;
-	long s, c, calls;
+	long s, c, calls, nz, nx;
 	int rc;
-#ifndef HML_BASELINE
-	hml_region *region = NULL;
-	hml_symbol sym[2];
-	hml_array st;
-#endif
 
 	if ((rc = parse_args(argc, argv, &o)) != 0)
 		return rc;
@@ -526,35 +506,12 @@ int main(int argc, char **argv)
 		timestep(&m);
 	totals(&m, &mass[0], &energy[0]);
 
-#ifndef HML_BASELINE
-	sym[0] = (hml_symbol){ "nz", o.nz };
-	sym[1] = (hml_symbol){ "nx", o.nx };
-	st = HML_ARRAY_3D(m.state, HML_F64, NV, m.h, m.w);
-	if (hml_region_open(&region, "miniweather", NULL) < 0 ||
-	    hml_region_inout(region, "[0:4, 0:nz+4, 0:nx+4] = ([0:4, 0:nz+4, 0:nx+4])",
-	                     NULL, &st, 1, sym, 2) < 0) {
-		rc = fail("cannot set up region 'miniweather'");
-		goto done;
-	}
-#endif
+	nz = o.nz, nx = o.nx; /* hml: the functor's symbols */
 	t0 = now();
 	for (c = 0; c < calls; c++) {
-#ifndef HML_BASELINE
-		int run = hml_region_begin(region);
-		if (run < 0) {
-			rc = fail("region 'miniweather' failed");
-			goto done;
-		}
-		if (run)
-#endif
-			for (s = 0; s < o.k; s++)
-				timestep(&m);
-#ifndef HML_BASELINE
-		if (hml_region_end(region) < 0) {
-			rc = fail("region 'miniweather' failed");
-			goto done;
-		}
-#endif
+#pragma hml ml inout(whole(m.state[0:NV, 0:m.h, 0:m.w])) label("miniweather")
+		for (s = 0; s < o.k; s++)
+			timestep(&m);
 		totals(&m, &mass[c + 1], &energy[c + 1]);
 	}
 	t1 = now();
@@ -567,19 +524,10 @@ int main(int argc, char **argv)
 		       "miniweather: total energy %.10e, relative change %.3e\n"
 		       "miniweather: stepped in %.3f s\n",
 		       o.nx, o.nz, m.dt, o.warm, o.steps, o.k, o.seed,
-#ifndef HML_BASELINE
-		       hml_mode_name(hml_region_mode(region)),
-#else
-		       "baseline",
-#endif
+		       hml_mode_name(hml_region_mode(hml_region_find("miniweather"))),
 		       drift, MASS_BOUND, fabs(drift) <= MASS_BOUND ? "pass" : "FAIL",
 		       energy[calls], (energy[calls] - energy[0]) / energy[0], t1 - t0);
 done:
-#ifndef HML_BASELINE
-	if (region && hml_region_flush(region) < 0 && rc == 0)
-		rc = fail("cannot write collected data");
-	hml_region_free(region);
-#endif
 	model_free(&m);
 	free(mass);
 	free(energy);

@@ -17,7 +17,8 @@
  * normalisation cancels), the weights are normalised, the estimate is the
  * weighted mean and the particles are resampled systematically from the CDF.
  *
- * The whole tracker is the hml region "particlefilter", one row per video:
+ * The whole tracker is the hml region "particlefilter", marked by
+ * directives (hml-cc(1)), one row per video:
  *   input  [v, 0:T, 0:S, 0:S] = ([v, 0:T, 0:S, 0:S])   frames (int32)
  *   output [v, 0:T, 0:2]      = ([v, 0:T, 0:2])        estimates (x, y)
  * Frames in, positions out: a CNN with a vector head (family cnnvec) is
@@ -35,7 +36,7 @@
  *
  * The check: the RMSE of the final estimates against the ground truth must
  * stay below CHECK_BOUND pixels; exit 1 otherwise.
- * Built with -DHML_BASELINE it contains no hml call at all.
+ * particlefilter_api.c is the same program written against the C API.
  */
 #include <errno.h>
 #include <math.h>
@@ -45,10 +46,6 @@
 #include <string.h>
 #include <time.h>
 
-#ifndef HML_BASELINE
-#include <hml/hml.h>
-#endif
-
 #define RADIUS 5
 #define BACKGROUND 100.0
 #define FOREGROUND 228.0
@@ -56,6 +53,9 @@
 #define DX 1.0          /* motion per frame */
 #define DY (-2.0)
 #define CHECK_BOUND 1.0 /* pixels: RMSE of the final estimates vs truth */
+
+#pragma approx declare tensor_functor(video_in: [v, 0:T, 0:S, 0:S] = ([v, 0:T, 0:S, 0:S]))
+#pragma approx declare tensor_functor(video_out: [v, 0:T, 0:2] = ([v, 0:T, 0:2]))
 
 struct opts {
 	long size, frames, videos, particles;
@@ -326,28 +326,6 @@ static double now(void)
 	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-#ifndef HML_BASELINE
-static int fail(const char *what)
-{
-	fprintf(stderr, "particlefilter: error: %s: %s\n", what, hml_error_last()->message);
-	return 1;
-}
-
-/* The region and its maps (see the top of the file). */
-static int describe(hml_region **r, const struct opts *o, int32_t *frames, double *est)
-{
-	hml_symbol sym[3] = { { "T", o->frames }, { "S", o->size }, { "V", o->videos } };
-	hml_array in = HML_ARRAY_4D(frames, HML_I32, o->videos, o->frames, o->size, o->size);
-	hml_array out = HML_ARRAY_3D(est, HML_F64, o->videos, o->frames, 2);
-
-	if (hml_region_open(r, "particlefilter", NULL) < 0)
-		return fail("cannot open the region");
-	if (hml_region_input(*r, "[v, 0:T, 0:S, 0:S] = ([v, 0:T, 0:S, 0:S])", "0:V", &in, 1, sym, 3) < 0 ||
-	    hml_region_output(*r, "[v, 0:T, 0:2] = ([v, 0:T, 0:2])", "0:V", &out, 1, sym, 3) < 0)
-		return fail("cannot describe the region");
-	return 0;
-}
-#endif
 
 /* Final estimate, truth and their distance per video; the RMSE over videos. */
 static double final_errors(double *fin, double *tru, double *err, const double *est,
@@ -374,11 +352,8 @@ int main(int argc, char **argv)
 	int off[4 * RADIUS * RADIUS][2], ndisk, rc, ok;
 	int32_t *frames;
 	double *truth, *est, *fin, *tru, *err, t0, t1, rmse;
-	long v;
-#ifndef HML_BASELINE
-	hml_region *region = NULL;
-	int run;
-#endif
+	long v, T, S, tracked = 0;
+	hml_region_stats st; /* hml: */
 
 	if ((rc = parse_args(argc, argv, &o)) != 0)
 		return rc;
@@ -393,79 +368,43 @@ int main(int argc, char **argv)
 		rc = 1;
 		goto done;
 	}
+	T = o.frames, S = o.size; /* hml: the functors' symbols */
 	tru = fin + 2 * o.videos;
 	err = fin + 4 * o.videos;
 #pragma omp parallel for schedule(static)
 	for (v = 0; v < o.videos; v++)
 		make_video(frames + v * o.frames * o.size * o.size, truth + v * o.frames * 2, v, &o, off, ndisk);
-#ifndef HML_BASELINE
-	if ((rc = describe(&region, &o, frames, est)) != 0)
-		goto done;
-#endif
 
 	t0 = now();
-#ifndef HML_BASELINE
-	if ((run = hml_region_begin(region)) < 0) {
-		rc = fail("region failed");
+#pragma hml ml in(video_in(frames[0:o.videos, 0:T, 0:S, 0:S])) out(video_out(est[0:o.videos, 0:T, 0:2])) label("particlefilter")
+	tracked = track_all(est, frames, truth, &o, off, ndisk);
+	if (tracked < 0) {
+		fprintf(stderr, "particlefilter: error: out of memory for %ld particles\n", o.particles);
+		rc = 1;
 		goto done;
 	}
-	if (run)
-#endif
-		if (track_all(est, frames, truth, &o, off, ndisk) < 0) {
-			fprintf(stderr, "particlefilter: error: out of memory for %ld particles\n", o.particles);
-			rc = 1;
-			goto done;
-		}
-#ifndef HML_BASELINE
-	if (hml_region_end(region) < 0) {
-		rc = fail("region failed");
-		goto done;
-	}
-#endif
 	t1 = now();
 
 	rmse = final_errors(fin, tru, err, est, truth, &o);
 	ok = rmse <= CHECK_BOUND;
-#ifndef HML_BASELINE
-	{
-		int64_t shape[2] = { o.videos, 2 };
-		if (hml_qoi_write("final_position", fin, HML_F64, 2, shape) < 0 ||
-		    hml_qoi_write("truth", tru, HML_F64, 2, shape) < 0 ||
-		    HML_QOI_WRITE_1D("final_error", err, HML_F64, o.videos) < 0) {
-			rc = fail("cannot record the quantity of interest");
-			goto done;
-		}
-	}
-#endif
+#pragma hml qoi(fin[0:o.videos, 0:2]) name("final_position")
+#pragma hml qoi(tru[0:o.videos, 0:2]) name("truth")
+#pragma hml qoi(err[0:o.videos]) name("final_error")
 	if (!o.quiet) {
 		printf("particlefilter: size %ld, frames %ld, videos %ld, particles %ld, seed %lu, mode %s\n",
 		       o.size, o.frames, o.videos, o.particles, o.seed,
-#ifndef HML_BASELINE
-		       hml_mode_name(hml_region_mode(region)));
-#else
-		       "baseline");
-#endif
+		       hml_mode_name(hml_region_mode(hml_region_find("particlefilter"))));
 		printf("particlefilter: tracked in %.3f s\n", t1 - t0);
 		printf("particlefilter: check final position: rmse %.3f px vs ground truth (bound %.0f) %s\n",
 		       rmse, CHECK_BOUND, ok ? "pass" : "FAIL");
 	}
-#ifndef HML_BASELINE
 	/* A surrogate's estimates are the model's business; only the
 	 * filter's own run must pass its check. */
-	if (!ok) {
-		hml_region_stats st;
-		if (hml_region_stats_get(region, &st) == 0 && st.model_calls > 0)
-			ok = 1;
-	}
-#endif
+	if (!ok && hml_region_stats_get(hml_region_find("particlefilter"), &st) == 0 && st.model_calls > 0)
+		ok = 1; /* hml: */
 	if (!ok)
 		rc = 1;
 done:
-#ifndef HML_BASELINE
-	if (region && hml_region_flush(region) < 0 && rc == 0)
-		rc = fail("cannot write collected data");
-	hml_region_free(region);
-#endif
 	free(frames);
 	free(truth);
 	free(est);

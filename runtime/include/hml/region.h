@@ -247,6 +247,15 @@ HML_EXTERN hml_mode hml_region_mode(const hml_region *r);
 /** The region's label. Owned by the region. */
 HML_EXTERN const char *hml_region_label(const hml_region *r);
 
+/**
+ * The open region labelled `label` (the one opened last, if several are),
+ * or NULL if none is open. Borrowed: it stays its opener's, valid until
+ * freed. For a program whose regions come from directives (hml-cc(1)),
+ * which holds no handle: hml_mode_name(hml_region_mode(hml_region_find("x")))
+ * is the mode in effect ("off" before the region first runs).
+ */
+HML_EXTERN hml_region *hml_region_find(const char *label);
+
 /** "off", "collect", "infer", "interleave", "shadow"; NULL for others. */
 HML_EXTERN const char *hml_mode_name(hml_mode mode);
 
