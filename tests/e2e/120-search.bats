@@ -279,12 +279,14 @@ load search-helpers
 }
 
 @test "a hanging trial is killed at --trial-timeout and recorded as timed out" {
-	HML_SEARCH_TEST_HANG=1 run --separate-stderr hml -q -C exp --json search --budget 4 --workers 2 --trial-timeout 3 $QUICK
+	# 15 s: a worker's libtorch start-up alone took more than 3 s on a
+	# loaded 2-core machine, and every trial timed out.
+	HML_SEARCH_TEST_HANG=1 run --separate-stderr hml -q -C exp --json search --budget 4 --workers 2 --trial-timeout 15 $QUICK
 	assert_success
 	echo "$output" > out.json
 	[ "$(json out.json 'd["search"]["counts"]["failed"]')" = 1 ]
 	[ "$(hist '[e["status"] for e in ev if e["trial"] == 1][-1]')" = timeout ]
-	[[ "$(hist '[e.get("error") for e in ev if e["trial"] == 1][-1]')" == *"--trial-timeout 3 s"* ]]
+	[[ "$(hist '[e.get("error") for e in ev if e["trial"] == 1][-1]')" == *"--trial-timeout 15 s"* ]]
 	check_history
 }
 

@@ -240,7 +240,9 @@ TEST(auto_without_compiler)
 	for (size_t i = 0; i < n; i++)
 		CHECK_EQ_INT(c[i].target, TS);
 	CHECK_STR(c[2].model, "m3");
-	CHECK_CONTAINS(why, "no C compiler: 'cc' is not on PATH");
+	/* a build without libtorch (sanitize.runtime's) cannot compile at all */
+	CHECK(strstr(why, "no C compiler: 'cc' is not on PATH") ||
+	      strstr(why, "hml is built without libtorch"));
 	/* nothing in C to leave out: nothing said */
 	hml__select_auto(c, &n, why, sizeof(why));
 	CHECK_EQ_INT(n, 3);
