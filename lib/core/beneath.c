@@ -223,7 +223,7 @@ int hml__beneath_open(const char *root, const char *path, int flags, mode_t mode
 {
 	const char *slash = strrchr(path, '/');
 	char dir[4096];
-	int rfd, fd;
+	int rfd, fd, derived = !root;
 
 	if (!root) {   /* the directory that holds `path` */
 		if (!slash)
@@ -236,7 +236,16 @@ int hml__beneath_open(const char *root, const char *path, int flags, mode_t mode
 		} else
 			return io_error(ENAMETOOLONG, ".", path);
 	}
-	if ((rfd = root_open(root)) < 0)
+	/* No experiment named: a missing folder is the path's own failure. */
+	if (derived && (rfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+		int err = errno, code = err == ENOMEM ? HML_ENOMEM
+		                      : err == ENOENT && !(flags & O_CREAT) ? HML_ENOTFOUND : HML_EIO;
+
+		hml__error_set(code, "cannot %s '%s': %s", verb_of(flags), path, strerror(err));
+		errno = err;
+		return code;
+	}
+	if (!derived && (rfd = root_open(root)) < 0)
 		return rfd;
 	fd = hml__beneath_openat(rfd, root, rel_of(root, path), flags, mode);
 	close(rfd);
