@@ -26,7 +26,7 @@ int cmd_translate(int argc, char **argv)
 		"user's lines. A file without directives is copied unchanged.\n"
 		"A malformed directive is an error FILE:LINE:COLUMN: WHAT: 'TOKEN' (exit 3).\n"
 		"See hml-cc(1) for the grammar.",
-		opts, 1, 1 };
+		opts, 1, 1, NULL };
 	char *src = NULL, *txt = NULL;
 	size_t size;
 	int first, rc, count = 0;
