@@ -13,6 +13,7 @@
 #include <jansson.h>
 
 #include "core/error.h"
+#include "core/util.h"
 #include "deploy/vet.h"
 #include "sys/proc.h"
 
@@ -21,16 +22,13 @@ extern char **environ;
 static int env_positive(const char *name, uint64_t *out)
 {
 	const char *v = getenv(name);
-	char *end;
-	unsigned long long n;
+	int64_t n;
 
 	if (!v || !*v)
 		return 0;
-	errno = 0;
-	n = strtoull(v, &end, 10);
-	if (*end || errno || n == 0 || n > (1ULL << 40) || v[0] == '-')
+	if (hml__parse_i64(v, &n) < 0 || n <= 0 || n > ((int64_t)1 << 40))
 		return hml__error_set(HML_EINVALID, "%s must be a positive integer, not '%s'", name, v);
-	*out = n;
+	*out = (uint64_t)n;
 	return 0;
 }
 
