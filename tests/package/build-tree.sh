@@ -24,6 +24,14 @@ cmake --build "$scratch/cmake-build" >/dev/null
 "$scratch/cmake-build/app"
 if [ "$has_cc" = ON ]; then
 	"$scratch/cmake-build/app_directives"
+	( cd "$scratch" && unset HML_EXPERIMENT &&
+	  HML_MODE=off cmake-build/app_annotated &&
+	  HML_MODE=collect HML_DB=annotated.h5 cmake-build/app_annotated ) ||
+		{ echo "the annotated program built with the build tree's hml cc does not run" >&2; exit 1; }
+	[ -s "$scratch/annotated.h5" ] ||
+		{ echo "the annotated program built with the build tree's hml cc collected nothing" >&2; exit 1; }
+	h5ls "$scratch/annotated.h5/double/input" | grep -q 'Dataset {8/Inf, 1}' ||
+		{ echo "the annotated program did not collect its 8 rows:" >&2; h5ls -r "$scratch/annotated.h5" >&2; exit 1; }
 	echo "package: build tree: an application builds through hml_target_directives (hml cc)"
 else
 	echo "package: build tree: this hml has no cc command: launcher checked, not run"

@@ -25,6 +25,16 @@ cmake --build "$scratch/cmake-build" >/dev/null
 LD_LIBRARY_PATH="$libdir" "$scratch/cmake-build/app"
 if [ "$has_cc" = ON ]; then
 	LD_LIBRARY_PATH="$libdir" "$scratch/cmake-build/app_directives"
+	# The annotated program collects through the installed runtime.
+	( cd "$scratch" && unset HML_EXPERIMENT &&
+	  HML_MODE=off LD_LIBRARY_PATH="$libdir" cmake-build/app_annotated &&
+	  HML_MODE=collect HML_DB=annotated.h5 LD_LIBRARY_PATH="$libdir" cmake-build/app_annotated ) ||
+		{ echo "the annotated program built with the installed hml cc does not run" >&2; exit 1; }
+	[ -s "$scratch/annotated.h5" ] ||
+		{ echo "the annotated program built with the installed hml cc collected nothing" >&2; exit 1; }
+	h5ls "$scratch/annotated.h5/double/input" | grep -q 'Dataset {8/Inf, 1}' ||
+		{ echo "the annotated program did not collect its 8 rows:" >&2; h5ls -r "$scratch/annotated.h5" >&2; exit 1; }
+	echo "package: a program annotated with HPAC-ML directives builds with the installed hml cc and collects"
 fi
 
 export PKG_CONFIG_PATH="$libdir/pkgconfig"
