@@ -34,6 +34,12 @@ if [ "$has_cc" = ON ]; then
 		{ echo "the annotated program built with the installed hml cc collected nothing" >&2; exit 1; }
 	h5ls "$scratch/annotated.h5/double/input" | grep -q 'Dataset {8/Inf, 1}' ||
 		{ echo "the annotated program did not collect its 8 rows:" >&2; h5ls -r "$scratch/annotated.h5" >&2; exit 1; }
+	# and as CC="hml cc gcc" would build it: one command, no CMake, the
+	# installed runtime found and linked by the wrapper (RPATH included).
+	( cd "$scratch" && unset LD_LIBRARY_PATH HML_EXPERIMENT &&
+	  "$prefix/bin/hml" cc cc -O2 -o annotated-cc "$src/tests/package/directives.c" &&
+	  HML_MODE=off ./annotated-cc ) ||
+		{ echo "hml cc cc from the installed prefix cannot build and run the annotated program" >&2; exit 1; }
 	echo "package: a program annotated with HPAC-ML directives builds with the installed hml cc and collects"
 fi
 
