@@ -336,7 +336,35 @@ done:
 	return rc;
 }
 
-/* 2: every field of a call record, 1: the row fields, 0: neither. */
+/* Whether a compound type read from a file lies inside its own size:
+ * HDF5 1.10.8 converts a member at whatever offset the file says (a
+ * corrupt offset made it read 16 MB past its buffer). Members are the
+ * 8-byte integers and floats the runtime writes, each whole inside. */
+static int members_inside(hid_t type)
+{
+	size_t size = H5Tget_size(type), off, msize;
+	int i, n = H5Tget_nmembers(type);
+	hid_t m;
+
+	if (size == 0 || n < 0)
+		return 0;
+	for (i = 0; i < n; i++) {
+		H5T_class_t cls = H5Tget_member_class(type, (unsigned)i);
+		if (cls != H5T_INTEGER && cls != H5T_FLOAT)
+			return 0;
+		if ((m = H5Tget_member_type(type, (unsigned)i)) < 0)
+			return 0;
+		msize = H5Tget_size(m);
+		H5Tclose(m);
+		off = H5Tget_member_offset(type, (unsigned)i);
+		if (msize == 0 || msize > 16 || off > size || msize > size - off)
+			return 0;
+	}
+	return 1;
+}
+
+/* 2: every field of a call record, 1: the row fields, 0: neither, -1: a
+ * compound whose members lie outside it (a corrupt file). */
 static int record_fields(hid_t type)
 {
 	static const char *const others[3] = { "run", "call", "original_seconds" };
@@ -344,6 +372,8 @@ static int record_fields(hid_t type)
 
 	if (H5Tget_class(type) != H5T_COMPOUND)
 		return 0;
+	if (!members_inside(type))
+		return -1;
 	for (i = 0; i < 4; i++)
 		if (H5Tget_member_index(type, row_fields[i]) < 0)
 			return 0;
@@ -399,7 +429,12 @@ int hml__coll_calls_open(hid_t *dset, hml__coll_calls *info, hid_t group,
 	info->table = 1;
 	info->growing = maxdims[0] == H5S_UNLIMITED;
 	info->ncalls = (int64_t)dims[0];
-	info->fields = record_fields(type);
+	if ((info->fields = record_fields(type)) < 0) {
+		rc = hml__error_set(HML_EIO, "'%s/calls' in '%s' is corrupt: a field of its "
+		                    "records lies outside the record", label, path);
+		info->fields = 0;
+		goto done;
+	}
 	info->has_ncalls = info->fields == 2 && H5Tget_member_index(type, "ncalls") >= 0;
 	if (info->fields && info->ncalls > 0 &&
 	    read_last(*dset, space, dims[0], &info->last) < 0)
