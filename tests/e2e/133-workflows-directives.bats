@@ -2,9 +2,7 @@
 # The bundled applications annotated with directives (workflows/APP/APP.c,
 # built by hml cc) behave as the same programs written against the C API
 # (APP_api.c): the same output, the same collected data in the same
-# layout, the same quantities of interest, in every mode. (heat is still
-# written against the API: its rows region needs a slice whose row length
-# is not its upper bound.)
+# layout, the same quantities of interest, in every mode.
 
 load helpers
 
@@ -19,6 +17,8 @@ args() {
 	minibude) echo "--poses 64 --batch 32 --protein 300 --ligand 20 --seed 3" ;;
 	particlefilter) echo "--size 32 --frames 4 --videos 8 --seed 1000" ;;
 	miniweather) echo "--nx 40 --nz 20 --steps 20 --k 10 --seed 0" ;;
+	heat) echo "--n 12 --steps 8 --k 2 --seed 3" ;;
+	heat-rows) echo "--n 12 --steps 4 --region rows --seed 3" ;;
 	esac
 }
 
@@ -51,27 +51,40 @@ print("same")
 PY
 }
 
-@test "directive builds: the same output, data and QoI as the C API builds, collect and off" {
-	for app in binomial bonds minibude particlefilter miniweather; do
-		[ -x "$W/$app/${app}_api" ]
-		for form in "$app" "${app}_api"; do
-			HML_MODE=collect HML_DB="$WORK/$form.h5" HML_QOI="$WORK/$form-q.h5" \
-				timeout 300 "$W/$app/$form" $(args $app) > "$form.out"
-			HML_QOI="$WORK/$form-off.h5" timeout 300 "$W/$app/$form" $(args $app) > "$form.off"
-		done
-		run same_h5 "$app.h5" "${app}_api.h5"
-		assert_output same
-		run same_h5 "$app-q.h5" "${app}_api-q.h5"
-		assert_output same
-		run same_h5 "$app-off.h5" "${app}_api-off.h5"
-		assert_output same
-		# The same lines, timings aside; the mode printed is the region's.
-		for m in out off; do
-			diff <(grep -v ' in [0-9.]* s$' "$app.$m") <(grep -v ' in [0-9.]* s$' "${app}_api.$m")
-		done
-		grep -q "mode collect" "$app.out"
-		grep -q "mode off" "$app.off"
+# same_as_api APP [NAME]: APP's directive build (NAME's arguments) and its
+# C API build give the same lines, collected data and QoI, collect and off.
+same_as_api() {
+	local app=$1 name=${2:-$1} form
+	[ -x "$W/$app/${app}_api" ]
+	for form in "$app" "${app}_api"; do
+		HML_MODE=collect HML_DB="$WORK/$form.h5" HML_QOI="$WORK/$form-q.h5" \
+			timeout 300 "$W/$app/$form" $(args $name) > "$form.out"
+		HML_QOI="$WORK/$form-off.h5" timeout 300 "$W/$app/$form" $(args $name) > "$form.off"
 	done
+	run same_h5 "$app.h5" "${app}_api.h5"
+	assert_output same
+	run same_h5 "$app-q.h5" "${app}_api-q.h5"
+	assert_output same
+	run same_h5 "$app-off.h5" "${app}_api-off.h5"
+	assert_output same
+	# The same lines, timings aside; the mode printed is the region's.
+	for m in out off; do
+		diff <(grep -v ' in [0-9.]* s$' "$app.$m") <(grep -v ' in [0-9.]* s$' "${app}_api.$m")
+	done
+	grep -q "mode collect" "$app.out"
+	grep -q "mode off" "$app.off"
+}
+
+@test "directive builds: the same output, data and QoI as the C API builds, collect and off" {
+	for app in binomial bonds minibude particlefilter miniweather heat; do
+		same_as_api $app
+	done
+}
+
+@test "directive build of heat's rows region: the same as the C API build" {
+	same_as_api heat heat-rows
+	[ "$(h5 heat.h5 'f["heat_rows/input"].shape')" = "(576, 5)" ]
+	[ "$(h5 heat-q.h5 'f["field"].shape')" = "(12, 12)" ]
 }
 
 @test "directive build of binomial: infer, interleave and shadow as the C API build" {
