@@ -133,11 +133,63 @@ static const char *sym_expr(site *st, const char *src, size_t s, size_t e, const
 	return name;
 }
 
-/* The functor's own symbols (identifiers that are not its indices): bound
- * to the C variables of the same names. */
-static int functor_syms(site *st, dspan text, const finfo *f)
+/* The value the slices give the functor symbol `name`: where a piece's
+ * subscript reads 0:SYM, :SYM, 0:SYM+C or 0:SYM-C (C a number) and the
+ * array applied there has a slice lo:hi in that dimension, SYM is hi - lo
+ * (less C): the piece reads the elements the slice names. Writes the C
+ * expression to out; 0 when no subscript reads the symbol so. */
+static int slice_sym(const site *st, const finfo *f, const ditem *it, dspan name, char *out, size_t cap)
 {
 	const char *src = st->m->src;
+
+	for (int p = 0; it && p < f->npieces && p < it->narg; p++)
+		for (int d = 0; d < f->nsub[p] && d < it->arg[p].nsub; d++) {
+			const dslice *sl = &it->arg[p].sub[d];
+			dscan sc;
+			dtok t[6];
+			int k = 0, i = 0, zero;
+			if (!sl->range || sl->hi.s == sl->hi.e || sl->step.s != sl->step.e)
+				continue;
+			memset(t, 0, sizeof(t));
+			hml__dscan_init(&sc, src, f->sub[p][d].s, f->sub[p][d].e, 1, 0, 1);
+			for (k = 0; k < 6 && (t[k] = hml__dscan_next(&sc)).kind != DT_EOF; k++)
+				;
+			if (k == 6)
+				continue;
+			if (t[i].kind == DT_NUMBER && hml__dtok_is(&sc, &t[i], "0"))
+				i++;
+			if (!hml__dtok_is(&sc, &t[i], ":") || t[i + 1].kind != DT_IDENT ||
+			    t[i + 1].end - t[i + 1].start != name.e - name.s ||
+			    memcmp(src + t[i + 1].start, src + name.s, name.e - name.s) != 0)
+				continue;
+			i += 2;
+			if (t[i].kind != DT_EOF && !((hml__dtok_is(&sc, &t[i], "+") || hml__dtok_is(&sc, &t[i], "-")) &&
+			                             t[i + 1].kind == DT_NUMBER && t[i + 2].kind == DT_EOF))
+				continue;
+			if (sl->hi.e - sl->hi.s + sl->lo.e - sl->lo.s + 40 > cap)
+				continue;
+			zero = sl->lo.s == sl->lo.e || (sl->lo.e - sl->lo.s == 1 && src[sl->lo.s] == '0');
+			snprintf(out, cap, zero && t[i].kind == DT_EOF ? "%.*s" : "(%.*s)", (int)(sl->hi.e - sl->hi.s),
+			         src + sl->hi.s);
+			if (!zero)
+				snprintf(out + strlen(out), cap - strlen(out), " - (%.*s)", (int)(sl->lo.e - sl->lo.s),
+				         src + sl->lo.s);
+			if (t[i].kind != DT_EOF)
+				snprintf(out + strlen(out), cap - strlen(out), " %s %.*s",
+				         src[t[i].start] == '+' ? "-" : "+", (int)(t[i + 1].end - t[i + 1].start),
+				         src + t[i + 1].start);
+			return 1;
+		}
+	return 0;
+}
+
+/* The functor's own symbols (identifiers that are not its indices): the
+ * extents its pieces read from the slices of `it` (slice_sym), else the C
+ * variables of the same names. */
+static int functor_syms(site *st, dspan text, const finfo *f, const ditem *it)
+{
+	const char *src = st->m->src;
+	char value[600];
 	dscan sc;
 	dtok t, prev;
 
@@ -159,8 +211,11 @@ static int functor_syms(site *st, dspan text, const finfo *f)
 			return hml__directive_error(src, st->m->path, &f->at, "too many symbols in one directive");
 		memcpy(st->names[st->nsym], src + t.start, n);
 		st->names[st->nsym++][n] = 0;
-		hml__dbuf_printf(&st->syms, "\t\t{ \"%.*s\", (int64_t)(%.*s) },\n", (int)n, src + t.start,
-		                 (int)n, src + t.start);
+		if (slice_sym(st, f, it, (dspan){ t.start, t.end }, value, sizeof(value)))
+			hml__dbuf_printf(&st->syms, "\t\t{ \"%.*s\", (int64_t)(%s) },\n", (int)n, src + t.start, value);
+		else
+			hml__dbuf_printf(&st->syms, "\t\t{ \"%.*s\", (int64_t)(%.*s) },\n", (int)n, src + t.start,
+			                 (int)n, src + t.start);
 	}
 	return 0;
 }
@@ -318,7 +373,7 @@ static int apply_map(site *st, int kind, const ditem *it, dspan ftext, const dto
 		snprintf(msg, sizeof(msg), "the functor has %d pieces but %d arrays are given", f.npieces, it->narg);
 		return hml__directive_error(src, path, &it->at, msg);
 	}
-	if ((rc = functor_syms(st, ftext, &f)) < 0)
+	if ((rc = functor_syms(st, ftext, &f, it)) < 0)
 		return rc;
 	for (j = 0; j < f.nidx; j++) {
 		const dslice *sl = NULL;
