@@ -51,12 +51,11 @@ static int record(struct model *m, const double *mass, const double *energy, lon
 int main(int argc, char **argv)
 {
 	struct mw w;
-	long s, c, nz, nx;
+	long s, c;
 	int rc;
 
 	if ((rc = mw_setup(&w, argc, argv)) != 0)
 		return rc;
-	nz = w.o.nz, nx = w.o.nx; /* hml: the functor's symbols */
 	for (c = 0; c < w.calls; c++) {
 #pragma hml ml inout(whole(w.m.state[0:NV, 0:w.m.h, 0:w.m.w])) label("miniweather")
 		for (s = 0; s < w.o.k; s++)

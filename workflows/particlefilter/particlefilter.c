@@ -28,13 +28,11 @@
 int main(int argc, char **argv)
 {
 	struct pfilter p;
-	long T, S;
 	int rc, ok = 1;
 
 	if ((rc = pf_setup(&p, argc, argv)) != 0)
 		return rc;
-	T = p.frames, S = p.size; /* hml: the functors' symbols */
-#pragma hml ml in(video_in(p.pixels[0:p.videos, 0:T, 0:S, 0:S])) out(video_out(p.est[0:p.videos, 0:T, 0:2])) label("particlefilter")
+#pragma hml ml in(video_in(p.pixels[0:p.videos, 0:p.frames, 0:p.size, 0:p.size])) out(video_out(p.est[0:p.videos, 0:p.frames, 0:2])) label("particlefilter")
 	ok = pf_track(&p);
 	if (ok >= 0) {
 		pf_finish(&p);
