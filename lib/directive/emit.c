@@ -742,24 +742,84 @@ static int emit_qoi_nd(demit *m, const ddirective *d)
 	return o->oom ? hml__error_oom() : 0;
 }
 
+/* qoi(a[lo:hi, ...]) of an array whose shape is declared (or its C type):
+ * the slice gathered from the array's rows (hml__dir_qoi_slice, whose
+ * declaration and definition the translation then carries). */
+static int emit_qoi_slice(demit *m, const ddirective *d)
+{
+	const char *src = m->src;
+	const darray *a = &d->qoi.arg[0];
+	dbuf *o = m->out;
+	site st;
+	char dims[300], elem[300];
+	int n = (int)(a->base.e - a->base.s), k, indexed, rc;
+
+	memset(&st, 0, sizeof(st));
+	st.m = m;
+	st.d = d;
+	if ((rc = array_shape(&st, a, dims, sizeof(dims), &indexed)) < 0)
+		goto done;
+	snprintf(elem, sizeof(elem), "(%.*s)", n, src + a->base.s);
+	for (k = 0; k < (indexed ? a->nsub : 1); k++)
+		strcat(elem, "[0]");
+	hml__dbuf_printf(o, "{ const hml_symbol hml__sym[] = { ");
+	if (st.nsym == 0)
+		hml__dbuf_printf(o, "{ \"hml__none\", 0 }");
+	for (k = 0; k < (int)st.syms.n; k++)   /* the symbols on the directive's line */
+		hml__dbuf_put(o, st.syms.p[k] == '\n' || st.syms.p[k] == '\t' ? " " : st.syms.p + k, 1);
+	hml__dbuf_printf(o, " }; const int64_t hml__q[12] = { %s", dims);
+	for (k = 0; k < DMAX_DIMS; k++) {
+		hml__dbuf_printf(o, ", (int64_t)(");
+		put_span_or(o, src, k < a->nsub ? a->sub[k].lo : (dspan){ 0, 0 }, "", "", "0");
+		hml__dbuf_printf(o, ")");
+	}
+	for (k = 0; k < DMAX_DIMS; k++) {
+		hml__dbuf_printf(o, ", (int64_t)(");
+		if (k < a->nsub) {
+			hml__dbuf_put(o, src + a->sub[k].hi.s, a->sub[k].hi.e - a->sub[k].hi.s);
+			hml__dbuf_printf(o, ") - (int64_t)(");
+			put_span_or(o, src, a->sub[k].lo, "", "", "0");
+		} else {
+			hml__dbuf_printf(o, "0");
+		}
+		hml__dbuf_printf(o, ")");
+	}
+	hml__dbuf_printf(o, " }; (void)hml__sym; hml__dir_qoi_slice(\"");
+	hml__dbuf_cstr(o, m->path, strlen(m->path));
+	hml__dbuf_printf(o, ":%d\", ", d->at.line);
+	if (d->qoi_name.s < d->qoi_name.e)
+		put_span_or(o, src, d->qoi_name, "(", ")", "");
+	else
+		hml__dbuf_printf(o, "\"%.*s\"", n, src + a->base.s);
+	hml__dbuf_printf(o, ", &%s, HML__DIR_DT(&%s), sizeof(%s), %d, hml__q); }", elem, elem, elem, a->nsub);
+	m->qoi_slice = 1;
+	rc = o->oom ? hml__error_oom() : 0;
+done:
+	free(st.arrays.p);
+	free(st.maps.p);
+	free(st.syms.p);
+	return rc;
+}
+
 int hml__demit_qoi(demit *m, const ddirective *d)
 {
 	const char *src = m->src;
 	const darray *a = &d->qoi.arg[0];
 	const dslice *sl = &a->sub[0];
 	dbuf *o = m->out;
-	int n = (int)(a->base.e - a->base.s), k;
+	int n = (int)(a->base.e - a->base.s), k, slice = 0;
 
 	for (k = 0; k < a->nsub; k++) {
 		if (a->sub[k].hi.s == a->sub[k].hi.e)
 			return hml__directive_error(src, m->path, &a->sub[k].at, "a slice needs its upper bound");
 		if (a->nsub > 1 && a->sub[k].lo.s < a->sub[k].lo.e && !span_is_zero(src, a->sub[k].lo))
-			return hml__directive_error(src, m->path, &a->sub[k].at,
-				"a quantity of interest of several dimensions starts at 0 in each: [0:N, 0:M]");
+			slice = 1;
 		if (sl->step.s < sl->step.e || a->sub[k].step.s < a->sub[k].step.e)
 			return hml__directive_error(src, m->path, &a->sub[k].at,
 				"a quantity of interest takes no step: [lo:hi]");
 	}
+	if (slice)
+		return emit_qoi_slice(m, d);
 	if (a->nsub > 1)
 		return emit_qoi_nd(m, d);
 	hml__dbuf_printf(o, "hml__dir_qoi(\"");
