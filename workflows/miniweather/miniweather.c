@@ -18,35 +18,9 @@
  *
  * miniweather_api.c is the same program written against the C API.
  */
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
 #include "miniweather_physics.h"
 
 #pragma approx declare tensor_functor(whole: [0:4, 0:nz+4, 0:nx+4] = ([0:4, 0:nz+4, 0:nx+4]))
-
-/* The quantities of interest: the final interior state [4, nz, nx] and
- * the per-call totals. */
-static int record(struct model *m, const double *mass, const double *energy, long n)
-{
-	double *s = malloc(sizeof(double) * NV * (size_t)(m->nx * m->nz)); /* hml: */
-	long v, k;
-
-	if (!s) { /* hml: */
-		fprintf(stderr, "miniweather: error: out of memory\n"); /* hml: */
-		return 1; /* hml: */
-	} /* hml: */
-	for (v = 0; v < NV; v++) /* hml: */
-		for (k = 0; k < m->nz; k++) /* hml: */
-			memcpy(s + (v * m->nz + k) * m->nx, &Q(m->state, v, k + HS, HS), /* hml: */
-			       sizeof(double) * (size_t)m->nx);
-#pragma hml qoi(s[0:NV, 0:m->nz, 0:m->nx]) name("state")
-#pragma hml qoi(mass[0:n])
-#pragma hml qoi(energy[0:n])
-	free(s); /* hml: */
-	return 0;
-}
 
 int main(int argc, char **argv)
 {
@@ -56,6 +30,7 @@ int main(int argc, char **argv)
 
 	if ((rc = mw_setup(&w, argc, argv)) != 0)
 		return rc;
+#pragma hml declare shape(w.m.state[NV][w.m.h][w.m.w])
 	for (c = 0; c < w.calls; c++) {
 #pragma hml ml inout(whole(w.m.state[0:NV, 0:w.m.h, 0:w.m.w])) label("miniweather")
 		for (s = 0; s < w.o.k; s++)
@@ -63,8 +38,10 @@ int main(int argc, char **argv)
 		mw_called(&w, c);
 	}
 	mw_finish(&w);
-	if ((rc = record(&w.m, w.mass, w.energy, w.calls + 1)) == 0)
-		mw_report(&w, hml_mode_name(hml_region_mode(hml_region_find("miniweather"))));
+#pragma hml qoi(w.m.state[0:NV, HS:w.o.nz+HS, HS:w.o.nx+HS]) name("state")
+#pragma hml qoi(w.mass[0:w.calls+1]) name("mass")
+#pragma hml qoi(w.energy[0:w.calls+1]) name("energy")
+	mw_report(&w, hml_mode_name(hml_region_mode(hml_region_find("miniweather"))));
 	mw_free(&w);
-	return rc;
+	return 0;
 }
