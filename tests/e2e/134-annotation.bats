@@ -47,6 +47,13 @@ C
 		# The C API form's files are not the directive program's.
 		refute_line --regexp "^$app .*${app}_api.c"
 	done
+	# An application over the 2% goal has its hml lines listed, and the
+	# "Annotation:" paragraph of its source that says why.
+	for app in $(printf '%s\n' "${lines[@]}" | awk '$2 == "directives" && 100 * $3 > 2 * $4 { print $1 }'); do
+		assert_line "$app: over the goal of 2%; its hml lines:"
+		assert_line --regexp "^    $app\.c:[0-9]+: "
+		assert_line --regexp "^  Annotation: "
+	done
 	# --app is the row's count, all files together.
 	set -- $(ANN --app bonds)
 	total=0
