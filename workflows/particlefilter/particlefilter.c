@@ -28,7 +28,7 @@
 int main(int argc, char **argv)
 {
 	struct pfilter p;
-	int rc, ok = 1;
+	int rc, ok = 1;        /* stays 1 where a model replaces the tracker */
 
 	if ((rc = pf_setup(&p, argc, argv)) != 0)
 		return rc;
