@@ -58,13 +58,13 @@ trap 'rm -rf "$tmp"' EXIT
 export OMP_NUM_THREADS="${OMP_NUM_THREADS:-$(nproc)}"
 export HML_THREADS="${HML_THREADS:-$OMP_NUM_THREADS}"
 
-# sizes APP: sets src_file, runs, cargs (collect), eargs (evaluate) and
-# arch; an empty value keeps the workflow's own. Benchmark sizes follow
+# sizes APP: sets src_app (the application whose lines are counted), runs,
+# cargs (collect), eargs (evaluate) and arch; an empty value keeps the workflow's own. Benchmark sizes follow
 # REFERENCE.md: binomial 16384 options of a 1024-step tree, bonds 65536,
 # miniBUDE a bm2-sized protein, heat 128^2, miniWeather 200 x 100 cells,
 # the particle filter 128 x 128 frames, 10 of them, 512 particles.
 sizes() {
-	src_file="$src/workflows/$1/$1.c" runs="" cargs="" eargs="" arch=""
+	src_app="$1" runs="" cargs="" eargs="" arch=""
 	case "$1:$quick" in
 	binomial:1)
 		cargs="--options 4096 --seed {seed}" eargs="--options 4096 --seed 42" ;;
@@ -91,14 +91,14 @@ sizes() {
 		arch="cnnvec:8x8:relu:kernel=3:pool=4:head=64" ;;
 	esac
 	case "$1" in
-	heat-rows) src_file="$src/workflows/heat/heat.c" ;;
+	heat-rows) src_app=heat ;;
 	esac
 }
 
-# annotation FILE: "hml_lines total_lines" of one C source (bench/annotation.sh
-# says how they are counted).
+# annotation APP: "hml_lines total_lines" of APP's directive program, all
+# its files (bench/annotation.sh says how they are counted).
 annotation() {
-	sh "$src/bench/annotation.sh" --count "$1"
+	sh "$src/bench/annotation.sh" --app "$1"
 }
 
 # deploy_or_force APP FORM ARGS...: hml deploy ARGS, and when it refuses a
@@ -151,7 +151,7 @@ t = f[0]["truth"][:]
 print(" ".join("%.3g" % np.sqrt(np.mean(np.sum((g["final_position"][:] - t) ** 2, axis=1))) for g in f))
 PY
 	fi
-	set -- $(annotation "$src_file")
+	set -- $(annotation "$src_app")
 	echo "$app $1 $2 ${arch:-}" >> "$tmp/lines"
 	rm -rf "$exp/data"   # the collected data of the big sizes: hundreds of MB
 done

@@ -133,11 +133,63 @@ static const char *sym_expr(site *st, const char *src, size_t s, size_t e, const
 	return name;
 }
 
-/* The functor's own symbols (identifiers that are not its indices): bound
- * to the C variables of the same names. */
-static int functor_syms(site *st, dspan text, const finfo *f)
+/* The value the slices give the functor symbol `name`: where a piece's
+ * subscript reads 0:SYM, :SYM, 0:SYM+C or 0:SYM-C (C a number) and the
+ * array applied there has a slice lo:hi in that dimension, SYM is hi - lo
+ * (less C): the piece reads the elements the slice names. Writes the C
+ * expression to out; 0 when no subscript reads the symbol so. */
+static int slice_sym(const site *st, const finfo *f, const ditem *it, dspan name, char *out, size_t cap)
 {
 	const char *src = st->m->src;
+
+	for (int p = 0; it && p < f->npieces && p < it->narg; p++)
+		for (int d = 0; d < f->nsub[p] && d < it->arg[p].nsub; d++) {
+			const dslice *sl = &it->arg[p].sub[d];
+			dscan sc;
+			dtok t[6];
+			int k = 0, i = 0, zero;
+			if (!sl->range || sl->hi.s == sl->hi.e || sl->step.s != sl->step.e)
+				continue;
+			memset(t, 0, sizeof(t));
+			hml__dscan_init(&sc, src, f->sub[p][d].s, f->sub[p][d].e, 1, 0, 1);
+			for (k = 0; k < 6 && (t[k] = hml__dscan_next(&sc)).kind != DT_EOF; k++)
+				;
+			if (k == 6)
+				continue;
+			if (t[i].kind == DT_NUMBER && hml__dtok_is(&sc, &t[i], "0"))
+				i++;
+			if (!hml__dtok_is(&sc, &t[i], ":") || t[i + 1].kind != DT_IDENT ||
+			    t[i + 1].end - t[i + 1].start != name.e - name.s ||
+			    memcmp(src + t[i + 1].start, src + name.s, name.e - name.s) != 0)
+				continue;
+			i += 2;
+			if (t[i].kind != DT_EOF && !((hml__dtok_is(&sc, &t[i], "+") || hml__dtok_is(&sc, &t[i], "-")) &&
+			                             t[i + 1].kind == DT_NUMBER && t[i + 2].kind == DT_EOF))
+				continue;
+			if (sl->hi.e - sl->hi.s + sl->lo.e - sl->lo.s + 40 > cap)
+				continue;
+			zero = sl->lo.s == sl->lo.e || (sl->lo.e - sl->lo.s == 1 && src[sl->lo.s] == '0');
+			snprintf(out, cap, zero && t[i].kind == DT_EOF ? "%.*s" : "(%.*s)", (int)(sl->hi.e - sl->hi.s),
+			         src + sl->hi.s);
+			if (!zero)
+				snprintf(out + strlen(out), cap - strlen(out), " - (%.*s)", (int)(sl->lo.e - sl->lo.s),
+				         src + sl->lo.s);
+			if (t[i].kind != DT_EOF)
+				snprintf(out + strlen(out), cap - strlen(out), " %s %.*s",
+				         src[t[i].start] == '+' ? "-" : "+", (int)(t[i + 1].end - t[i + 1].start),
+				         src + t[i + 1].start);
+			return 1;
+		}
+	return 0;
+}
+
+/* The functor's own symbols (identifiers that are not its indices): the
+ * extents its pieces read from the slices of `it` (slice_sym), else the C
+ * variables of the same names. */
+static int functor_syms(site *st, dspan text, const finfo *f, const ditem *it)
+{
+	const char *src = st->m->src;
+	char value[600];
 	dscan sc;
 	dtok t, prev;
 
@@ -159,8 +211,11 @@ static int functor_syms(site *st, dspan text, const finfo *f)
 			return hml__directive_error(src, st->m->path, &f->at, "too many symbols in one directive");
 		memcpy(st->names[st->nsym], src + t.start, n);
 		st->names[st->nsym++][n] = 0;
-		hml__dbuf_printf(&st->syms, "\t\t{ \"%.*s\", (int64_t)(%.*s) },\n", (int)n, src + t.start,
-		                 (int)n, src + t.start);
+		if (slice_sym(st, f, it, (dspan){ t.start, t.end }, value, sizeof(value)))
+			hml__dbuf_printf(&st->syms, "\t\t{ \"%.*s\", (int64_t)(%s) },\n", (int)n, src + t.start, value);
+		else
+			hml__dbuf_printf(&st->syms, "\t\t{ \"%.*s\", (int64_t)(%.*s) },\n", (int)n, src + t.start,
+			                 (int)n, src + t.start);
 	}
 	return 0;
 }
@@ -318,7 +373,7 @@ static int apply_map(site *st, int kind, const ditem *it, dspan ftext, const dto
 		snprintf(msg, sizeof(msg), "the functor has %d pieces but %d arrays are given", f.npieces, it->narg);
 		return hml__directive_error(src, path, &it->at, msg);
 	}
-	if ((rc = functor_syms(st, ftext, &f)) < 0)
+	if ((rc = functor_syms(st, ftext, &f, it)) < 0)
 		return rc;
 	for (j = 0; j < f.nidx; j++) {
 		const dslice *sl = NULL;
@@ -687,24 +742,84 @@ static int emit_qoi_nd(demit *m, const ddirective *d)
 	return o->oom ? hml__error_oom() : 0;
 }
 
+/* qoi(a[lo:hi, ...]) of an array whose shape is declared (or its C type):
+ * the slice gathered from the array's rows (hml__dir_qoi_slice, whose
+ * declaration and definition the translation then carries). */
+static int emit_qoi_slice(demit *m, const ddirective *d)
+{
+	const char *src = m->src;
+	const darray *a = &d->qoi.arg[0];
+	dbuf *o = m->out;
+	site st;
+	char dims[300], elem[300];
+	int n = (int)(a->base.e - a->base.s), k, indexed, rc;
+
+	memset(&st, 0, sizeof(st));
+	st.m = m;
+	st.d = d;
+	if ((rc = array_shape(&st, a, dims, sizeof(dims), &indexed)) < 0)
+		goto done;
+	snprintf(elem, sizeof(elem), "(%.*s)", n, src + a->base.s);
+	for (k = 0; k < (indexed ? a->nsub : 1); k++)
+		strcat(elem, "[0]");
+	hml__dbuf_printf(o, "{ const hml_symbol hml__sym[] = { ");
+	if (st.nsym == 0)
+		hml__dbuf_printf(o, "{ \"hml__none\", 0 }");
+	for (k = 0; k < (int)st.syms.n; k++)   /* the symbols on the directive's line */
+		hml__dbuf_put(o, st.syms.p[k] == '\n' || st.syms.p[k] == '\t' ? " " : st.syms.p + k, 1);
+	hml__dbuf_printf(o, " }; const int64_t hml__q[12] = { %s", dims);
+	for (k = 0; k < DMAX_DIMS; k++) {
+		hml__dbuf_printf(o, ", (int64_t)(");
+		put_span_or(o, src, k < a->nsub ? a->sub[k].lo : (dspan){ 0, 0 }, "", "", "0");
+		hml__dbuf_printf(o, ")");
+	}
+	for (k = 0; k < DMAX_DIMS; k++) {
+		hml__dbuf_printf(o, ", (int64_t)(");
+		if (k < a->nsub) {
+			hml__dbuf_put(o, src + a->sub[k].hi.s, a->sub[k].hi.e - a->sub[k].hi.s);
+			hml__dbuf_printf(o, ") - (int64_t)(");
+			put_span_or(o, src, a->sub[k].lo, "", "", "0");
+		} else {
+			hml__dbuf_printf(o, "0");
+		}
+		hml__dbuf_printf(o, ")");
+	}
+	hml__dbuf_printf(o, " }; (void)hml__sym; hml__dir_qoi_slice(\"");
+	hml__dbuf_cstr(o, m->path, strlen(m->path));
+	hml__dbuf_printf(o, ":%d\", ", d->at.line);
+	if (d->qoi_name.s < d->qoi_name.e)
+		put_span_or(o, src, d->qoi_name, "(", ")", "");
+	else
+		hml__dbuf_printf(o, "\"%.*s\"", n, src + a->base.s);
+	hml__dbuf_printf(o, ", &%s, HML__DIR_DT(&%s), sizeof(%s), %d, hml__q); }", elem, elem, elem, a->nsub);
+	m->qoi_slice = 1;
+	rc = o->oom ? hml__error_oom() : 0;
+done:
+	free(st.arrays.p);
+	free(st.maps.p);
+	free(st.syms.p);
+	return rc;
+}
+
 int hml__demit_qoi(demit *m, const ddirective *d)
 {
 	const char *src = m->src;
 	const darray *a = &d->qoi.arg[0];
 	const dslice *sl = &a->sub[0];
 	dbuf *o = m->out;
-	int n = (int)(a->base.e - a->base.s), k;
+	int n = (int)(a->base.e - a->base.s), k, slice = 0;
 
 	for (k = 0; k < a->nsub; k++) {
 		if (a->sub[k].hi.s == a->sub[k].hi.e)
 			return hml__directive_error(src, m->path, &a->sub[k].at, "a slice needs its upper bound");
 		if (a->nsub > 1 && a->sub[k].lo.s < a->sub[k].lo.e && !span_is_zero(src, a->sub[k].lo))
-			return hml__directive_error(src, m->path, &a->sub[k].at,
-				"a quantity of interest of several dimensions starts at 0 in each: [0:N, 0:M]");
+			slice = 1;
 		if (sl->step.s < sl->step.e || a->sub[k].step.s < a->sub[k].step.e)
 			return hml__directive_error(src, m->path, &a->sub[k].at,
 				"a quantity of interest takes no step: [lo:hi]");
 	}
+	if (slice)
+		return emit_qoi_slice(m, d);
 	if (a->nsub > 1)
 		return emit_qoi_nd(m, d);
 	hml__dbuf_printf(o, "hml__dir_qoi(\"");

@@ -31,6 +31,8 @@ typedef struct demit {
 	const char *src, *path, *base;  /* base: path without folders, for default labels */
 	ddecls decls;
 	dbuf *out;
+	size_t helpers_at;              /* where in out the helpers' declarations end */
+	int qoi_slice;                  /* a qoi of a slice was emitted: its helper is needed */
 } demit;
 
 /* The code that replaces an ml directive and its statement [s, e):
@@ -44,5 +46,9 @@ int hml__demit_qoi(demit *m, const ddirective *d);
  * (at the end of the file). */
 extern const char hml__dprelude_head[];
 extern const char hml__dprelude_tail[];
+/* The same for hml__dir_qoi_slice(), carried only by a translation that
+ * records the slice of an array (prelude_slice.c). */
+extern const char hml__dprelude_slice_head[];
+extern const char hml__dprelude_slice_tail[];
 
 #endif

@@ -70,10 +70,25 @@ static void start_output(demit *m, size_t ins)
 	if (ins > 0 && m->src[ins - 1] != '\n')
 		hml__dbuf_put(m->out, "\n", 1);
 	hml__dbuf_put(m->out, hml__dprelude_head, strlen(hml__dprelude_head));
+	m->helpers_at = m->out->n;
 	hml__dscan_where(m->src, ins, &line, &col);
 	hml__dbuf_printf(m->out, "#line %d \"", line);
 	hml__dbuf_cstr(m->out, m->path, strlen(m->path));
 	hml__dbuf_printf(m->out, "\"\n");
+}
+
+/* A translation that records a slice carries hml__dir_qoi_slice(): its
+ * declaration after the other helpers' (at `at`), its definition last. */
+static void carry_slice_helper(dbuf *b, size_t at)
+{
+	size_t n = strlen(hml__dprelude_slice_head), tail = b->n - at;
+
+	hml__dbuf_put(b, hml__dprelude_slice_head, n);   /* room, then in its place */
+	if (b->oom)
+		return;
+	memmove(b->p + at + n, b->p + at, tail);
+	memcpy(b->p + at, hml__dprelude_slice_head, n);
+	hml__dbuf_put(b, hml__dprelude_slice_tail, strlen(hml__dprelude_slice_tail));
 }
 
 static int translate(demit *m, int *count, size_t *copied)
@@ -172,6 +187,8 @@ int hml__directive_translate(char **out, int *count, const char *src, const char
 		hml__dbuf_printf(&b, "/* hml translate: the helpers of the directives above */\n"
 		                     "#line 1 \"<hml directive helpers>\"\n");
 		hml__dbuf_put(&b, hml__dprelude_tail, strlen(hml__dprelude_tail));
+		if (m.qoi_slice)
+			carry_slice_helper(&b, m.helpers_at);
 		if (b.oom)
 			rc = hml__error_oom();
 	}

@@ -2,9 +2,7 @@
 # The bundled applications annotated with directives (workflows/APP/APP.c,
 # built by hml cc) behave as the same programs written against the C API
 # (APP_api.c): the same output, the same collected data in the same
-# layout, the same quantities of interest, in every mode. (heat is still
-# written against the API: its rows region needs a slice whose row length
-# is not its upper bound.)
+# layout, the same quantities of interest, in every mode.
 
 load helpers
 
@@ -19,6 +17,8 @@ args() {
 	minibude) echo "--poses 64 --batch 32 --protein 300 --ligand 20 --seed 3" ;;
 	particlefilter) echo "--size 32 --frames 4 --videos 8 --seed 1000" ;;
 	miniweather) echo "--nx 40 --nz 20 --steps 20 --k 10 --seed 0" ;;
+	heat) echo "--n 12 --steps 8 --k 2 --seed 3" ;;
+	heat-rows) echo "--n 12 --steps 4 --region rows --seed 3" ;;
 	esac
 }
 
@@ -51,27 +51,40 @@ print("same")
 PY
 }
 
-@test "directive builds: the same output, data and QoI as the C API builds, collect and off" {
-	for app in binomial bonds minibude particlefilter miniweather; do
-		[ -x "$W/$app/${app}_api" ]
-		for form in "$app" "${app}_api"; do
-			HML_MODE=collect HML_DB="$WORK/$form.h5" HML_QOI="$WORK/$form-q.h5" \
-				timeout 300 "$W/$app/$form" $(args $app) > "$form.out"
-			HML_QOI="$WORK/$form-off.h5" timeout 300 "$W/$app/$form" $(args $app) > "$form.off"
-		done
-		run same_h5 "$app.h5" "${app}_api.h5"
-		assert_output same
-		run same_h5 "$app-q.h5" "${app}_api-q.h5"
-		assert_output same
-		run same_h5 "$app-off.h5" "${app}_api-off.h5"
-		assert_output same
-		# The same lines, timings aside; the mode printed is the region's.
-		for m in out off; do
-			diff <(grep -v ' in [0-9.]* s$' "$app.$m") <(grep -v ' in [0-9.]* s$' "${app}_api.$m")
-		done
-		grep -q "mode collect" "$app.out"
-		grep -q "mode off" "$app.off"
+# same_as_api APP [NAME]: APP's directive build (NAME's arguments) and its
+# C API build give the same lines, collected data and QoI, collect and off.
+same_as_api() {
+	local app=$1 name=${2:-$1} form
+	[ -x "$W/$app/${app}_api" ]
+	for form in "$app" "${app}_api"; do
+		HML_MODE=collect HML_DB="$WORK/$form.h5" HML_QOI="$WORK/$form-q.h5" \
+			timeout 300 "$W/$app/$form" $(args $name) > "$form.out"
+		HML_QOI="$WORK/$form-off.h5" timeout 300 "$W/$app/$form" $(args $name) > "$form.off"
 	done
+	run same_h5 "$app.h5" "${app}_api.h5"
+	assert_output same
+	run same_h5 "$app-q.h5" "${app}_api-q.h5"
+	assert_output same
+	run same_h5 "$app-off.h5" "${app}_api-off.h5"
+	assert_output same
+	# The same lines, timings aside; the mode printed is the region's.
+	for m in out off; do
+		diff <(grep -v ' in [0-9.]* s$' "$app.$m") <(grep -v ' in [0-9.]* s$' "${app}_api.$m")
+	done
+	grep -q "mode collect" "$app.out"
+	grep -q "mode off" "$app.off"
+}
+
+@test "directive builds: the same output, data and QoI as the C API builds, collect and off" {
+	for app in binomial bonds minibude particlefilter miniweather heat; do
+		same_as_api $app
+	done
+}
+
+@test "directive build of heat's rows region: the same as the C API build" {
+	same_as_api heat heat-rows
+	[ "$(h5 heat.h5 'f["heat_rows/input"].shape')" = "(576, 5)" ]
+	[ "$(h5 heat-q.h5 'f["field"].shape')" = "(12, 12)" ]
 }
 
 @test "directive build of binomial: infer, interleave and shadow as the C API build" {
@@ -125,12 +138,42 @@ assert np.array_equal(d["output"][:, 0], q); print("ok")'
 	run --separate-stderr hml translate o2.c
 	[ "$status" -eq 3 ]
 	[ "$stderr" = "hml: error: o2.c:3:29: over() seeks to the loop's start itself: leave seek() out: 'over'" ]
-	printf 'void f(double *q, long n) {\n#pragma hml qoi(q[1:n, 0:2])\n}\n' > q.c
+	# A slice that does not start at 0 needs the array's row length.
+	printf 'void f(double *q, long n) {\n#pragma hml qoi(q[0:n, 1:3])\n}\n' > q.c
 	run --separate-stderr hml translate q.c
 	[ "$status" -eq 3 ]
-	[ "$stderr" = "hml: error: q.c:2:19: a quantity of interest of several dimensions starts at 0 in each: [0:N, 0:M]: '1'" ]
+	[ "$stderr" = "hml: error: q.c:2:17: the row length of this array is not known (a slice is no shape): declare it as an array (T q[N][M]) or by '#pragma hml declare shape(q[N][M])': 'q'" ]
 	printf 'void f(double *q, long n) {\n#pragma hml qoi(q[0:n, 0:2]) name("pos")\n}\n' > q2.c
 	run --separate-stderr hml translate q2.c
 	assert_success
 	[[ "$output" == *'hml__dir_qoi("q2.c:2", ("pos"), &(q)[0], HML__DIR_DT(&(q)[0]), 2, (int64_t)(n), (int64_t)(2), (int64_t)(0), (int64_t)(0));'* ]]
+}
+
+@test "what the workflows use: qoi of a slice (the interior of a field with halos), and one outside its array" {
+	cat > s.c <<'C'
+#include <stdio.h>
+#include <stdlib.h>
+int main(int argc, char **argv)
+{
+	long nz = 3, nx = 4, h = nz + 4, w = nx + 4, hi = nx + 2 + (argc > 1 ? atol(argv[1]) : 0);
+	double *s = malloc(sizeof(double) * (size_t)(2 * h * w));
+	for (long i = 0; i < 2 * h * w; i++)
+		s[i] = (double)i;
+#pragma hml declare shape(s[2][h][w])
+#pragma hml qoi(s[0:2, 2:nz+2, 2:hi]) name("interior")
+	free(s);
+	return 0;
+}
+C
+	hml cc cc -std=c11 -Wall -Wextra -Werror -o s s.c
+	HML_QOI="$WORK/q.h5" ./s
+	run "$PY" -c 'import h5py, numpy as np
+s = np.arange(2 * 7 * 8, dtype=float).reshape(2, 7, 8)
+q = h5py.File("q.h5", "r")["interior"][:]
+assert q.shape == (2, 3, 4) and np.array_equal(q, s[:, 2:5, 2:6]), q; print("ok")'
+	assert_output ok
+	HML_QOI="$WORK/q2.h5" run --separate-stderr ./s 3
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "hml: error: s.c:10: quantity of interest 'interior': the slice 2:9 of dimension 2 is not inside the array's extent 8" ]
+	[ ! -e q2.h5 ]
 }

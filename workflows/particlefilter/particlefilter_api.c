@@ -1,345 +1,35 @@
 /*
- * particlefilter - object tracking in noisy video with a particle filter
- * (after Rodinia's particle filter, written from the description in
- * REFERENCE.md).
+ * particlefilter_api - the particle filter (particlefilter_physics.c)
+ * written against the hml C API: the same program as particlefilter.c,
+ * whose directives hml cc translates. The region, the quantities of
+ * interest, the arguments and the exit status are described at the top of
+ * particlefilter.c.
  *
- * Each video is T frames of S x S pixels: background 100, a disk of radius
- * 5 (the pixels with dx^2 + dy^2 < 25: 69 of them) of value 228, plus
- * 5 N(0,1) noise, rounded and clamped to 0..255. The disk starts at a
- * seeded random position and moves by (+1, -2) pixels (x = column, y = row)
- * per frame, so the ground truth is known exactly.
- *
- * The tracker, per video: P particles start at the known first position
- * with equal weights; for every frame each particle moves by
- * (1 + 5 N, -2 + 2 N), its likelihood is
- *   L = (1/69) sum over the disk around it of ((I - 100)^2 - (I - 228)^2) / 50,
- * its weight is multiplied by e^L (shifted by the largest L, which the
- * normalisation cancels), the weights are normalised, the estimate is the
- * weighted mean and the particles are resampled systematically from the CDF.
- *
- * The whole tracker is the hml region "particlefilter", one row per video:
- *   input  [v, 0:T, 0:S, 0:S] = ([v, 0:T, 0:S, 0:S])   frames (int32)
- *   output [v, 0:T, 0:2]      = ([v, 0:T, 0:2])        estimates (x, y)
- * Frames in, positions out: a CNN with a vector head (family cnnvec) is
- * the surrogate. Rodinia parallelises the particle loops of one video;
- * here a batch of videos is tracked, and the videos are the OpenMP loop
- * (coarser, and each video's random stream is its own, so the result does
- * not depend on the thread count).
- *
- * Quantities of interest (HML_QOI): "final_position" [V, 2] (the estimate
- * at the last frame), "truth" [V, 2] (where the disk really is then) and
- * "final_error" [V] (the distance between the two).
- *
- *   particlefilter [--size S] [--frames T] [--videos V] [--particles P]
- *                  [--seed N] [--quiet]
- *
- * The check: the RMSE of the final estimates against the ground truth must
- * stay below CHECK_BOUND pixels; exit 1 otherwise.
  * Built with -DHML_BASELINE it contains no hml call at all.
  */
-#include <errno.h>
-#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
+
+#include "particlefilter_physics.h"
 
 #ifndef HML_BASELINE
 #include <hml/hml.h>
-#endif
 
-#define RADIUS 5
-#define BACKGROUND 100.0
-#define FOREGROUND 228.0
-#define NOISE 5.0
-#define DX 1.0          /* motion per frame */
-#define DY (-2.0)
-#define CHECK_BOUND 1.0 /* pixels: RMSE of the final estimates vs truth */
-
-struct opts {
-	long size, frames, videos, particles;
-	unsigned long seed;
-	int quiet;
-};
-
-/* splitmix64: a small seeded generator, the same on every platform. */
-static double uniform01(uint64_t *state)
-{
-	uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	z ^= z >> 31;
-	return (double)(z >> 11) * (1.0 / 9007199254740992.0);
-}
-
-/* The start of an independent stream for (seed, video, purpose): one
- * splitmix64 step over the three, so that no two streams are shifts of
- * one another. */
-static uint64_t stream(unsigned long seed, long video, uint64_t purpose)
-{
-	uint64_t s = (uint64_t)seed * 0xd1b54a32d192ed03ULL ^ (uint64_t)video * 0xa0761d6478bd642fULL ^ purpose;
-
-	(void)uniform01(&s);
-	return s;
-}
-
-/* Box-Muller; one draw per call keeps the streams simple. */
-static double normal(uint64_t *state)
-{
-	double u = uniform01(state), v = uniform01(state);
-
-	return sqrt(-2.0 * log(u > 0.0 ? u : 1e-300)) * cos(2.0 * 3.14159265358979323846 * v);
-}
-
-static int parse_long(const char *arg, const char *flag, long min, long max, long *out)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(arg ? arg : "", &end, 10);
-	if (!arg || errno || *end || v < min || v > max) {
-		fprintf(stderr, "particlefilter: error: %s needs an integer from %ld to %ld, got '%s'\n",
-		        flag, min, max, arg ? arg : "");
-		return -1;
-	}
-	*out = v;
-	return 0;
-}
-
-static void usage(void)
-{
-	printf("usage: particlefilter [--size S] [--frames T] [--videos V] [--particles P]\n"
-	       "                      [--seed N] [--quiet]\n"
-	       "Tracks a disk moving by (+1, -2) pixels per frame through V noisy videos of\n"
-	       "T frames of S x S pixels with a particle filter of P particles (defaults:\n"
-	       "S 32, T 8, V 64, P 512) and checks the final estimates against the known\n"
-	       "positions (RMSE below %.0f pixels). The region is the whole tracker: frames\n"
-	       "in, (x, y) per frame out.\n"
-	       "hml settings come from the environment: HML_MODE, HML_MODEL, HML_DB, HML_QOI, ...\n",
-	       CHECK_BOUND);
-}
-
-static int parse_args(int argc, char **argv, struct opts *o)
-{
-	long v;
-	int i;
-
-	*o = (struct opts){ 32, 8, 64, 512, 1, 0 };
-	for (i = 1; i < argc; i++) {
-		const char *a = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
-		int bad = 0;
-
-		if (!strcmp(a, "--size"))
-			bad = parse_long(next, a, 16, 4096, &o->size), i++;
-		else if (!strcmp(a, "--frames"))
-			bad = parse_long(next, a, 1, 1000, &o->frames), i++;
-		else if (!strcmp(a, "--videos"))
-			bad = parse_long(next, a, 1, 1000000, &o->videos), i++;
-		else if (!strcmp(a, "--particles"))
-			bad = parse_long(next, a, 1, 10000000, &o->particles), i++;
-		else if (!strcmp(a, "--seed")) {
-			bad = parse_long(next, a, 0, 0x7fffffffL, &v), i++;
-			o->seed = (unsigned long)v;
-		} else if (!strcmp(a, "--quiet") || !strcmp(a, "-q"))
-			o->quiet = 1;
-		else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			usage();
-			exit(0);
-		} else {
-			fprintf(stderr, "particlefilter: error: unknown argument '%s'\n", a);
-			return 2;
-		}
-		if (bad)
-			return 2;
-	}
-	/* The disk must stay inside the frame for the whole video. */
-	if (2 * RADIUS + 1 + (o->frames - 1) * 2 > o->size) {
-		fprintf(stderr, "particlefilter: error: --frames %ld do not fit in --size %ld "
-		        "(the disk moves 2 pixels a frame; at most %ld frames)\n",
-		        o->frames, o->size, (o->size - 2 * RADIUS - 1) / 2 + 1);
-		return 2;
-	}
-	return 0;
-}
-
-/* The disk's offsets, dx^2 + dy^2 < RADIUS^2; returns how many. */
-static int disk_offsets(int (*off)[2])
-{
-	int n = 0, dx, dy;
-
-	for (dy = -RADIUS; dy <= RADIUS; dy++)
-		for (dx = -RADIUS; dx <= RADIUS; dx++)
-			if (dx * dx + dy * dy < RADIUS * RADIUS) {
-				off[n][0] = dx;
-				off[n][1] = dy;
-				n++;
-			}
-	return n;
-}
-
-/* Video v: its frames [T][S][S] and its true positions [T][2]. */
-static void make_video(int32_t *frames, double *truth, long v, const struct opts *o,
-                       int (*off)[2], int ndisk)
-{
-	long s = o->size, t, p;
-	uint64_t rng = stream(o->seed, v, 1);
-	/* x0 in [R, S-1-R-(T-1)], y0 in [R+2(T-1), S-1-R]: inside all along. */
-	long xmax = s - 1 - RADIUS - (o->frames - 1), ymin = RADIUS + 2 * (o->frames - 1);
-	long x0 = RADIUS + (long)(uniform01(&rng) * (double)(xmax - RADIUS + 1));
-	long y0 = ymin + (long)(uniform01(&rng) * (double)(s - 1 - RADIUS - ymin + 1));
-
-	for (t = 0; t < o->frames; t++) {
-		int32_t *f = frames + t * s * s;
-		long cx = x0 + t * (long)DX, cy = y0 + t * (long)DY;
-		int k;
-
-		for (p = 0; p < s * s; p++)
-			f[p] = (int32_t)BACKGROUND;
-		for (k = 0; k < ndisk; k++)
-			f[(cy + off[k][1]) * s + cx + off[k][0]] = (int32_t)FOREGROUND;
-		for (p = 0; p < s * s; p++) {
-			double val = nearbyint((double)f[p] + NOISE * normal(&rng));
-			f[p] = (int32_t)(val < 0.0 ? 0.0 : val > 255.0 ? 255.0 : val);
-		}
-		truth[2 * t] = (double)cx;
-		truth[2 * t + 1] = (double)cy;
-	}
-}
-
-/* Scratch of one tracker: particles, weights, likelihoods, CDF. */
-struct filter {
-	double *x, *y, *nx, *ny, *w, *lik, *cdf;
-};
-
-static double likelihood(const int32_t *f, long s, double px, double py, int (*off)[2], int ndisk)
-{
-	long cx = lround(px), cy = lround(py);
-	double sum = 0.0;
-	int k;
-
-	for (k = 0; k < ndisk; k++) {
-		long ix = cx + off[k][0], iy = cy + off[k][1];
-		double i;
-
-		ix = ix < 0 ? 0 : ix >= s ? s - 1 : ix;
-		iy = iy < 0 ? 0 : iy >= s ? s - 1 : iy;
-		i = (double)f[iy * s + ix];
-		sum += ((i - BACKGROUND) * (i - BACKGROUND) - (i - FOREGROUND) * (i - FOREGROUND)) / 50.0;
-	}
-	return sum / (double)ndisk;
-}
-
-/* Systematic resampling: one uniform draw, P evenly spaced points on the CDF. */
-static void resample(struct filter *pf, long np, uint64_t *rng)
-{
-	double u0 = uniform01(rng) / (double)np, *t;
-	long j, k = 0;
-
-	pf->cdf[0] = pf->w[0];
-	for (j = 1; j < np; j++)
-		pf->cdf[j] = pf->cdf[j - 1] + pf->w[j];
-	for (j = 0; j < np; j++) {
-		double u = u0 + (double)j / (double)np;
-		while (k < np - 1 && pf->cdf[k] < u)
-			k++;
-		pf->nx[j] = pf->x[k];
-		pf->ny[j] = pf->y[k];
-	}
-	t = pf->x, pf->x = pf->nx, pf->nx = t;
-	t = pf->y, pf->y = pf->ny, pf->ny = t;
-	for (j = 0; j < np; j++)
-		pf->w[j] = 1.0 / (double)np;
-}
-
-/* Track video v: estimates [T][2] from its frames, starting at `start`. */
-static void track(double *est, const int32_t *frames, const double *start, long v,
-                  const struct opts *o, struct filter *pf, int (*off)[2], int ndisk)
-{
-	long np = o->particles, s = o->size, t, j;
-	uint64_t rng = stream(o->seed, v, 2);
-
-	for (j = 0; j < np; j++) {
-		pf->x[j] = start[0];
-		pf->y[j] = start[1];
-		pf->w[j] = 1.0 / (double)np;
-	}
-	for (t = 0; t < o->frames; t++) {
-		const int32_t *f = frames + t * s * s;
-		double top = -INFINITY, sum = 0.0, ex = 0.0, ey = 0.0;
-
-		for (j = 0; j < np; j++) {
-			pf->x[j] += DX + 5.0 * normal(&rng);
-			pf->y[j] += DY + 2.0 * normal(&rng);
-			pf->lik[j] = likelihood(f, s, pf->x[j], pf->y[j], off, ndisk);
-			if (pf->lik[j] > top)
-				top = pf->lik[j];
-		}
-		for (j = 0; j < np; j++)
-			sum += (pf->w[j] *= exp(pf->lik[j] - top));
-		for (j = 0; j < np; j++) {
-			pf->w[j] /= sum;
-			ex += pf->w[j] * pf->x[j];
-			ey += pf->w[j] * pf->y[j];
-		}
-		est[2 * t] = ex;
-		est[2 * t + 1] = ey;
-		resample(pf, np, &rng);
-	}
-}
-
-/* The accurate code of the region: every video tracked, in parallel. */
-static int track_all(double *est, const int32_t *frames, const double *truth,
-                     const struct opts *o, int (*off)[2], int ndisk)
-{
-	long v, per_video = o->frames * o->size * o->size;
-	int failed = 0;
-
-#pragma omp parallel reduction(| : failed)
-	{
-		struct filter pf;
-		size_t n = (size_t)o->particles;
-		double *mem = malloc(sizeof(double) * 7 * n);
-
-		if (!mem)
-			failed = 1;
-		else {
-			pf = (struct filter){ mem, mem + n, mem + 2 * n, mem + 3 * n, mem + 4 * n,
-			                      mem + 5 * n, mem + 6 * n };
-#pragma omp for schedule(dynamic)
-			for (v = 0; v < o->videos; v++)
-				track(est + v * o->frames * 2, frames + v * per_video,
-				      truth + v * o->frames * 2, v, o, &pf, off, ndisk);
-		}
-		free(mem);
-	}
-	return failed ? -1 : 0;
-}
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-#ifndef HML_BASELINE
 static int fail(const char *what)
 {
 	fprintf(stderr, "particlefilter: error: %s: %s\n", what, hml_error_last()->message);
 	return 1;
 }
 
-/* The region and its maps (see the top of the file). */
-static int describe(hml_region **r, const struct opts *o, int32_t *frames, double *est)
+/* The region and its maps (see the top of particlefilter.c). */
+static int describe(hml_region **r, const struct pfilter *p)
 {
-	hml_symbol sym[3] = { { "T", o->frames }, { "S", o->size }, { "V", o->videos } };
-	hml_array in = HML_ARRAY_4D(frames, HML_I32, o->videos, o->frames, o->size, o->size);
-	hml_array out = HML_ARRAY_3D(est, HML_F64, o->videos, o->frames, 2);
+	hml_symbol sym[3] = { { "T", p->frames }, { "S", p->size }, { "V", p->videos } };
+	hml_array in = HML_ARRAY_4D(p->pixels, HML_I32, p->videos, p->frames, p->size, p->size);
+	hml_array out = HML_ARRAY_3D(p->est, HML_F64, p->videos, p->frames, 2);
 
+	in.name = "p.pixels";   /* as the directive form names them */
+	out.name = "p.est";
 	if (hml_region_open(r, "particlefilter", NULL) < 0)
 		return fail("cannot open the region");
 	if (hml_region_input(*r, "[v, 0:T, 0:S, 0:S] = ([v, 0:T, 0:S, 0:S])", "0:V", &in, 1, sym, 3) < 0 ||
@@ -349,126 +39,59 @@ static int describe(hml_region **r, const struct opts *o, int32_t *frames, doubl
 }
 #endif
 
-/* Final estimate, truth and their distance per video; the RMSE over videos. */
-static double final_errors(double *fin, double *tru, double *err, const double *est,
-                           const double *truth, const struct opts *o)
-{
-	long v, last = (o->frames - 1) * 2;
-	double sq = 0.0;
-
-	for (v = 0; v < o->videos; v++) {
-		const double *e = est + v * o->frames * 2 + last, *g = truth + v * o->frames * 2 + last;
-		fin[2 * v] = e[0];
-		fin[2 * v + 1] = e[1];
-		tru[2 * v] = g[0];
-		tru[2 * v + 1] = g[1];
-		err[v] = hypot(e[0] - g[0], e[1] - g[1]);
-		sq += err[v] * err[v];
-	}
-	return sqrt(sq / (double)o->videos);
-}
-
 int main(int argc, char **argv)
 {
-	struct opts o;
-	int off[4 * RADIUS * RADIUS][2], ndisk, rc, ok;
-	int32_t *frames;
-	double *truth, *est, *fin, *tru, *err, t0, t1, rmse;
-	long v;
+	struct pfilter p;
+	int rc, ok = 1;
 #ifndef HML_BASELINE
 	hml_region *region = NULL;
 	int run;
 #endif
 
-	if ((rc = parse_args(argc, argv, &o)) != 0)
+	if ((rc = pf_setup(&p, argc, argv)) != 0)
 		return rc;
-	ndisk = disk_offsets(off);
-	frames = malloc(sizeof(int32_t) * (size_t)(o.videos * o.frames * o.size * o.size));
-	truth = malloc(sizeof(double) * (size_t)(o.videos * o.frames * 2));
-	est = calloc((size_t)(o.videos * o.frames * 2), sizeof(double));
-	fin = malloc(sizeof(double) * (size_t)(o.videos * 5));
-	if (!frames || !truth || !est || !fin) {
-		fprintf(stderr, "particlefilter: error: out of memory for %ld videos of %ld frames of %ld x %ld\n",
-		        o.videos, o.frames, o.size, o.size);
-		rc = 1;
-		goto done;
-	}
-	tru = fin + 2 * o.videos;
-	err = fin + 4 * o.videos;
-#pragma omp parallel for schedule(static)
-	for (v = 0; v < o.videos; v++)
-		make_video(frames + v * o.frames * o.size * o.size, truth + v * o.frames * 2, v, &o, off, ndisk);
 #ifndef HML_BASELINE
-	if ((rc = describe(&region, &o, frames, est)) != 0)
+	if ((rc = describe(&region, &p)) != 0)
 		goto done;
-#endif
-
-	t0 = now();
-#ifndef HML_BASELINE
 	if ((run = hml_region_begin(region)) < 0) {
 		rc = fail("region failed");
 		goto done;
 	}
 	if (run)
 #endif
-		if (track_all(est, frames, truth, &o, off, ndisk) < 0) {
-			fprintf(stderr, "particlefilter: error: out of memory for %ld particles\n", o.particles);
-			rc = 1;
-			goto done;
-		}
+		ok = pf_track(&p);
 #ifndef HML_BASELINE
 	if (hml_region_end(region) < 0) {
 		rc = fail("region failed");
 		goto done;
 	}
 #endif
-	t1 = now();
-
-	rmse = final_errors(fin, tru, err, est, truth, &o);
-	ok = rmse <= CHECK_BOUND;
+	if (ok < 0) {
+		rc = 1;
+		goto done;
+	}
+	pf_finish(&p);
 #ifndef HML_BASELINE
 	{
-		int64_t shape[2] = { o.videos, 2 };
-		if (hml_qoi_write("final_position", fin, HML_F64, 2, shape) < 0 ||
-		    hml_qoi_write("truth", tru, HML_F64, 2, shape) < 0 ||
-		    HML_QOI_WRITE_1D("final_error", err, HML_F64, o.videos) < 0) {
+		int64_t shape[2] = { p.videos, 2 };
+		if (hml_qoi_write("final_position", p.fin, HML_F64, 2, shape) < 0 ||
+		    hml_qoi_write("truth", p.tru, HML_F64, 2, shape) < 0 ||
+		    HML_QOI_WRITE_1D("final_error", p.err, HML_F64, p.videos) < 0) {
 			rc = fail("cannot record the quantity of interest");
 			goto done;
 		}
 	}
-#endif
-	if (!o.quiet) {
-		printf("particlefilter: size %ld, frames %ld, videos %ld, particles %ld, seed %lu, mode %s\n",
-		       o.size, o.frames, o.videos, o.particles, o.seed,
-#ifndef HML_BASELINE
-		       hml_mode_name(hml_region_mode(region)));
+	pf_report(&p, hml_mode_name(hml_region_mode(region)));
 #else
-		       "baseline");
+	pf_report(&p, "baseline");
 #endif
-		printf("particlefilter: tracked in %.3f s\n", t1 - t0);
-		printf("particlefilter: check final position: rmse %.3f px vs ground truth (bound %.0f) %s\n",
-		       rmse, CHECK_BOUND, ok ? "pass" : "FAIL");
-	}
-#ifndef HML_BASELINE
-	/* A surrogate's estimates are the model's business; only the
-	 * filter's own run must pass its check. */
-	if (!ok) {
-		hml_region_stats st;
-		if (hml_region_stats_get(region, &st) == 0 && st.model_calls > 0)
-			ok = 1;
-	}
-#endif
-	if (!ok)
-		rc = 1;
+	rc = ok ? 0 : 1;
 done:
 #ifndef HML_BASELINE
 	if (region && hml_region_flush(region) < 0 && rc == 0)
 		rc = fail("cannot write collected data");
 	hml_region_free(region);
 #endif
-	free(frames);
-	free(truth);
-	free(est);
-	free(fin);
+	pf_free(&p);
 	return rc;
 }

@@ -1,0 +1,57 @@
+/*
+ * miniweather_physics.h - miniWeather without hml: what miniweather.c (its
+ * directive form, built by hml cc) and miniweather_api.c (the same program
+ * written against the C API) share, so that the physics is written once.
+ *
+ * A run owns its model and totals: mw_setup() allocates them, mw_free()
+ * frees them.
+ */
+#ifndef MINIWEATHER_PHYSICS_H
+#define MINIWEATHER_PHYSICS_H
+
+#define HS 2                    /* halo cells each side */
+#define NV 4                    /* rho', rho*u, rho*w, (rho*theta)' */
+
+struct mw_opts {
+	long nx, nz, steps, k, warm;    /* cells; steps after the warm-up, k per region call */
+	unsigned long seed;
+	int quiet;
+};
+
+/* The model: sizes, background and work arrays. */
+struct model {
+	long nx, nz, w, h;        /* interior cells; padded width and height */
+	double dx, dz, dt;
+	int xfirst;               /* this step splits x then z */
+	double *state, *tmp, *flux, *tend;                  /* state: [NV][h][w] */
+	double *hy_dens, *hy_dens_theta;                    /* cells, [h] */
+	double *hy_dens_int, *hy_dens_theta_int, *hy_p_int; /* interfaces, [nz+1] */
+};
+
+/* Element (v, k, i) of a [NV][h][w] array a of the model m in scope. */
+#define Q(a, v, k, i) ((a)[((size_t)(v) * (size_t)m->h + (size_t)(k)) * (size_t)m->w + (size_t)(i)])
+
+struct mw {
+	struct mw_opts o;
+	struct model m;
+	long calls;             /* steps / k */
+	double *mass, *energy;  /* [calls + 1]: after the warm-up and each call */
+	double t0, t1;          /* when stepping started and ended */
+};
+
+/* Parses the arguments (prints usage and exits 0 for --help), allocates
+ * the model, sets the initial state and runs the warm-up steps. 0, or the
+ * exit status (2 for a bad argument, 1 out of memory) after a one-line
+ * error on stderr. */
+int mw_setup(struct mw *w, int argc, char **argv);
+/* One time step of the model, in place. */
+void mw_step(struct model *m);
+/* After region call c: the totals mass[c + 1] and energy[c + 1]. */
+void mw_called(struct mw *w, long c);
+/* After the last call. */
+void mw_finish(struct mw *w);
+/* The summary on stdout (unless --quiet); mode names the hml mode. */
+void mw_report(const struct mw *w, const char *mode);
+void mw_free(struct mw *w);
+
+#endif
