@@ -234,6 +234,37 @@ HML_EXTERN int hml_region_row_begin(hml_region *r, int64_t row);
  * is nonzero (collect mode still collects the row). */
 HML_EXTERN int hml_region_row_begin_if(hml_region *r, int64_t row, int run_original);
 
+/**
+ * A row call whose arrays are given per call: for a region inside a loop
+ * body whose data lives at other addresses every iteration (locals of the
+ * body, `x + 2*i`), so that no map can be bound over the loop's domain.
+ * The maps are bound once with one row each (e.g. "[0:2] = ([0:2])" with
+ * no domain, at any valid address: the first iteration's); each call then
+ * passes `data`, the base address of every array of every map, in this
+ * order: the input maps in the order added (hml_region_input() and
+ * hml_region_inout()), each map's arrays in the order given, then the
+ * output maps likewise (an inout map appears in both lists). Each address
+ * is what hml_array.data would be for that call: the row's transfers read
+ * and write there instead of the bound data, on the calling thread only
+ * (the maps are never changed, so any number of threads may call at
+ * once). `data` is borrowed until hml_region_row_end(); in off mode it is
+ * not read.
+ *
+ *     const void *at[] = { &x[i], &s, &y[i / 2] };
+ *     if (hml_region_row_begin_at(r, at, 3, 0)) { ... }
+ *     hml_region_row_end(r);
+ *
+ * Everything else is as hml_region_row_begin_if(): collection buffered per
+ * thread and written in chunks (the last one exact at flush, free or
+ * exit), inference on the row under the region's lock, interleave,
+ * shadow, the fallback policy and the statistics. Fails with HML_ESHAPE
+ * when the maps have more than one row, HML_EINVALID for a NULL `data`, a
+ * NULL address, `ndata` other than the arrays of the maps, or a second
+ * begin without end on this thread.
+ */
+HML_EXTERN int hml_region_row_begin_at(hml_region *r, const void *const *data, size_t ndata,
+                                       int run_original);
+
 /** Finish this thread's row call. 0, or under the fail policy a negative
  * code (HML_EINVALID without a row call in progress on this thread). */
 HML_EXTERN int hml_region_row_end(hml_region *r);
