@@ -26,6 +26,8 @@ typedef struct site {
 	dbuf arrays, maps, syms;
 	char names[DMAX_SYMS][64];
 	int nsym, nmaps, narr;
+	int rows;                   /* a row site: a region of one row per call */
+	const char *where;          /* the C expression of the site's "file:line" */
 } site;
 
 /* ---- functors ------------------------------------------------------ */
@@ -171,8 +173,8 @@ static void array_call(site *st, int arr, int k, dspan name, const char *data_fm
 	const char *src = st->m->src;
 	int n = (int)(name.e - name.s), dn = (int)(data.e - data.s);
 
-	hml__dbuf_printf(&st->arrays, "\thml__dir_array(&hml__a%d[%d], hml__site.where, \"%.*s\", ",
-	                 arr, k, n, src + name.s);
+	hml__dbuf_printf(&st->arrays, "\thml__dir_array(&hml__a%d[%d], %s, \"%.*s\", ",
+	                 arr, k, st->where, n, src + name.s);
 	hml__dbuf_printf(&st->arrays, data_fmt, dn, src + data.s);
 	hml__dbuf_printf(&st->arrays, ", ");
 	hml__dbuf_printf(&st->arrays, dt_fmt, dn, src + data.s);
@@ -418,8 +420,8 @@ static int row_map(site *st, int kind, const ditem *it)
 			/* &(a)[lo]: the array and its start are two spans */
 			int n = (int)(a->base.e - a->base.s), l = (int)(sl->lo.e - sl->lo.s);
 			hml__dbuf_printf(&st->arrays,
-				"\thml__dir_array(&hml__a%d[0], hml__site.where, \"%.*s\", &(%.*s)[%.*s], "
-				"HML__DIR_DT(&(%.*s)[%.*s]), 1, %s);\n", arr, n, src + a->base.s, n, src + a->base.s,
+				"\thml__dir_array(&hml__a%d[0], %s, \"%.*s\", &(%.*s)[%.*s], "
+				"HML__DIR_DT(&(%.*s)[%.*s]), 1, %s);\n", arr, st->where, n, src + a->base.s, n, src + a->base.s,
 				l, src + sl->lo.s, n, src + a->base.s, l, src + sl->lo.s, dims);
 		} else {
 			array_call(st, arr, 0, a->base, fmt, a->base, "HML__DIR_DT(%.*s)", 1, dims);
@@ -543,29 +545,37 @@ static const char *mode_name(dmode mode)
 	return names[mode];
 }
 
-static int emit_site(demit *m, site *st, const ddirective *d, size_t s, size_t e)
+/* A site whose maps are all one row (sections, elements, scalars) and that
+ * neither seeks nor iterates: one row call per execution, thread-safe,
+ * at the execution's own addresses (prelude.c's hml__dir_row_begin). */
+static int is_row_site(const demit *m, const ddirective *d)
+{
+	const ditem *lists[3] = { d->in, d->out, d->inout };
+	const int counts[3] = { d->nin, d->nout, d->ninout };
+
+	if (d->over.s < d->over.e || d->seek.s < d->seek.e)
+		return 0;
+	for (int l = 0; l < 3; l++)
+		for (int i = 0; i < counts[l]; i++) {
+			const ditem *it = &lists[l][i];
+			if (it->kind == DI_APPLY ||
+			    (it->kind == DI_NAME && find_decl(m, DD_TENSOR, it->name)))
+				return 0;
+		}
+	return 1;
+}
+
+/* The arguments common to hml__dir_begin and hml__dir_row_begin, from the
+ * label to the symbols. */
+static void site_args(demit *m, site *st, const ddirective *d)
 {
 	const char *src = m->src;
 	dbuf *o = m->out;
-	int line = d->at.line;
 
-	hml__dbuf_printf(o, "{ /* hml: the region of the directive above (hml-cc(1)) */\n");
-	hml__dbuf_printf(o, "\tstatic hml__dir_site hml__site;\n\thml__site.where = \"");
-	hml__dbuf_cstr(o, m->path, strlen(m->path));
-	hml__dbuf_printf(o, ":%d\";\n", line);
-	hml__dbuf_printf(o, "\tconst hml_symbol hml__sym[] = {\n");
-	if (st->nsym == 0)
-		hml__dbuf_printf(o, "\t\t{ \"\", 0 }\n");
-	hml__dbuf_put(o, st->syms.p, st->syms.n);
-	hml__dbuf_printf(o, "\t};\n");
-	hml__dbuf_put(o, st->arrays.p, st->arrays.n);
-	hml__dbuf_printf(o, "\tconst hml__dir_map hml__maps[] = {\n");
-	hml__dbuf_put(o, st->maps.p, st->maps.n);
-	hml__dbuf_printf(o, "\t};\n\tif (hml__dir_begin(&hml__site, ");
 	if (d->label.s < d->label.e)
 		put_span_or(o, src, d->label, "(", ")", "");
 	else
-		hml__dbuf_printf(o, "\"%s_%d\"", m->base, line);
+		hml__dbuf_printf(o, "\"%s_%d\"", m->base, d->at.line);
 	hml__dbuf_printf(o, ", ");
 	if (d->mode_expr.s < d->mode_expr.e)
 		put_span_or(o, src, d->mode_expr, "(", ")", "");
@@ -581,11 +591,45 @@ static int emit_site(demit *m, site *st, const ddirective *d, size_t s, size_t e
 	put_span_or(o, src, d->interleave, "(int)(", ")", "0");
 	hml__dbuf_printf(o, ", ");
 	put_span_or(o, src, d->shadow, "(double)(", ")", "0.0");
-	hml__dbuf_printf(o, ",\n\t                    hml__maps, %d, hml__sym, %d, ", st->nmaps, st->nsym);
-	if (st->seek_lo.s < st->seek_lo.e)
-		put_span_or(o, src, st->seek_lo, "(int64_t)(", ")", "-1");
-	else
-		put_span_or(o, src, d->seek, "(int64_t)(", ")", "-1");
+	hml__dbuf_printf(o, ",\n\t                    hml__maps, %d, hml__sym, %d", st->nmaps, st->nsym);
+}
+
+static int emit_site(demit *m, site *st, const ddirective *d, size_t s, size_t e)
+{
+	const char *src = m->src;
+	dbuf *o = m->out;
+	int line = d->at.line;
+
+	if (st->rows) {
+		hml__dbuf_printf(o, "{ /* hml: the region of the directive above, a row call (hml-cc(1)) */\n");
+		hml__dbuf_printf(o, "\tstatic hml__dir_site hml__site;\n\tstatic const char hml__where[] = \"");
+	} else {
+		hml__dbuf_printf(o, "{ /* hml: the region of the directive above (hml-cc(1)) */\n");
+		hml__dbuf_printf(o, "\tstatic hml__dir_site hml__site;\n\thml__site.where = \"");
+	}
+	hml__dbuf_cstr(o, m->path, strlen(m->path));
+	hml__dbuf_printf(o, ":%d\";\n", line);
+	hml__dbuf_printf(o, "\tconst hml_symbol hml__sym[] = {\n");
+	if (st->nsym == 0)
+		hml__dbuf_printf(o, "\t\t{ \"\", 0 }\n");
+	hml__dbuf_put(o, st->syms.p, st->syms.n);
+	hml__dbuf_printf(o, "\t};\n");
+	hml__dbuf_put(o, st->arrays.p, st->arrays.n);
+	hml__dbuf_printf(o, "\tconst hml__dir_map hml__maps[] = {\n");
+	hml__dbuf_put(o, st->maps.p, st->maps.n);
+	if (st->rows) {
+		hml__dbuf_printf(o, "\t};\n\thml__dir_entry *hml__e = NULL;\n");
+		hml__dbuf_printf(o, "\tif (hml__dir_row_begin(&hml__site, &hml__e, hml__where, ");
+		site_args(m, st, d);
+	} else {
+		hml__dbuf_printf(o, "\t};\n\tif (hml__dir_begin(&hml__site, ");
+		site_args(m, st, d);
+		hml__dbuf_printf(o, ", ");
+		if (st->seek_lo.s < st->seek_lo.e)
+			put_span_or(o, src, st->seek_lo, "(int64_t)(", ")", "-1");
+		else
+			put_span_or(o, src, d->seek, "(int64_t)(", ")", "-1");
+	}
 	hml__dbuf_printf(o, ")) {\n");
 	/* the user's lines, from the one after the directive */
 	{
@@ -595,7 +639,10 @@ static int emit_site(demit *m, site *st, const ddirective *d, size_t s, size_t e
 		put_line(m, from);
 		hml__dbuf_put(o, src + from, e - from);
 	}
-	hml__dbuf_printf(o, "\n\t}\n\thml__dir_end(&hml__site);\n}\n");
+	if (st->rows)
+		hml__dbuf_printf(o, "\n\t}\n\thml__dir_row_end(&hml__site, hml__e);\n}\n");
+	else
+		hml__dbuf_printf(o, "\n\t}\n\thml__dir_end(&hml__site);\n}\n");
 	put_line(m, e);
 	(void)s;
 	return o->oom ? hml__error_oom() : 0;
@@ -609,6 +656,8 @@ int hml__demit_ml(demit *m, const ddirective *d, size_t s, size_t e)
 	memset(&st, 0, sizeof(st));
 	st.m = m;
 	st.d = d;
+	st.rows = is_row_site(m, d);
+	st.where = st.rows ? "hml__where" : "hml__site.where";
 	if (d->over.s < d->over.e) {
 		dloop loop;
 		char lohi[64];

@@ -608,6 +608,11 @@ hml_mode hml_region_mode(const hml_region *r)
 	return r ? r->cfg.mode : HML_MODE_OFF;
 }
 
+hml_on_error hml_region_on_error(const hml_region *r)
+{
+	return r ? r->cfg.on_error : HML_ON_ERROR_FALLBACK;
+}
+
 const char *hml_region_label(const hml_region *r)
 {
 	return r ? r->label : NULL;

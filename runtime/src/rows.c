@@ -36,7 +36,8 @@ struct hml__row_slot {
 	int in_call;
 	enum path path;
 	int64_t row;
-	const void *const *data;   /* this call's array addresses, or NULL */
+	const void *const *data;   /* this call's array addresses (`at`), or NULL */
+	const void **at;           /* room for them: ndata */
 	size_t nin, ndata;         /* arrays of the input maps, of all maps */
 	double t_begin, t_original;
 	uint64_t call_no;          /* interleave counts per thread */
@@ -131,6 +132,8 @@ static int slot_ready(hml_region *r, hml__row_slot *s)
 	s->cap = s->cap < 1 ? 1 : s->cap > CHUNK_ROWS_MAX ? CHUNK_ROWS_MAX : s->cap;
 	s->nin = side_arrays(&r->in);
 	s->ndata = s->nin + side_arrays(&r->out);
+	if (!s->at && !(s->at = calloc(s->ndata ? s->ndata : 1, sizeof(*s->at))))
+		return hml__error_oom();
 	/* A retry after running out of memory keeps what was allocated. */
 	if (r->cfg.mode == HML_MODE_COLLECT &&
 	    ((!s->cin && !(s->cin = malloc((size_t)s->cap * inb))) ||
@@ -363,7 +366,10 @@ static int row_begin(hml_region *r, int64_t row, const void *const *data, size_t
 			"region '%s': row %lld is outside its %lld rows", r->label,
 			(long long)row, (long long)r->in.rows);
 	s->row = row;
-	s->data = data;
+	if (data) {
+		memcpy(s->at, data, ndata * sizeof(*data));
+		s->data = s->at;
+	}
 	if ((rc = begin_path(r, s, run_original)) < 0) {
 		s->path = PATH_NONE;
 		return rc;
@@ -553,6 +559,7 @@ void hml__rows_release(hml_region *r)
 		free(s->truth);
 		free(s->cin);
 		free(s->cout);
+		free(s->at);
 		free(s);
 	}
 	r->slots = NULL;

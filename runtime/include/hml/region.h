@@ -247,8 +247,9 @@ HML_EXTERN int hml_region_row_begin_if(hml_region *r, int64_t row, int run_origi
  * is what hml_array.data would be for that call: the row's transfers read
  * and write there instead of the bound data, on the calling thread only
  * (the maps are never changed, so any number of threads may call at
- * once). `data` is borrowed until hml_region_row_end(); in off mode it is
- * not read.
+ * once). The addresses are copied into the thread's call state: `data`
+ * itself need not outlive this call, but what it points to must stay
+ * valid until hml_region_row_end(). In off mode it is not read.
  *
  *     const void *at[] = { &x[i], &s, &y[i / 2] };
  *     if (hml_region_row_begin_at(r, at, 3, 0)) { ... }
@@ -274,6 +275,12 @@ HML_EXTERN int hml_region_flush(hml_region *r);
 
 /** The mode in effect (after resolving options and environment). */
 HML_EXTERN hml_mode hml_region_mode(const hml_region *r);
+
+/** The failure policy in effect (after resolving options and
+ * HML_ON_ERROR): HML_ON_ERROR_FALLBACK or HML_ON_ERROR_FAIL (FALLBACK for a
+ * NULL region). An exit handler uses it to tell data lost under the fail
+ * policy, an error, from a loss already warned about. */
+HML_EXTERN hml_on_error hml_region_on_error(const hml_region *r);
 
 /** The region's label. Owned by the region. */
 HML_EXTERN const char *hml_region_label(const hml_region *r);
