@@ -312,8 +312,9 @@ const char hml__dprelude_tail[] =
 
 "\te = hml__dir_row_entry(s, where, label, mode, model, db, interleave, shadow, maps, nmaps,\n"
 "\t                       sym, nsym);\n"
+"\t/* off mode reads no length: a change does no harm there */\n"
 "\tfor (k = 0; k < nsym; k++)\n"
-"\t\tif (e->sig[k] != sym[k].value) {\n"
+"\t\tif (e->sig[k] != sym[k].value && hml_region_mode(e->r) != HML_MODE_OFF) {\n"
 "\t\t\tsnprintf(msg, sizeof(msg), \"a length of a directive inside a loop body changed \"\n"
 "\t\t\t         \"between calls (%lld, then %lld): keep it, or give each length its own \"\n"
 "\t\t\t         \"label() (hml-cc(1))\", (long long)e->sig[k], (long long)sym[k].value);\n"
