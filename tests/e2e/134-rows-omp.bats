@@ -87,6 +87,9 @@ PY
 	[ "$(json c.json '[r["model_calls"] for r in d["regions"] if r["label"] == "cell"][0]')" = 3001 ]
 	[ "$(json c.json '[r["fallback_calls"] for r in d["regions"] if r["label"] == "cell"][0]')" = 0 ]
 	got=$(echo "$output" | grep '^cell ' | cut -d' ' -f2)
+	# the compiled model runs on the threads at once (no lock): each row as on one thread
+	OMP_NUM_THREADS=1 HML_MODE_CELL=infer HML_MODEL_CELL="$so" run ./app 3001
+	[ "$(echo "$output" | grep '^cell ' | cut -d' ' -f2)" = "$got" ]
 	# a*b + 0.5 on [0, 1): a small MLP is within a few per cent of the sum
 	"$PY" -c "import sys; sys.exit(0 if abs($got - $exact) <= 0.03 * $exact else 1)"
 	[ "$got" != "$exact" ]

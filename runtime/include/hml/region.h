@@ -218,8 +218,11 @@ HML_EXTERN int hml_region_end(hml_region *r);
  * record of the `calls` table per chunk, standing for its calls; see
  * hml-runtime(3)); the rows still buffered are written by
  * hml_region_flush(), hml_region_free() and at exit, so the last, short
- * chunk is exact. Inference runs the model on the row, one thread at a
- * time (the model is shared); interleave counts calls per thread. Not
+ * chunk is exact. Inference runs the model on the row: a compiled model
+ * (hml deploy --target c) on every thread at once, into the thread's own
+ * buffers, once the first call checked its shapes; a TorchScript model one
+ * thread at a time (it keeps its output). Interleave counts calls per
+ * thread. Not
  * while row calls run: batch calls, hml_region_flush(),
  * hml_region_free(), hml_region_stats_get(), hml_tmap_seek() and
  * hml_tmap_set_data() on its maps: call them before or after the loop.
@@ -257,7 +260,7 @@ HML_EXTERN int hml_region_row_begin_if(hml_region *r, int64_t row, int run_origi
  *
  * Everything else is as hml_region_row_begin_if(): collection buffered per
  * thread and written in chunks (the last one exact at flush, free or
- * exit), inference on the row under the region's lock, interleave,
+ * exit), inference on the row (compiled models without a lock), interleave,
  * shadow, the fallback policy and the statistics. Fails with HML_ESHAPE
  * when the maps have more than one row, HML_EINVALID for a NULL `data`, a
  * NULL address, `ndata` other than the arrays of the maps, or a second
