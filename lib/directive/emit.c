@@ -516,8 +516,8 @@ static int clause_maps(site *st, int kind, const ditem *list, int n)
 	return rc;
 }
 
-static void put_span_or(dbuf *b, const char *src, dspan sp, const char *pre, const char *post,
-                        const char *dflt)
+void hml__dput_span_or(dbuf *b, const char *src, dspan sp, const char *pre, const char *post,
+                       const char *dflt)
 {
 	if (sp.s < sp.e) {
 		hml__dbuf_printf(b, "%s", pre);
@@ -573,24 +573,24 @@ static void site_args(demit *m, site *st, const ddirective *d)
 	dbuf *o = m->out;
 
 	if (d->label.s < d->label.e)
-		put_span_or(o, src, d->label, "(", ")", "");
+		hml__dput_span_or(o, src, d->label, "(", ")", "");
 	else
 		hml__dbuf_printf(o, "\"%s_%d\"", m->base, d->at.line);
 	hml__dbuf_printf(o, ", ");
 	if (d->mode_expr.s < d->mode_expr.e)
-		put_span_or(o, src, d->mode_expr, "(", ")", "");
+		hml__dput_span_or(o, src, d->mode_expr, "(", ")", "");
 	else
 		hml__dbuf_printf(o, "%s", mode_name(d->mode) ? mode_name(d->mode) : "NULL");
 	hml__dbuf_printf(o, ",\n\t                    ");
-	put_span_or(o, src, d->pred, "!!(", ")", "1");
+	hml__dput_span_or(o, src, d->pred, "!!(", ")", "1");
 	hml__dbuf_printf(o, ", ");
-	put_span_or(o, src, d->model, "(", ")", "NULL");
+	hml__dput_span_or(o, src, d->model, "(", ")", "NULL");
 	hml__dbuf_printf(o, ", ");
-	put_span_or(o, src, d->db, "(", ")", "NULL");
+	hml__dput_span_or(o, src, d->db, "(", ")", "NULL");
 	hml__dbuf_printf(o, ", ");
-	put_span_or(o, src, d->interleave, "(int)(", ")", "0");
+	hml__dput_span_or(o, src, d->interleave, "(int)(", ")", "0");
 	hml__dbuf_printf(o, ", ");
-	put_span_or(o, src, d->shadow, "(double)(", ")", "0.0");
+	hml__dput_span_or(o, src, d->shadow, "(double)(", ")", "0.0");
 	hml__dbuf_printf(o, ",\n\t                    hml__maps, %d, hml__sym, %d", st->nmaps, st->nsym);
 }
 
@@ -626,9 +626,9 @@ static int emit_site(demit *m, site *st, const ddirective *d, size_t s, size_t e
 		site_args(m, st, d);
 		hml__dbuf_printf(o, ", ");
 		if (st->seek_lo.s < st->seek_lo.e)
-			put_span_or(o, src, st->seek_lo, "(int64_t)(", ")", "-1");
+			hml__dput_span_or(o, src, st->seek_lo, "(int64_t)(", ")", "-1");
 		else
-			put_span_or(o, src, d->seek, "(int64_t)(", ")", "-1");
+			hml__dput_span_or(o, src, d->seek, "(int64_t)(", ")", "-1");
 	}
 	hml__dbuf_printf(o, ")) {\n");
 	/* the user's lines, from the one after the directive */
@@ -696,138 +696,4 @@ done:
 	free(st.maps.p);
 	free(st.syms.p);
 	return rc;
-}
-
-static int span_is_zero(const char *src, dspan sp)
-{
-	while (sp.s < sp.e && (src[sp.s] == ' ' || src[sp.s] == '\t'))
-		sp.s++;
-	while (sp.e > sp.s && (src[sp.e - 1] == ' ' || src[sp.e - 1] == '\t'))
-		sp.e--;
-	return sp.e == sp.s + 1 && src[sp.s] == '0';
-}
-
-/* qoi(a[0:N, 0:M, ...]): the array from its start, in its dimensions. */
-static int emit_qoi_nd(demit *m, const ddirective *d)
-{
-	const char *src = m->src;
-	const darray *a = &d->qoi.arg[0];
-	dbuf *o = m->out;
-	int n = (int)(a->base.e - a->base.s), k;
-
-	hml__dbuf_printf(o, "hml__dir_qoi(\"");
-	hml__dbuf_cstr(o, m->path, strlen(m->path));
-	hml__dbuf_printf(o, ":%d\", ", d->at.line);
-	if (d->qoi_name.s < d->qoi_name.e)
-		put_span_or(o, src, d->qoi_name, "(", ")", "");
-	else
-		hml__dbuf_printf(o, "\"%.*s\"", n, src + a->base.s);
-	hml__dbuf_printf(o, ", &(%.*s)[0], HML__DIR_DT(&(%.*s)[0]), %d", n, src + a->base.s,
-	                 n, src + a->base.s, a->nsub);
-	for (k = 0; k < DMAX_DIMS; k++) {
-		hml__dbuf_printf(o, ", (int64_t)(");
-		if (k < a->nsub)
-			hml__dbuf_put(o, src + a->sub[k].hi.s, a->sub[k].hi.e - a->sub[k].hi.s);
-		else
-			hml__dbuf_printf(o, "0");
-		hml__dbuf_printf(o, ")");
-	}
-	hml__dbuf_printf(o, ");");
-	return o->oom ? hml__error_oom() : 0;
-}
-
-int hml__demit_qoi(demit *m, const ddirective *d)
-{
-	const char *src = m->src;
-	const darray *a = &d->qoi.arg[0];
-	const dslice *sl = &a->sub[0];
-	dbuf *o = m->out;
-	int n = (int)(a->base.e - a->base.s), k;
-
-	for (k = 0; k < a->nsub; k++) {
-		if (a->sub[k].hi.s == a->sub[k].hi.e)
-			return hml__directive_error(src, m->path, &a->sub[k].at, "a slice needs its upper bound");
-		if (a->nsub > 1 && a->sub[k].lo.s < a->sub[k].lo.e && !span_is_zero(src, a->sub[k].lo))
-			return hml__directive_error(src, m->path, &a->sub[k].at,
-				"a quantity of interest of several dimensions starts at 0 in each: [0:N, 0:M]");
-		if (sl->step.s < sl->step.e || a->sub[k].step.s < a->sub[k].step.e)
-			return hml__directive_error(src, m->path, &a->sub[k].at,
-				"a quantity of interest takes no step: [lo:hi]");
-	}
-	if (a->nsub > 1)
-		return emit_qoi_nd(m, d);
-	hml__dbuf_printf(o, "hml__dir_qoi(\"");
-	hml__dbuf_cstr(o, m->path, strlen(m->path));
-	hml__dbuf_printf(o, ":%d\", ", d->at.line);
-	if (d->qoi_name.s < d->qoi_name.e)
-		put_span_or(o, src, d->qoi_name, "(", ")", "");
-	else
-		hml__dbuf_printf(o, "\"%.*s\"", n, src + a->base.s);
-	hml__dbuf_printf(o, ", &(%.*s)[", n, src + a->base.s);
-	put_span_or(o, src, sl->lo, "", "", "0");
-	hml__dbuf_printf(o, "], HML__DIR_DT(&(%.*s)[0]), 1, (int64_t)(", n, src + a->base.s);
-	hml__dbuf_put(o, src + sl->hi.s, sl->hi.e - sl->hi.s);
-	hml__dbuf_printf(o, ") - (int64_t)(");
-	put_span_or(o, src, sl->lo, "", "", "0");
-	hml__dbuf_printf(o, "), 0, 0, 0);");
-	return o->oom ? hml__error_oom() : 0;
-}
-
-/* ---- the buffer ------------------------------------------------------ */
-
-void hml__dbuf_put(dbuf *b, const char *s, size_t n)
-{
-	if (b->oom || n == 0)
-		return;
-	if (b->n + n + 1 > b->cap) {
-		size_t cap = (b->cap ? b->cap * 2 : 4096);
-		char *p;
-		while (cap < b->n + n + 1)
-			cap *= 2;
-		if (!(p = realloc(b->p, cap))) {
-			b->oom = 1;
-			return;
-		}
-		b->p = p;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->n, s, n);
-	b->n += n;
-	b->p[b->n] = 0;
-}
-
-void hml__dbuf_printf(dbuf *b, const char *fmt, ...)
-{
-	char tmp[1024];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
-	va_end(ap);
-	if (n < 0 || (size_t)n >= sizeof(tmp)) {
-		b->oom = 1;
-		return;
-	}
-	hml__dbuf_put(b, tmp, (size_t)n);
-}
-
-void hml__dbuf_cstr(dbuf *b, const char *s, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		char c = s[i];
-		if (c == '\\' && i + 1 < n && s[i + 1] == '\n') {
-			hml__dbuf_put(b, " ", 1);
-			i++;
-		} else if (c == '"' || c == '\\') {
-			hml__dbuf_put(b, "\\", 1);
-			hml__dbuf_put(b, &c, 1);
-		} else if (c == '\n' || c == '\r' || c == '\t') {
-			hml__dbuf_put(b, " ", 1);
-		} else if ((unsigned char)c < 0x20) {
-			hml__dbuf_put(b, "?", 1);
-		} else {
-			hml__dbuf_put(b, &c, 1);
-		}
-	}
 }

@@ -40,6 +40,10 @@ int hml__demit_ml(demit *m, const ddirective *d, size_t s, size_t e);
 /* The code of `#pragma hml qoi(...)`, on the directive's line. */
 int hml__demit_qoi(demit *m, const ddirective *d);
 
+/* `pre`, the text of span `sp` of src and `post`; `dflt` for an empty span. */
+void hml__dput_span_or(dbuf *b, const char *src, dspan sp, const char *pre, const char *post,
+                       const char *dflt);
+
 /* The helpers' declarations (before the first directive) and definitions
  * (at the end of the file). */
 extern const char hml__dprelude_head[];
