@@ -378,10 +378,9 @@ static int row_begin(hml_region *r, int64_t row, const void *const *data, size_t
 			"region '%s': row %lld is outside its %lld rows", r->label,
 			(long long)row, (long long)r->in.rows);
 	s->row = row;
-	if (data) {
+	if (data)
 		memcpy(s->at, data, ndata * sizeof(*data));
-		s->data = s->at;
-	}
+	s->data = data ? s->at : NULL;
 	if ((rc = begin_path(r, s, run_original)) < 0) {
 		s->path = PATH_NONE;
 		return rc;
