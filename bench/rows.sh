@@ -10,6 +10,8 @@
 #   dir  a directive inside the loop body (bench/rows_dir.c built with
 #        hml cc: the `at` call plus the translated helpers; its own process,
 #        so compare it with the batch column of the same mode)
+#   call one thread, a batch call per row, the maps re-pointed each call:
+#        how a directive in a loop body was translated before row calls
 # Prints ns per row for each and the ratios to the batch call.
 #
 # usage: bench/rows.sh [BUILD_DIR] [ROWS] [THREADS] [MODEL]
@@ -29,8 +31,8 @@ m = torch.nn.Sequential(torch.nn.Linear(5, 64), torch.nn.ReLU(), torch.nn.Linear
 torch.jit.script(m).save(sys.argv[1])' "$model"
 fi
 export OMP_NUM_THREADS=$threads OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive} HML_THREADS=1
-printf '%-8s %8s %10s %10s %10s %10s %8s %8s %8s\n' mode rows batch_ns row_ns at_ns dir_ns \
-	row/b at/b dir/b
+printf '%-8s %8s %9s %9s %9s %9s %9s %7s %7s %7s %7s\n' mode rows batch_ns row_ns at_ns \
+	dir_ns call_ns row/b at/b dir/b call/b
 for mode in off collect infer; do
 	set -- "$rows" 5
 	[ "$mode" = infer ] && set -- $((rows / 10)) 3
@@ -39,7 +41,7 @@ for mode in off collect infer; do
 	dir=$(cd "$scratch" && HML_MODE=$mode HML_DB=$scratch/d.h5 HML_MODEL=$model \
 		"$scratch/rows_dir" "$@")
 	rm -f "$scratch/d.h5"
-	echo "$out $dir" | awk -v m="$mode" -v n="$1" '{
-		printf "%-8s %8d %10.1f %10.1f %10.1f %10.1f %8.2f %8.2f %8.2f\n", m, n, $1, $2, $3, $4,
-		       ($1 > 0 ? $2 / $1 : 0), ($1 > 0 ? $3 / $1 : 0), ($1 > 0 ? $4 / $1 : 0) }'
+	echo "$out $dir" | awk -v m="$mode" -v n="$1" '{ b = ($1 > 0 ? $1 : 1)
+		printf "%-8s %8d %9.1f %9.1f %9.1f %9.1f %9.1f %7.2f %7.2f %7.2f %7.2f\n", m, n,
+		       $1, $2, $3, $5, $4, $2 / b, $3 / b, $5 / b, $4 / b }'
 done
