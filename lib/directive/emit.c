@@ -26,6 +26,8 @@ typedef struct site {
 	dbuf arrays, maps, syms;
 	char names[DMAX_SYMS][64];
 	int nsym, nmaps, narr;
+	int rows;                   /* a row site: a region of one row per call */
+	const char *where;          /* the C expression of the site's "file:line" */
 } site;
 
 /* ---- functors ------------------------------------------------------ */
@@ -226,8 +228,8 @@ static void array_call(site *st, int arr, int k, dspan name, const char *data_fm
 	const char *src = st->m->src;
 	int n = (int)(name.e - name.s), dn = (int)(data.e - data.s);
 
-	hml__dbuf_printf(&st->arrays, "\thml__dir_array(&hml__a%d[%d], hml__site.where, \"%.*s\", ",
-	                 arr, k, n, src + name.s);
+	hml__dbuf_printf(&st->arrays, "\thml__dir_array(&hml__a%d[%d], %s, \"%.*s\", ",
+	                 arr, k, st->where, n, src + name.s);
 	hml__dbuf_printf(&st->arrays, data_fmt, dn, src + data.s);
 	hml__dbuf_printf(&st->arrays, ", ");
 	hml__dbuf_printf(&st->arrays, dt_fmt, dn, src + data.s);
@@ -473,8 +475,8 @@ static int row_map(site *st, int kind, const ditem *it)
 			/* &(a)[lo]: the array and its start are two spans */
 			int n = (int)(a->base.e - a->base.s), l = (int)(sl->lo.e - sl->lo.s);
 			hml__dbuf_printf(&st->arrays,
-				"\thml__dir_array(&hml__a%d[0], hml__site.where, \"%.*s\", &(%.*s)[%.*s], "
-				"HML__DIR_DT(&(%.*s)[%.*s]), 1, %s);\n", arr, n, src + a->base.s, n, src + a->base.s,
+				"\thml__dir_array(&hml__a%d[0], %s, \"%.*s\", &(%.*s)[%.*s], "
+				"HML__DIR_DT(&(%.*s)[%.*s]), 1, %s);\n", arr, st->where, n, src + a->base.s, n, src + a->base.s,
 				l, src + sl->lo.s, n, src + a->base.s, l, src + sl->lo.s, dims);
 		} else {
 			array_call(st, arr, 0, a->base, fmt, a->base, "HML__DIR_DT(%.*s)", 1, dims);
@@ -569,8 +571,8 @@ static int clause_maps(site *st, int kind, const ditem *list, int n)
 	return rc;
 }
 
-static void put_span_or(dbuf *b, const char *src, dspan sp, const char *pre, const char *post,
-                        const char *dflt)
+void hml__dput_span_or(dbuf *b, const char *src, dspan sp, const char *pre, const char *post,
+                       const char *dflt)
 {
 	if (sp.s < sp.e) {
 		hml__dbuf_printf(b, "%s", pre);
@@ -598,14 +600,68 @@ static const char *mode_name(dmode mode)
 	return names[mode];
 }
 
+/* A site whose maps are all one row (sections, elements, scalars) and that
+ * neither seeks nor iterates: one row call per execution, thread-safe,
+ * at the execution's own addresses (prelude.c's hml__dir_row_begin). */
+static int is_row_site(const demit *m, const ddirective *d)
+{
+	const ditem *lists[3] = { d->in, d->out, d->inout };
+	const int counts[3] = { d->nin, d->nout, d->ninout };
+
+	if (d->over.s < d->over.e || d->seek.s < d->seek.e)
+		return 0;
+	for (int l = 0; l < 3; l++)
+		for (int i = 0; i < counts[l]; i++) {
+			const ditem *it = &lists[l][i];
+			if (it->kind == DI_APPLY ||
+			    (it->kind == DI_NAME && find_decl(m, DD_TENSOR, it->name)))
+				return 0;
+		}
+	return 1;
+}
+
+/* The arguments common to hml__dir_begin and hml__dir_row_begin, from the
+ * label to the symbols. */
+static void site_args(demit *m, site *st, const ddirective *d)
+{
+	const char *src = m->src;
+	dbuf *o = m->out;
+
+	if (d->label.s < d->label.e)
+		hml__dput_span_or(o, src, d->label, "(", ")", "");
+	else
+		hml__dbuf_printf(o, "\"%s_%d\"", m->base, d->at.line);
+	hml__dbuf_printf(o, ", ");
+	if (d->mode_expr.s < d->mode_expr.e)
+		hml__dput_span_or(o, src, d->mode_expr, "(", ")", "");
+	else
+		hml__dbuf_printf(o, "%s", mode_name(d->mode) ? mode_name(d->mode) : "NULL");
+	hml__dbuf_printf(o, ",\n\t                    ");
+	hml__dput_span_or(o, src, d->pred, "!!(", ")", "1");
+	hml__dbuf_printf(o, ", ");
+	hml__dput_span_or(o, src, d->model, "(", ")", "NULL");
+	hml__dbuf_printf(o, ", ");
+	hml__dput_span_or(o, src, d->db, "(", ")", "NULL");
+	hml__dbuf_printf(o, ", ");
+	hml__dput_span_or(o, src, d->interleave, "(int)(", ")", "0");
+	hml__dbuf_printf(o, ", ");
+	hml__dput_span_or(o, src, d->shadow, "(double)(", ")", "0.0");
+	hml__dbuf_printf(o, ",\n\t                    hml__maps, %d, hml__sym, %d", st->nmaps, st->nsym);
+}
+
 static int emit_site(demit *m, site *st, const ddirective *d, size_t s, size_t e)
 {
 	const char *src = m->src;
 	dbuf *o = m->out;
 	int line = d->at.line;
 
-	hml__dbuf_printf(o, "{ /* hml: the region of the directive above (hml-cc(1)) */\n");
-	hml__dbuf_printf(o, "\tstatic hml__dir_site hml__site;\n\thml__site.where = \"");
+	if (st->rows) {
+		hml__dbuf_printf(o, "{ /* hml: the region of the directive above, a row call (hml-cc(1)) */\n");
+		hml__dbuf_printf(o, "\tstatic hml__dir_site hml__site;\n\tstatic const char hml__where[] = \"");
+	} else {
+		hml__dbuf_printf(o, "{ /* hml: the region of the directive above (hml-cc(1)) */\n");
+		hml__dbuf_printf(o, "\tstatic hml__dir_site hml__site;\n\thml__site.where = \"");
+	}
 	hml__dbuf_cstr(o, m->path, strlen(m->path));
 	hml__dbuf_printf(o, ":%d\";\n", line);
 	hml__dbuf_printf(o, "\tconst hml_symbol hml__sym[] = {\n");
@@ -616,31 +672,19 @@ static int emit_site(demit *m, site *st, const ddirective *d, size_t s, size_t e
 	hml__dbuf_put(o, st->arrays.p, st->arrays.n);
 	hml__dbuf_printf(o, "\tconst hml__dir_map hml__maps[] = {\n");
 	hml__dbuf_put(o, st->maps.p, st->maps.n);
-	hml__dbuf_printf(o, "\t};\n\tif (hml__dir_begin(&hml__site, ");
-	if (d->label.s < d->label.e)
-		put_span_or(o, src, d->label, "(", ")", "");
-	else
-		hml__dbuf_printf(o, "\"%s_%d\"", m->base, line);
-	hml__dbuf_printf(o, ", ");
-	if (d->mode_expr.s < d->mode_expr.e)
-		put_span_or(o, src, d->mode_expr, "(", ")", "");
-	else
-		hml__dbuf_printf(o, "%s", mode_name(d->mode) ? mode_name(d->mode) : "NULL");
-	hml__dbuf_printf(o, ",\n\t                    ");
-	put_span_or(o, src, d->pred, "!!(", ")", "1");
-	hml__dbuf_printf(o, ", ");
-	put_span_or(o, src, d->model, "(", ")", "NULL");
-	hml__dbuf_printf(o, ", ");
-	put_span_or(o, src, d->db, "(", ")", "NULL");
-	hml__dbuf_printf(o, ", ");
-	put_span_or(o, src, d->interleave, "(int)(", ")", "0");
-	hml__dbuf_printf(o, ", ");
-	put_span_or(o, src, d->shadow, "(double)(", ")", "0.0");
-	hml__dbuf_printf(o, ",\n\t                    hml__maps, %d, hml__sym, %d, ", st->nmaps, st->nsym);
-	if (st->seek_lo.s < st->seek_lo.e)
-		put_span_or(o, src, st->seek_lo, "(int64_t)(", ")", "-1");
-	else
-		put_span_or(o, src, d->seek, "(int64_t)(", ")", "-1");
+	if (st->rows) {
+		hml__dbuf_printf(o, "\t};\n\thml__dir_entry *hml__e = NULL;\n");
+		hml__dbuf_printf(o, "\tif (hml__dir_row_begin(&hml__site, &hml__e, hml__where, ");
+		site_args(m, st, d);
+	} else {
+		hml__dbuf_printf(o, "\t};\n\tif (hml__dir_begin(&hml__site, ");
+		site_args(m, st, d);
+		hml__dbuf_printf(o, ", ");
+		if (st->seek_lo.s < st->seek_lo.e)
+			hml__dput_span_or(o, src, st->seek_lo, "(int64_t)(", ")", "-1");
+		else
+			hml__dput_span_or(o, src, d->seek, "(int64_t)(", ")", "-1");
+	}
 	hml__dbuf_printf(o, ")) {\n");
 	/* the user's lines, from the one after the directive */
 	{
@@ -650,7 +694,10 @@ static int emit_site(demit *m, site *st, const ddirective *d, size_t s, size_t e
 		put_line(m, from);
 		hml__dbuf_put(o, src + from, e - from);
 	}
-	hml__dbuf_printf(o, "\n\t}\n\thml__dir_end(&hml__site);\n}\n");
+	if (st->rows)
+		hml__dbuf_printf(o, "\n\t}\n\thml__dir_row_end(&hml__site, hml__e);\n}\n");
+	else
+		hml__dbuf_printf(o, "\n\t}\n\thml__dir_end(&hml__site);\n}\n");
 	put_line(m, e);
 	(void)s;
 	return o->oom ? hml__error_oom() : 0;
@@ -664,6 +711,8 @@ int hml__demit_ml(demit *m, const ddirective *d, size_t s, size_t e)
 	memset(&st, 0, sizeof(st));
 	st.m = m;
 	st.d = d;
+	st.rows = is_row_site(m, d);
+	st.where = st.rows ? "hml__where" : "hml__site.where";
 	if (d->over.s < d->over.e) {
 		dloop loop;
 		char lohi[64];
@@ -704,48 +753,10 @@ done:
 	return rc;
 }
 
-static int span_is_zero(const char *src, dspan sp)
-{
-	while (sp.s < sp.e && (src[sp.s] == ' ' || src[sp.s] == '\t'))
-		sp.s++;
-	while (sp.e > sp.s && (src[sp.e - 1] == ' ' || src[sp.e - 1] == '\t'))
-		sp.e--;
-	return sp.e == sp.s + 1 && src[sp.s] == '0';
-}
-
-/* qoi(a[0:N, 0:M, ...]): the array from its start, in its dimensions. */
-static int emit_qoi_nd(demit *m, const ddirective *d)
-{
-	const char *src = m->src;
-	const darray *a = &d->qoi.arg[0];
-	dbuf *o = m->out;
-	int n = (int)(a->base.e - a->base.s), k;
-
-	hml__dbuf_printf(o, "hml__dir_qoi(\"");
-	hml__dbuf_cstr(o, m->path, strlen(m->path));
-	hml__dbuf_printf(o, ":%d\", ", d->at.line);
-	if (d->qoi_name.s < d->qoi_name.e)
-		put_span_or(o, src, d->qoi_name, "(", ")", "");
-	else
-		hml__dbuf_printf(o, "\"%.*s\"", n, src + a->base.s);
-	hml__dbuf_printf(o, ", &(%.*s)[0], HML__DIR_DT(&(%.*s)[0]), %d", n, src + a->base.s,
-	                 n, src + a->base.s, a->nsub);
-	for (k = 0; k < DMAX_DIMS; k++) {
-		hml__dbuf_printf(o, ", (int64_t)(");
-		if (k < a->nsub)
-			hml__dbuf_put(o, src + a->sub[k].hi.s, a->sub[k].hi.e - a->sub[k].hi.s);
-		else
-			hml__dbuf_printf(o, "0");
-		hml__dbuf_printf(o, ")");
-	}
-	hml__dbuf_printf(o, ");");
-	return o->oom ? hml__error_oom() : 0;
-}
-
 /* qoi(a[lo:hi, ...]) of an array whose shape is declared (or its C type):
  * the slice gathered from the array's rows (hml__dir_qoi_slice, whose
  * declaration and definition the translation then carries). */
-static int emit_qoi_slice(demit *m, const ddirective *d)
+int hml__demit_qoi_slice(demit *m, const ddirective *d)
 {
 	const char *src = m->src;
 	const darray *a = &d->qoi.arg[0];
@@ -770,7 +781,7 @@ static int emit_qoi_slice(demit *m, const ddirective *d)
 	hml__dbuf_printf(o, " }; const int64_t hml__q[12] = { %s", dims);
 	for (k = 0; k < DMAX_DIMS; k++) {
 		hml__dbuf_printf(o, ", (int64_t)(");
-		put_span_or(o, src, k < a->nsub ? a->sub[k].lo : (dspan){ 0, 0 }, "", "", "0");
+		hml__dput_span_or(o, src, k < a->nsub ? a->sub[k].lo : (dspan){ 0, 0 }, "", "", "0");
 		hml__dbuf_printf(o, ")");
 	}
 	for (k = 0; k < DMAX_DIMS; k++) {
@@ -778,7 +789,7 @@ static int emit_qoi_slice(demit *m, const ddirective *d)
 		if (k < a->nsub) {
 			hml__dbuf_put(o, src + a->sub[k].hi.s, a->sub[k].hi.e - a->sub[k].hi.s);
 			hml__dbuf_printf(o, ") - (int64_t)(");
-			put_span_or(o, src, a->sub[k].lo, "", "", "0");
+			hml__dput_span_or(o, src, a->sub[k].lo, "", "", "0");
 		} else {
 			hml__dbuf_printf(o, "0");
 		}
@@ -788,7 +799,7 @@ static int emit_qoi_slice(demit *m, const ddirective *d)
 	hml__dbuf_cstr(o, m->path, strlen(m->path));
 	hml__dbuf_printf(o, ":%d\", ", d->at.line);
 	if (d->qoi_name.s < d->qoi_name.e)
-		put_span_or(o, src, d->qoi_name, "(", ")", "");
+		hml__dput_span_or(o, src, d->qoi_name, "(", ")", "");
 	else
 		hml__dbuf_printf(o, "\"%.*s\"", n, src + a->base.s);
 	hml__dbuf_printf(o, ", &%s, HML__DIR_DT(&%s), sizeof(%s), %d, hml__q); }", elem, elem, elem, a->nsub);
@@ -799,101 +810,4 @@ done:
 	free(st.maps.p);
 	free(st.syms.p);
 	return rc;
-}
-
-int hml__demit_qoi(demit *m, const ddirective *d)
-{
-	const char *src = m->src;
-	const darray *a = &d->qoi.arg[0];
-	const dslice *sl = &a->sub[0];
-	dbuf *o = m->out;
-	int n = (int)(a->base.e - a->base.s), k, slice = 0;
-
-	for (k = 0; k < a->nsub; k++) {
-		if (a->sub[k].hi.s == a->sub[k].hi.e)
-			return hml__directive_error(src, m->path, &a->sub[k].at, "a slice needs its upper bound");
-		if (a->nsub > 1 && a->sub[k].lo.s < a->sub[k].lo.e && !span_is_zero(src, a->sub[k].lo))
-			slice = 1;
-		if (sl->step.s < sl->step.e || a->sub[k].step.s < a->sub[k].step.e)
-			return hml__directive_error(src, m->path, &a->sub[k].at,
-				"a quantity of interest takes no step: [lo:hi]");
-	}
-	if (slice)
-		return emit_qoi_slice(m, d);
-	if (a->nsub > 1)
-		return emit_qoi_nd(m, d);
-	hml__dbuf_printf(o, "hml__dir_qoi(\"");
-	hml__dbuf_cstr(o, m->path, strlen(m->path));
-	hml__dbuf_printf(o, ":%d\", ", d->at.line);
-	if (d->qoi_name.s < d->qoi_name.e)
-		put_span_or(o, src, d->qoi_name, "(", ")", "");
-	else
-		hml__dbuf_printf(o, "\"%.*s\"", n, src + a->base.s);
-	hml__dbuf_printf(o, ", &(%.*s)[", n, src + a->base.s);
-	put_span_or(o, src, sl->lo, "", "", "0");
-	hml__dbuf_printf(o, "], HML__DIR_DT(&(%.*s)[0]), 1, (int64_t)(", n, src + a->base.s);
-	hml__dbuf_put(o, src + sl->hi.s, sl->hi.e - sl->hi.s);
-	hml__dbuf_printf(o, ") - (int64_t)(");
-	put_span_or(o, src, sl->lo, "", "", "0");
-	hml__dbuf_printf(o, "), 0, 0, 0);");
-	return o->oom ? hml__error_oom() : 0;
-}
-
-/* ---- the buffer ------------------------------------------------------ */
-
-void hml__dbuf_put(dbuf *b, const char *s, size_t n)
-{
-	if (b->oom || n == 0)
-		return;
-	if (b->n + n + 1 > b->cap) {
-		size_t cap = (b->cap ? b->cap * 2 : 4096);
-		char *p;
-		while (cap < b->n + n + 1)
-			cap *= 2;
-		if (!(p = realloc(b->p, cap))) {
-			b->oom = 1;
-			return;
-		}
-		b->p = p;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->n, s, n);
-	b->n += n;
-	b->p[b->n] = 0;
-}
-
-void hml__dbuf_printf(dbuf *b, const char *fmt, ...)
-{
-	char tmp[1024];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
-	va_end(ap);
-	if (n < 0 || (size_t)n >= sizeof(tmp)) {
-		b->oom = 1;
-		return;
-	}
-	hml__dbuf_put(b, tmp, (size_t)n);
-}
-
-void hml__dbuf_cstr(dbuf *b, const char *s, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		char c = s[i];
-		if (c == '\\' && i + 1 < n && s[i + 1] == '\n') {
-			hml__dbuf_put(b, " ", 1);
-			i++;
-		} else if (c == '"' || c == '\\') {
-			hml__dbuf_put(b, "\\", 1);
-			hml__dbuf_put(b, &c, 1);
-		} else if (c == '\n' || c == '\r' || c == '\t') {
-			hml__dbuf_put(b, " ", 1);
-		} else if ((unsigned char)c < 0x20) {
-			hml__dbuf_put(b, "?", 1);
-		} else {
-			hml__dbuf_put(b, &c, 1);
-		}
-	}
 }

@@ -41,6 +41,13 @@ int hml__demit_ml(demit *m, const ddirective *d, size_t s, size_t e);
 
 /* The code of `#pragma hml qoi(...)`, on the directive's line. */
 int hml__demit_qoi(demit *m, const ddirective *d);
+/* qoi(a[lo:hi, ...]) not from 0: gathered through hml__dir_qoi_slice() with
+ * the array's row lengths (declared shape or C type); sets m->qoi_slice. */
+int hml__demit_qoi_slice(demit *m, const ddirective *d);
+
+/* `pre`, the text of span `sp` of src and `post`; `dflt` for an empty span. */
+void hml__dput_span_or(dbuf *b, const char *src, dspan sp, const char *pre, const char *post,
+                       const char *dflt);
 
 /* The helpers' declarations (before the first directive) and definitions
  * (at the end of the file). */

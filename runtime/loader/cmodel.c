@@ -291,6 +291,24 @@ int hml__cmodel_forward(hml__cmodel *m, const void *in, hml_dtype dtype,
 	return 0;
 }
 
+int hml__cmodel_forward_into(const hml__cmodel *m, const void *in, hml_dtype dtype,
+                             int64_t rows, void *out)
+{
+	int rc;
+
+	if (dtype == HML_F32)
+		rc = m->info->forward_f32(in, out, rows);
+	else if (dtype == HML_F64)
+		rc = m->info->forward_f64(in, out, rows);
+	else
+		return hml__error_set(HML_EINVALID, "compiled model '%s': bad input dtype %d",
+		                      m->path, (int)dtype);
+	if (rc != 0)
+		return hml__error_set(HML_ENOMEM, "compiled model '%s': out of memory in forward",
+		                      m->path);
+	return 0;
+}
+
 int hml__cmodel_output(const hml__cmodel *m, const void **data, hml_dtype *dtype,
                        int *ndim, int64_t *shape)
 {

@@ -212,6 +212,23 @@ int hml__model_forward(hml__model *m, const void *in, hml_dtype dtype,
 int hml__model_output(const hml__model *m, const void **data, hml_dtype *dtype,
                       int *ndim, int64_t *shape);
 
+/**
+ * Whether `m` may run on several threads at once through
+ * hml__model_forward_into(): 1 for a compiled model, 0 for TorchScript
+ * (whose forward keeps its output in the model: one thread at a time).
+ */
+int hml__model_reentrant(const hml__model *m);
+
+/**
+ * Run a reentrant model (hml__model_reentrant()) on `rows` rows of `in`,
+ * its outputs to `out` in `dtype` (rows times the output features), with
+ * no state kept in the model. Input shapes are not checked here: check
+ * them once with hml__model_forward(). HML_ENOTSUPPORTED for a model that
+ * is not reentrant.
+ */
+int hml__model_forward_into(hml__model *m, const void *in, hml_dtype dtype, int64_t rows,
+                            void *out);
+
 /** The name of the backend running `m` ("torch"). Static storage. */
 const char *hml__model_backend(const hml__model *m);
 
@@ -300,6 +317,19 @@ const char *hml__cmodel_hash(const hml__cmodel *m);
  */
 int hml__cmodel_forward(hml__cmodel *m, const void *in, hml_dtype dtype,
                         int ndim, const int64_t *shape);
+
+/**
+ * Run the model on `rows` rows of `in` (F32 or F64, the model's input
+ * features each) and write its outputs, in the same dtype, to `out` (rows
+ * times the output features). Unlike hml__cmodel_forward() it touches no
+ * state of the model: the generated forward functions are thread-safe
+ * (hml/cmodel.h), so several threads may call it at once, each with its
+ * own buffers (row calls, rows.c). Runs on the calling thread (the model's
+ * thread count is not applied). Errors: HML_EINVALID (bad dtype),
+ * HML_ENOMEM.
+ */
+int hml__cmodel_forward_into(const hml__cmodel *m, const void *in, hml_dtype dtype,
+                             int64_t rows, void *out);
 
 /**
  * The last forward's output: [rows, *declared output shape], a buffer owned

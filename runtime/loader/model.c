@@ -232,6 +232,20 @@ int hml__model_output(const hml__model *m, const void **data, hml_dtype *dtype,
 	return 0;
 }
 
+int hml__model_reentrant(const hml__model *m)
+{
+	return m && m->be == &c_backend;
+}
+
+int hml__model_forward_into(hml__model *m, const void *in, hml_dtype dtype, int64_t rows,
+                            void *out)
+{
+	if (!hml__model_reentrant(m))
+		return hml__error_set(HML_ENOTSUPPORTED,
+			"cannot run model: its backend keeps one output (not reentrant)");
+	return hml__cmodel_forward_into(m->impl, in, dtype, rows, out);
+}
+
 const char *hml__model_backend(const hml__model *m)
 {
 	return m ? m->be->name : NULL;

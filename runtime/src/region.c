@@ -132,8 +132,10 @@ int hml_region_open(hml_region **out, const char *label,
 		if (rc < 0 && (rc = hml__region_degrade(r, rc, &r->model_broken,
 		                            "running the original code")) < 0)
 			goto fail;
-		if (r->model)
+		if (r->model) {
 			r->model_dtype = hml__model_dtype(r->model);
+			r->model_reentrant = hml__model_reentrant(r->model);
+		}
 	}
 	if (r->cfg.mode == HML_MODE_COLLECT) {
 		/* Find an unusable file now, not after the first call's work. */
@@ -606,6 +608,11 @@ void hml_region_free(hml_region *r)
 hml_mode hml_region_mode(const hml_region *r)
 {
 	return r ? r->cfg.mode : HML_MODE_OFF;
+}
+
+hml_on_error hml_region_on_error(const hml_region *r)
+{
+	return r ? r->cfg.on_error : HML_ON_ERROR_FALLBACK;
 }
 
 const char *hml_region_label(const hml_region *r)

@@ -52,6 +52,7 @@ struct hml_region {
 	hml__model *model;
 	hml_dtype model_dtype;
 	int model_checked;     /* shapes verified on the first forward */
+	int model_reentrant;   /* row calls may run it without the lock (rows.c) */
 	int model_broken;      /* fallback after a model failure */
 	hml__collector *col;
 	int collect_broken;

@@ -9,6 +9,11 @@
  * set-up, the model, the collector and the list of slots. Collected rows
  * stay in the slot until it holds a chunk (about CHUNK_BYTES), which goes
  * to the collector as one record standing for its calls.
+ *
+ * hml_region_row_begin_at() is the same call for maps of one row whose
+ * arrays move every call (locals of the loop body, a directive's
+ * sections): the addresses stay in the slot for the call and replace the
+ * bound ones in its transfers, so the shared maps are never written.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -31,6 +36,9 @@ struct hml__row_slot {
 	int in_call;
 	enum path path;
 	int64_t row;
+	const void *const *data;   /* this call's array addresses (`at`), or NULL */
+	const void **at;           /* room for them: ndata */
+	size_t nin, ndata;         /* arrays of the input maps, of all maps */
 	double t_begin, t_original;
 	uint64_t call_no;          /* interleave counts per thread */
 	double shadow_acc, shadow_sq;
@@ -61,6 +69,15 @@ int hml__rows_init(hml_region *r)
 static size_t row_bytes(const side *s, hml_dtype dtype)
 {
 	return (size_t)s->row_size * hml_dtype_size(dtype);
+}
+
+static size_t side_arrays(const side *sd)
+{
+	size_t k, n = 0;
+
+	for (k = 0; k < sd->n; k++)
+		n += hml__tmap_narrays(sd->maps[k]);
+	return n;
 }
 
 /* This thread's slot of `r`, made on its first row call. */
@@ -113,6 +130,10 @@ static int slot_ready(hml_region *r, hml__row_slot *s)
 	outb = row_bytes(&r->out, r->out.app_dtype);
 	s->cap = (int64_t)(CHUNK_BYTES / (inb + outb));
 	s->cap = s->cap < 1 ? 1 : s->cap > CHUNK_ROWS_MAX ? CHUNK_ROWS_MAX : s->cap;
+	s->nin = side_arrays(&r->in);
+	s->ndata = s->nin + side_arrays(&r->out);
+	if (!s->at && !(s->at = calloc(s->ndata ? s->ndata : 1, sizeof(*s->at))))
+		return hml__error_oom();
 	/* A retry after running out of memory keeps what was allocated. */
 	if (r->cfg.mode == HML_MODE_COLLECT &&
 	    ((!s->cin && !(s->cin = malloc((size_t)s->cap * inb))) ||
@@ -126,24 +147,36 @@ static int slot_ready(hml_region *r, hml__row_slot *s)
 	return 0;
 }
 
-/* Row `row` of every map of a side to (scatter 0) or from `buf`. */
-static int side_row(const side *sd, void *buf, hml_dtype dtype, int64_t row, int scatter)
+/* Row s->row of every map of a side to (scatter 0) or from `buf`, at the
+ * call's own addresses when it has them (inputs' first, then outputs'). */
+static int side_row(const hml__row_slot *s, const hml_region *r, int out, void *buf,
+                    hml_dtype dtype, int scatter)
 {
+	const side *sd = out ? &r->out : &r->in;
 	int64_t last = sd->shape[sd->ndim - 1], col = 0, shape[HML_MAX_DIMS];
+	const void *const *data = s->data;
 	size_t k;
 	int rc, nd;
 
+	if (data && out)
+		data += s->nin;
 	for (k = 0; k < sd->n; k++) {
-		rc = hml__tmap_rows_transfer(sd->maps[k], buf, dtype, last, col, row, 1, scatter);
+		rc = hml__tmap_rows_transfer(sd->maps[k], buf, dtype, last, col, s->row, 1, data,
+		                             scatter);
 		if (rc < 0)
 			return rc;
+		if (data)
+			data += hml__tmap_narrays(sd->maps[k]);
 		nd = hml_tmap_features(sd->maps[k], shape);
 		col += shape[nd - 1];
 	}
 	return 0;
 }
 
-/* The model on one row, under the lock; its output copied to s->y. */
+/* The model on one row, its output in s->y. A compiled model, once its
+ * shapes were checked, runs on the calling thread with the slot's
+ * buffers and no lock (hml__model_reentrant()); any other model, and the
+ * first call, run under the lock, the output copied from the model. */
 static int model_row(hml_region *r, hml__row_slot *s)
 {
 	int64_t shape[HML_MAX_DIMS + 1], oshape[HML_MAX_DIMS + 1], per_row = 1;
@@ -151,10 +184,16 @@ static int model_row(hml_region *r, hml__row_slot *s)
 	double t0 = hml__now(), t1;
 	int rc, ond, d;
 
-	if ((rc = side_row(&r->in, s->x, r->model_dtype, s->row, 0)) < 0)
+	if ((rc = side_row(s, r, 0, s->x, r->model_dtype, 0)) < 0)
 		return rc;
 	t1 = hml__now();
 	s->st.gather_s += t1 - t0;
+	if (r->model_reentrant && __atomic_load_n(&r->model_checked, __ATOMIC_ACQUIRE)) {
+		rc = hml__model_forward_into(r->model, s->x, r->model_dtype, 1, s->y);
+		s->ydt = r->model_dtype;
+		s->st.forward_s += hml__now() - t1;
+		return rc;
+	}
 	shape[0] = 1;
 	memcpy(shape + 1, r->in.shape, (size_t)r->in.ndim * sizeof(int64_t));
 	pthread_mutex_lock(&r->mu);
@@ -172,8 +211,8 @@ static int model_row(hml_region *r, hml__row_slot *s)
 			(long long)r->out.row_size);
 		goto done;
 	}
-	r->model_checked = 1;
 	memcpy(s->y, y, (size_t)per_row * hml_dtype_size(s->ydt));
+	__atomic_store_n(&r->model_checked, 1, __ATOMIC_RELEASE);
 done:
 	pthread_mutex_unlock(&r->mu);
 	s->st.forward_s += hml__now() - t1;
@@ -210,7 +249,7 @@ static int infer_row(hml_region *r, hml__row_slot *s)
 			return 1;
 		}
 		t = hml__now();
-		rc = side_row(&r->out, s->y, s->ydt, s->row, 1);
+		rc = side_row(s, r, 1, s->y, s->ydt, 1);
 		s->st.scatter_s += hml__now() - t;
 		if (rc == 0)
 			return 0;
@@ -268,19 +307,45 @@ static int begin_path(hml_region *r, hml__row_slot *s, int run_original)
 		}
 		break;
 	case PATH_COLLECT:
+		/* One clock read ends the gather and starts the original code:
+		 * where a read costs tens of ns it is much of a row's cost. */
+		rc = side_row(s, r, 0, s->cin + (size_t)s->n * inb, r->in.app_dtype, 0);
 		t = hml__now();
-		rc = side_row(&r->in, s->cin + (size_t)s->n * inb, r->in.app_dtype, s->row, 0);
-		s->st.gather_s += hml__now() - t;
+		s->st.gather_s += t - s->t_begin;
+		s->t_original = t;
 		if (rc < 0)
 			return rc;
-		break;
+		return 1;
 	default:
 		break;
 	}
 	return 1;
 }
 
-int hml_region_row_begin_if(hml_region *r, int64_t row, int run_original)
+/* Addresses given per call: one for every array of every map, none NULL,
+ * and one row to a map (they replace what the maps were bound with). */
+static int check_data(const hml_region *r, const hml__row_slot *s, const void *const *data,
+                      size_t ndata)
+{
+	size_t k;
+
+	if (r->in.rows != 1)
+		return hml__error_set(HML_ESHAPE,
+			"region '%s': row calls with their own addresses need maps of one row, "
+			"not %lld", r->label, (long long)r->in.rows);
+	if (ndata != s->ndata)
+		return hml__error_set(HML_EINVALID,
+			"region '%s': %zu addresses given but its maps have %zu arrays", r->label,
+			ndata, s->ndata);
+	for (k = 0; k < ndata; k++)
+		if (!data[k])
+			return hml__error_set(HML_EINVALID, "region '%s': address %zu is NULL",
+			                      r->label, k);
+	return 0;
+}
+
+static int row_begin(hml_region *r, int64_t row, const void *const *data, size_t ndata,
+                     int run_original)
 {
 	hml__row_slot *s;
 	int rc;
@@ -306,22 +371,42 @@ int hml_region_row_begin_if(hml_region *r, int64_t row, int run_original)
 	s->t_begin = hml__now();
 	if (!s->ready && (rc = slot_ready(r, s)) < 0)
 		return rc;
+	if (data && (rc = check_data(r, s, data, ndata)) < 0)
+		return rc;
 	if (row < 0 || row >= r->in.rows)
 		return hml__error_set(HML_EINVALID,
 			"region '%s': row %lld is outside its %lld rows", r->label,
 			(long long)row, (long long)r->in.rows);
 	s->row = row;
+	if (data)
+		memcpy(s->at, data, ndata * sizeof(*data));
+	s->data = data ? s->at : NULL;
 	if ((rc = begin_path(r, s, run_original)) < 0) {
 		s->path = PATH_NONE;
 		return rc;
 	}
-	s->t_original = hml__now();
+	if (s->path != PATH_COLLECT)
+		s->t_original = hml__now();
 	return rc;
+}
+
+int hml_region_row_begin_if(hml_region *r, int64_t row, int run_original)
+{
+	return row_begin(r, row, NULL, 0, run_original);
 }
 
 int hml_region_row_begin(hml_region *r, int64_t row)
 {
-	return hml_region_row_begin_if(r, row, 0);
+	return row_begin(r, row, NULL, 0, 0);
+}
+
+int hml_region_row_begin_at(hml_region *r, const void *const *data, size_t ndata,
+                            int run_original)
+{
+	if (!data)
+		return hml__error_set(HML_EINVALID, "%s%s%sno addresses", r ? "region '" : "",
+		                      r ? r->label : "", r ? "': " : "");
+	return row_begin(r, 0, data, ndata, run_original);
 }
 
 /* Hand the slot's buffered rows to the collector, under the lock. */
@@ -359,7 +444,7 @@ static int shadow_row(hml_region *r, hml__row_slot *s)
 	double e, mx = s->st.shadow_max_abs, a, b;
 	int rc;
 
-	if ((rc = side_row(&r->out, s->truth, r->out.app_dtype, s->row, 0)) < 0)
+	if ((rc = side_row(s, r, 1, s->truth, r->out.app_dtype, 0)) < 0)
 		return rc;
 	for (i = 0; i < n; i++) {
 		a = r->out.app_dtype == HML_F64 ? ((double *)s->truth)[i] : ((float *)s->truth)[i];
@@ -383,7 +468,7 @@ static int end_path(hml_region *r, hml__row_slot *s, double t)
 	s->st.original_calls++;
 	s->st.original_s += t - s->t_original;
 	if (s->path == PATH_COLLECT) {
-		rc = side_row(&r->out, s->cout + (size_t)s->n * outb, r->out.app_dtype, s->row, 0);
+		rc = side_row(s, r, 1, s->cout + (size_t)s->n * outb, r->out.app_dtype, 0);
 		if (rc < 0)
 			return degrade(r, rc, &r->collect_broken, "not collecting");
 		s->seconds += t - s->t_original;
@@ -425,6 +510,7 @@ int hml_region_row_end(hml_region *r)
 		rc = end_path(r, s, t);
 	s->st.region_s += hml__now() - s->t_begin;
 	s->path = PATH_NONE;
+	s->data = NULL;
 	return rc;
 }
 
@@ -485,6 +571,7 @@ void hml__rows_release(hml_region *r)
 		free(s->truth);
 		free(s->cin);
 		free(s->cout);
+		free(s->at);
 		free(s);
 	}
 	r->slots = NULL;

@@ -7,6 +7,7 @@
  * extent) per block dimension. Gather and scatter then only walk strides; the
  * element type is chosen once per piece and work item, never per element.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -752,6 +753,11 @@ int hml_tmap_seek(hml_tmap *map, int64_t rows)
 	return 0;
 }
 
+size_t hml__tmap_narrays(const hml_tmap *map)
+{
+	return map ? map->narrays : 0;
+}
+
 const char *hml__tmap_functor_text(const hml_tmap *map)
 {
 	return map ? map->text : "";
@@ -902,6 +908,7 @@ typedef struct xfer {
 	int64_t tstride[HML_MAX_DIMS];    /* tensor strides of the feature dims */
 	int64_t col;
 	int64_t row0;                     /* domain row of tensor row 0 */
+	const void *const *data;          /* the arrays' data for this call, or NULL: as bound */
 	int scatter;
 } xfer;
 
@@ -918,7 +925,7 @@ static void copy_part(const xfer *x, int64_t r0, int64_t r1, int64_t l0, int64_t
 
 	for (p = 0; p < m->narrays; p++) {
 		const tpiece *tp = &m->pieces[p];
-		char *arr = m->arrays[p].data;
+		char *arr = x->data ? (char *)(uintptr_t)x->data[p] : m->arrays[p].data;
 		size_t aes = hml_dtype_size(m->arrays[p].dtype);
 		/* Scatter runs only into float arrays (check_scatter_dtypes). */
 		kernel_fn kern = x->scatter ? pick_kernel(m->arrays[p].dtype, x->tdtype)
@@ -990,7 +997,7 @@ static void copy_part(const xfer *x, int64_t r0, int64_t r1, int64_t l0, int64_t
 /* Domain rows [row0, row0 + nrows) to or from tensor rows [0, nrows). */
 static int transfer(const hml_tmap *map, void *tensor, hml_dtype dtype,
                     int64_t tlast, int64_t col, int64_t row0, int64_t nrows,
-                    int threads, int scatter, const char *fname)
+                    const void *const *data, int threads, int scatter, const char *fname)
 {
 	char txt[TEXT_MAX + 8];
 	xfer x;
@@ -1021,6 +1028,7 @@ static int transfer(const hml_tmap *map, void *tensor, hml_dtype dtype,
 	x.trow = map->nlines * tlast;
 	x.col = col;
 	x.row0 = row0;
+	x.data = data;
 	x.scatter = scatter;
 	if (map->nf >= 2) {
 		x.tstride[map->nf - 2] = tlast;
@@ -1073,7 +1081,7 @@ static int transfer(const hml_tmap *map, void *tensor, hml_dtype dtype,
 int hml_tmap_gather_into(const hml_tmap *map, void *dst, hml_dtype dtype,
                          int64_t dst_last, int64_t col, int threads)
 {
-	return transfer(map, dst, dtype, dst_last, col, 0, map ? map->rows : 0, threads, 0,
+	return transfer(map, dst, dtype, dst_last, col, 0, map ? map->rows : 0, NULL, threads, 0,
 	                "hml_tmap_gather_into");
 }
 
@@ -1082,14 +1090,14 @@ int hml_tmap_scatter_from(const hml_tmap *map, const void *src, hml_dtype dtype,
 {
 	/* The tensor is only read when scattering. */
 	return transfer(map, (void *)src, dtype, src_last, col, 0, map ? map->rows : 0,
-	                threads, 1, "hml_tmap_scatter_from");
+	                NULL, threads, 1, "hml_tmap_scatter_from");
 }
 
 int hml_tmap_gather(const hml_tmap *map, void *dst, hml_dtype dtype, int threads)
 {
 	if (!map)
 		return hml__error_set(HML_EINVALID, "hml_tmap_gather: no map");
-	return transfer(map, dst, dtype, map->fshape[map->nf - 1], 0, 0, map->rows, threads, 0,
+	return transfer(map, dst, dtype, map->fshape[map->nf - 1], 0, 0, map->rows, NULL, threads, 0,
 	                "hml_tmap_gather");
 }
 
@@ -1098,12 +1106,12 @@ int hml_tmap_scatter(const hml_tmap *map, const void *src, hml_dtype dtype, int 
 	if (!map)
 		return hml__error_set(HML_EINVALID, "hml_tmap_scatter: no map");
 	return transfer(map, (void *)src, dtype, map->fshape[map->nf - 1], 0, 0, map->rows,
-	                threads, 1, "hml_tmap_scatter");
+	                NULL, threads, 1, "hml_tmap_scatter");
 }
 
 int hml__tmap_rows_transfer(const hml_tmap *map, void *tensor, hml_dtype dtype,
                             int64_t tensor_last, int64_t col, int64_t row0,
-                            int64_t nrows, int scatter)
+                            int64_t nrows, const void *const *data, int scatter)
 {
 	const char *fname = scatter ? "hml__tmap_rows_transfer (scatter)"
 	                            : "hml__tmap_rows_transfer (gather)";
@@ -1114,5 +1122,5 @@ int hml__tmap_rows_transfer(const hml_tmap *map, void *tensor, hml_dtype dtype,
 		return hml__error_set(HML_EINVALID,
 			"row %lld is outside the domain '%s' of %lld rows",
 			(long long)row0, map->domain, (long long)map->rows);
-	return transfer(map, tensor, dtype, tensor_last, col, row0, nrows, 1, scatter, fname);
+	return transfer(map, tensor, dtype, tensor_last, col, row0, nrows, data, 1, scatter, fname);
 }

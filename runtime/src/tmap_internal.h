@@ -27,12 +27,18 @@ char *hml__tmap_array_names(const hml_tmap *map);
  * `tensor_last` with this map at column `col` (as hml_tmap_gather_into()),
  * on the calling thread. Reads only the map's bound state: several threads
  * may transfer different rows of one map at once (hml_tmap_seek() and
- * hml_tmap_set_data() may not run meanwhile). HML_EINVALID for rows outside
- * the domain.
+ * hml_tmap_set_data() may not run meanwhile). `data`, when not NULL, holds
+ * one address per array of the map (in the order bound) that this call
+ * reads and writes instead of the bound ones: the map itself is never
+ * written, so each thread may pass its own (row calls with per-call
+ * addresses, rows.c). HML_EINVALID for rows outside the domain.
  */
 int hml__tmap_rows_transfer(const hml_tmap *map, void *tensor, hml_dtype dtype,
                             int64_t tensor_last, int64_t col, int64_t row0,
-                            int64_t nrows, int scatter);
+                            int64_t nrows, const void *const *data, int scatter);
+
+/* The number of arrays the map was bound with (0 for NULL). */
+size_t hml__tmap_narrays(const hml_tmap *map);
 
 #ifdef __cplusplus
 }

@@ -18,7 +18,8 @@
 # A case without an expected file fails (run -u to make it). Every input
 # that translates is also compiled, through hml cc, with -fsyntax-only
 # -Wall -Wextra -Werror (cc for .c, c++ for .cpp; CC and CXX override), so
-# that the generated code is valid C (C++) too. Inputs named err-* must be
+# that the generated code is valid C (C++) too; inputs named *omp* with
+# -fopenmp as well (their OpenMP pragmas are then known). Inputs named err-* must be
 # malformed, the others must translate. Prints one line per failing case and a summary; exits 1 when
 # any case fails.
 set -u
@@ -87,7 +88,9 @@ for name in "$@"; do
 	*.cpp) cc=${CXX:-c++} ;;
 	*) cc=${CC:-cc} ;;
 	esac
-	if ! "$hml" cc $cc -fsyntax-only -Wall -Wextra -Werror "$name" > "$tmp/cc" 2>&1; then
+	omp=
+	case $name in *omp*) omp=-fopenmp ;; esac
+	if ! "$hml" cc $cc -fsyntax-only -Wall -Wextra -Werror $omp "$name" > "$tmp/cc" 2>&1; then
 		echo "FAIL $name: the translation does not compile with $cc:"
 		head -20 "$tmp/cc"
 		fail=$((fail + 1))

@@ -229,6 +229,17 @@ static void compare(const hml__cg_model *m, hml__cmodel *cm, const char *name, i
 			maxdiff = fmax(maxdiff, fabs(v - ref[i]));
 		}
 	}
+	/* Into the caller's buffer, no state kept (row calls from many
+	 * threads): what the last forward (float64) gave, bit for bit. */
+	{
+		double *into = malloc((size_t)(rows * nout) * sizeof(double));
+
+		CHECK_OK(hml__cmodel_forward_into(cm, x, HML_F64, rows, into));
+		CHECK(into && memcmp(into, out, (size_t)(rows * nout) * sizeof(double)) == 0);
+		CHECK_FAILS(hml__cmodel_forward_into(cm, x, HML_I32, rows, into), HML_EINVALID,
+		            "bad input dtype");
+		free(into);
+	}
 	if (!(maxdiff <= 1e-5 * scale))
 		fprintf(stderr, "%s (%lld rows): max diff %g, scale %g\n", name, (long long)rows,
 		        maxdiff, scale);

@@ -71,11 +71,11 @@ static void fill(void)
 	}
 }
 
-TEST(collect_many_threads)
+/* The file `db` holds, under `label`, every row i of 0..ROWS-1 exactly
+ * once as input (i, 0.5) with output i + 1, and chunk records whose calls
+ * add up to ROWS (the threads' last chunks short and exact). */
+static void check_collected(const char *db, const char *label)
 {
-	const char *db = tmp_path("rows.h5");
-	hml_region *r = open_mode("rows", HML_MODE_COLLECT, db, NULL);
-	hml_region_stats st;
 	hid_t f, g, d, t;
 	hsize_t dims[2];
 	double (*in)[2] = malloc(sizeof(double[ROWS][2])), *out = malloc(ROWS * sizeof(double));
@@ -83,17 +83,10 @@ TEST(collect_many_threads)
 	char *seen = calloc(ROWS, 1);
 	int64_t k, calls = 0, dup = 0, mismatch = 0, missing = 0, nrec;
 
-	if (!r || !in || !out || !seen)
+	if (!in || !out || !seen)
 		goto done;
-	fill();
-	CHECK_EQ_INT(run_loop(r), 0);
-	CHECK_OK(hml_region_stats_get(r, &st));
-	CHECK_EQ_INT(st.calls, ROWS);
-	CHECK_EQ_INT(st.original_calls, ROWS);
-	hml_region_free(r);   /* writes the threads' last, short chunks */
-
 	f = H5Fopen(db, H5F_ACC_RDONLY, H5P_DEFAULT);
-	g = H5Gopen2(f, "rows", H5P_DEFAULT);
+	g = H5Gopen2(f, label, H5P_DEFAULT);
 	d = H5Dopen2(g, "input", H5P_DEFAULT);
 	t = H5Dget_space(d);
 	H5Sget_simple_extent_dims(t, dims, NULL);
@@ -146,6 +139,121 @@ done:
 	free(seen);
 	free(in);
 	free(out);
+}
+
+TEST(collect_many_threads)
+{
+	const char *db = tmp_path("rows.h5");
+	hml_region *r = open_mode("rows", HML_MODE_COLLECT, db, NULL);
+	hml_region_stats st;
+
+	if (!r)
+		return;
+	fill();
+	CHECK_EQ_INT(run_loop(r), 0);
+	CHECK_OK(hml_region_stats_get(r, &st));
+	CHECK_EQ_INT(st.calls, ROWS);
+	CHECK_EQ_INT(st.original_calls, ROWS);
+	hml_region_free(r);   /* writes the threads' last, short chunks */
+	check_collected(db, "rows");
+}
+
+/* A region of one-row maps bound at a dummy, every call at its own
+ * locals: the body of a parallel loop whose values live on each
+ * iteration's stack (what a directive inside the body becomes). */
+static hml_region *open_local(const char *label, hml_mode mode, const char *db,
+                              const char *model, int nout)
+{
+	static double bx[2], by[2];
+	hml_array ax = HML_ARRAY_1D(bx, HML_F64, 2), ay = HML_ARRAY_1D(by, HML_F64, nout);
+	hml_region_options o;
+	hml_region *r = NULL;
+
+	CHECK_OK(hml_region_options_init(&o, HML_REGION_OPTIONS_VERSION));
+	o.mode = mode;
+	o.db = db;
+	o.model = model;
+	o.on_error = HML_ON_ERROR_FAIL;
+	CHECK_OK(hml_region_open(&r, label, &o));
+	if (!r)
+		return NULL;
+	CHECK_EQ_INT(hml_region_input(r, "[0:2] = ([0:2])", NULL, &ax, 1, NULL, 0), 0);
+	CHECK_EQ_INT(hml_region_output(r, nout == 2 ? "[0:2] = ([0:2])" : "[0:1] = ([0:1])", NULL,
+	                               &ay, 1, NULL, 0), 0);
+	return r;
+}
+
+TEST(collect_at_locals)
+{
+	const char *db = tmp_path("locals.h5");
+	hml_region *r = open_local("locals", HML_MODE_COLLECT, db, NULL, 1);
+	hml_region_stats st;
+	int64_t i, bad = 0;
+
+	if (!r)
+		return;
+	fill();
+	#pragma omp parallel for num_threads(THREADS) schedule(dynamic, 5) reduction(+:bad)
+	for (i = 0; i < ROWS; i++) {
+		double a[2] = { (double)i, 0.5 }, c = -1;
+		const void *at[] = { a, &c };
+
+		if (hml_region_row_begin_at(r, at, 2, 0) != 1)
+			bad++;
+		else
+			c = a[0] + 2 * a[1];
+		bad += hml_region_row_end(r) != 0;
+		y[i] = c;   /* the local left the loop body: the row's output */
+	}
+	CHECK_EQ_INT(bad, 0);
+	for (i = 0; i < ROWS; i++)
+		bad += y[i] != (double)i + 1.0;
+	CHECK_EQ_INT(bad, 0);
+	CHECK_OK(hml_region_flush(r));   /* the threads' last, short chunks */
+	CHECK_OK(hml_region_stats_get(r, &st));
+	CHECK_EQ_INT(st.calls, ROWS);
+	CHECK_EQ_INT(st.rows_in, ROWS);
+	CHECK_EQ_INT(st.rows_out, ROWS);
+	hml_region_free(r);
+	check_collected(db, "locals");
+}
+
+TEST(at_call_rules)
+{
+	hml_region *r = open_local("atrules", HML_MODE_COLLECT, tmp_path("atrules.h5"), NULL, 1);
+	hml_region *many = open_mode("atmany", HML_MODE_COLLECT, tmp_path("atmany.h5"), NULL);
+	hml_region *off = open_local("atoff", HML_MODE_OFF, NULL, NULL, 1);
+	double a[2] = { 1, 2 }, c = 0;
+	const void *at[] = { a, &c }, *hole[] = { a, NULL };
+	hml_region_stats st;
+
+	if (!r || !many || !off)
+		return;
+	CHECK_FAILS(hml_region_row_begin_at(r, NULL, 2, 0), HML_EINVALID,
+	            "region 'atrules': no addresses");
+	CHECK_FAILS(hml_region_row_begin_at(NULL, at, 2, 0), HML_EINVALID, "region is NULL");
+	CHECK_FAILS(hml_region_row_begin_at(r, at, 3, 0), HML_EINVALID,
+	            "3 addresses given but its maps have 2 arrays");
+	CHECK_OK(hml_region_row_end(r));
+	CHECK_FAILS(hml_region_row_begin_at(r, hole, 2, 0), HML_EINVALID, "address 1 is NULL");
+	CHECK_OK(hml_region_row_end(r));
+	CHECK_FAILS(hml_region_row_begin_at(many, at, 2, 0), HML_ESHAPE,
+	            "need maps of one row, not 10007");
+	CHECK_OK(hml_region_row_end(many));
+	CHECK_EQ_INT(hml_region_row_begin_at(r, at, 2, 0), 1);
+	CHECK_FAILS(hml_region_row_begin_at(r, at, 2, 0), HML_EINVALID, "before hml_region_row_end()");
+	c = 7;
+	CHECK_OK(hml_region_row_end(r));
+	CHECK_FAILS(hml_region_row_end(r), HML_EINVALID, "without hml_region_row_begin()");
+	CHECK_OK(hml_region_flush(r));
+	CHECK_OK(hml_region_stats_get(r, &st));
+	CHECK_EQ_INT(st.rows_in, 1);
+	/* off mode runs the code and reads no address */
+	CHECK_EQ_INT(hml_region_row_begin_at(off, at, 2, 0), 1);
+	CHECK_OK(hml_region_row_end(off));
+	hml_region_free(off);
+	hml_region_free(many);
+	hml_region_free(r);
 }
 
 TEST(off_and_call_rules)
@@ -227,6 +335,39 @@ TEST(infer_many_threads)
 	hml_region_free(r);
 }
 
+/* Inference at each iteration's locals: the identity model copies the
+ * input local into the output local, on every thread. */
+TEST(infer_at_locals)
+{
+	const char *dir = getenv("HML_TEST_MODELS");
+	char model[4096];
+	hml_region *r;
+	hml_region_stats st;
+	int64_t i, wrong = 0;
+
+	snprintf(model, sizeof(model), "%s/identity.pt", dir ? dir : "");
+	if (!dir || access(model, R_OK) != 0) {
+		printf("note: no %s (a build without libtorch): skipping inference\n", model);
+		return;
+	}
+	if (!(r = open_local("identl", HML_MODE_INFER, NULL, model, 2)))
+		return;
+	#pragma omp parallel for num_threads(THREADS) reduction(+:wrong)
+	for (i = 0; i < ROWS; i++) {
+		double a[2] = { (double)i, -0.25 * (double)i }, z[2] = { -1, -1 };
+		const void *at[] = { a, z };
+
+		if (hml_region_row_begin_at(r, at, 2, 0) != 0)
+			wrong++;
+		wrong += hml_region_row_end(r) != 0;
+		wrong += z[0] != a[0] || z[1] != a[1];
+	}
+	CHECK_EQ_INT(wrong, 0);
+	CHECK_OK(hml_region_stats_get(r, &st));
+	CHECK_EQ_INT(st.model_calls, ROWS);
+	hml_region_free(r);
+}
+
 int main(void)
 {
 	int rc;
@@ -234,8 +375,11 @@ int main(void)
 	if (tmp_dir_make("rows") < 0)
 		return 1;
 	RUN(collect_many_threads);
+	RUN(collect_at_locals);
+	RUN(at_call_rules);
 	RUN(off_and_call_rules);
 	RUN(infer_many_threads);
+	RUN(infer_at_locals);
 	rc = check_report();
 	tmp_dir_remove();
 	return rc;

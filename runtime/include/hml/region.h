@@ -218,8 +218,11 @@ HML_EXTERN int hml_region_end(hml_region *r);
  * record of the `calls` table per chunk, standing for its calls; see
  * hml-runtime(3)); the rows still buffered are written by
  * hml_region_flush(), hml_region_free() and at exit, so the last, short
- * chunk is exact. Inference runs the model on the row, one thread at a
- * time (the model is shared); interleave counts calls per thread. Not
+ * chunk is exact. Inference runs the model on the row: a compiled model
+ * (hml deploy --target c) on every thread at once, into the thread's own
+ * buffers, once the first call checked its shapes; a TorchScript model one
+ * thread at a time (it keeps its output). Interleave counts calls per
+ * thread. Not
  * while row calls run: batch calls, hml_region_flush(),
  * hml_region_free(), hml_region_stats_get(), hml_tmap_seek() and
  * hml_tmap_set_data() on its maps: call them before or after the loop.
@@ -234,6 +237,38 @@ HML_EXTERN int hml_region_row_begin(hml_region *r, int64_t row);
  * is nonzero (collect mode still collects the row). */
 HML_EXTERN int hml_region_row_begin_if(hml_region *r, int64_t row, int run_original);
 
+/**
+ * A row call whose arrays are given per call: for a region inside a loop
+ * body whose data lives at other addresses every iteration (locals of the
+ * body, `x + 2*i`), so that no map can be bound over the loop's domain.
+ * The maps are bound once with one row each (e.g. "[0:2] = ([0:2])" with
+ * no domain, at any valid address: the first iteration's); each call then
+ * passes `data`, the base address of every array of every map, in this
+ * order: the input maps in the order added (hml_region_input() and
+ * hml_region_inout()), each map's arrays in the order given, then the
+ * output maps likewise (an inout map appears in both lists). Each address
+ * is what hml_array.data would be for that call: the row's transfers read
+ * and write there instead of the bound data, on the calling thread only
+ * (the maps are never changed, so any number of threads may call at
+ * once). The addresses are copied into the thread's call state: `data`
+ * itself need not outlive this call, but what it points to must stay
+ * valid until hml_region_row_end(). In off mode it is not read.
+ *
+ *     const void *at[] = { &x[i], &s, &y[i / 2] };
+ *     if (hml_region_row_begin_at(r, at, 3, 0)) { ... }
+ *     hml_region_row_end(r);
+ *
+ * Everything else is as hml_region_row_begin_if(): collection buffered per
+ * thread and written in chunks (the last one exact at flush, free or
+ * exit), inference on the row (compiled models without a lock), interleave,
+ * shadow, the fallback policy and the statistics. Fails with HML_ESHAPE
+ * when the maps have more than one row, HML_EINVALID for a NULL `data`, a
+ * NULL address, `ndata` other than the arrays of the maps, or a second
+ * begin without end on this thread.
+ */
+HML_EXTERN int hml_region_row_begin_at(hml_region *r, const void *const *data, size_t ndata,
+                                       int run_original);
+
 /** Finish this thread's row call. 0, or under the fail policy a negative
  * code (HML_EINVALID without a row call in progress on this thread). */
 HML_EXTERN int hml_region_row_end(hml_region *r);
@@ -243,6 +278,12 @@ HML_EXTERN int hml_region_flush(hml_region *r);
 
 /** The mode in effect (after resolving options and environment). */
 HML_EXTERN hml_mode hml_region_mode(const hml_region *r);
+
+/** The failure policy in effect (after resolving options and
+ * HML_ON_ERROR): HML_ON_ERROR_FALLBACK or HML_ON_ERROR_FAIL (FALLBACK for a
+ * NULL region). An exit handler uses it to tell data lost under the fail
+ * policy, an error, from a loss already warned about. */
+HML_EXTERN hml_on_error hml_region_on_error(const hml_region *r);
 
 /** The region's label. Owned by the region. */
 HML_EXTERN const char *hml_region_label(const hml_region *r);
