@@ -4,9 +4,10 @@
  * A region directive becomes a block on the directive's line: its arrays
  * described (hml_array), every integer the maps need evaluated into
  * symbols (so any C expression may bound a slice), the maps listed, and
- * the user's statement under `if (hml__dir_begin(...))`, kept on its own
- * lines by #line. The helpers (prelude.c) open the region on first use,
- * bind it anew when a size changes, and point it at the arrays each call.
+ * the user's statement under `if (hml__dir_ck(hml_dir_begin(...)))`, kept
+ * on its own lines by #line. The runtime's directive calls
+ * (hml/directive.h) open the region on first use, bind it anew when a size
+ * changes, and point it at the arrays each call.
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -228,12 +229,12 @@ static void array_call(site *st, int arr, int k, dspan name, const char *data_fm
 	const char *src = st->m->src;
 	int n = (int)(name.e - name.s), dn = (int)(data.e - data.s);
 
-	hml__dbuf_printf(&st->arrays, "\thml__dir_array(&hml__a%d[%d], %s, \"%.*s\", ",
+	hml__dbuf_printf(&st->arrays, "\thml__dir_ck(hml_dir_array(&hml__a%d[%d], %s, \"%.*s\", ",
 	                 arr, k, st->where, n, src + name.s);
 	hml__dbuf_printf(&st->arrays, data_fmt, dn, src + data.s);
 	hml__dbuf_printf(&st->arrays, ", ");
 	hml__dbuf_printf(&st->arrays, dt_fmt, dn, src + data.s);
-	hml__dbuf_printf(&st->arrays, ", %d, %s);\n", ndim, dims);
+	hml__dbuf_printf(&st->arrays, ", %d, %s));\n", ndim, dims);
 }
 
 static void map_entry(site *st, int kind, const char *functor, size_t flen, const char *domain,
@@ -286,7 +287,7 @@ static int array_shape(site *st, const darray *a, char *dims, size_t n, int *ind
 	size_t id = a->base.e;
 	int d, cdims;
 
-	snprintf(dims, n, "HML__DIR_ROWS");
+	snprintf(dims, n, "HML_DIR_ROWS");
 	*indexed = 0;
 	if (a->nsub < 2) {
 		snprintf(dims + strlen(dims), n - strlen(dims), ", 0, 0, 0");
@@ -475,8 +476,8 @@ static int row_map(site *st, int kind, const ditem *it)
 			/* &(a)[lo]: the array and its start are two spans */
 			int n = (int)(a->base.e - a->base.s), l = (int)(sl->lo.e - sl->lo.s);
 			hml__dbuf_printf(&st->arrays,
-				"\thml__dir_array(&hml__a%d[0], %s, \"%.*s\", &(%.*s)[%.*s], "
-				"HML__DIR_DT(&(%.*s)[%.*s]), 1, %s);\n", arr, st->where, n, src + a->base.s, n, src + a->base.s,
+				"\thml__dir_ck(hml_dir_array(&hml__a%d[0], %s, \"%.*s\", &(%.*s)[%.*s], "
+				"HML__DIR_DT(&(%.*s)[%.*s]), 1, %s));\n", arr, st->where, n, src + a->base.s, n, src + a->base.s,
 				l, src + sl->lo.s, n, src + a->base.s, l, src + sl->lo.s, dims);
 		} else {
 			array_call(st, arr, 0, a->base, fmt, a->base, "HML__DIR_DT(%.*s)", 1, dims);
@@ -524,7 +525,7 @@ static int over_map(site *st, int kind, const ditem *list, int n, const dloop *l
 				hml__dbuf_printf(&f, "%+lld", (long long)off[k]);
 			hml__dbuf_printf(&f, "]");
 			array_call(st, arr, pieces, it->name, "(%.*s)", it->name, "HML__DIR_DT(%.*s)", 1,
-			           "HML__DIR_ROWS, 0, 0, 0");
+			           "HML_DIR_ROWS, 0, 0, 0");
 			pieces++;
 			total++;
 		}
@@ -602,7 +603,7 @@ static const char *mode_name(dmode mode)
 
 /* A site whose maps are all one row (sections, elements, scalars) and that
  * neither seeks nor iterates: one row call per execution, thread-safe,
- * at the execution's own addresses (prelude.c's hml__dir_row_begin). */
+ * at the execution's own addresses (hml_dir_row_begin(), hml/directive.h). */
 static int is_row_site(const demit *m, const ddirective *d)
 {
 	const ditem *lists[3] = { d->in, d->out, d->inout };
@@ -620,7 +621,7 @@ static int is_row_site(const demit *m, const ddirective *d)
 	return 1;
 }
 
-/* The arguments common to hml__dir_begin and hml__dir_row_begin, from the
+/* The arguments common to hml_dir_begin and hml_dir_row_begin, from the
  * label to the symbols. */
 static void site_args(demit *m, site *st, const ddirective *d)
 {
@@ -657,10 +658,10 @@ static int emit_site(demit *m, site *st, const ddirective *d, size_t s, size_t e
 
 	if (st->rows) {
 		hml__dbuf_printf(o, "{ /* hml: the region of the directive above, a row call (hml-cc(1)) */\n");
-		hml__dbuf_printf(o, "\tstatic hml__dir_site hml__site;\n\tstatic const char hml__where[] = \"");
+		hml__dbuf_printf(o, "\tstatic hml_dir_site hml__site;\n\tstatic const char hml__where[] = \"");
 	} else {
 		hml__dbuf_printf(o, "{ /* hml: the region of the directive above (hml-cc(1)) */\n");
-		hml__dbuf_printf(o, "\tstatic hml__dir_site hml__site;\n\thml__site.where = \"");
+		hml__dbuf_printf(o, "\tstatic hml_dir_site hml__site;\n\thml__site.where = \"");
 	}
 	hml__dbuf_cstr(o, m->path, strlen(m->path));
 	hml__dbuf_printf(o, ":%d\";\n", line);
@@ -670,14 +671,14 @@ static int emit_site(demit *m, site *st, const ddirective *d, size_t s, size_t e
 	hml__dbuf_put(o, st->syms.p, st->syms.n);
 	hml__dbuf_printf(o, "\t};\n");
 	hml__dbuf_put(o, st->arrays.p, st->arrays.n);
-	hml__dbuf_printf(o, "\tconst hml__dir_map hml__maps[] = {\n");
+	hml__dbuf_printf(o, "\tconst hml_dir_map hml__maps[] = {\n");
 	hml__dbuf_put(o, st->maps.p, st->maps.n);
 	if (st->rows) {
-		hml__dbuf_printf(o, "\t};\n\thml__dir_entry *hml__e = NULL;\n");
-		hml__dbuf_printf(o, "\tif (hml__dir_row_begin(&hml__site, &hml__e, hml__where, ");
+		hml__dbuf_printf(o, "\t};\n\thml_dir_entry *hml__e = NULL;\n");
+		hml__dbuf_printf(o, "\tif (hml__dir_ck(hml_dir_row_begin(&hml__site, &hml__e, hml__where, ");
 		site_args(m, st, d);
 	} else {
-		hml__dbuf_printf(o, "\t};\n\tif (hml__dir_begin(&hml__site, ");
+		hml__dbuf_printf(o, "\t};\n\tif (hml__dir_ck(hml_dir_begin(&hml__site, ");
 		site_args(m, st, d);
 		hml__dbuf_printf(o, ", ");
 		if (st->seek_lo.s < st->seek_lo.e)
@@ -685,7 +686,7 @@ static int emit_site(demit *m, site *st, const ddirective *d, size_t s, size_t e
 		else
 			hml__dput_span_or(o, src, d->seek, "(int64_t)(", ")", "-1");
 	}
-	hml__dbuf_printf(o, ")) {\n");
+	hml__dbuf_printf(o, "))) {\n");
 	/* the user's lines, from the one after the directive */
 	{
 		size_t from = d->at.end;
@@ -695,9 +696,9 @@ static int emit_site(demit *m, site *st, const ddirective *d, size_t s, size_t e
 		hml__dbuf_put(o, src + from, e - from);
 	}
 	if (st->rows)
-		hml__dbuf_printf(o, "\n\t}\n\thml__dir_row_end(&hml__site, hml__e);\n}\n");
+		hml__dbuf_printf(o, "\n\t}\n\thml__dir_ck(hml_dir_row_end(&hml__site, hml__e));\n}\n");
 	else
-		hml__dbuf_printf(o, "\n\t}\n\thml__dir_end(&hml__site);\n}\n");
+		hml__dbuf_printf(o, "\n\t}\n\thml__dir_ck(hml_dir_end(&hml__site));\n}\n");
 	put_line(m, e);
 	(void)s;
 	return o->oom ? hml__error_oom() : 0;
@@ -754,8 +755,8 @@ done:
 }
 
 /* qoi(a[lo:hi, ...]) of an array whose shape is declared (or its C type):
- * the slice gathered from the array's rows (hml__dir_qoi_slice, whose
- * declaration and definition the translation then carries). */
+ * the slice gathered from the array's rows by hml_dir_qoi_slice()
+ * (hml/directive.h). */
 int hml__demit_qoi_slice(demit *m, const ddirective *d)
 {
 	const char *src = m->src;
@@ -795,15 +796,14 @@ int hml__demit_qoi_slice(demit *m, const ddirective *d)
 		}
 		hml__dbuf_printf(o, ")");
 	}
-	hml__dbuf_printf(o, " }; (void)hml__sym; hml__dir_qoi_slice(\"");
+	hml__dbuf_printf(o, " }; (void)hml__sym; hml__dir_ck(hml_dir_qoi_slice(\"");
 	hml__dbuf_cstr(o, m->path, strlen(m->path));
 	hml__dbuf_printf(o, ":%d\", ", d->at.line);
 	if (d->qoi_name.s < d->qoi_name.e)
 		hml__dput_span_or(o, src, d->qoi_name, "(", ")", "");
 	else
 		hml__dbuf_printf(o, "\"%.*s\"", n, src + a->base.s);
-	hml__dbuf_printf(o, ", &%s, HML__DIR_DT(&%s), sizeof(%s), %d, hml__q); }", elem, elem, elem, a->nsub);
-	m->qoi_slice = 1;
+	hml__dbuf_printf(o, ", &%s, HML__DIR_DT(&%s), sizeof(%s), %d, hml__q)); }", elem, elem, elem, a->nsub);
 	rc = o->oom ? hml__error_oom() : 0;
 done:
 	free(st.arrays.p);

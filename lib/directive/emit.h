@@ -31,8 +31,6 @@ typedef struct demit {
 	const char *src, *path, *base;  /* base: path without folders, for default labels */
 	ddecls decls;
 	dbuf *out;
-	size_t helpers_at;              /* where in out the helpers' declarations end */
-	int qoi_slice;                  /* a qoi of a slice was emitted: its helper is needed */
 } demit;
 
 /* The code that replaces an ml directive and its statement [s, e):
@@ -41,21 +39,17 @@ int hml__demit_ml(demit *m, const ddirective *d, size_t s, size_t e);
 
 /* The code of `#pragma hml qoi(...)`, on the directive's line. */
 int hml__demit_qoi(demit *m, const ddirective *d);
-/* qoi(a[lo:hi, ...]) not from 0: gathered through hml__dir_qoi_slice() with
- * the array's row lengths (declared shape or C type); sets m->qoi_slice. */
+/* qoi(a[lo:hi, ...]) not from 0: gathered through hml_dir_qoi_slice() with
+ * the array's row lengths (declared shape or C type). */
 int hml__demit_qoi_slice(demit *m, const ddirective *d);
 
 /* `pre`, the text of span `sp` of src and `post`; `dflt` for an empty span. */
 void hml__dput_span_or(dbuf *b, const char *src, dspan sp, const char *pre, const char *post,
                        const char *dflt);
 
-/* The helpers' declarations (before the first directive) and definitions
- * (at the end of the file). */
+/* What a translation carries before its first directive (the runtime's
+ * header, the dtype macros) and at its end (hml__dir_ck), prelude.c. */
 extern const char hml__dprelude_head[];
 extern const char hml__dprelude_tail[];
-/* The same for hml__dir_qoi_slice(), carried only by a translation that
- * records the slice of an array (prelude_slice.c). */
-extern const char hml__dprelude_slice_head[];
-extern const char hml__dprelude_slice_tail[];
 
 #endif

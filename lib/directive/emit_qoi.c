@@ -1,6 +1,6 @@
 /*
  * lib/directive/emit_qoi.c - the code of a qoi directive (emit.h): one call
- * of the prelude's hml__dir_qoi() on the directive's line, the array from
+ * of the runtime's hml_dir_qoi() on the directive's line, the array from
  * its start in its dimensions (a slice that starts elsewhere:
  * hml__demit_qoi_slice() in emit.c, from the array's declared shape).
  */
@@ -26,7 +26,7 @@ static int emit_qoi_nd(demit *m, const ddirective *d)
 	dbuf *o = m->out;
 	int n = (int)(a->base.e - a->base.s), k;
 
-	hml__dbuf_printf(o, "hml__dir_qoi(\"");
+	hml__dbuf_printf(o, "hml__dir_ck(hml_dir_qoi(\"");
 	hml__dbuf_cstr(o, m->path, strlen(m->path));
 	hml__dbuf_printf(o, ":%d\", ", d->at.line);
 	if (d->qoi_name.s < d->qoi_name.e)
@@ -43,7 +43,7 @@ static int emit_qoi_nd(demit *m, const ddirective *d)
 			hml__dbuf_printf(o, "0");
 		hml__dbuf_printf(o, ")");
 	}
-	hml__dbuf_printf(o, ");");
+	hml__dbuf_printf(o, "));");
 	return o->oom ? hml__error_oom() : 0;
 }
 
@@ -68,7 +68,7 @@ int hml__demit_qoi(demit *m, const ddirective *d)
 		return hml__demit_qoi_slice(m, d);
 	if (a->nsub > 1)
 		return emit_qoi_nd(m, d);
-	hml__dbuf_printf(o, "hml__dir_qoi(\"");
+	hml__dbuf_printf(o, "hml__dir_ck(hml_dir_qoi(\"");
 	hml__dbuf_cstr(o, m->path, strlen(m->path));
 	hml__dbuf_printf(o, ":%d\", ", d->at.line);
 	if (d->qoi_name.s < d->qoi_name.e)
@@ -81,6 +81,6 @@ int hml__demit_qoi(demit *m, const ddirective *d)
 	hml__dbuf_put(o, src + sl->hi.s, sl->hi.e - sl->hi.s);
 	hml__dbuf_printf(o, ") - (int64_t)(");
 	hml__dput_span_or(o, src, sl->lo, "", "", "0");
-	hml__dbuf_printf(o, "), 0, 0, 0);");
+	hml__dbuf_printf(o, "), 0, 0, 0));");
 	return o->oom ? hml__error_oom() : 0;
 }

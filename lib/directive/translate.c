@@ -2,7 +2,7 @@
  * lib/directive/translate.c - the translator's driver (directive.h): one
  * pass over the file's tokens; declarations are remembered, ml and qoi
  * directives replaced by their code (emit.c), the rest copied byte for
- * byte. The helpers' declarations go after the last #include that precedes
+ * byte. The runtime's header of directive calls goes after the last #include that precedes
  * the first directive (outside any conditional), so that the user's
  * feature macros and headers come first.
  */
@@ -70,25 +70,10 @@ static void start_output(demit *m, size_t ins)
 	if (ins > 0 && m->src[ins - 1] != '\n')
 		hml__dbuf_put(m->out, "\n", 1);
 	hml__dbuf_put(m->out, hml__dprelude_head, strlen(hml__dprelude_head));
-	m->helpers_at = m->out->n;
 	hml__dscan_where(m->src, ins, &line, &col);
 	hml__dbuf_printf(m->out, "#line %d \"", line);
 	hml__dbuf_cstr(m->out, m->path, strlen(m->path));
 	hml__dbuf_printf(m->out, "\"\n");
-}
-
-/* A translation that records a slice carries hml__dir_qoi_slice(): its
- * declaration after the other helpers' (at `at`), its definition last. */
-static void carry_slice_helper(dbuf *b, size_t at)
-{
-	size_t n = strlen(hml__dprelude_slice_head), tail = b->n - at;
-
-	hml__dbuf_put(b, hml__dprelude_slice_head, n);   /* room, then in its place */
-	if (b->oom)
-		return;
-	memmove(b->p + at + n, b->p + at, tail);
-	memcpy(b->p + at, hml__dprelude_slice_head, n);
-	hml__dbuf_put(b, hml__dprelude_slice_tail, strlen(hml__dprelude_slice_tail));
 }
 
 static int translate(demit *m, int *count, size_t *copied)
@@ -184,11 +169,9 @@ int hml__directive_translate(char **out, int *count, const char *src, const char
 		hml__dbuf_put(&b, src + copied, strlen(src) - copied);
 		if (b.n && b.p[b.n - 1] != '\n')
 			hml__dbuf_put(&b, "\n", 1);
-		hml__dbuf_printf(&b, "/* hml translate: the helpers of the directives above */\n"
+		hml__dbuf_printf(&b, "/* hml translate: the error path of the directives above */\n"
 		                     "#line 1 \"<hml directive helpers>\"\n");
 		hml__dbuf_put(&b, hml__dprelude_tail, strlen(hml__dprelude_tail));
-		if (m.qoi_slice)
-			carry_slice_helper(&b, m.helpers_at);
 		if (b.oom)
 			rc = hml__error_oom();
 	}

@@ -27,6 +27,7 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;      /* records */
 static record *records;
 static size_t nrecords, caprecords;
 static int atexit_installed;
+static void (*exit_first)(void);  /* hml__registry_exit_first() */
 
 static void print_table(const record *recs, size_t n)
 {
@@ -78,6 +79,7 @@ static int write_json(const char *path, const record *recs, size_t n)
 static void at_exit(void)
 {
 	static int done;
+	void (*first)(void);
 	record *sel;
 	size_t i, j, n;
 
@@ -87,6 +89,11 @@ static void at_exit(void)
 	if (done)
 		goto done;
 	done = 1;
+	first = exit_first;
+	pthread_mutex_unlock(&lock);
+	if (first)
+		first();
+	pthread_mutex_lock(&lock);
 	for (i = 0; i < nrecords; i++) {
 		if (!records[i].live)
 			continue;
@@ -172,6 +179,13 @@ void hml__registry_exit_hook(void)
 	if (atexit_installed && atexit(at_exit) != 0)
 		hml__log(HML_LOG_WARNING, "cannot install the exit handler again: "
 		         "collected data may be lost at exit");
+	pthread_mutex_unlock(&lock);
+}
+
+void hml__registry_exit_first(void (*fn)(void))
+{
+	pthread_mutex_lock(&lock);
+	exit_first = fn;
 	pthread_mutex_unlock(&lock);
 }
 

@@ -45,6 +45,14 @@ int hml__registry_add(hml_region *r, const char *label, hml_mode mode, int threa
  */
 void hml__registry_exit_hook(void);
 
+/**
+ * Have the exit handler call `fn` first, before it writes the regions
+ * still registered, without its lock held (so `fn` may free regions). One
+ * such function: the directive sites' (directive_site.c), which free their
+ * regions and end the process when data is lost under the fail policy.
+ */
+void hml__registry_exit_first(void (*fn)(void));
+
 /** The live region registered last under `label`, or NULL. */
 hml_region *hml__registry_find(const char *label);
 
