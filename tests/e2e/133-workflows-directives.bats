@@ -146,7 +146,7 @@ assert np.array_equal(d["output"][:, 0], q); print("ok")'
 	printf 'void f(double *q, long n) {\n#pragma hml qoi(q[0:n, 0:2]) name("pos")\n}\n' > q2.c
 	run --separate-stderr hml translate q2.c
 	assert_success
-	[[ "$output" == *'hml__dir_qoi("q2.c:2", ("pos"), &(q)[0], HML__DIR_DT(&(q)[0]), 2, (int64_t)(n), (int64_t)(2), (int64_t)(0), (int64_t)(0));'* ]]
+	[[ "$output" == *'hml__dir_ck(hml_dir_qoi("q2.c:2", ("pos"), &(q)[0], HML__DIR_DT(&(q)[0]), 2, (int64_t)(n), (int64_t)(2), (int64_t)(0), (int64_t)(0)));'* ]]
 }
 
 @test "what the workflows use: qoi of a slice (the interior of a field with halos), and one outside its array" {
