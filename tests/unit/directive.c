@@ -1,6 +1,6 @@
 /*
  * tests/unit/directive.c - the calls `hml translate` emits
- * (hml/directive.h; runtime/src/directive_site.c, directive_qoi.c), driven
+ * (hml/directive.h; the runtime's directive_site.c, directive_qoi.c), driven
  * the way a translated file drives them: a static site per directive. A
  * site takes up to HML_DIR_LABELS labels; a batch site binds its region
  * anew when a length changes and re-points it when only addresses do; a
