@@ -8,7 +8,7 @@
 #   row  hml_region_row_begin: maps bound over the loop's domain
 #   at   hml_region_row_begin_at: one-row maps, each iteration's addresses
 #   dir  a directive inside the loop body (bench/rows_dir.c built with
-#        hml cc: the `at` call plus the translated helpers; its own process,
+#        hml cc: the `at` call through libhml's directive calls; its own process,
 #        so compare it with the batch column of the same mode)
 #   call one thread, a batch call per row, the maps re-pointed each call:
 #        how a directive in a loop body was translated before row calls

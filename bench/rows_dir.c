@@ -2,7 +2,8 @@
  * bench/rows_dir.c - the loop of bench/rows.c annotated with a directive
  * inside its body (HPAC-ML's sections, one row per iteration), built by
  * bench/rows.sh with hml cc: the row call as a translated program makes
- * it, helpers included. Mode from HML_MODE, model from HML_MODEL.
+ * it, through libhml's directive calls (hml/directive.h). Mode from
+ * HML_MODE, model from HML_MODEL.
  *
  * usage: rows_dir ROWS REPEATS   (prints "dir_ns_per_row")
  */
