@@ -6,15 +6,20 @@
 # with a small driver). BASE defaults to the commit before the directive
 # helpers moved into libhml (hml/directive.h), whose translations carried
 # ~350 lines of helpers. Prints the lines of each translation, the best of
-# N wall times of each compile (interleaved), and the ratio new/base.
+# N wall times of each compile (interleaved), and the ratio new/base. Then
+# what the move costs at run time: bench/rows_dir.c (a directive in an
+# OpenMP loop body, one row call per iteration) translated by both and
+# built with hml cc, ns per row (best of 5 repeats of ROWS rows, one
+# thread) in off and collect mode, and the ratio new/base.
 #
-# usage: bench/directive_compile.sh [BUILD_DIR] [SOURCE] [N] [BASE]
+# usage: bench/directive_compile.sh [BUILD_DIR] [SOURCE] [N] [BASE] [ROWS]
 set -eu
 build=$(realpath "${1:-build}")
 top=$(cd "$(dirname "$0")/.." && pwd)
 src=$(realpath "${2:-$top/workflows/binomial/binomial.c}")
 n=${3:-5}
 base=${4:-4099b5c}
+rows=${5:-200000}
 cc=${CC:-cc}
 hml=$build/cmd/hml
 scratch=$(mktemp -d)
@@ -69,3 +74,17 @@ printf '%-10s %8s %10s\n' translation lines seconds
 printf '%-10s %8d %10.3f\n' "base" "$(wc -l < "$scratch/base.c")" "$tb"
 printf '%-10s %8d %10.3f\n' "new" "$(wc -l < "$scratch/new.c")" "$tn"
 printf 'ratio new/base: %.3f\n' "$(echo "$tn / $tb" | bc -l)"
+
+# The row calls at run time.
+cp "$top/bench/rows_dir.c" "$scratch/rows_dir.c"
+(cd "$scratch" && ./old/translate_old rows_dir.c > rows_base.c && "$hml" translate rows_dir.c > rows_new.c)
+for v in base new; do
+	"$hml" cc "$cc" -O2 -fopenmp -o "$scratch/rows_$v" "$scratch/rows_$v.c"
+done
+printf '\nbench/rows_dir.c, %d rows, 1 thread, ns per row (best of 5)\n' "$rows"
+printf '%-8s %10s %10s %8s\n' mode base new ratio
+for mode in off collect; do
+	rb=$(cd "$scratch" && OMP_NUM_THREADS=1 HML_MODE=$mode HML_DB="$scratch/b.h5" ./rows_base "$rows" 5)
+	rn=$(cd "$scratch" && OMP_NUM_THREADS=1 HML_MODE=$mode HML_DB="$scratch/n.h5" ./rows_new "$rows" 5)
+	printf '%-8s %10s %10s %8.3f\n' "$mode" "$rb" "$rn" "$(echo "$rn / $rb" | bc -l)"
+done
