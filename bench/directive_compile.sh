@@ -54,7 +54,7 @@ C
 # The same source, the same #line paths, translated by both.
 cp "$src" "$scratch/app.c"
 (cd "$scratch" && ./old/translate_old app.c > base.c && "$hml" translate app.c > new.c)
-incs="-I$top/runtime/include -I$build/include"   # hml/version.h is generated
+incs="-I$(dirname "$src") -I$top/runtime/include -I$build/include"   # version.h: generated
 
 best() { sort -n | head -1; }
 t() {   # wall seconds of one compile
