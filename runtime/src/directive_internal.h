@@ -8,8 +8,9 @@
 /**
  * Set the error the translated program prints after "hml: error: ":
  * "WHERE: region 'LABEL': WHAT" ("WHERE: WHAT" for a NULL label). A NULL
- * `what` takes the message (and the code, unless `code` is given as 0
- * and none is set: HML_ERROR) of the error set last. Returns the code.
+ * `what` stands for the message of the error set last (a runtime call's).
+ * `code` 0 keeps that error's code (HML_ERROR when none is set). Returns
+ * the code set.
  */
 int hml__dir_error(int code, const char *where, const char *label, const char *what);
 
