@@ -177,6 +177,18 @@ void cmd_workflow_env_check(const struct hml__workflow *w);
  * HML_ENOTSUPPORTED for a model that cannot be compiled, HML_ESHAPE when
  * the model's shapes are not its record's; nothing registered then.
  */
+/*
+ * hml deploy --guard (cmd/deploy_guard.c): write the guard file of `spec`
+ * for the model record `model` (its card's "guard" statistics), beneath
+ * the experiment; *path_out (absolute, yours) is what HML_GUARD_<LABEL>
+ * names, *rec_out (new) the deployment's "guard" field {spec, file,
+ * threshold}. HML_ENOTSUPPORTED for a model without statistics or without
+ * those the kind needs; HML_EIO when the file cannot be written.
+ */
+struct hml__guard_spec;
+int cmd_deploy_guard(const struct hml__store *s, const json_t *model,
+                     const struct hml__guard_spec *spec, char **path_out, json_t **rec_out);
+
 int cmd_deploy_compile(struct hml__store *s, const json_t *model, const char *pt_path,
                        const char *march, char *cid, size_t cid_size);
 

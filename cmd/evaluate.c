@@ -73,6 +73,8 @@ static const cmd_spec spec = {
 typedef struct series {
 	double *wall, *region;
 	int64_t model_calls, fallback_calls, original_calls;
+	int64_t checked_rows, guarded_rows, guarded_calls, guard_whole_calls;
+	double guard_s;
 	int unverified;           /* runs whose output failed the workflow's verify.pattern */
 } series;
 
@@ -89,6 +91,8 @@ typedef struct evaluation {
 	const char *id, *label;
 	const char *target;       /* "torchscript", or "c" for a compiled deployment */
 	char *model_path, *tmp, **argv;
+	char *guard_path;         /* the deployment's guard file, or NULL */
+	const char *guard_spec;   /* its spec ("bounds:margin=0"), or NULL: none */
 	int nrep;
 	/* run */
 	series acc, sur;
@@ -112,6 +116,7 @@ static void evaluation_release(evaluation *e)
 	hml__strv_free(e->argv);
 	free(e->tmp);
 	free(e->model_path);
+	free(e->guard_path);
 	free(e->qoi);
 	hml__workflow_free(e->w);
 	hml__store_free(e->s);
@@ -153,6 +158,21 @@ static void rm_runs(const char *dir, int nruns)
 
 /* --- plan ------------------------------------------------------------------ */
 
+/* The deployment's guard (hml deploy --guard), evaluated as deployed. */
+static int plan_guard(evaluation *e, const json_t *dep)
+{
+	const json_t *g = json_object_get(dep, "guard");
+	const char *file = hml__json_string(g, "file");
+
+	if (!file)
+		return 0;
+	e->guard_spec = hml__json_string(g, "spec");
+	if (!(e->guard_path = malloc(strlen(hml__store_dir(e->s)) + strlen(file) + 2)))
+		return hml__error_oom();
+	sprintf(e->guard_path, "%s/%s", hml__store_dir(e->s), file);
+	return 0;
+}
+
 /* The model: named, or the latest deployment's; then its workflow. */
 static int plan_model(evaluation *e, const char *named)
 {
@@ -183,6 +203,8 @@ static int plan_model(evaluation *e, const char *named)
 		e->target = "c";
 	}
 	e->label = model.region;
+	if (!named)
+		return plan_guard(e, dep.json);
 	return 0;
 }
 
@@ -245,7 +267,8 @@ static int run_one(evaluation *e, int which, int k, cmd_progress **bar)
 {
 	const char *kind = which ? "s" : "a";
 	hml__run_config config = { which ? HML__RUN_SURROGATE : HML__RUN_ACCURATE, NULL,
-	                           e->label, e->model_path, NULL, NULL };
+	                           e->label, e->model_path, NULL, NULL,
+	                           which ? e->guard_path : NULL };
 	char qoi[4096], prof[4096], log[4096];
 	series *se = which ? &e->sur : &e->acc;
 	hml__profile_record rec;
@@ -273,6 +296,11 @@ static int run_one(evaluation *e, int which, int k, cmd_progress **bar)
 	se->model_calls += (int64_t)rec.stats.model_calls;
 	se->fallback_calls += (int64_t)rec.stats.fallback_calls;
 	se->original_calls += (int64_t)rec.stats.original_calls;
+	se->checked_rows += (int64_t)rec.stats.checked_rows;
+	se->guarded_rows += (int64_t)rec.stats.guarded_rows;
+	se->guarded_calls += (int64_t)rec.stats.guarded_calls;
+	se->guard_whole_calls += (int64_t)rec.stats.guard_whole_calls;
+	se->guard_s += rec.stats.guard_s;
 	se->wall[k - 1] = wall;
 	se->region[k - 1] = rec.stats.region_s;
 	return 0;
@@ -388,6 +416,26 @@ static void predict(evaluation *e)
 
 /* --- record ---------------------------------------------------------------- */
 
+/* The guard's counts over the measured surrogate runs, and its cost as
+ * a fraction of the surrogate runs' region time. */
+static json_t *guard_json(const evaluation *e)
+{
+	const series *s = &e->sur;
+	double region = 0.0;
+
+	for (int k = 0; k < e->nrep; k++)
+		region += s->region[k];
+	return json_pack("{s:s, s:I, s:I, s:I, s:I, s:o, s:o, s:o}",
+		"spec", e->guard_spec ? e->guard_spec : "none",
+		"checked_rows", (json_int_t)s->checked_rows, "guarded_rows", (json_int_t)s->guarded_rows,
+		"guarded_calls", (json_int_t)s->guarded_calls,
+		"whole_calls", (json_int_t)s->guard_whole_calls,
+		"guarded_fraction", hml__json_real(s->checked_rows ?
+			(double)s->guarded_rows / (double)s->checked_rows : NAN),
+		"seconds", hml__json_real(s->guard_s / e->nrep),
+		"region_fraction", hml__json_real(region > 0 ? s->guard_s / region : NAN));
+}
+
 static json_t *record_json(const evaluation *e)
 {
 	const hml__errors *err = &e->qoi[0].err;
@@ -417,6 +465,7 @@ static json_t *record_json(const evaluation *e)
 		"model_calls", (json_int_t)e->sur.model_calls,
 		"fallback_calls", (json_int_t)e->sur.fallback_calls,
 		"original_calls", (json_int_t)e->sur.original_calls));
+	json_object_set_new(rec, "guard", guard_json(e));
 	json_object_set_new(rec, "speedup", json_pack("{s:o, s:o}",
 		"end_to_end", summary_json(e->speed_e2e, n),
 		"region", summary_json(e->speed_region, n)));
@@ -470,6 +519,20 @@ static void print_predicted(const evaluation *e, double region, double e2e)
 	       hml__prediction_model_text(lat, sizeof(lat), &e->pred), c, d);
 }
 
+static void print_guard(const evaluation *e)
+{
+	const series *s = &e->sur;
+
+	if (!e->guard_spec)
+		return;
+	printf("guard:           %s, %lld of %lld rows guarded (%.2f%%) in %lld calls (%lld "
+	       "whole calls), %.3g s per run\n", e->guard_spec, (long long)s->guarded_rows,
+	       (long long)s->checked_rows,
+	       s->checked_rows ? 100.0 * (double)s->guarded_rows / (double)s->checked_rows : 0.0,
+	       (long long)s->guarded_calls, (long long)s->guard_whole_calls,
+	       s->guard_s / e->nrep);
+}
+
 static void print(const evaluation *e)
 {
 	hml__summary e2e, reg, aw, sw, ar, sr;
@@ -507,6 +570,7 @@ static void print(const evaluation *e)
 			       "model card:", e->target, v * 1e6,
 			       (long long)json_integer_value(json_object_get(c, "batch")));
 	}
+	print_guard(e);
 	print_predicted(e, reg.mean, e2e.mean);
 	cmd_app_verification_print(hml__store_find(e->s, "evaluations", e->eid));
 	printf("report: eval/%s.json\n", e->eid);

@@ -19,6 +19,7 @@ typedef struct record {
 	char label[72];
 	hml_mode mode;
 	int threads;             /* the threads its model is given */
+	char guard[48];          /* its guard's spec, "" for none */
 	char *dest;              /* HML_PROFILE destination, NULL: none */
 	hml_region_stats stats;  /* final stats of a freed region */
 } record;
@@ -69,6 +70,7 @@ static int write_json(const char *path, const record *recs, size_t n)
 		snprintf(out[i].mode, sizeof(out[i].mode), "%s", hml_mode_name(recs[i].mode));
 		out[i].stats = recs[i].stats;
 		out[i].threads = recs[i].threads;
+		snprintf(out[i].guard, sizeof(out[i].guard), "%s", recs[i].guard);
 	}
 	rc = hml__profile_file_write(path, out, n);
 	free(out);
@@ -164,6 +166,15 @@ int hml__registry_add(hml_region *r, const char *label, hml_mode mode, int threa
 done:
 	pthread_mutex_unlock(&lock);
 	return rc;
+}
+
+void hml__registry_guard(hml_region *r, const char *spec)
+{
+	pthread_mutex_lock(&lock);
+	for (size_t i = 0; i < nrecords; i++)
+		if (records[i].live == r)
+			snprintf(records[i].guard, sizeof(records[i].guard), "%s", spec ? spec : "");
+	pthread_mutex_unlock(&lock);
 }
 
 void hml__registry_exit_hook(void)
