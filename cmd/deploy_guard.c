@@ -18,6 +18,7 @@
 #include "core/json.h"
 #include "store/records.h"
 #include "store/store.h"
+#include "sys/fsutil.h"
 
 int cmd_deploy_guard(const hml__store *s, const json_t *model, const hml__guard_spec *spec,
                      char **path_out, json_t **rec_out)
@@ -63,8 +64,12 @@ int cmd_deploy_guard(const hml__store *s, const json_t *model, const hml__guard_
 		rc = hml__error_oom();
 		goto done;
 	}
-	*path_out = path;
-	path = NULL;
+	/* The application runs anywhere: the variable names it absolutely. */
+	if (!(*path_out = hml__path_abs(path))) {
+		rc = hml_error_last()->code;
+		json_decref(*rec_out);
+		*rec_out = NULL;
+	}
 done:
 	free(path);
 	free(bytes);

@@ -163,14 +163,17 @@ static int plan_guard(evaluation *e, const json_t *dep)
 {
 	const json_t *g = json_object_get(dep, "guard");
 	const char *file = hml__json_string(g, "file");
+	char *rel;
 
 	if (!file)
 		return 0;
 	e->guard_spec = hml__json_string(g, "spec");
-	if (!(e->guard_path = malloc(strlen(hml__store_dir(e->s)) + strlen(file) + 2)))
+	if (!(rel = hml__path_join(hml__store_dir(e->s), file)))
 		return hml__error_oom();
-	sprintf(e->guard_path, "%s/%s", hml__store_dir(e->s), file);
-	return 0;
+	e->guard_path = hml__path_abs(rel);   /* the application runs in a scratch directory */
+	free(rel);
+	return e->guard_path ? 0 : hml__error_set(HML_ENOTFOUND, "deployment's guard file '%s' "
+	                                          "is missing", file);
 }
 
 /* The model: named, or the latest deployment's; then its workflow. */
