@@ -132,7 +132,7 @@ setup() {
 	hml -q -C exp import seq.pt --region binomial >/dev/null
 	cp exp/manifest.json before.json
 	run --separate-stderr hml -C exp deploy m2 --guard bounds
-	[ "$status" -eq 1 ]
+	[ "$status" -eq 3 ]
 	[ "$stderr" = "hml: error: model 'm2' has no input statistics for a guard (imported, trained by hml search or by an older hml): deploy it with --guard none, or train it with hml train" ]
 	cmp before.json exp/manifest.json
 	run --separate-stderr hml -C exp deploy m2 --guard none --force
