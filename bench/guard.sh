@@ -41,9 +41,9 @@ echo "evaluated on $options options (seed 42) at 5:30 and at 5:60; C target; $OM
 
 # eval NAME ARGS: hml evaluate of the latest deployment, its report in NAME.json
 eval_to() {
-	n=$1
+	out=$1
 	shift
-	"$hml" -q -C exp --json evaluate --repeat "$repeat" --args "$*" > "$n.json"
+	"$hml" -q -C exp --json evaluate --repeat "$repeat" --args "$*" > "$out.json"
 }
 
 # per_row NAME: the application with the deployment's environment at 5:60,
