@@ -1,9 +1,10 @@
 #!/usr/bin/env bats
 # Guards (hml deploy --guard): the card's input statistics, the guard file
-# the deployment names, per-row fallback in binomial's API form (guarded
-# rows are the original code's, exactly), whole-call fallback in the
-# directive form, hml evaluate --args over a wider spot range with the
-# rows guarded and the guard's cost, and the bad inputs.
+# the deployment names, per-row fallback in binomial's API form and in its
+# directive form's over() loop (guarded rows are the original code's,
+# exactly; whole-call fallback is unit.guard's), hml evaluate --args over a
+# wider spot range with the rows guarded and the guard's cost, and the bad
+# inputs.
 
 load helpers
 
@@ -78,16 +79,18 @@ setup() {
 	[ "$same" -gt 1800 ] && [ "$same" -lt 2700 ]
 }
 
-@test "the directive form runs the original code for a whole call when a row is guarded" {
+@test "the directive form's over() loop runs the guarded rows only, exactly" {
 	hml -q -C exp deploy m1 --guard bounds:margin=0.1 >/dev/null
 	g=$(ls "$PWD"/exp/models/m1.guard-bounds-margin-0.1.json)
 	HML_QOI=acc.h5 binomial --options 4096 --seed 9 --spot-range 5:60 --quiet
 	HML_MODE_BINOMIAL=infer HML_MODEL_BINOMIAL="$PWD/exp/models/m1.pt" HML_GUARD_BINOMIAL="$g" \
 		HML_ON_ERROR=fail HML_PROFILE=prof.json HML_QOI=sur.h5 \
 		binomial --options 4096 --seed 9 --spot-range 5:60 --quiet
-	run h5 acc.h5 "bool(np.array_equal(f['price'][:], h5py.File('sur.h5')['price'][:]))"
-	[ "$output" = True ]
-	[ "$(json prof.json 'd["regions"][0]["guard_whole_calls"] >= 1 and d["regions"][0]["model_calls"] == 0')" = True ]
+	run h5 acc.h5 "int(np.sum(f['price'][:] == h5py.File('sur.h5')['price'][:]))"
+	[ "$(json prof.json 'd["regions"][0]["guarded_rows"]')" = "$output" ]
+	# margin 0.1 of 25: spots beyond 32.5, about 27.5/55 of them
+	[ "$output" -gt 1700 ] && [ "$output" -lt 2500 ]
+	[ "$(json prof.json 'd["regions"][0]["guard_whole_calls"] == 0 and d["regions"][0]["model_calls"] == 1')" = True ]
 }
 
 @test "deploy --guard distance: calibrated threshold, few in-distribution rows guarded" {
