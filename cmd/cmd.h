@@ -247,6 +247,29 @@ int cmd_evaluate_qoi_read(struct hml__qoi_result **out, const struct hml__workfl
  * max_error 0.1: FAILED]"). */
 void cmd_evaluate_qoi_print(const json_t *evaluation);
 
+/* --- hml evaluate's guard report (cmd/evaluate_guard.c) ------------- */
+
+/* The guard of deployment record `deployment` (hml deploy --guard):
+ * *path the absolute guard file (yours; NULL without a guard), *spec its
+ * spec (borrowed). HML_ENOTFOUND when the file is missing. */
+int cmd_evaluate_guard_plan(const struct hml__store *s, const json_t *deployment, char **path,
+                            const char **spec);
+
+/* What a guard did over the measured surrogate runs (their profiles). */
+typedef struct cmd_guard_counts {
+	int64_t checked_rows, guarded_rows, guarded_calls, whole_calls;
+	double seconds;            /* checking rows, all runs */
+} cmd_guard_counts;
+
+/* The evaluation's "guard" (hml-manifest(5)): `spec` (NULL: "none"), the
+ * counts, the fraction guarded, seconds per run of `nrep`, and the
+ * seconds over `region_s` (the surrogate runs' region time). New. */
+json_t *cmd_evaluate_guard_json(const char *spec, const cmd_guard_counts *c, int nrep,
+                                double region_s);
+
+/* The record's guard on one line of stdout; nothing without a guard. */
+void cmd_evaluate_guard_print(const json_t *evaluation);
+
 /* --- the QoI check (cmd/qoi_check.c) --------------------------------- */
 typedef struct cmd_qoi_check cmd_qoi_check;
 

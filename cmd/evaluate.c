@@ -73,8 +73,7 @@ static const cmd_spec spec = {
 typedef struct series {
 	double *wall, *region;
 	int64_t model_calls, fallback_calls, original_calls;
-	int64_t checked_rows, guarded_rows, guarded_calls, guard_whole_calls;
-	double guard_s;
+	cmd_guard_counts guard;
 	int unverified;           /* runs whose output failed the workflow's verify.pattern */
 } series;
 
@@ -158,24 +157,6 @@ static void rm_runs(const char *dir, int nruns)
 
 /* --- plan ------------------------------------------------------------------ */
 
-/* The deployment's guard (hml deploy --guard), evaluated as deployed. */
-static int plan_guard(evaluation *e, const json_t *dep)
-{
-	const json_t *g = json_object_get(dep, "guard");
-	const char *file = hml__json_string(g, "file");
-	char *rel;
-
-	if (!file)
-		return 0;
-	e->guard_spec = hml__json_string(g, "spec");
-	if (!(rel = hml__path_join(hml__store_dir(e->s), file)))
-		return hml__error_oom();
-	e->guard_path = hml__path_abs(rel);   /* the application runs in a scratch directory */
-	free(rel);
-	return e->guard_path ? 0 : hml__error_set(HML_ENOTFOUND, "deployment's guard file '%s' "
-	                                          "is missing", file);
-}
-
 /* The model: named, or the latest deployment's; then its workflow. */
 static int plan_model(evaluation *e, const char *named)
 {
@@ -206,9 +187,7 @@ static int plan_model(evaluation *e, const char *named)
 		e->target = "c";
 	}
 	e->label = model.region;
-	if (!named)
-		return plan_guard(e, dep.json);
-	return 0;
+	return named ? 0 : cmd_evaluate_guard_plan(e->s, dep.json, &e->guard_path, &e->guard_spec);
 }
 
 /* The application's argv: the program, then the arguments after "--"
@@ -299,11 +278,11 @@ static int run_one(evaluation *e, int which, int k, cmd_progress **bar)
 	se->model_calls += (int64_t)rec.stats.model_calls;
 	se->fallback_calls += (int64_t)rec.stats.fallback_calls;
 	se->original_calls += (int64_t)rec.stats.original_calls;
-	se->checked_rows += (int64_t)rec.stats.checked_rows;
-	se->guarded_rows += (int64_t)rec.stats.guarded_rows;
-	se->guarded_calls += (int64_t)rec.stats.guarded_calls;
-	se->guard_whole_calls += (int64_t)rec.stats.guard_whole_calls;
-	se->guard_s += rec.stats.guard_s;
+	se->guard.checked_rows += (int64_t)rec.stats.checked_rows;
+	se->guard.guarded_rows += (int64_t)rec.stats.guarded_rows;
+	se->guard.guarded_calls += (int64_t)rec.stats.guarded_calls;
+	se->guard.whole_calls += (int64_t)rec.stats.guard_whole_calls;
+	se->guard.seconds += rec.stats.guard_s;
 	se->wall[k - 1] = wall;
 	se->region[k - 1] = rec.stats.region_s;
 	return 0;
@@ -419,26 +398,6 @@ static void predict(evaluation *e)
 
 /* --- record ---------------------------------------------------------------- */
 
-/* The guard's counts over the measured surrogate runs, and its cost as
- * a fraction of the surrogate runs' region time. */
-static json_t *guard_json(const evaluation *e)
-{
-	const series *s = &e->sur;
-	double region = 0.0;
-
-	for (int k = 0; k < e->nrep; k++)
-		region += s->region[k];
-	return json_pack("{s:s, s:I, s:I, s:I, s:I, s:o, s:o, s:o}",
-		"spec", e->guard_spec ? e->guard_spec : "none",
-		"checked_rows", (json_int_t)s->checked_rows, "guarded_rows", (json_int_t)s->guarded_rows,
-		"guarded_calls", (json_int_t)s->guarded_calls,
-		"whole_calls", (json_int_t)s->guard_whole_calls,
-		"guarded_fraction", hml__json_real(s->checked_rows ?
-			(double)s->guarded_rows / (double)s->checked_rows : NAN),
-		"seconds", hml__json_real(s->guard_s / e->nrep),
-		"region_fraction", hml__json_real(region > 0 ? s->guard_s / region : NAN));
-}
-
 static json_t *record_json(const evaluation *e)
 {
 	const hml__errors *err = &e->qoi[0].err;
@@ -468,7 +427,14 @@ static json_t *record_json(const evaluation *e)
 		"model_calls", (json_int_t)e->sur.model_calls,
 		"fallback_calls", (json_int_t)e->sur.fallback_calls,
 		"original_calls", (json_int_t)e->sur.original_calls));
-	json_object_set_new(rec, "guard", guard_json(e));
+	{
+		double region = 0.0;
+
+		for (int k = 0; k < e->nrep; k++)
+			region += e->sur.region[k];
+		json_object_set_new(rec, "guard", cmd_evaluate_guard_json(e->guard_spec, &e->sur.guard,
+		                                                          e->nrep, region));
+	}
 	json_object_set_new(rec, "speedup", json_pack("{s:o, s:o}",
 		"end_to_end", summary_json(e->speed_e2e, n),
 		"region", summary_json(e->speed_region, n)));
@@ -522,20 +488,6 @@ static void print_predicted(const evaluation *e, double region, double e2e)
 	       hml__prediction_model_text(lat, sizeof(lat), &e->pred), c, d);
 }
 
-static void print_guard(const evaluation *e)
-{
-	const series *s = &e->sur;
-
-	if (!e->guard_spec)
-		return;
-	printf("guard:           %s, %lld of %lld rows guarded (%.2f%%) in %lld calls (%lld "
-	       "whole calls), %.3g s per run\n", e->guard_spec, (long long)s->guarded_rows,
-	       (long long)s->checked_rows,
-	       s->checked_rows ? 100.0 * (double)s->guarded_rows / (double)s->checked_rows : 0.0,
-	       (long long)s->guarded_calls, (long long)s->guard_whole_calls,
-	       s->guard_s / e->nrep);
-}
-
 static void print(const evaluation *e)
 {
 	hml__summary e2e, reg, aw, sw, ar, sr;
@@ -573,7 +525,7 @@ static void print(const evaluation *e)
 			       "model card:", e->target, v * 1e6,
 			       (long long)json_integer_value(json_object_get(c, "batch")));
 	}
-	print_guard(e);
+	cmd_evaluate_guard_print(hml__store_find(e->s, "evaluations", e->eid));
 	print_predicted(e, reg.mean, e2e.mean);
 	cmd_app_verification_print(hml__store_find(e->s, "evaluations", e->eid));
 	printf("report: eval/%s.json\n", e->eid);

@@ -51,6 +51,12 @@ static void print_table(const record *recs, size_t n)
 		if (s->nonfinite_calls)
 			hml__log(HML_LOG_INFO, "profile: %-16s %llu calls had non-finite model outputs",
 			         recs[i].label, (unsigned long long)s->nonfinite_calls);
+		if (recs[i].guard[0])
+			hml__log(HML_LOG_INFO, "profile: %-16s guard %s: %llu of %llu rows guarded in "
+			         "%llu calls (%llu whole calls), %.4f s", recs[i].label, recs[i].guard,
+			         (unsigned long long)s->guarded_rows, (unsigned long long)s->checked_rows,
+			         (unsigned long long)s->guarded_calls,
+			         (unsigned long long)s->guard_whole_calls, s->guard_s);
 		if (s->shadow_calls)
 			hml__log(HML_LOG_INFO, "profile: %-16s shadow rmse %.6g, max abs error %.6g",
 			         recs[i].label, s->shadow_rmse, s->shadow_max_abs);

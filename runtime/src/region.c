@@ -10,7 +10,7 @@
 #include "config.h"
 #include "core/error.h"
 #include "core/util.h"
-#include "guard.h"
+#include "rowguard.h"
 #include "loader/loader.h"
 #include "log.h"
 #include "profile.h"

@@ -67,7 +67,7 @@ struct hml_region {
 	uint64_t shadow_n;     /* number of compared values */
 
 	hml_region_stats stats;
-	struct hml__rguard *guard;   /* guard.c; NULL: no guard, no subset */
+	struct hml__rguard *guard;   /* rowguard.c; NULL: no guard, no subset */
 
 	/* Row calls (rows.c). */
 	pthread_mutex_t mu;

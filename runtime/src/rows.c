@@ -16,7 +16,7 @@
 
 #include "core/error.h"
 #include "core/util.h"
-#include "guard.h"
+#include "rowguard.h"
 #include "log.h"
 #include "region_internal.h"
 #include "tmap_internal.h"

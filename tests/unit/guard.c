@@ -1,6 +1,6 @@
 /*
- * tests/unit/guard.c - guards (lib/core/guard.c, lib/train/guard_fit.c,
- * runtime/src/guard.c): the spec, each guard on crafted rows (inside, at
+ * tests/unit/guard.c - guards (lib/core/guard.c, lib/train/guard_fit.c and
+ * the runtime's checks, through the public API): the spec, each guard on crafted rows (inside, at
  * the margin, outside), the calibration of the distance threshold, the
  * card and guard-file round trips, and in a region the per-row fallback
  * (guarded rows hold exactly the original code's values), the whole-call

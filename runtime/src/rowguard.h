@@ -1,11 +1,11 @@
 /*
- * runtime/src/guard.h - a region's guard at run time (internal): the guard
+ * runtime/src/rowguard.h - a region's guard at run time (internal): the guard
  * file (lib/core/guard.h) loaded when the region opens in infer or
  * interleave mode, the rows it sends to the original code in each call,
  * and the rows list hml_region_rows() hands the application.
  */
-#ifndef HML_RUNTIME_GUARD_H
-#define HML_RUNTIME_GUARD_H
+#ifndef HML_RUNTIME_ROWGUARD_H
+#define HML_RUNTIME_ROWGUARD_H
 
 #include "hml/region.h"
 

@@ -1,5 +1,5 @@
 /*
- * runtime/src/guard.c - a region's guard at run time (guard.h), and the
+ * runtime/src/rowguard.c - a region's guard at run time (rowguard.h), and the
  * rows of a call the original code computes (hml_region_rows).
  *
  * The guard reads the rows the model is about to answer (the gathered
@@ -17,7 +17,7 @@
 #include "core/error.h"
 #include "core/guard.h"
 #include "core/util.h"
-#include "guard.h"
+#include "rowguard.h"
 #include "log.h"
 #include "region_internal.h"
 
