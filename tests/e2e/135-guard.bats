@@ -19,7 +19,7 @@ setup_file() {
 
 setup() {
 	common_setup
-	unset HML_GUARD HML_GUARD_BINOMIAL
+	unset HML_GUARD_BINOMIAL
 	cp -r "$EXP0" "$WORK/exp"
 	cd "$WORK"
 }
