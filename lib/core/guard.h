@@ -43,7 +43,7 @@ extern "C" {
 
 #define HML__GUARD_SCHEMA 1
 /** The most features a distance guard is fitted for (W is F x F). */
-#define HML__GUARD_MAX_DISTANCE_FEATURES 256
+#define HML__GUARD_MAX_DISTANCE_FEATURES 64   /* W: 4096 numbers in the card at most */
 /** Quantile levels of the calibration distances the card keeps. */
 #define HML__GUARD_NLEVELS 12
 extern const double HML__GUARD_LEVELS[HML__GUARD_NLEVELS];
