@@ -37,7 +37,7 @@ int cmd_deploy_guard(const hml__store *s, const json_t *model, const hml__guard_
 	hml__guard_spec_format(text, sizeof(text), spec);
 	if (!stats_json || json_is_null(stats_json))
 		return hml__error_set(HML_ENOTSUPPORTED, "model '%s' has no input statistics for a "
-		                      "guard (imported, trained by hml search or by an older hml): "
+		                      "guard (imported, or trained by an older hml): "
 		                      "deploy it with --guard none, or train it with hml train", id);
 	if ((rc = hml__guard_stats_from_json(&st, stats_json, id)) < 0)
 		return rc;

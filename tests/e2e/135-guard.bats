@@ -136,7 +136,7 @@ setup() {
 	cp exp/manifest.json before.json
 	run --separate-stderr hml -C exp deploy m2 --guard bounds
 	[ "$status" -eq 3 ]
-	[ "$stderr" = "hml: error: model 'm2' has no input statistics for a guard (imported, trained by hml search or by an older hml): deploy it with --guard none, or train it with hml train" ]
+	[ "$stderr" = "hml: error: model 'm2' has no input statistics for a guard (imported, or trained by an older hml): deploy it with --guard none, or train it with hml train" ]
 	cmp before.json exp/manifest.json
 	run --separate-stderr hml -C exp deploy m2 --guard none --force
 	assert_success
