@@ -177,6 +177,18 @@ void cmd_workflow_env_check(const struct hml__workflow *w);
  * HML_ENOTSUPPORTED for a model that cannot be compiled, HML_ESHAPE when
  * the model's shapes are not its record's; nothing registered then.
  */
+/*
+ * hml deploy --guard (cmd/deploy_guard.c): write the guard file of `spec`
+ * for the model record `model` (its card's "guard" statistics), beneath
+ * the experiment; *path_out (absolute, yours) is what HML_GUARD_<LABEL>
+ * names, *rec_out (new) the deployment's "guard" field {spec, file,
+ * threshold}. HML_ENOTSUPPORTED for a model without statistics or without
+ * those the kind needs; HML_EIO when the file cannot be written.
+ */
+struct hml__guard_spec;
+int cmd_deploy_guard(const struct hml__store *s, const json_t *model,
+                     const struct hml__guard_spec *spec, char **path_out, json_t **rec_out);
+
 int cmd_deploy_compile(struct hml__store *s, const json_t *model, const char *pt_path,
                        const char *march, char *cid, size_t cid_size);
 
@@ -234,6 +246,29 @@ int cmd_evaluate_qoi_read(struct hml__qoi_result **out, const struct hml__workfl
  * interest 'mass' (21 values): RMSE ..., max abs error ...  [metric: rmse,
  * max_error 0.1: FAILED]"). */
 void cmd_evaluate_qoi_print(const json_t *evaluation);
+
+/* --- hml evaluate's guard report (cmd/evaluate_guard.c) ------------- */
+
+/* The guard of deployment record `deployment` (hml deploy --guard):
+ * *path the absolute guard file (yours; NULL without a guard), *spec its
+ * spec (borrowed). HML_ENOTFOUND when the file is missing. */
+int cmd_evaluate_guard_plan(const struct hml__store *s, const json_t *deployment, char **path,
+                            const char **spec);
+
+/* What a guard did over the measured surrogate runs (their profiles). */
+typedef struct cmd_guard_counts {
+	int64_t checked_rows, guarded_rows, guarded_calls, whole_calls;
+	double seconds;            /* checking rows, all runs */
+} cmd_guard_counts;
+
+/* The evaluation's "guard" (hml-manifest(5)): `spec` (NULL: "none"), the
+ * counts, the fraction guarded, seconds per run of `nrep`, and the
+ * seconds over `region_s` (the surrogate runs' region time). New. */
+json_t *cmd_evaluate_guard_json(const char *spec, const cmd_guard_counts *c, int nrep,
+                                double region_s);
+
+/* The record's guard on one line of stdout; nothing without a guard. */
+void cmd_evaluate_guard_print(const json_t *evaluation);
 
 /* --- the QoI check (cmd/qoi_check.c) --------------------------------- */
 typedef struct cmd_qoi_check cmd_qoi_check;

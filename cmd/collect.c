@@ -308,7 +308,7 @@ static void add_times(collect_state *st)
 static int run_all(collect_state *st, int64_t first_seed, int runs, int *interrupted,
                    char *why, size_t why_size)
 {
-	const hml__run_config config = { HML__RUN_COLLECT, st->db, NULL, NULL, NULL, st->prof };
+	const hml__run_config config = { HML__RUN_COLLECT, st->db, NULL, NULL, NULL, st->prof, NULL };
 	char **env = NULL;
 	cmd_progress *bar = cmd_progress_start("collect", runs);
 	double limit;   /* lib/run/limit.h: no accurate run to scale */

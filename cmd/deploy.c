@@ -18,6 +18,8 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "core/envname.h"
+#include "core/guard.h"
 #include "core/util.h"
 #include "deploy/latency.h"
 #include "deploy/metrics.h"
@@ -37,6 +39,8 @@ static const char *region;
 static const char *target;
 static const char *march;
 static const char *search;
+static const char *guard_text;
+static hml__guard_spec guard;
 
 static const cmd_option options[] = {
 	{ "best", 0, CMD_OPT_FLAG, &best, NULL,
@@ -63,6 +67,11 @@ static const cmd_option options[] = {
 	{ "march", 0, CMD_OPT_STRING, &march, "ARCH",
 	  "with --target c or auto: compile for this CPU (-march=ARCH, e.g. native; default "
 	  "portable)" },
+	{ "guard", 0, CMD_OPT_STRING, &guard_text, "G",
+	  "check each row before the model answers it: none (default), bounds[:margin=M] "
+	  "(the training inputs' range per feature, widened by M times it) or distance[:fa=A] "
+	  "(Mahalanobis distance to the training inputs, threshold for a false-alarm rate A, "
+	  "default 0.01); guarded rows run the original code" },
 	CMD_RUN_TIMEOUT_OPTION,
 	{ NULL, 0, 0, NULL, NULL, NULL }
 };
@@ -220,6 +229,10 @@ static int check_usage(int named)
 		cmd_error("deploy: --march needs --target c or auto");
 		return HML_EXIT_USAGE;
 	}
+	if (guard_text && hml__guard_spec_parse(&guard, guard_text) < 0) {
+		cmd_error("deploy: %s", hml_error_last()->message);
+		return HML_EXIT_USAGE;
+	}
 	if (search && named) {
 		cmd_error("deploy: --search chooses among a search's models; give it with --best, "
 		          "--max-error or --max-latency, not with MODEL");
@@ -261,7 +274,8 @@ static json_t *prediction_json(const hml__candidate *pick)
  * qoi_check (may be NULL) gain a reference each. */
 static json_t *deployment_record(const char *id, const char *label, const char *workflow,
                                  const char *selection, const char *cid,
-                                 const hml__candidate *pick, json_t *qoi_check, json_t *env)
+                                 const hml__candidate *pick, json_t *qoi_check, json_t *env,
+                                 json_t *guard_rec)
 {
 	json_t *rec = json_pack("{s:s, s:s, s:s, s:s, s:s}", "model", id, "region", label,
 	                        "workflow", workflow, "selection", selection,
@@ -290,6 +304,8 @@ static json_t *deployment_record(const char *id, const char *label, const char *
 		json_object_set_new(rec, "qoi_error", json_real(pick->qoi_error));
 	if (force)
 		json_object_set_new(rec, "forced", json_true());
+	json_object_set_new(rec, "guard", guard_rec ? json_incref(guard_rec) :
+	                    json_pack("{s:s}", "spec", "none"));
 	json_object_set(rec, "env", env);
 	return rec;
 }
@@ -409,12 +425,27 @@ static void print_result(const hml__store *s, const char *pid, const char *cid, 
 	}
 }
 
+/* --guard: the guard file, named in env as HML_GUARD_<LABEL>. */
+static int add_guard(const hml__store *s, const hml__model_view *m, const char *label,
+                     json_t *env, json_t **guard_rec)
+{
+	char name[HML__ENVNAME_MAX], *gpath = NULL;
+	int rc;
+
+	if ((rc = cmd_deploy_guard(s, m->json, &guard, &gpath, guard_rec)) < 0)
+		return rc;
+	if ((rc = hml__envname_region(name, sizeof(name), HML__ENV_GUARD, label)) == 0)
+		json_object_set_new(env, name, json_string(gpath));
+	free(gpath);
+	return rc;
+}
+
 int cmd_deploy(int argc, char **argv)
 {
 	hml__store *s = NULL;
 	hml__workflow *w = NULL;
 	hml__model_view model;
-	json_t *rec = NULL, *env = NULL, *qoi_check = NULL;
+	json_t *rec = NULL, *env = NULL, *qoi_check = NULL, *guard_rec = NULL;
 	const char *id, *label;
 	char *path = NULL, *so_path = NULL, pid[32], cid[32] = "";
 	hml__candidate pick = { NULL, HML__TARGET_TORCHSCRIPT, NAN, NAN, NAN, NAN,
@@ -446,8 +477,10 @@ int cmd_deploy(int argc, char **argv)
 		rc = hml_error_last()->code;
 		goto fail;
 	}
+	if (guard.kind != HML__GUARD_NONE && (rc = add_guard(s, &model, label, env, &guard_rec)) < 0)
+		goto fail;
 	if (!(rec = deployment_record(id, label, w->name, selection_name(first < argc), cid, &pick,
-	                              qoi_check, env))) {
+	                              qoi_check, env, guard_rec))) {
 		rc = hml__error_oom();
 		goto fail;
 	}
@@ -466,6 +499,7 @@ done:
 	json_decref(rec);
 	json_decref(env);
 	json_decref(qoi_check);
+	json_decref(guard_rec);
 	free(path);
 	free(so_path);
 	hml__workflow_free(w);

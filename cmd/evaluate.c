@@ -73,6 +73,7 @@ static const cmd_spec spec = {
 typedef struct series {
 	double *wall, *region;
 	int64_t model_calls, fallback_calls, original_calls;
+	cmd_guard_counts guard;
 	int unverified;           /* runs whose output failed the workflow's verify.pattern */
 } series;
 
@@ -89,6 +90,8 @@ typedef struct evaluation {
 	const char *id, *label;
 	const char *target;       /* "torchscript", or "c" for a compiled deployment */
 	char *model_path, *tmp, **argv;
+	char *guard_path;         /* the deployment's guard file, or NULL */
+	const char *guard_spec;   /* its spec ("bounds:margin=0"), or NULL: none */
 	int nrep;
 	/* run */
 	series acc, sur;
@@ -112,6 +115,7 @@ static void evaluation_release(evaluation *e)
 	hml__strv_free(e->argv);
 	free(e->tmp);
 	free(e->model_path);
+	free(e->guard_path);
 	free(e->qoi);
 	hml__workflow_free(e->w);
 	hml__store_free(e->s);
@@ -183,7 +187,7 @@ static int plan_model(evaluation *e, const char *named)
 		e->target = "c";
 	}
 	e->label = model.region;
-	return 0;
+	return named ? 0 : cmd_evaluate_guard_plan(e->s, dep.json, &e->guard_path, &e->guard_spec);
 }
 
 /* The application's argv: the program, then the arguments after "--"
@@ -245,7 +249,8 @@ static int run_one(evaluation *e, int which, int k, cmd_progress **bar)
 {
 	const char *kind = which ? "s" : "a";
 	hml__run_config config = { which ? HML__RUN_SURROGATE : HML__RUN_ACCURATE, NULL,
-	                           e->label, e->model_path, NULL, NULL };
+	                           e->label, e->model_path, NULL, NULL,
+	                           which ? e->guard_path : NULL };
 	char qoi[4096], prof[4096], log[4096];
 	series *se = which ? &e->sur : &e->acc;
 	hml__profile_record rec;
@@ -273,6 +278,11 @@ static int run_one(evaluation *e, int which, int k, cmd_progress **bar)
 	se->model_calls += (int64_t)rec.stats.model_calls;
 	se->fallback_calls += (int64_t)rec.stats.fallback_calls;
 	se->original_calls += (int64_t)rec.stats.original_calls;
+	se->guard.checked_rows += (int64_t)rec.stats.checked_rows;
+	se->guard.guarded_rows += (int64_t)rec.stats.guarded_rows;
+	se->guard.guarded_calls += (int64_t)rec.stats.guarded_calls;
+	se->guard.whole_calls += (int64_t)rec.stats.guard_whole_calls;
+	se->guard.seconds += rec.stats.guard_s;
 	se->wall[k - 1] = wall;
 	se->region[k - 1] = rec.stats.region_s;
 	return 0;
@@ -417,6 +427,14 @@ static json_t *record_json(const evaluation *e)
 		"model_calls", (json_int_t)e->sur.model_calls,
 		"fallback_calls", (json_int_t)e->sur.fallback_calls,
 		"original_calls", (json_int_t)e->sur.original_calls));
+	{
+		double region = 0.0;
+
+		for (int k = 0; k < e->nrep; k++)
+			region += e->sur.region[k];
+		json_object_set_new(rec, "guard", cmd_evaluate_guard_json(e->guard_spec, &e->sur.guard,
+		                                                          e->nrep, region));
+	}
 	json_object_set_new(rec, "speedup", json_pack("{s:o, s:o}",
 		"end_to_end", summary_json(e->speed_e2e, n),
 		"region", summary_json(e->speed_region, n)));
@@ -507,6 +525,7 @@ static void print(const evaluation *e)
 			       "model card:", e->target, v * 1e6,
 			       (long long)json_integer_value(json_object_get(c, "batch")));
 	}
+	cmd_evaluate_guard_print(hml__store_find(e->s, "evaluations", e->eid));
 	print_predicted(e, reg.mean, e2e.mean);
 	cmd_app_verification_print(hml__store_find(e->s, "evaluations", e->eid));
 	printf("report: eval/%s.json\n", e->eid);

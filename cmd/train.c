@@ -30,6 +30,7 @@
 #include "store/store.h"
 #include "sys/fsutil.h"
 #include "train/dataset.h"
+#include "train/guard_fit.h"
 #include "train/train.h"
 
 /* Command-line values; UNSET / NAN / NULL: not given. */
@@ -380,6 +381,21 @@ static int load_data(train_state *st, hml__train_options *o, const char **nf,
 	return 0;
 }
 
+/* The statistics of the training inputs its guards need (lib/core/guard.h),
+ * in the card; a model without them can be deployed with no guard. */
+static void add_guard_stats(const train_state *st, json_t *rec)
+{
+	hml__guard_stats g;
+
+	if (hml__guard_fit(&g, st->d.x, st->d.rows, st->d.in_features) < 0) {
+		cmd_warn("no input statistics for guards: %s (hml deploy --guard is refused for "
+		         "this model)", hml_error_last()->message);
+		return;
+	}
+	json_object_set_new(rec, "guard", hml__guard_stats_json(&g));
+	hml__guard_stats_release(&g);
+}
+
 /* The trained model st->tmp registered with its card (latency per target
  * measured here); id into id. A failure keeps the file and says where: a
  * locked or full experiment must not cost a long training. Returns the
@@ -397,6 +413,7 @@ static int register_model(train_state *st, const hml__train_options *o, const ch
 	if ((lat = cmd_latency_card(st->tmp, &st->d, res->latency_batch,
 	                            hml__train_latency_threads(o))))
 		json_object_set_new(rec, "latency", lat);
+	add_guard_stats(st, rec);
 	json_incref(rec);
 	if ((rc = hml__store_add(st->s, "models", rec, files, 1, 1, id, size)) < 0) {
 		code = cmd_fail(rc);

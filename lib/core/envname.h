@@ -29,6 +29,7 @@ extern "C" {
 #define HML__ENV_THREADS       "HML_THREADS"
 #define HML__ENV_FLUSH_SECONDS "HML_FLUSH_SECONDS"
 #define HML__ENV_FLUSH_BYTES   "HML_FLUSH_BYTES"
+#define HML__ENV_GUARD         "HML_GUARD"
 /* Process-wide settings (global form only). */
 #define HML__ENV_QOI           "HML_QOI"
 #define HML__ENV_JIT_OPTIMIZE  "HML_JIT_OPTIMIZE"

@@ -21,9 +21,10 @@
 
 /* The counters and timers of hml_region_stats, by their JSON names. */
 #define U64_FIELDS(X) X(calls) X(original_calls) X(model_calls) X(shadow_calls) \
-	X(fallback_calls) X(rows_in) X(rows_out) X(nonfinite_calls)
+	X(fallback_calls) X(rows_in) X(rows_out) X(nonfinite_calls) \
+	X(checked_rows) X(guarded_rows) X(guarded_calls) X(guard_whole_calls)
 #define DBL_FIELDS(X) X(region_s) X(gather_s) X(forward_s) X(scatter_s) \
-	X(original_s) X(write_s) X(shadow_rmse) X(shadow_max_abs)
+	X(original_s) X(write_s) X(shadow_rmse) X(shadow_max_abs) X(guard_s)
 
 static json_t *record_json(const hml__profile_record *r)
 {
@@ -39,6 +40,8 @@ static json_t *record_json(const hml__profile_record *r)
 #undef SET_DBL
 	if (r->threads > 0)
 		bad |= !o || json_object_set_new(o, "threads", json_integer(r->threads)) < 0;
+	if (r->guard[0])
+		bad |= !o || json_object_set_new(o, "guard", json_string(r->guard)) < 0;
 	if (bad) {
 		json_decref(o);
 		return NULL;
@@ -108,6 +111,11 @@ static void record_read(const json_t *o, hml__profile_record *out)
 #undef GET_DBL
 	i = json_integer_value(json_object_get(o, "threads"));
 	out->threads = i > 0 && i <= INT_MAX ? (int)i : 0;
+	snprintf(out->guard, sizeof(out->guard), "%s",
+	         json_string_value(json_object_get(o, "guard")) ?
+	         json_string_value(json_object_get(o, "guard")) : "");
+	if (isnan(s->guard_s))   /* profiles of older hml */
+		s->guard_s = 0.0;
 }
 
 /* A region freed and opened again under its label (a program annotated
@@ -135,6 +143,9 @@ static void record_add(hml__profile_record *into, const hml__profile_record *r)
 	a->scatter_s += b->scatter_s;
 	a->original_s += b->original_s;
 	a->write_s += b->write_s;
+	a->guard_s += b->guard_s;
+	if (!into->guard[0])
+		snprintf(into->guard, sizeof(into->guard), "%s", r->guard);
 }
 
 int hml__profile_file_find(const char *path, const char *label, hml__profile_record *out)

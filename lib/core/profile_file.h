@@ -11,7 +11,9 @@
  *               "region_s": 0.01, "gather_s": ..., "forward_s": ...,
  *               "scatter_s": ..., "original_s": ..., "write_s": ...,
  *               "shadow_rmse": null, "shadow_max_abs": null,
- *               "threads": 2}, ...]}
+ *               "checked_rows": 0, "guarded_rows": 0, "guarded_calls": 0,
+ *               "guard_whole_calls": 0, "guard_s": 0,
+ *               "threads": 2, "guard": "bounds:margin=0"}, ...]}
  *
  * Counts are integers, times seconds; a number that is NaN or infinite
  * (JSON has neither) is written as null and read back as NaN. "threads"
@@ -19,6 +21,8 @@
  * gives its model: HML_THREADS, else OpenMP's maximum in the thread that
  * opened the region (OMP_NUM_THREADS, else the cores): what a model's
  * latency must be measured with to predict this application's time.
+ * "guard" (absent: no guard) is the guard the region checked rows with
+ * (hml deploy --guard); the guard counters are read as 0 when absent.
  */
 #ifndef HML_LIB_PROFILEFILE_H
 #define HML_LIB_PROFILEFILE_H
@@ -43,6 +47,7 @@ typedef struct hml__profile_record {
 	char mode[16];           /**< "off", "collect", "infer", ... */
 	hml_region_stats stats;  /**< its counts and timings */
 	int threads;             /**< its model's threads; 0: not recorded */
+	char guard[48];          /**< its guard ("bounds:margin=0"), "" for none */
 } hml__profile_record;
 
 /**

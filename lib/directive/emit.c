@@ -24,6 +24,8 @@ typedef struct site {
 	demit *m;
 	const ddirective *d;
 	dspan seek_lo;              /* over(): the loop's lower bound, sought */
+	int over;                   /* over(): loop holds the loop's parts */
+	dloop loop;
 	dbuf arrays, maps, syms;
 	char names[DMAX_SYMS][64];
 	int nsym, nmaps, narr;
@@ -650,6 +652,33 @@ static void site_args(demit *m, site *st, const ddirective *d)
 	hml__dbuf_printf(o, ",\n\t                    hml__maps, %d, hml__sym, %d", st->nmaps, st->nsym);
 }
 
+/*
+ * over(): the loop body again, over the rows a guard kept from the model
+ * (hml_region_rows(), hml-runtime(3) GUARDS), the loop index set to each
+ * (declared as the loop declares it); the loop as written runs otherwise.
+ * The rows run in order on one thread: the user's OpenMP pragma, whose
+ * clauses may not fit this loop (collapse), is not copied.
+ */
+static void emit_subset(demit *m, const site *st)
+{
+	const char *src = m->src;
+	const dloop *l = &st->loop;
+	const ddirective *d = st->d;
+	int nl = (int)(l->lo.e - l->lo.s), nv = (int)(d->over.e - d->over.s);
+	dbuf *o = m->out;
+
+	hml__dbuf_printf(o, "\tconst int64_t *hml__idx;\n"
+	                 "\tint64_t hml__n = hml__dir_ck(hml_dir_rows(&hml__site, &hml__idx));\n"
+	                 "\tif (hml__n < hml__sym[0].value) { /* the rows a guard kept from the model */\n"
+	                 "\tfor (int64_t hml__k = 0; hml__k < hml__n; hml__k++) {\n\t");
+	hml__dbuf_put(o, src + l->type.s, l->type.e - l->type.s);   /* declared by the loop */
+	hml__dbuf_printf(o, "%s%.*s = (%.*s) + hml__idx[hml__k];\n", l->type.e > l->type.s ? " " : "",
+	                 nv, src + d->over.s, nl, src + l->lo.s);
+	put_line(m, l->body.s);
+	hml__dbuf_put(o, src + l->body.s, l->body.e - l->body.s);
+	hml__dbuf_printf(o, "\n\t}\n\t} else {\n");
+}
+
 static int emit_site(demit *m, site *st, const ddirective *d, size_t s, size_t e)
 {
 	const char *src = m->src;
@@ -665,6 +694,8 @@ static int emit_site(demit *m, site *st, const ddirective *d, size_t s, size_t e
 	}
 	hml__dbuf_cstr(o, m->path, strlen(m->path));
 	hml__dbuf_printf(o, ":%d\";\n", line);
+	if (st->over)
+		hml__dbuf_printf(o, "\thml__site.subset = 1;\n");
 	hml__dbuf_printf(o, "\tconst hml_symbol hml__sym[] = {\n");
 	if (st->nsym == 0)
 		hml__dbuf_printf(o, "\t\t{ \"\", 0 }\n");
@@ -687,6 +718,8 @@ static int emit_site(demit *m, site *st, const ddirective *d, size_t s, size_t e
 			hml__dput_span_or(o, src, d->seek, "(int64_t)(", ")", "-1");
 	}
 	hml__dbuf_printf(o, "))) {\n");
+	if (st->over)
+		emit_subset(m, st);
 	/* the user's lines, from the one after the directive */
 	{
 		size_t from = d->at.end;
@@ -698,7 +731,8 @@ static int emit_site(demit *m, site *st, const ddirective *d, size_t s, size_t e
 	if (st->rows)
 		hml__dbuf_printf(o, "\n\t}\n\thml__dir_ck(hml_dir_row_end(&hml__site, hml__e));\n}\n");
 	else
-		hml__dbuf_printf(o, "\n\t}\n\thml__dir_ck(hml_dir_end(&hml__site));\n}\n");
+		hml__dbuf_printf(o, "%s\thml__dir_ck(hml_dir_end(&hml__site));\n}\n",
+		                 st->over ? "\n\t}\n\t}\n" : "\n\t}\n");
 	put_line(m, e);
 	(void)s;
 	return o->oom ? hml__error_oom() : 0;
@@ -735,6 +769,8 @@ int hml__demit_ml(demit *m, const ddirective *d, size_t s, size_t e)
 		hml__dbuf_printf(&st.syms, ")%s },\n", loop.hi_plus_one ? " + 1 /* the loop's '<=' */" : "");
 		snprintf(st.names[st.nsym++], 64, "hml__0");
 		st.seek_lo = loop.lo;
+		st.over = 1;
+		st.loop = loop;
 		snprintf(lohi, sizeof(lohi), "0:hml__0");
 		if ((rc = over_map(&st, 0, d->in, d->nin, &loop, lohi)) < 0 ||
 		    (rc = over_map(&st, 1, d->out, d->nout, &loop, lohi)) < 0)

@@ -357,8 +357,11 @@ int hml__dfor_loop(dloop *l, const char *src, const char *path, size_t start, si
 		return hml__directive_error(src, path, &t, "expected '('");
 	/* init: [type words] VAR = LO ; */
 	t = hml__dscan_next(&sc);
-	while (t.kind == DT_IDENT && !tok_is(src, &t, var, nvar))
+	l->type.s = l->type.e = t.start;
+	while (t.kind == DT_IDENT && !tok_is(src, &t, var, nvar)) {
+		l->type.e = t.end;
 		t = hml__dscan_next(&sc);
+	}
 	if (!tok_is(src, &t, var, nvar))
 		return hml__directive_error(src, path, &t, "over(): the loop must start with 'VAR = LOW'");
 	t = hml__dscan_next(&sc);

@@ -31,6 +31,7 @@ int hml__dstmt_extent(const char *src, const char *path, const dtok *pp, size_t 
  * body. HML_ESYNTAX naming the token that does not fit. */
 typedef struct dloop {
 	dspan lo, hi, body;
+	dspan type;          /* the index's type when the loop declares it, else empty */
 	int hi_plus_one;
 } dloop;
 int hml__dfor_loop(dloop *l, const char *src, const char *path, size_t start, size_t end,

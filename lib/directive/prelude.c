@@ -35,13 +35,13 @@ const char hml__dprelude_head[] =
 "\tfloat *: HML_F32, double *: HML_F64, int *: HML_I32, \\\n"
 "\tlong *: (sizeof(long) == 8 ? HML_I64 : HML_I32), long long *: HML_I64, default: (hml_dtype)0)\n"
 "#endif\n"
-"static HML__DIR_UNUSED int hml__dir_ck(int rc);\n";
+"static HML__DIR_UNUSED int64_t hml__dir_ck(int64_t rc);\n";
 
 const char hml__dprelude_tail[] =
 "#include <stdio.h>\n"
 "#include <stdlib.h>\n"
 "/* A failed directive call: its one-line error, exit status 1. */\n"
-"static int hml__dir_ck(int rc)\n"
+"static int64_t hml__dir_ck(int64_t rc)\n"
 "{\n"
 "\tif (rc < 0) {\n"
 "\t\tfprintf(stderr, \"hml: error: %s\\n\", hml_error_last()->message);\n"

@@ -12,7 +12,7 @@
 
 static const char *const controlled[] = {
 	HML__ENV_MODE, HML__ENV_MODEL, HML__ENV_DB, HML__ENV_QOI,
-	HML__ENV_PROFILE, HML__ENV_ON_ERROR,
+	HML__ENV_PROFILE, HML__ENV_ON_ERROR, HML__ENV_GUARD,
 };
 
 int hml__childenv_controls(const char *entry)
@@ -108,6 +108,8 @@ static int put_config(envlist *l, const hml__run_config *c)
 	    (rc = put(l, HML__ENV_ON_ERROR, "fail")) == 0 &&
 	    (rc = put_region(l, HML__ENV_MODE, c->region, "infer")) == 0)
 		rc = put_region(l, HML__ENV_MODEL, c->region, c->model);
+	if (rc == 0 && c->kind == HML__RUN_SURROGATE && c->guard)
+		rc = put_region(l, HML__ENV_GUARD, c->region, c->guard);
 	if (rc == 0 && c->qoi)
 		rc = put(l, HML__ENV_QOI, c->qoi);
 	if (rc == 0 && c->profile)

@@ -19,7 +19,7 @@
  *    OMP_NUM_THREADS, LD_LIBRARY_PATH, ...) passes unchanged.
  * 2. The workflow's "env" entries, except those naming a variable the
  *    configuration controls (hml__childenv_controls(): HML_MODE,
- *    HML_MODEL, HML_DB, HML_QOI, HML_PROFILE and HML_ON_ERROR, in their
+ *    HML_MODEL, HML_DB, HML_QOI, HML_PROFILE, HML_ON_ERROR and HML_GUARD, in their
  *    global and per-region forms), which are ignored: a workflow may tune
  *    the runtime (HML_THREADS, HML_INTERLEAVE, ...) but cannot change what
  *    a run is. The CLI warns about the ignored ones.
@@ -27,7 +27,7 @@
  *      collect    HML_MODE=collect, HML_DB=<db>
  *      accurate   HML_MODE=off
  *      surrogate  HML_MODE=off, HML_ON_ERROR=fail, HML_MODE_<REGION>=infer,
- *                 HML_MODEL_<REGION>=<model>
+ *                 HML_MODEL_<REGION>=<model>[, HML_GUARD_<REGION>=<guard file>]
  *    and, for any of them, HML_QOI / HML_PROFILE when given.
  */
 #ifndef HML_LIB_CHILDENV_H
@@ -52,6 +52,8 @@ typedef struct hml__run_config {
 	const char *model;    /**< surrogate: the model file (required) */
 	const char *qoi;      /**< HML_QOI, or NULL for none */
 	const char *profile;  /**< HML_PROFILE, or NULL for none */
+	const char *guard;    /**< surrogate: HML_GUARD_<REGION>, the guard file
+	                           (lib/core/guard.h), or NULL for none */
 } hml__run_config;
 
 /**

@@ -23,6 +23,7 @@
 #include "search/trialmap.h"
 #include "search/wire.h"
 #include "store/records.h"
+#include "train/guard_fit.h"
 #include "sys/reaper.h"
 
 /* What the coordinator knows of one trial (index: the trial number). */
@@ -73,6 +74,8 @@ struct hml__coordinator {
 	worker *wk;
 	hml__latency_cache lat;    /* C latencies measured, by (arch, batch, threads) */
 	hml__dataset *card_data;   /* loaded for the front models' latency cards, or NULL */
+	json_t *guard;             /* the data's input statistics for guards, fitted once */
+	int guard_failed;          /* ... or why not, warned once */
 	double t0;
 	double busy, suggest;      /* this session: wall time outside the waits, in the scheduler */
 	double busy_cpu, suggest_cpu;  /* its thread's CPU time in the same sections */
@@ -1054,32 +1057,62 @@ static json_t *model_record(const hml__coordinator *c, long i)
 	return hml__model_record_new(c->o.store, &f);
 }
 
+/* The region's data for the front models' cards, loaded once; NULL
+ * (after a warning naming `what` they lack) when it cannot be. */
+static hml__dataset *card_data(hml__coordinator *c, const char *what)
+{
+	hml__dataset *d;
+
+	if (c->card_data)
+		return c->card_data;
+	d = calloc(1, sizeof(*d));
+	if (!d || hml__dataset_load(d, (const char *const *)c->p->ds_paths, c->p->nds,
+	                            c->p->region, HML__NONFINITE_DROP) < 0) {
+		warn(c, "the front's models get no %s: %s", what,
+		     d ? hml_error_last()->message : "out of memory");
+		free(d);
+		return NULL;
+	}
+	return c->card_data = d;
+}
+
 /* The latency card of trial i's model (as hml train measures it), on the
  * region's data, loaded once; NULL (after a warning) when it cannot be
  * measured. */
 static json_t *latency_card(hml__coordinator *c, long i, const char *path)
 {
-	if (!c->o.card)
+	if (!c->o.card || !card_data(c, "latency card"))
 		return NULL;
-	if (!c->card_data) {
-		hml__dataset *d = calloc(1, sizeof(*d));
-
-		if (!d || hml__dataset_load(d, (const char *const *)c->p->ds_paths, c->p->nds,
-		                            c->p->region, HML__NONFINITE_DROP) < 0) {
-			warn(c, "the front's models get no latency card: %s",
-			     d ? hml_error_last()->message : "out of memory");
-			free(d);
-			return NULL;
-		}
-		c->card_data = d;
-	}
 	return c->o.card(c->o.payload, path, c->card_data, c->t[i].m.latency_batch,
 	                 c->p->lat_threads);
+}
+
+/* The statistics of the region's data that hml deploy --guard needs
+ * (lib/core/guard.h, as hml train records them), fitted once: borrowed,
+ * or NULL (after a warning) when they cannot be. */
+static const json_t *guard_stats(hml__coordinator *c)
+{
+	hml__guard_stats g;
+
+	if (c->guard || c->guard_failed)
+		return c->guard;
+	c->guard_failed = 1;
+	if (!card_data(c, "guard statistics"))
+		return NULL;
+	if (hml__guard_fit(&g, c->card_data->x, c->card_data->rows, c->card_data->in_features) < 0) {
+		warn(c, "the front's models get no guard statistics: %s", hml_error_last()->message);
+		return NULL;
+	}
+	c->guard = hml__guard_stats_json(&g);
+	hml__guard_stats_release(&g);
+	c->guard_failed = !c->guard;
+	return c->guard;
 }
 
 typedef struct card_args {
 	const char *id;
 	json_t *card;
+	const json_t *guard;       /* the input statistics, or NULL */
 } card_args;
 
 static int set_card(json_t *m, void *payload)
@@ -1087,6 +1120,9 @@ static int set_card(json_t *m, void *payload)
 	const card_args *a = payload;
 	json_t *rec = hml__manifest_find(m, "models", a->id);
 
+	if (rec && a->guard && !json_object_get(rec, "guard") &&
+	    json_object_set(rec, "guard", (json_t *)a->guard))
+		return hml__error_oom();
 	return rec && json_object_set(rec, "latency", a->card) ? hml__error_oom() : 0;
 }
 
@@ -1098,7 +1134,8 @@ static int add_card(hml__coordinator *c, long i)
 	const char *rel = rec && !json_object_get(rec, "latency")
 	                  ? hml__record_file(rec, "model") : NULL;
 	char *path = rel ? hml__store_path(c->o.store, rel) : NULL;
-	card_args a = { c->t[i].model, path ? latency_card(c, i, path) : NULL };
+	card_args a = { c->t[i].model, path ? latency_card(c, i, path) : NULL,
+	                path ? guard_stats(c) : NULL };
 	int rc = a.card ? hml__store_update(c->o.store, set_card, &a) : 0;
 
 	json_decref(a.card);
@@ -1129,6 +1166,8 @@ static int keep(hml__coordinator *c, long i, int card)
 		lat = card && rec ? latency_card(c, i, mp) : NULL;
 		if (lat)
 			json_object_set_new(rec, "latency", lat);
+		if (card && rec && guard_stats(c))
+			json_object_set(rec, "guard", c->guard);
 		if ((rc = hml__store_add(c->o.store, "models", rec, &f, 1, 1, t->model,
 		                         sizeof(t->model))) < 0)
 			return rc;
@@ -1358,6 +1397,7 @@ void hml__coordinator_free(hml__coordinator *c)
 	if (c->card_data)
 		hml__dataset_release(c->card_data);
 	free(c->card_data);
+	json_decref(c->guard);
 	free(c->cfg);
 	free(c->t);
 	free(c->queue);

@@ -14,7 +14,8 @@ static const char *last_error(void)
 }
 
 static const hml__train_plugin table = {
-	HML__TRAIN_PLUGIN_ABI, sizeof(hml__train_plugin), HML_VERSION_STRING, hml__train, last_error
+	HML__TRAIN_PLUGIN_ABI, sizeof(hml__train_plugin), HML_VERSION_STRING, hml__train, hml__guard_fit,
+	last_error
 };
 
 __attribute__((visibility("default"))) const void *hml_cli_train(int abi);

@@ -21,6 +21,7 @@
 
 #include <stddef.h>
 
+#include "train/guard_fit.h"
 #include "train/train.h"
 
 #ifdef __cplusplus
@@ -29,7 +30,7 @@ extern "C" {
 
 /** Bumped on any change to the table or to the structures it passes
  * (hml__dataset, hml__train_options, hml__train_result, hml__arch). */
-#define HML__TRAIN_PLUGIN_ABI 1
+#define HML__TRAIN_PLUGIN_ABI 2
 
 typedef struct hml__train_plugin {
 	int abi;                   /**< HML__TRAIN_PLUGIN_ABI the plugin was built with */
@@ -37,6 +38,8 @@ typedef struct hml__train_plugin {
 	const char *hml_version;   /**< hml_version() of the plugin's build */
 	int (*train)(const hml__dataset *d, const hml__train_options *o,
 	             const char *out_path, hml__train_result *res);
+	/** guard_fit.h's hml__guard_fit (LAPACKE lives in the plugin). */
+	int (*guard_fit)(hml__guard_stats *out, const float *x, int64_t rows, int64_t features);
 	/** The message of this thread's last failure in the plugin. */
 	const char *(*last_error)(void);
 } hml__train_plugin;

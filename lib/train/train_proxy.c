@@ -15,6 +15,7 @@
 #include "core/error.h"
 #include "hml/version.h"
 #include "loader/loader.h"
+#include "train/guard_fit.h"
 #include "train/train.h"
 #include "train/train_plugin.h"
 
@@ -45,6 +46,21 @@ int hml__train(const hml__dataset *d, const hml__train_options *o, const char *o
 	return rc;
 }
 
+int hml__guard_fit(hml__guard_stats *out, const float *x, int64_t rows, int64_t features)
+{
+	const hml__train_plugin *t;
+	const void *table;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if ((rc = hml__plugin_load(&plugin, &table)) < 0)
+		return hml__error_set(rc, "cannot fit guard statistics: %s", plugin.msg);
+	t = table;
+	if ((rc = t->guard_fit(out, x, rows, features)) < 0)
+		return hml__plugin_fail(rc, t->last_error());
+	return rc;
+}
+
 #else
 
 int hml__train(const hml__dataset *d, const hml__train_options *o, const char *out_path,
@@ -56,4 +72,12 @@ int hml__train(const hml__dataset *d, const hml__train_options *o, const char *o
 		"cannot train: hml was built without libtorch (HML_WITH_TORCH=OFF)");
 }
 
+
+int hml__guard_fit(hml__guard_stats *out, const float *x, int64_t rows, int64_t features)
+{
+	(void)x; (void)rows; (void)features;
+	memset(out, 0, sizeof(*out));
+	return hml__error_set(HML_ENOTSUPPORTED,
+		"cannot fit guard statistics: hml was built without libtorch (HML_WITH_TORCH=OFF)");
+}
 #endif

@@ -135,6 +135,7 @@ static const setting settings[] = {
 	{ HML__ENV_MODEL, "model", STRING, CFG(model), OPT(model), NULL, NULL, 0, 0, 0 },
 	{ HML__ENV_DB, "db", STRING, CFG(db), OPT(db), "hml-data.h5", NULL, 0, 0, 0 },
 	{ HML__ENV_PROFILE, "profile", STRING, CFG(profile), OPT(profile), NULL, NULL, 0, 0, 0 },
+	{ HML__ENV_GUARD, "guard", STRING, CFG(guard), OPT(guard), NULL, NULL, 0, 0, 0 },
 };
 
 #define OPTION(o, s, type) (*(const type *)((const char *)(o) + (s)->option))
@@ -330,7 +331,8 @@ void hml__config_release(hml__config *c)
 	free(c->model);
 	free(c->db);
 	free(c->profile);
-	c->model = c->db = c->profile = NULL;
+	free(c->guard);
+	c->model = c->db = c->profile = c->guard = NULL;
 }
 
 int hml_region_options_init(hml_region_options *opts, unsigned int version)

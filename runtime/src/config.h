@@ -24,6 +24,7 @@ typedef struct hml__config {
 	char *profile;        /* NULL: none; "1": stderr table; else a JSON path */
 	double flush_seconds;
 	size_t flush_bytes;
+	char *guard;          /* the guard file (lib/core/guard.h), NULL: none */
 } hml__config;
 
 /** Check a label: 1-64 characters from [A-Za-z0-9_.-]. */

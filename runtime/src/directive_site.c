@@ -111,6 +111,8 @@ static int entry_open(hml_dir_site *s, hml_dir_entry *e, const char *mode, const
 	}
 	if (rc < 0)
 		return hml__dir_error(0, s->where, e->label, NULL);
+	if (s->subset)   /* refused for data updated in place: whole calls fall back */
+		(void)hml_region_subset_enable(e->r);
 	for (size_t k = 0; k < nsym; k++)
 		e->sig[k] = sym[k].value;
 	e->nsig = nsym;
@@ -195,6 +197,17 @@ int hml_dir_begin(hml_dir_site *s, const char *label, const char *mode, int use_
 	if ((rc = hml_region_begin_if(e->r, !use_model)) < 0)
 		return hml__dir_error(0, s->where, e->label, NULL);
 	return rc;
+}
+
+int64_t hml_dir_rows(hml_dir_site *s, const int64_t **idx)
+{
+	int64_t n = 0;
+
+	if (!s->cur)
+		return hml__dir_error(HML_EINVALID, s->where, NULL, "no directive call in progress");
+	if (hml_region_rows(s->cur->r, idx, &n) < 0)
+		return hml__dir_error(0, s->where, s->cur->label, NULL);
+	return n;
 }
 
 int hml_dir_end(hml_dir_site *s)

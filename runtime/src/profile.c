@@ -19,6 +19,7 @@ typedef struct record {
 	char label[72];
 	hml_mode mode;
 	int threads;             /* the threads its model is given */
+	char guard[48];          /* its guard's spec, "" for none */
 	char *dest;              /* HML_PROFILE destination, NULL: none */
 	hml_region_stats stats;  /* final stats of a freed region */
 } record;
@@ -51,6 +52,12 @@ static void print_table(const record *recs, size_t n)
 		if (s->nonfinite_calls)
 			hml__log(HML_LOG_INFO, "profile: %-16s %llu calls had non-finite model outputs",
 			         recs[i].label, (unsigned long long)s->nonfinite_calls);
+		if (recs[i].guard[0])
+			hml__log(HML_LOG_INFO, "profile: %-16s guard %s: %llu of %llu rows guarded in "
+			         "%llu calls (%llu whole calls), %.4f s", recs[i].label, recs[i].guard,
+			         (unsigned long long)s->guarded_rows, (unsigned long long)s->checked_rows,
+			         (unsigned long long)s->guarded_calls,
+			         (unsigned long long)s->guard_whole_calls, s->guard_s);
 		if (s->shadow_calls)
 			hml__log(HML_LOG_INFO, "profile: %-16s shadow rmse %.6g, max abs error %.6g",
 			         recs[i].label, s->shadow_rmse, s->shadow_max_abs);
@@ -70,6 +77,7 @@ static int write_json(const char *path, const record *recs, size_t n)
 		snprintf(out[i].mode, sizeof(out[i].mode), "%s", hml_mode_name(recs[i].mode));
 		out[i].stats = recs[i].stats;
 		out[i].threads = recs[i].threads;
+		snprintf(out[i].guard, sizeof(out[i].guard), "%s", recs[i].guard);
 	}
 	rc = hml__profile_file_write(path, out, n);
 	free(out);
@@ -171,6 +179,15 @@ int hml__registry_add(hml_region *r, const char *label, hml_mode mode, int threa
 done:
 	pthread_mutex_unlock(&lock);
 	return rc;
+}
+
+void hml__registry_guard(hml_region *r, const char *spec)
+{
+	pthread_mutex_lock(&lock);
+	for (size_t i = 0; i < nrecords; i++)
+		if (records[i].live == r)
+			snprintf(records[i].guard, sizeof(records[i].guard), "%s", spec ? spec : "");
+	pthread_mutex_unlock(&lock);
 }
 
 void hml__registry_exit_hook(void)

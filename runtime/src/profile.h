@@ -43,6 +43,9 @@ int hml__registry_add(hml_region *r, const char *label, hml_mode mode, int threa
  * before any exit handler installed since (HDF5's, when the plugin that
  * holds it was loaded after the first region). It then runs once.
  */
+/** Record region r's guard spec (NULL: none) for its profile record. */
+void hml__registry_guard(hml_region *r, const char *spec);
+
 void hml__registry_exit_hook(void);
 
 /**

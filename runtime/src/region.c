@@ -10,6 +10,7 @@
 #include "config.h"
 #include "core/error.h"
 #include "core/util.h"
+#include "rowguard.h"
 #include "loader/loader.h"
 #include "log.h"
 #include "profile.h"
@@ -136,6 +137,8 @@ int hml_region_open(hml_region **out, const char *label,
 			r->model_dtype = hml__model_dtype(r->model);
 			r->model_reentrant = hml__model_reentrant(r->model);
 		}
+		if (r->model && (rc = hml__guard_open(r)) < 0)
+			goto fail;
 	}
 	if (r->cfg.mode == HML_MODE_COLLECT) {
 		/* Find an unusable file now, not after the first call's work. */
@@ -146,11 +149,13 @@ int hml_region_open(hml_region **out, const char *label,
 	if ((rc = hml__registry_add(r, r->label, r->cfg.mode, model_threads(&r->cfg), r->cfg.profile,
 	                            &registry_hooks)) < 0)
 		goto fail;
+	hml__registry_guard(r, hml__guard_spec_text(r));
 	*out = r;
 	return 0;
 
 fail:
 	hml__rows_release(r);
+	hml__guard_free(r);
 	hml__model_free(r->model);
 	hml__config_release(&r->cfg);
 	free(r->label);
@@ -275,9 +280,13 @@ static int check_output(hml_region *r, int ndim, const int64_t *shape)
 		r->cfg.model, got, r->label, want);
 }
 
-/* Gather the inputs and run the model; the output stays in the model. */
+/* Gather the inputs and run the model; the output stays in the model.
+ * With a guard: 1 when some rows are guarded and the region iterates over
+ * hml_region_rows() (the model still runs), 2 when the whole call must
+ * run the original code (no forward). */
 static int run_model(hml_region *r, const void **out, hml_dtype *out_dtype)
 {
+	int guarded = 0;
 	int64_t shape[HML_MAX_DIMS + 1], oshape[HML_MAX_DIMS + 1];
 	const void *x;
 	double t0 = hml__now(), t1;
@@ -287,6 +296,11 @@ static int run_model(hml_region *r, const void **out, hml_dtype *out_dtype)
 		return rc;
 	t1 = hml__now();
 	r->stats.gather_s += t1 - t0;
+	if (r->guard && (guarded = hml__guard_call(r, x)) < 0)
+		return guarded;
+	if (guarded == 2)
+		return 2;
+	t1 = hml__now();
 	shape[0] = r->in.rows;
 	memcpy(shape + 1, r->in.shape, (size_t)r->in.ndim * sizeof(int64_t));
 	if (!r->model_checked && (rc = hml__region_check_input(r)) < 0)
@@ -301,7 +315,7 @@ static int run_model(hml_region *r, const void **out, hml_dtype *out_dtype)
 			return rc;
 		r->model_checked = 1;
 	}
-	return 0;
+	return guarded;
 }
 
 /*
@@ -395,7 +409,7 @@ int hml_region_begin_if(hml_region *r, int run_original)
 	const void *y;
 	hml_dtype ydt;
 	double t;
-	int rc, fell_back, placed;
+	int rc, fell_back, placed, guarded;
 
 	if (!r)
 		return hml__error_set(HML_EINVALID, "region is NULL");
@@ -423,7 +437,15 @@ int hml_region_begin_if(hml_region *r, int run_original)
 
 	switch (r->path) {
 	case PATH_MODEL:
-		if ((rc = run_model(r, &y, &ydt)) == 0 && (rc = check_finite(r, y, ydt)) != 0) {
+		if ((rc = run_model(r, &y, &ydt)) == 2) {
+			r->path = PATH_ORIGINAL;   /* the guard: this whole call */
+			break;
+		}
+		guarded = rc == 1;
+		if (guarded)
+			rc = 0;
+		if (rc == 0 && (rc = check_finite(r, y, ydt)) != 0) {
+			hml__guard_call_end(r);
 			if (rc < 0) {
 				r->path = PATH_NONE;
 				return rc;
@@ -435,9 +457,15 @@ int hml_region_begin_if(hml_region *r, int run_original)
 			t = hml__now();
 			rc = side_scatter(&r->out, y, ydt, r->cfg.threads);
 			r->stats.scatter_s += hml__now() - t;
+			if (rc == 0 && guarded) {
+				r->path = PATH_GUARDED;   /* the original code: guarded rows */
+				r->t_original = hml__now();
+				return 1;
+			}
 			if (rc == 0)
 				return 0;
 		}
+		hml__guard_call_end(r);
 		/* Nothing was scattered unless the scatter itself failed, and a
 		 * failed scatter is rewritten by the original code below. */
 		if ((rc = hml__region_degrade(r, rc, &r->model_broken, "running the original code")) < 0) {
@@ -544,6 +572,12 @@ int hml_region_end(hml_region *r)
 		r->stats.model_calls++;
 		goto done;
 	}
+	if (r->path == PATH_GUARDED) {
+		r->stats.model_calls++;
+		r->stats.original_s += t - r->t_original;
+		hml__guard_call_end(r);
+		goto done;
+	}
 	if (r->path == PATH_NONE)
 		goto done;
 	orig = t - r->t_original;
@@ -597,6 +631,7 @@ void hml_region_free(hml_region *r)
 	r->col = NULL;
 	hml__registry_remove(r);
 	hml__rows_release(r);
+	hml__guard_free(r);
 	hml__model_free(r->model);
 	side_release(&r->in);
 	side_release(&r->out);

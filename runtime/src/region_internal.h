@@ -24,7 +24,8 @@ extern "C" {
 #endif
 
 /* What the current call does. */
-enum path { PATH_NONE, PATH_ORIGINAL, PATH_COLLECT, PATH_MODEL, PATH_SHADOW };
+enum path { PATH_NONE, PATH_ORIGINAL, PATH_COLLECT, PATH_MODEL, PATH_SHADOW,
+            PATH_GUARDED /* the model answered, the original code runs the guarded rows */ };
 
 /* The combined tensor of several maps (inputs or outputs): maps are
  * concatenated on the last feature dimension. */
@@ -67,6 +68,7 @@ struct hml_region {
 	uint64_t shadow_n;     /* number of compared values */
 
 	hml_region_stats stats;
+	struct hml__rguard *guard;   /* rowguard.c; NULL: no guard, no subset */
 
 	/* Row calls (rows.c). */
 	pthread_mutex_t mu;

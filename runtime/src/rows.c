@@ -21,6 +21,7 @@
 
 #include "core/error.h"
 #include "core/util.h"
+#include "rowguard.h"
 #include "log.h"
 #include "region_internal.h"
 #include "tmap_internal.h"
@@ -188,6 +189,8 @@ static int model_row(hml_region *r, hml__row_slot *s)
 		return rc;
 	t1 = hml__now();
 	s->st.gather_s += t1 - t0;
+	if (r->guard && (rc = hml__guard_one(r, s->x, &s->st)) != 0)
+		return rc;   /* 1: the guard sends this row to the original code */
 	if (r->model_reentrant && __atomic_load_n(&r->model_checked, __ATOMIC_ACQUIRE)) {
 		rc = hml__model_forward_into(r->model, s->x, r->model_dtype, 1, s->y);
 		s->ydt = r->model_dtype;
@@ -236,7 +239,9 @@ static int infer_row(hml_region *r, hml__row_slot *s)
 	double t;
 	int rc;
 
-	if ((rc = model_row(r, s)) == 0) {
+	if ((rc = model_row(r, s)) == 1)
+		return 1;
+	if (rc == 0) {
 		if ((bad = hml__count_nonfinite(s->y, s->ydt, r->out.row_size)) > 0) {
 			s->st.nonfinite_calls++;
 			rc = hml__error_set(HML_EMODEL,
@@ -546,6 +551,10 @@ void hml__rows_stats(const hml_region *r, hml_region_stats *st)
 		st->scatter_s += s->st.scatter_s;
 		st->original_s += s->st.original_s;
 		st->write_s += s->st.write_s;
+		st->checked_rows += s->st.checked_rows;
+		st->guarded_rows += s->st.guarded_rows;
+		st->guarded_calls += s->st.guarded_calls;
+		st->guard_s += s->st.guard_s;
 		if (s->st.shadow_max_abs > st->shadow_max_abs || isnan(s->st.shadow_max_abs))
 			st->shadow_max_abs = s->st.shadow_max_abs;
 		sq += s->shadow_sq;

@@ -55,7 +55,7 @@ static const char *const wf_env[] = {
 
 TEST(caller_hml_variables_removed)
 {
-	const hml__run_config c = { HML__RUN_ACCURATE, NULL, NULL, NULL, NULL, NULL };
+	const hml__run_config c = { HML__RUN_ACCURATE, NULL, NULL, NULL, NULL, NULL, NULL };
 	char **env = NULL;
 	int times;
 
@@ -75,7 +75,7 @@ TEST(caller_hml_variables_removed)
 
 TEST(workflow_env_cannot_override_the_configuration)
 {
-	const hml__run_config c = { HML__RUN_ACCURATE, NULL, NULL, NULL, "/run/q.h5", "/run/p.json" };
+	const hml__run_config c = { HML__RUN_ACCURATE, NULL, NULL, NULL, "/run/q.h5", "/run/p.json", NULL };
 	char **env = NULL;
 	int times;
 
@@ -102,7 +102,7 @@ TEST(workflow_env_cannot_override_the_configuration)
 
 TEST(collect_configuration)
 {
-	const hml__run_config c = { HML__RUN_COLLECT, "/exp/data/.tmp-1.h5", NULL, NULL, NULL, NULL };
+	const hml__run_config c = { HML__RUN_COLLECT, "/exp/data/.tmp-1.h5", NULL, NULL, NULL, NULL, NULL };
 	char **env = NULL;
 	int times;
 
@@ -119,7 +119,7 @@ TEST(collect_configuration)
 TEST(surrogate_configuration)
 {
 	const hml__run_config c = { HML__RUN_SURROGATE, NULL, "bin.omial-2", "/exp/models/m2.pt",
-	                            "/run/q.h5", NULL };
+	                            "/run/q.h5", NULL, "/exp/models/m2.guard-bounds.json" };
 	char **env = NULL;
 	int times;
 
@@ -129,6 +129,7 @@ TEST(surrogate_configuration)
 	CHECK_STR(get(env, "HML_MODE_BIN_OMIAL_2", &times), "infer");
 	CHECK_STR(get(env, "HML_MODEL_BIN_OMIAL_2", &times), "/exp/models/m2.pt");
 	CHECK_STR(get(env, "HML_QOI", &times), "/run/q.h5");
+	CHECK_STR(get(env, "HML_GUARD_BIN_OMIAL_2", &times), "/exp/models/m2.guard-bounds.json");
 	/* The shell's deployment of another model is gone. */
 	CHECK(get(env, "HML_MODE_BINOMIAL", &times) == NULL);
 	CHECK(get(env, "HML_MODEL_BINOMIAL", &times) == NULL);
@@ -138,7 +139,7 @@ TEST(surrogate_configuration)
 
 TEST(empty_inputs)
 {
-	const hml__run_config c = { HML__RUN_ACCURATE, NULL, NULL, NULL, NULL, NULL };
+	const hml__run_config c = { HML__RUN_ACCURATE, NULL, NULL, NULL, NULL, NULL, NULL };
 	char **env = NULL;
 
 	CHECK_OK(hml__childenv_build(&env, &c, NULL, NULL));
@@ -148,10 +149,10 @@ TEST(empty_inputs)
 
 TEST(incomplete_configuration)
 {
-	const hml__run_config collect = { HML__RUN_COLLECT, NULL, NULL, NULL, NULL, NULL };
-	const hml__run_config sur = { HML__RUN_SURROGATE, NULL, "r", NULL, NULL, NULL };
+	const hml__run_config collect = { HML__RUN_COLLECT, NULL, NULL, NULL, NULL, NULL, NULL };
+	const hml__run_config sur = { HML__RUN_SURROGATE, NULL, "r", NULL, NULL, NULL, NULL };
 	char label[100], **env = (char **)1;
-	hml__run_config long_label = { HML__RUN_SURROGATE, NULL, label, "/m.pt", NULL, NULL };
+	hml__run_config long_label = { HML__RUN_SURROGATE, NULL, label, "/m.pt", NULL, NULL, NULL };
 
 	CHECK_FAILS(hml__childenv_build(&env, &collect, shell, NULL), HML_EINVALID,
 	            "a collect run needs a data file");

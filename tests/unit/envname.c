@@ -40,12 +40,15 @@ TEST(round_trip_through_the_runtime)
 {
 	for (size_t i = 0; i < sizeof(labels) / sizeof(labels[0]); i++) {
 		char mode[HML__ENVNAME_MAX], model[HML__ENVNAME_MAX], inter[HML__ENVNAME_MAX];
+		char guard[HML__ENVNAME_MAX];
 		hml__config c;
 
 		CHECK_OK(hml__envname_region(mode, sizeof(mode), HML__ENV_MODE, labels[i]));
 		CHECK_OK(hml__envname_region(model, sizeof(model), HML__ENV_MODEL, labels[i]));
 		CHECK_OK(hml__envname_region(inter, sizeof(inter), HML__ENV_INTERLEAVE, labels[i]));
+		CHECK_OK(hml__envname_region(guard, sizeof(guard), HML__ENV_GUARD, labels[i]));
 		setenv(HML__ENV_MODE, "collect", 1);
+		setenv(guard, "/per/region.guard.json", 1);
 		setenv(mode, "interleave", 1);
 		setenv(model, "/per/region.pt", 1);
 		setenv(inter, "9", 1);
@@ -53,12 +56,14 @@ TEST(round_trip_through_the_runtime)
 		CHECK_EQ_INT(c.mode, HML_MODE_INTERLEAVE);
 		CHECK_STR(c.model, "/per/region.pt");
 		CHECK_EQ_INT(c.interleave, 9);
+		CHECK_STR(c.guard, "/per/region.guard.json");
 		hml__config_release(&c);
 		/* Another region sees only the global setting. */
 		CHECK_OK(hml__config_resolve(&c, "other", NULL));
 		CHECK_EQ_INT(c.mode, HML_MODE_COLLECT);
-		CHECK(c.model == NULL);
+		CHECK(c.model == NULL && c.guard == NULL);
 		hml__config_release(&c);
+		unsetenv(guard);
 		unsetenv(mode);
 		unsetenv(model);
 		unsetenv(inter);

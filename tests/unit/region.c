@@ -31,7 +31,7 @@ static void env_clear(void)
 {
 	static const char *const keys[] = { "MODE", "MODEL", "DB", "INTERLEAVE",
 		"SHADOW", "THREADS", "ON_ERROR", "PROFILE", "FLUSH_SECONDS", "FLUSH_BYTES",
-		"DEVICE" };
+		"DEVICE", "GUARD" };
 	static const char *const labels[] = { "", "_MY_REGION_1", "_OTHER", "_R" };
 	char name[128];
 	size_t k, l;

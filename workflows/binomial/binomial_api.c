@@ -9,7 +9,7 @@
  * checked against the closed-form Black-Scholes value, and all prices are
  * recorded as the quantity of interest (HML_QOI).
  *
- *   binomial [--options N] [--batch B] [--seed S] [--quiet]
+ *   binomial [--options N] [--batch B] [--seed S] [--spot-range LO:HI] [--quiet]
  *
  * Built with -DHML_BASELINE it contains no hml call at all: the benchmark
  * measures the cost of hml's off mode against that build.
@@ -26,111 +26,7 @@
 #include <hml/hml.h>
 #endif
 
-#define STEPS 1024
-#define RISKFREE 0.06
-#define VOLATILITY 0.10
-
-struct opts {
-	long options;
-	long batch;
-	unsigned long seed;
-	int quiet;
-};
-
-/* splitmix64: a small seeded generator, the same on every platform. */
-static double uniform(uint64_t *state, double lo, double hi)
-{
-	uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	z ^= z >> 31;
-	return lo + (hi - lo) * ((double)(z >> 11) * (1.0 / 9007199254740992.0));
-}
-
-static double cnd(double d)
-{
-	return 0.5 * erfc(-d / sqrt(2.0));
-}
-
-static double black_scholes(double s, double x, double t)
-{
-	double sq = VOLATILITY * sqrt(t);
-	double d1 = (log(s / x) + (RISKFREE + 0.5 * VOLATILITY * VOLATILITY) * t) / sq;
-	double d2 = d1 - sq;
-
-	return s * cnd(d1) - x * exp(-RISKFREE * t) * cnd(d2);
-}
-
-/* Price one option on the tree: the region's original code. */
-static double crr_tree(double s, double x, double vdt, double pu_df, double pd_df)
-{
-	double c[STEPS + 1];
-	int i, j;
-
-	for (i = 0; i <= STEPS; i++) {
-		double v = s * exp(vdt * (2.0 * i - STEPS)) - x;
-		c[i] = v > 0.0 ? v : 0.0;
-	}
-	for (i = STEPS; i > 0; i--)
-		for (j = 0; j < i; j++)
-			c[j] = pu_df * c[j + 1] + pd_df * c[j];
-	return c[0];
-}
-
-static int parse_long(const char *arg, const char *flag, long min, long *out)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(arg ? arg : "", &end, 10);
-	if (!arg || errno || *end || v < min) {
-		fprintf(stderr, "binomial: error: %s needs an integer >= %ld, got '%s'\n",
-		        flag, min, arg ? arg : "");
-		return -1;
-	}
-	*out = v;
-	return 0;
-}
-
-static int parse_args(int argc, char **argv, struct opts *o)
-{
-	long v;
-	int i;
-
-	o->options = 16384;
-	o->batch = 4096;
-	o->seed = 42;
-	o->quiet = 0;
-	for (i = 1; i < argc; i++) {
-		const char *a = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
-		if (!strcmp(a, "--options")) {
-			if (parse_long(next, a, 1, &o->options) < 0) return 2;
-			i++;
-		} else if (!strcmp(a, "--batch")) {
-			if (parse_long(next, a, 1, &o->batch) < 0) return 2;
-			i++;
-		} else if (!strcmp(a, "--seed")) {
-			if (parse_long(next, a, 0, &v) < 0) return 2;
-			o->seed = (unsigned long)v;
-			i++;
-		} else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
-			o->quiet = 1;
-		} else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			printf("usage: binomial [--options N] [--batch B] [--seed S] [--quiet]\n"
-			       "Prices N European calls on a 1024-step binomial tree, B per region call.\n"
-			       "hml settings come from the environment: HML_MODE, HML_MODEL, HML_DB, HML_QOI, ...\n");
-			exit(0);
-		} else {
-			fprintf(stderr, "binomial: error: unknown argument '%s'\n", a);
-			return 2;
-		}
-	}
-	if (o->batch > o->options)
-		o->batch = o->options;
-	return 0;
-}
+#include "binomial_physics.h"
 
 #ifndef HML_BASELINE
 static int fail(const char *what)
@@ -146,7 +42,6 @@ int main(int argc, char **argv)
 	double *S, *X, *T, *vdt, *pu, *pd, *price;
 	double err_sq = 0.0, err_max = 0.0, sum = 0.0, t0, t1;
 	struct timespec ts;
-	uint64_t rng;
 	long i, off;
 	int rc = 0;
 #ifndef HML_BASELINE
@@ -169,21 +64,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
-	rng = (uint64_t)o.seed;
-	for (i = 0; i < o.options; i++) {
-		S[i] = uniform(&rng, 5.0, 30.0);
-		X[i] = uniform(&rng, 1.0, 100.0);
-		T[i] = uniform(&rng, 0.25, 10.0);
-	}
-	/* Pre-processing stays exact. */
-	for (i = 0; i < o.options; i++) {
-		double dt = T[i] / STEPS, v = VOLATILITY * sqrt(dt);
-		double u = exp(v), d = exp(-v);
-		double p = (exp(RISKFREE * dt) - d) / (u - d), df = exp(-RISKFREE * dt);
-		vdt[i] = v;
-		pu[i] = p * df;
-		pd[i] = (1.0 - p) * df;
-	}
+	make_inputs(&o, S, X, T, vdt, pu, pd);
 
 #ifndef HML_BASELINE
 	if (hml_region_open(&region, "binomial", NULL) < 0)
@@ -197,7 +78,8 @@ int main(int argc, char **argv)
 	out[0] = HML_ARRAY_1D(price, HML_F64, o.batch);
 	if (hml_region_input(region, "[i, 0:5] = ([i], [i], [i], [i], [i])", "0:n",
 	                     in, 5, sym, 1) < 0 ||
-	    hml_region_output(region, "[i, 0:1] = ([i])", "0:n", out, 1, sym, 1) < 0) {
+	    hml_region_output(region, "[i, 0:1] = ([i])", "0:n", out, 1, sym, 1) < 0 ||
+	    hml_region_subset_enable(region) < 0) {
 		rc = fail("cannot describe region 'binomial'");
 		goto done;
 	}
@@ -220,10 +102,21 @@ int main(int argc, char **argv)
 		if (run)
 #endif
 		{
-			long j;
+			/* The rows the runtime hands the original code: all of
+			 * them, or those its guard kept from the model. */
+			const int64_t *rows = NULL;
+			int64_t k, nrows = n;
+#ifndef HML_BASELINE
+			if (n == o.batch && hml_region_rows(region, &rows, &nrows) < 0) {
+				rc = fail("region 'binomial' failed");
+				goto done;
+			}
+#endif
 #pragma omp parallel for schedule(static)
-			for (j = off; j < off + n; j++)
+			for (k = 0; k < nrows; k++) {
+				long j = off + (long)(rows ? rows[k] : k);
 				price[j] = crr_tree(S[j], X[j], vdt[j], pu[j], pd[j]);
+			}
 		}
 #ifndef HML_BASELINE
 		if (n == o.batch && hml_region_end(region) < 0) {

@@ -79,6 +79,7 @@ typedef struct hml_dir_site {
 	const char *where;        /**< "FILE:LINE" of the directive (static string) */
 	struct hml_dir_site *next;/**< libhml's list of sites, for the exit */
 	int n, registered;        /**< entries made; linked into the list */
+	int subset;               /**< over(): the loop can run over hml_region_rows() */
 	hml_dir_entry *cur;       /**< the entry of the call in progress (batch sites) */
 	hml_dir_entry e[HML_DIR_LABELS]; /**< row sites: e[0..n) published, n read atomically */
 } hml_dir_site;
@@ -118,6 +119,11 @@ HML_EXTERN int hml_dir_begin(hml_dir_site *s, const char *label, const char *mod
 
 /** End the execution hml_dir_begin() began: hml_region_end(). */
 HML_EXTERN int hml_dir_end(hml_dir_site *s);
+
+/** The rows of the execution in progress that the loop runs (an over()
+ * site whose region a guard kept rows of from the model: hml_region_rows());
+ * their count, or a negative code. *idx is borrowed until hml_dir_end(). */
+HML_EXTERN int64_t hml_dir_rows(hml_dir_site *s, const int64_t **idx);
 
 /**
  * Begin one row call at row site `s` (`where`: its "FILE:LINE"), any

@@ -85,11 +85,14 @@ typedef struct hml_region_options {
 	const char *profile;    /**< HML_PROFILE: "0" none, "1" table on stderr at exit, else a JSON file path */
 	double flush_seconds;   /**< HML_FLUSH_SECONDS: collect flush interval; default 1 s */
 	size_t flush_bytes;     /**< HML_FLUSH_BYTES: collect buffer limit; default 16 MiB */
+	const char *guard;      /**< HML_GUARD: guard file written by hml deploy --guard
+	                             (infer and interleave check each row against it);
+	                             default none */
 } hml_region_options;
 
 #define HML_REGION_OPTIONS_VERSION 1
 #define HML_REGION_OPTIONS_INIT { HML_REGION_OPTIONS_VERSION, HML_MODE_DEFAULT, \
-	NULL, NULL, 0, 0.0, 0, HML_ON_ERROR_DEFAULT, NULL, 0.0, 0 }
+	NULL, NULL, 0, 0.0, 0, HML_ON_ERROR_DEFAULT, NULL, 0.0, 0, NULL }
 
 /** Initialise `opts` to HML_REGION_OPTIONS_INIT. */
 HML_EXTERN int hml_region_options_init(hml_region_options *opts, unsigned int version);
@@ -273,6 +276,37 @@ HML_EXTERN int hml_region_row_begin_at(hml_region *r, const void *const *data, s
  * code (HML_EINVALID without a row call in progress on this thread). */
 HML_EXTERN int hml_region_row_end(hml_region *r);
 
+/**
+ * Per-row fallback. A guard (HML_GUARD, written by `hml deploy --guard`)
+ * sends the rows the model should not answer to the original code. A
+ * region whose original code can compute any subset of its rows declares
+ * it once, before its first call, with hml_region_subset_enable(), and
+ * iterates over the rows the runtime hands it:
+ *
+ *     if (hml_region_begin(r)) {
+ *         const int64_t *idx; int64_t n;
+ *         hml_region_rows(r, &idx, &n);
+ *         for (int64_t k = 0; k < n; k++)
+ *             ... the original code for row idx[k] of the domain ...
+ *     }
+ *
+ * In a call where the guard sent rows back, the model's answers are in
+ * every other row and idx lists the guarded rows (ascending): the original
+ * code overwrites their outputs, which are then exactly its own. In every
+ * other call that runs the original code, idx is 0 .. rows - 1. A region
+ * that did not declare it runs the original code for the whole call when
+ * any row is guarded (counted in guard_whole_calls). Row calls
+ * (hml_region_row_begin) need nothing: a guarded row returns 1.
+ *
+ * hml_region_subset_enable: HML_EINVALID after the first call,
+ * HML_ENOTSUPPORTED for a region that updates its data in place (the
+ * model's answers would overwrite the guarded rows' inputs).
+ * hml_region_rows: idx is the region's, valid until hml_region_end();
+ * HML_EINVALID outside a call.
+ */
+HML_EXTERN int hml_region_subset_enable(hml_region *r);
+HML_EXTERN int hml_region_rows(hml_region *r, const int64_t **idx, int64_t *n);
+
 /** Write buffered collected calls to the HDF5 file now. */
 HML_EXTERN int hml_region_flush(hml_region *r);
 
@@ -323,6 +357,13 @@ typedef struct hml_region_stats {
 	uint64_t nonfinite_calls; /**< calls whose model outputs held NaN or Inf
 	                               (never scattered; also fallback calls under
 	                               the fallback policy) */
+	uint64_t checked_rows;    /**< rows the guard (HML_GUARD) checked */
+	uint64_t guarded_rows;    /**< of those, rows it sent to the original code */
+	uint64_t guarded_calls;   /**< calls (row calls: rows) with a guarded row */
+	uint64_t guard_whole_calls; /**< of those, calls whose every row ran the
+	                               original code: the region does not iterate
+	                               over hml_region_rows() */
+	double guard_s;           /**< checking rows */
 } hml_region_stats;
 
 /** Copy the region's statistics into `*out`. */

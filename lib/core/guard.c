@@ -1,0 +1,359 @@
+/*
+ * lib/core/guard.c - guard specs, statistics, guard files and the row
+ * check (guard.h): the writer and the reader of each side by side.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "core/guard.h"
+#include "core/json.h"
+#include "core/read_file.h"
+#include "core/util.h"
+
+const double HML__GUARD_LEVELS[HML__GUARD_NLEVELS] = {
+	0.5, 0.8, 0.9, 0.95, 0.98, 0.99, 0.995, 0.998, 0.999, 0.9995, 0.9999, 1.0
+};
+
+const char *hml__guard_kind_name(hml__guard_kind k)
+{
+	switch (k) {
+	case HML__GUARD_NONE: return "none";
+	case HML__GUARD_BOUNDS: return "bounds";
+	case HML__GUARD_DISTANCE: return "distance";
+	}
+	return "?";
+}
+
+/* "key=value" of a spec's parameter list into *v. */
+static int spec_param(const char *text, const char *p, size_t len, const char *key, double *v)
+{
+	char num[64];
+	size_t klen = strlen(key);
+
+	if (len <= klen + 1 || strncmp(p, key, klen) != 0 || p[klen] != '=')
+		return hml__error_set(HML_EINVALID, "malformed guard '%s': expected %s=NUMBER, "
+		                      "got '%.*s'", text, key, (int)len, p);
+	if (len - klen - 1 >= sizeof(num))
+		return hml__error_set(HML_EINVALID, "malformed guard '%s': %s is too long", text, key);
+	memcpy(num, p + klen + 1, len - klen - 1);
+	num[len - klen - 1] = '\0';
+	if (hml__parse_double(num, v) < 0 || !isfinite(*v))
+		return hml__error_set(HML_EINVALID, "malformed guard '%s': %s '%s' is not a number",
+		                      text, key, num);
+	return 0;
+}
+
+int hml__guard_spec_parse(hml__guard_spec *out, const char *text)
+{
+	const char *colon;
+	size_t n;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	out->fa = 0.01;
+	if (!text || !*text)
+		return hml__error_set(HML_EINVALID, "malformed guard '': expected none, "
+		                      "bounds[:margin=M] or distance[:fa=A]");
+	colon = strchr(text, ':');
+	n = colon ? (size_t)(colon - text) : strlen(text);
+	if (n == 4 && strncmp(text, "none", 4) == 0 && !colon)
+		return 0;
+	if (n == 6 && strncmp(text, "bounds", 6) == 0) {
+		out->kind = HML__GUARD_BOUNDS;
+		if (colon && (rc = spec_param(text, colon + 1, strlen(colon + 1), "margin",
+		                              &out->margin)) < 0)
+			return rc;
+		if (out->margin < 0 || out->margin > 10)
+			return hml__error_set(HML_EINVALID, "malformed guard '%s': margin must be in "
+			                      "[0, 10], a fraction of each feature's range", text);
+		return 0;
+	}
+	if (n == 8 && strncmp(text, "distance", 8) == 0) {
+		out->kind = HML__GUARD_DISTANCE;
+		if (colon && (rc = spec_param(text, colon + 1, strlen(colon + 1), "fa", &out->fa)) < 0)
+			return rc;
+		if (!(out->fa > 0 && out->fa <= 0.5))
+			return hml__error_set(HML_EINVALID, "malformed guard '%s': fa must be in "
+			                      "(0, 0.5], the false-alarm rate", text);
+		return 0;
+	}
+	return hml__error_set(HML_EINVALID, "malformed guard '%s': expected none, "
+	                      "bounds[:margin=M] or distance[:fa=A]", text);
+}
+
+void hml__guard_spec_format(char *buf, size_t size, const hml__guard_spec *s)
+{
+	if (s->kind == HML__GUARD_BOUNDS)
+		snprintf(buf, size, "bounds:margin=%g", s->margin);
+	else if (s->kind == HML__GUARD_DISTANCE)
+		snprintf(buf, size, "distance:fa=%g", s->fa);
+	else
+		snprintf(buf, size, "none");
+}
+
+void hml__guard_stats_release(hml__guard_stats *s)
+{
+	free(s->min);
+	free(s->max);
+	free(s->mean);
+	free(s->whiten);
+	memset(s, 0, sizeof(*s));
+}
+
+static json_t *reals(const double *v, size_t n)
+{
+	json_t *a;
+
+	if (!v)
+		return json_null();
+	a = json_array();
+	for (size_t i = 0; a && i < n; i++)
+		json_array_append_new(a, hml__json_real(v[i]));
+	return a;
+}
+
+json_t *hml__guard_stats_json(const hml__guard_stats *s)
+{
+	size_t f = (size_t)s->features;
+	json_t *q = json_null();
+
+	if (s->mean) {
+		q = json_array();
+		for (int k = 0; q && k < HML__GUARD_NLEVELS; k++)
+			json_array_append_new(q, json_pack("[f, o]", HML__GUARD_LEVELS[k],
+			                                   hml__json_real(s->quantile[k])));
+	}
+	return json_pack("{s:I, s:I, s:I, s:o, s:o, s:o, s:o, s:o}",
+	                 "features", (json_int_t)s->features, "rows", (json_int_t)s->rows,
+	                 "calibration_rows", (json_int_t)s->calibration_rows,
+	                 "min", reals(s->min, f), "max", reals(s->max, f),
+	                 "mean", reals(s->mean, f), "whiten", reals(s->whiten, f * f),
+	                 "quantiles", q);
+}
+
+/* obj[key]: n finite numbers into a new array (NULL for null when may_null). */
+static int read_reals(double **out, const json_t *obj, const char *key, size_t n,
+                      int may_null, const char *what)
+{
+	const json_t *a = json_object_get(obj, key);
+
+	*out = NULL;
+	if (may_null && (!a || json_is_null(a)))
+		return 0;
+	if (!json_is_array(a) || json_array_size(a) != n)
+		return hml__error_set(HML_EINVALID, "%s: guard statistics '%s' must be %zu numbers",
+		                      what, key, n);
+	if (!(*out = malloc(n * sizeof(double))))
+		return hml__error_oom();
+	for (size_t i = 0; i < n; i++) {
+		const json_t *v = json_array_get(a, i);
+		if (!json_is_number(v) || !isfinite(json_number_value(v)))
+			return hml__error_set(HML_EINVALID, "%s: guard statistics '%s'[%zu] is not a "
+			                      "finite number", what, key, i);
+		(*out)[i] = json_number_value(v);
+	}
+	return 0;
+}
+
+int hml__guard_stats_from_json(hml__guard_stats *out, const json_t *j, const char *what)
+{
+	json_int_t f = json_integer_value(json_object_get(j, "features"));
+	const json_t *q;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (!json_is_object(j) || f < 1 || f > 1000000)
+		return hml__error_set(HML_EINVALID, "%s: guard statistics lack a feature count", what);
+	out->features = f;
+	out->rows = json_integer_value(json_object_get(j, "rows"));
+	out->calibration_rows = json_integer_value(json_object_get(j, "calibration_rows"));
+	if ((rc = read_reals(&out->min, j, "min", (size_t)f, 0, what)) < 0 ||
+	    (rc = read_reals(&out->max, j, "max", (size_t)f, 0, what)) < 0 ||
+	    (rc = read_reals(&out->mean, j, "mean", (size_t)f, 1, what)) < 0 ||
+	    (rc = read_reals(&out->whiten, j, "whiten", (size_t)(f * f), 1, what)) < 0)
+		goto fail;
+	if (!out->mean != !out->whiten) {
+		rc = hml__error_set(HML_EINVALID, "%s: guard statistics have only one of mean and "
+		                    "whiten", what);
+		goto fail;
+	}
+	q = json_object_get(j, "quantiles");
+	if (out->mean && (!json_is_array(q) || json_array_size(q) != HML__GUARD_NLEVELS)) {
+		rc = hml__error_set(HML_EINVALID, "%s: guard statistics 'quantiles' must be %d "
+		                    "pairs", what, HML__GUARD_NLEVELS);
+		goto fail;
+	}
+	for (int k = 0; out->mean && k < HML__GUARD_NLEVELS; k++) {
+		const json_t *d = json_array_get(json_array_get(q, (size_t)k), 1);
+		if (!json_is_number(d)) {
+			rc = hml__error_set(HML_EINVALID, "%s: guard statistics 'quantiles'[%d] has "
+			                    "no distance", what, k);
+			goto fail;
+		}
+		out->quantile[k] = json_number_value(d);
+	}
+	return 0;
+fail:
+	hml__guard_stats_release(out);
+	return rc;
+}
+
+double hml__guard_threshold(const hml__guard_stats *s, double fa)
+{
+	double p = 1.0 - fa;
+
+	if (!s->mean)
+		return NAN;
+	if (p <= HML__GUARD_LEVELS[0])
+		return s->quantile[0];
+	for (int k = 1; k < HML__GUARD_NLEVELS; k++)
+		if (p <= HML__GUARD_LEVELS[k]) {
+			double a = HML__GUARD_LEVELS[k - 1], b = HML__GUARD_LEVELS[k];
+			double t = (p - a) / (b - a);
+			return s->quantile[k - 1] + t * (s->quantile[k] - s->quantile[k - 1]);
+		}
+	return s->quantile[HML__GUARD_NLEVELS - 1];
+}
+
+static double *dup_reals(const double *v, size_t n)
+{
+	double *d = v ? malloc(n * sizeof(double)) : NULL;
+
+	if (d)
+		memcpy(d, v, n * sizeof(double));
+	return d;
+}
+
+int hml__guard_make(hml__guard *out, const hml__guard_spec *spec, const hml__guard_stats *st)
+{
+	size_t f = (size_t)st->features;
+	hml__guard_stats *c = &out->stats;
+
+	memset(out, 0, sizeof(*out));
+	out->spec = *spec;
+	if (spec->kind == HML__GUARD_DISTANCE && !st->mean)
+		return hml__error_set(HML_ENOTSUPPORTED, "the model has no input statistics for "
+		                      "guard 'distance' (more than %d features, or too few rows)",
+		                      HML__GUARD_MAX_DISTANCE_FEATURES);
+	*c = *st;
+	c->min = dup_reals(st->min, f);
+	c->max = dup_reals(st->max, f);
+	c->mean = dup_reals(st->mean, f);
+	c->whiten = dup_reals(st->whiten, f * f);
+	out->lo = malloc(f * sizeof(double));
+	out->hi = malloc(f * sizeof(double));
+	if (!c->min || !c->max || !out->lo || !out->hi ||
+	    (st->mean && (!c->mean || !c->whiten))) {
+		hml__guard_release(out);
+		return hml__error_oom();
+	}
+	for (size_t i = 0; i < f; i++) {
+		double w = spec->margin * (c->max[i] - c->min[i]);
+		out->lo[i] = c->min[i] - w;
+		out->hi[i] = c->max[i] + w;
+	}
+	out->threshold = spec->kind == HML__GUARD_DISTANCE ? hml__guard_threshold(c, spec->fa) : NAN;
+	return 0;
+}
+
+void hml__guard_release(hml__guard *g)
+{
+	if (!g)
+		return;
+	hml__guard_stats_release(&g->stats);
+	free(g->lo);
+	free(g->hi);
+	memset(g, 0, sizeof(*g));
+}
+
+json_t *hml__guard_file_json(const hml__guard *g)
+{
+	char text[64];
+
+	hml__guard_spec_format(text, sizeof(text), &g->spec);
+	return json_pack("{s:i, s:s, s:s, s:f, s:f, s:o, s:o}", "schema_version", HML__GUARD_SCHEMA,
+	                 "spec", text, "kind", hml__guard_kind_name(g->spec.kind),
+	                 "margin", g->spec.margin, "fa", g->spec.fa,
+	                 "threshold", hml__json_real(g->threshold),
+	                 "stats", hml__guard_stats_json(&g->stats));
+}
+
+int hml__guard_file_read(hml__guard *out, const char *path)
+{
+	hml__guard_spec spec;
+	hml__guard_stats st;
+	json_error_t jerr;
+	json_t *doc = NULL;
+	char *text = NULL, what[4200];
+	size_t size;
+	double th;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if ((rc = hml__read_file(path, &text, &size)) < 0)
+		return hml__error_set(HML_EIO, "cannot read guard '%s': %s", path,
+		                      hml_error_last()->message);
+	snprintf(what, sizeof(what), "guard '%s'", path);
+	if (!(doc = json_loadb(text, size, 0, &jerr))) {
+		rc = hml__error_set(HML_EINVALID, "%s: %s (line %d)", what, jerr.text, jerr.line);
+		goto done;
+	}
+	if (json_integer_value(json_object_get(doc, "schema_version")) != HML__GUARD_SCHEMA) {
+		rc = hml__error_set(HML_EINVALID, "%s: schema_version is not %d", what,
+		                    HML__GUARD_SCHEMA);
+		goto done;
+	}
+	if ((rc = hml__guard_spec_parse(&spec, hml__json_string(doc, "spec"))) < 0 ||
+	    (rc = hml__guard_stats_from_json(&st, json_object_get(doc, "stats"), what)) < 0)
+		goto done;
+	rc = hml__guard_make(out, &spec, &st);
+	hml__guard_stats_release(&st);
+	/* The threshold deployed wins over one recomputed from the quantiles. */
+	th = hml__json_number(doc, "threshold");
+	if (rc == 0 && spec.kind == HML__GUARD_DISTANCE && isfinite(th))
+		out->threshold = th;
+done:
+	json_decref(doc);
+	free(text);
+	return rc;
+}
+
+double hml__guard_distance(const hml__guard *g, const double *x)
+{
+	const hml__guard_stats *s = &g->stats;
+	int64_t f = s->features;
+	double sq = 0.0;
+
+	if (!s->whiten)
+		return 0.0;
+	for (int64_t i = 0; i < f; i++) {
+		const double *w = s->whiten + i * f;
+		double v = 0.0;
+		for (int64_t k = 0; k <= i; k++)   /* W is lower triangular */
+			v += w[k] * (x[k] - s->mean[k]);
+		sq += v * v;
+	}
+	return sqrt(sq);
+}
+
+int hml__guard_row(const hml__guard *g, const double *x)
+{
+	int64_t f = g->stats.features;
+
+	switch (g->spec.kind) {
+	case HML__GUARD_BOUNDS:
+		for (int64_t i = 0; i < f; i++)
+			if (!(x[i] >= g->lo[i] && x[i] <= g->hi[i]))
+				return 1;
+		return 0;
+	case HML__GUARD_DISTANCE: {
+		double d = hml__guard_distance(g, x);
+		return !(d <= g->threshold);
+	}
+	default:
+		return 0;
+	}
+}

@@ -1,0 +1,44 @@
+/*
+ * runtime/src/rowguard.h - a region's guard at run time (internal): the guard
+ * file (lib/core/guard.h) loaded when the region opens in infer or
+ * interleave mode, the rows it sends to the original code in each call,
+ * and the rows list hml_region_rows() hands the application.
+ */
+#ifndef HML_RUNTIME_ROWGUARD_H
+#define HML_RUNTIME_ROWGUARD_H
+
+#include "hml/region.h"
+
+typedef struct hml__rguard hml__rguard;
+
+/**
+ * Load the guard file r->cfg.guard names (when set and the mode infers).
+ * Under the fallback policy an unusable file warns once and the region
+ * runs the original code (model_broken): a guard that cannot be checked
+ * must not let the model answer everything. Under the fail policy its
+ * error (HML_EIO, HML_EINVALID) is returned.
+ */
+int hml__guard_open(hml_region *r);
+void hml__guard_free(hml_region *r);
+
+/**
+ * Check the call's gathered inputs `x` (model dtype, r->in.rows rows).
+ * Returns 0 when no row is guarded, 1 when some are and the region
+ * iterates over hml_region_rows() (the model answers the others; the
+ * guarded rows' list is the call's rows), 2 when some are and the region
+ * cannot (the whole call runs the original code), or a negative code (a
+ * guard whose features differ from the region's: HML_ESHAPE).
+ */
+int hml__guard_call(hml_region *r, const void *x);
+
+/** One row (row calls): 1 when guarded (counted in *st), else 0. */
+int hml__guard_one(hml_region *r, const void *x, hml_region_stats *st);
+
+/** Whether the call in progress answered some rows by the model and left
+ *  the guarded ones to the original code (hml__guard_call returned 1). */
+void hml__guard_call_end(hml_region *r);
+
+/** The guard's canonical spec ("bounds:margin=0"), or NULL: none. */
+const char *hml__guard_spec_text(const hml_region *r);
+
+#endif
