@@ -24,6 +24,8 @@ typedef struct hml__config {
 	char *profile;        /* NULL: none; "1": stderr table; else a JSON path */
 	double flush_seconds;
 	size_t flush_bytes;
+	char *deployment;     /* HML_DEPLOYMENT: the deployment file to watch, or NULL */
+	int swap_interval;    /* HML_SWAP_INTERVAL: milliseconds between two looks */
 } hml__config;
 
 /** Check a label: 1-64 characters from [A-Za-z0-9_.-]. */

@@ -101,7 +101,7 @@ static int uses_model(hml_mode m)
 
 /* How the profile registry reaches a region at exit (profile.h). */
 static const hml__registry_hooks registry_hooks = {
-	hml_region_flush, hml_region_stats_get
+	hml_region_flush, hml_region_stats_get, hml__swap_get
 };
 
 int hml_region_open(hml_region **out, const char *label,
@@ -135,6 +135,8 @@ int hml_region_open(hml_region **out, const char *label,
 		if (r->model)
 			r->model_dtype = hml__model_dtype(r->model);
 	}
+	if ((rc = hml__swap_init(r)) < 0)
+		goto fail;
 	if (r->cfg.mode == HML_MODE_COLLECT) {
 		/* Find an unusable file now, not after the first call's work. */
 		if ((rc = hml__collector_probe(r->cfg.db)) < 0 &&
@@ -148,6 +150,7 @@ int hml_region_open(hml_region **out, const char *label,
 	return 0;
 
 fail:
+	hml__swap_release(r);
 	hml__rows_release(r);
 	hml__model_free(r->model);
 	hml__config_release(&r->cfg);
@@ -415,6 +418,7 @@ int hml_region_begin_if(hml_region *r, int run_original)
 		return rc;
 	}
 	r->started = 1;
+	hml__swap_poll(r, r->t_begin);
 	r->path = choose(r, run_original, &fell_back);
 	if (fell_back)
 		r->stats.fallback_calls++;
@@ -596,6 +600,7 @@ void hml_region_free(hml_region *r)
 	hml__registry_remove(r);
 	hml__rows_release(r);
 	hml__model_free(r->model);
+	hml__swap_release(r);
 	side_release(&r->in);
 	side_release(&r->out);
 	hml__config_release(&r->cfg);

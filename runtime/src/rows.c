@@ -311,6 +311,7 @@ int hml_region_row_begin_if(hml_region *r, int64_t row, int run_original)
 			"region '%s': row %lld is outside its %lld rows", r->label,
 			(long long)row, (long long)r->in.rows);
 	s->row = row;
+	hml__swap_poll(r, s->t_begin);
 	if ((rc = begin_path(r, s, run_original)) < 0) {
 		s->path = PATH_NONE;
 		return rc;
@@ -437,6 +438,16 @@ int hml__rows_drain(hml_region *r)
 		if ((one = slot_flush(r, s)) < 0 && rc == 0)
 			rc = one;
 	return rc;
+}
+
+uint64_t hml__rows_calls(hml_region *r)
+{
+	const hml__row_slot *s;
+	uint64_t n = 0;
+
+	for (s = r->slots; s; s = s->next)
+		n += s->st.calls;
+	return n;
 }
 
 void hml__rows_stats(const hml_region *r, hml_region_stats *st)
