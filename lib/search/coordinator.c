@@ -1050,7 +1050,7 @@ static json_t *model_record(const hml__coordinator *c, long i)
 	r.latency_batch = t->m.latency_batch;
 	f = (hml__model_facts){ p->workflow_name, p->region, json_object_get(reg, "input_shape"),
 	                        json_object_get(reg, "output_shape"), p->ds_ids, p->nds, &o, &r,
-	                        NULL, -1, -1, p->id, i, t->config, NULL };
+	                        NULL, -1, -1, p->id, i, t->config, NULL, NULL };
 	return hml__model_record_new(c->o.store, &f);
 }
 
