@@ -5,7 +5,9 @@
  * rows are fixed by --seed). Each step appends "step K mean M" to the log
  * file (flushed), then sleeps 10 ms; the program stops after --steps K
  * steps, or, with --until FILE, once FILE exists (at most 20000 steps).
- * usage: swap-app [--rows N] [--seed S] [--steps K] [--until FILE] [--log FILE]
+ * --work W computes each row W times (an original code costly enough for
+ * a surrogate to pay, for hml search).
+ * usage: swap-app [--rows N] [--seed S] [--steps K] [--until FILE] [--log FILE] [--work W]
  */
 #include <math.h>
 #include <stdint.h>
@@ -25,7 +27,7 @@ static double next(uint64_t *s)
 
 int main(int argc, char **argv)
 {
-	long rows = 1024, seed = 1, steps = 1;
+	long rows = 1024, seed = 1, steps = 1, work = 1;
 	const char *until = NULL, *logname = NULL;
 	struct timespec pause = { 0, 10000000L };
 	hml_region *r = NULL;
@@ -47,6 +49,8 @@ int main(int argc, char **argv)
 			until = argv[i + 1], steps = 20000;
 		else if (!strcmp(argv[i], "--log"))
 			logname = argv[i + 1];
+		else if (!strcmp(argv[i], "--work"))
+			work = atol(argv[i + 1]);
 	}
 	x = malloc(sizeof(double) * 2 * (size_t)rows);
 	y = malloc(sizeof(double) * (size_t)rows);
@@ -70,8 +74,13 @@ int main(int argc, char **argv)
 		if (until && access(until, F_OK) == 0)
 			break;
 		if ((rc = hml_region_begin(r)) > 0)
-			for (long i = 0; i < rows; i++)
-				y[i] = sin(3 * x[2 * i]) + x[2 * i + 1] * x[2 * i + 1];
+			for (long i = 0; i < rows; i++) {
+				double acc = 0;
+
+				for (long w = 0; w < work; w++)
+					acc += sin(3 * x[2 * i] + 1e-12 * (double)w);
+				y[i] = acc / (double)work + x[2 * i + 1] * x[2 * i + 1];
+			}
 		if (rc < 0 || hml_region_end(r) < 0) {
 			fprintf(stderr, "swap-app: %s\n", hml_error_last()->message);
 			return 1;
