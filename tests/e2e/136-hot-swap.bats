@@ -15,18 +15,7 @@ APP="$HML_BUILD_DIR/tests/swap-app"
 
 setup_file() {
 	export EXP0="$BATS_FILE_TMPDIR/exp" WF0="$BATS_FILE_TMPDIR/wf"
-	mkdir -p "$WF0"
-	"$PY" - "$WF0" "$APP" <<-'EOF'
-	import json, sys
-	w = {"schema_version": 1, "name": "stepper", "program": sys.argv[2],
-	     "collect": {"args": ["--rows", "2048", "--seed", "{seed}"], "runs": 1, "seed": 1},
-	     "evaluate": {"args": ["--rows", "2048", "--seed", "99"], "repeat": 1},
-	     "regions": [{"label": "step", "batch": 2048,
-	                  "model": {"family": "mlp", "arch": "mlp:16:tanh",
-	                            "train": {"epochs": 4, "batch": 128, "lr": 0.003}}}],
-	     "qoi": {"dataset": "y", "metric": "rmse"}}
-	json.dump(w, open(sys.argv[1] + "/workflow.json", "w"))
-	EOF
+	stepper_workflow "$WF0"
 	cd "$BATS_FILE_TMPDIR"
 	"$HML" -q -C "$EXP0" collect "$WF0" >/dev/null
 	"$HML" -q -C "$EXP0" train --seed 1 --threads 2 >/dev/null
