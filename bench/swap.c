@@ -1,6 +1,6 @@
 /*
  * bench/swap.c - what watching for a hot swap costs a region's calls
- * (runtime/src/swap.h): the same compiled model (5-32-1 MLP, generated
+ * (the runtime's swap.h): the same compiled model (5-32-1 MLP, generated
  * and built here as `hml deploy --target c` builds it) in two regions,
  * one plain and one watching a deployment file (HML_DEPLOYMENT; the look
  * interval is HML_SWAP_INTERVAL, as set by the caller), timed in

@@ -1,6 +1,6 @@
 #!/bin/sh
 # bench/swap.sh - what a region watching for a hot swap (HML_DEPLOYMENT,
-# runtime/src/swap.h) costs per call against the same region not watching,
+# the runtime's swap.h) costs per call against the same region not watching,
 # both measured in alternation in one process (bench/swap.c: a compiled
 # 5-32-1 MLP, one thread), at the default look interval (500 ms) and at
 # 1 ms (a stat(2) every millisecond: the worst a setting allows); and the

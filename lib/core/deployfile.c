@@ -1,6 +1,6 @@
 /*
  * lib/core/deployfile.c - the deployment file (deployfile.h): written by
- * `hml deploy`, read by the runtime's hot swap (runtime/src/swap.c).
+ * `hml deploy`, read by the runtime's hot swap (its swap.c).
  */
 #include <errno.h>
 #include <stdio.h>

@@ -21,7 +21,7 @@
  * gives its model: HML_THREADS, else OpenMP's maximum in the thread that
  * opened the region (OMP_NUM_THREADS, else the cores): what a model's
  * latency must be measured with to predict this application's time.
- * "swaps" (hot swap, runtime/src/swap.h) lists the models a running region
+ * "swaps" (the runtime's hot swap, swap.h) lists the models a running region
  * switched to when a new one was deployed: the model ids before and after
  * and the calls the region had completed then (the first
  * HML__PROFILE_SWAPS_MAX; "swaps_done" counts them all when there were

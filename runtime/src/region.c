@@ -391,6 +391,12 @@ static enum path choose(hml_region *r, int run_original, int *wanted)
 	}
 }
 
+/* The calls completed, batch and row, for a swap's record (swap.h). */
+static uint64_t calls_made(hml_region *r)
+{
+	return r->call_no + hml__rows_calls(r);
+}
+
 int hml_region_begin_if(hml_region *r, int run_original)
 {
 	const void *y;
@@ -418,7 +424,7 @@ int hml_region_begin_if(hml_region *r, int run_original)
 		return rc;
 	}
 	r->started = 1;
-	hml__swap_poll(r, r->t_begin);
+	hml__swap_poll(r, r->t_begin, calls_made);
 	r->path = choose(r, run_original, &fell_back);
 	if (fell_back)
 		r->stats.fallback_calls++;

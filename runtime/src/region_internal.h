@@ -78,7 +78,7 @@ struct hml_region {
 
 /* At a call's start, with the clock read `now`: a look at the deployment
  * file when one is due (swap.h). The hot path is one load and compare. */
-static inline void hml__swap_poll(hml_region *r, double now)
+static inline void hml__swap_poll(hml_region *r, double now, hml__swap_calls_fn calls)
 {
 	double next;
 
@@ -86,7 +86,7 @@ static inline void hml__swap_poll(hml_region *r, double now)
 		return;
 	__atomic_load(&r->swap.next, &next, __ATOMIC_RELAXED);
 	if (now >= next)
-		hml__swap_check(r, now);
+		hml__swap_check(r, now, calls);
 }
 
 /* Freeze the shapes and open the collector on the first call (region.c). */

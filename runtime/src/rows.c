@@ -280,6 +280,12 @@ static int begin_path(hml_region *r, hml__row_slot *s, int run_original)
 	return 1;
 }
 
+/* The calls completed, batch and row, for a swap's record (swap.h). */
+static uint64_t calls_made(hml_region *r)
+{
+	return r->call_no + hml__rows_calls(r);
+}
+
 int hml_region_row_begin_if(hml_region *r, int64_t row, int run_original)
 {
 	hml__row_slot *s;
@@ -311,7 +317,7 @@ int hml_region_row_begin_if(hml_region *r, int64_t row, int run_original)
 			"region '%s': row %lld is outside its %lld rows", r->label,
 			(long long)row, (long long)r->in.rows);
 	s->row = row;
-	hml__swap_poll(r, s->t_begin);
+	hml__swap_poll(r, s->t_begin, calls_made);
 	if ((rc = begin_path(r, s, run_original)) < 0) {
 		s->path = PATH_NONE;
 		return rc;

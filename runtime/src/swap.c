@@ -95,7 +95,8 @@ static int vet(hml_region *r, hml__model *m, const char *path)
 }
 
 /* The switch: one pointer under the lock; the old model freed after. */
-static int commit(hml_region *r, hml__model *m, const hml__deployfile *d)
+static int commit(hml_region *r, hml__model *m, const hml__deployfile *d,
+                  hml__swap_calls_fn calls)
 {
 	hml__swap *sw = &r->swap;
 	char *path = hml__strdup(d->path), **grown;
@@ -109,7 +110,7 @@ static int commit(hml_region *r, hml__model *m, const hml__deployfile *d)
 	}
 	sw->retired = grown;
 	pthread_mutex_lock(&r->mu);
-	call = r->call_no + hml__rows_calls(r);
+	call = calls(r);
 	old = r->model;
 	r->model = m;
 	r->model_checked = 0;
@@ -134,7 +135,7 @@ static int commit(hml_region *r, hml__model *m, const hml__deployfile *d)
 
 /* The file changed: read it, and switch to the model it names if that
  * model is new, loads and fits the region. */
-static void look(hml_region *r)
+static void look(hml_region *r, hml__swap_calls_fn calls)
 {
 	hml__swap *sw = &r->swap;
 	hml__deployfile d;
@@ -154,14 +155,14 @@ static void look(hml_region *r)
 		return;
 	}
 	if ((rc = hml__model_load(&m, d.path, r->cfg.threads)) < 0 ||
-	    (rc = vet(r, m, d.path)) < 0 || (rc = commit(r, m, &d)) < 0) {
+	    (rc = vet(r, m, d.path)) < 0 || (rc = commit(r, m, &d, calls)) < 0) {
 		refuse(r, "model '%s' (deployment %s): %s", d.model, d.deployment,
 		       hml_error_last()->message);
 		hml__model_free(m);
 	}
 }
 
-void hml__swap_check(hml_region *r, double now)
+void hml__swap_check(hml_region *r, double now, hml__swap_calls_fn calls)
 {
 	hml__swap *sw = &r->swap;
 	hml__file_identity id;
@@ -178,7 +179,7 @@ void hml__swap_check(hml_region *r, double now)
 		if (!id.exists)
 			refuse(r, "deployment file '%s' is missing", r->cfg.deployment);
 		else
-			look(r);
+			look(r, calls);
 	}
 	hml__error_restore(&saved);
 	__atomic_store(&sw->next, &next, __ATOMIC_RELAXED);

@@ -46,8 +46,13 @@ typedef struct hml__swap {
  * and a deployment file. 0 or HML_ENOMEM. */
 int hml__swap_init(hml_region *r);
 
+/* The calls a region has completed (batch and row calls), for the swap's
+ * record; called with the region's lock held. The caller's: swap.c calls
+ * into neither region.c nor rows.c. */
+typedef uint64_t (*hml__swap_calls_fn)(hml_region *r);
+
 /* Look at the deployment file now (the slow path of hml__swap_poll). */
-void hml__swap_check(hml_region *r, double now);
+void hml__swap_check(hml_region *r, double now, hml__swap_calls_fn calls);
 
 /* Copy the region's swaps (profile hook). */
 int hml__swap_get(const hml_region *r, hml__profile_swaps *out);

@@ -94,7 +94,7 @@ TEST(records_of_one_label_summed)
 	CHECK(back.stats.shadow_max_abs == 5.0);
 }
 
-/* Hot swaps (runtime/src/swap.c) round-trip, and records of one label
+/* Hot swaps (the runtime's swap.c) round-trip, and records of one label
  * append theirs; a profile without them reads as none. */
 TEST(swaps_round_trip)
 {

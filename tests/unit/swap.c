@@ -1,5 +1,5 @@
 /*
- * tests/unit/swap.c - hot swap (runtime/src/swap.c): a region running
+ * tests/unit/swap.c - hot swap (the runtime's swap.c): a region running
  * calls, batch calls and row calls from several threads, while another
  * thread deploys models of constant outputs (compiled with
  * lib/deploy/cbuild.h) one after the other: no call ever mixes two models
