@@ -225,7 +225,8 @@ static int infer_row(hml_region *r, hml__row_slot *s)
 static enum path choose(hml_region *r, hml__row_slot *s, int run_original)
 {
 	hml_mode m = r->cfg.mode;
-	int model_ok = r->model && !__atomic_load_n(&r->model_broken, __ATOMIC_RELAXED);
+	int model_ok = __atomic_load_n(&r->model, __ATOMIC_RELAXED) &&
+	               !__atomic_load_n(&r->model_broken, __ATOMIC_RELAXED);
 
 	if (m == HML_MODE_COLLECT)
 		return __atomic_load_n(&r->collect_broken, __ATOMIC_RELAXED) ? PATH_ORIGINAL

@@ -112,7 +112,7 @@ static int commit(hml_region *r, hml__model *m, const hml__deployfile *d,
 	pthread_mutex_lock(&r->mu);
 	call = calls(r);
 	old = r->model;
-	r->model = m;
+	__atomic_store_n(&r->model, m, __ATOMIC_RELEASE);   /* rows.c's choose() reads it unlocked */
 	r->model_checked = 0;
 	sw->retired[sw->nretired++] = r->cfg.model;
 	r->cfg.model = path;
