@@ -133,6 +133,19 @@ static int commit(hml_region *r, hml__model *m, const hml__deployfile *d,
 	return 0;
 }
 
+/* The same path, or another name of the same file (HML_MODEL relative,
+ * say, where the deployment file is absolute). */
+static int same_file(const char *a, const char *b)
+{
+	hml__file_identity ia, ib;
+
+	if (strcmp(a, b) == 0)
+		return 1;
+	hml__file_identity_get(a, &ia);
+	hml__file_identity_get(b, &ib);
+	return ia.exists && hml__file_identity_same(&ia, &ib);
+}
+
 /* The file changed: read it, and switch to the model it names if that
  * model is new, loads and fits the region. */
 static void look(hml_region *r, hml__swap_calls_fn calls)
@@ -147,10 +160,10 @@ static void look(hml_region *r, hml__swap_calls_fn calls)
 		return;
 	}
 	if (strcmp(d.region, r->label) != 0) {
-		refuse(r, "deployment file '%s' is region '%s''s", r->cfg.deployment, d.region);
+		refuse(r, "deployment file '%s' is for region '%s'", r->cfg.deployment, d.region);
 		return;
 	}
-	if (strcmp(d.path, r->cfg.model) == 0) {   /* the model in use: learn its id */
+	if (same_file(d.path, r->cfg.model)) {   /* the model in use: learn its id */
 		snprintf(sw->model, sizeof(sw->model), "%s", d.model);
 		return;
 	}

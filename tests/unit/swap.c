@@ -299,17 +299,33 @@ TEST(bad_deployments_refused)
 	pause_ms(3);
 	CHECK(batch_call(r) == 1.0);
 	CHECK_EQ_INT(warnings, 3);
+	/* another region's deployment file where this one's should be */
+	{
+		hml__deployfile other;
+
+		memset(&other, 0, sizeof(other));
+		snprintf(other.region, sizeof(other.region), "elsewhere");
+		snprintf(other.deployment, sizeof(other.deployment), "p%d", k++);
+		snprintf(other.model, sizeof(other.model), "cb");
+		snprintf(other.path, sizeof(other.path), "%s", model_b);
+		CHECK_OK(hml__deployfile_write(tmpdir, &other));
+		CHECK(rename(deployfile(missing, sizeof(missing), "elsewhere"),
+		             deployfile(path, sizeof(path), label)) == 0);
+	}
+	pause_ms(3);
+	CHECK(batch_call(r) == 1.0);
+	CHECK_EQ_INT(warnings, 4);
 	/* a corrupt deployment file, then none */
 	write_text(deployfile(path, sizeof(path), label), "{\"schema_version\": 1, \"reg");
 	pause_ms(3);
 	CHECK(batch_call(r) == 1.0);
-	CHECK_EQ_INT(warnings, 4);
+	CHECK_EQ_INT(warnings, 5);
 	CHECK(unlink(path) == 0);
 	pause_ms(3);
 	CHECK(batch_call(r) == 1.0);
 	CHECK(batch_call(r) == 1.0);
-	CHECK_EQ_INT(warnings, 5);
-	CHECK_EQ_INT(r->swap.log.refused, 5);
+	CHECK_EQ_INT(warnings, 6);
+	CHECK_EQ_INT(r->swap.log.refused, 6);
 	CHECK_EQ_INT(r->swap.log.done, 0);
 	CHECK_STR(r->swap.model, "ca");
 	/* and a good one still swaps */
@@ -319,8 +335,31 @@ TEST(bad_deployments_refused)
 	CHECK_EQ_INT(r->swap.log.done, 1);
 	CHECK_STR(r->swap.log.at[0].from, "ca");
 	CHECK_STR(r->swap.log.at[0].to, "cb");
-	CHECK_EQ_INT(r->swap.log.at[0].call, 8);   /* calls completed before */
-	CHECK_EQ_INT(warnings, 5);
+	CHECK_EQ_INT(r->swap.log.at[0].call, 9);   /* calls completed before */
+	CHECK_EQ_INT(warnings, 6);
+	hml_region_free(r);
+}
+
+/* The region's model under another name than the deployment file's
+ * (a relative or roundabout HML_MODEL): the same file, no swap. */
+TEST(same_model_under_another_name)
+{
+	hml_region *r;
+	char other[700];
+	const char *slash = strrchr(model_a, '/');
+
+	warnings = 0;
+	deploy("swapsame", 1, "ca", model_a);
+	if (!(r = open_watching("swapsame", 2)))
+		return;
+	snprintf(other, sizeof(other), "%.*s/.%s", (int)(slash - model_a), model_a, slash);
+	free(r->cfg.model);   /* as if HML_MODEL had said it so */
+	r->cfg.model = strdup(other);
+	CHECK(batch_call(r) == 1.0);
+	CHECK(batch_call(r) == 1.0);
+	CHECK_EQ_INT(r->swap.log.done, 0);
+	CHECK_EQ_INT(warnings, 0);
+	CHECK_STR(r->swap.model, "ca");
 	hml_region_free(r);
 }
 
@@ -370,6 +409,7 @@ int main(void)
 	RUN(batch_calls_during_swaps);
 	RUN(row_calls_from_threads_during_swaps);
 	RUN(bad_deployments_refused);
+	RUN(same_model_under_another_name);
 	RUN(not_watching);
 	tmp_dir_remove();
 	return check_report();
