@@ -158,10 +158,12 @@ struct hml__workflow;
 json_t *cmd_json_shape(const int64_t *shape, int ndim);
 
 /* The environment variables that run `label` with the model at `path`:
- * HML_MODE_<LABEL>=infer and HML_MODEL_<LABEL>=<path>, named by
- * lib/core/envname.h as the runtime reads them. New object; NULL when the label
- * is too long for a variable name (an hml error is set). */
-json_t *cmd_deploy_env(const char *label, const char *path);
+ * HML_MODE_<LABEL>=infer and HML_MODEL_<LABEL>=<path>, and, when `watch`
+ * is not NULL, HML_DEPLOYMENT_<LABEL>=<watch> (the deployment file a
+ * running application watches for a newer model: lib/core/deployfile.h),
+ * named by lib/core/envname.h as the runtime reads them. New object; NULL
+ * when the label is too long for a variable name (an hml error is set). */
+json_t *cmd_deploy_env(const char *label, const char *path, const char *watch);
 
 /* Warn about every entry of the workflow's env that hml sets itself for
  * each run and so ignores (lib/run/childenv.h). */

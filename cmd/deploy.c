@@ -20,6 +20,7 @@
 #include "cmd.h"
 #include "core/envname.h"
 #include "core/guard.h"
+#include "core/deployfile.h"
 #include "core/util.h"
 #include "deploy/latency.h"
 #include "deploy/metrics.h"
@@ -29,6 +30,7 @@
 #include "store/records.h"
 #include "store/select.h"
 #include "store/store.h"
+#include "sys/fsutil.h"
 
 static int best, force;
 static double max_error = NAN;
@@ -402,6 +404,23 @@ static void print_deployed(const char *pid, const char *id, const char *label,
 	print_predicted(pid, pick);
 }
 
+/* The deployment file of the region, which a running application watches
+ * (HML_DEPLOYMENT_<LABEL>) and switches models by (hml-runtime(3)). */
+static int write_deployfile(const hml__store *s, const char *pid, const char *label,
+                            const char *model, const char *path)
+{
+	hml__deployfile d;
+
+	memset(&d, 0, sizeof(d));
+	if ((size_t)snprintf(d.region, sizeof(d.region), "%s", label) >= sizeof(d.region) ||
+	    (size_t)snprintf(d.deployment, sizeof(d.deployment), "%s", pid) >= sizeof(d.deployment) ||
+	    (size_t)snprintf(d.model, sizeof(d.model), "%s", model) >= sizeof(d.model) ||
+	    (size_t)snprintf(d.path, sizeof(d.path), "%s", path) >= sizeof(d.path))
+		return hml__error_set(HML_EINVALID, "deployment %s: model path '%s' is too long",
+		                      pid, path);
+	return hml__deployfile_write(hml__store_dir(s), &d);
+}
+
 /* stdout: the deployment (and compiled model) as JSON, or the environment
  * as shell export lines. */
 static void print_result(const hml__store *s, const char *pid, const char *cid, const json_t *env)
@@ -447,7 +466,7 @@ int cmd_deploy(int argc, char **argv)
 	hml__model_view model;
 	json_t *rec = NULL, *env = NULL, *qoi_check = NULL, *guard_rec = NULL;
 	const char *id, *label;
-	char *path = NULL, *so_path = NULL, pid[32], cid[32] = "";
+	char *path = NULL, *so_path = NULL, *watch = NULL, *abs_dir = NULL, pid[32], cid[32] = "", rel[128];
 	hml__candidate pick = { NULL, HML__TARGET_TORCHSCRIPT, NAN, NAN, NAN, NAN,
 	                        { 0, 0, 0, 0, 0, 0 }, NAN };
 	int first, rc, code = HML_EXIT_OK;
@@ -473,7 +492,13 @@ int cmd_deploy(int argc, char **argv)
 		                            "library", "compiled", &so_path)) < 0)
 			goto fail;
 	}
-	if (!(env = cmd_deploy_env(label, so_path ? so_path : path))) {
+	if ((rc = hml__deployfile_rel(rel, sizeof(rel), label)) < 0 ||
+	    !(abs_dir = hml__path_abs(hml__store_dir(s))) ||
+	    !(watch = hml__path_join(abs_dir, rel))) {
+		rc = rc < 0 ? rc : hml__error_oom();
+		goto fail;
+	}
+	if (!(env = cmd_deploy_env(label, so_path ? so_path : path, watch))) {
 		rc = hml_error_last()->code;
 		goto fail;
 	}
@@ -486,7 +511,8 @@ int cmd_deploy(int argc, char **argv)
 	}
 	rc = hml__store_add(s, "deployments", rec, NULL, 0, 0, pid, sizeof(pid));
 	rec = NULL;   /* the store's now, or released by it */
-	if (rc < 0)
+	if (rc < 0 || (rc = write_deployfile(s, pid, label, cid[0] ? cid : id,
+	                                     so_path ? so_path : path)) < 0)
 		goto fail;
 	print_deployed(pid, id, label, w->name, &model, &pick, qoi_check);
 	if (first >= argc && !search)
@@ -502,6 +528,8 @@ done:
 	json_decref(guard_rec);
 	free(path);
 	free(so_path);
+	free(watch);
+	free(abs_dir);
 	hml__workflow_free(w);
 	hml__store_free(s);
 	return cmd_finish(code);

@@ -21,7 +21,7 @@ json_t *cmd_json_shape(const int64_t *shape, int ndim)
 	return a;
 }
 
-json_t *cmd_deploy_env(const char *label, const char *path)
+json_t *cmd_deploy_env(const char *label, const char *path, const char *watch)
 {
 	char name[HML__ENVNAME_MAX];
 	json_t *env = json_object();
@@ -36,6 +36,11 @@ json_t *cmd_deploy_env(const char *label, const char *path)
 	if (hml__envname_region(name, sizeof(name), HML__ENV_MODEL, label) < 0)
 		goto fail;
 	json_object_set_new(env, name, json_string(path));
+	if (watch) {
+		if (hml__envname_region(name, sizeof(name), HML__ENV_DEPLOYMENT, label) < 0)
+			goto fail;
+		json_object_set_new(env, name, json_string(watch));
+	}
 	return env;
 fail:
 	json_decref(env);

@@ -251,7 +251,7 @@ static json_t *model_record(const import_state *st, const char *file, const hml_
 	hml__model_import im = { origin ? origin : file, st->hash, compile_error, st->d.rows };
 	hml__train_result r;
 	hml__model_facts f = { st->wname, region, in, out, st->ids, st->n, NULL, &r, NULL,
-	                       st->d.nonfinite_rows, -1, NULL, 0, 0, &im };
+	                       st->d.nonfinite_rows, -1, NULL, 0, 0, &im, NULL };
 
 	memset(&r, 0, sizeof(r));
 	snprintf(r.arch, sizeof(r.arch), "%s", st->arch);

@@ -37,7 +37,7 @@
 static int64_t budget = UNSET, workers = UNSET, seed = UNSET, max_epochs = UNSET,
 	threads = UNSET, qoi_check;
 static double max_latency = NAN, max_params = NAN, max_error = NAN, trial_timeout = NAN;
-static const char *space_path, *region, *keep_models, *target, *fidelity;
+static const char *space_path, *region, *keep_models, *target, *fidelity, *seed_search;
 static int resume, deterministic;
 static const char *train_args;   /* --train-args POINT */
 static const char *time_limit_arg;   /* --time-limit DURATION, in seconds: */
@@ -76,6 +76,8 @@ static const cmd_option options[] = {
 	  "is found and the family compiles to C)" },
 	{ "fidelity", 0, CMD_OPT_STRING, &fidelity, "epochs|rows|both",
 	  "what lower rungs train less of (default epochs; see hml-search(1))" },
+	{ "from", 0, CMD_OPT_STRING, &seed_search, "ID",
+	  "seed the search with the front of search ID: its configurations are tried first" },
 	{ "keep-models", 0, CMD_OPT_STRING, &keep_models, "all|front",
 	  "register the models of the front (default) or of every trial" },
 	{ "qoi-check", 0, CMD_OPT_INT, &qoi_check, "K",
@@ -153,6 +155,10 @@ static int check_cli(int npos)
 		cmd_error("search: --fidelity must be 'epochs', 'rows' or 'both', not '%s'", fidelity);
 		return HML_EXIT_USAGE;
 	}
+	if (seed_search && resume) {
+		cmd_error("search: --from seeds a new search; a resumed one keeps its seeds");
+		return HML_EXIT_USAGE;
+	}
 	if (npos && !resume) {
 		cmd_error("search: unexpected argument (a search id goes with --resume)");
 		return HML_EXIT_USAGE;
@@ -195,6 +201,7 @@ static void make_request(hml__search_request *rq)
 	rq->target = target;
 	rq->keep_models = keep_models;
 	rq->fidelity = fidelity;
+	rq->from = seed_search;
 	rq->budget = budget;
 	rq->workers = workers;
 	rq->seed = seed;

@@ -8,6 +8,12 @@
  * region); each data file is checked against the SHA-256 recorded when it
  * was collected before it is read.
  *
+ * --from MODEL continues a model: MODEL's arch, loss and categorical
+ * features, its parameters as the starting point and its normalisation
+ * kept (lib/train/train.h init_from), on MODEL's data sets and the
+ * region's others (old plus new rows); the new model records MODEL as its
+ * parent.
+ *
  * The model is trained into a temporary file of models/ and registered
  * (renamed to models/<id>.pt, card models/<id>.json) only when training
  * finished: an interrupted or killed run leaves the manifest as it was.
@@ -29,13 +35,14 @@
 #include "store/records.h"
 #include "store/store.h"
 #include "sys/fsutil.h"
+#include "train/categorical.h"
 #include "train/dataset.h"
 #include "train/guard_fit.h"
 #include "train/train.h"
 
 /* Command-line values; UNSET / NAN / NULL: not given. */
 #define UNSET INT64_MIN
-static const char *region, *arch, *optimizer, *schedule, *nonfinite, *loss, *categorical;
+static const char *region, *arch, *optimizer, *schedule, *nonfinite, *loss, *categorical, *from;
 static cmd_list data_ids;
 static int64_t epochs = UNSET, batch = UNSET, patience = UNSET, seed = UNSET,
 	threads = UNSET, infer_batch = UNSET;
@@ -77,6 +84,9 @@ static const cmd_option options[] = {
 	{ "categorical", 0, CMD_OPT_STRING, &categorical, "F:K[,F:K...]",
 	  "input feature F (0-based, in the flattened row) is a category of K classes, one-hot "
 	  "inside the model (mlp; 'none': none; default: the workflow's model.categorical)" },
+	{ "from", 0, CMD_OPT_STRING, &from, "MODEL",
+	  "continue training MODEL (its arch, loss, normalisation and weights) on its data sets "
+	  "and the region's others; the new model records MODEL as its parent" },
 	{ "infer-batch", 0, CMD_OPT_INT, &infer_batch, "N",
 	  "rows per call when measuring latency (default: the region's batch)" },
 	{ NULL, 0, 0, NULL, NULL, NULL }
@@ -118,6 +128,10 @@ typedef struct train_state {
 	cmd_progress *bar;
 	int interrupted_at;    /* epoch the user interrupted at, or 0 */
 	const char *metric;    /* the validation error's metric */
+	hml__model_view parent;   /* --from: the model continued */
+	char *parent_path;        /* its file, absolute (checked) */
+	char parent_cat[512];     /* its categorical features, "F:K,..." */
+	size_t parent_data;       /* data sets of the parent among ids */
 } train_state;
 
 static void state_release(train_state *st)
@@ -126,6 +140,7 @@ static void state_release(train_state *st)
 		free(st->paths[i]);
 	free(st->paths);
 	free(st->ids);
+	free(st->parent_path);
 	hml__dataset_release(&st->d);
 	if (st->tmp)
 		unlink(st->tmp);
@@ -135,6 +150,65 @@ static void state_release(train_state *st)
 	hml__store_free(st->s);
 	free(data_ids.items);
 	data_ids.items = NULL;
+}
+
+/* --from: the model continued, checked (its file's SHA-256), trained by
+ * hml (an imported model's parameters are not an arch's), of --region. */
+static int load_parent(train_state *st)
+{
+	hml__categorical *cat = NULL;
+	size_t ncat = 0;
+	int rc;
+
+	if ((rc = hml__checked_model(st->s, from, &st->parent, &st->parent_path)) < 0)
+		return rc;
+	if (!st->parent.family || strcmp(st->parent.family, "imported") == 0 || !st->parent.arch)
+		return hml__error_set(HML_EINVALID, "model '%s' was not trained by hml (it was %s); "
+		                      "--from continues models hml train or hml search trained", from,
+		                      st->parent.family ? "imported" : "recorded without an arch");
+	if (region && st->parent.region && strcmp(region, st->parent.region) != 0)
+		return hml__error_set(HML_EINVALID, "model '%s' is of region '%s', not '%s'", from,
+		                      st->parent.region, region);
+	region = st->parent.region;
+	if ((rc = hml__categorical_from_json(&cat, &ncat,
+	                                     json_object_get(st->parent.json, "categorical"),
+	                                     "its record's categorical")) == 0)
+		hml__categorical_format(st->parent_cat, sizeof(st->parent_cat), cat, ncat);
+	free(cat);
+	return rc;
+}
+
+/* The parent's data sets first (still registered: their files are
+ * checked as any), then those picked that it was not trained on. */
+static int add_parent_data(train_state *st)
+{
+	const json_t *pd = st->parent.datasets, *v;
+	size_t i, k, n = json_array_size(pd);
+	const char **all = malloc((n + st->n + 1) * sizeof(*all));
+
+	if (!all)
+		return hml__error_oom();
+	json_array_foreach(pd, i, v)
+		if (json_is_string(v))
+			all[st->parent_data++] = json_string_value(v);
+	n = st->parent_data;
+	for (k = 0; k < st->n; k++) {
+		for (i = 0; i < st->parent_data && strcmp(all[i], st->ids[k]) != 0; i++)
+			;
+		if (i == st->parent_data)
+			all[n++] = st->ids[k];
+	}
+	for (i = 0; i < st->parent_data; i++)
+		if (!hml__store_find(st->s, "datasets", all[i])) {
+			free(all);
+			return hml__error_set(HML_ENOTFOUND, "model '%s' was trained on data set '%s', "
+			                      "which experiment '%s' no longer has", from, all[i],
+			                      hml__store_dir(st->s));
+		}
+	free(st->ids);
+	st->ids = all;
+	st->n = n;
+	return 0;
 }
 
 /* The region and data sets to train on (lib/store/data_pick.h). */
@@ -150,7 +224,7 @@ static int pick_datasets(train_state *st)
 	st->wname = c.workflow;
 	st->ids = c.ids;   /* now st's */
 	st->n = c.n;
-	return 0;
+	return from ? add_parent_data(st) : 0;
 }
 
 /* Absolute data paths, each checked against its recorded SHA-256. */
@@ -193,6 +267,14 @@ static void apply_defaults(const train_state *st, hml__train_options *o, const c
 #undef NUM_OPT
 #undef STR_OPT
 	o->arch = arch ? arch : (r && r->arch ? r->arch : NULL);
+	if (st && from) {   /* the parent's; check_cli refused --arch and the rest */
+		const char *ploss = hml__json_string(st->parent.json, "loss");
+
+		o->arch = st->parent.arch;
+		o->loss = ploss ? ploss : "mse";
+		o->categorical = st->parent_cat[0] ? st->parent_cat : "none";
+		o->init_from = st->parent_path;
+	}
 	o->infer_batch = infer_batch != UNSET ? infer_batch : (r && r->batch > 0 ? r->batch : 0);
 }
 
@@ -237,7 +319,8 @@ static json_t *model_record(const train_state *st, const hml__train_options *o,
 	json_t *out = cmd_json_shape(st->d.out_shape, st->d.out_ndim);
 	hml__model_facts f = {
 		st->wname, st->label, in, out, st->ids, st->n, o, res, nf,
-		st->d.nonfinite_rows, st->d.nonfinite_values, NULL, 0, 0, NULL
+		st->d.nonfinite_rows, st->d.nonfinite_values, NULL, 0, 0, NULL,
+		from ? st->parent.id : NULL
 	};
 	json_t *rec = in && out ? hml__model_record_new(st->s, &f) : NULL;
 
@@ -283,6 +366,9 @@ static void print_result(const train_state *st, const char *id, const json_t *re
 	       hml__json_number(m, "val_mape"), hml__json_number(m, "test_mape"),
 	       hml__json_string(rec, "metric"), hml__json_string(rec, "loss"));
 	print_categorical(json_object_get(rec, "categorical"));
+	if (from)
+		printf("  continued from model '%s' (its %zu data set%s, and %zu more)\n", from,
+		       st->parent_data, st->parent_data == 1 ? "" : "s", st->n - st->parent_data);
 	printf("  %lld parameters, %lld epochs (best %lld) in %.3g s, %.4g samples/s\n",
 	       (long long)json_integer_value(json_object_get(m, "params")),
 	       (long long)json_integer_value(json_object_get(m, "epochs_run")),
@@ -308,6 +394,12 @@ static int check_cli(void)
 	hml__train_options cli = HML__TRAIN_OPTIONS_INIT;
 	const char *cli_nf;
 
+	if (from && (arch || loss || categorical)) {
+		cmd_error("train: --from MODEL trains MODEL's architecture, loss and categorical "
+		          "features; --%s cannot be given with it",
+		          arch ? "arch" : loss ? "loss" : "categorical");
+		return HML_EXIT_USAGE;
+	}
 	if (nonfinite && strcmp(nonfinite, "drop") != 0 && strcmp(nonfinite, "error") != 0) {
 		cmd_error("train: --nonfinite must be 'drop' or 'error', not '%s'", nonfinite);
 		return HML_EXIT_USAGE;
@@ -443,6 +535,7 @@ int cmd_train(int argc, char **argv)
 	if ((rc = check_cli()) != 0)
 		return rc;
 	if ((rc = hml__store_open(&st.s, g_cmd.dir, 0)) < 0 ||
+	    (from && (rc = load_parent(&st)) < 0) ||
 	    (rc = pick_datasets(&st)) < 0 ||
 	    (rc = load_data(&st, &o, &nf, canonical, sizeof(canonical))) < 0)
 		goto fail;

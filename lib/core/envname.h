@@ -30,6 +30,10 @@ extern "C" {
 #define HML__ENV_FLUSH_SECONDS "HML_FLUSH_SECONDS"
 #define HML__ENV_FLUSH_BYTES   "HML_FLUSH_BYTES"
 #define HML__ENV_GUARD         "HML_GUARD"
+/* Hot swap: the deployment file a region watches (core/deployfile.h), and
+ * the milliseconds between two looks at it. */
+#define HML__ENV_DEPLOYMENT    "HML_DEPLOYMENT"
+#define HML__ENV_SWAP_INTERVAL "HML_SWAP_INTERVAL"
 /* Process-wide settings (global form only). */
 #define HML__ENV_QOI           "HML_QOI"
 #define HML__ENV_JIT_OPTIMIZE  "HML_JIT_OPTIMIZE"

@@ -26,6 +26,45 @@
 #define DBL_FIELDS(X) X(region_s) X(gather_s) X(forward_s) X(scatter_s) \
 	X(original_s) X(write_s) X(shadow_rmse) X(shadow_max_abs) X(guard_s)
 
+static int swaps_set(json_t *o, const hml__profile_swaps *s)
+{
+	json_t *a = json_array();
+	int bad = !a;
+
+	for (size_t i = 0; a && i < s->n; i++)
+		bad |= json_array_append_new(a, json_pack("{s:s, s:s, s:I}", "from", s->at[i].from,
+		                             "to", s->at[i].to, "call", (json_int_t)s->at[i].call)) < 0;
+	bad |= json_object_set_new(o, "swaps", a) < 0;
+	if (s->done > s->n)
+		bad |= json_object_set_new(o, "swaps_done", json_integer((json_int_t)s->done)) < 0;
+	bad |= json_object_set_new(o, "swaps_refused", json_integer((json_int_t)s->refused)) < 0;
+	return bad ? -1 : 0;
+}
+
+static void swaps_read(const json_t *o, hml__profile_swaps *s)
+{
+	const json_t *e;
+	json_int_t i;
+	size_t k;
+
+	memset(s, 0, sizeof(*s));
+	json_array_foreach(json_object_get(o, "swaps"), k, e) {
+		const char *from = json_string_value(json_object_get(e, "from"));
+		const char *to = json_string_value(json_object_get(e, "to"));
+
+		if (s->n == HML__PROFILE_SWAPS_MAX)
+			break;
+		snprintf(s->at[s->n].from, sizeof(s->at[s->n].from), "%s", from ? from : "");
+		snprintf(s->at[s->n].to, sizeof(s->at[s->n].to), "%s", to ? to : "");
+		i = json_integer_value(json_object_get(e, "call"));
+		s->at[s->n++].call = i > 0 ? (uint64_t)i : 0;
+	}
+	i = json_integer_value(json_object_get(o, "swaps_done"));
+	s->done = i > (json_int_t)s->n ? (uint64_t)i : s->n;
+	i = json_integer_value(json_object_get(o, "swaps_refused"));
+	s->refused = i > 0 ? (uint64_t)i : 0;
+}
+
 static json_t *record_json(const hml__profile_record *r)
 {
 	const hml_region_stats *s = &r->stats;
@@ -42,6 +81,7 @@ static json_t *record_json(const hml__profile_record *r)
 		bad |= !o || json_object_set_new(o, "threads", json_integer(r->threads)) < 0;
 	if (r->guard[0])
 		bad |= !o || json_object_set_new(o, "guard", json_string(r->guard)) < 0;
+	bad |= !o || swaps_set(o, &r->swaps) < 0;
 	if (bad) {
 		json_decref(o);
 		return NULL;
@@ -116,6 +156,7 @@ static void record_read(const json_t *o, hml__profile_record *out)
 	         json_string_value(json_object_get(o, "guard")) : "");
 	if (isnan(s->guard_s))   /* profiles of older hml */
 		s->guard_s = 0.0;
+	swaps_read(o, &out->swaps);
 }
 
 /* A region freed and opened again under its label (a program annotated
@@ -146,6 +187,10 @@ static void record_add(hml__profile_record *into, const hml__profile_record *r)
 	a->guard_s += b->guard_s;
 	if (!into->guard[0])
 		snprintf(into->guard, sizeof(into->guard), "%s", r->guard);
+	for (size_t k = 0; k < r->swaps.n && into->swaps.n < HML__PROFILE_SWAPS_MAX; k++)
+		into->swaps.at[into->swaps.n++] = r->swaps.at[k];
+	into->swaps.done += r->swaps.done;
+	into->swaps.refused += r->swaps.refused;
 }
 
 int hml__profile_file_find(const char *path, const char *label, hml__profile_record *out)

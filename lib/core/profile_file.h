@@ -13,7 +13,9 @@
  *               "shadow_rmse": null, "shadow_max_abs": null,
  *               "checked_rows": 0, "guarded_rows": 0, "guarded_calls": 0,
  *               "guard_whole_calls": 0, "guard_s": 0,
- *               "threads": 2, "guard": "bounds:margin=0"}, ...]}
+ *               "threads": 2, "guard": "bounds:margin=0",
+ *               "swaps": [{"from": "m1", "to": "m2", "call": 1200}],
+ *               "swaps_refused": 0}, ...]}
  *
  * Counts are integers, times seconds; a number that is NaN or infinite
  * (JSON has neither) is written as null and read back as NaN. "threads"
@@ -23,11 +25,19 @@
  * latency must be measured with to predict this application's time.
  * "guard" (absent: no guard) is the guard the region checked rows with
  * (hml deploy --guard); the guard counters are read as 0 when absent.
+ * "swaps" (the runtime's hot swap, swap.h) lists the models a running region
+ * switched to when a new one was deployed: the model ids before and after
+ * and the calls the region had completed then (the first
+ * HML__PROFILE_SWAPS_MAX; "swaps_done" counts them all when there were
+ * more), "swaps_refused" the deployments it refused (another shape, a
+ * missing or corrupt file) and kept its model; both absent in older
+ * profiles: read as none.
  */
 #ifndef HML_LIB_PROFILEFILE_H
 #define HML_LIB_PROFILEFILE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "hml/region.h"
 
@@ -41,6 +51,23 @@ extern "C" {
  *  one, or one that is not a regular file, is refused unread. */
 #define HML__PROFILE_MAX_BYTES ((size_t)8 << 20)
 
+/** The swaps recorded per region record. */
+#define HML__PROFILE_SWAPS_MAX 16
+
+/** One hot swap: model `from` replaced by `to` after `call` calls. */
+typedef struct hml__profile_swap {
+	char from[64], to[64];
+	uint64_t call;
+} hml__profile_swap;
+
+/** A region's hot swaps. */
+typedef struct hml__profile_swaps {
+	uint64_t done;           /**< swaps made (may exceed n) */
+	uint64_t refused;        /**< deployments refused, the old model kept */
+	size_t n;                /**< swaps listed in at[] */
+	hml__profile_swap at[HML__PROFILE_SWAPS_MAX];
+} hml__profile_swaps;
+
 /** One region's profile record. */
 typedef struct hml__profile_record {
 	char label[72];          /**< the region label (at most 64 characters) */
@@ -48,6 +75,7 @@ typedef struct hml__profile_record {
 	hml_region_stats stats;  /**< its counts and timings */
 	int threads;             /**< its model's threads; 0: not recorded */
 	char guard[48];          /**< its guard ("bounds:margin=0"), "" for none */
+	hml__profile_swaps swaps; /**< its hot swaps */
 } hml__profile_record;
 
 /**
@@ -62,7 +90,7 @@ int hml__profile_file_write(const char *path, const hml__profile_record *recs, s
  * Read the record of region `label` from the profile file `path` into
  * *out; several records of that label (a region opened again under it)
  * are read as one: counters and times summed, the shadow error over all
- * shadowed calls, the first one's mode and threads. HML_EIO "cannot read profile 'P': <reason>" for a missing,
+ * shadowed calls, the first one's mode and threads, the swaps appended. HML_EIO "cannot read profile 'P': <reason>" for a missing,
  * malformed or oversized file (over HML__PROFILE_MAX_BYTES: "it is larger
  * than N bytes") and one that is not a regular file ("not a regular
  * file"), HML_ENOTSUPPORTED for a newer schema_version,

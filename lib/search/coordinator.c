@@ -17,6 +17,7 @@
 #include "core/util.h"
 #include "deploy/latency.h"
 #include "search/coordinator.h"
+#include "search/seed.h"
 #include "search/history_check.h"
 #include "search/latency_cache.h"
 #include "search/opt/trialsched.h"
@@ -1053,7 +1054,7 @@ static json_t *model_record(const hml__coordinator *c, long i)
 	r.latency_batch = t->m.latency_batch;
 	f = (hml__model_facts){ p->workflow_name, p->region, json_object_get(reg, "input_shape"),
 	                        json_object_get(reg, "output_shape"), p->ds_ids, p->nds, &o, &r,
-	                        NULL, -1, -1, p->id, i, t->config, NULL };
+	                        NULL, -1, -1, p->id, i, t->config, NULL, NULL };
 	return hml__model_record_new(c->o.store, &f);
 }
 
@@ -1314,12 +1315,31 @@ int hml__coordinator_record(hml__coordinator *c, const char *status)
 
 /* ---- the object --------------------------------------------------------- */
 
+/* The `n` points after the `nseeds` seeds of u, less those a seed is
+ * already (the workflow's own architecture is often on a front): the
+ * count of points kept in all. */
+static size_t first_unseeded(double *u, size_t nseeds, size_t dim, size_t n)
+{
+	size_t kept = nseeds, i, k;
+
+	for (i = 0; i < n; i++) {
+		const double *pt = u + (nseeds + i) * dim;
+
+		for (k = 0; k < nseeds && memcmp(u + k * dim, pt, dim * sizeof(*u)) != 0; k++)
+			;
+		if (k == nseeds)
+			memmove(u + kept++ * dim, pt, dim * sizeof(*u));
+	}
+	return kept;
+}
+
 int hml__coordinator_new(hml__coordinator **out, const hml__coordinator_options *o)
 {
 	hml__sched_options so = HML__SCHED_OPTIONS_INIT;
 	const hml__search_plan *p = o->plan;
 	hml__coordinator *c;
 	double *first;
+	size_t nseeds, skipped;
 	int rc;
 
 	*out = NULL;
@@ -1336,14 +1356,20 @@ int hml__coordinator_new(hml__coordinator **out, const hml__coordinator_options 
 	so.max_latency = hml__search_plan_latency_bound(p);
 	so.max_params = p->max_params > 0 ? p->max_params : 0;
 	so.max_error = p->max_error > 0 ? p->max_error : 0;
-	/* The workflow's own architecture and the smallest models first. */
-	if (!(first = malloc(HML__TRIALMAP_FIRST_MAX * (hml__space_dim(p->space) + 1) *
-	                     sizeof(*first)))) {
+	/* The seeds of --from (another search's front), then the workflow's own
+	 * architecture and the smallest models first. */
+	nseeds = json_array_size(p->seeds);
+	if (!(first = malloc((nseeds + HML__TRIALMAP_FIRST_MAX) *
+	                     (hml__space_dim(p->space) + 1) * sizeof(*first)))) {
 		hml__coordinator_free(c);
 		return hml__error_oom();
 	}
 	so.first = first;
-	so.nfirst = hml__trialmap_first(first, p->space, p->family, p->base_arch, &p->base);
+	so.nfirst = hml__seed_points(first, nseeds, p->space, p->seeds, &skipped);
+	so.nfirst = first_unseeded(first, so.nfirst, hml__space_dim(p->space),
+	                           hml__trialmap_first(first + so.nfirst * hml__space_dim(p->space),
+	                                               p->space, p->family, p->base_arch,
+	                                               &p->base));
 	rc = hml__sched_new(&c->sched, &so);
 	free(first);
 	if (rc < 0) {

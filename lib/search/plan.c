@@ -16,6 +16,7 @@
 #include "deploy/metrics.h"
 #include "search/history.h"
 #include "search/plan.h"
+#include "search/seed.h"
 #include "search/results.h"
 #include "search/trialmap.h"
 #include "store/checked.h"
@@ -389,6 +390,34 @@ static int choose_target(hml__search_plan *p, const hml__search_request *rq,
 	return 0;
 }
 
+/* --from: the front of another search of the region, its configurations
+ * that this search's space can express tried first (seed.h). */
+static int seed_from(hml__search_plan *p, const hml__store *s, const hml__search_request *rq)
+{
+	size_t n, skipped, dim = hml__space_dim(p->space);
+	double *u;
+	int rc;
+
+	if ((rc = hml__seed_front(&p->seeds, s, rq->from, p->region)) < 0)
+		return rc;
+	p->from = rq->from;
+	if (!(u = malloc((json_array_size(p->seeds) + 1) * dim * sizeof(*u))))
+		return hml__error_oom();
+	n = hml__seed_points(u, json_array_size(p->seeds), p->space, p->seeds, &skipped);
+	free(u);
+	if (n == 0)
+		return hml__error_set(HML_EINVALID, "search '%s': none of the %zu configurations on "
+		                      "its front is in this search's space", rq->from, skipped);
+	if (skipped)
+		say(rq->warn, rq->payload, "search '%s': %zu of the %zu configurations on its front "
+		    "are outside this search's space; the other %zu are tried first", rq->from,
+		    skipped, skipped + n, n);
+	else
+		say(rq->info, rq->payload, "search '%s': the %zu configurations on its front are tried "
+		    "first", rq->from, n);
+	return 0;
+}
+
 int hml__search_plan_new(hml__search_plan *p, hml__store *s, const hml__search_request *rq)
 {
 	json_t *ids, *rec;
@@ -401,7 +430,8 @@ int hml__search_plan_new(hml__search_plan *p, hml__store *s, const hml__search_r
 	p->rungs = rungs_for(p->max_epochs);
 	setup_base(p);
 	if ((rc = load_space(p, rq->space_path, NULL)) < 0 ||
-	    (rc = choose_target(p, rq, NULL)) < 0 || (rc = choose_fidelity(p, rq, NULL)) < 0)
+	    (rc = choose_target(p, rq, NULL)) < 0 || (rc = choose_fidelity(p, rq, NULL)) < 0 ||
+	    (rq->from && (rc = seed_from(p, s, rq)) < 0))
 		return rc;
 	if (!(ids = json_array()))
 		return hml__error_oom();
@@ -430,6 +460,12 @@ int hml__search_plan_new(hml__search_plan *p, hml__store *s, const hml__search_r
 	                "metric", p->base.metric ? p->base.metric : "rmse",
 	                "loss", p->base.loss ? p->base.loss : "mse",
 	                "fidelity", hml__fidelity_name(p->fidelity));
+	if (rec && p->seeds &&
+	    json_object_set_new(rec, "from", json_pack("{s:s, s:O}", "search", p->from,
+	                                               "configs", p->seeds)) < 0) {
+		json_decref(rec);
+		rec = NULL;
+	}
 	if (!rec)
 		return hml__error_oom();
 	if ((rc = hml__search_register(s, rec, p->id, sizeof(p->id))) < 0)
@@ -584,6 +620,11 @@ int hml__search_plan_resume(hml__search_plan *p, hml__store *s, const hml__searc
 	/* what the search ranked by when it started; older records: RMSE, MSE */
 	p->base.metric = v.metric;
 	p->base.loss = hml__json_string(v.json, "loss") ? hml__json_string(v.json, "loss") : "mse";
+	/* the recorded seeds, not the source search's front again */
+	if ((p->seeds = json_object_get(json_object_get(v.json, "from"), "configs")) != NULL) {
+		json_incref(p->seeds);
+		p->from = hml__json_string(json_object_get(v.json, "from"), "search");
+	}
 	p->resumed = 1;
 	return set_dir(p, s);
 }
@@ -643,6 +684,8 @@ void hml__search_plan_release(hml__search_plan *p)
 	free(p->dir);
 	json_decref(p->space_json);
 	json_decref(p->space_source);
+	json_decref(p->seeds);
+	p->seeds = NULL;
 	hml__space_free(p->space);
 	hml__workflow_free(p->w);
 	p->ds_paths = NULL;

@@ -55,11 +55,12 @@ typedef struct hml__search_request {
 	void (*warn)(void *payload, const char *message);
 	void *payload;
 	const char *fidelity;        /**< --fidelity: "epochs", "rows", "both", or NULL */
+	const char *from;            /**< --from: seed with this search's front (seed.h), or NULL */
 } hml__search_request;
 
 #define HML__SEARCH_REQUEST_INIT { 1, NULL, NULL, NULL, NULL, HML__SEARCH_UNSET, \
 	HML__SEARCH_UNSET, HML__SEARCH_UNSET, HML__SEARCH_UNSET, HML__SEARCH_UNSET, \
-	NAN, NAN, NAN, NAN, 0, 0, NULL, NULL, NULL, NULL }
+	NAN, NAN, NAN, NAN, 0, 0, NULL, NULL, NULL, NULL, NULL }
 
 /** What a lower rung saves on (the record's "fidelity"): a rung's fraction
  *  f of the epochs, of the training rows, or sqrt(f) of each. */
@@ -137,6 +138,9 @@ typedef struct hml__search_plan {
 	hml__search_times prev;      /**< of earlier sessions */
 	int resumed;                 /**< 1: a recorded search (_resume): its history must
 	                                  be there, whole (lib/search/history_check.h) */
+	const char *from;            /**< the search whose front seeds this one, or NULL */
+	json_t *seeds;               /**< its front's samples, tried first (seed.h; owned
+	                                  reference), or NULL */
 } hml__search_plan;
 
 /**

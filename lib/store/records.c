@@ -69,6 +69,7 @@ void hml__model_view_of(hml__model_view *out, const json_t *rec)
 	out->options = typed(rec, "options", is_object);
 	out->metrics = typed(rec, "metrics", is_object);
 	out->search = str(json_object_get(rec, "search"), "id");
+	out->parent = str(rec, "parent");
 	out->qoi_error = num(json_object_get(rec, "qoi_error"), "value");
 }
 
@@ -445,6 +446,10 @@ json_t *hml__model_record_new(const hml__store *s, const hml__model_facts *f)
 		"input_shape", f->input_shape ? json_deep_copy(f->input_shape) : json_null(),
 		"output_shape", f->output_shape ? json_deep_copy(f->output_shape) : json_null(),
 		"datasets", ids, "data_sha256", hml__records_data_sha256(s, f->datasets, f->ndatasets));
+	if (rec && f->parent && json_object_set_new(rec, "parent", json_string(f->parent)) < 0) {
+		json_decref(rec);
+		rec = NULL;
+	}
 	if (rec && (f->import ? imported_json(rec, f) : trained_json(rec, f)) < 0) {
 		json_decref(rec);
 		rec = NULL;

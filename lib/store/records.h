@@ -47,6 +47,7 @@ typedef struct hml__model_view {
 	const json_t *options;       /**< object: the effective training options (or NULL) */
 	const json_t *metrics;       /**< object: every metric (or NULL) */
 	const char *search;          /**< search.id: the search that trained it, or NULL */
+	const char *parent;          /**< the model it continued (hml train --from), or NULL */
 	double qoi_error;            /**< qoi_error.value: its error of the application's
 	                                  quantity of interest on a search's QoI check
 	                                  (hml__records_set_qoi_check), NaN: unchecked */
@@ -134,6 +135,7 @@ typedef struct hml__model_facts {
 	const char *search;          /**< the search that trained it, or NULL */
 	long trial, config;          /**< its trial and configuration there */
 	const hml__model_import *import;   /**< hml import's model, or NULL: a trained one */
+	const char *parent;          /**< the model it continued (hml train --from), or NULL */
 } hml__model_facts;
 
 /**
@@ -142,7 +144,8 @@ typedef struct hml__model_facts {
  * collection (from the store's records), then for a trained model
  * ("models (hml train)") family the arch's prefix, rows, options
  * (weight_decay the effective one), metrics, normalisation, and "search"
- * when one trained it; for an imported one ("models (hml import)") family
+ * when one trained it, "parent" (a model id) when it continued one; for an
+ * imported one ("models (hml import)") family
  * "imported", rows (evaluated, dropped_nonfinite), metrics measured on
  * every row and "import" (origin, sha256, compilable, not_compilable).
  * The one writer of model records (hml train, hml search, hml import);

@@ -800,9 +800,85 @@ torch::Tensor encode(const Split &s, const Encoding &e, const torch::Tensor &r)
 	return torch::cat({ z.index_select(1, e.cont), hot }, 1);
 }
 
-/* Fills s (its sizes set by split_sizes) from all rows X, Y. */
+/* The model training continues from (hml__train_options.init_from). */
+struct Parent {
+	torch::jit::Module mod;
+	bool on = false;
+	std::string path;
+};
+
+int parent_load(const char *path, Parent &p)
+{
+	if (!path)
+		return 0;
+	try {
+		p.mod = torch::jit::load(path);
+	} catch (const std::exception &e) {
+		const char *w = what_of(e);
+		return hml__error_set(HML_EMODEL, "cannot continue model '%s': %.*s", path,
+		                      line_len(w), w);
+	}
+	p.on = true;
+	p.path = path;
+	return 0;
+}
+
+/* The parent's tensor `name`, of the shape `like` has, into *out. */
+int parent_tensor(const Parent &p, const std::string &name, const torch::Tensor &like,
+                  torch::Tensor &out)
+{
+	std::ostringstream got, want;
+	const std::vector<int64_t> shape = like.sizes().vec();   /* `out` may be `like` */
+
+	if (!p.mod.hasattr(name) || !p.mod.attr(name).isTensor())
+		return hml__error_set(HML_EMODEL, "model '%s' cannot be continued: it has no '%s' "
+		                      "(not a model hml trained with this arch)", p.path.c_str(),
+		                      name.c_str());
+	torch::Tensor t = p.mod.attr(name).toTensor().detach().to(torch::kFloat).contiguous();
+	if (t.sizes().vec() == shape) {
+		out = t;
+		return 0;
+	}
+	got << t.sizes();
+	want << c10::IntArrayRef(shape);
+	return hml__error_set(HML_EMODEL, "model '%s' cannot be continued: its '%s' is %s, this "
+	                      "arch and data's %s", p.path.c_str(), name.c_str(), got.str().c_str(),
+	                      want.str().c_str());
+}
+
+/* The parent's normalisation in place of the training split's. */
+int parent_norm(const Parent &p, Split &s)
+{
+	int rc;
+
+	if (!p.on)
+		return 0;
+	if ((rc = parent_tensor(p, "in_mean", s.in_mean, s.in_mean)) < 0 ||
+	    (rc = parent_tensor(p, "in_std", s.in_std, s.in_std)) < 0 ||
+	    (rc = parent_tensor(p, "out_mean", s.out_mean, s.out_mean)) < 0)
+		return rc;
+	return parent_tensor(p, "out_std", s.out_std, s.out_std);
+}
+
+/* The parent's parameters as the starting point. */
+int parent_params(const Parent &p, Model &m)
+{
+	torch::NoGradGuard no_grad;
+	torch::Tensor t;
+	int rc;
+
+	for (size_t k = 0; p.on && k < m.params.size(); k++) {
+		if ((rc = parent_tensor(p, m.names[k], m.params[k], t)) < 0)
+			return rc;
+		m.params[k].copy_(t);
+	}
+	return 0;
+}
+
+/* Fills s (its sizes set by split_sizes) from all rows X, Y; the
+ * normalisation of the parent when there is one. */
 int split_data(const torch::Tensor &X, const torch::Tensor &Y, const hml__train_options *o,
-               const Layout &lay, const Encoding &enc, Split &s)
+               const Layout &lay, const Encoding &enc, const Parent &parent, Split &s)
 {
 	int rc;
 
@@ -842,6 +918,8 @@ int split_data(const torch::Tensor &X, const torch::Tensor &Y, const hml__train_
 		s.in_mean[c.feature] = 0;
 		s.in_std[c.feature] = 1;
 	}
+	if ((rc = parent_norm(parent, s)) < 0)
+		return rc;
 	/* Normalised once, with the very operations of the template's forward;
 	 * constant outputs train towards 0 (their scale in forward() is 0). */
 	s.xn = encode(s, enc, xtr);
@@ -1115,10 +1193,14 @@ int train(const hml__dataset *d, const hml__train_options *o, const char *out_pa
 
 	torch::Tensor X = torch::from_blob(const_cast<float *>(d->x), { d->rows, d->in_features }, torch::kFloat);
 	torch::Tensor Y = torch::from_blob(const_cast<float *>(d->y), { d->rows, d->out_features }, torch::kFloat);
-	if ((rc = split_data(X, Y, o, m.lay, m.enc, s)) < 0)
+	Parent parent;
+	if ((rc = parent_load(o->init_from, parent)) < 0 ||
+	    (rc = split_data(X, Y, o, m.lay, m.enc, parent, s)) < 0)
 		return rc;
 	torch::manual_seed(o->seed);
 	make_params(m);
+	if ((rc = parent_params(parent, m)) < 0)
+		return rc;
 	if ((rc = build_module(m, s.in_mean, s.in_std, s.out_mean, s.out_std)) < 0)
 		return rc;
 	res->params = m.count;

@@ -83,10 +83,17 @@ typedef struct hml__train_options {
 	 *  beneath it, never through a link (core/beneath.h). NULL: the output's
 	 *  own directory (only its last component is guarded). */
 	const char *out_root;
+	/** Continue training this model (`hml train --from`): a TorchScript
+	 *  file hml trained with the same arch, loss, categorical features and
+	 *  row shapes. Its parameters are the starting point instead of a
+	 *  fresh initialisation, and its normalisation (the buffers in_mean,
+	 *  in_std, out_mean, out_std) is kept, so that what it learned means
+	 *  the same on the new rows. NULL: a fresh model. */
+	const char *init_from;
 } hml__train_options;
 
 #define HML__TRAIN_OPTIONS_INIT { NULL, 100, 256, 1e-3, -1.0, "adam", "plateau", \
-	10, 5.0, 42, 0, 0.1, 0.1, 0, 0.0, NULL, NULL, NULL, NULL, 0.0, 0, 1.0, NULL, NULL }
+	10, 5.0, 42, 0, 0.1, 0.1, 0, 0.0, NULL, NULL, NULL, NULL, 0.0, 0, 1.0, NULL, NULL, NULL }
 
 /** The threads o's latency is measured with: latency_threads, else threads
  *  (0: the forms' defaults). */
@@ -150,7 +157,10 @@ typedef struct hml__train_result {
  * 'foo' in arch 'mlp:64:foo'"), too few rows for the split, a CNN on row
  * data, a categorical feature beyond the rows' features, an output that is
  * a link or not a regular file; HML_EIO when the file cannot be written; HML_EMODEL for a libtorch
- * failure (its message). An interrupted run still saves the best model so
+ * failure (its message), and for an init_from model that does not load or
+ * whose parameters or normalisation are not of this arch and data ("model
+ * 'P' cannot be continued: its parameter 'w0' is [64, 5], this arch's
+ * [32, 5]"). An interrupted run still saves the best model so
  * far and sets res->interrupted.
  */
 int hml__train(const hml__dataset *d, const hml__train_options *o,

@@ -97,6 +97,8 @@ static const char *env_lookup(const char *var, const char *label,
  *                   the text a number in (lo, hi]
  *   BYTES           an option 0 is unset; the text an integer > 0
  *   STRING          an option NULL is unset; the text anything
+ *
+ * A setting with no option (NO_OPT) is read from the environment only.
  */
 typedef enum kind { MODE, ON_ERROR, INT, REAL, BYTES, STRING } kind;
 
@@ -112,6 +114,7 @@ typedef struct setting {
 	int checked;           /* the option's range is checked, not only its sign */
 } setting;
 
+#define NO_OPT ((size_t)-1)
 #define CFG(f) offsetof(hml__config, f)
 #define OPT(f) offsetof(hml_region_options, f)
 #define STR_(x) #x
@@ -136,6 +139,10 @@ static const setting settings[] = {
 	{ HML__ENV_DB, "db", STRING, CFG(db), OPT(db), "hml-data.h5", NULL, 0, 0, 0 },
 	{ HML__ENV_PROFILE, "profile", STRING, CFG(profile), OPT(profile), NULL, NULL, 0, 0, 0 },
 	{ HML__ENV_GUARD, "guard", STRING, CFG(guard), OPT(guard), NULL, NULL, 0, 0, 0 },
+	/* Hot swap (swap.h): a day between looks at most. */
+	{ HML__ENV_DEPLOYMENT, "deployment", STRING, CFG(deployment), NO_OPT, NULL, NULL, 0, 0, 0 },
+	{ HML__ENV_SWAP_INTERVAL, "swap interval", INT, CFG(swap_interval), NO_OPT, "500",
+	  " milliseconds", 1, 86400000, 0 },
 };
 
 #define OPTION(o, s, type) (*(const type *)((const char *)(o) + (s)->option))
@@ -152,6 +159,8 @@ static int from_option(hml__config *c, const setting *s, const hml_region_option
 	void *dst = (char *)c + s->field;
 	double hi = setting_hi(s);
 
+	if (s->option == NO_OPT)
+		return 0;
 	switch (s->kind) {
 	case MODE: {
 		hml_mode m = OPTION(o, s, hml_mode);
@@ -332,7 +341,8 @@ void hml__config_release(hml__config *c)
 	free(c->db);
 	free(c->profile);
 	free(c->guard);
-	c->model = c->db = c->profile = c->guard = NULL;
+	free(c->deployment);
+	c->model = c->db = c->profile = c->guard = c->deployment = NULL;
 }
 
 int hml_region_options_init(hml_region_options *opts, unsigned int version)

@@ -25,6 +25,8 @@ typedef struct hml__config {
 	double flush_seconds;
 	size_t flush_bytes;
 	char *guard;          /* the guard file (lib/core/guard.h), NULL: none */
+	char *deployment;     /* HML_DEPLOYMENT: the deployment file to watch, or NULL */
+	int swap_interval;    /* HML_SWAP_INTERVAL: milliseconds between two looks */
 } hml__config;
 
 /** Check a label: 1-64 characters from [A-Za-z0-9_.-]. */

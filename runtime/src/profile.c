@@ -22,6 +22,7 @@ typedef struct record {
 	char guard[48];          /* its guard's spec, "" for none */
 	char *dest;              /* HML_PROFILE destination, NULL: none */
 	hml_region_stats stats;  /* final stats of a freed region */
+	hml__profile_swaps swaps; /* its hot swaps, likewise */
 } record;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;      /* records */
@@ -61,6 +62,13 @@ static void print_table(const record *recs, size_t n)
 		if (s->shadow_calls)
 			hml__log(HML_LOG_INFO, "profile: %-16s shadow rmse %.6g, max abs error %.6g",
 			         recs[i].label, s->shadow_rmse, s->shadow_max_abs);
+		for (size_t k = 0; k < recs[i].swaps.n; k++)
+			hml__log(HML_LOG_INFO, "profile: %-16s swapped model '%s' for '%s' after %llu calls",
+			         recs[i].label, recs[i].swaps.at[k].from, recs[i].swaps.at[k].to,
+			         (unsigned long long)recs[i].swaps.at[k].call);
+		if (recs[i].swaps.refused)
+			hml__log(HML_LOG_INFO, "profile: %-16s %llu deployments refused",
+			         recs[i].label, (unsigned long long)recs[i].swaps.refused);
 	}
 }
 
@@ -78,6 +86,7 @@ static int write_json(const char *path, const record *recs, size_t n)
 		out[i].stats = recs[i].stats;
 		out[i].threads = recs[i].threads;
 		snprintf(out[i].guard, sizeof(out[i].guard), "%s", recs[i].guard);
+		out[i].swaps = recs[i].swaps;
 	}
 	rc = hml__profile_file_write(path, out, n);
 	free(out);
@@ -109,6 +118,7 @@ static void at_exit(void)
 			hml__log(HML_LOG_WARNING, "region '%s': collected data lost at exit: %s",
 			         records[i].label, hml_error_last()->message);
 		records[i].hooks->stats(records[i].live, &records[i].stats);
+		records[i].hooks->swaps(records[i].live, &records[i].swaps);
 	}
 	sel = malloc((nrecords ? nrecords : 1) * sizeof(*sel));
 	if (!sel)
@@ -230,6 +240,7 @@ void hml__registry_remove(hml_region *r)
 		if (records[i].dest) {
 			/* Keep the final numbers for the report at exit. */
 			records[i].hooks->stats(r, &records[i].stats);
+			records[i].hooks->swaps(r, &records[i].swaps);
 			records[i].live = NULL;
 		} else {
 			records[i] = records[--nrecords];

@@ -16,6 +16,7 @@
 #ifndef HML_RUNTIME_PROFILE_H
 #define HML_RUNTIME_PROFILE_H
 
+#include "core/profile_file.h"
 #include "hml/region.h"
 
 /** What the registry asks of a live region. */
@@ -25,6 +26,8 @@ typedef struct hml__registry_hooks {
 	int (*flush)(hml_region *r);
 	/** Copy its statistics into *out (at exit, and when it is freed). */
 	int (*stats)(const hml_region *r, hml_region_stats *out);
+	/** Copy its hot swaps into *out (at exit, and when it is freed). */
+	int (*swaps)(const hml_region *r, hml__profile_swaps *out);
 } hml__registry_hooks;
 
 /**

@@ -102,7 +102,7 @@ static int uses_model(hml_mode m)
 
 /* How the profile registry reaches a region at exit (profile.h). */
 static const hml__registry_hooks registry_hooks = {
-	hml_region_flush, hml_region_stats_get
+	hml_region_flush, hml_region_stats_get, hml__swap_get
 };
 
 int hml_region_open(hml_region **out, const char *label,
@@ -135,11 +135,15 @@ int hml_region_open(hml_region **out, const char *label,
 			goto fail;
 		if (r->model) {
 			r->model_dtype = hml__model_dtype(r->model);
-			r->model_reentrant = hml__model_reentrant(r->model);
+			/* A region watching a deployment runs its model under the
+			 * lock: a hot swap frees the model it replaces (swap.c). */
+			r->model_reentrant = hml__model_reentrant(r->model) && !r->cfg.deployment;
 		}
 		if (r->model && (rc = hml__guard_open(r)) < 0)
 			goto fail;
 	}
+	if ((rc = hml__swap_init(r)) < 0)
+		goto fail;
 	if (r->cfg.mode == HML_MODE_COLLECT) {
 		/* Find an unusable file now, not after the first call's work. */
 		if ((rc = hml__collector_probe(r->cfg.db)) < 0 &&
@@ -154,6 +158,7 @@ int hml_region_open(hml_region **out, const char *label,
 	return 0;
 
 fail:
+	hml__swap_release(r);
 	hml__rows_release(r);
 	hml__guard_free(r);
 	hml__model_free(r->model);
@@ -404,6 +409,12 @@ static enum path choose(hml_region *r, int run_original, int *wanted)
 	}
 }
 
+/* The calls completed, batch and row, for a swap's record (swap.h). */
+static uint64_t calls_made(hml_region *r)
+{
+	return r->call_no + hml__rows_calls(r);
+}
+
 int hml_region_begin_if(hml_region *r, int run_original)
 {
 	const void *y;
@@ -431,6 +442,7 @@ int hml_region_begin_if(hml_region *r, int run_original)
 		return rc;
 	}
 	r->started = 1;
+	hml__swap_poll(r, r->t_begin, calls_made);
 	r->path = choose(r, run_original, &fell_back);
 	if (fell_back)
 		r->stats.fallback_calls++;
@@ -633,6 +645,7 @@ void hml_region_free(hml_region *r)
 	hml__rows_release(r);
 	hml__guard_free(r);
 	hml__model_free(r->model);
+	hml__swap_release(r);
 	side_release(&r->in);
 	side_release(&r->out);
 	hml__config_release(&r->cfg);

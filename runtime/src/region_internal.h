@@ -18,6 +18,7 @@
 #include "config.h"
 #include "hml/region.h"
 #include "loader/loader.h"
+#include "swap.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -74,7 +75,22 @@ struct hml_region {
 	pthread_mutex_t mu;
 	uint64_t id;           /* never reused: tells a freed region's slots apart */
 	hml__row_slot *slots;  /* one per thread that made a row call */
+
+	hml__swap swap;        /* hot swap (swap.h) */
 };
+
+/* At a call's start, with the clock read `now`: a look at the deployment
+ * file when one is due (swap.h). The hot path is one load and compare. */
+static inline void hml__swap_poll(hml_region *r, double now, hml__swap_calls_fn calls)
+{
+	double next;
+
+	if (!r->swap.on)
+		return;
+	__atomic_load(&r->swap.next, &next, __ATOMIC_RELAXED);
+	if (now >= next)
+		hml__swap_check(r, now, calls);
+}
 
 /* Freeze the shapes and open the collector on the first call (region.c). */
 int hml__region_prepare(hml_region *r);
@@ -97,6 +113,9 @@ int hml__rows_init(hml_region *r);
 int hml__rows_drain(hml_region *r);
 void hml__rows_stats(const hml_region *r, hml_region_stats *stats);
 void hml__rows_release(hml_region *r);
+/* The row calls made so far, over every thread (approximate while they
+ * run); called with r->mu held. */
+uint64_t hml__rows_calls(hml_region *r);
 
 #ifdef __cplusplus
 }

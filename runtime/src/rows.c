@@ -269,7 +269,8 @@ static int infer_row(hml_region *r, hml__row_slot *s)
 static enum path choose(hml_region *r, hml__row_slot *s, int run_original)
 {
 	hml_mode m = r->cfg.mode;
-	int model_ok = r->model && !__atomic_load_n(&r->model_broken, __ATOMIC_RELAXED);
+	int model_ok = __atomic_load_n(&r->model, __ATOMIC_RELAXED) &&
+	               !__atomic_load_n(&r->model_broken, __ATOMIC_RELAXED);
 
 	if (m == HML_MODE_COLLECT)
 		return __atomic_load_n(&r->collect_broken, __ATOMIC_RELAXED) ? PATH_ORIGINAL
@@ -325,6 +326,12 @@ static int begin_path(hml_region *r, hml__row_slot *s, int run_original)
 		break;
 	}
 	return 1;
+}
+
+/* The calls completed, batch and row, for a swap's record (swap.h). */
+static uint64_t calls_made(hml_region *r)
+{
+	return r->call_no + hml__rows_calls(r);
 }
 
 /* Addresses given per call: one for every array of every map, none NULL,
@@ -386,6 +393,7 @@ static int row_begin(hml_region *r, int64_t row, const void *const *data, size_t
 	if (data)
 		memcpy(s->at, data, ndata * sizeof(*data));
 	s->data = data ? s->at : NULL;
+	hml__swap_poll(r, s->t_begin, calls_made);
 	if ((rc = begin_path(r, s, run_original)) < 0) {
 		s->path = PATH_NONE;
 		return rc;
@@ -528,6 +536,16 @@ int hml__rows_drain(hml_region *r)
 		if ((one = slot_flush(r, s)) < 0 && rc == 0)
 			rc = one;
 	return rc;
+}
+
+uint64_t hml__rows_calls(hml_region *r)
+{
+	const hml__row_slot *s;
+	uint64_t n = 0;
+
+	for (s = r->slots; s; s = s->next)
+		n += s->st.calls;
+	return n;
 }
 
 void hml__rows_stats(const hml_region *r, hml_region_stats *st)

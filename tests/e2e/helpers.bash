@@ -94,3 +94,22 @@ assert_plugin() {
 	grep -qE "file=$HML_BUILD_DIR/cmd/../runtime/$2 .*dynamically loaded" "$1" ||
 		{ echo "$1 shows no $2 loaded:"; grep 'file=.*libhml' "$1"; return 1; }
 }
+
+# stepper_workflow DIR [WORK]: DIR/workflow.json of tests/e2e/swap-app.c
+# (region "step", rows (a, b) -> sin(3a) + b^2), its collection computing
+# each row WORK times (default 1; 400 makes a surrogate pay, for search).
+stepper_workflow() {
+	mkdir -p "$1"
+	"$PY" - "$1" "$HML_BUILD_DIR/tests/swap-app" "${2:-1}" <<-'PYEOF'
+	import json, sys
+	w = {"schema_version": 1, "name": "stepper", "program": sys.argv[2],
+	     "collect": {"args": ["--rows", "2048", "--seed", "{seed}", "--work", sys.argv[3]],
+	                 "runs": 1, "seed": 1},
+	     "evaluate": {"args": ["--rows", "2048", "--seed", "99"], "repeat": 1},
+	     "regions": [{"label": "step", "batch": 2048,
+	                  "model": {"family": "mlp", "arch": "mlp:16:tanh",
+	                            "train": {"epochs": 4, "batch": 128, "lr": 0.003}}}],
+	     "qoi": {"dataset": "y", "metric": "rmse"}}
+	json.dump(w, open(sys.argv[1] + "/workflow.json", "w"))
+	PYEOF
+}

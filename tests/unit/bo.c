@@ -618,6 +618,33 @@ TEST(first_points)
 	hml__bo_free(b);
 }
 
+/* More first points than the default initial design (a search seeded
+ * with a large front, hml search --from): every one is asked, in order. */
+TEST(more_first_points_than_the_design)
+{
+	enum { D = 1, N = 9 };   /* the default design of one dimension: 5 */
+	double first[N * D], u[D];
+	hml__bo_options o = HML__BO_OPTIONS_INIT;
+	hml__bo *bo = NULL;
+	size_t id;
+
+	for (int k = 0; k < N; k++)
+		first[k] = (k + 0.5) / N;
+	o.dim = D;
+	o.nobj = 2;
+	o.seed = 5;
+	o.first = first;
+	o.nfirst = N;
+	CHECK_OK(hml__bo_new(&bo, &o));
+	if (!bo)
+		return;
+	for (int k = 0; k < N; k++) {
+		CHECK_OK(hml__bo_ask(bo, &id, u));
+		CHECK(u[0] == first[k]);
+	}
+	hml__bo_free(bo);
+}
+
 int main(void)
 {
 	verbose = getenv("HML_BO_VERBOSE") && *getenv("HML_BO_VERBOSE") == '1';
@@ -633,5 +660,6 @@ int main(void)
 	RUN(improved_values);
 	RUN(bad_input);
 	RUN(first_points);
+	RUN(more_first_points_than_the_design);
 	return check_report();
 }

@@ -173,6 +173,8 @@ TEST(controls)
 	CHECK(hml__childenv_controls("HML_MODEL_X=/m.pt"));
 	CHECK(hml__childenv_controls("HML_ON_ERROR_X=fail"));
 	CHECK(hml__childenv_controls("HML_QOI"));
+	CHECK(hml__childenv_controls("HML_DEPLOYMENT_X=/e/deployed/x.json"));   /* no hot swap in a measured run */
+	CHECK(!hml__childenv_controls("HML_SWAP_INTERVAL=5"));
 	CHECK(!hml__childenv_controls("HML_THREADS=2"));
 	CHECK(!hml__childenv_controls("HML_MODELS=2"));
 	CHECK(!hml__childenv_controls("HML_DBX=2"));

@@ -100,6 +100,50 @@ TEST(records_of_one_label_summed)
 	CHECK(back.stats.shadow_max_abs == 5.0);
 }
 
+/* Hot swaps (the runtime's swap.c) round-trip, and records of one label
+ * append theirs; a profile without them reads as none. */
+TEST(swaps_round_trip)
+{
+	hml__profile_record recs[2], back;
+	char path[640];
+
+	memset(recs, 0, sizeof(recs));
+	for (int i = 0; i < 2; i++) {
+		snprintf(recs[i].label, sizeof(recs[i].label), "r");
+		snprintf(recs[i].mode, sizeof(recs[i].mode), "infer");
+	}
+	recs[0].swaps.n = recs[0].swaps.done = 2;
+	recs[0].swaps.refused = 3;
+	snprintf(recs[0].swaps.at[0].from, 64, "m1");
+	snprintf(recs[0].swaps.at[0].to, 64, "m2");
+	recs[0].swaps.at[0].call = 120;
+	snprintf(recs[0].swaps.at[1].from, 64, "m2");
+	snprintf(recs[0].swaps.at[1].to, 64, "c4");
+	recs[0].swaps.at[1].call = 9000000000ULL;
+	recs[1].swaps.n = 1;
+	recs[1].swaps.done = 40;   /* more than listed: "swaps_done" */
+	snprintf(recs[1].swaps.at[0].from, 64, "c4");
+	snprintf(recs[1].swaps.at[0].to, 64, "m7");
+	recs[1].swaps.at[0].call = 5;
+	path_of(path, sizeof(path), "swaps.json");
+	CHECK_OK(hml__profile_file_write(path, recs, 1));
+	CHECK_OK(hml__profile_file_find(path, "r", &back));
+	CHECK(back.swaps.n == 2 && back.swaps.done == 2 && back.swaps.refused == 3);
+	CHECK_STR(back.swaps.at[0].from, "m1");
+	CHECK_STR(back.swaps.at[0].to, "m2");
+	CHECK(back.swaps.at[0].call == 120);
+	CHECK_STR(back.swaps.at[1].to, "c4");
+	CHECK(back.swaps.at[1].call == 9000000000ULL);
+	CHECK_OK(hml__profile_file_write(path, recs, 2));
+	CHECK_OK(hml__profile_file_find(path, "r", &back));
+	CHECK(back.swaps.n == 3 && back.swaps.done == 42 && back.swaps.refused == 3);
+	CHECK_STR(back.swaps.at[2].to, "m7");
+	CHECK(back.swaps.at[2].call == 5);
+	write_text(path, "{\"schema_version\": 1, \"regions\": [{\"label\": \"r\", \"calls\": 2}]}");
+	CHECK_OK(hml__profile_file_find(path, "r", &back));
+	CHECK(back.swaps.n == 0 && back.swaps.done == 0 && back.swaps.refused == 0);
+}
+
 TEST(region_not_entered)
 {
 	hml__profile_record rec, back;
@@ -180,6 +224,7 @@ int main(void)
 		return 1;
 	RUN(round_trip);
 	RUN(records_of_one_label_summed);
+	RUN(swaps_round_trip);
 	RUN(region_not_entered);
 	RUN(bad_files);
 	RUN(write_refuses_what_is_not_a_regular_file);

@@ -197,7 +197,7 @@ TEST(model_record_round_trip)
 	o.test_fraction = 0.15, o.max_seconds = 60;
 	{
 		hml__model_facts f = { "binomial", "binomial", in, out, ids, 1, &o, &r, "error",
-		                       3, 4, NULL, 0, 0, NULL };
+		                       3, 4, NULL, 0, 0, NULL, "m1" };
 
 		CHECK((rec = hml__model_record_new(s, &f)) != NULL);
 	}
@@ -207,6 +207,7 @@ TEST(model_record_round_trip)
 	CHECK_STR(m.region, "binomial");
 	CHECK_STR(m.family, "mlp");
 	CHECK_STR(m.arch, "mlp:32x16:tanh");
+	CHECK_STR(m.parent, "m1");   /* hml train --from m1 */
 	CHECK(json_equal((json_t *)m.input_shape, in) && json_equal((json_t *)m.output_shape, out));
 	CHECK_EQ_INT(json_array_size(m.datasets), 1);
 	CHECK_STR(json_string_value(json_array_get(m.datasets, 0)), "d1");
@@ -254,7 +255,7 @@ TEST(model_record_round_trip)
 	CHECK_EQ_INT(json_object_size(m.metrics), 18);
 	CHECK_EQ_INT(json_object_size(m.options), 15);
 	CHECK_STR(keys(m.json), "id workflow region family arch input_shape output_shape datasets "
-	          "data_sha256 rows options loss metric metrics categorical normalisation files provenance");
+	          "data_sha256 parent rows options loss metric metrics categorical normalisation files provenance");
 	CHECK_STR(keys(m.rows), "train validation test dropped_nonfinite nonfinite_values "
 	          "nonfinite_policy");
 
@@ -267,13 +268,14 @@ TEST(model_record_round_trip)
 	o.categorical = "4:12,1:3";   /* recorded as objects, in feature order */
 	{
 		hml__model_facts f = { "binomial", "binomial", in, out, ids, 1, &o, &r, NULL,
-		                       -1, -1, "s1", 61, 44, NULL };
+		                       -1, -1, "s1", 61, 44, NULL, NULL };
 
 		CHECK((rec = hml__model_record_new(s, &f)) != NULL);
 	}
 	CHECK_OK(hml__store_add(s, "models", rec, NULL, 0, 0, id, sizeof(id)));
 	CHECK_OK(hml__records_model(&m, s, id));
 	CHECK_STR(m.search, "s1");
+	CHECK(m.parent == NULL && !json_object_get(m.json, "parent"));
 	CHECK_EQ_INT(count(json_object_get(m.json, "search"), "trial"), 61);
 	CHECK_EQ_INT(count(json_object_get(m.json, "search"), "config"), 44);
 	CHECK(json_is_null(json_object_get(m.rows, "train")));
@@ -321,7 +323,7 @@ TEST(model_record_import)
 	r.val_rmse = r.test_rmse = 0.5, r.test_mae = 0.25, r.test_max_abs = 2, r.params = 57;
 	{
 		hml__model_facts f = { "binomial", "binomial", in, out, ids, 1, NULL, &r, NULL,
-		                       2, -1, NULL, 0, 0, &im };
+		                       2, -1, NULL, 0, 0, &im, NULL };
 
 		CHECK((rec = hml__model_record_new(s, &f)) != NULL);
 	}
@@ -358,7 +360,7 @@ TEST(model_record_import)
 	r.test_mae = NAN;
 	{
 		hml__model_facts f = { "binomial", "binomial", in, out, ids, 1, NULL, &r, NULL,
-		                       0, -1, NULL, 0, 0, &im };
+		                       0, -1, NULL, 0, 0, &im, NULL };
 
 		CHECK((rec = hml__model_record_new(s, &f)) != NULL);
 	}

@@ -127,6 +127,8 @@ int hml__bo_new(hml__bo **out, const hml__bo_options *opts)
 		memcpy(bo->bounds, opts->bounds, opts->ncons * sizeof *bo->bounds);
 	if (!bo->o.n_init)
 		bo->o.n_init = 2 * opts->dim + 2 > 5 ? 2 * opts->dim + 2 : 5;
+	if (bo->o.n_init < opts->nfirst)   /* every first point is tried */
+		bo->o.n_init = opts->nfirst;
 	if (!bo->o.window)
 		bo->o.window = 256;
 	if (bo->o.window < 8)

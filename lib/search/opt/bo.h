@@ -16,7 +16,8 @@
  *
  * Method:
  *  - the first n_init suggestions are a Latin hypercube drawn from the seed,
- *    its first rows replaced by the caller's `first` points;
+ *    its first rows replaced by the caller's `first` points (n_init grows
+ *    to nfirst when there are more);
  *  - then ParEGO: each suggestion draws weights (l, 1-l) and models the
  *    augmented Chebyshev scalarisation max_i(w_i f_i) + 0.05 sum_i w_i f_i of
  *    the objectives normalised to [0,1] over the completed trials with one
@@ -84,7 +85,7 @@ typedef struct hml__bo_options {
 	void (*project)(double *u, void *payload);
 	void *payload;
 	/** nfirst points (nfirst x dim, copied) that replace the first rows of
-	 *  the initial design, in order (at most n_init of them); may be NULL. */
+	 *  the initial design, in order (n_init is at least nfirst); may be NULL. */
 	const double *first;
 	size_t nfirst;
 } hml__bo_options;

@@ -1,0 +1,179 @@
+#!/usr/bin/env bats
+# Hot swap (issue #28, part 3): hml deploy writes the region's deployment
+# file and prints HML_DEPLOYMENT_<LABEL>; an application started with that
+# environment (tests/e2e/swap-app.c: one batch call a step, 10 ms apart,
+# until told to stop) keeps running while a second model is deployed, and
+# its later calls use it: every step's outputs come from one model, the
+# first model's before the swap and the second's after; the swap (model
+# ids, call number) is in the profile. A corrupt deployment is refused:
+# the application keeps its model, warns once, counts it. A bad
+# HML_SWAP_INTERVAL is refused at open with one line.
+
+load helpers
+
+APP="$HML_BUILD_DIR/tests/swap-app"
+
+setup_file() {
+	export EXP0="$BATS_FILE_TMPDIR/exp" WF0="$BATS_FILE_TMPDIR/wf"
+	stepper_workflow "$WF0"
+	cd "$BATS_FILE_TMPDIR"
+	"$HML" -q -C "$EXP0" collect "$WF0" >/dev/null
+	"$HML" -q -C "$EXP0" train --seed 1 --threads 2 >/dev/null
+	"$HML" -q -C "$EXP0" train --seed 2 --threads 2 --arch mlp:8:relu --epochs 2 >/dev/null
+}
+
+setup() {
+	common_setup
+	unset HML_SWAP_INTERVAL HML_DEPLOYMENT
+	cp -r "$EXP0" "$WORK/exp"
+	cd "$WORK"
+}
+
+# mean_of MODEL-FILE: the mean output of one step of the application on
+# that model (the rows are the same in every run), watching no deployment.
+mean_of() {
+	env -u HML_MODE_STEP -u HML_MODEL_STEP -u HML_DEPLOYMENT_STEP HML_MODE=infer \
+		HML_MODEL="$1" timeout 120 "$APP" --rows 256 --log one.log >/dev/null 2>&1 &&
+		awk '{print $4}' one.log
+}
+
+# start_app: the application in the background, stepping until ./stop
+# exists, its steps in steps.log, its profile in prof.json.
+start_app() {
+	rm -f stop steps.log
+	HML_SWAP_INTERVAL=20 HML_PROFILE="$WORK/prof.json" timeout 300 \
+		"$APP" --rows 256 --until stop --log steps.log 2>app.err &
+	APP_PID=$!
+}
+
+# steps: how many steps the application has logged.
+steps() {
+	[ -f steps.log ] && wc -l <steps.log || echo 0
+}
+
+# wait_steps N: until the application has logged N steps (it stops by
+# itself after 300 s at most, and this wait with it).
+wait_steps() {
+	while [ "$(steps)" -lt "$1" ]; do
+		kill -0 "$APP_PID" 2>/dev/null || return 1
+		sleep 0.05
+	done
+}
+
+# wait_mean M: until the latest step's mean is M.
+wait_mean() {
+	while ! tail -n 1 steps.log | awk -v m="$1" '{ d = $4 - m; exit !(d < 1e-6 && d > -1e-6) }'; do
+		kill -0 "$APP_PID" 2>/dev/null || return 1
+		sleep 0.05
+	done
+}
+
+stop_app() {
+	touch stop
+	wait "$APP_PID"
+}
+
+# only_means A B: every logged step's mean is A or B (within 1e-6), A first.
+only_means() {
+	"$PY" - "$1" "$2" <<-'EOF'
+	import sys
+	a, b = float(sys.argv[1]), float(sys.argv[2])
+	ms = [float(l.split()[3]) for l in open("steps.log")]
+	near = lambda x, y: abs(x - y) <= 1e-6 * max(1.0, abs(y))
+	kinds = ["a" if near(m, a) else "b" if near(m, b) else "?" for m in ms]
+	assert "?" not in kinds, kinds
+	switch = kinds.index("b") if "b" in kinds else len(kinds)
+	assert all(k == "a" for k in kinds[:switch]) and all(k == "b" for k in kinds[switch:]), kinds
+	print(switch)
+	EOF
+}
+
+@test "deploy writes the region's deployment file and prints HML_DEPLOYMENT_<LABEL>" {
+	run --separate-stderr hml -C exp deploy --force m1
+	assert_success
+	assert_line "export HML_DEPLOYMENT_STEP='$(cd exp && pwd)/deployed/step.json'"
+	[ "$(json exp/deployed/step.json 'd["model"]')" = m1 ]
+	[ "$(json exp/deployed/step.json 'd["deployment"]')" = p1 ]
+	[ "$(json exp/deployed/step.json 'd["region"]')" = step ]
+	[ "$(json exp/deployed/step.json 'd["path"]')" = "$(cd exp && pwd)/models/m1.pt" ]
+	run --separate-stderr hml -C exp --json deploy --force m2
+	assert_success
+	echo "$output" >out.json
+	[ "$(json out.json 'd["deployment"]["env"]["HML_DEPLOYMENT_STEP"]')" = "$(cd exp && pwd)/deployed/step.json" ]
+	[ "$(json exp/deployed/step.json 'd["model"]')" = m2 ]
+	[ "$(json exp/deployed/step.json 'd["deployment"]')" = p2 ]
+}
+
+@test "a running application switches to a newly deployed model at its next calls, and the profile records it" {
+	a=$(mean_of "$PWD/exp/models/m1.pt")
+	b=$(mean_of "$PWD/exp/models/m2.pt")
+	[ -n "$a" ] && [ -n "$b" ] && [ "$a" != "$b" ]
+	eval "$(hml -C exp deploy --force m1 2>/dev/null)"
+	start_app
+	wait_steps 5
+	run --separate-stderr hml -C exp deploy --force m2
+	assert_success
+	wait_mean "$b"
+	n=$(steps)
+	wait_steps $((n + 5))
+	stop_app
+	switch=$(only_means "$a" "$b")
+	[ "$switch" -ge 5 ]
+	grep -q "now running model 'm2' (deployment p2)" app.err
+	! grep -q warning app.err
+	[ "$(json prof.json 'len(d["regions"][0]["swaps"])')" = 1 ]
+	[ "$(json prof.json 'd["regions"][0]["swaps"][0]["from"]')" = m1 ]
+	[ "$(json prof.json 'd["regions"][0]["swaps"][0]["to"]')" = m2 ]
+	# the call number: the steps completed on m1
+	[ "$(json prof.json 'd["regions"][0]["swaps"][0]["call"]')" = "$switch" ]
+	[ "$(json prof.json 'd["regions"][0]["swaps_refused"]')" = 0 ]
+	[ "$(json prof.json 'd["regions"][0]["model_calls"]')" = "$(steps)" ]
+}
+
+@test "a swap to the compiled form of a model: the application runs on the .so after" {
+	a=$(mean_of "$PWD/exp/models/m1.pt")
+	eval "$(hml -C exp deploy --force m1 2>/dev/null)"
+	start_app
+	wait_steps 3
+	run --separate-stderr hml -C exp deploy --force --target c m2
+	assert_success
+	cid=$(json exp/deployed/step.json 'd["model"]')
+	[ "$cid" != m2 ] && [ "$cid" != m1 ]
+	so=$(json exp/deployed/step.json 'd["path"]')
+	b=$(mean_of "$so")
+	[ -n "$b" ] && [ "$a" != "$b" ]
+	wait_mean "$b"
+	stop_app
+	switch=$(only_means "$a" "$b")
+	[ "$switch" -ge 3 ]
+	[ "$(json prof.json 'd["regions"][0]["swaps"][0]["from"]')" = m1 ]
+	[ "$(json prof.json 'd["regions"][0]["swaps"][0]["to"]')" = "$cid" ]
+}
+
+@test "a corrupt or missing deployment is refused: the application keeps its model, warns once" {
+	a=$(mean_of "$PWD/exp/models/m1.pt")
+	eval "$(hml -C exp deploy --force m1 2>/dev/null)"
+	start_app
+	wait_steps 3
+	echo '{"schema_version": 1, "regi' >exp/deployed/step.json
+	# 10 steps of 10 ms at least: the 20 ms interval has passed, the file was read
+	n=$(steps)
+	wait_steps $((n + 10))
+	rm exp/deployed/step.json
+	n=$(steps)
+	wait_steps $((n + 10))
+	stop_app
+	only_means "$a" 1e300 >/dev/null
+	[ "$(grep -c 'new deployment refused' app.err)" = 2 ]
+	grep -q "keeping model 'm1': cannot read deployment file" app.err
+	grep -q "deployment file '.*step.json' is missing" app.err
+	[ "$(json prof.json 'd["regions"][0]["swaps_refused"]')" = 2 ]
+	[ "$(json prof.json 'len(d["regions"][0]["swaps"])')" = 0 ]
+}
+
+@test "a bad HML_SWAP_INTERVAL is refused at open with one line" {
+	eval "$(hml -C exp deploy --force m1 2>/dev/null)"
+	HML_SWAP_INTERVAL=0 run timeout 60 "$APP" --rows 16
+	assert_failure 1
+	assert_output "swap-app: invalid HML_SWAP_INTERVAL '0': expected an integer from 1 to 86400000 milliseconds"
+}
