@@ -2,8 +2,11 @@
 # bench/fortran.sh - what hml costs the Fortran heat (workflows/heat-fortran)
 # in off mode: the program with the module hml (heat, HML_MODE=off)
 # against the same source built without hml (heat_baseline, HML_BASELINE),
-# whole-process wall time, runs interleaved (baseline, hml, baseline, ...)
-# so that a change of the machine's load falls on both alike.
+# runs interleaved (baseline, hml, baseline, ...) so that a change of the
+# machine's load falls on both alike. Two times per run: the stepping
+# loop as the program reports it ("stepped in": the region's open, its
+# begin/end calls and the physics) and the whole process's wall time
+# (with loading libhml and libhml_fortran).
 #
 #   bench/fortran.sh [BUILD_DIR]      default build; REPEAT=N runs of each
 #                                     (default 11), N=grid (512), STEPS (400),
@@ -20,16 +23,16 @@ dir="$build/workflows/heat-fortran"
 [ -x "$dir/heat" ] && [ -x "$dir/heat_baseline" ] ||
 	{ echo "fortran.sh: no $dir/heat and heat_baseline (built where gfortran is found)" >&2; exit 2; }
 REPEAT=${REPEAT:-11}
-ARGS="--n ${N:-512} --steps ${STEPS:-400} --k ${K:-4} --quiet"
+ARGS="--n ${N:-512} --steps ${STEPS:-400} --k ${K:-4}"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# wall PROGRAM: seconds one run of PROGRAM $ARGS takes, off mode
+# wall PROGRAM: "loop_seconds wall_seconds" of one run of PROGRAM $ARGS, off mode
 wall() {
 	t0=$(date +%s%N)
-	HML_MODE=off "$1" $ARGS
+	loop=$(HML_MODE=off "$1" $ARGS | sed -n 's/.*stepped in \([0-9.]*\) s.*/\1/p')
 	t1=$(date +%s%N)
-	awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.6f\n", (b - a) / 1e9 }'
+	awk -v l="$loop" -v a="$t0" -v b="$t1" 'BEGIN { printf "%s %.6f\n", l, (b - a) / 1e9 }'
 }
 
 wall "$dir/heat_baseline" >/dev/null   # warm the page cache
@@ -41,17 +44,22 @@ while [ $i -lt "$REPEAT" ]; do
 	i=$((i + 1))
 done
 
-# median FILE / min FILE / median of the odd (or even) lines
-median() { sort -g "$1" | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-awk 'NR % 2' "$tmp/base" > "$tmp/odd"
-awk '!(NR % 2)' "$tmp/base" > "$tmp/even"
-bm=$(median "$tmp/base"); hm=$(median "$tmp/hml")
-bmin=$(sort -g "$tmp/base" | head -1); hmin=$(sort -g "$tmp/hml" | head -1)
-om=$(median "$tmp/odd"); em=$(median "$tmp/even")
+# median / min of column COL of FILE (ODD: only the odd (1) or even (0) runs)
+median() { awk -v c="$2" -v p="${3:-}" 'p == "" || NR % 2 == p { print $c }' "$1" | sort -g |
+	awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+min() { awk -v c="$2" '{ print $c }' "$1" | sort -g | head -1; }
+
 echo "Fortran heat, $ARGS, $REPEAT runs each, off mode against the build without hml"
-printf '%-22s %10s %10s\n' "" "median s" "min s"
-printf '%-22s %10.4f %10.4f\n' "heat_baseline (no hml)" "$bm" "$bmin"
-printf '%-22s %10.4f %10.4f\n' "heat (hml, off)" "$hm" "$hmin"
-awk -v a="$hm" -v b="$bm" -v c="$hmin" -v d="$bmin" -v o="$om" -v e="$em" 'BEGIN {
-	printf "ratio hml/baseline: median %.3f, min %.3f; noise (baseline odd/even runs): %.3f\n",
-	       a / b, c / d, o / e }'
+printf '%-10s %-22s %10s %10s\n' "" "" "median s" "min s"
+for col in 1 2; do
+	what=loop
+	[ $col = 2 ] && what=process
+	bm=$(median "$tmp/base" $col); hm=$(median "$tmp/hml" $col)
+	bmin=$(min "$tmp/base" $col); hmin=$(min "$tmp/hml" $col)
+	om=$(median "$tmp/base" $col 1); em=$(median "$tmp/base" $col 0)
+	printf '%-10s %-22s %10.4f %10.4f\n' "$what" "heat_baseline (no hml)" "$bm" "$bmin"
+	printf '%-10s %-22s %10.4f %10.4f\n' "" "heat (hml, off)" "$hm" "$hmin"
+	awk -v a="$hm" -v b="$bm" -v c="$hmin" -v d="$bmin" -v o="$om" -v e="$em" 'BEGIN {
+		printf "           ratio hml/baseline: median %.3f, min %.3f; noise (baseline odd/even runs): %.3f\n",
+		       a / b, c / d, o / e }'
+done
