@@ -50,6 +50,20 @@ cc -std=c11 -Wall -Wextra -Werror -o "$scratch/app-pc" "$src/tests/package/app.c
 LD_LIBRARY_PATH="$libdir" "$scratch/app-pc"
 echo "package: find_package and pkg-config builds work"
 
+# A Fortran application, wherever hml was built with its module (a Fortran
+# compiler found): find_package(hml) with hml::hml_fortran, and pkg-config
+# hml-fortran.
+if grep -q '^HML_WITH_FORTRAN:BOOL=ON' "$build/CMakeCache.txt"; then
+	cmake -S "$src/tests/package/fortran" -B "$scratch/fortran-build" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
+	cmake --build "$scratch/fortran-build" >/dev/null
+	LD_LIBRARY_PATH="$libdir" "$scratch/fortran-build/app_f"
+	# shellcheck disable=SC2046
+	gfortran -Wall -Werror -o "$scratch/app-f-pc" "$src/tests/package/fortran/app.f90" \
+		$(pkg-config --cflags --libs hml-fortran)
+	LD_LIBRARY_PATH="$libdir" "$scratch/app-f-pc"
+	echo "package: a Fortran application builds with find_package(hml) and pkg-config hml-fortran"
+fi
+
 # Man pages: every page of man/, and one for every command the installed
 # hml lists (so a command without a page fails here too).
 missing=0
