@@ -34,8 +34,10 @@
 module hml
   use, intrinsic :: iso_c_binding
   use, intrinsic :: iso_fortran_env, only: int32, int64, real32, real64
+  use hml_c
   implicit none
   private
+  public :: hml_region_stats   !< hml_region_stats of region.h (counters uint64_t there)
 
   integer, parameter, public :: HML_OK = 0, HML_ERROR = -1, HML_EINVALID = -2, &
     HML_ENOMEM = -3, HML_ENOTFOUND = -4, HML_EIO = -5, HML_ESHAPE = -6, &
@@ -46,7 +48,7 @@ module hml
   integer, parameter, public :: HML_ON_ERROR_DEFAULT = 0, HML_ON_ERROR_FALLBACK = 1, &
     HML_ON_ERROR_FAIL = 2
   integer, parameter, public :: HML_F32 = 1, HML_F64 = 2, HML_I32 = 3, HML_I64 = 4
-  integer, parameter, public :: HML_MAX_DIMS = 8
+  public :: HML_MAX_DIMS
   integer, parameter :: NAME_LEN = 63
 
   !> A region handle; free it with hml_region_free().
@@ -70,164 +72,11 @@ module hml
     integer(int64) :: value = 0
   end type
 
-  !> hml_region_stats of region.h (the counters are uint64_t there).
-  type, public, bind(C) :: hml_region_stats
-    integer(c_int64_t) :: calls = 0, original_calls = 0, model_calls = 0, &
-      shadow_calls = 0, fallback_calls = 0, rows_in = 0, rows_out = 0
-    real(c_double) :: region_s = 0, gather_s = 0, forward_s = 0, scatter_s = 0, &
-      original_s = 0, write_s = 0, shadow_rmse = 0, shadow_max_abs = 0
-    integer(c_int64_t) :: nonfinite_calls = 0
-  end type
-
-  type, bind(C) :: c_array
-    type(c_ptr) :: name = c_null_ptr, data = c_null_ptr
-    integer(c_int) :: dtype = 0, ndim = 0
-    integer(c_int64_t) :: shape(HML_MAX_DIMS) = 0
-  end type
-
-  type, bind(C) :: c_symbol
-    type(c_ptr) :: name = c_null_ptr
-    integer(c_int64_t) :: value = 0
-  end type
-
-  type, bind(C) :: c_error
-    integer(c_int) :: code
-    type(c_ptr) :: message
-  end type
-
-  type, bind(C) :: c_options
-    integer(c_int) :: version = 1, mode = 0
-    type(c_ptr) :: model = c_null_ptr, db = c_null_ptr
-    integer(c_int) :: interleave = 0
-    real(c_double) :: shadow = 0
-    integer(c_int) :: threads = 0, on_error = 0
-    type(c_ptr) :: profile = c_null_ptr
-    real(c_double) :: flush_seconds = 0
-    integer(c_size_t) :: flush_bytes = 0
-  end type
-
   ! The module's own last error (a refusal before the C API is called);
   ! code 0 means the C runtime's last error stands.
   integer :: f_code = 0
   character(len=:), allocatable :: f_message
   !$omp threadprivate(f_code, f_message)
-
-  abstract interface
-    function c_bind(r, functor, domain, arrays, narrays, symbols, nsymbols) bind(C) result(rc)
-      import :: c_ptr, c_char, c_int, c_size_t
-      type(c_ptr), value :: r, domain, arrays, symbols
-      character(kind=c_char), intent(in) :: functor(*)
-      integer(c_size_t), value :: narrays, nsymbols
-      integer(c_int) :: rc
-    end function
-    function c_call(r) bind(C) result(rc)
-      import :: c_ptr, c_int
-      type(c_ptr), value :: r
-      integer(c_int) :: rc
-    end function
-    function c_map(r, k) bind(C) result(m)
-      import :: c_ptr, c_size_t
-      type(c_ptr), value :: r
-      integer(c_size_t), value :: k
-      type(c_ptr) :: m
-    end function
-  end interface
-
-  interface
-    function c_open(out, label, opts) bind(C, name="hml_region_open") result(rc)
-      import :: c_ptr, c_char, c_int
-      type(c_ptr), intent(out) :: out
-      character(kind=c_char), intent(in) :: label(*)
-      type(c_ptr), value :: opts
-      integer(c_int) :: rc
-    end function
-    subroutine c_free(r) bind(C, name="hml_region_free")
-      import :: c_ptr
-      type(c_ptr), value :: r
-    end subroutine
-    function c_begin_if(r, run) bind(C, name="hml_region_begin_if") result(rc)
-      import :: c_ptr, c_int
-      type(c_ptr), value :: r
-      integer(c_int), value :: run
-      integer(c_int) :: rc
-    end function
-    function c_mode(r) bind(C, name="hml_region_mode") result(m)
-      import :: c_ptr, c_int
-      type(c_ptr), value :: r
-      integer(c_int) :: m
-    end function
-    function c_mode_name(m) bind(C, name="hml_mode_name") result(s)
-      import :: c_ptr, c_int
-      integer(c_int), value :: m
-      type(c_ptr) :: s
-    end function
-    function c_stats(r, out) bind(C, name="hml_region_stats_get") result(rc)
-      import :: c_ptr, c_int, hml_region_stats
-      type(c_ptr), value :: r
-      type(hml_region_stats), intent(out) :: out
-      integer(c_int) :: rc
-    end function
-    function c_tmap_rows(m) bind(C, name="hml_tmap_rows") result(n)
-      import :: c_ptr, c_int64_t
-      type(c_ptr), value :: m
-      integer(c_int64_t) :: n
-    end function
-    function c_tmap_row_size(m) bind(C, name="hml_tmap_row_size") result(n)
-      import :: c_ptr, c_int64_t
-      type(c_ptr), value :: m
-      integer(c_int64_t) :: n
-    end function
-    function c_tmap_gather(m, dst, dtype, threads) bind(C, name="hml_tmap_gather") result(rc)
-      import :: c_ptr, c_int
-      type(c_ptr), value :: m, dst
-      integer(c_int), value :: dtype, threads
-      integer(c_int) :: rc
-    end function
-    function c_tmap_set_data(m, k, data) bind(C, name="hml_tmap_set_data") result(rc)
-      import :: c_ptr, c_int, c_size_t
-      type(c_ptr), value :: m, data
-      integer(c_size_t), value :: k
-      integer(c_int) :: rc
-    end function
-    function c_qoi_write_to(path, name, data, dtype, ndim, shape) &
-        bind(C, name="hml_qoi_write_to") result(rc)
-      import :: c_ptr, c_char, c_int, c_int64_t
-      type(c_ptr), value :: path
-      character(kind=c_char), intent(in) :: name(*)
-      type(c_ptr), value :: data
-      integer(c_int), value :: dtype, ndim
-      integer(c_int64_t), intent(in) :: shape(*)
-      integer(c_int) :: rc
-    end function
-    function c_qoi_write(name, data, dtype, ndim, shape) bind(C, name="hml_qoi_write") result(rc)
-      import :: c_ptr, c_char, c_int, c_int64_t
-      character(kind=c_char), intent(in) :: name(*)
-      type(c_ptr), value :: data
-      integer(c_int), value :: dtype, ndim
-      integer(c_int64_t), intent(in) :: shape(*)
-      integer(c_int) :: rc
-    end function
-    function c_error_last() bind(C, name="hml_error_last") result(e)
-      import :: c_ptr
-      type(c_ptr) :: e
-    end function
-    subroutine c_error_clear() bind(C, name="hml_error_clear")
-    end subroutine
-    function c_strerror(code) bind(C, name="hml_strerror") result(s)
-      import :: c_ptr, c_int
-      integer(c_int), value :: code
-      type(c_ptr) :: s
-    end function
-    function c_version() bind(C, name="hml_version") result(s)
-      import :: c_ptr
-      type(c_ptr) :: s
-    end function
-    function c_strlen(s) bind(C, name="strlen") result(n)
-      import :: c_ptr, c_size_t
-      type(c_ptr), value :: s
-      integer(c_size_t) :: n
-    end function
-  end interface
 
   interface hml_array_of
     module procedure array_of_f64, array_of_f32, array_of_i32, array_of_i64
@@ -243,41 +92,9 @@ module hml
     hml_region_gather, hml_region_map_size, hml_region_set_data
   public :: hml_error_code, hml_error_message, hml_strerror, hml_version
 
-  procedure(c_bind), bind(C, name="hml_region_input") :: c_input
-  procedure(c_bind), bind(C, name="hml_region_output") :: c_output
-  procedure(c_bind), bind(C, name="hml_region_inout") :: c_inout
-  procedure(c_call), bind(C, name="hml_region_begin") :: c_begin
-  procedure(c_call), bind(C, name="hml_region_end") :: c_end
-  procedure(c_call), bind(C, name="hml_region_flush") :: c_flush
-  procedure(c_map), bind(C, name="hml_region_input_map") :: c_input_map
-  procedure(c_map), bind(C, name="hml_region_output_map") :: c_output_map
-
 contains
 
   ! --- strings and the module's own errors ---------------------------------
-
-  function cstr(s) result(c)
-    character(len=*), intent(in) :: s
-    character(kind=c_char, len=:), allocatable :: c
-    c = trim(s) // c_null_char
-  end function
-
-  function fstr(p) result(s)
-    type(c_ptr), intent(in) :: p
-    character(len=:), allocatable :: s
-    character(kind=c_char), pointer :: chars(:)
-    integer :: i, n
-    if (.not. c_associated(p)) then
-      s = ''
-      return
-    end if
-    n = int(c_strlen(p))
-    call c_f_pointer(p, chars, [n])
-    allocate(character(len=n) :: s)
-    do i = 1, n
-      s(i:i) = chars(i)
-    end do
-  end function
 
   ! Record a refusal of the module itself; returns `code`.
   function fail(code, message) result(rc)
