@@ -10,6 +10,8 @@ load helpers
 setup() {
 	common_setup
 	command -v gfortran >/dev/null || skip "no gfortran"
+	grep -q '^HML_WITH_FORTRAN:BOOL=ON' "$HML_BUILD_DIR/CMakeCache.txt" ||
+		skip "hml built with -DHML_WITH_FORTRAN=OFF"
 	FHEAT="$HML_BUILD_DIR/workflows/heat-fortran/heat"
 }
 

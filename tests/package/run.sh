@@ -109,6 +109,14 @@ wfdir=$(find "$prefix" -path '*/hml/workflows/binomial' -type d | head -n 1)
 		{ echo "installed collect: unexpected record:" >&2; cat collect.json >&2; exit 1; }
 )
 echo "package: the installed hml runs the installed binomial workflow"
+if grep -q '^HML_WITH_FORTRAN:BOOL=ON' "$build/CMakeCache.txt"; then
+	fdir=$(find "$prefix" -path '*/hml/workflows/heat-fortran' -type d | head -n 1)
+	[ -n "$fdir" ] && [ -x "$fdir/heat" ] && [ -f "$fdir/workflow.json" ] ||
+		{ echo "the heat-fortran workflow is not installed" >&2; exit 1; }
+	( unset LD_LIBRARY_PATH && "$fdir/heat" --init mode --n 8 --steps 4 | grep -q ' pass$' ) ||
+		{ echo "the installed Fortran heat does not run or fails its check" >&2; exit 1; }
+	echo "package: the installed Fortran heat runs with nothing from the build tree"
+fi
 
 # libhml links no libtorch; the installed plugin, LIBDIR/hml/libhml-torch.so,
 # is found next to the installed libhml with no environment variable, and
