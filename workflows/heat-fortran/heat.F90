@@ -4,19 +4,25 @@
 ! stencil, a ring of ghost cells (u = 0, the Dirichlet boundary): the
 ! field is u(0:n+1, 0:n+1).
 !
-! The hml region "heat_field" advances the whole field K steps per call,
-! in place (a CNN's job; zero padding is the boundary):
-!     inout  [0:n, 0:n] = ([1:n+1, 1:n+1])   of u(0:n+1, 0:n+1)
-! The functor is written over u's C view, u[n+2][n+2], indices counted
-! from u's lower bound 0: functor [b, a] is u(a, b) (the square slice
-! reads the same either way round).
+! Two ways to replace it, chosen with --region, as in the C heat:
+!   field  the hml region "heat_field" advances the whole field K steps per
+!          call, in place (a CNN's job; zero padding is the boundary):
+!            inout  [0:n, 0:n] = ([1:n+1, 1:n+1])   of u(0:n+1, 0:n+1)
+!   rows   the hml region "heat_rows" is one step from u to v, each cell's
+!          5-point neighbourhood a row (an MLP's job):
+!            input  [i, j, 0:5] = ([i-1, j], [i+1, j], [i, j-1:j+2])  of u, u, u
+!            output [i, j, 0:1] = ([i, j])                            of v
+! The functors are written over the arrays' C view, u[n+2][n+2], indices
+! counted from the lower bound 0: functor [b, a] is u(a, b), so the rows'
+! pieces read u(j, i-1), u(j, i+1), u(j-1:j+1, i) (the stencil is the
+! same either way round, so the functors are the C heat's).
 !
 ! Quantities of interest (HML_QOI): "field" (the final n x n field, as
 ! its C view: dataset [j][i] is field(i, j)) and "total_heat" (the sum of
 ! the field after each region call's worth of steps).
 !
-!   heat [--n N] [--steps T] [--k K] [--alpha A] [--init random|mode]
-!        [--seed S] [--quiet]
+!   heat [--n N] [--steps T] [--k K] [--alpha A] [--region field|rows]
+!        [--init random|mode] [--seed S] [--quiet]
 !
 ! Built with -DHML_BASELINE it contains no hml call at all (the baseline
 ! of bench/fortran.sh); the lines inside #ifndef HML_BASELINE are what
@@ -32,7 +38,7 @@ program heat
   integer, parameter :: MODE_P = 1, MODE_Q = 2
   integer :: n = 32, steps = 64, k = 4, seed = 42, calls, c
   real(real64) :: alpha = 0.2_real64, err = 0
-  logical :: mode_init = .false., quiet = .false.
+  logical :: mode_init = .false., quiet = .false., rows = .false.
   real(real64), allocatable, target :: u(:, :), v(:, :), field(:, :), total(:)
   integer(int64) :: t0, t1, rate
 #ifndef HML_BASELINE
@@ -46,9 +52,16 @@ program heat
   call init_field(u)
   call system_clock(t0, rate)
 #ifndef HML_BASELINE
-  if (hml_region_open(r, "heat_field") < 0) call fail(hml_error_message())
-  if (hml_region_inout(r, "[0:n, 0:n] = ([1:n+1, 1:n+1])", "", [hml_array_of(u, "u")], &
-      [hml_symbol("n", n)]) < 0) call fail(hml_error_message())
+  if (hml_region_open(r, trim(merge("heat_rows ", "heat_field", rows))) < 0) call fail(hml_error_message())
+  if (rows) then
+    if (hml_region_input(r, "[i, j, 0:5] = ([i-1, j], [i+1, j], [i, j-1:j+2])", "1:n+1, 1:n+1", &
+        [(hml_array_of(u, "u"), c = 1, 3)], [hml_symbol("n", n)]) < 0) call fail(hml_error_message())
+    if (hml_region_output(r, "[i, j, 0:1] = ([i, j])", "1:n+1, 1:n+1", [hml_array_of(v, "v")], &
+        [hml_symbol("n", n)]) < 0) call fail(hml_error_message())
+  else if (hml_region_inout(r, "[0:n, 0:n] = ([1:n+1, 1:n+1])", "", [hml_array_of(u, "u")], &
+      [hml_symbol("n", n)]) < 0) then
+    call fail(hml_error_message())
+  end if
 #endif
   do c = 1, calls
 #ifndef HML_BASELINE
@@ -58,6 +71,7 @@ program heat
 #ifndef HML_BASELINE
     if (hml_region_end(r) < 0) call fail(hml_error_message())
 #endif
+    if (rows) u(1:n, 1:n) = v(1:n, 1:n)   ! the step's result is the next step's field
     total(c) = sum(u(1:n, 1:n))
   end do
   call system_clock(t1)
@@ -87,10 +101,15 @@ contains
     end do
   end subroutine
 
-  ! K steps of the field a in place (b is scratch).
+  ! --region field: K steps of the field a in place (b is scratch);
+  ! --region rows: one step from a to b.
   subroutine advance(a, b)
     real(real64), intent(inout) :: a(0:, 0:), b(0:, 0:)
     integer :: s
+    if (rows) then
+      call step(a, b)
+      return
+    end if
     do s = 1, k, 2
       call step(a, b)
       if (s == k) then
@@ -219,6 +238,10 @@ contains
         read (val, *, iostat=ios) alpha
         if (ios /= 0 .or. .not. (alpha > 0 .and. alpha <= 0.25)) &
           call usage_error("--alpha needs a number in (0, 0.25], got '" // trim(val) // "'")
+      case ("--region")
+        if (val /= "field" .and. val /= "rows") &
+          call usage_error("--region needs 'field' or 'rows', got '" // trim(val) // "'")
+        rows = val == "rows"
       case ("--init")
         if (val /= "random" .and. val /= "mode") &
           call usage_error("--init needs 'random' or 'mode', got '" // trim(val) // "'")
@@ -227,12 +250,14 @@ contains
         quiet = .true.
         i = i - 1
       case ("--help", "-h")
-        write (*, '(a)') "usage: heat [--n N] [--steps T] [--k K] [--alpha A] [--init random|mode]", &
-          "            [--seed S] [--quiet]", &
+        write (*, '(a)') "usage: heat [--n N] [--steps T] [--k K] [--alpha A] [--region field|rows]", &
+          "            [--init random|mode] [--seed S] [--quiet]", &
           "Runs T explicit steps of the 2-D heat equation on an N x N grid (default 32,", &
-          "64 steps, alpha 0.2), the region advancing the whole field K steps per call", &
-          "(default 4; T must be a multiple of K). --init mode checks the decay of a", &
-          "sin*sin mode against its exact factor. The Fortran twin of workflows/heat.", &
+          "64 steps, alpha 0.2). --region field: the region advances the whole field K", &
+          "steps per call (default 4; T must be a multiple of K); --region rows: one step", &
+          "per call, each cell's 5-point neighbourhood a row. --init mode checks the", &
+          "decay of a sin*sin mode against its exact factor. The Fortran twin of", &
+          "workflows/heat.", &
           "hml settings come from the environment: HML_MODE, HML_MODEL, HML_DB, HML_QOI, ..."
         stop
       case default
@@ -240,6 +265,7 @@ contains
       end select
       i = i + 2
     end do
+    if (rows) k = 1
     if (mod(steps, k) /= 0) &
       call usage_error("--steps " // itoa(steps) // " is not a multiple of --k " // itoa(k))
   end subroutine
