@@ -10,7 +10,8 @@
 #
 #   bench/fortran.sh [BUILD_DIR]      default build; REPEAT=N runs of each
 #                                     (default 11), N=grid (512), STEPS (400),
-#                                     K=steps per region call (4)
+#                                     K=steps per region call (4), REGION
+#                                     (field, or rows: one call per step)
 #
 # Prints the median and the minimum of each and their ratios (hml over
 # baseline), and the noise: the ratio of the medians of the baseline's odd
@@ -23,7 +24,7 @@ dir="$build/workflows/heat-fortran"
 [ -x "$dir/heat" ] && [ -x "$dir/heat_baseline" ] ||
 	{ echo "fortran.sh: no $dir/heat and heat_baseline (built where gfortran is found)" >&2; exit 2; }
 REPEAT=${REPEAT:-11}
-ARGS="--n ${N:-512} --steps ${STEPS:-400} --k ${K:-4}"
+ARGS="--n ${N:-512} --steps ${STEPS:-400} --k ${K:-4} --region ${REGION:-field}"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
