@@ -13,6 +13,9 @@
 #   bench/annotation.sh --app APP      "hml_lines total_lines" of APP's
 #                                      directive build (bench/apps.sh)
 #   bench/annotation.sh --count FILE   "hml_lines total_lines" of one source
+#   bench/annotation.sh --count-api FILE...  the same for a C API or
+#                                      Fortran program (its #ifndef
+#                                      HML_BASELINE blocks)
 #
 # Lines are counted without blank lines and comments, over all the files
 # of the program. The lines that belong to hml: in the directive program,
@@ -91,6 +94,10 @@ src=$(cd "$(dirname "$0")/.." && pwd)
 case "${1:-}" in
 --count)
 	count directives "$2"
+	exit 0 ;;
+--count-api)
+	shift
+	count api "$@"
 	exit 0 ;;
 --app)
 	count directives $(sources "$2" directives)
