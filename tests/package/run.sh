@@ -84,7 +84,7 @@ for cmd in $commands; do
 		missing=1
 	fi
 done
-for page in man1/hml.1 man3/hml-runtime.3 man5/hml-workflow.5 man5/hml-manifest.5; do
+for page in man1/hml.1 man3/hml-runtime.3 man3/hml-fortran.3 man5/hml-workflow.5 man5/hml-manifest.5; do
 	[ -f "$prefix/share/man/$page" ] || { echo "man page $page not installed" >&2; missing=1; }
 done
 [ "$missing" = 0 ] || exit 1
