@@ -6,10 +6,22 @@
 ! exactly (-Wno-compare-reals): they are small integers, stored exactly.
 program test_fortran
   use, intrinsic :: iso_fortran_env, only: real32, real64, int32, int64
+  use, intrinsic :: iso_c_binding
   use hml
+  use hml_c, only: c_options, c_array, c_symbol, c_error
   implicit none
   integer :: failures = 0, checks = 0
 
+  interface
+    ! tests/unit/fortran_layout.c: sizes and offsets of the C structs
+    function c_layout(which) bind(C, name="hml_test_c_layout") result(n)
+      import :: c_int, c_size_t
+      integer(c_int), value :: which
+      integer(c_size_t) :: n
+    end function
+  end interface
+
+  call layout_matches_c()
   call describe_reverses_dims()
   call gather_non1_lower_bounds()
   call gather_stencil()
@@ -54,6 +66,31 @@ contains
     call check(hml_region_map_size(r, 1, rows, row_size) == HML_OK, "map size")
     allocate(got(rows * row_size))
     call check(hml_region_gather(r, 1, got) == HML_OK, "gather")
+  end subroutine
+
+  ! Byte offset of `b` from `a` (two parts of one variable).
+  function offset(a, b) result(n)
+    type(c_ptr), intent(in) :: a, b
+    integer(c_size_t) :: n
+    n = int(transfer(b, 0_c_intptr_t) - transfer(a, 0_c_intptr_t), c_size_t)
+  end function
+
+  ! The bind(C) mirrors of hml_c.f90 against the C headers.
+  subroutine layout_matches_c()
+    type(c_options), target :: o
+    type(c_array), target :: a
+    type(c_symbol) :: s
+    type(c_error) :: e
+    type(hml_region_stats), target :: st
+    call check(c_sizeof(o) == c_layout(1), "hml_region_options size")
+    call check(offset(c_loc(o), c_loc(o%flush_bytes)) == c_layout(2), "hml_region_options.flush_bytes")
+    call check(c_sizeof(a) == c_layout(3), "hml_array size")
+    call check(offset(c_loc(a), c_loc(a%shape)) == c_layout(4), "hml_array.shape")
+    call check(c_sizeof(s) == c_layout(5), "hml_symbol size")
+    call check(c_sizeof(e) == c_layout(6), "hml_error size")
+    call check(c_sizeof(st) == c_layout(7), "hml_region_stats size")
+    call check(offset(c_loc(st), c_loc(st%nonfinite_calls)) == c_layout(8), "hml_region_stats.nonfinite_calls")
+    call check(offset(c_loc(st), c_loc(st%region_s)) == c_layout(9), "hml_region_stats.region_s")
   end subroutine
 
   subroutine describe_reverses_dims()
