@@ -19,9 +19,15 @@ program test_fortran
       integer(c_int), value :: which
       integer(c_size_t) :: n
     end function
+    function c_constant(k) bind(C, name="hml_test_c_constant") result(v)
+      import :: c_int
+      integer(c_int), value :: k
+      integer(c_int) :: v
+    end function
   end interface
 
   call layout_matches_c()
+  call constants_match_c()
   call describe_reverses_dims()
   call gather_non1_lower_bounds()
   call gather_stencil()
@@ -92,6 +98,26 @@ contains
     call check(offset(c_loc(st), c_loc(st%nonfinite_calls)) == c_layout(8), "hml_region_stats.nonfinite_calls")
     call check(offset(c_loc(st), c_loc(st%region_s)) == c_layout(9), "hml_region_stats.region_s")
   end subroutine
+
+  ! The module's constants against the C headers' (fortran_layout.c's list).
+  subroutine constants_match_c()
+    integer, parameter :: f(*) = [HML_OK, HML_ERROR, HML_EINVALID, HML_ENOMEM, HML_ENOTFOUND, &
+      HML_EIO, HML_ESHAPE, HML_ERANGE, HML_ENOTSUPPORTED, HML_EMODEL, HML_ESYNTAX, HML_EEXISTS, &
+      HML_ELOCKED, HML_MODE_DEFAULT, HML_MODE_OFF, HML_MODE_COLLECT, HML_MODE_INFER, &
+      HML_MODE_INTERLEAVE, HML_MODE_SHADOW, HML_ON_ERROR_DEFAULT, HML_ON_ERROR_FALLBACK, &
+      HML_ON_ERROR_FAIL, HML_F32, HML_F64, HML_I32, HML_I64, HML_MAX_DIMS]
+    integer :: k
+    do k = 1, size(f)
+      call check(f(k) == c_constant(k), "constant " // trim(adjustl(itoa(k))) // " as in C")
+    end do
+    call check(c_constant(size(f) + 1) == -1000, "as many constants as C lists")
+  end subroutine
+
+  function itoa(v) result(s)
+    integer, intent(in) :: v
+    character(len=12) :: s
+    write (s, '(i0)') v
+  end function
 
   subroutine describe_reverses_dims()
     real(real64), target :: u(0:4, -1:2)
