@@ -27,6 +27,13 @@
 ! Built with -DHML_BASELINE it contains no hml call at all (the baseline
 ! of bench/fortran.sh); the lines inside #ifndef HML_BASELINE are what
 ! hml costs it (bench/annotation.sh).
+!
+! Annotation: 19 lines, against 54 for the C heat written against the C
+! API (heat_api.c) and 10 for its directive form (heat.c): Fortran arrays
+! describe themselves (hml_array_of: no declared shapes), but Fortran has
+! no hml directives, and each call that can fail is its own statement
+! with its check (Fortran neither orders nor short-circuits .or.). The
+! field region alone takes 12 (the directive form's share: 6).
 program heat
   use, intrinsic :: iso_fortran_env, only: real64, int64, error_unit
   use, intrinsic :: ieee_arithmetic, only: ieee_is_nan
