@@ -89,7 +89,8 @@ module hml
   public :: hml_region_open, hml_region_free, hml_region_input, hml_region_output, &
     hml_region_inout, hml_region_begin, hml_region_begin_if, hml_region_end, &
     hml_region_flush, hml_region_mode, hml_mode_name, hml_region_stats_get, &
-    hml_region_gather, hml_region_map_size, hml_region_set_data
+    hml_region_gather, hml_region_map_size, hml_region_set_data, hml_region_row_begin, &
+    hml_region_row_end, hml_region_seek
   public :: hml_error_code, hml_error_message, hml_strerror, hml_version
 
 contains
@@ -387,6 +388,37 @@ contains
     type(hml_region), intent(in) :: r
     integer :: rc
     rc = from_c(c_end(r%p))
+  end function
+
+  !> A row call (hml_region_row_begin()): the region in a loop body, any
+  !> number of threads at once, `row` from 0 (the iteration's row of the
+  !> maps' domain): 1 run the iteration, 0 the model wrote the row,
+  !> negative on error. With `run_original`, the original path.
+  function hml_region_row_begin(r, row, run_original) result(rc)
+    type(hml_region), intent(in) :: r
+    integer(int64), intent(in) :: row
+    logical, intent(in), optional :: run_original
+    integer :: rc
+    integer(c_int) :: run
+    run = 0
+    if (present(run_original)) run = merge(1_c_int, 0_c_int, run_original)
+    rc = from_c(c_row_begin_if(r%p, int(row, c_int64_t), run))
+  end function
+
+  !> Finish this thread's row call: 0 or a negative code.
+  function hml_region_row_end(r) result(rc)
+    type(hml_region), intent(in) :: r
+    integer :: rc
+    rc = from_c(c_row_end(r%p))
+  end function
+
+  !> Point every map `rows` rows (of each array's last Fortran dimension,
+  !> the C view's first) past where it was bound (hml_region_seek()).
+  function hml_region_seek(r, rows) result(rc)
+    type(hml_region), intent(in) :: r
+    integer(int64), intent(in) :: rows
+    integer :: rc
+    rc = from_c(c_seek(r%p, int(rows, c_int64_t)))
   end function
 
   !> Write buffered collected calls now: 0 or a negative code.

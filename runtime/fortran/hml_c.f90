@@ -85,6 +85,19 @@ module hml_c
       integer(c_int), value :: run
       integer(c_int) :: rc
     end function
+    function c_row_begin_if(r, row, run) bind(C, name="hml_region_row_begin_if") result(rc)
+      import :: c_ptr, c_int, c_int64_t
+      type(c_ptr), value :: r
+      integer(c_int64_t), value :: row
+      integer(c_int), value :: run
+      integer(c_int) :: rc
+    end function
+    function c_seek(r, rows) bind(C, name="hml_region_seek") result(rc)
+      import :: c_ptr, c_int, c_int64_t
+      type(c_ptr), value :: r
+      integer(c_int64_t), value :: rows
+      integer(c_int) :: rc
+    end function
     function c_mode(r) bind(C, name="hml_region_mode") result(m)
       import :: c_ptr, c_int
       type(c_ptr), value :: r
@@ -169,6 +182,7 @@ module hml_c
   procedure(c_call), bind(C, name="hml_region_begin") :: c_begin
   procedure(c_call), bind(C, name="hml_region_end") :: c_end
   procedure(c_call), bind(C, name="hml_region_flush") :: c_flush
+  procedure(c_call), bind(C, name="hml_region_row_end") :: c_row_end
   procedure(c_map), bind(C, name="hml_region_input_map") :: c_input_map
   procedure(c_map), bind(C, name="hml_region_output_map") :: c_output_map
 

@@ -317,6 +317,36 @@ contains
     call hml_region_free(r)
     call hml_region_free(r)
     call check(len(hml_version()) > 0, "version")
+    call row_calls()
+  end subroutine
+
+  ! Row calls from a loop (off mode: every row runs), a second begin and
+  ! an end without one refused, and a seek that walks a batch-shaped map
+  ! along the last Fortran dimension.
+  subroutine row_calls()
+    real(real64), target :: x(2, 0:5)
+    real(real64) :: got(4)
+    type(hml_region) :: r
+    type(hml_region_stats) :: s
+    integer(int64) :: i
+    x = reshape([(real(i, real64), i = 0, 11)], [2, 6])
+    call check(hml_region_open(r, "fortran_rows", mode=HML_MODE_OFF) == 0, "open rows")
+    call check(hml_region_inout(r, "[i, 0:2] = ([i, 0:2])", "0:2", [hml_array_of(x(:, 0:1), "x")]) == 0, &
+      "a batch of 2 rows of x")
+    do i = 0, 1
+      call check(hml_region_row_begin(r, i) == 1, "a row call runs the iteration")
+      call check(hml_region_row_end(r) == 0, "row end")
+    end do
+    call check(hml_region_row_begin(r, 0_int64) == 1, "row call")
+    call check(hml_region_row_begin(r, 1_int64) == HML_EINVALID, "a second begin on a thread: HML_EINVALID")
+    call check(index(hml_error_message(), "called again before hml_region_row_end()") > 0, "its message")
+    call check(hml_region_row_end(r) == 0, "row end")
+    call check(hml_region_row_end(r) == HML_EINVALID, "an end without a begin: HML_EINVALID")
+    call check(hml_region_stats_get(r, s) == 0, "stats")
+    call check(s%calls == 3, "3 row calls")
+    call check(hml_region_seek(r, 2_int64) == 0, "seek 2 rows")
+    call check(hml_region_gather(r, 1, got) == 0, "gather after seek")
+    call check(all(got == [4, 5, 6, 7]), "the seek moved along x's last dimension: x(:, 2:3)")
   end subroutine
 
   ! A QoI written to a named file; its layout is checked from Python by
