@@ -13,6 +13,9 @@
 #   bench/annotation.sh --app APP      "hml_lines total_lines" of APP's
 #                                      directive build (bench/apps.sh)
 #   bench/annotation.sh --count FILE   "hml_lines total_lines" of one source
+#   bench/annotation.sh --count-api FILE...  the same for a C API or
+#                                      Fortran program (its #ifndef
+#                                      HML_BASELINE blocks)
 #
 # Lines are counted without blank lines and comments, over all the files
 # of the program. The lines that belong to hml: in the directive program,
@@ -22,6 +25,10 @@
 # with a /* hml: */ comment (code written only for hml, such as a variable
 # a functor names); in the C API program, the lines inside its
 # #ifndef HML_BASELINE blocks (what the program without hml leaves out).
+# A Fortran application (workflows/APP/*.F90, no APP.c: heat-fortran) is
+# written against the module hml and counted as a C API program: the
+# lines inside its #ifndef HML_BASELINE blocks, of all its .F90 files,
+# without blank lines and ! comments.
 # The goal is HPAC-ML's: at most 2% of the program's lines.
 set -eu
 
@@ -38,6 +45,7 @@ count() {
 		l = $0
 		if (cont) { n++; total++; cont = (l ~ /\\$/); if (list) hit(); next }
 		if (l ~ /^[ \t]*$/ || l ~ /^[ \t]*(\/\*|\*|\/\/)/) next
+		if (FILENAME ~ /\.F90$/ && l ~ /^[ \t]*!/) next
 		total++
 		if (mode == "directives") {
 			code = l
@@ -87,17 +95,28 @@ case "${1:-}" in
 --count)
 	count directives "$2"
 	exit 0 ;;
+--count-api)
+	shift
+	count api "$@"
+	exit 0 ;;
 --app)
 	count directives $(sources "$2" directives)
 	exit 0 ;;
 esac
 
-APPS="binomial bonds minibude heat miniweather particlefilter"
+APPS="binomial bonds minibude heat heat-fortran miniweather particlefilter"
 [ $# -gt 0 ] && APPS="$*"
 printf '%-15s %-12s %5s %6s %7s   %-22s %s\n' app form "hml" lines share "C API form" files
 over=""
 for app in $APPS; do
 	f="$src/workflows/$app/$app.c"
+	if [ ! -f "$f" ] && ls "$src/workflows/$app/"*.F90 >/dev/null 2>&1; then
+		set -- $(count api "$src/workflows/$app/"*.F90)
+		share=$(awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", 100 * a / b }')
+		printf '%-15s %-12s %5d %6d %6s%%   %-22s %s\n' "$app" "Fortran API" "$1" "$2" "$share" "-" \
+			"$(cd "$src/workflows/$app" && echo *.F90)"
+		continue
+	fi
 	[ -f "$f" ] || { echo "annotation.sh: no application '$app'" >&2; exit 2; }
 	form=directives
 	grep -Eq '^[[:space:]]*#[[:space:]]*pragma[[:space:]]+(approx|hml)' "$f" || form="C API"

@@ -70,3 +70,17 @@ function(hml_add_plugin target)
   hml_target_defaults(${target})
   install(TARGETS ${target} LIBRARY DESTINATION "${CMAKE_INSTALL_LIBDIR}/hml")
 endfunction()
+
+# hml_fortran_defaults(<target>): the Fortran counterpart of
+# hml_target_defaults(): standard Fortran 2018 (assumed-rank arrays,
+# is_contiguous) with gfortran's warnings; -Werror with HML_WERROR. Only
+# on the target's Fortran sources: a C file beside them takes
+# hml_target_defaults().
+function(hml_fortran_defaults target)
+  if(CMAKE_Fortran_COMPILER_ID STREQUAL "GNU")
+    target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:Fortran>:-std=f2018 -Wall -Wextra>)
+    if(HML_WERROR)
+      target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:Fortran>:-Werror>)
+    endif()
+  endif()
+endfunction()

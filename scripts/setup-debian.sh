@@ -7,7 +7,7 @@ set -eu
 SUDO=
 if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; fi
 
-PKGS="build-essential cmake pkg-config git ca-certificates procps
+PKGS="build-essential cmake pkg-config git ca-certificates procps gfortran
   libtorch-dev libhdf5-dev hdf5-tools libjansson-dev libssl-dev zlib1g-dev
   libopenblas0-openmp libopenblas-openmp-dev
   bats bats-assert bats-support

@@ -62,7 +62,7 @@ commands() {
 		[ "$c" = ls ] || ls "$HML_SOURCE_DIR"/tests/e2e/*-"$c".bats >/dev/null ||
 			{ echo "no Bats test for $c"; false; }
 	done
-	for p in hml.1 hml-workflow.5 hml-manifest.5 hml-runtime.3; do
+	for p in hml.1 hml-workflow.5 hml-manifest.5 hml-runtime.3 hml-fortran.3; do
 		[ -f "$HML_SOURCE_DIR/man/$p" ]
 	done
 }

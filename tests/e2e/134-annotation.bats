@@ -36,6 +36,39 @@ C
 	assert_output "6 14"
 }
 
+@test "annotation: a Fortran program counts the lines inside #ifndef HML_BASELINE, without ! comments and blank lines" {
+	cat > a.F90 <<'F'
+! a comment: use hml
+program a
+#ifndef HML_BASELINE
+  use hml
+  ! not counted: a comment inside the block
+#endif
+  implicit none
+  integer :: x = 1
+#ifndef HML_BASELINE
+  type(hml_region) :: r
+  if (hml_region_open(r, "a") < 0) &
+    stop 1
+#else
+  x = 2
+#endif
+#if 1
+  print *, x
+#endif
+end program a
+F
+	run ANN --count-api a.F90
+	assert_success
+	# hml: use, the declaration, the open and its continuation (the
+	# #else branch is the baseline's); of the 17 lines that are not blank
+	# or ! comments (preprocessor lines included).
+	assert_output "4 17"
+	run ANN heat-fortran
+	assert_success
+	assert_line --regexp "^heat-fortran +Fortran API +[0-9]+ +[0-9]+ .* heat.F90$"
+}
+
 @test "annotation: every application's row counts all the files of its directive build" {
 	run ANN
 	assert_success

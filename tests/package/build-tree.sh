@@ -53,3 +53,17 @@ cc -std=c11 -Wall -Wextra -Werror -o "$scratch/app-pc" "$src/tests/package/app.c
 	$(pkg-config --cflags --libs hml)
 "$scratch/app-pc"
 echo "package: build tree: find_package(hml) and pkg-config builds work"
+
+# A Fortran application, wherever hml was built with its module (a Fortran
+# compiler found): find_package(hml) with hml::hml_fortran, and pkg-config
+# hml-fortran.
+if grep -q '^HML_WITH_FORTRAN:BOOL=ON' "$build/CMakeCache.txt"; then
+	cmake -S "$src/tests/package/fortran" -B "$scratch/fortran-build" -Dhml_DIR="$build" >/dev/null
+	cmake --build "$scratch/fortran-build" >/dev/null
+	"$scratch/fortran-build/app_f"
+	# shellcheck disable=SC2046
+	gfortran -Wall -Werror -o "$scratch/app-f-pc" "$src/tests/package/fortran/app.f90" \
+		$(pkg-config --cflags --libs hml-fortran)
+	"$scratch/app-f-pc"
+	echo "package: a Fortran application builds with find_package(hml) and pkg-config hml-fortran"
+fi

@@ -50,6 +50,20 @@ cc -std=c11 -Wall -Wextra -Werror -o "$scratch/app-pc" "$src/tests/package/app.c
 LD_LIBRARY_PATH="$libdir" "$scratch/app-pc"
 echo "package: find_package and pkg-config builds work"
 
+# A Fortran application, wherever hml was built with its module (a Fortran
+# compiler found): find_package(hml) with hml::hml_fortran, and pkg-config
+# hml-fortran.
+if grep -q '^HML_WITH_FORTRAN:BOOL=ON' "$build/CMakeCache.txt"; then
+	cmake -S "$src/tests/package/fortran" -B "$scratch/fortran-build" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
+	cmake --build "$scratch/fortran-build" >/dev/null
+	LD_LIBRARY_PATH="$libdir" "$scratch/fortran-build/app_f"
+	# shellcheck disable=SC2046
+	gfortran -Wall -Werror -o "$scratch/app-f-pc" "$src/tests/package/fortran/app.f90" \
+		$(pkg-config --cflags --libs hml-fortran)
+	LD_LIBRARY_PATH="$libdir" "$scratch/app-f-pc"
+	echo "package: a Fortran application builds with find_package(hml) and pkg-config hml-fortran"
+fi
+
 # Man pages: every page of man/, and one for every command the installed
 # hml lists (so a command without a page fails here too).
 missing=0
@@ -70,7 +84,7 @@ for cmd in $commands; do
 		missing=1
 	fi
 done
-for page in man1/hml.1 man3/hml-runtime.3 man5/hml-workflow.5 man5/hml-manifest.5; do
+for page in man1/hml.1 man3/hml-runtime.3 man3/hml-fortran.3 man5/hml-workflow.5 man5/hml-manifest.5; do
 	[ -f "$prefix/share/man/$page" ] || { echo "man page $page not installed" >&2; missing=1; }
 done
 [ "$missing" = 0 ] || exit 1
@@ -95,6 +109,14 @@ wfdir=$(find "$prefix" -path '*/hml/workflows/binomial' -type d | head -n 1)
 		{ echo "installed collect: unexpected record:" >&2; cat collect.json >&2; exit 1; }
 )
 echo "package: the installed hml runs the installed binomial workflow"
+if grep -q '^HML_WITH_FORTRAN:BOOL=ON' "$build/CMakeCache.txt"; then
+	fdir=$(find "$prefix" -path '*/hml/workflows/heat-fortran' -type d | head -n 1)
+	[ -n "$fdir" ] && [ -x "$fdir/heat" ] && [ -f "$fdir/workflow.json" ] ||
+		{ echo "the heat-fortran workflow is not installed" >&2; exit 1; }
+	( unset LD_LIBRARY_PATH && "$fdir/heat" --init mode --n 8 --steps 4 | grep -q ' pass$' ) ||
+		{ echo "the installed Fortran heat does not run or fails its check" >&2; exit 1; }
+	echo "package: the installed Fortran heat runs with nothing from the build tree"
+fi
 
 # libhml links no libtorch; the installed plugin, LIBDIR/hml/libhml-torch.so,
 # is found next to the installed libhml with no environment variable, and

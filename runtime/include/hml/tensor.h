@@ -24,6 +24,11 @@
  * "1:N-1, 1:M-1". Rows are the domain's points in row-major order (the first
  * index varies slowest). Strides come from the arrays' declared shapes; every
  * access is checked against them when the map is created.
+ *
+ * Fortran (the module hml, hml-fortran(3)): a column-major array
+ * a(l1:u1, l2:u2) is bound as the C array a[u2-l2+1][u1-l1+1] it is in
+ * memory, so subscript [s2, s1] reads a(l1 + s1, l2 + s2): functors are
+ * written over the reversed dims, indices counted from the lower bounds.
  */
 #ifndef HML_TENSOR_H
 #define HML_TENSOR_H
