@@ -129,7 +129,8 @@ done:
 /* A chunked data set of `rank` dims, empty and unlimited along rows. */
 static int create_rows(hid_t *out, hid_t group, const char *path,
                        const char *label, const char *name, hid_t type,
-                       int rank, const hsize_t *chunk)
+                       int rank, const hsize_t *chunk,
+                       const hml__coll_compression *z)
 {
 	hsize_t dims[HML_MAX_DIMS + 1], maxdims[HML_MAX_DIMS + 1];
 	hid_t space = H5I_INVALID_HID, dcpl = H5I_INVALID_HID;
@@ -146,6 +147,9 @@ static int create_rows(hid_t *out, hid_t group, const char *path,
 	    (dcpl = H5Pcreate(H5P_DATASET_CREATE)) < 0 ||
 	    H5Pset_chunk(dcpl, rank, chunk) < 0 ||
 	    H5Pset_obj_track_times(dcpl, 0) < 0 ||
+	    (z && z->shuffle && H5Pset_shuffle(dcpl) < 0) ||
+	    (z && z->deflate && H5Pset_deflate(dcpl, (unsigned)z->deflate) < 0) ||
+	    (z && z->szip && H5Pset_szip(dcpl, H5_SZIP_NN_OPTION_MASK, 32) < 0) ||
 	    (*out = H5Dcreate2(group, name, type, space, H5P_DEFAULT, dcpl,
 	                       H5P_DEFAULT)) < 0)
 		rc = hml__h5_error(HML_EIO, "cannot create '%s/%s' in '%s'",
@@ -159,7 +163,8 @@ static int create_rows(hid_t *out, hid_t group, const char *path,
 
 int hml__coll_data_create(hid_t *dset, hid_t group, const char *path,
                           const char *label, int side, hml_dtype dtype,
-                          int ndim, const int64_t *shape)
+                          int ndim, const int64_t *shape,
+                          const hml__coll_compression *z)
 {
 	hsize_t chunk[HML_MAX_DIMS + 1];
 	size_t row_bytes = hml_dtype_size(dtype), rows;
@@ -177,7 +182,7 @@ int hml__coll_data_create(hid_t *dset, hid_t group, const char *path,
 		rows = CHUNK_ROWS_MAX;
 	chunk[0] = rows;
 	return create_rows(dset, group, path, label, hml__coll_side_name[side],
-	                   hml__h5_type(dtype), ndim + 1, chunk);
+	                   hml__h5_type(dtype), ndim + 1, chunk, z);
 }
 
 int hml__coll_calls_create(hid_t *dset, hid_t group, const char *path,
@@ -185,7 +190,8 @@ int hml__coll_calls_create(hid_t *dset, hid_t group, const char *path,
 {
 	const hsize_t chunk[1] = { HML_COLLECT_CALLS_CHUNK };
 	hid_t type = hml__coll_calls_type(1);
-	int rc = create_rows(dset, group, path, label, HML__COLL_CALLS, type, 1, chunk);
+	int rc = create_rows(dset, group, path, label, HML__COLL_CALLS, type, 1, chunk,
+	                     NULL);
 
 	if (type >= 0)
 		H5Tclose(type);

@@ -29,6 +29,12 @@ extern "C" {
 #define HML__ENV_THREADS       "HML_THREADS"
 #define HML__ENV_FLUSH_SECONDS "HML_FLUSH_SECONDS"
 #define HML__ENV_FLUSH_BYTES   "HML_FLUSH_BYTES"
+/* What a collecting region keeps (runtime/src/sample.h). */
+#define HML__ENV_COLLECT_RATE        "HML_COLLECT_RATE"
+#define HML__ENV_COLLECT_RESERVOIR   "HML_COLLECT_RESERVOIR"
+#define HML__ENV_COLLECT_DEDUP       "HML_COLLECT_DEDUP"
+#define HML__ENV_COLLECT_SEED        "HML_COLLECT_SEED"
+#define HML__ENV_COLLECT_COMPRESSION "HML_COLLECT_COMPRESSION"
 /* Process-wide settings (global form only). */
 #define HML__ENV_QOI           "HML_QOI"
 #define HML__ENV_JIT_OPTIMIZE  "HML_JIT_OPTIMIZE"

@@ -43,6 +43,14 @@ struct hml__collector {
 	int64_t next_rows[2];
 	hml__call_record *recs;
 	size_t nrecs, caprecs;
+	hml__coll_compression z;
+	/* Sampling (NULL: every row kept); the group's counts from earlier
+	 * runs; where the reservoir's rows and record go in the file (rec
+	 * -1 before its first write), and the time of the calls it saw. */
+	hml__sampler *sampler;
+	hml__coll_sampling base;
+	int64_t res_at[2], res_rec;
+	double res_seconds;
 };
 
 /* The HDF5 objects of one region's group while the file is open. `dims`
@@ -195,7 +203,7 @@ static int attach(const hml__collector *c, hid_t file, h5set *s, int64_t runs,
 		if (s->data[i] < 0 &&
 		    (rc = hml__coll_data_create(&s->data[i], s->group, c->path, c->label,
 		                                i, c->dtype[i], c->ndim[i],
-		                                c->shape[i])) < 0)
+		                                c->shape[i], &c->z)) < 0)
 			goto done;
 	if ((rc = open_calls(c, s->group, s)) < 0)
 		goto done;
@@ -261,7 +269,7 @@ static int copy_desc(hml__collector *c, const hml__collector_desc *d)
 		{ d->in_functor, d->in_arrays, d->in_domain },
 		{ d->out_functor, d->out_arrays, d->out_domain },
 	};
-	int i, k;
+	int i, k, rc;
 
 	if (!(c->path = hml__strdup(d->path)) || !(c->label = hml__strdup(d->label)))
 		return HML_ENOMEM;
@@ -288,6 +296,11 @@ static int copy_desc(hml__collector *c, const hml__collector_desc *d)
 	c->flush_bytes = d->flush_bytes ? d->flush_bytes : DEFAULT_FLUSH_BYTES;
 	c->flush_seconds = d->flush_seconds > 0 ? d->flush_seconds
 	                                        : DEFAULT_FLUSH_SECONDS;
+	c->res_rec = -1;
+	if ((rc = hml__coll_compression_parse(&c->z, d->compression)) < 0)
+		return rc;
+	if (hml__sample_active(&d->sample))
+		return hml__sampler_new(&c->sampler, &d->sample, c->row_bytes, c->label);
 	return 0;
 }
 
@@ -313,6 +326,7 @@ static void collector_free(hml__collector *c)
 		free(c->arrays[i]);
 		free(c->domain[i]);
 	}
+	hml__sampler_free(c->sampler);
 	free(c->recs);
 	free(c->path);
 	free(c->label);
@@ -345,6 +359,9 @@ int hml__collector_open(hml__collector **out, const hml__collector_desc *desc)
 	if ((rc = attach(c, file, &s, 0, &created)) < 0)
 		goto done;
 	if (!created && (rc = hml__coll_runs_get(s.group, &runs)) < 0)
+		goto done;
+	if (!created && c->sampler &&
+	    (rc = hml__coll_sampling_get(s.group, c->path, c->label, &c->base)) < 0)
 		goto done;
 	if ((rc = hml__coll_runs_set(s.group, runs + 1)) < 0)
 		goto done;
@@ -386,6 +403,23 @@ static void shrink_back(const h5set *s)
 		dims[0] = (hsize_t)s->ncalls;
 		H5Dset_extent(s->calls, dims);
 	}
+}
+
+/* The group's sampling attributes: earlier runs' counts plus this one's. */
+static int put_sampling(const hml__collector *c, hid_t group)
+{
+	hml__coll_sampling now;
+
+	if (!c->sampler)
+		return 0;
+	hml__sampler_stats(c->sampler, &now);
+	now.calls_seen += c->base.calls_seen;
+	now.rows_seen += c->base.rows_seen;
+	now.rows_kept += c->base.rows_kept;
+	now.dropped_rate += c->base.dropped_rate;
+	now.dropped_duplicate += c->base.dropped_duplicate;
+	now.dropped_reservoir += c->base.dropped_reservoir;
+	return hml__coll_sampling_set(group, &now);
 }
 
 static int flush(hml__collector *c)
@@ -443,6 +477,8 @@ static int flush(hml__collector *c)
 	touched = 1;
 	rc = hml__coll_rows_write(s.calls, c->path, c->label, HML__COLL_CALLS, type,
 	                          s.ncalls, s.ncalls, (int64_t)c->nrecs, 0, &zero, recs);
+	if (rc == 0)
+		rc = put_sampling(c, s.group);
 done:
 	if (rc < 0 && touched) {
 		hml__error_save(&saved);
@@ -538,6 +574,31 @@ int hml__collector_next(hml__collector *c, int side, int64_t rows, void **dst)
 	return 0;
 }
 
+/* Pass the placed rows through the sampler: 1 when some are left to
+ * record (their time scaled to them), 0 when none (the calls are
+ * counted, nothing else), negative on failure (the rows dropped). */
+static int sample(hml__collector *c, int64_t ncalls, double *seconds)
+{
+	int64_t rows[2] = { c->next_rows[IN], c->next_rows[OUT] }, seen = rows[IN];
+	void *at[2];
+	int i, rc;
+
+	for (i = 0; i < 2; i++)
+		at[i] = c->buf[i].p ? c->buf[i].p + c->buf[i].len : NULL;
+	rc = hml__sampler_filter(c->sampler, at[IN], at[OUT], rows, ncalls);
+	c->res_seconds += *seconds;
+	if (rc < 0 || (rows[IN] == 0 && rows[OUT] == 0)) {
+		c->next_rows[IN] = c->next_rows[OUT] = -1;
+		c->calls += ncalls;
+		return rc;
+	}
+	if (seen > 0)
+		*seconds *= (double)rows[IN] / (double)seen;
+	c->next_rows[IN] = rows[IN];
+	c->next_rows[OUT] = rows[OUT];
+	return 1;
+}
+
 /* Record the placed rows as `ncalls` calls. */
 static int commit(hml__collector *c, int64_t ncalls, double original_seconds)
 {
@@ -551,6 +612,8 @@ static int commit(hml__collector *c, int64_t ncalls, double original_seconds)
 		return hml__error_set(HML_EINVALID,
 			"region '%s': a call is recorded before its rows were placed",
 			c->label);
+	if (c->sampler && (rc = sample(c, ncalls, &original_seconds)) <= 0)
+		return rc;
 	if ((rc = reserve_record(c)) < 0)
 		return rc;
 	r = &c->recs[c->nrecs++];
@@ -625,11 +688,82 @@ int hml__collector_append_calls(hml__collector *c, const void *in, int64_t in_ro
 	return commit(c, ncalls, original_seconds);
 }
 
+/* The reservoir's rows and one record standing for every call of the run,
+ * written over those of the previous write (sample.h), and the sampling
+ * attributes. */
+static int write_reservoir(hml__collector *c)
+{
+	const void *data[2];
+	hml__call_record rec;
+	hid_t file = H5I_INVALID_HID, type = H5I_INVALID_HID;
+	hml__coll_sampling st;
+	int64_t zero = 0, held;
+	h5set s;
+	int rc, created, side;
+
+	h5set_init(&s);
+	held = hml__sampler_rows(c->sampler, &data[IN], &data[OUT]);
+	if ((rc = open_rw(&file, c->path)) < 0)
+		goto done;
+	if ((rc = attach(c, file, &s, c->run + 1, &created)) < 0)
+		goto done;
+	if (created || c->res_rec < 0 || c->res_rec > s.ncalls) {
+		c->res_rec = s.ncalls;
+		c->res_at[IN] = s.rows[IN];
+		c->res_at[OUT] = s.rows[OUT];
+	}
+	for (side = 0; side < 2 && held > 0; side++)
+		if ((rc = hml__coll_rows_write(s.data[side], c->path, c->label, side_name[side],
+		                               hml__h5_type(c->dtype[side]), s.dims[side],
+		                               c->res_at[side], held, c->ndim[side],
+		                               c->shape[side], data[side])) < 0)
+			goto done;
+	if (held > 0 && H5Fflush(file, H5F_SCOPE_LOCAL) < 0) {
+		rc = hml__h5_error(HML_EIO, "cannot write region '%s' to '%s'",
+		                   c->label, c->path);
+		goto done;
+	}
+	hml__sampler_stats(c->sampler, &st);
+	memset(&rec, 0, sizeof(rec));
+	rec.run = c->run;
+	rec.ncalls = st.calls_seen;
+	rec.input_offset = c->res_at[IN];
+	rec.output_offset = c->res_at[OUT];
+	rec.input_rows = rec.output_rows = held;
+	rec.original_seconds = st.rows_seen ? c->res_seconds * (double)held /
+	                                      (double)st.rows_seen : 0.0;
+	if (held > 0 && (type = hml__coll_calls_type(s.has_ncalls)) < 0) {
+		rc = hml__h5_error(HML_EIO, "cannot write '%s/calls' to '%s'",
+		                   c->label, c->path);
+		goto done;
+	}
+	if (held > 0 &&
+	    (rc = hml__coll_rows_write(s.calls, c->path, c->label, HML__COLL_CALLS, type,
+	                               s.ncalls, c->res_rec, 1, 0, &zero, &rec)) < 0)
+		goto done;
+	rc = put_sampling(c, s.group);
+done:
+	if (type >= 0)
+		H5Tclose(type);
+	h5set_close(&s);
+	return close_file(c, file, rc);
+}
+
+/* Everything buffered, then the reservoir and the sampling counts. */
+static int flush_all(hml__collector *c)
+{
+	int rc = flush(c);
+
+	if (rc == 0 && c->sampler)
+		rc = write_reservoir(c);
+	return rc;
+}
+
 int hml__collector_flush(hml__collector *c)
 {
 	if (!c)
 		return hml__error_set(HML_EINVALID, "collector is NULL");
-	return flush(c);
+	return flush_all(c);
 }
 
 int64_t hml__collector_rows(const hml__collector *c)
@@ -643,7 +777,7 @@ int hml__collector_close(hml__collector *c)
 
 	if (!c)
 		return 0;
-	rc = flush(c);
+	rc = flush_all(c);
 	collector_free(c);
 	return rc;
 }

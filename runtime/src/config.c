@@ -113,6 +113,7 @@ typedef struct setting {
 } setting;
 
 #define CFG(f) offsetof(hml__config, f)
+#define NO_OPTION ((size_t)-1)   /* a setting of the environment only */
 #define OPT(f) offsetof(hml_region_options, f)
 #define STR_(x) #x
 #define STR(x) STR_(x)
@@ -132,6 +133,16 @@ static const setting settings[] = {
 	  "1", "a positive number of seconds", 0, 1e9, 0 },
 	{ HML__ENV_FLUSH_BYTES, "flush_bytes", BYTES, CFG(flush_bytes), OPT(flush_bytes),
 	  "16777216" /* 16 MiB */, "a positive number of bytes", 0, 0, 0 },
+	{ HML__ENV_COLLECT_RATE, "collect rate", REAL, CFG(collect_rate), NO_OPTION, "1",
+	  "a fraction in (0, 1]", 0, 1, 1 },
+	{ HML__ENV_COLLECT_RESERVOIR, "collect reservoir", INT, CFG(collect_reservoir),
+	  NO_OPTION, NULL, " rows", 1, HML__RESERVOIR_MAX, 1 },
+	{ HML__ENV_COLLECT_DEDUP, "collect dedup", INT, CFG(collect_dedup), NO_OPTION, "0",
+	  NULL, 0, 1, 1 },
+	{ HML__ENV_COLLECT_SEED, "collect seed", INT, CFG(collect_seed), NO_OPTION, "0",
+	  NULL, 0, 2147483647, 1 },
+	{ HML__ENV_COLLECT_COMPRESSION, "collect compression", STRING,
+	  CFG(collect_compression), NO_OPTION, NULL, NULL, 0, 0, 0 },
 	{ HML__ENV_MODEL, "model", STRING, CFG(model), OPT(model), NULL, NULL, 0, 0, 0 },
 	{ HML__ENV_DB, "db", STRING, CFG(db), OPT(db), "hml-data.h5", NULL, 0, 0, 0 },
 	{ HML__ENV_PROFILE, "profile", STRING, CFG(profile), OPT(profile), NULL, NULL, 0, 0, 0 },
@@ -151,6 +162,8 @@ static int from_option(hml__config *c, const setting *s, const hml_region_option
 	void *dst = (char *)c + s->field;
 	double hi = setting_hi(s);
 
+	if (s->option == NO_OPTION)
+		return 0;
 	switch (s->kind) {
 	case MODE: {
 		hml_mode m = OPTION(o, s, hml_mode);
@@ -330,7 +343,8 @@ void hml__config_release(hml__config *c)
 	free(c->model);
 	free(c->db);
 	free(c->profile);
-	c->model = c->db = c->profile = NULL;
+	free(c->collect_compression);
+	c->model = c->db = c->profile = c->collect_compression = NULL;
 }
 
 int hml_region_options_init(hml_region_options *opts, unsigned int version)

@@ -12,6 +12,7 @@
 #include "hml/region.h"
 
 #define HML__INTERLEAVE_MAX 1000000000
+#define HML__RESERVOIR_MAX 1000000000
 
 typedef struct hml__config {
 	hml_mode mode;
@@ -24,6 +25,12 @@ typedef struct hml__config {
 	char *profile;        /* NULL: none; "1": stderr table; else a JSON path */
 	double flush_seconds;
 	size_t flush_bytes;
+	/* HML_COLLECT_*: environment only (no option field). */
+	double collect_rate;        /* (0, 1] */
+	int collect_reservoir;      /* 0: none */
+	int collect_dedup;          /* 0 or 1 */
+	int collect_seed;
+	char *collect_compression;  /* NULL: none */
 } hml__config;
 
 /** Check a label: 1-64 characters from [A-Za-z0-9_.-]. */
