@@ -32,6 +32,7 @@
 
 #include <hdf5.h>
 
+#include "core/collection_keep.h"
 #include "hml/common.h"
 
 #ifdef __cplusplus
@@ -102,28 +103,13 @@ int hml__coll_group_create(hid_t *group, hid_t file, const char *path,
 
 /* ---- compression (collection_sample.c) ---------------------------------- */
 
-/** How `input` and `output` are compressed, per chunk (HDF5 filters). */
-typedef struct hml__coll_compression {
-	int shuffle;   /**< byte shuffle before deflate */
-	int deflate;   /**< deflate (zlib) level 1-9; 0: none */
-	int szip;      /**< szip (libaec), nearest-neighbour coding */
-} hml__coll_compression;
-
-/** The names hml__coll_compression_parse() accepts, for messages and docs. */
-#define HML__COLL_COMPRESSION_NAMES \
-	"none, deflate:L, shuffle+deflate:L (L from 1 to 9) or szip"
-
 /**
- * Read `text`: "none", "deflate:L", "shuffle+deflate:L" (L 1-9; "deflate"
- * alone is level 4) or "szip". A filter this HDF5 lacks
+ * hml__compression_parse() (collection_keep.h), and a filter this HDF5 lacks
  * (H5Zfilter_avail) is HML_ENOTSUPPORTED "compression 'szip' is not
  * available in this HDF5"; anything else HML_EINVALID "unknown compression
  * 'x' (expected none, deflate:L, ...)".
  */
 int hml__coll_compression_parse(hml__coll_compression *out, const char *text);
-
-/** The canonical text of `z` ("none", "shuffle+deflate:4", ...) into buf. */
-void hml__coll_compression_name(char *buf, size_t size, const hml__coll_compression *z);
 
 /**
  * Create a side's empty data set, `ndim` feature dims of `shape`, chunked
@@ -156,29 +142,7 @@ int hml__coll_runs_set(hid_t group, int64_t runs);
 
 /* ---- sampling (collection_sample.c) ------------------------------------ */
 
-/*
- * What the collector kept of what its region gave, when the region sampled
- * (HML_COLLECT_RATE, _RESERVOIR, _DEDUP): group attributes, one scalar
- * each, named as the fields with "sample_" before them ("sample_rate" a
- * float64, the others int64). The counts add up over the runs that
- * appended to the group; the settings are the last run's. A group without
- * "sample_rate" was not sampled: every call was kept.
- *   rows_seen = rows_kept + dropped_rate + dropped_duplicate + dropped_reservoir
- * (input rows; a call whose input and output rows differ in number is
- * sampled whole, and its input rows counted).
- */
-typedef struct hml__coll_sampling {
-	double rate;               /**< fraction kept at random, (0, 1] */
-	int64_t reservoir;         /**< most rows kept per run; 0: no reservoir */
-	int64_t dedup;             /**< 1: exact duplicate input rows dropped */
-	int64_t seed;              /**< of the random choices */
-	int64_t calls_seen;        /**< region calls */
-	int64_t rows_seen;
-	int64_t rows_kept;         /**< rows written */
-	int64_t dropped_rate;
-	int64_t dropped_duplicate;
-	int64_t dropped_reservoir;
-} hml__coll_sampling;
+/* hml__coll_sampling (collection_keep.h) as group attributes. */
 
 /** Write the attributes. Errors: HML_EIO "cannot write attribute 'A'". */
 int hml__coll_sampling_set(hid_t group, const hml__coll_sampling *s);

@@ -12,21 +12,6 @@
 #include "core/h5util.h"
 #include "core/util.h"
 
-#define DEFLATE_DEFAULT 4
-
-/* "deflate" or "deflate:L" at `p`: the level, or -1. */
-static int deflate_level(const char *p)
-{
-	int64_t level;
-
-	if (strcmp(p, "deflate") == 0)
-		return DEFLATE_DEFAULT;
-	if (strncmp(p, "deflate:", 8) != 0 || hml__parse_i64(p + 8, &level) < 0 ||
-	    level < 1 || level > 9)
-		return -1;
-	return (int)level;
-}
-
 static int avail(H5Z_filter_t id, const char *text)
 {
 	hml__h5_init();
@@ -38,41 +23,20 @@ static int avail(H5Z_filter_t id, const char *text)
 
 int hml__coll_compression_parse(hml__coll_compression *out, const char *text)
 {
-	hml__coll_compression z = { 0, 0, 0 };
-	int rc = 0;
+	hml__coll_compression z;
+	int rc;
 
-	if (!text || strcmp(text, "none") == 0) {
-		*out = z;
-		return 0;
-	}
-	if (strcmp(text, "szip") == 0) {
-		z.szip = 1;
+	if ((rc = hml__compression_parse(&z, text)) < 0)
+		return rc;
+	if (z.szip)
 		rc = avail(H5Z_FILTER_SZIP, text);
-	} else if (strncmp(text, "shuffle+", 8) == 0 && deflate_level(text + 8) > 0) {
-		z.shuffle = 1;
-		z.deflate = deflate_level(text + 8);
-		if ((rc = avail(H5Z_FILTER_SHUFFLE, text)) == 0)
-			rc = avail(H5Z_FILTER_DEFLATE, text);
-	} else if (deflate_level(text) > 0) {
-		z.deflate = deflate_level(text);
+	if (rc == 0 && z.shuffle)
+		rc = avail(H5Z_FILTER_SHUFFLE, text);
+	if (rc == 0 && z.deflate)
 		rc = avail(H5Z_FILTER_DEFLATE, text);
-	} else {
-		return hml__error_set(HML_EINVALID, "unknown compression '%.64s' (expected %s)",
-		                      text, HML__COLL_COMPRESSION_NAMES);
-	}
 	if (rc == 0)
 		*out = z;
 	return rc;
-}
-
-void hml__coll_compression_name(char *buf, size_t size, const hml__coll_compression *z)
-{
-	if (z->szip)
-		snprintf(buf, size, "szip");
-	else if (z->deflate)
-		snprintf(buf, size, "%sdeflate:%d", z->shuffle ? "shuffle+" : "", z->deflate);
-	else
-		snprintf(buf, size, "none");
 }
 
 /* ---- sampling --------------------------------------------------------------- */

@@ -28,10 +28,13 @@
  *      accurate   HML_MODE=off
  *      surrogate  HML_MODE=off, HML_ON_ERROR=fail, HML_MODE_<REGION>=infer,
  *                 HML_MODEL_<REGION>=<model>
- *    and, for any of them, HML_QOI / HML_PROFILE when given.
+ *    and, for any of them, HML_QOI / HML_PROFILE when given; for collect,
+ *    the HML_COLLECT_* variables that `keep` sets (hml__collect_keep).
  */
 #ifndef HML_LIB_CHILDENV_H
 #define HML_LIB_CHILDENV_H
+
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -44,6 +47,23 @@ typedef enum hml__run_kind {
 	                          fails the run; the others run their code */
 } hml__run_kind;
 
+/**
+ * What a collect run keeps (HML_COLLECT_RATE, _RESERVOIR, _DEDUP, _SEED,
+ * _COMPRESSION: runtime/src/sample.h): set from workflow.json's
+ * "collect.sample" and "collect.compression" (lib/run/workflow.h) and
+ * hml collect's --rate, --reservoir, --dedup. Zeroed: every row, the
+ * runtime's defaults. A field left 0 (or NULL) sets no variable.
+ */
+typedef struct hml__collect_keep {
+	double rate;              /**< (0, 1]; 0: unset */
+	int64_t reservoir;        /**< > 0; 0: unset */
+	int dedup;                /**< 1: drop duplicates; 0: unset */
+	int64_t seed;             /**< -1: unset */
+	const char *compression;  /**< "deflate:4", ...; NULL: unset */
+} hml__collect_keep;
+
+#define HML__COLLECT_KEEP_INIT { 0.0, 0, 0, -1, NULL }
+
 /** One configuration of a run. Strings are borrowed. */
 typedef struct hml__run_config {
 	hml__run_kind kind;
@@ -52,6 +72,7 @@ typedef struct hml__run_config {
 	const char *model;    /**< surrogate: the model file (required) */
 	const char *qoi;      /**< HML_QOI, or NULL for none */
 	const char *profile;  /**< HML_PROFILE, or NULL for none */
+	const hml__collect_keep *keep;  /**< collect: HML_COLLECT_*, or NULL */
 } hml__run_config;
 
 /**

@@ -24,8 +24,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/collection_keep.h"
+
 typedef struct hml__sampler hml__sampler;
-struct hml__coll_sampling;   /* lib/core/collection.h: no HDF5 header here */
+
 
 /** The settings (HML_COLLECT_*). */
 typedef struct hml__sample_cfg {
@@ -65,6 +67,6 @@ int hml__sampler_filter(hml__sampler *s, void *in, void *out, int64_t rows[2],
 int64_t hml__sampler_rows(const hml__sampler *s, const void **in, const void **out);
 
 /** What was seen, kept and dropped so far, with the settings. */
-void hml__sampler_stats(const hml__sampler *s, struct hml__coll_sampling *out);
+void hml__sampler_stats(const hml__sampler *s, hml__coll_sampling *out);
 
 #endif
