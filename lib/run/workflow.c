@@ -271,7 +271,8 @@ static int parse_keep(const vctx *v, const json_t *c, hml__collect_keep *k)
 		if (!json_is_string(j))
 			return bad_key(v, "collect.compression", "must be a string");
 		if (hml__compression_parse(&z, json_string_value(j)) < 0)
-			return bad_key(v, "collect.compression", "%s", hml_error_last()->message);
+			return bad_key(v, "collect.compression", "must be %s, not '%.64s'",
+			               HML__COLL_COMPRESSION_NAMES, json_string_value(j));
 		k->compression = json_string_value(j);
 	}
 	return 0;
