@@ -5,6 +5,11 @@
 #   collection overhead   collect-mode time / off-mode time
 #   runtime overhead      (region time - forward time) / region time, infer mode
 #   gather/scatter        memcpy time / gather (scatter) time   (bench_gather)
+#   compression           per HML_COLLECT_COMPRESSION (none, deflate levels,
+#                         shuffle+deflate, szip): MB/s written (raw row bytes /
+#                         the profile's write_s, every call flushed) and the
+#                         compression ratio (raw bytes / file bytes), on
+#                         binomial's collected rows, against none
 # Off, baseline and collect runs alternate REPEAT times; medians are quoted.
 # Like with like: both binomial executables are built from the same source
 # with the same flags, functions and loops aligned to 64 bytes
@@ -12,7 +17,7 @@
 # same way in both; same OMP_NUM_THREADS; the timed part is the priced loop
 # as the program reports it (start-up is bench/startup.sh's business).
 #
-# usage: bench/runtime.sh [BUILD_DIR] [OPTIONS] [REPEAT]
+# usage: bench/runtime.sh [BUILD_DIR] [OPTIONS] [REPEAT] [COMPRESSION_OPTIONS]
 # OPTIONS should be a multiple of the batch (4096): a shorter last batch
 # takes the original path, which the overhead formula subtracts anyway.
 set -eu
@@ -20,6 +25,7 @@ set -eu
 build=${1:-build}
 options=${2:-98304}
 repeat=${3:-3}
+zoptions=${4:-16384}
 py=/usr/bin/python3
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -91,3 +97,26 @@ print(f"infer runtime overhead {100 * ovh:.2f}%  ((region - forward) / region, m
 PY
 echo "gather/scatter against memcpy of the same bytes (goal >= 0.5x):"
 "$build/bench/bench_gather" 1048576 20
+
+echo "compression of binomial's collected rows ($zoptions options, batch 1024, each call flushed):"
+for z in none deflate:1 deflate:4 deflate:9 shuffle+deflate:4 szip; do
+	rm -f "$tmp/z.h5" "$tmp/z.json"
+	HML_MODE=collect HML_DB="$tmp/z.h5" HML_PROFILE="$tmp/z.json" HML_FLUSH_BYTES=1 \
+		HML_COLLECT_COMPRESSION="$z" "$bin" --options "$zoptions" --batch 1024 >/dev/null
+	echo "$z $(stat -c %s "$tmp/z.h5")" >> "$tmp/zsizes"
+	cp "$tmp/z.json" "$tmp/z-$(echo "$z" | tr ':+' '__').json"
+done
+"$py" - "$tmp" <<'PY'
+import json, sys
+tmp = sys.argv[1]
+rows = []
+for line in open(tmp + "/zsizes"):
+    z, size = line.split()
+    p = json.load(open(tmp + "/z-" + z.replace(":", "_").replace("+", "_") + ".json"))["regions"][0]
+    raw = p["rows_in"] * 5 * 8 + p["rows_out"] * 1 * 8
+    rows.append((z, raw / p["write_s"] / 1e6, raw / int(size), p["write_s"]))
+base = rows[0]
+print(f"  {'compression':18} {'MB/s':>8} {'vs none':>8} {'ratio':>7} {'vs none':>8}")
+for z, mbs, ratio, _ in rows:
+    print(f"  {z:18} {mbs:8.1f} {mbs / base[1]:7.2f}x {ratio:7.2f} {ratio / base[2]:7.2f}x")
+PY
