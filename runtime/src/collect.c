@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "collect.h"
+#include "collect_internal.h"
 #include "core/collection.h"
 #include "core/error.h"
 #include "core/h5util.h"
@@ -11,66 +12,19 @@
 #define DEFAULT_FLUSH_BYTES ((size_t)16 << 20)
 #define DEFAULT_FLUSH_SECONDS 1.0
 
-enum { IN = HML__COLL_IN, OUT = HML__COLL_OUT };
 _Static_assert((int)HML__COLLECTOR_INPUT == (int)IN &&
                (int)HML__COLLECTOR_OUTPUT == (int)OUT,
                "the collector's sides are the layout's");
 
-static const char *const *const side_name = hml__coll_side_name;
 
-typedef struct {
-	unsigned char *p;
-	size_t len, cap;
-} buffer;
-
-struct hml__collector {
-	char *path, *label;
-	char *functor[2], *arrays[2], *domain[2];
-	hml_dtype dtype[2];
-	int ndim[2];
-	int64_t shape[2][HML_MAX_DIMS];
-	size_t row_bytes[2];
-	size_t flush_bytes;
-	double flush_seconds, last_flush;
-	int64_t run, calls, rows;
-	/* Not yet written: rows of each side, and one record per call whose
-	 * offsets count from the start of the buffer until a flush adds the
-	 * rows already in the file. */
-	buffer buf[2];
-	int64_t buf_rows[2];
-	/* Rows placed by hml__collector_next() for the call not yet
-	 * committed (after the buffered ones), -1 when none. */
-	int64_t next_rows[2];
-	hml__call_record *recs;
-	size_t nrecs, caprecs;
-	hml__coll_compression z;
-	/* Sampling (NULL: every row kept); the group's counts from earlier
-	 * runs; where the reservoir's rows and record go in the file (rec
-	 * -1 before its first write), and the time of the calls it saw. */
-	hml__sampler *sampler;
-	hml__coll_sampling base;
-	int64_t res_at[2], res_rec;
-	double res_seconds;
-};
-
-/* The HDF5 objects of one region's group while the file is open. `dims`
- * are the rows the data sets hold, `rows` those that the calls table
- * accounts for: a process killed in the middle of a flush can leave rows
- * beyond them, which the next flush overwrites. */
-typedef struct {
-	hid_t group, data[2], calls;
-	int64_t dims[2], rows[2], ncalls;
-	int has_ncalls;    /* the calls table has the `ncalls` field */
-} h5set;
-
-static void h5set_init(h5set *s)
+void hml__h5set_init(h5set *s)
 {
 	s->group = s->data[IN] = s->data[OUT] = s->calls = H5I_INVALID_HID;
 	s->dims[IN] = s->dims[OUT] = s->rows[IN] = s->rows[OUT] = s->ncalls = 0;
 	s->has_ncalls = 0;
 }
 
-static void h5set_close(h5set *s)
+void hml__h5set_close(h5set *s)
 {
 	int i;
 
@@ -81,7 +35,7 @@ static void h5set_close(h5set *s)
 		H5Dclose(s->calls);
 	if (s->group >= 0)
 		H5Gclose(s->group);
-	h5set_init(s);
+	hml__h5set_init(s);
 }
 
 static int shape_mismatch(const hml__collector *c, int side, const int64_t *have,
@@ -166,8 +120,8 @@ static int open_calls(const hml__collector *c, hid_t group, h5set *s)
  * group is checked completely before anything is added to it, so a
  * mismatch leaves the file as it was. `runs` is the count written into a
  * group created here. */
-static int attach(const hml__collector *c, hid_t file, h5set *s, int64_t runs,
-                  int *created)
+int hml__collector_attach(const hml__collector *c, hid_t file, h5set *s, int64_t runs,
+                          int *created)
 {
 	hml__coll_meta meta;
 	htri_t exists;
@@ -218,12 +172,12 @@ static int attach(const hml__collector *c, hid_t file, h5set *s, int64_t runs,
 	}
 done:
 	if (rc < 0)
-		h5set_close(s);
+		hml__h5set_close(s);
 	return rc;
 }
 
 /* Close the file and report a failure to write what it still held. */
-static int close_file(const hml__collector *c, hid_t file, int rc)
+int hml__collector_close_file(const hml__collector *c, hid_t file, int rc)
 {
 	if (file < 0)
 		return rc;
@@ -307,7 +261,7 @@ static int copy_desc(hml__collector *c, const hml__collector_desc *d)
 /* HML_DB is opened for writing each time data is flushed: never a FIFO,
  * a device or a symbolic link (hml__path_replaceable), whatever it was
  * at the previous opening. */
-static int open_rw(hid_t *file, const char *path)
+int hml__collector_open_rw(hid_t *file, const char *path)
 {
 	int rc = hml__path_replaceable(path);
 
@@ -341,7 +295,7 @@ int hml__collector_open(hml__collector **out, const hml__collector_desc *desc)
 	int64_t runs = 0;
 	int rc, created;
 
-	h5set_init(&s);
+	hml__h5set_init(&s);
 	if (!out || !desc)
 		return hml__error_set(HML_EINVALID, "collector or description is NULL");
 	*out = NULL;
@@ -354,9 +308,9 @@ int hml__collector_open(hml__collector **out, const hml__collector_desc *desc)
 	}
 	if ((rc = copy_desc(c, desc)) < 0)
 		goto done;
-	if ((rc = open_rw(&file, c->path)) < 0)
+	if ((rc = hml__collector_open_rw(&file, c->path)) < 0)
 		goto done;
-	if ((rc = attach(c, file, &s, 0, &created)) < 0)
+	if ((rc = hml__collector_attach(c, file, &s, 0, &created)) < 0)
 		goto done;
 	if (!created && (rc = hml__coll_runs_get(s.group, &runs)) < 0)
 		goto done;
@@ -369,8 +323,8 @@ int hml__collector_open(hml__collector **out, const hml__collector_desc *desc)
 	c->next_rows[IN] = c->next_rows[OUT] = -1;
 	c->last_flush = hml__now();
 done:
-	h5set_close(&s);
-	rc = close_file(c, file, rc);
+	hml__h5set_close(&s);
+	rc = hml__collector_close_file(c, file, rc);
 	if (rc < 0)
 		collector_free(c);
 	else
@@ -386,7 +340,7 @@ int hml__collector_probe(const char *path)
 	if (!path || !*path)
 		return hml__error_set(HML_EINVALID, "collector file name is empty");
 	hml__h5_init();
-	if ((rc = open_rw(&file, path)) < 0)
+	if ((rc = hml__collector_open_rw(&file, path)) < 0)
 		return rc;
 	H5Fclose(file);
 	return 0;
@@ -405,23 +359,6 @@ static void shrink_back(const h5set *s)
 	}
 }
 
-/* The group's sampling attributes: earlier runs' counts plus this one's. */
-static int put_sampling(const hml__collector *c, hid_t group)
-{
-	hml__coll_sampling now;
-
-	if (!c->sampler)
-		return 0;
-	hml__sampler_stats(c->sampler, &now);
-	now.calls_seen += c->base.calls_seen;
-	now.rows_seen += c->base.rows_seen;
-	now.rows_kept += c->base.rows_kept;
-	now.dropped_rate += c->base.dropped_rate;
-	now.dropped_duplicate += c->base.dropped_duplicate;
-	now.dropped_reservoir += c->base.dropped_reservoir;
-	return hml__coll_sampling_set(group, &now);
-}
-
 static int flush(hml__collector *c)
 {
 	hml__call_record *recs = NULL;
@@ -432,7 +369,7 @@ static int flush(hml__collector *c)
 	size_t i;
 	int rc = 0, created, side, touched = 0;
 
-	h5set_init(&s);
+	hml__h5set_init(&s);
 	if (c->nrecs == 0)
 		goto done;
 	hml__h5_init();
@@ -440,11 +377,11 @@ static int flush(hml__collector *c)
 		rc = hml__error_oom();
 		goto done;
 	}
-	if ((rc = open_rw(&file, c->path)) < 0)
+	if ((rc = hml__collector_open_rw(&file, c->path)) < 0)
 		goto done;
 	/* A group created here means the file was removed or replaced since
 	 * the open: start it again, counting this run. */
-	if ((rc = attach(c, file, &s, c->run + 1, &created)) < 0)
+	if ((rc = hml__collector_attach(c, file, &s, c->run + 1, &created)) < 0)
 		goto done;
 	for (side = 0; side < 2; side++) {
 		rc = hml__coll_rows_write(s.data[side], c->path, c->label,
@@ -478,7 +415,7 @@ static int flush(hml__collector *c)
 	rc = hml__coll_rows_write(s.calls, c->path, c->label, HML__COLL_CALLS, type,
 	                          s.ncalls, s.ncalls, (int64_t)c->nrecs, 0, &zero, recs);
 	if (rc == 0)
-		rc = put_sampling(c, s.group);
+		rc = hml__collector_put_sampling(c, s.group);
 done:
 	if (rc < 0 && touched) {
 		hml__error_save(&saved);
@@ -487,8 +424,8 @@ done:
 	}
 	if (type >= 0)
 		H5Tclose(type);
-	h5set_close(&s);
-	rc = close_file(c, file, rc);
+	hml__h5set_close(&s);
+	rc = hml__collector_close_file(c, file, rc);
 	if (rc == 0) {
 		/* Rows placed for a call still in progress (a flush from an
 		 * exit handler inside the region) move to the front. */
@@ -574,31 +511,6 @@ int hml__collector_next(hml__collector *c, int side, int64_t rows, void **dst)
 	return 0;
 }
 
-/* Pass the placed rows through the sampler: 1 when some are left to
- * record (their time scaled to them), 0 when none (the calls are
- * counted, nothing else), negative on failure (the rows dropped). */
-static int sample(hml__collector *c, int64_t ncalls, double *seconds)
-{
-	int64_t rows[2] = { c->next_rows[IN], c->next_rows[OUT] }, seen = rows[IN];
-	void *at[2];
-	int i, rc;
-
-	for (i = 0; i < 2; i++)
-		at[i] = c->buf[i].p ? c->buf[i].p + c->buf[i].len : NULL;
-	rc = hml__sampler_filter(c->sampler, at[IN], at[OUT], rows, ncalls);
-	c->res_seconds += *seconds;
-	if (rc < 0 || (rows[IN] == 0 && rows[OUT] == 0)) {
-		c->next_rows[IN] = c->next_rows[OUT] = -1;
-		c->calls += ncalls;
-		return rc;
-	}
-	if (seen > 0)
-		*seconds *= (double)rows[IN] / (double)seen;
-	c->next_rows[IN] = rows[IN];
-	c->next_rows[OUT] = rows[OUT];
-	return 1;
-}
-
 /* Record the placed rows as `ncalls` calls. */
 static int commit(hml__collector *c, int64_t ncalls, double original_seconds)
 {
@@ -612,7 +524,7 @@ static int commit(hml__collector *c, int64_t ncalls, double original_seconds)
 		return hml__error_set(HML_EINVALID,
 			"region '%s': a call is recorded before its rows were placed",
 			c->label);
-	if (c->sampler && (rc = sample(c, ncalls, &original_seconds)) <= 0)
+	if (c->sampler && (rc = hml__collector_sample(c, ncalls, &original_seconds)) <= 0)
 		return rc;
 	if ((rc = reserve_record(c)) < 0)
 		return rc;
@@ -688,74 +600,13 @@ int hml__collector_append_calls(hml__collector *c, const void *in, int64_t in_ro
 	return commit(c, ncalls, original_seconds);
 }
 
-/* The reservoir's rows and one record standing for every call of the run,
- * written over those of the previous write (sample.h), and the sampling
- * attributes. */
-static int write_reservoir(hml__collector *c)
-{
-	const void *data[2];
-	hml__call_record rec;
-	hid_t file = H5I_INVALID_HID, type = H5I_INVALID_HID;
-	hml__coll_sampling st;
-	int64_t zero = 0, held;
-	h5set s;
-	int rc, created, side;
-
-	h5set_init(&s);
-	held = hml__sampler_rows(c->sampler, &data[IN], &data[OUT]);
-	if ((rc = open_rw(&file, c->path)) < 0)
-		goto done;
-	if ((rc = attach(c, file, &s, c->run + 1, &created)) < 0)
-		goto done;
-	if (created || c->res_rec < 0 || c->res_rec > s.ncalls) {
-		c->res_rec = s.ncalls;
-		c->res_at[IN] = s.rows[IN];
-		c->res_at[OUT] = s.rows[OUT];
-	}
-	for (side = 0; side < 2 && held > 0; side++)
-		if ((rc = hml__coll_rows_write(s.data[side], c->path, c->label, side_name[side],
-		                               hml__h5_type(c->dtype[side]), s.dims[side],
-		                               c->res_at[side], held, c->ndim[side],
-		                               c->shape[side], data[side])) < 0)
-			goto done;
-	if (held > 0 && H5Fflush(file, H5F_SCOPE_LOCAL) < 0) {
-		rc = hml__h5_error(HML_EIO, "cannot write region '%s' to '%s'",
-		                   c->label, c->path);
-		goto done;
-	}
-	hml__sampler_stats(c->sampler, &st);
-	memset(&rec, 0, sizeof(rec));
-	rec.run = c->run;
-	rec.ncalls = st.calls_seen;
-	rec.input_offset = c->res_at[IN];
-	rec.output_offset = c->res_at[OUT];
-	rec.input_rows = rec.output_rows = held;
-	rec.original_seconds = st.rows_seen ? c->res_seconds * (double)held /
-	                                      (double)st.rows_seen : 0.0;
-	if (held > 0 && (type = hml__coll_calls_type(s.has_ncalls)) < 0) {
-		rc = hml__h5_error(HML_EIO, "cannot write '%s/calls' to '%s'",
-		                   c->label, c->path);
-		goto done;
-	}
-	if (held > 0 &&
-	    (rc = hml__coll_rows_write(s.calls, c->path, c->label, HML__COLL_CALLS, type,
-	                               s.ncalls, c->res_rec, 1, 0, &zero, &rec)) < 0)
-		goto done;
-	rc = put_sampling(c, s.group);
-done:
-	if (type >= 0)
-		H5Tclose(type);
-	h5set_close(&s);
-	return close_file(c, file, rc);
-}
-
 /* Everything buffered, then the reservoir and the sampling counts. */
 static int flush_all(hml__collector *c)
 {
 	int rc = flush(c);
 
 	if (rc == 0 && c->sampler)
-		rc = write_reservoir(c);
+		rc = hml__collector_write_reservoir(c);
 	return rc;
 }
 
