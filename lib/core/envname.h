@@ -29,7 +29,7 @@ extern "C" {
 #define HML__ENV_THREADS       "HML_THREADS"
 #define HML__ENV_FLUSH_SECONDS "HML_FLUSH_SECONDS"
 #define HML__ENV_FLUSH_BYTES   "HML_FLUSH_BYTES"
-/* What a collecting region keeps (runtime/src/sample.h). */
+/* What a collecting region keeps (hml-runtime(3), the runtime's sample.h). */
 #define HML__ENV_COLLECT_RATE        "HML_COLLECT_RATE"
 #define HML__ENV_COLLECT_RESERVOIR   "HML_COLLECT_RESERVOIR"
 #define HML__ENV_COLLECT_DEDUP       "HML_COLLECT_DEDUP"

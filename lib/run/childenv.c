@@ -97,6 +97,20 @@ static int check(const hml__run_config *c)
 	return 0;
 }
 
+void hml__collect_keep_over(hml__collect_keep *base, const hml__collect_keep *over)
+{
+	if (over->rate > 0)
+		base->rate = over->rate;
+	if (over->reservoir > 0)
+		base->reservoir = over->reservoir;
+	if (over->dedup)
+		base->dedup = 1;
+	if (over->seed >= 0)
+		base->seed = over->seed;
+	if (over->compression)
+		base->compression = over->compression;
+}
+
 /* HML_COLLECT_*, global: they hold for every region of the run. */
 static int put_keep(envlist *l, const hml__collect_keep *k)
 {

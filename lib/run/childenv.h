@@ -49,7 +49,7 @@ typedef enum hml__run_kind {
 
 /**
  * What a collect run keeps (HML_COLLECT_RATE, _RESERVOIR, _DEDUP, _SEED,
- * _COMPRESSION: runtime/src/sample.h): set from workflow.json's
+ * _COMPRESSION: hml-runtime(3)): set from workflow.json's
  * "collect.sample" and "collect.compression" (lib/run/workflow.h) and
  * hml collect's --rate, --reservoir, --dedup. Zeroed: every row, the
  * runtime's defaults. A field left 0 (or NULL) sets no variable.
@@ -63,6 +63,10 @@ typedef struct hml__collect_keep {
 } hml__collect_keep;
 
 #define HML__COLLECT_KEEP_INIT { 0.0, 0, 0, -1, NULL }
+
+/** Every field that `over` sets (hml collect's options) replaces base's
+ *  (the workflow's). */
+void hml__collect_keep_over(hml__collect_keep *base, const hml__collect_keep *over);
 
 /** One configuration of a run. Strings are borrowed. */
 typedef struct hml__run_config {

@@ -139,6 +139,17 @@ TEST(collect_keep)
 	CHECK(get(env, "HML_COLLECT_SEED", &times) == NULL);
 	hml__strv_free(env);
 
+	/* Options over the workflow's: what they set wins, the rest stays. */
+	{
+		hml__collect_keep wf = { 0.25, 100, 0, 3, "deflate:4" };
+		hml__collect_keep opt = HML__COLLECT_KEEP_INIT;
+
+		opt.reservoir = 7;
+		hml__collect_keep_over(&wf, &opt);
+		CHECK(wf.rate == 0.25 && wf.reservoir == 7 && !wf.dedup && wf.seed == 3);
+		CHECK_STR(wf.compression, "deflate:4");
+	}
+
 	k.rate = 0.5;
 	c.kind = HML__RUN_ACCURATE;
 	CHECK_OK(hml__childenv_build(&env, &c, shell, wf_env));

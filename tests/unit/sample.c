@@ -1,6 +1,6 @@
 /*
  * tests/unit/sample.c - what a collecting region keeps: the rate, the
- * duplicates and the reservoir (runtime/src/sample.h, seeded), the
+ * duplicates and the reservoir (the runtime's sample.h, seeded), the
  * collector writing them (the file holds the reservoir's rows however
  * often it flushes), the sampling attributes and compression of the
  * collection layout read back (lib/core/collection.h), and the
