@@ -5,11 +5,8 @@
 #   collection overhead   collect-mode time / off-mode time
 #   runtime overhead      (region time - forward time) / region time, infer mode
 #   gather/scatter        memcpy time / gather (scatter) time   (bench_gather)
-#   compression           per HML_COLLECT_COMPRESSION (none, deflate levels,
-#                         shuffle+deflate, szip): MB/s written (raw row bytes /
-#                         the profile's write_s, every call flushed) and the
-#                         compression ratio (raw bytes / file bytes), on
-#                         binomial's collected rows, against none
+#   compression           bench/compression.sh: MB/s written and compression
+#                         ratio per HML_COLLECT_COMPRESSION, against none
 # Off, baseline and collect runs alternate REPEAT times; medians are quoted.
 # Like with like: both binomial executables are built from the same source
 # with the same flags, functions and loops aligned to 64 bytes
@@ -98,25 +95,5 @@ PY
 echo "gather/scatter against memcpy of the same bytes (goal >= 0.5x):"
 "$build/bench/bench_gather" 1048576 20
 
-echo "compression of binomial's collected rows ($zoptions options, batch 1024, each call flushed):"
-for z in none deflate:1 deflate:4 deflate:9 shuffle+deflate:4 szip; do
-	rm -f "$tmp/z.h5" "$tmp/z.json"
-	HML_MODE=collect HML_DB="$tmp/z.h5" HML_PROFILE="$tmp/z.json" HML_FLUSH_BYTES=1 \
-		HML_COLLECT_COMPRESSION="$z" "$bin" --options "$zoptions" --batch 1024 >/dev/null
-	echo "$z $(stat -c %s "$tmp/z.h5")" >> "$tmp/zsizes"
-	cp "$tmp/z.json" "$tmp/z-$(echo "$z" | tr ':+' '__').json"
-done
-"$py" - "$tmp" <<'PY'
-import json, sys
-tmp = sys.argv[1]
-rows = []
-for line in open(tmp + "/zsizes"):
-    z, size = line.split()
-    p = json.load(open(tmp + "/z-" + z.replace(":", "_").replace("+", "_") + ".json"))["regions"][0]
-    raw = p["rows_in"] * 5 * 8 + p["rows_out"] * 1 * 8
-    rows.append((z, raw / p["write_s"] / 1e6, raw / int(size), p["write_s"]))
-base = rows[0]
-print(f"  {'compression':18} {'MB/s':>8} {'vs none':>8} {'ratio':>7} {'vs none':>8}")
-for z, mbs, ratio, _ in rows:
-    print(f"  {z:18} {mbs:8.1f} {mbs / base[1]:7.2f}x {ratio:7.2f} {ratio / base[2]:7.2f}x")
-PY
+# What compressing the collection costs (HML_COLLECT_COMPRESSION).
+"$(dirname "$0")/compression.sh" "$build" "$zoptions"

@@ -164,7 +164,7 @@ static int create_rows(hid_t *out, hid_t group, const char *path,
 int hml__coll_data_create(hid_t *dset, hid_t group, const char *path,
                           const char *label, int side, hml_dtype dtype,
                           int ndim, const int64_t *shape,
-                          const hml__coll_compression *z)
+                          const hml__coll_compression *z, int64_t rows_max)
 {
 	hsize_t chunk[HML_MAX_DIMS + 1];
 	size_t row_bytes = hml_dtype_size(dtype), rows;
@@ -180,15 +180,20 @@ int hml__coll_data_create(hid_t *dset, hid_t group, const char *path,
 		rows = 1;
 	if (rows > CHUNK_ROWS_MAX)
 		rows = CHUNK_ROWS_MAX;
+	if (rows_max > 0 && rows > (size_t)rows_max)
+		rows = (size_t)rows_max;
 	chunk[0] = rows;
 	return create_rows(dset, group, path, label, hml__coll_side_name[side],
 	                   hml__h5_type(dtype), ndim + 1, chunk, z);
 }
 
 int hml__coll_calls_create(hid_t *dset, hid_t group, const char *path,
-                           const char *label)
+                           const char *label, int64_t records_max)
 {
-	const hsize_t chunk[1] = { HML_COLLECT_CALLS_CHUNK };
+	const hsize_t chunk[1] = {
+		records_max > 0 && records_max < HML_COLLECT_CALLS_CHUNK ? (hsize_t)records_max
+		                                                        : HML_COLLECT_CALLS_CHUNK
+	};
 	hid_t type = hml__coll_calls_type(1);
 	int rc = create_rows(dset, group, path, label, HML__COLL_CALLS, type, 1, chunk,
 	                     NULL);

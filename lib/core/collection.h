@@ -113,17 +113,22 @@ int hml__coll_compression_parse(hml__coll_compression *out, const char *text);
 
 /**
  * Create a side's empty data set, `ndim` feature dims of `shape`, chunked
- * by about 1 MiB of rows, compressed as `z` says (NULL: not compressed).
- * *dset is yours. Errors: HML_EIO "cannot create 'L/input' in 'P': ...".
+ * by about 1 MiB of rows but no more than `rows_max` rows when it is > 0
+ * (a reservoir's N: HDF5 allocates whole chunks, so a small collection in
+ * a large chunk would take the chunk's size), compressed as `z` says
+ * (NULL: not compressed). *dset is yours. Errors: HML_EIO "cannot create
+ * 'L/input' in 'P': ...".
  */
 int hml__coll_data_create(hid_t *dset, hid_t group, const char *path,
                           const char *label, int side, hml_dtype dtype,
                           int ndim, const int64_t *shape,
-                          const hml__coll_compression *z);
+                          const hml__coll_compression *z, int64_t rows_max);
 
-/** Create the empty `calls` table. *dset is yours. Errors as above. */
+/** Create the empty `calls` table, chunked by 1024 records or by
+ *  `records_max` when that is smaller and > 0 (a reservoir writes one per
+ *  run). *dset is yours. Errors as above. */
 int hml__coll_calls_create(hid_t *dset, hid_t group, const char *path,
-                           const char *label);
+                           const char *label, int64_t records_max);
 
 /**
  * Write `rows` rows of `buf` (memory type `mem_type`, rows of `nfeat` dims

@@ -82,6 +82,7 @@ static int copy_desc(hml__collector *c, const hml__collector_desc *d)
 	c->flush_seconds = d->flush_seconds > 0 ? d->flush_seconds
 	                                        : DEFAULT_FLUSH_SECONDS;
 	c->res_rec = -1;
+	c->chunk_rows = d->sample.reservoir;
 	if ((rc = hml__coll_compression_parse(&c->z, d->compression)) < 0)
 		return rc;
 	if (hml__sample_active(&d->sample))

@@ -94,7 +94,9 @@ static int open_calls(const hml__collector *c, hid_t group, h5set *s)
 		return rc;
 	if (rc == 0) {
 		s->has_ncalls = 1;
-		return hml__coll_calls_create(&s->calls, group, c->path, c->label);
+		/* A reservoir writes one record per run. */
+		return hml__coll_calls_create(&s->calls, group, c->path, c->label,
+		                              c->chunk_rows ? 16 : 0);
 	}
 	if ((rc = hml__coll_calls_open(&s->calls, &info, group, c->path, c->label)) < 0)
 		return rc;
@@ -152,7 +154,7 @@ int hml__collector_attach(const hml__collector *c, hid_t file, h5set *s, int64_t
 		if (s->data[i] < 0 &&
 		    (rc = hml__coll_data_create(&s->data[i], s->group, c->path, c->label,
 		                                i, c->dtype[i], c->ndim[i],
-		                                c->shape[i], &c->z)) < 0)
+		                                c->shape[i], &c->z, c->chunk_rows)) < 0)
 			goto done;
 	if ((rc = open_calls(c, s->group, s)) < 0)
 		goto done;

@@ -42,6 +42,7 @@ struct hml__collector {
 	hml__call_record *recs;
 	size_t nrecs, caprecs;
 	hml__coll_compression z;
+	int64_t chunk_rows;   /* most rows per chunk (0: by bytes only) */
 	/* Sampling (NULL: every row kept); the group's counts from earlier
 	 * runs; where the reservoir's rows and record go in the file (rec
 	 * -1 before its first write), and the time of the calls it saw. */

@@ -224,6 +224,12 @@ TEST(collector_writes_reservoir)
 	CHECK_EQ_INT(info.rows, 50);
 	CHECK((dcpl = H5Dget_create_plist(dset)) >= 0);
 	CHECK(H5Pget_nfilters(dcpl) == 2);
+	{   /* chunks no larger than the reservoir */
+		hsize_t chunk[2] = { 0, 0 };
+
+		CHECK(H5Pget_chunk(dcpl, 2, chunk) >= 1);
+		CHECK_EQ_INT(chunk[0], 50);
+	}
 	H5Pclose(dcpl);
 	H5Dclose(dset);
 	CHECK_OK(hml__coll_calls_open(&cdset, &calls, group, path, "res"));
