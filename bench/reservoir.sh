@@ -18,7 +18,7 @@
 set -eu
 
 build=${1:-build}
-options=${2:-100000}
+options=${2:-50000}
 repeat=${3:-1}
 reservoir=$((options / 50))
 hml="$build/cmd/hml"
@@ -37,7 +37,9 @@ arm() {  # NAME [COLLECT OPTIONS...]
 	"$hml" -C "$tmp/$name" -q --json collect binomial "$@" \
 		--args "--options $options --batch 4096 --seed {seed}" > "$tmp/$name-collect.json"
 	"$hml" -C "$tmp/$name" -q --json train --threads "$HML_THREADS" > "$tmp/$name-train.json"
-	"$hml" -C "$tmp/$name" -q --json evaluate --repeat "$repeat" > "$tmp/$name-eval.json"
+	model=$("$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))["model"]["id"])' \
+		"$tmp/$name-train.json")
+	"$hml" -C "$tmp/$name" -q --json evaluate --repeat "$repeat" "$model" > "$tmp/$name-eval.json"
 	echo "  $name: done"
 }
 arm full
