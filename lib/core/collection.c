@@ -10,6 +10,7 @@
 #include "hml/version.h"
 
 #define CHUNK_ROWS_MAX 65536
+#define COMPRESSED_CHUNK_DIVISOR 16   /* 64 KiB chunks when compressed */
 /* Overridable only to test deep chunk indexes with little data. */
 #ifndef HML_COLLECT_CHUNK_BYTES
 #define HML_COLLECT_CHUNK_BYTES ((size_t)1 << 20)
@@ -176,6 +177,11 @@ int hml__coll_data_create(hid_t *dset, hid_t group, const char *path,
 			row_bytes *= (size_t)shape[d];
 	}
 	rows = row_bytes ? HML_COLLECT_CHUNK_BYTES / row_bytes : 1;
+	/* A compressed chunk that a later flush completes is written again
+	 * elsewhere in the file, and HDF5 does not reuse the old space once
+	 * the file is closed: small chunks bound what each flush leaves. */
+	if (z && (z->deflate || z->szip))
+		rows /= COMPRESSED_CHUNK_DIVISOR;
 	if (rows < 1)
 		rows = 1;
 	if (rows > CHUNK_ROWS_MAX)
