@@ -249,6 +249,7 @@ static int parse_keep(const vctx *v, const json_t *c, hml__collect_keep *k)
 	json_t *s, *j;
 	int rc;
 
+	*k = (hml__collect_keep)HML__COLLECT_KEEP_INIT;
 	if ((rc = get_object(v, c, "collect", "sample", 0, &s)) < 0)
 		return rc;
 	if (s && ((rc = check_keys(v, s, "collect.sample", keys)) < 0 ||
