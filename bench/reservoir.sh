@@ -18,8 +18,11 @@
 set -eu
 
 build=${1:-build}
-options=${2:-50000}
+options=${2:-49152}
 repeat=${3:-1}
+# Whole batches of 4096: binomial's directive site gives a last, shorter
+# batch a region handle of its own, with a reservoir of its own.
+options=$((options / 4096 * 4096))
 reservoir=$((options / 50))
 hml="$build/cmd/hml"
 py=/usr/bin/python3
