@@ -5,6 +5,8 @@
 #   collection overhead   collect-mode time / off-mode time
 #   runtime overhead      (region time - forward time) / region time, infer mode
 #   gather/scatter        memcpy time / gather (scatter) time   (bench_gather)
+#   compression           bench/compression.sh: MB/s written and compression
+#                         ratio per HML_COLLECT_COMPRESSION, against none
 # Off, baseline and collect runs alternate REPEAT times; medians are quoted.
 # Like with like: both binomial executables are built from the same source
 # with the same flags, functions and loops aligned to 64 bytes
@@ -12,7 +14,7 @@
 # same way in both; same OMP_NUM_THREADS; the timed part is the priced loop
 # as the program reports it (start-up is bench/startup.sh's business).
 #
-# usage: bench/runtime.sh [BUILD_DIR] [OPTIONS] [REPEAT]
+# usage: bench/runtime.sh [BUILD_DIR] [OPTIONS] [REPEAT] [COMPRESSION_OPTIONS]
 # OPTIONS should be a multiple of the batch (4096): a shorter last batch
 # takes the original path, which the overhead formula subtracts anyway.
 set -eu
@@ -20,6 +22,7 @@ set -eu
 build=${1:-build}
 options=${2:-98304}
 repeat=${3:-3}
+zoptions=${4:-16384}
 py=/usr/bin/python3
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -91,3 +94,6 @@ print(f"infer runtime overhead {100 * ovh:.2f}%  ((region - forward) / region, m
 PY
 echo "gather/scatter against memcpy of the same bytes (goal >= 0.5x):"
 "$build/bench/bench_gather" 1048576 20
+
+# What compressing the collection costs (HML_COLLECT_COMPRESSION).
+"$(dirname "$0")/compression.sh" "$build" "$zoptions"

@@ -24,6 +24,7 @@
 #include "run/workflow.h"
 #include "store/cost.h"
 #include "store/records.h"
+#include "store/sampling.h"
 #include "store/store.h"
 #include "sys/fsutil.h"
 #include "sys/proc.h"
@@ -46,6 +47,7 @@ static const char description[] =
 typedef struct collect_opts {
 	int64_t runs;
 	int64_t seed;
+	hml__collect_keep keep;   /* set by the options, over the workflow's */
 	const char *args;
 	char **extra;       /* after "--" (NULL when there was none) */
 	int nextra;
@@ -79,15 +81,6 @@ static int log_append(const char *log, const char *run_log, const char *header,
 	return rc;
 }
 
-/* The last lines of the failed run's output, to stderr (unless -q). */
-static void print_tail(const char *run_log, int run, int runs)
-{
-	char title[128];
-
-	snprintf(title, sizeof(title), "the application's output in run %d of %d", run, runs);
-	cmd_log_tail(run_log, title);
-}
-
 /* ---- the record -------------------------------------------------------------- */
 
 static const char *dtype_name(hml_dtype t)
@@ -112,6 +105,7 @@ static json_t *regions_json(const hml__region_info *infos, size_t n,
 			"output_dtype", dtype_name(r->out_dtype),
 			"input_functor", r->input_functor ? json_string(r->input_functor) : json_null(),
 			"output_functor", r->output_functor ? json_string(r->output_functor) : json_null());
+		hml__sampling_put(rec, r->sampled ? &r->sampling : NULL);
 		for (size_t j = 0; times && rec && j < ntimes; j++)
 			if (strcmp(times[j].label, r->label) == 0)
 				hml__cost_put(rec, &times[j], r->original_per_row);
@@ -183,7 +177,7 @@ static int workflow_from_store(hml__store *s, const char **path)
 static int split_dashdash(int argc, char **argv)
 {
 	static const char *const valued[] = { "--runs", "-n", "--seed", "-s", "--args",
-	                                      "--dir", "-C", NULL };
+	                                      "--dir", "-C", "--rate", "--reservoir", NULL };
 
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--") == 0)
@@ -308,7 +302,8 @@ static void add_times(collect_state *st)
 static int run_all(collect_state *st, int64_t first_seed, int runs, int *interrupted,
                    char *why, size_t why_size)
 {
-	const hml__run_config config = { HML__RUN_COLLECT, st->db, NULL, NULL, NULL, st->prof, NULL };
+	const hml__run_config config = { HML__RUN_COLLECT, st->db, NULL, NULL, NULL, st->prof,
+	                                 NULL, &st->w->collect_keep };
 	char **env = NULL;
 	cmd_progress *bar = cmd_progress_start("collect", runs);
 	double limit;   /* lib/run/limit.h: no accurate run to scale */
@@ -382,8 +377,11 @@ static int run_all(collect_state *st, int64_t first_seed, int runs, int *interru
 		}
 		cmd_progress_end(bar);
 		bar = NULL;
-		if (!*interrupted)
-			print_tail(st->tmp_run, k + 1, runs);
+		if (!*interrupted) {   /* the failed run's last lines, to stderr (unless -q) */
+			snprintf(header, sizeof(header), "the application's output in run %d of %d",
+			         k + 1, runs);
+			cmd_log_tail(st->tmp_run, header);
+		}
 		break;
 	}
 	cmd_progress_update(bar, ok, "done");
@@ -452,6 +450,7 @@ static int open_workflow(collect_state *st, const char *wf_arg, const collect_op
 	if ((rc = hml__workflow_load(&st->w, wf_arg)) < 0)
 		return cmd_fail(rc);
 	*runs = o->runs != UNSET ? (int)o->runs : st->w->collect_runs;
+	hml__collect_keep_over(&st->w->collect_keep, &o->keep);   /* options over the workflow */
 	*seed = o->seed != UNSET ? o->seed : st->w->collect_seed;
 	/* Every run's seed, not only the first, stays in the documented range. */
 	if (*seed > HML__SEED_MAX - (*runs - 1)) {
@@ -537,7 +536,7 @@ static int register_data(collect_state *st, int complete, const char *why, int i
 
 int cmd_collect(int argc, char **argv)
 {
-	collect_opts o = { UNSET, UNSET, NULL, NULL, 0 };
+	collect_opts o = { UNSET, UNSET, HML__COLLECT_KEEP_INIT, NULL, NULL, 0 };
 	const cmd_option options[] = {
 		{ "runs", 'n', CMD_OPT_INT, &o.runs, "N",
 		  "run the application N times (default: the workflow's collect.runs)" },
@@ -545,12 +544,15 @@ int cmd_collect(int argc, char **argv)
 		  "seed of the first run; run k gets S+k-1 (default: collect.seed)" },
 		{ "args", 0, CMD_OPT_STRING, &o.args, "'A B C'",
 		  "the application's arguments, split on blanks (replaces collect.args)" },
+		{ "rate", 0, CMD_OPT_DOUBLE, &o.keep.rate, "F", "keep each row with probability F" },
+		{ "reservoir", 0, CMD_OPT_INT, &o.keep.reservoir, "N", "keep at most N rows per region, run" },
+		{ "dedup", 0, CMD_OPT_FLAG, &o.keep.dedup, NULL, "drop rows whose inputs repeat exactly" },
 		CMD_RUN_TIMEOUT_OPTION,
 		{ NULL, 0, 0, NULL, NULL, NULL }
 	};
 	static const cmd_range ranges[] = {
-		{ "runs", 1, RUNS_MAX, 0 }, { "seed", 0, HML__SEED_MAX, 0 },
-		{ "run-timeout", 0, INFINITY, 0 }, { NULL, 0, 0, 0 }
+		{ "runs", 1, RUNS_MAX, 0 }, { "seed", 0, HML__SEED_MAX, 0 }, { "rate", 0, 1, 1 },
+		{ "run-timeout", 0, INFINITY, 0 }, { "reservoir", 1, 1000000000, 0 }, { NULL, 0, 0, 0 }
 	};
 	const cmd_spec spec = {
 		"collect", "[options] [WORKFLOW] [-- ARGS...]",

@@ -10,6 +10,7 @@
 #include "hml/version.h"
 
 #define CHUNK_ROWS_MAX 65536
+#define COMPRESSED_CHUNK_DIVISOR 16   /* 64 KiB chunks when compressed */
 /* Overridable only to test deep chunk indexes with little data. */
 #ifndef HML_COLLECT_CHUNK_BYTES
 #define HML_COLLECT_CHUNK_BYTES ((size_t)1 << 20)
@@ -129,7 +130,8 @@ done:
 /* A chunked data set of `rank` dims, empty and unlimited along rows. */
 static int create_rows(hid_t *out, hid_t group, const char *path,
                        const char *label, const char *name, hid_t type,
-                       int rank, const hsize_t *chunk)
+                       int rank, const hsize_t *chunk,
+                       const hml__coll_compression *z)
 {
 	hsize_t dims[HML_MAX_DIMS + 1], maxdims[HML_MAX_DIMS + 1];
 	hid_t space = H5I_INVALID_HID, dcpl = H5I_INVALID_HID;
@@ -146,6 +148,9 @@ static int create_rows(hid_t *out, hid_t group, const char *path,
 	    (dcpl = H5Pcreate(H5P_DATASET_CREATE)) < 0 ||
 	    H5Pset_chunk(dcpl, rank, chunk) < 0 ||
 	    H5Pset_obj_track_times(dcpl, 0) < 0 ||
+	    (z && z->shuffle && H5Pset_shuffle(dcpl) < 0) ||
+	    (z && z->deflate && H5Pset_deflate(dcpl, (unsigned)z->deflate) < 0) ||
+	    (z && z->szip && H5Pset_szip(dcpl, H5_SZIP_NN_OPTION_MASK, 32) < 0) ||
 	    (*out = H5Dcreate2(group, name, type, space, H5P_DEFAULT, dcpl,
 	                       H5P_DEFAULT)) < 0)
 		rc = hml__h5_error(HML_EIO, "cannot create '%s/%s' in '%s'",
@@ -159,7 +164,8 @@ static int create_rows(hid_t *out, hid_t group, const char *path,
 
 int hml__coll_data_create(hid_t *dset, hid_t group, const char *path,
                           const char *label, int side, hml_dtype dtype,
-                          int ndim, const int64_t *shape)
+                          int ndim, const int64_t *shape,
+                          const hml__coll_compression *z, int64_t rows_max)
 {
 	hsize_t chunk[HML_MAX_DIMS + 1];
 	size_t row_bytes = hml_dtype_size(dtype), rows;
@@ -171,21 +177,32 @@ int hml__coll_data_create(hid_t *dset, hid_t group, const char *path,
 			row_bytes *= (size_t)shape[d];
 	}
 	rows = row_bytes ? HML_COLLECT_CHUNK_BYTES / row_bytes : 1;
+	/* A compressed chunk that a later flush completes is written again
+	 * elsewhere in the file, and HDF5 does not reuse the old space once
+	 * the file is closed: small chunks bound what each flush leaves. */
+	if (z && (z->deflate || z->szip))
+		rows /= COMPRESSED_CHUNK_DIVISOR;
 	if (rows < 1)
 		rows = 1;
 	if (rows > CHUNK_ROWS_MAX)
 		rows = CHUNK_ROWS_MAX;
+	if (rows_max > 0 && rows > (size_t)rows_max)
+		rows = (size_t)rows_max;
 	chunk[0] = rows;
 	return create_rows(dset, group, path, label, hml__coll_side_name[side],
-	                   hml__h5_type(dtype), ndim + 1, chunk);
+	                   hml__h5_type(dtype), ndim + 1, chunk, z);
 }
 
 int hml__coll_calls_create(hid_t *dset, hid_t group, const char *path,
-                           const char *label)
+                           const char *label, int64_t records_max)
 {
-	const hsize_t chunk[1] = { HML_COLLECT_CALLS_CHUNK };
+	const hsize_t chunk[1] = {
+		records_max > 0 && records_max < HML_COLLECT_CALLS_CHUNK ? (hsize_t)records_max
+		                                                        : HML_COLLECT_CALLS_CHUNK
+	};
 	hid_t type = hml__coll_calls_type(1);
-	int rc = create_rows(dset, group, path, label, HML__COLL_CALLS, type, 1, chunk);
+	int rc = create_rows(dset, group, path, label, HML__COLL_CALLS, type, 1, chunk,
+	                     NULL);
 
 	if (type >= 0)
 		H5Tclose(type);

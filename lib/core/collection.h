@@ -32,6 +32,7 @@
 
 #include <hdf5.h>
 
+#include "core/collection_keep.h"
 #include "hml/common.h"
 
 #ifdef __cplusplus
@@ -100,18 +101,34 @@ int hml__coll_group_create(hid_t *group, hid_t file, const char *path,
                            const char *label, const hml__coll_meta *meta,
                            int64_t runs);
 
+/* ---- compression (collection_sample.c) ---------------------------------- */
+
+/**
+ * hml__compression_parse() (collection_keep.h), and a filter this HDF5 lacks
+ * (H5Zfilter_avail) is HML_ENOTSUPPORTED "compression 'szip' is not
+ * available in this HDF5"; anything else HML_EINVALID "unknown compression
+ * 'x' (expected none, deflate:L, ...)".
+ */
+int hml__coll_compression_parse(hml__coll_compression *out, const char *text);
+
 /**
  * Create a side's empty data set, `ndim` feature dims of `shape`, chunked
- * by about 1 MiB of rows. *dset is yours. Errors: HML_EIO "cannot create
+ * by about 1 MiB of rows but no more than `rows_max` rows when it is > 0
+ * (a reservoir's N: HDF5 allocates whole chunks, so a small collection in
+ * a large chunk would take the chunk's size), compressed as `z` says
+ * (NULL: not compressed). *dset is yours. Errors: HML_EIO "cannot create
  * 'L/input' in 'P': ...".
  */
 int hml__coll_data_create(hid_t *dset, hid_t group, const char *path,
                           const char *label, int side, hml_dtype dtype,
-                          int ndim, const int64_t *shape);
+                          int ndim, const int64_t *shape,
+                          const hml__coll_compression *z, int64_t rows_max);
 
-/** Create the empty `calls` table. *dset is yours. Errors as above. */
+/** Create the empty `calls` table, chunked by 1024 records or by
+ *  `records_max` when that is smaller and > 0 (a reservoir writes one per
+ *  run). *dset is yours. Errors as above. */
 int hml__coll_calls_create(hid_t *dset, hid_t group, const char *path,
-                           const char *label);
+                           const char *label, int64_t records_max);
 
 /**
  * Write `rows` rows of `buf` (memory type `mem_type`, rows of `nfeat` dims
@@ -127,6 +144,21 @@ int hml__coll_rows_write(hid_t dset, const char *path, const char *label,
 /** `runs` of a group: absent or negative reads as 0. Errors: HML_EIO. */
 int hml__coll_runs_get(hid_t group, int64_t *runs);
 int hml__coll_runs_set(hid_t group, int64_t runs);
+
+/* ---- sampling (collection_sample.c) ------------------------------------ */
+
+/* hml__coll_sampling (collection_keep.h) as group attributes. */
+
+/** Write the attributes. Errors: HML_EIO "cannot write attribute 'A'". */
+int hml__coll_sampling_set(hid_t group, const hml__coll_sampling *s);
+
+/**
+ * Read them: 1 when the group has them (*s filled), 0 when it was not
+ * sampled (*s zeroed). Errors: HML_EIO; HML_EINVALID "region 'L' in 'P':
+ * attribute 'sample_seed' is not an integer".
+ */
+int hml__coll_sampling_get(hid_t group, const char *path, const char *label,
+                           hml__coll_sampling *s);
 
 /* ---- reader side ---------------------------------------------------------- */
 

@@ -34,6 +34,12 @@ extern "C" {
  * the milliseconds between two looks at it. */
 #define HML__ENV_DEPLOYMENT    "HML_DEPLOYMENT"
 #define HML__ENV_SWAP_INTERVAL "HML_SWAP_INTERVAL"
+/* What a collecting region keeps (hml-runtime(3), the runtime's sample.h). */
+#define HML__ENV_COLLECT_RATE        "HML_COLLECT_RATE"
+#define HML__ENV_COLLECT_RESERVOIR   "HML_COLLECT_RESERVOIR"
+#define HML__ENV_COLLECT_DEDUP       "HML_COLLECT_DEDUP"
+#define HML__ENV_COLLECT_SEED        "HML_COLLECT_SEED"
+#define HML__ENV_COLLECT_COMPRESSION "HML_COLLECT_COMPRESSION"
 /* Process-wide settings (global form only). */
 #define HML__ENV_QOI           "HML_QOI"
 #define HML__ENV_JIT_OPTIMIZE  "HML_JIT_OPTIMIZE"

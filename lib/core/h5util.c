@@ -404,7 +404,7 @@ static int attr_reuse(hid_t obj, const char *name, H5T_class_t cls, hid_t *out)
 	       H5Sget_simple_extent_type(space) == H5S_SCALAR;
 	if (same && cls == H5T_STRING)
 		same = H5Tis_variable_str(type) > 0;
-	if (same && cls == H5T_INTEGER)
+	if (same && (cls == H5T_INTEGER || cls == H5T_FLOAT))
 		same = H5Tget_size(type) == 8;
 	if (same) {
 		*out = attr;
@@ -482,6 +482,13 @@ int hml__h5_attr_set_i64(hid_t obj, const char *name, int64_t value)
 {
 	hml__h5_init();
 	return attr_write(obj, name, H5T_INTEGER, H5T_STD_I64LE, H5T_NATIVE_INT64,
+	                  &value);
+}
+
+int hml__h5_attr_set_f64(hid_t obj, const char *name, double value)
+{
+	hml__h5_init();
+	return attr_write(obj, name, H5T_FLOAT, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE,
 	                  &value);
 }
 
@@ -588,6 +595,24 @@ int hml__h5_attr_get_i64(hid_t obj, const char *name, int64_t *out)
 	if ((rc = attr_open_scalar(obj, name, H5T_INTEGER, "an integer", &attr, &type)) < 0)
 		return rc;
 	if (H5Aread(attr, H5T_NATIVE_INT64, &v) < 0)
+		rc = hml__h5_error(HML_EIO, "cannot read attribute '%s'", name);
+	else
+		*out = v;
+	H5Tclose(type);
+	H5Aclose(attr);
+	return rc;
+}
+
+int hml__h5_attr_get_f64(hid_t obj, const char *name, double *out)
+{
+	hid_t attr = H5I_INVALID_HID, type = H5I_INVALID_HID;
+	double v;
+	int rc;
+
+	hml__h5_init();
+	if ((rc = attr_open_scalar(obj, name, H5T_FLOAT, "a number", &attr, &type)) < 0)
+		return rc;
+	if (H5Aread(attr, H5T_NATIVE_DOUBLE, &v) < 0)
 		rc = hml__h5_error(HML_EIO, "cannot read attribute '%s'", name);
 	else
 		*out = v;

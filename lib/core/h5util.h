@@ -67,6 +67,11 @@ int hml__h5_attr_get_str(hid_t obj, const char *name, char **out);
 int hml__h5_attr_set_i64(hid_t obj, const char *name, int64_t value);
 int hml__h5_attr_get_i64(hid_t obj, const char *name, int64_t *out);
 
+/** Write (replace) / read a scalar float64 attribute (HML_ENOTFOUND when
+ *  absent, HML_EINVALID when it is not one floating-point value). */
+int hml__h5_attr_set_f64(hid_t obj, const char *name, double value);
+int hml__h5_attr_get_f64(hid_t obj, const char *name, double *out);
+
 /** "1.10.8": the HDF5 library version in use. Static storage. */
 const char *hml__h5_version(void);
 

@@ -98,6 +98,45 @@ static int check(const hml__run_config *c)
 	return 0;
 }
 
+void hml__collect_keep_over(hml__collect_keep *base, const hml__collect_keep *over)
+{
+	if (over->rate > 0)
+		base->rate = over->rate;
+	if (over->reservoir > 0)
+		base->reservoir = over->reservoir;
+	if (over->dedup)
+		base->dedup = 1;
+	if (over->seed >= 0)
+		base->seed = over->seed;
+	if (over->compression)
+		base->compression = over->compression;
+}
+
+/* HML_COLLECT_*, global: they hold for every region of the run. */
+static int put_keep(envlist *l, const hml__collect_keep *k)
+{
+	char num[32];
+	int rc = 0;
+
+	if (k->rate > 0) {
+		snprintf(num, sizeof(num), "%.17g", k->rate);
+		rc = put(l, HML__ENV_COLLECT_RATE, num);
+	}
+	if (rc == 0 && k->reservoir > 0) {
+		snprintf(num, sizeof(num), "%lld", (long long)k->reservoir);
+		rc = put(l, HML__ENV_COLLECT_RESERVOIR, num);
+	}
+	if (rc == 0 && k->dedup)
+		rc = put(l, HML__ENV_COLLECT_DEDUP, "1");
+	if (rc == 0 && k->seed >= 0) {
+		snprintf(num, sizeof(num), "%lld", (long long)k->seed);
+		rc = put(l, HML__ENV_COLLECT_SEED, num);
+	}
+	if (rc == 0 && k->compression)
+		rc = put(l, HML__ENV_COLLECT_COMPRESSION, k->compression);
+	return rc;
+}
+
 /* Layer 3: what the configuration needs. */
 static int put_config(envlist *l, const hml__run_config *c)
 {
@@ -115,6 +154,8 @@ static int put_config(envlist *l, const hml__run_config *c)
 		rc = put(l, HML__ENV_QOI, c->qoi);
 	if (rc == 0 && c->profile)
 		rc = put(l, HML__ENV_PROFILE, c->profile);
+	if (rc == 0 && c->kind == HML__RUN_COLLECT && c->keep)
+		rc = put_keep(l, c->keep);
 	return rc;
 }
 

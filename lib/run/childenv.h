@@ -28,10 +28,13 @@
  *      accurate   HML_MODE=off
  *      surrogate  HML_MODE=off, HML_ON_ERROR=fail, HML_MODE_<REGION>=infer,
  *                 HML_MODEL_<REGION>=<model>[, HML_GUARD_<REGION>=<guard file>]
- *    and, for any of them, HML_QOI / HML_PROFILE when given.
+ *    and, for any of them, HML_QOI / HML_PROFILE when given; for collect,
+ *    the HML_COLLECT_* variables that `keep` sets (hml__collect_keep).
  */
 #ifndef HML_LIB_CHILDENV_H
 #define HML_LIB_CHILDENV_H
+
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -44,6 +47,27 @@ typedef enum hml__run_kind {
 	                          fails the run; the others run their code */
 } hml__run_kind;
 
+/**
+ * What a collect run keeps (HML_COLLECT_RATE, _RESERVOIR, _DEDUP, _SEED,
+ * _COMPRESSION: hml-runtime(3)): set from workflow.json's
+ * "collect.sample" and "collect.compression" (lib/run/workflow.h) and
+ * hml collect's --rate, --reservoir, --dedup. Zeroed: every row, the
+ * runtime's defaults. A field left 0 (or NULL) sets no variable.
+ */
+typedef struct hml__collect_keep {
+	double rate;              /**< (0, 1]; 0: unset */
+	int64_t reservoir;        /**< > 0; 0: unset */
+	int dedup;                /**< 1: drop duplicates; 0: unset */
+	int64_t seed;             /**< -1: unset */
+	const char *compression;  /**< "deflate:4", ...; NULL: unset */
+} hml__collect_keep;
+
+#define HML__COLLECT_KEEP_INIT { 0.0, 0, 0, -1, NULL }
+
+/** Every field that `over` sets (hml collect's options) replaces base's
+ *  (the workflow's). */
+void hml__collect_keep_over(hml__collect_keep *base, const hml__collect_keep *over);
+
 /** One configuration of a run. Strings are borrowed. */
 typedef struct hml__run_config {
 	hml__run_kind kind;
@@ -54,6 +78,7 @@ typedef struct hml__run_config {
 	const char *profile;  /**< HML_PROFILE, or NULL for none */
 	const char *guard;    /**< surrogate: HML_GUARD_<REGION>, the guard file
 	                           (lib/core/guard.h), or NULL for none */
+	const hml__collect_keep *keep;  /**< collect: HML_COLLECT_*, or NULL */
 } hml__run_config;
 
 /**

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/collection_keep.h"
 #include "core/error.h"
 #include "core/util.h"
 #include "run/workflow.h"
@@ -240,9 +241,48 @@ fail:
 	return rc;
 }
 
+/* "collect.sample" and "collect.compression" (childenv.h's hml__collect_keep). */
+static int parse_keep(const vctx *v, const json_t *c, hml__collect_keep *k)
+{
+	static const char *const keys[] = { "rate", "reservoir", "dedup", "seed", NULL };
+	hml__coll_compression z;
+	json_t *s, *j;
+	int rc;
+
+	*k = (hml__collect_keep)HML__COLLECT_KEEP_INIT;
+	if ((rc = get_object(v, c, "collect", "sample", 0, &s)) < 0)
+		return rc;
+	if (s && ((rc = check_keys(v, s, "collect.sample", keys)) < 0 ||
+	          (rc = get_int(v, s, "collect.sample", "reservoir", 0, 1, 1000000000,
+	                        &k->reservoir)) < 0 ||
+	          (rc = get_int(v, s, "collect.sample", "seed", 0, 0, 2147483647,
+	                        &k->seed)) < 0))
+		return rc;
+	if (s && (j = json_object_get(s, "rate")) != NULL) {
+		if (!json_is_number(j) || !(json_number_value(j) > 0 && json_number_value(j) <= 1))
+			return bad_key(v, "collect.sample.rate", "must be a number in (0, 1]");
+		k->rate = json_number_value(j);
+	}
+	if (s && (j = json_object_get(s, "dedup")) != NULL) {
+		if (!json_is_boolean(j))
+			return bad_key(v, "collect.sample.dedup", "must be true or false");
+		k->dedup = json_is_true(j);
+	}
+	if ((j = json_object_get(c, "compression")) != NULL) {
+		if (!json_is_string(j))
+			return bad_key(v, "collect.compression", "must be a string");
+		if (hml__compression_parse(&z, json_string_value(j)) < 0)
+			return bad_key(v, "collect.compression", "must be %s, not '%.64s'",
+			               HML__COLL_COMPRESSION_NAMES, json_string_value(j));
+		k->compression = json_string_value(j);
+	}
+	return 0;
+}
+
 static int parse_collect(const vctx *v, hml__workflow *w)
 {
-	static const char *const keys[] = { "args", "runs", "seed", NULL };
+	static const char *const keys[] = { "args", "runs", "seed", "sample", "compression",
+	                                    NULL };
 	json_t *c;
 	int64_t runs = 1, seed = 1;
 	int rc;
@@ -255,7 +295,7 @@ static int parse_collect(const vctx *v, hml__workflow *w)
 		return rc;
 	w->collect_runs = (int)runs;
 	w->collect_seed = seed;
-	return 0;
+	return parse_keep(v, c, &w->collect_keep);
 }
 
 static int parse_evaluate(const vctx *v, hml__workflow *w)

@@ -9,7 +9,9 @@
  *   "description": "European options on a binomial tree",
  *   "program": "binomial",                 // relative to the workflow.json's directory, or absolute
  *   "env": {"OMP_PROC_BIND": "false"},     // optional, added to the application's environment (lib/run/childenv.h)
- *   "collect":  {"args": ["--options", "16384", "--seed", "{seed}"], "runs": 1, "seed": 1},
+ *   "collect":  {"args": ["--options", "16384", "--seed", "{seed}"], "runs": 1, "seed": 1,
+ *                "sample": {"rate": 0.1, "reservoir": 20000, "dedup": true, "seed": 7},
+ *                "compression": "deflate:4"},        // sample, compression optional
  *   "evaluate": {"args": ["--options", "16384", "--seed", "42"], "repeat": 3},
  *   "regions": [
  *     {"label": "binomial", "batch": 4096,
@@ -41,6 +43,8 @@
 
 #include <jansson.h>
 #include <regex.h>
+
+#include "run/childenv.h"
 
 /* The largest seed of any run (collect.seed, hml collect --seed S and every
  * S+k-1 of its runs). */
@@ -86,6 +90,8 @@ typedef struct hml__workflow {
 	char **collect_args; /**< NULL-terminated, "{seed}" not yet substituted */
 	int collect_runs;
 	int64_t collect_seed;       /* 0 to HML__SEED_MAX */
+	hml__collect_keep collect_keep; /**< "collect.sample", "collect.compression"
+	                                     (compression borrowed from json) */
 	char **evaluate_args;
 	int evaluate_repeat;
 	hml__workflow_region *regions;

@@ -353,8 +353,11 @@ int hml__region_info_list(const char *path, hml__region_info **out, size_t *n)
 		if ((rc = hml__coll_attr_text(r.group, hml__coll_attr_functor[IN],
 		                              &p->input_functor)) < 0 ||
 		    (rc = hml__coll_attr_text(r.group, hml__coll_attr_functor[OUT],
-		                              &p->output_functor)) < 0)
+		                              &p->output_functor)) < 0 ||
+		    (rc = hml__coll_sampling_get(r.group, path, p->label, &p->sampling)) < 0)
 			goto done;
+		p->sampled = rc;
+		rc = 0;
 		region_close(&r);
 	}
 	*out = infos;

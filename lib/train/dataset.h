@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/collection_keep.h"
 #include "hml/common.h"
 
 #ifdef __cplusplus
@@ -34,6 +35,8 @@ typedef struct hml__region_info {
 	hml_dtype in_dtype, out_dtype;
 	char *input_functor;           /**< may be NULL when the attribute is absent */
 	char *output_functor;
+	int sampled;                   /**< the collector sampled (HML_COLLECT_*) */
+	hml__coll_sampling sampling;   /**< what it kept, when sampled */
 } hml__region_info;
 
 /**

@@ -35,7 +35,7 @@ extern "C" {
 
 /** Bumped on any change to the table or to the structures it passes
  * (hml__region_info, hml__dataset). */
-#define HML__H5READ_ABI 1
+#define HML__H5READ_ABI 2
 
 typedef struct hml__h5read {
 	int abi;                   /**< HML__H5READ_ABI the plugin was built with */

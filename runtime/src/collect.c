@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "collect.h"
+#include "collect_internal.h"
 #include "core/collection.h"
 #include "core/error.h"
 #include "core/h5util.h"
@@ -11,218 +12,10 @@
 #define DEFAULT_FLUSH_BYTES ((size_t)16 << 20)
 #define DEFAULT_FLUSH_SECONDS 1.0
 
-enum { IN = HML__COLL_IN, OUT = HML__COLL_OUT };
 _Static_assert((int)HML__COLLECTOR_INPUT == (int)IN &&
                (int)HML__COLLECTOR_OUTPUT == (int)OUT,
                "the collector's sides are the layout's");
 
-static const char *const *const side_name = hml__coll_side_name;
-
-typedef struct {
-	unsigned char *p;
-	size_t len, cap;
-} buffer;
-
-struct hml__collector {
-	char *path, *label;
-	char *functor[2], *arrays[2], *domain[2];
-	hml_dtype dtype[2];
-	int ndim[2];
-	int64_t shape[2][HML_MAX_DIMS];
-	size_t row_bytes[2];
-	size_t flush_bytes;
-	double flush_seconds, last_flush;
-	int64_t run, calls, rows;
-	/* Not yet written: rows of each side, and one record per call whose
-	 * offsets count from the start of the buffer until a flush adds the
-	 * rows already in the file. */
-	buffer buf[2];
-	int64_t buf_rows[2];
-	/* Rows placed by hml__collector_next() for the call not yet
-	 * committed (after the buffered ones), -1 when none. */
-	int64_t next_rows[2];
-	hml__call_record *recs;
-	size_t nrecs, caprecs;
-};
-
-/* The HDF5 objects of one region's group while the file is open. `dims`
- * are the rows the data sets hold, `rows` those that the calls table
- * accounts for: a process killed in the middle of a flush can leave rows
- * beyond them, which the next flush overwrites. */
-typedef struct {
-	hid_t group, data[2], calls;
-	int64_t dims[2], rows[2], ncalls;
-	int has_ncalls;    /* the calls table has the `ncalls` field */
-} h5set;
-
-static void h5set_init(h5set *s)
-{
-	s->group = s->data[IN] = s->data[OUT] = s->calls = H5I_INVALID_HID;
-	s->dims[IN] = s->dims[OUT] = s->rows[IN] = s->rows[OUT] = s->ncalls = 0;
-	s->has_ncalls = 0;
-}
-
-static void h5set_close(h5set *s)
-{
-	int i;
-
-	for (i = 0; i < 2; i++)
-		if (s->data[i] >= 0)
-			H5Dclose(s->data[i]);
-	if (s->calls >= 0)
-		H5Dclose(s->calls);
-	if (s->group >= 0)
-		H5Gclose(s->group);
-	h5set_init(s);
-}
-
-static int shape_mismatch(const hml__collector *c, int side, const int64_t *have,
-                          int have_ndim, const char *have_type)
-{
-	char h[160], w[160];
-
-	hml__format_shape(h, sizeof(h), have, have_ndim);
-	hml__format_shape(w, sizeof(w), c->shape[side], c->ndim[side]);
-	return hml__error_set(HML_ESHAPE,
-		"region '%s' in '%s' holds %s rows %s of %s but this run gives %s of %s",
-		c->label, c->path, side_name[side], h, have_type,
-		w, hml_dtype_name(c->dtype[side]));
-}
-
-/* Open the existing `input` or `output` data set and check that its rows
- * have this run's shape and dtype. Leaves *out invalid when it is missing. */
-static int open_data(const hml__collector *c, hid_t group, int side, hid_t *out,
-                     int64_t *rows)
-{
-	hml__coll_data info;
-	hid_t dset = H5I_INVALID_HID;
-	int rc, d, same;
-
-	*out = H5I_INVALID_HID;
-	*rows = 0;
-	if ((rc = hml__coll_has(group, c->path, c->label, side_name[side])) <= 0)
-		return rc;
-	if ((rc = hml__coll_data_open(&dset, &info, group, c->path, c->label, side)) < 0)
-		return rc;
-	same = info.rank >= 1 && info.rank <= HML_MAX_DIMS + 1 && info.dtype == c->dtype[side] &&
-	       info.ndim == c->ndim[side];
-	for (d = 0; same && d < c->ndim[side]; d++)
-		same = info.shape[d] == c->shape[side][d];
-	if (!same) {
-		rc = shape_mismatch(c, side, info.shape, info.ndim, info.type_name);
-		goto done;
-	}
-	if (!info.growing) {
-		rc = hml__error_set(HML_EIO, "'%s/%s' in '%s' cannot grow",
-		                    c->label, side_name[side], c->path);
-		goto done;
-	}
-	*rows = info.rows;
-	*out = dset;
-	dset = H5I_INVALID_HID;
-done:
-	if (dset >= 0)
-		H5Dclose(dset);
-	return rc;
-}
-
-/* Open or create the calls table; where its last record's rows end is
- * where the next rows go. */
-static int open_calls(const hml__collector *c, hid_t group, h5set *s)
-{
-	hml__coll_calls info;
-	int rc;
-
-	if ((rc = hml__coll_has(group, c->path, c->label, HML__COLL_CALLS)) < 0)
-		return rc;
-	if (rc == 0) {
-		s->has_ncalls = 1;
-		return hml__coll_calls_create(&s->calls, group, c->path, c->label);
-	}
-	if ((rc = hml__coll_calls_open(&s->calls, &info, group, c->path, c->label)) < 0)
-		return rc;
-	if (!info.table || !info.growing)
-		return hml__error_set(HML_EIO, "'%s/calls' in '%s' is not a growing table",
-		                      c->label, c->path);
-	if (info.fields != 2)
-		return hml__error_set(HML_EIO, "'%s/calls' in '%s' is not a table of calls",
-		                      c->label, c->path);
-	s->ncalls = info.ncalls;
-	s->has_ncalls = info.has_ncalls;
-	s->rows[IN] = info.last.input_offset + info.last.input_rows;
-	s->rows[OUT] = info.last.output_offset + info.last.output_rows;
-	return 0;
-}
-
-/* Open the region's group in `file`, creating what is missing. An existing
- * group is checked completely before anything is added to it, so a
- * mismatch leaves the file as it was. `runs` is the count written into a
- * group created here. */
-static int attach(const hml__collector *c, hid_t file, h5set *s, int64_t runs,
-                  int *created)
-{
-	hml__coll_meta meta;
-	htri_t exists;
-	int rc = 0, i;
-
-	*created = 0;
-	if ((exists = H5Lexists(file, c->label, H5P_DEFAULT)) < 0) {
-		rc = hml__h5_error(HML_EIO, "cannot read '%s'", c->path);
-		goto done;
-	}
-	if (exists) {
-		if ((s->group = H5Gopen2(file, c->label, H5P_DEFAULT)) < 0) {
-			rc = hml__h5_error(HML_EIO, "cannot open region '%s' in '%s'",
-			                   c->label, c->path);
-			goto done;
-		}
-	} else {
-		for (i = 0; i < 2; i++) {
-			meta.functor[i] = c->functor[i];
-			meta.arrays[i] = c->arrays[i];
-			meta.domain[i] = c->domain[i];
-			meta.dtype[i] = c->dtype[i];
-		}
-		*created = 1;
-		if ((rc = hml__coll_group_create(&s->group, file, c->path, c->label,
-		                                 &meta, runs)) < 0)
-			goto done;
-	}
-	for (i = 0; i < 2; i++)
-		if ((rc = open_data(c, s->group, i, &s->data[i], &s->dims[i])) < 0)
-			goto done;
-	for (i = 0; i < 2; i++)
-		if (s->data[i] < 0 &&
-		    (rc = hml__coll_data_create(&s->data[i], s->group, c->path, c->label,
-		                                i, c->dtype[i], c->ndim[i],
-		                                c->shape[i])) < 0)
-			goto done;
-	if ((rc = open_calls(c, s->group, s)) < 0)
-		goto done;
-	for (i = 0; i < 2; i++) {
-		if (s->rows[i] < 0 || s->rows[i] > s->dims[i]) {
-			rc = hml__error_set(HML_EIO,
-				"region '%s' in '%s' is damaged: its calls table "
-				"points past the %lld %s rows", c->label, c->path,
-				(long long)s->dims[i], side_name[i]);
-			goto done;
-		}
-	}
-done:
-	if (rc < 0)
-		h5set_close(s);
-	return rc;
-}
-
-/* Close the file and report a failure to write what it still held. */
-static int close_file(const hml__collector *c, hid_t file, int rc)
-{
-	if (file < 0)
-		return rc;
-	if (H5Fclose(file) < 0 && rc == 0)
-		rc = hml__h5_error(HML_EIO, "cannot write '%s'", c->path);
-	return rc;
-}
 
 static int check_desc(const hml__collector_desc *d)
 {
@@ -261,7 +54,7 @@ static int copy_desc(hml__collector *c, const hml__collector_desc *d)
 		{ d->in_functor, d->in_arrays, d->in_domain },
 		{ d->out_functor, d->out_arrays, d->out_domain },
 	};
-	int i, k;
+	int i, k, rc;
 
 	if (!(c->path = hml__strdup(d->path)) || !(c->label = hml__strdup(d->label)))
 		return HML_ENOMEM;
@@ -288,17 +81,13 @@ static int copy_desc(hml__collector *c, const hml__collector_desc *d)
 	c->flush_bytes = d->flush_bytes ? d->flush_bytes : DEFAULT_FLUSH_BYTES;
 	c->flush_seconds = d->flush_seconds > 0 ? d->flush_seconds
 	                                        : DEFAULT_FLUSH_SECONDS;
+	c->res_rec = -1;
+	c->chunk_rows = d->sample.reservoir;
+	if ((rc = hml__coll_compression_parse(&c->z, d->compression)) < 0)
+		return rc;
+	if (hml__sample_active(&d->sample))
+		return hml__sampler_new(&c->sampler, &d->sample, c->row_bytes, c->label);
 	return 0;
-}
-
-/* HML_DB is opened for writing each time data is flushed: never a FIFO,
- * a device or a symbolic link (hml__path_replaceable), whatever it was
- * at the previous opening. */
-static int open_rw(hid_t *file, const char *path)
-{
-	int rc = hml__path_replaceable(path);
-
-	return rc < 0 ? rc : hml__h5_open_rw(file, path);
 }
 
 static void collector_free(hml__collector *c)
@@ -313,6 +102,7 @@ static void collector_free(hml__collector *c)
 		free(c->arrays[i]);
 		free(c->domain[i]);
 	}
+	hml__sampler_free(c->sampler);
 	free(c->recs);
 	free(c->path);
 	free(c->label);
@@ -327,7 +117,7 @@ int hml__collector_open(hml__collector **out, const hml__collector_desc *desc)
 	int64_t runs = 0;
 	int rc, created;
 
-	h5set_init(&s);
+	hml__h5set_init(&s);
 	if (!out || !desc)
 		return hml__error_set(HML_EINVALID, "collector or description is NULL");
 	*out = NULL;
@@ -340,11 +130,14 @@ int hml__collector_open(hml__collector **out, const hml__collector_desc *desc)
 	}
 	if ((rc = copy_desc(c, desc)) < 0)
 		goto done;
-	if ((rc = open_rw(&file, c->path)) < 0)
+	if ((rc = hml__collector_open_rw(&file, c->path)) < 0)
 		goto done;
-	if ((rc = attach(c, file, &s, 0, &created)) < 0)
+	if ((rc = hml__collector_attach(c, file, &s, 0, &created)) < 0)
 		goto done;
 	if (!created && (rc = hml__coll_runs_get(s.group, &runs)) < 0)
+		goto done;
+	if (!created && c->sampler &&
+	    (rc = hml__coll_sampling_get(s.group, c->path, c->label, &c->base)) < 0)
 		goto done;
 	if ((rc = hml__coll_runs_set(s.group, runs + 1)) < 0)
 		goto done;
@@ -352,8 +145,8 @@ int hml__collector_open(hml__collector **out, const hml__collector_desc *desc)
 	c->next_rows[IN] = c->next_rows[OUT] = -1;
 	c->last_flush = hml__now();
 done:
-	h5set_close(&s);
-	rc = close_file(c, file, rc);
+	hml__h5set_close(&s);
+	rc = hml__collector_close_file(c, file, rc);
 	if (rc < 0)
 		collector_free(c);
 	else
@@ -369,7 +162,7 @@ int hml__collector_probe(const char *path)
 	if (!path || !*path)
 		return hml__error_set(HML_EINVALID, "collector file name is empty");
 	hml__h5_init();
-	if ((rc = open_rw(&file, path)) < 0)
+	if ((rc = hml__collector_open_rw(&file, path)) < 0)
 		return rc;
 	H5Fclose(file);
 	return 0;
@@ -398,7 +191,7 @@ static int flush(hml__collector *c)
 	size_t i;
 	int rc = 0, created, side, touched = 0;
 
-	h5set_init(&s);
+	hml__h5set_init(&s);
 	if (c->nrecs == 0)
 		goto done;
 	hml__h5_init();
@@ -406,11 +199,11 @@ static int flush(hml__collector *c)
 		rc = hml__error_oom();
 		goto done;
 	}
-	if ((rc = open_rw(&file, c->path)) < 0)
+	if ((rc = hml__collector_open_rw(&file, c->path)) < 0)
 		goto done;
 	/* A group created here means the file was removed or replaced since
 	 * the open: start it again, counting this run. */
-	if ((rc = attach(c, file, &s, c->run + 1, &created)) < 0)
+	if ((rc = hml__collector_attach(c, file, &s, c->run + 1, &created)) < 0)
 		goto done;
 	for (side = 0; side < 2; side++) {
 		rc = hml__coll_rows_write(s.data[side], c->path, c->label,
@@ -443,6 +236,8 @@ static int flush(hml__collector *c)
 	touched = 1;
 	rc = hml__coll_rows_write(s.calls, c->path, c->label, HML__COLL_CALLS, type,
 	                          s.ncalls, s.ncalls, (int64_t)c->nrecs, 0, &zero, recs);
+	if (rc == 0)
+		rc = hml__collector_put_sampling(c, s.group);
 done:
 	if (rc < 0 && touched) {
 		hml__error_save(&saved);
@@ -451,8 +246,8 @@ done:
 	}
 	if (type >= 0)
 		H5Tclose(type);
-	h5set_close(&s);
-	rc = close_file(c, file, rc);
+	hml__h5set_close(&s);
+	rc = hml__collector_close_file(c, file, rc);
 	if (rc == 0) {
 		/* Rows placed for a call still in progress (a flush from an
 		 * exit handler inside the region) move to the front. */
@@ -551,6 +346,8 @@ static int commit(hml__collector *c, int64_t ncalls, double original_seconds)
 		return hml__error_set(HML_EINVALID,
 			"region '%s': a call is recorded before its rows were placed",
 			c->label);
+	if (c->sampler && (rc = hml__collector_sample(c, ncalls, &original_seconds)) <= 0)
+		return rc;
 	if ((rc = reserve_record(c)) < 0)
 		return rc;
 	r = &c->recs[c->nrecs++];
@@ -625,11 +422,21 @@ int hml__collector_append_calls(hml__collector *c, const void *in, int64_t in_ro
 	return commit(c, ncalls, original_seconds);
 }
 
+/* Everything buffered, then the reservoir and the sampling counts. */
+static int flush_all(hml__collector *c)
+{
+	int rc = flush(c);
+
+	if (rc == 0 && c->sampler)
+		rc = hml__collector_write_reservoir(c);
+	return rc;
+}
+
 int hml__collector_flush(hml__collector *c)
 {
 	if (!c)
 		return hml__error_set(HML_EINVALID, "collector is NULL");
-	return flush(c);
+	return flush_all(c);
 }
 
 int64_t hml__collector_rows(const hml__collector *c)
@@ -643,7 +450,7 @@ int hml__collector_close(hml__collector *c)
 
 	if (!c)
 		return 0;
-	rc = flush(c);
+	rc = flush_all(c);
 	collector_free(c);
 	return rc;
 }

@@ -6,6 +6,14 @@
  * layout (one group per region label with `input`, `output`, `calls` and
  * attributes) is defined in lib/core/collection.h, beside the CLI's reader.
  *
+ * Sampling (desc.sample, sample.h): each call's rows pass the sampler
+ * before they are recorded; a record keeps the rows kept (its time scaled
+ * to them) and a call that keeps none leaves no record. A reservoir's rows
+ * are written at hml__collector_flush() and at close, always over the
+ * same rows and record of the file, so the file holds at most N rows of
+ * this run; what was kept and dropped goes into the group's sampling
+ * attributes (lib/core/collection.h) at every write.
+ *
  * Flush policy: calls are buffered in memory and written when the buffer
  * reaches flush_bytes, when flush_seconds have passed since the last write
  * (checked at each recorded call), on hml__collector_flush() and on
@@ -18,6 +26,7 @@
 #define HML_RUNTIME_COLLECT_H
 
 #include "hml/common.h"
+#include "sample.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -39,6 +48,9 @@ typedef struct hml__collector_desc {
 	const char *in_domain, *out_domain;
 	size_t flush_bytes;          /**< 0: 16 MiB */
 	double flush_seconds;        /**< <= 0: 1 s */
+	hml__sample_cfg sample;      /**< what to keep (sample.h); zeroed: every row */
+	const char *compression;     /**< of new data sets: lib/core/collection.h's
+	                                  names ("deflate:4"); NULL: none */
 } hml__collector_desc;
 
 /**

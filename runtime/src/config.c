@@ -98,7 +98,7 @@ static const char *env_lookup(const char *var, const char *label,
  *   BYTES           an option 0 is unset; the text an integer > 0
  *   STRING          an option NULL is unset; the text anything
  *
- * A setting with no option (NO_OPT) is read from the environment only.
+ * A setting with no option (NO_OPTION) is read from the environment only.
  */
 typedef enum kind { MODE, ON_ERROR, INT, REAL, BYTES, STRING } kind;
 
@@ -114,8 +114,8 @@ typedef struct setting {
 	int checked;           /* the option's range is checked, not only its sign */
 } setting;
 
-#define NO_OPT ((size_t)-1)
 #define CFG(f) offsetof(hml__config, f)
+#define NO_OPTION ((size_t)-1)   /* a setting of the environment only */
 #define OPT(f) offsetof(hml_region_options, f)
 #define STR_(x) #x
 #define STR(x) STR_(x)
@@ -135,13 +135,23 @@ static const setting settings[] = {
 	  "1", "a positive number of seconds", 0, 1e9, 0 },
 	{ HML__ENV_FLUSH_BYTES, "flush_bytes", BYTES, CFG(flush_bytes), OPT(flush_bytes),
 	  "16777216" /* 16 MiB */, "a positive number of bytes", 0, 0, 0 },
+	{ HML__ENV_COLLECT_RATE, "collect rate", REAL, CFG(collect_rate), NO_OPTION, "1",
+	  "a fraction in (0, 1]", 0, 1, 1 },
+	{ HML__ENV_COLLECT_RESERVOIR, "collect reservoir", INT, CFG(collect_reservoir),
+	  NO_OPTION, NULL, " rows", 1, HML__RESERVOIR_MAX, 1 },
+	{ HML__ENV_COLLECT_DEDUP, "collect dedup", INT, CFG(collect_dedup), NO_OPTION, "0",
+	  NULL, 0, 1, 1 },
+	{ HML__ENV_COLLECT_SEED, "collect seed", INT, CFG(collect_seed), NO_OPTION, "0",
+	  NULL, 0, 2147483647, 1 },
+	{ HML__ENV_COLLECT_COMPRESSION, "collect compression", STRING,
+	  CFG(collect_compression), NO_OPTION, NULL, NULL, 0, 0, 0 },
 	{ HML__ENV_MODEL, "model", STRING, CFG(model), OPT(model), NULL, NULL, 0, 0, 0 },
 	{ HML__ENV_DB, "db", STRING, CFG(db), OPT(db), "hml-data.h5", NULL, 0, 0, 0 },
 	{ HML__ENV_PROFILE, "profile", STRING, CFG(profile), OPT(profile), NULL, NULL, 0, 0, 0 },
 	{ HML__ENV_GUARD, "guard", STRING, CFG(guard), OPT(guard), NULL, NULL, 0, 0, 0 },
 	/* Hot swap (swap.h): a day between looks at most. */
-	{ HML__ENV_DEPLOYMENT, "deployment", STRING, CFG(deployment), NO_OPT, NULL, NULL, 0, 0, 0 },
-	{ HML__ENV_SWAP_INTERVAL, "swap interval", INT, CFG(swap_interval), NO_OPT, "500",
+	{ HML__ENV_DEPLOYMENT, "deployment", STRING, CFG(deployment), NO_OPTION, NULL, NULL, 0, 0, 0 },
+	{ HML__ENV_SWAP_INTERVAL, "swap interval", INT, CFG(swap_interval), NO_OPTION, "500",
 	  " milliseconds", 1, 86400000, 0 },
 };
 
@@ -159,7 +169,7 @@ static int from_option(hml__config *c, const setting *s, const hml_region_option
 	void *dst = (char *)c + s->field;
 	double hi = setting_hi(s);
 
-	if (s->option == NO_OPT)
+	if (s->option == NO_OPTION)
 		return 0;
 	switch (s->kind) {
 	case MODE: {
@@ -342,7 +352,8 @@ void hml__config_release(hml__config *c)
 	free(c->profile);
 	free(c->guard);
 	free(c->deployment);
-	c->model = c->db = c->profile = c->guard = c->deployment = NULL;
+	free(c->collect_compression);
+	c->model = c->db = c->profile = c->guard = c->deployment = c->collect_compression = NULL;
 }
 
 int hml_region_options_init(hml_region_options *opts, unsigned int version)

@@ -12,6 +12,7 @@
 #include "hml/region.h"
 
 #define HML__INTERLEAVE_MAX 1000000000
+#define HML__RESERVOIR_MAX 1000000000
 
 typedef struct hml__config {
 	hml_mode mode;
@@ -27,6 +28,12 @@ typedef struct hml__config {
 	char *guard;          /* the guard file (lib/core/guard.h), NULL: none */
 	char *deployment;     /* HML_DEPLOYMENT: the deployment file to watch, or NULL */
 	int swap_interval;    /* HML_SWAP_INTERVAL: milliseconds between two looks */
+	/* HML_COLLECT_*: environment only (no option field). */
+	double collect_rate;        /* (0, 1] */
+	int collect_reservoir;      /* 0: none */
+	int collect_dedup;          /* 0 or 1 */
+	int collect_seed;
+	char *collect_compression;  /* NULL: none */
 } hml__config;
 
 /** Check a label: 1-64 characters from [A-Za-z0-9_.-]. */

@@ -29,7 +29,7 @@ extern "C" {
 #endif
 
 /** Bumped on any change to hml__h5io or to the structures it passes. */
-#define HML__H5IO_ABI 2
+#define HML__H5IO_ABI 3
 
 typedef struct hml__h5io {
 	int abi;               /**< HML__H5IO_ABI the plugin was built with */

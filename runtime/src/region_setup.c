@@ -147,6 +147,11 @@ static int open_collector(hml_region *r)
 	d.out_arrays = texts[5];
 	d.flush_bytes = r->cfg.flush_bytes;
 	d.flush_seconds = r->cfg.flush_seconds;
+	d.sample.rate = r->cfg.collect_rate;
+	d.sample.reservoir = r->cfg.collect_reservoir;
+	d.sample.dedup = r->cfg.collect_dedup;
+	d.sample.seed = (uint64_t)r->cfg.collect_seed;
+	d.compression = r->cfg.collect_compression;
 	rc = hml__collector_open(&r->col, &d);
 done:
 	for (i = 0; i < 6; i++)

@@ -55,7 +55,7 @@ static const char *const wf_env[] = {
 
 TEST(caller_hml_variables_removed)
 {
-	const hml__run_config c = { HML__RUN_ACCURATE, NULL, NULL, NULL, NULL, NULL, NULL };
+	const hml__run_config c = { HML__RUN_ACCURATE, NULL, NULL, NULL, NULL, NULL, NULL, NULL };
 	char **env = NULL;
 	int times;
 
@@ -75,7 +75,7 @@ TEST(caller_hml_variables_removed)
 
 TEST(workflow_env_cannot_override_the_configuration)
 {
-	const hml__run_config c = { HML__RUN_ACCURATE, NULL, NULL, NULL, "/run/q.h5", "/run/p.json", NULL };
+	const hml__run_config c = { HML__RUN_ACCURATE, NULL, NULL, NULL, "/run/q.h5", "/run/p.json", NULL, NULL };
 	char **env = NULL;
 	int times;
 
@@ -102,7 +102,7 @@ TEST(workflow_env_cannot_override_the_configuration)
 
 TEST(collect_configuration)
 {
-	const hml__run_config c = { HML__RUN_COLLECT, "/exp/data/.tmp-1.h5", NULL, NULL, NULL, NULL, NULL };
+	const hml__run_config c = { HML__RUN_COLLECT, "/exp/data/.tmp-1.h5", NULL, NULL, NULL, NULL, NULL, NULL };
 	char **env = NULL;
 	int times;
 
@@ -116,10 +116,52 @@ TEST(collect_configuration)
 	hml__strv_free(env);
 }
 
+/* What a collection keeps: set for collect runs only, unset fields absent. */
+TEST(collect_keep)
+{
+	hml__collect_keep k = { 0.25, 20000, 1, 7, "shuffle+deflate:4" };
+	hml__run_config c = { HML__RUN_COLLECT, "/d.h5", NULL, NULL, NULL, NULL, NULL, &k };
+	char **env = NULL;
+	int times;
+
+	CHECK_OK(hml__childenv_build(&env, &c, shell, wf_env));
+	CHECK_STR(get(env, "HML_COLLECT_RATE", &times), "0.25");
+	CHECK_STR(get(env, "HML_COLLECT_RESERVOIR", &times), "20000");
+	CHECK_STR(get(env, "HML_COLLECT_DEDUP", &times), "1");
+	CHECK_STR(get(env, "HML_COLLECT_SEED", &times), "7");
+	CHECK_STR(get(env, "HML_COLLECT_COMPRESSION", &times), "shuffle+deflate:4");
+	hml__strv_free(env);
+
+	k = (hml__collect_keep)HML__COLLECT_KEEP_INIT;
+	CHECK_OK(hml__childenv_build(&env, &c, shell, wf_env));
+	CHECK(get(env, "HML_COLLECT_RATE", &times) == NULL);
+	CHECK(get(env, "HML_COLLECT_RESERVOIR", &times) == NULL);
+	CHECK(get(env, "HML_COLLECT_SEED", &times) == NULL);
+	hml__strv_free(env);
+
+	/* Options over the workflow's: what they set wins, the rest stays. */
+	{
+		hml__collect_keep wf = { 0.25, 100, 0, 3, "deflate:4" };
+		hml__collect_keep opt = HML__COLLECT_KEEP_INIT;
+
+		opt.reservoir = 7;
+		hml__collect_keep_over(&wf, &opt);
+		CHECK(wf.rate == 0.25 && wf.reservoir == 7 && !wf.dedup && wf.seed == 3);
+		CHECK_STR(wf.compression, "deflate:4");
+	}
+
+	k.rate = 0.5;
+	c.kind = HML__RUN_ACCURATE;
+	CHECK_OK(hml__childenv_build(&env, &c, shell, wf_env));
+	CHECK(get(env, "HML_COLLECT_RATE", &times) == NULL);
+	hml__strv_free(env);
+}
+
 TEST(surrogate_configuration)
 {
 	const hml__run_config c = { HML__RUN_SURROGATE, NULL, "bin.omial-2", "/exp/models/m2.pt",
-	                            "/run/q.h5", NULL, "/exp/models/m2.guard-bounds.json" };
+	                            "/run/q.h5", NULL, "/exp/models/m2.guard-bounds.json",
+	                            NULL };
 	char **env = NULL;
 	int times;
 
@@ -139,7 +181,7 @@ TEST(surrogate_configuration)
 
 TEST(empty_inputs)
 {
-	const hml__run_config c = { HML__RUN_ACCURATE, NULL, NULL, NULL, NULL, NULL, NULL };
+	const hml__run_config c = { HML__RUN_ACCURATE, NULL, NULL, NULL, NULL, NULL, NULL, NULL };
 	char **env = NULL;
 
 	CHECK_OK(hml__childenv_build(&env, &c, NULL, NULL));
@@ -149,10 +191,10 @@ TEST(empty_inputs)
 
 TEST(incomplete_configuration)
 {
-	const hml__run_config collect = { HML__RUN_COLLECT, NULL, NULL, NULL, NULL, NULL, NULL };
-	const hml__run_config sur = { HML__RUN_SURROGATE, NULL, "r", NULL, NULL, NULL, NULL };
+	const hml__run_config collect = { HML__RUN_COLLECT, NULL, NULL, NULL, NULL, NULL, NULL, NULL };
+	const hml__run_config sur = { HML__RUN_SURROGATE, NULL, "r", NULL, NULL, NULL, NULL, NULL };
 	char label[100], **env = (char **)1;
-	hml__run_config long_label = { HML__RUN_SURROGATE, NULL, label, "/m.pt", NULL, NULL, NULL };
+	hml__run_config long_label = { HML__RUN_SURROGATE, NULL, label, "/m.pt", NULL, NULL, NULL, NULL };
 
 	CHECK_FAILS(hml__childenv_build(&env, &collect, shell, NULL), HML_EINVALID,
 	            "a collect run needs a data file");
@@ -190,5 +232,6 @@ int main(void)
 	RUN(empty_inputs);
 	RUN(incomplete_configuration);
 	RUN(controls);
+	RUN(collect_keep);
 	return check_report();
 }

@@ -12,6 +12,7 @@
 #include "core/json.h"
 #include "fixtures.h"
 #include "store/records.h"
+#include "store/sampling.h"
 #include "store/store.h"
 #include "train/train.h"
 
@@ -453,12 +454,28 @@ TEST(qoi_check_records)
 	hml__store_free(s);
 }
 
+/* The region record's "sampling": written and read back the same. */
+TEST(sampling_round_trip)
+{
+	hml__coll_sampling a = { 0.5, 2000, 1, 7, 100, 5000, 2000, 2400, 100, 500 }, b;
+	json_t *region = json_object();
+
+	CHECK_EQ_INT(hml__sampling_get(region, &b), 0);
+	json_object_set_new(region, "sampling", hml__sampling_json(&a));
+	CHECK_EQ_INT(hml__sampling_get(region, &b), 1);
+	CHECK(memcmp(&a, &b, sizeof(a)) == 0);
+	json_object_set_new(json_object_get(region, "sampling"), "rows_kept", json_string("x"));
+	CHECK_FAILS(hml__sampling_get(region, &b), HML_EINVALID, "'rows_kept' is not an integer");
+	json_decref(region);
+}
+
 int main(void)
 {
 	if (tmp_dir_make("records") < 0)
 		return 1;
 	unsetenv("HML_LOCK_TIMEOUT");
 	RUN(views);
+	RUN(sampling_round_trip);
 	RUN(model_record_round_trip);
 	RUN(model_record_import);
 	RUN(qoi_check_records);

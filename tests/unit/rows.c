@@ -183,6 +183,67 @@ static hml_region *open_local(const char *label, hml_mode mode, const char *db,
 	return r;
 }
 
+/* HML_COLLECT_RESERVOIR: the threads share one reservoir, which keeps
+ * exactly N distinct rows of the loop, each with its own output, from
+ * every part of it; the sampling attributes count every row. */
+TEST(collect_reservoir_many_threads)
+{
+	const char *db = tmp_path("reservoir.h5");
+	hml_region *r;
+	hid_t f, g, d;
+	hsize_t dims[2];
+	double (*in)[2] = malloc(sizeof(double[ROWS][2])), *out = malloc(ROWS * sizeof(double));
+	char *seen = calloc(ROWS, 1);
+	int64_t k, n = 500, dup = 0, mismatch = 0, quarters[4] = { 0 }, attr = 0;
+
+	setenv("HML_COLLECT_RESERVOIR", "500", 1);
+	r = open_mode("res", HML_MODE_COLLECT, db, NULL);
+	unsetenv("HML_COLLECT_RESERVOIR");
+	if (!r || !in || !out || !seen)
+		goto done;
+	fill();
+	CHECK_EQ_INT(run_loop(r), 0);
+	hml_region_free(r);
+	f = H5Fopen(db, H5F_ACC_RDONLY, H5P_DEFAULT);
+	g = H5Gopen2(f, "res", H5P_DEFAULT);
+	d = H5Dopen2(g, "input", H5P_DEFAULT);
+	hid_t t = H5Dget_space(d);
+	H5Sget_simple_extent_dims(t, dims, NULL);
+	H5Sclose(t);
+	CHECK_EQ_INT(dims[0], n);
+	if (dims[0] == (hsize_t)n)
+		H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, in);
+	H5Dclose(d);
+	d = H5Dopen2(g, "output", H5P_DEFAULT);
+	if (dims[0] == (hsize_t)n)
+		H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, out);
+	H5Dclose(d);
+	hid_t a = H5Aopen(g, "sample_rows_seen", H5P_DEFAULT);
+	H5Aread(a, H5T_NATIVE_INT64, &attr);
+	H5Aclose(a);
+	CHECK_EQ_INT(attr, ROWS);
+	H5Gclose(g);
+	H5Fclose(f);
+	for (k = 0; dims[0] == (hsize_t)n && k < n; k++) {
+		int64_t i = (int64_t)in[k][0];
+
+		if (i < 0 || i >= ROWS || seen[i]++) {
+			dup++;
+			continue;
+		}
+		mismatch += out[k] != (double)i + 1.0;
+		quarters[i * 4 / ROWS]++;
+	}
+	CHECK_EQ_INT(dup, 0);
+	CHECK_EQ_INT(mismatch, 0);
+	for (k = 0; k < 4; k++)   /* 125 each, +- 4 sd (10) */
+		CHECK(quarters[k] > 85 && quarters[k] < 165);
+done:
+	free(in);
+	free(out);
+	free(seen);
+}
+
 TEST(collect_at_locals)
 {
 	const char *db = tmp_path("locals.h5");
@@ -375,6 +436,7 @@ int main(void)
 	if (tmp_dir_make("rows") < 0)
 		return 1;
 	RUN(collect_many_threads);
+	RUN(collect_reservoir_many_threads);
 	RUN(collect_at_locals);
 	RUN(at_call_rules);
 	RUN(off_and_call_rules);

@@ -322,6 +322,39 @@ TEST(defaults)
 	json_decref(doc);
 }
 
+/* collect.sample and collect.compression: read into collect_keep;
+ * absent, they set nothing; bad ones name the key. */
+TEST(collect_keep)
+{
+	json_t *doc = valid_doc();
+	hml__workflow *w = NULL;
+
+	CHECK_OK(hml__workflow_load(&w, write_doc("keep0", doc)));
+	if (w)
+		CHECK(w->collect_keep.rate == 0 && w->collect_keep.reservoir == 0 &&
+		      !w->collect_keep.dedup && w->collect_keep.seed == -1 &&
+		      !w->collect_keep.compression);
+	hml__workflow_free(w);
+	w = NULL;
+	json_object_set_new(json_object_get(doc, "collect"), "sample",
+		json_pack("{s:f, s:i, s:b, s:i}", "rate", 0.25, "reservoir", 100, "dedup", 1,
+		          "seed", 9));
+	json_object_set_new(json_object_get(doc, "collect"), "compression",
+	                    json_string("shuffle+deflate:2"));
+	CHECK_OK(hml__workflow_load(&w, write_doc("keep1", doc)));
+	if (w) {
+		CHECK(w->collect_keep.rate == 0.25 && w->collect_keep.reservoir == 100 &&
+		      w->collect_keep.dedup == 1 && w->collect_keep.seed == 9);
+		CHECK_STR(w->collect_keep.compression, "shuffle+deflate:2");
+	}
+	hml__workflow_free(w);
+	w = NULL;
+	json_object_set_new(json_object_get(doc, "collect"), "compression", json_string("gzip"));
+	CHECK_FAILS(hml__workflow_load(&w, write_doc("keep2", doc)), HML_EINVALID,
+	            "key 'collect.compression' must be none, deflate:L");
+	json_decref(doc);
+}
+
 TEST(path_forms)
 {
 	hml__workflow *w = NULL;
@@ -759,6 +792,7 @@ int main(void)
 	RUN(train_options);
 	RUN(metric_and_loss);
 	RUN(categorical);
+	RUN(collect_keep);
 	RUN(path_forms);
 	RUN(bundled_names);
 	RUN(bad_json);
