@@ -17,6 +17,9 @@ module hml_c
     real(c_double) :: region_s = 0, gather_s = 0, forward_s = 0, scatter_s = 0, &
       original_s = 0, write_s = 0, shadow_rmse = 0, shadow_max_abs = 0
     integer(c_int64_t) :: nonfinite_calls = 0
+    integer(c_int64_t) :: checked_rows = 0, guarded_rows = 0, guarded_calls = 0, &
+      guard_whole_calls = 0
+    real(c_double) :: guard_s = 0
   end type
 
   type, bind(C) :: c_array
@@ -36,7 +39,7 @@ module hml_c
   end type
 
   type, bind(C) :: c_options
-    integer(c_int) :: version = 1, mode = 0
+    integer(c_int) :: version = 2, mode = 0
     type(c_ptr) :: model = c_null_ptr, db = c_null_ptr
     integer(c_int) :: interleave = 0
     real(c_double) :: shadow = 0
@@ -44,6 +47,7 @@ module hml_c
     type(c_ptr) :: profile = c_null_ptr
     real(c_double) :: flush_seconds = 0
     integer(c_size_t) :: flush_bytes = 0
+    type(c_ptr) :: guard = c_null_ptr
   end type
 
   abstract interface

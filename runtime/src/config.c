@@ -293,7 +293,7 @@ static int device_check(void)
 int hml__config_resolve(hml__config *c, const char *label,
                         const hml_region_options *opts)
 {
-	hml_region_options defaults = HML_REGION_OPTIONS_INIT;
+	hml_region_options defaults = HML_REGION_OPTIONS_INIT, v1;
 	char name[HML__ENVNAME_MAX];
 	const char *v;
 	size_t i;
@@ -302,10 +302,15 @@ int hml__config_resolve(hml__config *c, const char *label,
 	memset(c, 0, sizeof(*c));
 	if (!opts)
 		opts = &defaults;
-	if (opts->version != HML_REGION_OPTIONS_VERSION)
+	if (opts->version == 1) {   /* the layout before `guard`: read no further */
+		memcpy(&v1, opts, offsetof(hml_region_options, guard));
+		v1.guard = NULL;
+		opts = &v1;
+	} else if (opts->version != HML_REGION_OPTIONS_VERSION) {
 		return hml__error_set(HML_EINVALID,
-			"hml_region_options version %u is not supported (expected %d)",
+			"hml_region_options version %u is not supported (expected 1 or %d)",
 			opts->version, HML_REGION_OPTIONS_VERSION);
+	}
 
 	for (i = 0; i < sizeof(settings) / sizeof(settings[0]); i++) {
 		const setting *s = &settings[i];
@@ -362,9 +367,14 @@ int hml_region_options_init(hml_region_options *opts, unsigned int version)
 
 	if (!opts)
 		return hml__error_set(HML_EINVALID, "options pointer is NULL");
+	if (version == 1) {   /* a caller built against the layout before `guard` */
+		init.version = 1;
+		memcpy(opts, &init, offsetof(hml_region_options, guard));
+		return 0;
+	}
 	if (version != HML_REGION_OPTIONS_VERSION)
 		return hml__error_set(HML_EINVALID,
-			"hml_region_options version %u is not supported (expected %d)",
+			"hml_region_options version %u is not supported (expected 1 or %d)",
 			version, HML_REGION_OPTIONS_VERSION);
 	*opts = init;
 	return 0;

@@ -7,6 +7,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -154,14 +155,26 @@ TEST(options_init_and_version)
 	CHECK_EQ_INT(o.on_error, HML_ON_ERROR_DEFAULT);
 	CHECK_EQ_INT(o.flush_bytes, 0);
 	CHECK(o.shadow == 0.0 && o.threads == 0 && o.flush_seconds == 0.0);
+	CHECK(o.guard == NULL);
 	CHECK_FAILS(hml_region_options_init(&o, HML_REGION_OPTIONS_VERSION + 1),
-	            HML_EINVALID, "version 2 is not supported");
+	            HML_EINVALID, "version 3 is not supported");
 	CHECK_FAILS(hml_region_options_init(NULL, HML_REGION_OPTIONS_VERSION),
 	            HML_EINVALID, "NULL");
 
+	/* Version 1, the layout before `guard`: initialised and read only up
+	 * to flush_bytes (what lies after is the caller's, never touched). */
+	memset(&o, 0x5a, sizeof(o));
+	CHECK_OK(hml_region_options_init(&o, 1));
+	CHECK_EQ_INT(o.version, 1);
+	CHECK(o.model == NULL && o.flush_bytes == 0);
+	CHECK(o.guard == (const char *)(uintptr_t)0x5a5a5a5a5a5a5a5aULL);
+	o.mode = HML_MODE_OFF;
+	CHECK_OK(hml_region_open(&r, "v1", &o));
+	hml_region_free(r);
+
 	/* A struct from a newer (or garbage) header is refused by open. */
-	o.version = 2;
-	CHECK_FAILS(hml_region_open(&r, "r", &o), HML_EINVALID, "version 2 is not supported");
+	o.version = 3;
+	CHECK_FAILS(hml_region_open(&r, "r", &o), HML_EINVALID, "version 3 is not supported");
 	CHECK(r == NULL);
 	o.version = 0;
 	r = (hml_region *)&o;

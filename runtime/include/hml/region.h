@@ -90,7 +90,9 @@ typedef struct hml_region_options {
 	                             default none */
 } hml_region_options;
 
-#define HML_REGION_OPTIONS_VERSION 1
+/* 2 added `guard`; a struct of version 1 (without it) is still accepted and
+ * read only up to `flush_bytes`. */
+#define HML_REGION_OPTIONS_VERSION 2
 #define HML_REGION_OPTIONS_INIT { HML_REGION_OPTIONS_VERSION, HML_MODE_DEFAULT, \
 	NULL, NULL, 0, 0.0, 0, HML_ON_ERROR_DEFAULT, NULL, 0.0, 0, NULL }
 
