@@ -189,9 +189,17 @@ static int model_row(hml_region *r, hml__row_slot *s)
 		return rc;
 	t1 = hml__now();
 	s->st.gather_s += t1 - t0;
-	if (r->guard && (rc = hml__guard_one(r, s->x, &s->st)) != 0)
+	/* A region watching a deployment checks the row and runs the model in
+	 * one hold of the lock: a hot swap changes both together (swap.h). */
+	if (r->swap.on)
+		pthread_mutex_lock(&r->mu);
+	if (r->guard && (rc = hml__guard_one(r, s->x, &s->st)) != 0) {
+		if (r->swap.on)
+			pthread_mutex_unlock(&r->mu);
 		return rc;   /* 1: the guard sends this row to the original code */
-	if (r->model_reentrant && __atomic_load_n(&r->model_checked, __ATOMIC_ACQUIRE)) {
+	}
+	if (!r->swap.on && r->model_reentrant &&
+	    __atomic_load_n(&r->model_checked, __ATOMIC_ACQUIRE)) {
 		rc = hml__model_forward_into(r->model, s->x, r->model_dtype, 1, s->y);
 		s->ydt = r->model_dtype;
 		s->st.forward_s += hml__now() - t1;
@@ -199,7 +207,8 @@ static int model_row(hml_region *r, hml__row_slot *s)
 	}
 	shape[0] = 1;
 	memcpy(shape + 1, r->in.shape, (size_t)r->in.ndim * sizeof(int64_t));
-	pthread_mutex_lock(&r->mu);
+	if (!r->swap.on)
+		pthread_mutex_lock(&r->mu);
 	if (!r->model_checked && (rc = hml__region_check_input(r)) < 0)
 		goto done;
 	if ((rc = hml__model_forward(r->model, s->x, r->model_dtype, r->in.ndim + 1, shape)) < 0 ||
