@@ -13,7 +13,7 @@
 static const char *const controlled[] = {
 	HML__ENV_MODE, HML__ENV_MODEL, HML__ENV_DB, HML__ENV_QOI,
 	HML__ENV_PROFILE, HML__ENV_ON_ERROR, HML__ENV_GUARD,
-	HML__ENV_PROFILE, HML__ENV_ON_ERROR, HML__ENV_DEPLOYMENT,
+	HML__ENV_PROFILE, HML__ENV_ON_ERROR, HML__ENV_DEPLOYMENT, HML__ENV_COLLECT_GUARDED,
 };
 
 int hml__childenv_controls(const char *entry)

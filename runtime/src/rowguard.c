@@ -206,6 +206,12 @@ int hml__guard_call(hml_region *r, const void *x)
 	return 1;
 }
 
+int64_t hml__guard_listed(const hml_region *r, const int64_t **idx)
+{
+	*idx = r->guard ? r->guard->guarded : NULL;
+	return r->guard && r->guard->guarded ? r->guard->nguarded : 0;
+}
+
 int hml__guard_one(hml_region *r, const void *x, hml_region_stats *st)
 {
 	hml__rguard *rg = r->guard;

@@ -31,6 +31,9 @@ void hml__guard_free(hml_region *r);
  */
 int hml__guard_call(hml_region *r, const void *x);
 
+/** The rows the last hml__guard_call() guarded (valid until the next one). */
+int64_t hml__guard_listed(const hml_region *r, const int64_t **idx);
+
 /** One row (row calls): 1 when guarded (counted in *st), else 0. */
 int hml__guard_one(hml_region *r, const void *x, hml_region_stats *st);
 
