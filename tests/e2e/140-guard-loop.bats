@@ -149,3 +149,27 @@ stop_app() {
 	# still guarded after: the old guard stayed
 	tail -n 1 steps.log | awk '{ exit !($8 > 0) }'
 }
+
+@test "binomial_api --rounds prices the same options again, a line per round; bad values exit 2" {
+	API="$HML_BUILD_DIR/workflows/binomial/binomial_api"
+	run --separate-stderr env HML_MODE=off "$API" --options 64 --rounds 3 --quiet
+	assert_success
+	[ "${#lines[@]}" -eq 3 ]
+	[ "${lines[2]}" = "binomial: round 2 rmse 0 guarded 0" ]
+	for bad in 0 -1 x; do
+		run --separate-stderr "$API" --rounds "$bad"
+		[ "$status" -eq 2 ]
+		[[ "$stderr" == *"--rounds"* ]]
+	done
+	run --separate-stderr "$API" --until
+	[ "$status" -eq 2 ]
+	[ "$stderr" = "binomial: error: --until needs a file name" ]
+	run --separate-stderr "$HML_BUILD_DIR/workflows/binomial/binomial" --rounds 2
+	[ "$status" -eq 2 ]
+	[ "$stderr" = "binomial: error: --rounds and --until are binomial_api's" ]
+	# a bad HML_COLLECT_GUARDED: one line at open
+	run --separate-stderr env HML_MODE=infer HML_MODEL="$PWD/exp/models/m1.pt" \
+		HML_COLLECT_GUARDED=yes timeout 60 "$APP" --rows 16
+	assert_failure 1
+	[ "$stderr" = "swap-app: invalid HML_COLLECT_GUARDED 'yes': expected an integer from 0 to 1 (1: store the guarded rows in HML_DB)" ]
+}
