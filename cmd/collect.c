@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "core/deployfile.h"
 #include "core/util.h"
 #include "run/argv.h"
 #include "run/childenv.h"
@@ -42,7 +43,10 @@ static const char description[] =
 	"WORKFLOW is a bundled name (binomial) or a path to a workflow.json; without\n"
 	"it, the workflow of the experiment's data sets is used. The application's\n"
 	"arguments come from the workflow's collect.args, from --args, or from\n"
-	"everything after '--'; \"{seed}\" in an argument becomes the run's seed.";
+	"everything after '--'; \"{seed}\" in an argument becomes the run's seed.\n"
+	"With --guarded the application runs its region's deployment (the model and\n"
+	"the guard hml deploy --guard recorded) in infer mode with HML_COLLECT_GUARDED=1:\n"
+	"only the rows the guard sent to the original code are stored.";
 
 typedef struct collect_opts {
 	int64_t runs;
@@ -51,6 +55,7 @@ typedef struct collect_opts {
 	const char *args;
 	char **extra;       /* after "--" (NULL when there was none) */
 	int nextra;
+	int guarded;        /* --guarded */
 } collect_opts;
 
 /* ---- the application's output ---------------------------------------------- */
@@ -203,6 +208,7 @@ typedef struct collect_state {
 	hml__region_info *infos;
 	size_t ninfos;
 	int64_t rows, calls;
+	hml__deployfile dep;    /* --guarded: the region's deployment (dep.region "": none) */
 } collect_state;
 
 static void state_release(collect_state *st)
@@ -302,8 +308,11 @@ static void add_times(collect_state *st)
 static int run_all(collect_state *st, int64_t first_seed, int runs, int *interrupted,
                    char *why, size_t why_size)
 {
-	const hml__run_config config = { HML__RUN_COLLECT, st->db, NULL, NULL, NULL, st->prof,
-	                                 NULL, &st->w->collect_keep };
+	const int g = st->dep.region[0] != '\0';
+	const hml__run_config config = { g ? HML__RUN_GUARDED : HML__RUN_COLLECT, st->db,
+	                                 g ? st->dep.region : NULL, g ? st->dep.path : NULL,
+	                                 NULL, st->prof, g ? st->dep.guard : NULL,
+	                                 g ? NULL : &st->w->collect_keep };
 	char **env = NULL;
 	cmd_progress *bar = cmd_progress_start("collect", runs);
 	double limit;   /* lib/run/limit.h: no accurate run to scale */
@@ -372,7 +381,8 @@ static int run_all(collect_state *st, int64_t first_seed, int runs, int *interru
 			         st->w->name, res.exit_code, k + 1, runs);
 		} else {
 			ok++;
-			add_times(st);
+			if (!g)   /* a guarded run's time is mostly the model's */
+				add_times(st);
 			continue;
 		}
 		cmd_progress_end(bar);
@@ -463,6 +473,32 @@ static int open_workflow(collect_state *st, const char *wf_arg, const collect_op
 	return 0;
 }
 
+/* --guarded: the deployment file of the workflow's first region that has
+ * one with a guard, into st->dep. 0, or the exit status. */
+static int find_deployment(collect_state *st)
+{
+	char rel[128], *path;
+	int rc;
+
+	for (size_t i = 0; i < st->w->nregions; i++) {
+		if (hml__deployfile_rel(rel, sizeof(rel), st->w->regions[i].label) < 0 ||
+		    !(path = hml__path_join(hml__store_dir(st->s), rel)))
+			return cmd_fail(hml_error_last()->code);
+		rc = hml__deployfile_read(path, &st->dep);
+		free(path);
+		if (rc == HML_ENOTFOUND)
+			continue;
+		if (rc < 0)
+			return cmd_fail(rc);
+		if (st->dep.guard[0])
+			return 0;
+		memset(&st->dep, 0, sizeof(st->dep));
+	}
+	cmd_error("collect: --guarded needs a region of workflow '%s' deployed with a guard "
+	          "(hml deploy MODEL --guard bounds)", st->w->name);
+	return HML_EXIT_INVALID;
+}
+
 /* What the runs left: the regions' rows read back, with a warning for each
  * region that collected none. 0, or the exit status with nothing
  * registered (why: the runs' failure, if any). */
@@ -478,6 +514,10 @@ static int check_collected(collect_state *st, const char *why, int interrupted)
 	if (st->rows == 0) {
 		if (why[0])
 			cmd_error("%s; no data was collected, nothing was registered", why);
+		else if (st->dep.region[0])
+			cmd_error("the guard of deployment %s (model %s) sent no row of region '%s' "
+			          "to the original code: nothing to collect, nothing was registered",
+			          st->dep.deployment, st->dep.model, st->dep.region);
 		else
 			cmd_error("application '%s' ran but collected no data: no region wrote rows "
 			          "(is it built with hml, and does it reach its regions?)", st->w->name);
@@ -511,6 +551,11 @@ static int register_data(collect_state *st, int complete, const char *why, int i
 		"workflow", "name", st->w->name, "path", st->w->path, "sha256", st->w->sha256,
 		"complete", complete, "runs", st->runs,
 		"regions", regions_json(st->infos, st->ninfos, st->times, st->w->nregions));
+
+	if (record && st->dep.region[0])
+		json_object_set_new(record, "guarded", json_pack("{s:s, s:s, s:s}",
+			"region", st->dep.region, "deployment", st->dep.deployment,
+			"model", st->dep.model));
 	int rc = record ? hml__store_add(st->s, "datasets", record, files, 2, 0, id, sizeof(id))
 	                : hml__error_oom();
 
@@ -536,7 +581,7 @@ static int register_data(collect_state *st, int complete, const char *why, int i
 
 int cmd_collect(int argc, char **argv)
 {
-	collect_opts o = { UNSET, UNSET, HML__COLLECT_KEEP_INIT, NULL, NULL, 0 };
+	collect_opts o = { UNSET, UNSET, HML__COLLECT_KEEP_INIT, NULL, NULL, 0, 0 };
 	const cmd_option options[] = {
 		{ "runs", 'n', CMD_OPT_INT, &o.runs, "N",
 		  "run the application N times (default: the workflow's collect.runs)" },
@@ -547,6 +592,8 @@ int cmd_collect(int argc, char **argv)
 		{ "rate", 0, CMD_OPT_DOUBLE, &o.keep.rate, "F", "keep each row with probability F" },
 		{ "reservoir", 0, CMD_OPT_INT, &o.keep.reservoir, "N", "keep at most N rows per region, run" },
 		{ "dedup", 0, CMD_OPT_FLAG, &o.keep.dedup, NULL, "drop rows whose inputs repeat exactly" },
+		{ "guarded", 0, CMD_OPT_FLAG, &o.guarded, NULL,
+		  "run the region's deployment with its guard; store only the guarded rows" },
 		CMD_RUN_TIMEOUT_OPTION,
 		{ NULL, 0, 0, NULL, NULL, NULL }
 	};
@@ -578,6 +625,8 @@ int cmd_collect(int argc, char **argv)
 	if ((code = open_workflow(&st, first < split ? argv[first] : NULL, &o, &runs, &seed)) != 0)
 		goto done;
 	cmd_workflow_env_check(st.w);
+	if (o.guarded && (code = find_deployment(&st)) != 0)
+		goto done;
 	if ((rc = prepare(&st, &o)) < 0) {
 		code = cmd_fail(rc);
 		remove_tmp(&st);

@@ -407,7 +407,7 @@ static void print_deployed(const char *pid, const char *id, const char *label,
 /* The deployment file of the region, which a running application watches
  * (HML_DEPLOYMENT_<LABEL>) and switches models by (hml-runtime(3)). */
 static int write_deployfile(const hml__store *s, const char *pid, const char *label,
-                            const char *model, const char *path)
+                            const char *model, const char *path, const char *gpath)
 {
 	hml__deployfile d;
 
@@ -415,7 +415,8 @@ static int write_deployfile(const hml__store *s, const char *pid, const char *la
 	if ((size_t)snprintf(d.region, sizeof(d.region), "%s", label) >= sizeof(d.region) ||
 	    (size_t)snprintf(d.deployment, sizeof(d.deployment), "%s", pid) >= sizeof(d.deployment) ||
 	    (size_t)snprintf(d.model, sizeof(d.model), "%s", model) >= sizeof(d.model) ||
-	    (size_t)snprintf(d.path, sizeof(d.path), "%s", path) >= sizeof(d.path))
+	    (size_t)snprintf(d.path, sizeof(d.path), "%s", path) >= sizeof(d.path) ||
+	    (size_t)snprintf(d.guard, sizeof(d.guard), "%s", gpath ? gpath : "") >= sizeof(d.guard))
 		return hml__error_set(HML_EINVALID, "deployment %s: model path '%s' is too long",
 		                      pid, path);
 	return hml__deployfile_write(hml__store_dir(s), &d);
@@ -444,18 +445,18 @@ static void print_result(const hml__store *s, const char *pid, const char *cid, 
 	}
 }
 
-/* --guard: the guard file, named in env as HML_GUARD_<LABEL>. */
+/* --guard: the guard file, named in env as HML_GUARD_<LABEL> and in the
+ * deployment file (*gpath, absolute, the caller's). */
 static int add_guard(const hml__store *s, const hml__model_view *m, const char *label,
-                     json_t *env, json_t **guard_rec)
+                     json_t *env, json_t **guard_rec, char **gpath)
 {
-	char name[HML__ENVNAME_MAX], *gpath = NULL;
+	char name[HML__ENVNAME_MAX];
 	int rc;
 
-	if ((rc = cmd_deploy_guard(s, m->json, &guard, &gpath, guard_rec)) < 0)
+	if ((rc = cmd_deploy_guard(s, m->json, &guard, gpath, guard_rec)) < 0)
 		return rc;
 	if ((rc = hml__envname_region(name, sizeof(name), HML__ENV_GUARD, label)) == 0)
-		json_object_set_new(env, name, json_string(gpath));
-	free(gpath);
+		json_object_set_new(env, name, json_string(*gpath));
 	return rc;
 }
 
@@ -466,7 +467,7 @@ int cmd_deploy(int argc, char **argv)
 	hml__model_view model;
 	json_t *rec = NULL, *env = NULL, *qoi_check = NULL, *guard_rec = NULL;
 	const char *id, *label;
-	char *path = NULL, *so_path = NULL, *watch = NULL, *abs_dir = NULL, pid[32], cid[32] = "", rel[128];
+	char *path = NULL, *so_path = NULL, *gpath = NULL, *watch = NULL, *abs_dir = NULL, pid[32], cid[32] = "", rel[128];
 	hml__candidate pick = { NULL, HML__TARGET_TORCHSCRIPT, NAN, NAN, NAN, NAN,
 	                        { 0, 0, 0, 0, 0, 0 }, NAN };
 	int first, rc, code = HML_EXIT_OK;
@@ -502,7 +503,7 @@ int cmd_deploy(int argc, char **argv)
 		rc = hml_error_last()->code;
 		goto fail;
 	}
-	if (guard.kind != HML__GUARD_NONE && (rc = add_guard(s, &model, label, env, &guard_rec)) < 0)
+	if (guard.kind != HML__GUARD_NONE && (rc = add_guard(s, &model, label, env, &guard_rec, &gpath)) < 0)
 		goto fail;
 	if (!(rec = deployment_record(id, label, w->name, selection_name(first < argc), cid, &pick,
 	                              qoi_check, env, guard_rec))) {
@@ -512,7 +513,7 @@ int cmd_deploy(int argc, char **argv)
 	rc = hml__store_add(s, "deployments", rec, NULL, 0, 0, pid, sizeof(pid));
 	rec = NULL;   /* the store's now, or released by it */
 	if (rc < 0 || (rc = write_deployfile(s, pid, label, cid[0] ? cid : id,
-	                                     so_path ? so_path : path)) < 0)
+	                                     so_path ? so_path : path, gpath)) < 0)
 		goto fail;
 	print_deployed(pid, id, label, w->name, &model, &pick, qoi_check);
 	if (first >= argc && !search)
@@ -528,6 +529,7 @@ done:
 	json_decref(guard_rec);
 	free(path);
 	free(so_path);
+	free(gpath);
 	free(watch);
 	free(abs_dir);
 	hml__workflow_free(w);

@@ -47,11 +47,18 @@ int hml__deployfile_write(const char *root, const hml__deployfile *d)
 	if (d->path[0] != '/')
 		return hml__error_set(HML_EINVALID,
 			"deployment of region '%s': model path '%s' is not absolute", d->region, d->path);
+	if (d->guard[0] && d->guard[0] != '/')
+		return hml__error_set(HML_EINVALID,
+			"deployment of region '%s': guard path '%s' is not absolute", d->region, d->guard);
 	if ((rc = hml__deployfile_rel(rel, sizeof(rel), d->region)) < 0)
 		return rc;
 	doc = json_pack("{s:i, s:s, s:s, s:s, s:s}", "schema_version", HML__DEPLOYFILE_SCHEMA,
 	                "region", d->region, "deployment", d->deployment, "model", d->model,
 	                "path", d->path);
+	if (doc && d->guard[0] && json_object_set_new(doc, "guard", json_string(d->guard)) < 0) {
+		json_decref(doc);
+		doc = NULL;
+	}
 	if (!doc || !(text = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER))) {
 		rc = hml__error_oom();
 		goto done;
@@ -110,6 +117,13 @@ int hml__deployfile_read(const char *path, hml__deployfile *out)
 	    out->path[0] != '/') {
 		rc = hml__error_set(HML_EIO, "cannot read deployment file '%s': its region, "
 		                    "deployment, model or absolute path is missing or too long", path);
+		goto done;
+	}
+	v = json_object_get(doc, "guard");
+	if (v && (!json_is_string(v) || field_set(out->guard, sizeof(out->guard),
+	                                          json_string_value(v)) < 0 || out->guard[0] != '/')) {
+		rc = hml__error_set(HML_EIO, "cannot read deployment file '%s': its guard is not "
+		                    "an absolute path", path);
 		goto done;
 	}
 	rc = 0;

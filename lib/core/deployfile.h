@@ -6,10 +6,16 @@
  * EXP/deployed/<label>.json, one per region label:
  *
  *   {"schema_version": 1, "region": "binomial", "deployment": "p3",
- *    "model": "m3", "path": "/home/me/hml-experiment/models/m3.pt"}
+ *    "model": "m3", "path": "/home/me/hml-experiment/models/m3.pt",
+ *    "guard": "/home/me/hml-experiment/models/m3.guard-bounds-margin=0.01.json"}
  *
  * `model` is the model id (a compiled deployment's id, "c2", for --target
- * c), `path` the absolute path of the file the region loads. The file is
+ * c), `path` the absolute path of the file the region loads, `guard`
+ * (absent: no guard) the absolute path of the guard file (core/guard.h)
+ * made for that model by `hml deploy --guard`: a swap switches the model
+ * and its guard together, and a deployment without one removes the guard
+ * (a model retrained on wider data must not be checked against the old
+ * model's ranges). The file is
  * only ever replaced whole, with rename(2) (core/beneath.h), so a reader
  * sees the old file or the new one, never a part: its identity (device,
  * inode, size, modification time) changes with every deployment, which is
@@ -40,6 +46,7 @@ typedef struct hml__deployfile {
 	char deployment[32];   /**< the deployment id ("p3") */
 	char model[64];        /**< the model id ("m3", "c2") */
 	char path[4096];       /**< the model file, absolute */
+	char guard[4096];      /**< the guard file, absolute; "": no guard */
 } hml__deployfile;
 
 /** What identifies one version of a file: it changes with each rename over it. */
@@ -67,7 +74,8 @@ int hml__deployfile_write(const char *root, const hml__deployfile *d);
  * Read the deployment file at `path` into *out. Errors, message "cannot
  * read deployment file 'P': REASON": HML_ENOTFOUND (missing), HML_EIO
  * (unreadable, not a regular file, larger than HML__DEPLOYFILE_MAX_BYTES,
- * not JSON, a field missing or too long, a path that is not absolute),
+ * not JSON, a field missing or too long, a path or guard path that is not
+ * absolute, a guard that is not a string),
  * HML_ENOTSUPPORTED (a newer schema_version).
  */
 int hml__deployfile_read(const char *path, hml__deployfile *out);

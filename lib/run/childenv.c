@@ -13,7 +13,7 @@
 static const char *const controlled[] = {
 	HML__ENV_MODE, HML__ENV_MODEL, HML__ENV_DB, HML__ENV_QOI,
 	HML__ENV_PROFILE, HML__ENV_ON_ERROR, HML__ENV_GUARD,
-	HML__ENV_PROFILE, HML__ENV_ON_ERROR, HML__ENV_DEPLOYMENT,
+	HML__ENV_PROFILE, HML__ENV_ON_ERROR, HML__ENV_DEPLOYMENT, HML__ENV_COLLECT_GUARDED,
 };
 
 int hml__childenv_controls(const char *entry)
@@ -92,8 +92,12 @@ static int check(const hml__run_config *c)
 		return hml__error_set(HML_EINVALID, "a collect run needs a data file");
 	if (c->kind == HML__RUN_SURROGATE && (!c->region || !*c->region || !c->model))
 		return hml__error_set(HML_EINVALID, "a surrogate run needs a region and a model");
+	if (c->kind == HML__RUN_GUARDED && (!c->db || !*c->db || !c->region || !*c->region ||
+	                                    !c->model || !c->guard || !*c->guard))
+		return hml__error_set(HML_EINVALID, "a guarded collection run needs a data file, "
+		                      "a region, a model and a guard");
 	if (c->kind != HML__RUN_COLLECT && c->kind != HML__RUN_ACCURATE &&
-	    c->kind != HML__RUN_SURROGATE)
+	    c->kind != HML__RUN_SURROGATE && c->kind != HML__RUN_GUARDED)
 		return hml__error_set(HML_EINVALID, "unknown kind of run %d", (int)c->kind);
 	return 0;
 }
@@ -142,14 +146,18 @@ static int put_config(envlist *l, const hml__run_config *c)
 {
 	int rc = put(l, HML__ENV_MODE, c->kind == HML__RUN_COLLECT ? "collect" : "off");
 
-	if (rc == 0 && c->kind == HML__RUN_COLLECT)
+	int infers = c->kind == HML__RUN_SURROGATE || c->kind == HML__RUN_GUARDED;
+
+	if (rc == 0 && (c->kind == HML__RUN_COLLECT || c->kind == HML__RUN_GUARDED))
 		rc = put(l, HML__ENV_DB, c->db);
-	if (rc == 0 && c->kind == HML__RUN_SURROGATE &&
+	if (rc == 0 && infers &&
 	    (rc = put(l, HML__ENV_ON_ERROR, "fail")) == 0 &&
 	    (rc = put_region(l, HML__ENV_MODE, c->region, "infer")) == 0)
 		rc = put_region(l, HML__ENV_MODEL, c->region, c->model);
-	if (rc == 0 && c->kind == HML__RUN_SURROGATE && c->guard)
+	if (rc == 0 && infers && c->guard)
 		rc = put_region(l, HML__ENV_GUARD, c->region, c->guard);
+	if (rc == 0 && c->kind == HML__RUN_GUARDED)
+		rc = put_region(l, HML__ENV_COLLECT_GUARDED, c->region, "1");
 	if (rc == 0 && c->qoi)
 		rc = put(l, HML__ENV_QOI, c->qoi);
 	if (rc == 0 && c->profile)

@@ -43,8 +43,10 @@ extern "C" {
 typedef enum hml__run_kind {
 	HML__RUN_COLLECT,    /**< every region collects into `db` */
 	HML__RUN_ACCURATE,   /**< every region runs its original code */
-	HML__RUN_SURROGATE   /**< `region` infers with `model`, a model failure
+	HML__RUN_SURROGATE,  /**< `region` infers with `model`, a model failure
 	                          fails the run; the others run their code */
+	HML__RUN_GUARDED     /**< as surrogate, with `guard` (required), and the
+	                          guarded rows stored in `db` (HML_COLLECT_GUARDED) */
 } hml__run_kind;
 
 /**
@@ -71,9 +73,9 @@ void hml__collect_keep_over(hml__collect_keep *base, const hml__collect_keep *ov
 /** One configuration of a run. Strings are borrowed. */
 typedef struct hml__run_config {
 	hml__run_kind kind;
-	const char *db;       /**< collect: the HDF5 file to write (required) */
-	const char *region;   /**< surrogate: the label the model replaces (required) */
-	const char *model;    /**< surrogate: the model file (required) */
+	const char *db;       /**< collect, guarded: the HDF5 file to write (required) */
+	const char *region;   /**< surrogate, guarded: the label the model replaces (required) */
+	const char *model;    /**< surrogate, guarded: the model file (required) */
 	const char *qoi;      /**< HML_QOI, or NULL for none */
 	const char *profile;  /**< HML_PROFILE, or NULL for none */
 	const char *guard;    /**< surrogate: HML_GUARD_<REGION>, the guard file

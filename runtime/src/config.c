@@ -149,6 +149,9 @@ static const setting settings[] = {
 	{ HML__ENV_DB, "db", STRING, CFG(db), OPT(db), "hml-data.h5", NULL, 0, 0, 0 },
 	{ HML__ENV_PROFILE, "profile", STRING, CFG(profile), OPT(profile), NULL, NULL, 0, 0, 0 },
 	{ HML__ENV_GUARD, "guard", STRING, CFG(guard), OPT(guard), NULL, NULL, 0, 0, 0 },
+	/* Guarded collection: infer and interleave store their guarded rows. */
+	{ HML__ENV_COLLECT_GUARDED, "collect guarded", INT, CFG(collect_guarded), NO_OPTION, "0",
+	  " (1: store the guarded rows in HML_DB)", 0, 1, 0 },
 	/* Hot swap (swap.h): a day between looks at most. */
 	{ HML__ENV_DEPLOYMENT, "deployment", STRING, CFG(deployment), NO_OPTION, NULL, NULL, 0, 0, 0 },
 	{ HML__ENV_SWAP_INTERVAL, "swap interval", INT, CFG(swap_interval), NO_OPTION, "500",

@@ -26,6 +26,7 @@ typedef struct hml__config {
 	double flush_seconds;
 	size_t flush_bytes;
 	char *guard;          /* the guard file (lib/core/guard.h), NULL: none */
+	int collect_guarded;  /* HML_COLLECT_GUARDED: store guarded rows in db */
 	char *deployment;     /* HML_DEPLOYMENT: the deployment file to watch, or NULL */
 	int swap_interval;    /* HML_SWAP_INTERVAL: milliseconds between two looks */
 	/* HML_COLLECT_*: environment only (no option field). */

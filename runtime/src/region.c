@@ -45,7 +45,7 @@ static void side_release(side *s)
 
 /* Gather all maps of a side into `dst`, or return the application memory
  * itself when a single map is already laid out as the tensor. */
-static int side_gather(const side *s, void *dst, hml_dtype dtype, int threads,
+int hml__side_gather(const side *s, void *dst, hml_dtype dtype, int threads,
                        const void **result)
 {
 	int64_t last = s->shape[s->ndim - 1], col = 0, shape[HML_MAX_DIMS];
@@ -144,7 +144,9 @@ int hml_region_open(hml_region **out, const char *label,
 	}
 	if ((rc = hml__swap_init(r)) < 0)
 		goto fail;
-	if (r->cfg.mode == HML_MODE_COLLECT) {
+	r->collect_guarded = r->cfg.collect_guarded &&
+		(r->cfg.mode == HML_MODE_INFER || r->cfg.mode == HML_MODE_INTERLEAVE);
+	if (hml__region_collects(r)) {
 		/* Find an unusable file now, not after the first call's work. */
 		if ((rc = hml__collector_probe(r->cfg.db)) < 0 &&
 		    (rc = hml__region_degrade(r, rc, &r->collect_broken, "not collecting")) < 0)
@@ -297,7 +299,7 @@ static int run_model(hml_region *r, const void **out, hml_dtype *out_dtype)
 	double t0 = hml__now(), t1;
 	int rc, ond;
 
-	if ((rc = side_gather(&r->in, r->in.mbuf, r->model_dtype, r->cfg.threads, &x)) < 0)
+	if ((rc = hml__side_gather(&r->in, r->in.mbuf, r->model_dtype, r->cfg.threads, &x)) < 0)
 		return rc;
 	t1 = hml__now();
 	r->stats.gather_s += t1 - t0;
@@ -364,7 +366,7 @@ static int collect_side(hml_region *r, side *s, int which, int *placed)
 	if ((rc = hml__collector_next(r->col, which, s->rows, &dst)) < 0)
 		return rc;
 	*placed = 1;
-	if ((rc = side_gather(s, dst, s->app_dtype, r->cfg.threads, &x)) < 0)
+	if ((rc = hml__side_gather(s, dst, s->app_dtype, r->cfg.threads, &x)) < 0)
 		return rc;
 	if (x != dst)
 		memcpy(dst, x, (size_t)(s->rows * s->row_size) * hml_dtype_size(s->app_dtype));
@@ -451,6 +453,10 @@ int hml_region_begin_if(hml_region *r, int run_original)
 	case PATH_MODEL:
 		if ((rc = run_model(r, &y, &ydt)) == 2) {
 			r->path = PATH_ORIGINAL;   /* the guard: this whole call */
+			if ((rc = hml__gcollect_begin(r)) < 0) {
+				r->path = PATH_NONE;
+				return rc;
+			}
 			break;
 		}
 		guarded = rc == 1;
@@ -469,6 +475,11 @@ int hml_region_begin_if(hml_region *r, int run_original)
 			t = hml__now();
 			rc = side_scatter(&r->out, y, ydt, r->cfg.threads);
 			r->stats.scatter_s += hml__now() - t;
+			if (rc == 0 && guarded && (rc = hml__gcollect_begin(r)) < 0) {
+				hml__guard_call_end(r);
+				r->path = PATH_NONE;
+				return rc;
+			}
 			if (rc == 0 && guarded) {
 				r->path = PATH_GUARDED;   /* the original code: guarded rows */
 				r->t_original = hml__now();
@@ -533,7 +544,7 @@ static int shadow_compare(hml_region *r)
 	double t = hml__now(), e, sq = 0.0, mx = r->stats.shadow_max_abs;
 	int rc, nd;
 
-	if ((rc = side_gather(&r->out, r->out.buf, r->out.app_dtype, r->cfg.threads, &truth)) < 0)
+	if ((rc = hml__side_gather(&r->out, r->out.buf, r->out.app_dtype, r->cfg.threads, &truth)) < 0)
 		return rc;
 	if ((rc = hml__model_output(r->model, &y, &ydt, &nd, shape)) < 0)
 		return rc;
@@ -587,6 +598,7 @@ int hml_region_end(hml_region *r)
 	if (r->path == PATH_GUARDED) {
 		r->stats.model_calls++;
 		r->stats.original_s += t - r->t_original;
+		rc = hml__gcollect_end(r, t - r->t_original);
 		hml__guard_call_end(r);
 		goto done;
 	}
@@ -609,6 +621,8 @@ int hml_region_end(hml_region *r)
 		} else {
 			rc = hml__region_degrade(r, rc, &r->collect_broken, "not collecting");
 		}
+	} else if (r->gc_rows) {
+		rc = hml__gcollect_end(r, orig);   /* the guard sent the whole call */
 	} else if (r->path == PATH_SHADOW) {
 		if ((rc = shadow_compare(r)) < 0)
 			rc = hml__region_degrade(r, rc, &r->model_broken, "shadowing stopped");

@@ -58,6 +58,8 @@ struct hml_region {
 	int model_broken;      /* fallback after a model failure */
 	hml__collector *col;
 	int collect_broken;
+	int collect_guarded;   /* HML_COLLECT_GUARDED in a mode a guard checks */
+	int gc_rows;           /* this call's guarded rows go to the collector at its end */
 
 	int in_call;
 	enum path path;
@@ -91,6 +93,26 @@ static inline void hml__swap_poll(hml_region *r, double now, hml__swap_calls_fn 
 	if (now >= next)
 		hml__swap_check(r, now, calls);
 }
+
+/* The region stores rows: collect mode, or guarded collection. */
+static inline int hml__region_collects(const hml_region *r)
+{
+	return r->cfg.mode == HML_MODE_COLLECT || r->collect_guarded;
+}
+
+/* Gather all maps of a side into `dst` (or *result = the application's
+ * memory when one map is already the tensor) (region.c). */
+int hml__side_gather(const side *s, void *dst, hml_dtype dtype, int threads,
+                     const void **result);
+
+/* Guarded collection of a batch call (guardcollect.c). _begin, once the
+ * guard listed rows (whole call or subset) and before the original code
+ * runs: their inputs placed in the collector; _end, after it: their
+ * outputs, and the call committed. Both 0 without guarded collection or
+ * with a broken collector; a collection failure goes through the policy
+ * (hml__region_degrade, "not collecting"). */
+int hml__gcollect_begin(hml_region *r);
+int hml__gcollect_end(hml_region *r, double original_s);
 
 /* Freeze the shapes and open the collector on the first call (region.c). */
 int hml__region_prepare(hml_region *r);

@@ -170,8 +170,9 @@ static int freeze(hml_region *r)
 		return rc;
 	/* Collected rows are gathered straight into the collector's buffer;
 	 * only shadow calls gather the outputs here. */
-	if ((rc = side_alloc(&r->in, 0, uses_model(m), r->model_dtype)) < 0 ||
-	    (rc = side_alloc(&r->out, m == HML_MODE_SHADOW, 0, r->model_dtype)) < 0)
+	if ((rc = side_alloc(&r->in, r->collect_guarded, uses_model(m), r->model_dtype)) < 0 ||
+	    (rc = side_alloc(&r->out, m == HML_MODE_SHADOW || r->collect_guarded, 0,
+	                     r->model_dtype)) < 0)
 		return rc;
 	r->frozen = 1;
 	return 0;
@@ -186,7 +187,7 @@ int hml__region_prepare(hml_region *r)
 
 	if (!r->frozen && (rc = freeze(r)) < 0)
 		return rc;
-	if (r->cfg.mode == HML_MODE_COLLECT && !r->col && !r->collect_broken &&
+	if (hml__region_collects(r) && !r->col && !r->collect_broken &&
 	    (rc = open_collector(r)) < 0 &&
 	    (rc = hml__region_degrade(r, rc, &r->collect_broken, "not collecting")) < 0)
 		return rc;

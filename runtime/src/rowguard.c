@@ -65,6 +65,77 @@ int hml__guard_open(hml_region *r)
 	return 0;
 }
 
+struct hml__guard_next {
+	hml__guard g;
+	double *row;
+};
+
+void hml__guard_discard(hml__guard_next *n)
+{
+	if (!n)
+		return;
+	hml__guard_release(&n->g);
+	free(n->row);
+	free(n);
+}
+
+int hml__guard_prepare(hml__guard_next **out, hml_region *r, const char *path)
+{
+	hml__guard_next *n;
+	int rc;
+
+	*out = NULL;
+	if (!path || !*path)
+		return 0;
+	if (!(n = calloc(1, sizeof(*n))))
+		return hml__error_oom();
+	if ((rc = hml__guard_file_read(&n->g, path)) < 0)
+		goto fail;
+	if (n->g.spec.kind != HML__GUARD_NONE && n->g.stats.features != r->in.row_size) {
+		rc = hml__error_set(HML_ESHAPE, "guard '%s' checks rows of %lld features but the "
+		                    "region's have %lld", path, (long long)n->g.stats.features,
+		                    (long long)r->in.row_size);
+		goto fail;
+	}
+	if (!(n->row = malloc((size_t)(n->g.stats.features > 0 ? n->g.stats.features : 1) *
+	                      sizeof(double)))) {
+		rc = hml__error_oom();
+		goto fail;
+	}
+	*out = n;
+	return 0;
+fail:
+	hml__guard_discard(n);
+	return rc;
+}
+
+void hml__guard_switch(hml_region *r, hml__guard_next *n)
+{
+	hml__rguard *rg = r->guard;
+
+	if (!rg) {
+		if (!n || !(rg = r->guard = calloc(1, sizeof(*rg)))) {
+			hml__guard_discard(n);   /* no guard before, none after (or no memory) */
+			return;
+		}
+	}
+	if (rg->loaded)
+		hml__guard_release(&rg->g);
+	free(rg->row);
+	rg->row = NULL;
+	rg->loaded = 0;
+	rg->spec[0] = '\0';
+	if (n && n->g.spec.kind != HML__GUARD_NONE) {
+		rg->g = n->g;
+		rg->row = n->row;
+		rg->loaded = 1;
+		hml__guard_spec_format(rg->spec, sizeof(rg->spec), &rg->g.spec);
+		free(n);
+	} else {
+		hml__guard_discard(n);
+	}
+}
+
 void hml__guard_free(hml_region *r)
 {
 	hml__rguard *rg = r->guard;
@@ -133,6 +204,12 @@ int hml__guard_call(hml_region *r, const void *x)
 	}
 	rg->active = 1;
 	return 1;
+}
+
+int64_t hml__guard_listed(const hml_region *r, const int64_t **idx)
+{
+	*idx = r->guard ? r->guard->guarded : NULL;
+	return r->guard && r->guard->guarded ? r->guard->nguarded : 0;
 }
 
 int hml__guard_one(hml_region *r, const void *x, hml_region_stats *st)

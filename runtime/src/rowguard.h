@@ -31,12 +31,35 @@ void hml__guard_free(hml_region *r);
  */
 int hml__guard_call(hml_region *r, const void *x);
 
+/** The rows the last hml__guard_call() guarded (valid until the next one). */
+int64_t hml__guard_listed(const hml_region *r, const int64_t **idx);
+
 /** One row (row calls): 1 when guarded (counted in *st), else 0. */
 int hml__guard_one(hml_region *r, const void *x, hml_region_stats *st);
 
 /** Whether the call in progress answered some rows by the model and left
  *  the guarded ones to the original code (hml__guard_call returned 1). */
 void hml__guard_call_end(hml_region *r);
+
+/**
+ * A hot swap's guard (swap.c): read the guard file at `path` ("" or NULL:
+ * the deployment has none, *out = NULL) and check it fits the region's
+ * rows, before the switch. *out is the caller's until handed to
+ * hml__guard_switch (hml__guard_discard frees it). HML_EIO (a missing or
+ * corrupt file), HML_ESHAPE (rows of other features), HML_ENOMEM.
+ */
+typedef struct hml__guard_next hml__guard_next;
+int hml__guard_prepare(hml__guard_next **out, hml_region *r, const char *path);
+void hml__guard_discard(hml__guard_next *g);
+
+/**
+ * The switch (with the region's lock held, in the same critical section
+ * as the model's): the region's guard becomes `g` (taken; NULL: none),
+ * the old one is freed. Batch calls switch before their path is chosen
+ * and row calls check their row under the lock when the region watches a
+ * deployment, so a call sees one (model, guard) pair. Never fails.
+ */
+void hml__guard_switch(hml_region *r, hml__guard_next *g);
 
 /** The guard's canonical spec ("bounds:margin=0"), or NULL: none. */
 const char *hml__guard_spec_text(const hml_region *r);

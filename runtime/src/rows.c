@@ -136,7 +136,7 @@ static int slot_ready(hml_region *r, hml__row_slot *s)
 	if (!s->at && !(s->at = calloc(s->ndata ? s->ndata : 1, sizeof(*s->at))))
 		return hml__error_oom();
 	/* A retry after running out of memory keeps what was allocated. */
-	if (r->cfg.mode == HML_MODE_COLLECT &&
+	if (hml__region_collects(r) &&
 	    ((!s->cin && !(s->cin = malloc((size_t)s->cap * inb))) ||
 	     (!s->cout && !(s->cout = malloc((size_t)s->cap * outb)))))
 		return hml__error_oom();
@@ -189,9 +189,17 @@ static int model_row(hml_region *r, hml__row_slot *s)
 		return rc;
 	t1 = hml__now();
 	s->st.gather_s += t1 - t0;
-	if (r->guard && (rc = hml__guard_one(r, s->x, &s->st)) != 0)
+	/* A region watching a deployment checks the row and runs the model in
+	 * one hold of the lock: a hot swap changes both together (swap.h). */
+	if (r->swap.on)
+		pthread_mutex_lock(&r->mu);
+	if (r->guard && (rc = hml__guard_one(r, s->x, &s->st)) != 0) {
+		if (r->swap.on)
+			pthread_mutex_unlock(&r->mu);
 		return rc;   /* 1: the guard sends this row to the original code */
-	if (r->model_reentrant && __atomic_load_n(&r->model_checked, __ATOMIC_ACQUIRE)) {
+	}
+	if (!r->swap.on && r->model_reentrant &&
+	    __atomic_load_n(&r->model_checked, __ATOMIC_ACQUIRE)) {
 		rc = hml__model_forward_into(r->model, s->x, r->model_dtype, 1, s->y);
 		s->ydt = r->model_dtype;
 		s->st.forward_s += hml__now() - t1;
@@ -199,7 +207,8 @@ static int model_row(hml_region *r, hml__row_slot *s)
 	}
 	shape[0] = 1;
 	memcpy(shape + 1, r->in.shape, (size_t)r->in.ndim * sizeof(int64_t));
-	pthread_mutex_lock(&r->mu);
+	if (!r->swap.on)
+		pthread_mutex_lock(&r->mu);
 	if (!r->model_checked && (rc = hml__region_check_input(r)) < 0)
 		goto done;
 	if ((rc = hml__model_forward(r->model, s->x, r->model_dtype, r->in.ndim + 1, shape)) < 0 ||
@@ -232,7 +241,8 @@ static int degrade(hml_region *r, int rc, int *broken, const char *consequence)
 }
 
 /* Model path: 0 when the row's outputs were written, 1 to run the
- * original code, negative under the fail policy. */
+ * original code (2: because the guard sent the row), negative under the
+ * fail policy. */
 static int infer_row(hml_region *r, hml__row_slot *s)
 {
 	int64_t bad;
@@ -240,7 +250,7 @@ static int infer_row(hml_region *r, hml__row_slot *s)
 	int rc;
 
 	if ((rc = model_row(r, s)) == 1)
-		return 1;
+		return 2;
 	if (rc == 0) {
 		if ((bad = hml__count_nonfinite(s->y, s->ydt, r->out.row_size)) > 0) {
 			s->st.nonfinite_calls++;
@@ -303,6 +313,12 @@ static int begin_path(hml_region *r, hml__row_slot *s, int run_original)
 		if ((rc = infer_row(r, s)) <= 0)
 			return rc;
 		s->path = PATH_ORIGINAL;
+		/* Guarded collection: the guarded row is collected as in collect mode. */
+		if (rc == 2 && r->collect_guarded &&
+		    !__atomic_load_n(&r->collect_broken, __ATOMIC_RELAXED)) {
+			s->path = PATH_COLLECT;
+			goto collect;
+		}
 		break;
 	case PATH_SHADOW:
 		if ((rc = model_row(r, s)) < 0) {
@@ -313,6 +329,7 @@ static int begin_path(hml_region *r, hml__row_slot *s, int run_original)
 		}
 		break;
 	case PATH_COLLECT:
+	collect:
 		/* One clock read ends the gather and starts the original code:
 		 * where a read costs tens of ns it is much of a row's cost. */
 		rc = side_row(s, r, 0, s->cin + (size_t)s->n * inb, r->in.app_dtype, 0);

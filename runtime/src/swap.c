@@ -10,7 +10,9 @@
 #include "core/error.h"
 #include "core/util.h"
 #include "log.h"
+#include "profile.h"
 #include "region_internal.h"
+#include "rowguard.h"
 
 /* "models/m3.pt" -> "m3": the id of a model known by its path only. */
 static void id_of_path(char *buf, size_t size, const char *path)
@@ -33,6 +35,9 @@ int hml__swap_init(hml_region *r)
 	/* A region whose model did not load has no buffers for one: it runs
 	 * the original code to the end (hml-runtime(3)). */
 	sw->on = r->cfg.deployment && strcmp(r->cfg.deployment, "0") != 0 && r->model;
+	/* The modes a guard checks rows in take the deployment's guard with
+	 * its model (rowguard.h); shadow mode compares every row anyway. */
+	sw->guarded = r->cfg.mode == HML_MODE_INFER || r->cfg.mode == HML_MODE_INTERLEAVE;
 	return 0;
 }
 
@@ -94,8 +99,9 @@ static int vet(hml_region *r, hml__model *m, const char *path)
 	return 0;
 }
 
-/* The switch: one pointer under the lock; the old model freed after. */
-static int commit(hml_region *r, hml__model *m, const hml__deployfile *d,
+/* The switch: the model's pointer and the guard under the lock, in one
+ * critical section; the old model freed after. `g` is taken. */
+static int commit(hml_region *r, hml__model *m, hml__guard_next *g, const hml__deployfile *d,
                   hml__swap_calls_fn calls)
 {
 	hml__swap *sw = &r->swap;
@@ -106,6 +112,7 @@ static int commit(hml_region *r, hml__model *m, const hml__deployfile *d,
 	grown = path ? realloc(sw->retired, (sw->nretired + 1) * sizeof(*grown)) : NULL;
 	if (!grown) {
 		free(path);
+		hml__guard_discard(g);
 		return hml__error_oom();
 	}
 	sw->retired = grown;
@@ -117,8 +124,12 @@ static int commit(hml_region *r, hml__model *m, const hml__deployfile *d,
 	sw->retired[sw->nretired++] = r->cfg.model;
 	r->cfg.model = path;
 	__atomic_store_n(&r->model_broken, 0, __ATOMIC_RELAXED);
+	if (sw->guarded)
+		hml__guard_switch(r, g);
 	pthread_mutex_unlock(&r->mu);
 	hml__model_free(old);
+	if (sw->guarded)
+		hml__registry_guard(r, hml__guard_spec_text(r));
 
 	if (sw->log.n < HML__PROFILE_SWAPS_MAX) {
 		hml__profile_swap *e = &sw->log.at[sw->log.n++];
@@ -153,6 +164,7 @@ static void look(hml_region *r, hml__swap_calls_fn calls)
 	hml__swap *sw = &r->swap;
 	hml__deployfile d;
 	hml__model *m = NULL;
+	hml__guard_next *g = NULL;
 	int rc;
 
 	if ((rc = hml__deployfile_read(r->cfg.deployment, &d)) < 0) {
@@ -168,7 +180,14 @@ static void look(hml_region *r, hml__swap_calls_fn calls)
 		return;
 	}
 	if ((rc = hml__model_load(&m, d.path, r->cfg.threads)) < 0 ||
-	    (rc = vet(r, m, d.path)) < 0 || (rc = commit(r, m, &d, calls)) < 0) {
+	    (rc = vet(r, m, d.path)) < 0 ||
+	    (sw->guarded && (rc = hml__guard_prepare(&g, r, d.guard)) < 0)) {
+		refuse(r, "model '%s' (deployment %s): %s", d.model, d.deployment,
+		       hml_error_last()->message);
+		hml__model_free(m);
+		return;
+	}
+	if ((rc = commit(r, m, g, &d, calls)) < 0) {
 		refuse(r, "model '%s' (deployment %s): %s", d.model, d.deployment,
 		       hml_error_last()->message);
 		hml__model_free(m);

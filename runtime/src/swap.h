@@ -14,9 +14,13 @@
  * before its path is chosen, by the thread that owns batch calls); a row
  * call's forward and the copy of its output happen under the lock, so no
  * row ever sees two models, and the old model is freed as soon as it is
- * switched out. A deployment that cannot be used (a missing or corrupt
- * file, a model of another shape or dtype, for another region) is refused:
- * the region keeps its model, says so once per version of the file, and
+ * switched out. The deployment's guard file (or none) is loaded and
+ * checked with the model and switched in the same critical section, so a
+ * call runs with one (model, guard) pair: row calls of a watching region
+ * check their row under the lock. A deployment that cannot be used (a
+ * missing or corrupt file, a missing or corrupt guard file, a model of
+ * another shape or dtype, for another region) is refused: the region
+ * keeps its model and guard, says so once per version of the file, and
  * counts it. Each swap is recorded (model ids, the calls completed) for
  * the profile (lib/core/profile_file.h).
  */
@@ -32,6 +36,7 @@ typedef struct hml_region hml_region;
 
 typedef struct hml__swap {
 	int on;                    /* watching (a deployment file and a model) */
+	int guarded;               /* the deployment's guard comes with its model */
 	double next;               /* clock time of the next look (atomic) */
 	int busy;                  /* a thread is looking (atomic) */
 	hml__file_identity seen;   /* the file at the last look */

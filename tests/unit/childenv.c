@@ -179,6 +179,34 @@ TEST(surrogate_configuration)
 	hml__strv_free(env);
 }
 
+TEST(guarded_configuration)
+{
+	const hml__run_config c = { HML__RUN_GUARDED, "/exp/data/.tmp-2.h5", "bin.omial-2",
+	                            "/exp/models/m2.pt", NULL, NULL,
+	                            "/exp/models/m2.guard-bounds.json", NULL };
+	hml__run_config no_guard = c;
+	char **env = NULL;
+	int times;
+
+	CHECK_OK(hml__childenv_build(&env, &c, shell, wf_env));
+	CHECK_STR(get(env, "HML_MODE", &times), "off");
+	CHECK_STR(get(env, "HML_DB", &times), "/exp/data/.tmp-2.h5");
+	CHECK_STR(get(env, "HML_ON_ERROR", &times), "fail");
+	CHECK_STR(get(env, "HML_MODE_BIN_OMIAL_2", &times), "infer");
+	CHECK_STR(get(env, "HML_MODEL_BIN_OMIAL_2", &times), "/exp/models/m2.pt");
+	CHECK_STR(get(env, "HML_GUARD_BIN_OMIAL_2", &times), "/exp/models/m2.guard-bounds.json");
+	CHECK_STR(get(env, "HML_COLLECT_GUARDED_BIN_OMIAL_2", &times), "1");
+	CHECK(times == 1);
+	CHECK(get(env, "HML_COLLECT_GUARDED", &times) == NULL);
+	hml__strv_free(env);
+	env = NULL;
+	no_guard.guard = NULL;
+	CHECK_FAILS(hml__childenv_build(&env, &no_guard, shell, NULL), HML_EINVALID,
+	            "a guarded collection run needs");
+	CHECK(env == NULL);
+	CHECK(hml__childenv_controls("HML_COLLECT_GUARDED_X=1"));
+}
+
 TEST(empty_inputs)
 {
 	const hml__run_config c = { HML__RUN_ACCURATE, NULL, NULL, NULL, NULL, NULL, NULL, NULL };
@@ -229,6 +257,7 @@ int main(void)
 	RUN(workflow_env_cannot_override_the_configuration);
 	RUN(collect_configuration);
 	RUN(surrogate_configuration);
+	RUN(guarded_configuration);
 	RUN(empty_inputs);
 	RUN(incomplete_configuration);
 	RUN(controls);

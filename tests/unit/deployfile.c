@@ -45,6 +45,12 @@ TEST(round_trip_and_identity)
 	CHECK_STR(back.deployment, "p3");
 	CHECK_STR(back.model, "m3");
 	CHECK_STR(back.path, "/exp/models/m3.pt");
+	CHECK_STR(back.guard, "");   /* none written, none read */
+	snprintf(d.guard, sizeof(d.guard), "%s", "/exp/models/m3.guard-bounds-margin=0.01.json");
+	CHECK_OK(hml__deployfile_write(tmpdir, &d));
+	CHECK_OK(hml__deployfile_read(path, &back));
+	CHECK_STR(back.guard, "/exp/models/m3.guard-bounds-margin=0.01.json");
+	CHECK_STR(back.path, "/exp/models/m3.pt");
 	hml__file_identity_get(path, &a);
 	CHECK(a.exists && !hml__file_identity_same(&a, &none));
 	d = make("bin.omial-2", "p4", "c5", "/exp/compiled/c5.so");
@@ -71,6 +77,16 @@ TEST(bad_files)
 	write_text(path, "{\"schema_version\": 1, \"region\": \"r\", \"deployment\": \"p1\", "
 	                 "\"model\": \"m1\", \"path\": \"m1.pt\"}");
 	CHECK_FAILS(hml__deployfile_read(path, &back), HML_EIO, "absolute path");
+	write_text(path, "{\"schema_version\": 1, \"region\": \"r\", \"deployment\": \"p1\", "
+	                 "\"model\": \"m1\", \"path\": \"/m1.pt\", \"guard\": \"g.json\"}");
+	CHECK_FAILS(hml__deployfile_read(path, &back), HML_EIO, "guard is not an absolute path");
+	write_text(path, "{\"schema_version\": 1, \"region\": \"r\", \"deployment\": \"p1\", "
+	                 "\"model\": \"m1\", \"path\": \"/m1.pt\", \"guard\": 3}");
+	CHECK_FAILS(hml__deployfile_read(path, &back), HML_EIO, "guard is not an absolute path");
+	d = make("r", "p1", "m1", "/m1.pt");
+	snprintf(d.guard, sizeof(d.guard), "%s", "g.json");
+	CHECK_FAILS(hml__deployfile_write(tmpdir, &d), HML_EINVALID, "guard path 'g.json'");
+	d = make("r", "p1", "m1", "models/m1.pt");
 	write_text(path, "{\"schema_version\": 9, \"region\": \"r\"}");
 	CHECK_FAILS(hml__deployfile_read(path, &back), HML_ENOTSUPPORTED, "schema_version 9");
 	write_text(path, "[1, 2]");

@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <hdf5.h>
+
 #include "check.h"
 #include "core/guard.h"
 #include "fixtures.h"
@@ -395,6 +397,159 @@ TEST(row_calls)
 	hml_region_free(r);
 }
 
+/* Rows of `which` ("input", "output") of region `label` in `db` (doubles,
+ * F per row) into buf (up to N rows): their number, or -1. */
+static int64_t stored(const char *db, const char *label, const char *which, double (*buf)[F])
+{
+	hsize_t dims[2] = { 0, 0 };
+	hid_t f, g, d, sp;
+	int64_t n = -1;
+
+	if ((f = H5Fopen(db, H5F_ACC_RDONLY, H5P_DEFAULT)) < 0)
+		return -1;
+	if ((g = H5Gopen2(f, label, H5P_DEFAULT)) >= 0) {
+		if ((d = H5Dopen2(g, which, H5P_DEFAULT)) >= 0) {
+			sp = H5Dget_space(d);
+			H5Sget_simple_extent_dims(sp, dims, NULL);
+			H5Sclose(sp);
+			if (dims[0] <= N && dims[1] == F &&
+			    (dims[0] == 0 || H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL,
+			                             H5P_DEFAULT, buf) >= 0))
+				n = (int64_t)dims[0];
+			H5Dclose(d);
+		}
+		H5Gclose(g);
+	}
+	H5Fclose(f);
+	return n;
+}
+
+/* `total` rows stored, the first k exactly rows `want` of x and the
+ * original code's y = 2 x + 1 for them, in order. */
+static void check_stored(const char *db, const char *label, double (*x)[F],
+                         const int *want, int k, int total)
+{
+	double in[N][F], out[N][F];
+
+	CHECK_EQ_INT(stored(db, label, "input", in), total);
+	CHECK_EQ_INT(stored(db, label, "output", out), total);
+	for (int i = 0; i < k; i++)
+		for (int j = 0; j < F; j++) {
+			CHECK(in[i][j] == x[want[i]][j]);
+			CHECK(out[i][j] == 2 * x[want[i]][j] + 1);
+		}
+}
+
+/* HML_COLLECT_GUARDED=1: the model answers, the guarded rows alone are
+ * stored with the original code's outputs (per-row fallback, whole-call
+ * fallback, row calls); calls with no guarded row store nothing. */
+TEST(guarded_collection)
+{
+	double x[N][F], y[N][F];
+	const char *db = tmp_path("guarded.h5");
+	const int subset_rows[] = { 2, 5, 7, 2, 5, 7 }, whole_rows[] = { 1, 4 };
+	const int row_rows[] = { 3, 6 };
+	double first[N][F], in[N][F];
+	hml_region_stats s;
+	hml_region *r;
+
+	setenv("HML_COLLECT_GUARDED", "1", 1);
+	setenv("HML_DB", db, 1);
+	/* per-row fallback: two calls with guarded rows, one without */
+	if ((r = open_guarded("gs", unit_box_guard(), HML_ON_ERROR_FAIL)) != NULL) {
+		map(r, 0, &x[0][0]);
+		map(r, 1, &y[0][0]);
+		CHECK_OK(hml_region_subset_enable(r));
+		for (int i = 0; i < N; i++)
+			for (int j = 0; j < F; j++)
+				x[i][j] = 0.1 * (i + j) + 0.01;
+		x[2][1] = 3.0;
+		x[5][0] = -0.5;
+		x[7][2] = 1.5;
+		memcpy(first, x, sizeof(first));
+		CHECK_EQ_INT(hml_region_begin(r), 1);
+		original(r, x, y);
+		CHECK_OK(hml_region_end(r));
+		CHECK_EQ_INT(hml_region_begin(r), 1);   /* the same rows again: stored again */
+		original(r, x, y);
+		CHECK_OK(hml_region_end(r));
+		for (int j = 0; j < F; j++)
+			x[2][j] = x[5][j] = x[7][j] = 0.5;
+		CHECK_EQ_INT(hml_region_begin(r), 0);   /* none guarded: nothing stored */
+		CHECK_OK(hml_region_end(r));
+		x[1][0] = 9.0;
+		CHECK_EQ_INT(hml_region_begin(r), 1);
+		original(r, x, y);
+		CHECK_OK(hml_region_end(r));
+		CHECK_OK(hml_region_stats_get(r, &s));
+		CHECK_EQ_INT(s.rows_in, 7);
+		CHECK_EQ_INT(s.guarded_rows, 7);
+		CHECK_EQ_INT(s.model_calls, 4);
+		hml_region_free(r);
+		check_stored(db, "gs", first, subset_rows, 6, 7);
+		CHECK_EQ_INT(stored(db, "gs", "input", in), 7);
+		for (int j = 0; j < F; j++)   /* the fourth call's row 1 */
+			CHECK(in[6][j] == x[1][j]);
+	}
+	/* whole-call fallback: the original code runs every row, two are stored */
+	if ((r = open_guarded("gw", unit_box_guard(), HML_ON_ERROR_FAIL)) != NULL) {
+		map(r, 0, &x[0][0]);
+		map(r, 1, &y[0][0]);
+		for (int i = 0; i < N; i++)
+			for (int j = 0; j < F; j++)
+				x[i][j] = 0.05 * (i + 2 * j);
+		x[1][2] = 4.0;
+		x[4][0] = -2.0;
+		CHECK_EQ_INT(hml_region_begin(r), 1);
+		for (int i = 0; i < N; i++)
+			for (int j = 0; j < F; j++)
+				y[i][j] = 2 * x[i][j] + 1;
+		CHECK_OK(hml_region_end(r));
+		CHECK_OK(hml_region_stats_get(r, &s));
+		CHECK_EQ_INT(s.guard_whole_calls, 1);
+		CHECK_EQ_INT(s.rows_in, 2);
+		hml_region_free(r);
+		check_stored(db, "gw", x, whole_rows, 2, 2);
+	}
+	/* row calls: the guarded rows, collected as in collect mode */
+	if ((r = open_guarded("gr", unit_box_guard(), HML_ON_ERROR_FAIL)) != NULL) {
+		map(r, 0, &x[0][0]);
+		map(r, 1, &y[0][0]);
+		for (int i = 0; i < N; i++)
+			for (int j = 0; j < F; j++)
+				x[i][j] = i == 3 || i == 6 ? 5.0 + i + j : 0.25;
+		for (int i = 0; i < N; i++) {
+			int rc = hml_region_row_begin(r, i);
+			CHECK_EQ_INT(rc, i == 3 || i == 6);
+			if (rc)
+				for (int j = 0; j < F; j++)
+					y[i][j] = 2 * x[i][j] + 1;
+			CHECK_OK(hml_region_row_end(r));
+		}
+		CHECK_OK(hml_region_flush(r));
+		CHECK_OK(hml_region_stats_get(r, &s));
+		CHECK_EQ_INT(s.rows_in, 2);
+		hml_region_free(r);
+		check_stored(db, "gr", x, row_rows, 2, 2);
+	}
+	/* a bad value is refused at open */
+	setenv("HML_COLLECT_GUARDED", "2", 1);
+	{
+		hml_region_options o;
+		hml_region *bad = NULL;
+		char model[4200];
+
+		snprintf(model, sizeof(model), "%s/identity.pt", models_dir);
+		CHECK_OK(hml_region_options_init(&o, HML_REGION_OPTIONS_VERSION));
+		o.mode = HML_MODE_INFER;
+		o.model = model;
+		CHECK_FAILS(hml_region_open(&bad, "gb", &o), HML_EINVALID, "HML_COLLECT_GUARDED '2'");
+		hml_region_free(bad);
+	}
+	unsetenv("HML_COLLECT_GUARDED");
+	unsetenv("HML_DB");
+}
+
 /* A guard of other features, an unreadable guard file, a region in place. */
 TEST(bad_guards)
 {
@@ -454,6 +609,7 @@ int main(void)
 	RUN(whole_call_fallback);
 	RUN(row_calls);
 	RUN(bad_guards);
+	RUN(guarded_collection);
 	tmp_dir_remove();
 	return check_report();
 }

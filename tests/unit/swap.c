@@ -7,7 +7,10 @@
  * and once the last deployment is seen every call runs on it. Deployments
  * that cannot be used (another output or input shape, a corrupt or
  * missing deployment file, a missing model file) are refused: the region
- * keeps its model, warns once per deployment, counts them.
+ * keeps its model, warns once per deployment, counts them. A deployment's
+ * guard comes and goes with its model: no call, batch or row, runs one
+ * model with another deployment's guard; a missing, corrupt or misshapen
+ * guard file refuses the deployment, the old pair stays.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -19,11 +22,13 @@
 #include "check.h"
 #include "core/deployfile.h"
 #include "core/envname.h"
+#include "core/guard.h"
 #include "deploy/cbuild.h"
 #include "deploy/codegen.h"
 #include "fixtures.h"
 #include "hml/hml.h"
 #include "region_internal.h"
+#include "rowguard.h"
 
 #define ROWS 256
 #define THREADS 4
@@ -73,16 +78,52 @@ static int build(char *so, size_t size, const char *id, int64_t nin, int64_t nou
 	return rc;
 }
 
-static void deploy(const char *label, int k, const char *model, const char *path)
+static char guard_unit[600], guard_wide[600], guard_3[600];
+
+/* A bounds guard file over `f` features, each in [0, hi]. */
+static int guard_file(char *path, size_t size, const char *name, int64_t f, double hi)
+{
+	hml__guard_stats st;
+	hml__guard_spec sp = { HML__GUARD_BOUNDS, 0, 0 };
+	hml__guard g;
+	json_t *j = NULL;
+	int rc;
+
+	snprintf(path, size, "%s", tmp_path(name));
+	memset(&st, 0, sizeof(st));
+	st.features = f;
+	st.rows = 100;
+	st.min = calloc((size_t)f, sizeof(double));
+	st.max = calloc((size_t)f, sizeof(double));
+	for (int64_t k = 0; k < f; k++)
+		st.max[k] = hi;
+	if ((rc = hml__guard_make(&g, &sp, &st)) == 0) {
+		j = hml__guard_file_json(&g);
+		rc = j && json_dump_file(j, path, 0) == 0 ? 0 : -1;
+		hml__guard_release(&g);
+	}
+	json_decref(j);
+	hml__guard_stats_release(&st);
+	return rc;
+}
+
+static void deploy_guarded(const char *label, int k, const char *model, const char *path,
+                           const char *guard)
 {
 	hml__deployfile d;
 
 	memset(&d, 0, sizeof(d));
+	snprintf(d.guard, sizeof(d.guard), "%s", guard ? guard : "");
 	snprintf(d.region, sizeof(d.region), "%s", label);
 	snprintf(d.deployment, sizeof(d.deployment), "p%d", k);
 	snprintf(d.model, sizeof(d.model), "%s", model);
 	snprintf(d.path, sizeof(d.path), "%s", path);
 	CHECK_OK(hml__deployfile_write(tmpdir, &d));
+}
+
+static void deploy(const char *label, int k, const char *model, const char *path)
+{
+	deploy_guarded(label, k, model, path, NULL);
 }
 
 static const char *deployfile(char *buf, size_t size, const char *label)
@@ -121,20 +162,25 @@ static hml_region *open_watching(const char *label, int nin)
 	return r;
 }
 
-/* One batch call: the value every output holds, or -1 when they differ. */
-static double batch_call(hml_region *r)
+/* The value every output holds, or -1 when they differ. */
+static double batch_value(void)
 {
-	double v;
+	double v = y[0][0];
 
-	for (int i = 0; i < ROWS; i++)
-		y[i][0] = y[i][1] = -7;
-	CHECK_EQ_INT(hml_region_begin(r), 0);
-	CHECK_OK(hml_region_end(r));
-	v = y[0][0];
 	for (int i = 0; i < ROWS; i++)
 		if (y[i][0] != v || y[i][1] != v)
 			return -1;
 	return v;
+}
+
+/* One batch call: the value every output holds, or -1 when they differ. */
+static double batch_call(hml_region *r)
+{
+	for (int i = 0; i < ROWS; i++)
+		y[i][0] = y[i][1] = -7;
+	CHECK_EQ_INT(hml_region_begin(r), 0);
+	CHECK_OK(hml_region_end(r));
+	return batch_value();
 }
 
 static void pause_ms(int ms)
@@ -394,6 +440,160 @@ TEST(not_watching)
 	}
 }
 
+/* One batch call over rows of value v: the model's value when it
+ * answered, 3 when the original code ran (the guard sent the call). */
+static double guarded_call(hml_region *r, double v)
+{
+	int go;
+
+	for (int i = 0; i < ROWS; i++)
+		x[i][0] = x[i][1] = v;
+	go = hml_region_begin(r);
+	CHECK(go == 0 || go == 1);
+	if (go == 1)
+		for (int i = 0; i < ROWS; i++)
+			y[i][0] = y[i][1] = 3.0;
+	CHECK_OK(hml_region_end(r));
+	return batch_value();
+}
+
+TEST(guard_follows_model)
+{
+	const char *label = "swapguard";
+	char name[HML__ENVNAME_MAX], bad[700];
+	hml_region *r;
+	int k = 2;
+
+	warnings = 0;
+	hml__envname_region(name, sizeof(name), HML__ENV_GUARD, label);
+	setenv(name, guard_unit, 1);
+	deploy_guarded(label, 1, "ca", model_a, guard_unit);
+	r = open_watching(label, 2);
+	unsetenv(name);
+	if (!r)
+		return;
+	CHECK(guarded_call(r, 0.5) == 1.0);
+	CHECK(guarded_call(r, 5.0) == 3.0);      /* outside [0, 1]: the original code */
+	CHECK_STR(hml__guard_spec_text(r), "bounds:margin=0");
+	deploy_guarded(label, k++, "cb", model_b, guard_wide);
+	pause_ms(3);
+	CHECK(guarded_call(r, 5.0) == 2.0);      /* the new model, checked by its own guard */
+	CHECK(guarded_call(r, 50.0) == 3.0);
+	CHECK_EQ_INT(r->stats.guarded_calls, 2);
+	/* a deployment without a guard removes it */
+	deploy_guarded(label, k++, "ca", model_a, NULL);
+	pause_ms(3);
+	CHECK(guarded_call(r, 50.0) == 1.0);
+	CHECK(hml__guard_spec_text(r) == NULL);
+	/* and one with a guard brings one back */
+	deploy_guarded(label, k++, "cb", model_b, guard_unit);
+	pause_ms(3);
+	CHECK(guarded_call(r, 5.0) == 3.0);
+	CHECK(guarded_call(r, 0.5) == 2.0);
+	CHECK_EQ_INT(r->swap.log.done, 3);
+	CHECK_EQ_INT(warnings, 0);
+	/* a missing, a corrupt, a misshapen guard file: refused, the pair stays */
+	snprintf(bad, sizeof(bad), "%s/none.json", tmpdir);
+	deploy_guarded(label, k++, "ca", model_a, bad);
+	pause_ms(3);
+	CHECK(guarded_call(r, 5.0) == 3.0);
+	CHECK(guarded_call(r, 0.5) == 2.0);
+	CHECK_EQ_INT(warnings, 1);
+	snprintf(bad, sizeof(bad), "%s", tmp_path("corrupt-guard.json"));
+	write_text(bad, "{\"schema_version\": 1, \"spec\"");
+	deploy_guarded(label, k++, "ca", model_a, bad);
+	pause_ms(3);
+	CHECK(guarded_call(r, 5.0) == 3.0);
+	CHECK_EQ_INT(warnings, 2);
+	deploy_guarded(label, k++, "ca", model_a, guard_3);
+	pause_ms(3);
+	CHECK(guarded_call(r, 5.0) == 3.0);
+	CHECK(guarded_call(r, 0.5) == 2.0);
+	CHECK_EQ_INT(warnings, 3);
+	CHECK_EQ_INT(r->swap.log.refused, 3);
+	CHECK_EQ_INT(r->swap.log.done, 3);
+	CHECK_STR(r->swap.model, "cb");
+	CHECK_STR(hml__guard_spec_text(r), "bounds:margin=0");
+	hml_region_free(r);
+}
+
+static void *flip_guarded(void *arg)
+{
+	flipper *f = arg;
+
+	for (int k = 0; k < f->rounds; k++) {
+		f->last = k % 2 == 0;
+		deploy_guarded(f->label, k + 2, f->last ? "cb" : "ca", f->last ? model_b : model_a,
+		               f->last ? guard_wide : guard_unit);
+		pause_ms(3);
+	}
+	__atomic_store_n(&f->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* Rows of 5 from threads while (ca, [0, 1]) and (cb, [0, 10]) take turns:
+ * a row sees 3 (ca's guard sent it to the original code) or 2 (cb
+ * answered under its guard), never 1 (ca under cb's guard). */
+static void *guarded_rows_run(void *arg)
+{
+	rower *w = arg;
+	int lo = w->t * ROWS / THREADS, hi = (w->t + 1) * ROWS / THREADS, last = 0, go;
+
+	while (!last) {
+		last = __atomic_load_n(&w->f->done, __ATOMIC_ACQUIRE) && w->passes > 20;
+		if (last)
+			pause_ms(5);
+		for (int i = lo; i < hi; i++) {
+			y[i][0] = y[i][1] = -7;
+			if ((go = hml_region_row_begin(w->r, i)) == 1)
+				y[i][0] = y[i][1] = 3.0;
+			w->errors += go < 0;
+			w->errors += hml_region_row_end(w->r) != 0;
+			w->torn += y[i][0] != y[i][1] || (y[i][0] != 3.0 && y[i][0] != 2.0);
+			if (last)
+				w->final += y[i][0] == (w->f->last ? 2.0 : 3.0);
+		}
+		w->passes++;
+	}
+	return NULL;
+}
+
+TEST(row_calls_switch_guard_with_model)
+{
+	flipper f = { "swapgr", 12, 0, 0 };
+	rower w[THREADS];
+	pthread_t t[THREADS], ft;
+	char name[HML__ENVNAME_MAX];
+	hml_region *r;
+	int final = 0;
+
+	hml__envname_region(name, sizeof(name), HML__ENV_GUARD, f.label);
+	setenv(name, guard_unit, 1);
+	deploy_guarded(f.label, 1, "ca", model_a, guard_unit);
+	r = open_watching(f.label, 2);
+	unsetenv(name);
+	if (!r)
+		return;
+	for (int i = 0; i < ROWS; i++)
+		x[i][0] = x[i][1] = 5.0;
+	CHECK(pthread_create(&ft, NULL, flip_guarded, &f) == 0);
+	for (int k = 0; k < THREADS; k++) {
+		w[k] = (rower){ r, k, &f, 0, 0, 0, 0 };
+		CHECK(pthread_create(&t[k], NULL, guarded_rows_run, &w[k]) == 0);
+	}
+	pthread_join(ft, NULL);
+	for (int k = 0; k < THREADS; k++) {
+		pthread_join(t[k], NULL);
+		CHECK_EQ_INT(w[k].torn, 0);
+		CHECK_EQ_INT(w[k].errors, 0);
+		final += w[k].final;
+	}
+	CHECK_EQ_INT(final, ROWS);
+	CHECK(r->swap.log.done >= 2);
+	CHECK_EQ_INT(r->swap.log.refused, 0);
+	hml_region_free(r);
+}
+
 int main(void)
 {
 	if (tmp_dir_make("swap") < 0)
@@ -406,11 +606,19 @@ int main(void)
 		fprintf(stderr, "cannot build the test models: %s\n", hml_error_last()->message);
 		return 1;
 	}
+	if (guard_file(guard_unit, sizeof(guard_unit), "unit.guard.json", 2, 1.0) < 0 ||
+	    guard_file(guard_wide, sizeof(guard_wide), "wide.guard.json", 2, 10.0) < 0 ||
+	    guard_file(guard_3, sizeof(guard_3), "three.guard.json", 3, 10.0) < 0) {
+		fprintf(stderr, "cannot write the test guards: %s\n", hml_error_last()->message);
+		return 1;
+	}
 	RUN(batch_calls_during_swaps);
 	RUN(row_calls_from_threads_during_swaps);
 	RUN(bad_deployments_refused);
 	RUN(same_model_under_another_name);
 	RUN(not_watching);
+	RUN(guard_follows_model);
+	RUN(row_calls_switch_guard_with_model);
 	tmp_dir_remove();
 	return check_report();
 }

@@ -35,6 +35,10 @@ int main(int argc, char **argv)
 
 	if ((rc = parse_args(argc, argv, &o)) != 0)
 		return rc;
+	if (o.rounds != 1 || o.until) {
+		fprintf(stderr, "binomial: error: --rounds and --until are binomial_api's\n");
+		return 2;
+	}
 	S = malloc(sizeof(double) * (size_t)o.options);
 	X = malloc(sizeof(double) * (size_t)o.options);
 	T = malloc(sizeof(double) * (size_t)o.options);

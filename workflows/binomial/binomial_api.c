@@ -10,6 +10,13 @@
  * recorded as the quantity of interest (HML_QOI).
  *
  *   binomial [--options N] [--batch B] [--seed S] [--spot-range LO:HI] [--quiet]
+ *            [--rounds R | --until FILE]
+ *
+ * --rounds R (or --until FILE: until FILE exists) prices the same options
+ * R times, a long-running application for hot swap (bench/guard-loop.sh):
+ * the accurate prices are computed once first, and each round prints
+ * "binomial: round K rmse E guarded G" (flushed): its RMSE against them
+ * and the rows the guard sent to the original code in that round.
  *
  * Built with -DHML_BASELINE it contains no hml call at all: the benchmark
  * measures the cost of hml's off mode against that build.
@@ -21,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #ifndef HML_BASELINE
 #include <hml/hml.h>
@@ -39,11 +47,11 @@ static int fail(const char *what)
 int main(int argc, char **argv)
 {
 	struct opts o;
-	double *S, *X, *T, *vdt, *pu, *pd, *price;
+	double *S, *X, *T, *vdt, *pu, *pd, *price, *ref = NULL;
 	double err_sq = 0.0, err_max = 0.0, sum = 0.0, t0, t1;
 	struct timespec ts;
-	long i, off;
-	int rc = 0;
+	long i, off, round;
+	int rc = 0, looping;
 #ifndef HML_BASELINE
 	hml_region *region = NULL;
 	hml_symbol sym[1];
@@ -85,45 +93,81 @@ int main(int argc, char **argv)
 	}
 #endif
 
+	looping = o.rounds > 1 || o.until;
+	if (looping) {   /* the accurate prices, once, to measure each round against */
+		if (!(ref = malloc(sizeof(double) * (size_t)o.options))) {
+			fprintf(stderr, "binomial: error: out of memory for %ld options\n", o.options);
+			return 1;
+		}
+#pragma omp parallel for schedule(static)
+		for (i = 0; i < o.options; i++)
+			ref[i] = crr_tree(S[i], X[i], vdt[i], pu[i], pd[i]);
+	}
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	t0 = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-	for (off = 0; off < o.options; off += o.batch) {
-		long n = o.options - off < o.batch ? o.options - off : o.batch;
+	for (round = 0;; round++) {
+		for (off = 0; off < o.options; off += o.batch) {
+			long n = o.options - off < o.batch ? o.options - off : o.batch;
 #ifndef HML_BASELINE
-		int run = 1;
-		/* The maps have the batch's shape: a last, shorter batch runs
-		 * outside the region (not collected, never a model call). */
-		if (n == o.batch && (run = hml_region_seek(region, off)) == 0)
-			run = hml_region_begin(region);
-		if (run < 0) {
-			rc = fail("region 'binomial' failed");
-			goto done;
-		}
-		if (run)
+			int run = 1;
+			/* The maps have the batch's shape: a last, shorter batch runs
+			 * outside the region (not collected, never a model call). */
+			if (n == o.batch && (run = hml_region_seek(region, off)) == 0)
+				run = hml_region_begin(region);
+			if (run < 0) {
+				rc = fail("region 'binomial' failed");
+				goto done;
+			}
+			if (run)
 #endif
-		{
-			/* The rows the runtime hands the original code: all of
-			 * them, or those its guard kept from the model. */
-			const int64_t *rows = NULL;
-			int64_t k, nrows = n;
+			{
+				/* The rows the runtime hands the original code: all of
+				 * them, or those its guard kept from the model. */
+				const int64_t *rows = NULL;
+				int64_t k, nrows = n;
 #ifndef HML_BASELINE
-			if (n == o.batch && hml_region_rows(region, &rows, &nrows) < 0) {
+				if (n == o.batch && hml_region_rows(region, &rows, &nrows) < 0) {
+					rc = fail("region 'binomial' failed");
+					goto done;
+				}
+#endif
+#pragma omp parallel for schedule(static)
+				for (k = 0; k < nrows; k++) {
+					long j = off + (long)(rows ? rows[k] : k);
+					price[j] = crr_tree(S[j], X[j], vdt[j], pu[j], pd[j]);
+				}
+			}
+#ifndef HML_BASELINE
+			if (n == o.batch && hml_region_end(region) < 0) {
 				rc = fail("region 'binomial' failed");
 				goto done;
 			}
 #endif
-#pragma omp parallel for schedule(static)
-			for (k = 0; k < nrows; k++) {
-				long j = off + (long)(rows ? rows[k] : k);
-				price[j] = crr_tree(S[j], X[j], vdt[j], pu[j], pd[j]);
-			}
 		}
+		if (!looping)
+			break;
+		{
+			uint64_t guarded = 0;
+			double sq = 0;
 #ifndef HML_BASELINE
-		if (n == o.batch && hml_region_end(region) < 0) {
-			rc = fail("region 'binomial' failed");
-			goto done;
-		}
+			static uint64_t guarded_before;
+			hml_region_stats st = { 0 };
+
+			if (hml_region_stats_get(region, &st) < 0) {
+				rc = fail("region 'binomial' failed");
+				goto done;
+			}
+			guarded = st.guarded_rows - guarded_before;
+			guarded_before = st.guarded_rows;
 #endif
+			for (i = 0; i < o.options; i++)
+				sq += (price[i] - ref[i]) * (price[i] - ref[i]);
+			printf("binomial: round %ld rmse %.9g guarded %llu\n", round,
+			       sqrt(sq / (double)o.options), (unsigned long long)guarded);
+			fflush(stdout);
+		}
+		if (o.until ? access(o.until, F_OK) == 0 : round + 1 >= o.rounds)
+			break;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	t1 = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
@@ -159,6 +203,6 @@ done:
 		rc = fail("cannot write collected data");
 	hml_region_free(region);
 #endif
-	free(S); free(X); free(T); free(vdt); free(pu); free(pd); free(price);
+	free(S); free(X); free(T); free(vdt); free(pu); free(pd); free(price); free(ref);
 	return rc;
 }
