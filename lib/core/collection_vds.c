@@ -262,7 +262,8 @@ static int write_side(hid_t group, const char *out, const hml__coll_vds_part *pa
 			goto fail;
 		for (size_t j = 0; j < k; j++)
 			start[0] += (hsize_t)ps[j]->rows[i];
-		escape(name, sizeof(name), source_name(out, parts[ps[k]->part].path));
+		escape(name, sizeof(name), parts[ps[k]->part].name ? parts[ps[k]->part].name
+		                           : source_name(out, parts[ps[k]->part].path));
 		if (H5Sselect_hyperslab(vspace, H5S_SELECT_SET, start, NULL, count, NULL) < 0 ||
 		    H5Pset_virtual(dcpl, vspace, name, src, sspace) < 0)
 			goto fail;

@@ -19,6 +19,8 @@
  * The view holds no copy: its rows read as long as the parts are in place
  * and unchanged (a reader of a missing part gets HDF5's error, or fill
  * values from HDF5 versions that fill: keep the parts with the view).
+ * Its reader's check, hml__coll_vds_check(), is in collection.h (it takes
+ * HDF5 handles; this header is for the CLI, which links no HDF5).
  */
 #ifndef HML_LIB_COLLECTION_VDS_H
 #define HML_LIB_COLLECTION_VDS_H
@@ -29,9 +31,12 @@
 extern "C" {
 #endif
 
-/** One part: in, its path; out, whether its rows are in the view. */
+/** One part: in, its path (and the name the view records for it); out,
+ * whether its rows are in the view. */
 typedef struct hml__coll_vds_part {
 	const char *path;
+	const char *name;   /**< the name the view records; NULL: as said above
+	                         (a part renamed once the view is written) */
 	int used;           /**< 1: in the view; 0: left out, `why` says why */
 	char why[512];      /**< one line, "" when used */
 } hml__coll_vds_part;
@@ -49,15 +54,6 @@ typedef struct hml__coll_vds_part {
 int hml__coll_vds_build(const char *out, hml__coll_vds_part *parts, size_t nparts,
                         size_t *nused);
 
-/**
- * For a reader: whether data set `dset` of `path` is a view (virtual
- * layout), and if so that every part it maps is in place and stores the
- * rows it maps (HDF5 would read fill values for a part that is gone).
- * 1: a view, checked; 0: not a view. Errors: HML_ENOTFOUND "'L/input' in
- * 'P' maps rows of 'Q', which is missing", HML_EINVALID "... which stores
- * fewer rows than it maps", HML_EIO.
- */
-int hml__coll_vds_check(hid_t dset, const char *path, const char *label, const char *name);
 
 #ifdef __cplusplus
 }

@@ -11,7 +11,7 @@
 #include "core/util.h"
 
 static const char *const rank_vars[] = { "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", NULL };
-static const char *const size_vars[] = { "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", NULL };
+static const char *const size_vars[] = { "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", NULL };
 
 /* The first of `vars` that is set, as a number in lo..hi into *out;
  * 0 when none is set (out untouched), 1 when one is, or the error. */

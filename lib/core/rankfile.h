@@ -6,7 +6,7 @@
  * The runtime links no MPI: it learns its rank from the environment the
  * launcher gives every process. Rank: OMPI_COMM_WORLD_RANK (Open MPI),
  * PMI_RANK (MPICH/Hydra, Intel MPI), PMIX_RANK (PMIx launchers), the first
- * one set. Size: OMPI_COMM_WORLD_SIZE, PMI_SIZE, the first one set.
+ * one set. Size: OMPI_COMM_WORLD_SIZE, PMI_SIZE, PMIX_SIZE, the first one set.
  *
  * A process is "one of several ranks" when a rank is found and the size is
  * greater than 1, or is unknown (a PMIx launcher that sets no size); it
@@ -28,7 +28,7 @@ extern "C" {
 
 /* The environment variables, in the order they are looked at. */
 #define HML__RANK_ENV_VARS "OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK"
-#define HML__SIZE_ENV_VARS "OMPI_COMM_WORLD_SIZE, PMI_SIZE"
+#define HML__SIZE_ENV_VARS "OMPI_COMM_WORLD_SIZE, PMI_SIZE, PMIX_SIZE"
 
 /** The largest rank a file name holds. */
 #define HML__RANK_MAX 9999999

@@ -67,9 +67,9 @@ TEST(ranks_joined_in_order)
 {
 	const char *view = tmp_path("view.h5"), *bad = tmp_path("data.r0003.h5");
 	hml__coll_vds_part parts[5] = {
-		{ tmp_path("data.r0000.h5"), 0, "" }, { tmp_path("data.r0001.h5"), 0, "" },
-		{ tmp_path("data.r0002.h5"), 0, "" }, { bad, 0, "" },
-		{ tmp_path("data.r0004.h5"), 0, "" },
+		{ tmp_path("data.r0000.h5"), NULL, 0, "" }, { tmp_path("data.r0001.h5"), NULL, 0, "" },
+		{ tmp_path("data.r0002.h5"), NULL, 0, "" }, { bad, NULL, 0, "" },
+		{ tmp_path("data.r0004.h5"), NULL, 0, "" },
 	};
 	const char *one[1] = { view };
 	const int calls[3] = { 4, 0, 7 };
@@ -129,7 +129,7 @@ TEST(calls_point_into_the_view)
 {
 	const char *view = tmp_path("calls.h5");
 	hml__coll_vds_part parts[2] = {
-		{ tmp_path("c.r0000.h5"), 0, "" }, { tmp_path("c.r0001.h5"), 0, "" },
+		{ tmp_path("c.r0000.h5"), NULL, 0, "" }, { tmp_path("c.r0001.h5"), NULL, 0, "" },
 	};
 	hml__call_record recs[16];
 	hid_t file = -1, dset = -1, type = -1;
@@ -159,7 +159,7 @@ TEST(calls_point_into_the_view)
 /* No part readable: an error, and the view is not written. */
 TEST(no_part)
 {
-	hml__coll_vds_part parts[1] = { { tmp_path("none.r0000.h5"), 0, "" } };
+	hml__coll_vds_part parts[1] = { { tmp_path("none.r0000.h5"), NULL, 0, "" } };
 	size_t used = 9;
 
 	CHECK_FAILS(hml__coll_vds_build(tmp_path("none.h5"), parts, 1, &used), HML_ENOTFOUND,

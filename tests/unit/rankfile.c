@@ -15,7 +15,7 @@
 #include "fixtures.h"
 
 static const char *const rank_vars[] = { "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK",
-                                         "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", NULL };
+                                         "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", NULL };
 
 static void env_clear(void)
 {
