@@ -251,13 +251,15 @@ static void remove_tmp(const collect_state *st)
 /* What the application left in the data file (nothing: rows 0). */
 static int read_regions(collect_state *st)
 {
-	/* An MPI run's: the view over its ranks' files. */
-	const char *data = st->launcher ? st->mpi.view : st->tmp_data;
+	const char *data = st->tmp_data;
 	struct stat sb;
 	int rc;
 
-	if (st->launcher && (rc = collect_mpi_view(&st->mpi, st->s)) < 0)
-		return rc == HML_ENOTFOUND ? 0 : rc;
+	if (st->launcher) {   /* an MPI run's: the view over its ranks' files */
+		if ((rc = collect_mpi_view(&st->mpi, st->s)) < 0)
+			return rc == HML_ENOTFOUND ? 0 : rc;
+		data = st->mpi.view;
+	}
 	if (stat(data, &sb) != 0 || sb.st_size == 0)
 		return 0;
 	if ((rc = hml__region_info_list(data, &st->infos, &st->ninfos)) < 0)
@@ -297,7 +299,7 @@ static int prepare(collect_state *st, const collect_opts *o)
 			                      strerror(errno));
 		st->db = hml__path_join(cwd, st->tmp_data);
 	}
-	if (st->db && st->launcher && (rc = collect_mpi_prepare(&st->mpi, st->db, st->ranks)) < 0)
+	if (st->db && st->launcher && (rc = collect_mpi_prepare(&st->mpi, st->tmp_data, st->ranks)) < 0)
 		return rc;
 	if (!st->db || !(st->prof = malloc(strlen(st->db) + sizeof(".profile.json"))) ||
 	    !(st->times = calloc(st->w->nregions + 1, sizeof(*st->times))))

@@ -28,7 +28,7 @@ typedef struct collect_mpi {
 	char **names;               /* the final names, while the second view is made */
 } collect_mpi;
 
-/* Rank names of `db` for `ranks` ranks; a rank's file that exists already
+/* Rank names of `db` (HML_DB, as the store names it) for `ranks` ranks; a rank's file that exists already
  * is refused (HML_EEXISTS "rank 1's file 'P' exists already"). */
 int collect_mpi_prepare(collect_mpi *m, const char *db, int ranks);
 
