@@ -221,6 +221,10 @@ typedef struct collect_state {
 	collect_mpi mpi;
 } collect_state;
 
+/* Several ranks, each with its file, and their view; one rank under a
+ * launcher writes HML_DB itself (core/rankfile.h). */
+#define MANY_RANKS(st) ((st)->launcher && (st)->ranks > 1)
+
 static void state_release(collect_state *st)
 {
 	hml__region_info_free(st->infos, st->ninfos);
@@ -255,7 +259,7 @@ static int read_regions(collect_state *st)
 	struct stat sb;
 	int rc;
 
-	if (st->launcher) {   /* an MPI run's: the view over its ranks' files */
+	if (MANY_RANKS(st)) {   /* an MPI run's: the view over its ranks' files */
 		if ((rc = collect_mpi_view(&st->mpi, st->s)) < 0)
 			return rc == HML_ENOTFOUND ? 0 : rc;
 		data = st->mpi.view;
@@ -299,7 +303,7 @@ static int prepare(collect_state *st, const collect_opts *o)
 			                      strerror(errno));
 		st->db = hml__path_join(cwd, st->tmp_data);
 	}
-	if (st->db && st->launcher && (rc = collect_mpi_prepare(&st->mpi, st->tmp_data, st->ranks)) < 0)
+	if (st->db && MANY_RANKS(st) && (rc = collect_mpi_prepare(&st->mpi, st->tmp_data, st->ranks)) < 0)
 		return rc;
 	if (!st->db || !(st->prof = malloc(strlen(st->db) + sizeof(".profile.json"))) ||
 	    !(st->times = calloc(st->w->nregions + 1, sizeof(*st->times))))
@@ -574,7 +578,7 @@ static int register_data(collect_state *st, int complete, const char *why, int i
 		"regions", regions_json(st->infos, st->ninfos, st->times, st->w->nregions));
 	int rc = record && files ? 0 : hml__error_oom();
 
-	if (rc == 0 && st->launcher) {
+	if (rc == 0 && MANY_RANKS(st)) {
 		json_object_set_new(record, "mpi", collect_mpi_json(&st->mpi, st->w->launcher));
 		rc = collect_mpi_files(&st->mpi, st->tmp_data, files, &nfiles);
 	} else if (rc == 0) {
@@ -591,11 +595,11 @@ static int register_data(collect_state *st, int complete, const char *why, int i
 	if (rc < 0) {
 		cmd_error("%s", hml_error_last()->message);
 		cmd_error("%s%sthe collected data is kept in '%s'%s", why, why[0] ? "; " : "",
-		          st->launcher ? st->mpi.view : st->tmp_data,
-		          st->launcher ? " (a view of the ranks' files beside it)" : "");
+		          MANY_RANKS(st) ? st->mpi.view : st->tmp_data,
+		          MANY_RANKS(st) ? " (a view of the ranks' files beside it)" : "");
 		return interrupted ? HML_EXIT_INTERRUPTED : cmd_exit_code(rc);
 	}
-	if (st->launcher)   /* the first view, over the temporary names */
+	if (MANY_RANKS(st))   /* the first view, over the temporary names */
 		unlink(st->mpi.view);
 	print_result(st, id);
 	if (why[0]) {

@@ -62,6 +62,15 @@ PYEOF
 	[ "$(json train.json 'd["model"]["datasets"]')" = "['d1']" ]
 }
 
+@test "--ranks 1 under the launcher: the one rank writes the data file itself" {
+	mpi_workflow wf "$BINOMIAL"
+	run --separate-stderr hml -C exp --json collect wf/workflow.json --ranks 1
+	assert_success
+	echo "$output" > out.json
+	[ "$(json out.json 'd["dataset"]["regions"]["binomial"]["rows"]')" = 1024 ]
+	[ "$(json exp/manifest.json 'sorted(d["datasets"][0]["files"])')" = "['data', 'log']" ]
+}
+
 @test "a rank's file changed after collection: train refuses the data set" {
 	mpi_workflow wf "$BINOMIAL"
 	run --separate-stderr hml -C exp --json collect wf/workflow.json
