@@ -149,6 +149,12 @@ TEST(collector_writes_the_rank_file)
 	CHECK(access(r0, F_OK) == 0);
 	CHECK(access(r1, F_OK) == 0);
 	CHECK(access(db, F_OK) != 0);
+	/* A rank's file is held to HML_DB's rules: a symbolic link in its
+	 * place is refused and left alone. */
+	unlink(r1);
+	CHECK(symlink(r0, r1) == 0);
+	CHECK_FAILS(hml__collector_probe(db), HML_EINVALID, "r0001.h5': not a regular file (a symbolic link)");
+	unlink(r1);
 	setenv("OMPI_COMM_WORLD_RANK", "7", 1);
 	CHECK_FAILS(hml__collector_probe(db), HML_EINVALID, "not below the size 2");
 	env_clear();
