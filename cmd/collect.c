@@ -495,39 +495,11 @@ static int open_workflow(collect_state *st, const char *wf_arg, const collect_op
 	return 0;
 }
 
-/* An MPI workflow's launcher, its program found on PATH, and the ranks
- * (--ranks over the workflow's). 0, or the exit status. */
+/* The launcher and the ranks (collect_mpi.h). 0, or the exit status. */
 static int setup_launcher(collect_state *st, const collect_opts *o)
 {
-	char *found;
-
-	st->ranks = o->ranks != UNSET ? (int)o->ranks : st->w->ranks;
-	if (!st->w->launcher) {
-		if (st->ranks > 1) {
-			cmd_error("collect: --ranks %d needs an MPI workflow, and workflow '%s' has "
-			          "no \"launcher\" (hml-workflow(5))", st->ranks, st->w->name);
-			return HML_EXIT_USAGE;
-		}
-		return 0;
-	}
-	if (hml__argv_copy(&st->launcher, (const char *const *)st->w->launcher, -1) < 0)
-		return cmd_fail(hml_error_last()->code);
-	if (strchr(st->launcher[0], '/')) {
-		if (access(st->launcher[0], X_OK) == 0)
-			return 0;
-		found = NULL;
-	} else {
-		found = hml__find_on_path(st->launcher[0]);
-	}
-	if (!found) {
-		cmd_error("collect: launcher '%s' of workflow '%s' is not found%s (is MPI "
-		          "installed?)", st->launcher[0], st->w->name,
-		          strchr(st->launcher[0], '/') ? " or not executable" : " on PATH");
-		return HML_EXIT_INVALID;
-	}
-	free(st->launcher[0]);
-	st->launcher[0] = found;
-	return 0;
+	return collect_mpi_launcher(&st->launcher, &st->ranks, st->w,
+	                            o->ranks != UNSET ? (int)o->ranks : 0);
 }
 
 /* What the runs left: the regions' rows read back, with a warning for each

@@ -12,6 +12,42 @@
 #include "core/error.h"
 #include "core/rankfile.h"
 #include "core/util.h"
+#include "run/argv.h"
+#include "sys/fsutil.h"
+
+int collect_mpi_launcher(char ***launcher, int *ranks, const hml__workflow *w,
+                         int ranks_opt)
+{
+	char *found;
+
+	*ranks = ranks_opt > 0 ? ranks_opt : w->ranks;
+	if (!w->launcher) {
+		if (*ranks > 1) {
+			cmd_error("collect: --ranks %d needs an MPI workflow, and workflow '%s' has "
+			          "no \"launcher\" (hml-workflow(5))", *ranks, w->name);
+			return HML_EXIT_USAGE;
+		}
+		return 0;
+	}
+	if (hml__argv_copy(launcher, (const char *const *)w->launcher, -1) < 0)
+		return cmd_fail(hml_error_last()->code);
+	if (strchr((*launcher)[0], '/')) {
+		if (access((*launcher)[0], X_OK) == 0)
+			return 0;
+		found = NULL;
+	} else {
+		found = hml__find_on_path((*launcher)[0]);
+	}
+	if (!found) {
+		cmd_error("collect: launcher '%s' of workflow '%s' is not found%s (is MPI "
+		          "installed?)", (*launcher)[0], w->name,
+		          strchr((*launcher)[0], '/') ? " or not executable" : " on PATH");
+		return HML_EXIT_INVALID;
+	}
+	free((*launcher)[0]);
+	(*launcher)[0] = found;
+	return 0;
+}
 
 int collect_mpi_prepare(collect_mpi *m, const char *db, int ranks)
 {

@@ -16,6 +16,7 @@
 #include <jansson.h>
 
 #include "core/collection_vds.h"
+#include "run/workflow.h"
 #include "store/store.h"
 
 typedef struct collect_mpi {
@@ -27,6 +28,14 @@ typedef struct collect_mpi {
 	char **roles, **exts;       /* of the used ranks' files, for the store */
 	char **names;               /* the final names, while the second view is made */
 } collect_mpi;
+
+/* The workflow's launcher (a copy, its program found on PATH when it has
+ * no '/') in *launcher (NULL when it has none) and the ranks (ranks_opt,
+ * --ranks, when > 0, else the workflow's) in *ranks. 0, or the exit status
+ * with the message printed: HML_EXIT_USAGE for ranks above 1 without a
+ * launcher, HML_EXIT_INVALID for a launcher not found. */
+int collect_mpi_launcher(char ***launcher, int *ranks, const hml__workflow *w,
+                         int ranks_opt);
 
 /* Rank names of `db` (HML_DB, as the store names it) for `ranks` ranks; a rank's file that exists already
  * is refused (HML_EEXISTS "rank 1's file 'P' exists already"). */
