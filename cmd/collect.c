@@ -18,6 +18,7 @@
 
 #include "cmd.h"
 #include "core/deployfile.h"
+#include "collect_mpi.h"
 #include "core/util.h"
 #include "run/argv.h"
 #include "run/childenv.h"
@@ -46,12 +47,18 @@ static const char description[] =
 	"everything after '--'; \"{seed}\" in an argument becomes the run's seed.\n"
 	"With --guarded the application runs its region's deployment (the model and\n"
 	"the guard hml deploy --guard recorded) in infer mode with HML_COLLECT_GUARDED=1:\n"
-	"only the rows the guard sent to the original code are stored.";
+	"only the rows the guard sent to the original code are stored.\n"
+	"An MPI workflow (\"launcher\" in its workflow.json) runs under its launcher\n"
+	"with --ranks N ranks (default: its \"ranks\"); each rank writes its own file,\n"
+	"and the ranks' files are registered as one data set (an HDF5 virtual data\n"
+	"set over them, no copy); a rank whose file cannot be read is left out with\n"
+	"a warning.";
 
 typedef struct collect_opts {
 	int64_t runs;
 	int64_t seed;
 	hml__collect_keep keep;   /* set by the options, over the workflow's */
+	int64_t ranks;
 	const char *args;
 	char **extra;       /* after "--" (NULL when there was none) */
 	int nextra;
@@ -181,7 +188,7 @@ static int workflow_from_store(hml__store *s, const char **path)
  */
 static int split_dashdash(int argc, char **argv)
 {
-	static const char *const valued[] = { "--runs", "-n", "--seed", "-s", "--args",
+	static const char *const valued[] = { "--runs", "-n", "--seed", "-s", "--args", "--ranks",
 	                                      "--dir", "-C", "--rate", "--reservoir", NULL };
 
 	for (int i = 1; i < argc; i++) {
@@ -209,13 +216,22 @@ typedef struct collect_state {
 	size_t ninfos;
 	int64_t rows, calls;
 	hml__deployfile dep;    /* --guarded: the region's deployment (dep.region "": none) */
+	char **launcher;        /* the workflow's, its program found; NULL: not MPI */
+	int ranks;
+	collect_mpi mpi;
 } collect_state;
+
+/* Several ranks, each with its file, and their view; one rank under a
+ * launcher writes HML_DB itself (core/rankfile.h). */
+#define MANY_RANKS(st) ((st)->launcher && (st)->ranks > 1)
 
 static void state_release(collect_state *st)
 {
 	hml__region_info_free(st->infos, st->ninfos);
 	json_decref(st->runs);
 	hml__strv_free(st->args);
+	hml__strv_free(st->launcher);
+	collect_mpi_release(&st->mpi);
 	free(st->tmp_data);
 	free(st->tmp_log);
 	free(st->tmp_run);
@@ -233,17 +249,24 @@ static void remove_tmp(const collect_state *st)
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
 		if (files[i])
 			unlink(files[i]);
+	collect_mpi_remove(&st->mpi);
 }
 
 /* What the application left in the data file (nothing: rows 0). */
 static int read_regions(collect_state *st)
 {
+	const char *data = st->tmp_data;
 	struct stat sb;
 	int rc;
 
-	if (stat(st->tmp_data, &sb) != 0 || sb.st_size == 0)
+	if (MANY_RANKS(st)) {   /* an MPI run's: the view over its ranks' files */
+		if ((rc = collect_mpi_view(&st->mpi, st->s)) < 0)
+			return rc == HML_ENOTFOUND ? 0 : rc;
+		data = st->mpi.view;
+	}
+	if (stat(data, &sb) != 0 || sb.st_size == 0)
 		return 0;
-	if ((rc = hml__region_info_list(st->tmp_data, &st->infos, &st->ninfos)) < 0)
+	if ((rc = hml__region_info_list(data, &st->infos, &st->ninfos)) < 0)
 		return rc;
 	for (size_t i = 0; i < st->ninfos; i++) {
 		st->rows += st->infos[i].rows;
@@ -280,6 +303,8 @@ static int prepare(collect_state *st, const collect_opts *o)
 			                      strerror(errno));
 		st->db = hml__path_join(cwd, st->tmp_data);
 	}
+	if (st->db && MANY_RANKS(st) && (rc = collect_mpi_prepare(&st->mpi, st->tmp_data, st->ranks)) < 0)
+		return rc;
 	if (!st->db || !(st->prof = malloc(strlen(st->db) + sizeof(".profile.json"))) ||
 	    !(st->times = calloc(st->w->nregions + 1, sizeof(*st->times))))
 		return hml__error_oom();
@@ -333,6 +358,12 @@ static int run_all(collect_state *st, int64_t first_seed, int runs, int *interru
 		int rc;
 
 		hml__argv_build(&argv, st->w->program, (const char *const *)st->args, &seed);
+		if (argv && st->launcher) {   /* mpirun -n 3 PROGRAM ARGS */
+			char **app = argv;
+
+			hml__argv_launch(&argv, (const char *const *)st->launcher, st->ranks, app);
+			hml__strv_free(app);
+		}
 
 		if (cmd_interrupted) {
 			*interrupted = 1;
@@ -499,6 +530,13 @@ static int find_deployment(collect_state *st)
 	return HML_EXIT_INVALID;
 }
 
+/* The launcher and the ranks (collect_mpi.h). 0, or the exit status. */
+static int setup_launcher(collect_state *st, const collect_opts *o)
+{
+	return collect_mpi_launcher(&st->launcher, &st->ranks, st->w,
+	                            o->ranks != UNSET ? (int)o->ranks : 0);
+}
+
 /* What the runs left: the regions' rows read back, with a warning for each
  * region that collected none. 0, or the exit status with nothing
  * registered (why: the runs' failure, if any). */
@@ -542,29 +580,43 @@ static int check_collected(collect_state *st, const char *why, int interrupted)
  * where: a locked or full experiment must not cost a long collection. */
 static int register_data(collect_state *st, int complete, const char *why, int interrupted)
 {
-	const hml__store_file files[] = {
-		{ "data", st->tmp_data, ".h5" },
-		{ "log", st->tmp_log, ".log" },
-	};
+	hml__store_file *files = calloc((size_t)st->ranks + 3, sizeof(*files));
+	size_t nfiles = 0;
 	char id[32] = "", kept[1024];
 	json_t *record = json_pack("{s:{s:s, s:s, s:s}, s:b, s:O, s:o}",
 		"workflow", "name", st->w->name, "path", st->w->path, "sha256", st->w->sha256,
 		"complete", complete, "runs", st->runs,
 		"regions", regions_json(st->infos, st->ninfos, st->times, st->w->nregions));
+	int rc = record && files ? 0 : hml__error_oom();
 
-	if (record && st->dep.region[0])
+	if (rc == 0 && st->dep.region[0])
 		json_object_set_new(record, "guarded", json_pack("{s:s, s:s, s:s}",
 			"region", st->dep.region, "deployment", st->dep.deployment,
 			"model", st->dep.model));
-	int rc = record ? hml__store_add(st->s, "datasets", record, files, 2, 0, id, sizeof(id))
-	                : hml__error_oom();
+
+	if (rc == 0 && MANY_RANKS(st)) {
+		json_object_set_new(record, "mpi", collect_mpi_json(&st->mpi, st->w->launcher));
+		rc = collect_mpi_files(&st->mpi, st->tmp_data, files, &nfiles);
+	} else if (rc == 0) {
+		files[nfiles++] = (hml__store_file){ "data", st->tmp_data, ".h5", NULL, NULL };
+	}
+	if (rc == 0) {
+		files[nfiles++] = (hml__store_file){ "log", st->tmp_log, ".log", NULL, NULL };
+		rc = hml__store_add(st->s, "datasets", record, files, nfiles, 0, id, sizeof(id));
+		record = NULL;
+	}
+	json_decref(record);
+	free(files);
 
 	if (rc < 0) {
 		cmd_error("%s", hml_error_last()->message);
-		cmd_error("%s%sthe collected data is kept in '%s'", why, why[0] ? "; " : "",
-		          st->tmp_data);
+		cmd_error("%s%sthe collected data is kept in '%s'%s", why, why[0] ? "; " : "",
+		          MANY_RANKS(st) ? st->mpi.view : st->tmp_data,
+		          MANY_RANKS(st) ? " (a view of the ranks' files beside it)" : "");
 		return interrupted ? HML_EXIT_INTERRUPTED : cmd_exit_code(rc);
 	}
+	if (MANY_RANKS(st))   /* the first view, over the temporary names */
+		unlink(st->mpi.view);
 	print_result(st, id);
 	if (why[0]) {
 		rows_text(kept, sizeof(kept), st->infos, st->ninfos);
@@ -581,7 +633,7 @@ static int register_data(collect_state *st, int complete, const char *why, int i
 
 int cmd_collect(int argc, char **argv)
 {
-	collect_opts o = { UNSET, UNSET, HML__COLLECT_KEEP_INIT, NULL, NULL, 0, 0 };
+	collect_opts o = { UNSET, UNSET, HML__COLLECT_KEEP_INIT, UNSET, NULL, NULL, 0, 0 };
 	const cmd_option options[] = {
 		{ "runs", 'n', CMD_OPT_INT, &o.runs, "N",
 		  "run the application N times (default: the workflow's collect.runs)" },
@@ -594,11 +646,14 @@ int cmd_collect(int argc, char **argv)
 		{ "dedup", 0, CMD_OPT_FLAG, &o.keep.dedup, NULL, "drop rows whose inputs repeat exactly" },
 		{ "guarded", 0, CMD_OPT_FLAG, &o.guarded, NULL,
 		  "run the region's deployment with its guard; store only the guarded rows" },
+		{ "ranks", 0, CMD_OPT_INT, &o.ranks, "N",
+		  "an MPI workflow's ranks (default: the workflow's \"ranks\")" },
 		CMD_RUN_TIMEOUT_OPTION,
 		{ NULL, 0, 0, NULL, NULL, NULL }
 	};
 	static const cmd_range ranges[] = {
 		{ "runs", 1, RUNS_MAX, 0 }, { "seed", 0, HML__SEED_MAX, 0 }, { "rate", 0, 1, 1 },
+		{ "ranks", 1, HML__RANKS_MAX, 0 },
 		{ "run-timeout", 0, INFINITY, 0 }, { "reservoir", 1, 1000000000, 0 }, { NULL, 0, 0, 0 }
 	};
 	const cmd_spec spec = {
@@ -623,6 +678,8 @@ int cmd_collect(int argc, char **argv)
 	if ((code = check_cli(&o)) != 0)
 		return code;
 	if ((code = open_workflow(&st, first < split ? argv[first] : NULL, &o, &runs, &seed)) != 0)
+		goto done;
+	if ((code = setup_launcher(&st, &o)) != 0)
 		goto done;
 	cmd_workflow_env_check(st.w);
 	if (o.guarded && (code = find_deployment(&st)) != 0)

@@ -177,7 +177,8 @@ int cmd_deploy_compile(hml__store *s, const json_t *model, const char *pt_path,
 	agree = NULL;
 	{
 		const hml__store_file files[] = {
-			{ "source", tmp[0], ".c" }, { "header", tmp[1], ".h" }, { "library", tmp[2], ".so" },
+			{ "source", tmp[0], ".c", NULL, NULL }, { "header", tmp[1], ".h", NULL, NULL },
+			{ "library", tmp[2], ".so", NULL, NULL },
 		};
 
 		rc = hml__store_add(s, "compiled", rec, files, 3, 0, cid, cid_size);

@@ -455,8 +455,8 @@ static json_t *record_json(const evaluation *e)
 static int record(evaluation *e, const char *a1, const char *s1)
 {
 	const hml__store_file files[2] = {
-		{ "qoi_accurate", a1, "-accurate.h5" },
-		{ "qoi_surrogate", s1, "-surrogate.h5" },
+		{ "qoi_accurate", a1, "-accurate.h5", NULL, NULL },
+		{ "qoi_surrogate", s1, "-surrogate.h5", NULL, NULL },
 	};
 	json_t *rec = record_json(e);
 

@@ -385,7 +385,7 @@ int cmd_import(int argc, char **argv)
 		goto done;
 	}
 	{
-		const hml__store_file files[] = { { "model", st.tmp, ".pt" } };
+		const hml__store_file files[] = { { "model", st.tmp, ".pt", NULL, NULL } };
 
 		json_incref(rec);
 		if ((rc = hml__store_add(st.s, "models", rec, files, 1, 1, id, sizeof(id))) < 0)

@@ -495,7 +495,7 @@ static void add_guard_stats(const train_state *st, json_t *rec)
 static int register_model(train_state *st, const hml__train_options *o, const char *nf,
                           const hml__train_result *res, char *id, size_t size)
 {
-	const hml__store_file files[] = { { "model", st->tmp, ".pt" } };
+	const hml__store_file files[] = { { "model", st->tmp, ".pt", NULL, NULL } };
 	json_t *rec = model_record(st, o, nf, res), *lat;
 	int rc, code = HML_EXIT_OK;
 

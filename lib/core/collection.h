@@ -240,6 +240,16 @@ int hml__coll_calls_per_row(hid_t dset, const hml__coll_calls *info, const char 
  */
 int hml__coll_attr_text(hid_t group, const char *name, char **out);
 
+/**
+ * Whether data set `dset` of `path` is a view (virtual
+ * layout), and if so that every part it maps is in place and stores the
+ * rows it maps (HDF5 would read fill values for a part that is gone).
+ * 1: a view, checked; 0: not a view. Errors: HML_ENOTFOUND "'L/input' in
+ * 'P' maps rows of 'Q', which is missing", HML_EINVALID "... which stores
+ * fewer rows than it maps", HML_EIO.
+ */
+int hml__coll_vds_check(hid_t dset, const char *path, const char *label, const char *name);
+
 #ifdef __cplusplus
 }
 #endif

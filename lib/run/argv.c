@@ -41,20 +41,20 @@ oom:
 	return hml__error_oom();
 }
 
-/* `arg` with every "{seed}" replaced by `num` (malloc'ed). */
-static char *subst(const char *arg, const char *num)
+/* `arg` with every `ph` ("{seed}") replaced by `num` (malloc'ed). */
+static char *subst_text(const char *arg, const char *ph, const char *num)
 {
-	const size_t plen = strlen(HML__ARGV_SEED), nlen = strlen(num);
+	const size_t plen = strlen(ph), nlen = strlen(num);
 	size_t count = 0;
 	const char *p;
 	char *out, *o;
 
-	for (p = arg; (p = strstr(p, HML__ARGV_SEED)) != NULL; p += plen)
+	for (p = arg; (p = strstr(p, ph)) != NULL; p += plen)
 		count++;
 	if (!(out = malloc(strlen(arg) + count * nlen + 1)))
 		return NULL;
 	for (o = out, p = arg; *p;) {
-		if (strncmp(p, HML__ARGV_SEED, plen) == 0) {
+		if (strncmp(p, ph, plen) == 0) {
 			memcpy(o, num, nlen);
 			o += nlen;
 			p += plen;
@@ -64,6 +64,11 @@ static char *subst(const char *arg, const char *num)
 	}
 	*o = '\0';
 	return out;
+}
+
+static char *subst(const char *arg, const char *num)
+{
+	return subst_text(arg, HML__ARGV_SEED, num);
 }
 
 int hml__argv_build(char ***out, const char *program, const char *const *args,
@@ -106,4 +111,30 @@ int hml__argv_copy(char ***out, const char *const *v, int n)
 		}
 	*out = copy;
 	return 0;
+}
+
+int hml__argv_launch(char ***out, const char *const *launcher, int ranks, char **argv)
+{
+	size_t nl = 0, na = 0;
+	char num[16], **v;
+
+	*out = NULL;
+	while (launcher[nl])
+		nl++;
+	while (argv[na])
+		na++;
+	snprintf(num, sizeof(num), "%d", ranks);
+	if (!(v = calloc(nl + na + 1, sizeof(*v))))
+		return hml__error_oom();
+	for (size_t i = 0; i < nl; i++)
+		if (!(v[i] = subst_text(launcher[i], HML__ARGV_RANKS, num)))
+			goto oom;
+	for (size_t i = 0; i < na; i++)
+		if (!(v[nl + i] = strdup(argv[i])))
+			goto oom;
+	*out = v;
+	return 0;
+oom:
+	hml__strv_free(v);
+	return hml__error_oom();
 }

@@ -34,6 +34,17 @@ int hml__argv_split(char ***out, const char *text);
 int hml__argv_build(char ***out, const char *program, const char *const *args,
                     const int64_t *seed);
 
+/** The placeholder replaced by an MPI workflow's number of ranks. */
+#define HML__ARGV_RANKS "{ranks}"
+
+/**
+ * The command line of an MPI workflow's run: `launcher` (NULL-terminated,
+ * its program found as the caller resolved it), every "{ranks}" in it
+ * replaced by `ranks`, then `argv` (the application's, NULL-terminated).
+ * *out is yours (hml__strv_free). 0 or HML_ENOMEM (*out NULL).
+ */
+int hml__argv_launch(char ***out, const char *const *launcher, int ranks, char **argv);
+
 /** A copy of the first `n` strings of `v` (n < 0: up to its NULL), NULL-terminated.
  *  0 or HML_ENOMEM (*out NULL). */
 int hml__argv_copy(char ***out, const char *const *v, int n);

@@ -600,6 +600,30 @@ static int set_objectives(hml__workflow *w)
 	return 0;
 }
 
+/* "launcher" (optional, a non-empty list whose first item names a
+ * program) and "ranks" (more than one only with a launcher). */
+static int parse_launcher(const vctx *v, hml__workflow *w)
+{
+	int64_t ranks = 1;
+	json_t *l;
+	int rc;
+
+	if ((rc = get(v, w->json, "", "launcher", 0, &l)) < 0 ||
+	    (rc = get_int(v, w->json, "", "ranks", 0, 1, HML__RANKS_MAX, &ranks)) < 0)
+		return rc;
+	w->ranks = (int)ranks;
+	if (l) {
+		if ((rc = get_strv(v, w->json, "", "launcher", &w->launcher)) < 0)
+			return rc;
+		if (!w->launcher[0] || !w->launcher[0][0])
+			return bad_key(v, "launcher", "must start with the launcher's program");
+	} else if (ranks > 1) {
+		return bad_key(v, "ranks", "is %lld, but the workflow has no 'launcher' to "
+		               "start ranks with", (long long)ranks);
+	}
+	return 0;
+}
+
 /* The program, relative to the workflow's directory; it must be runnable. */
 static int resolve_program(const vctx *v, hml__workflow *w, const char *program)
 {
@@ -627,7 +651,7 @@ static int validate(hml__workflow *w)
 {
 	static const char *const keys[] = { "schema_version", "name", "description",
 		"program", "env", "collect", "evaluate", "regions", "qoi", "success_exit_codes",
-		"verify", NULL };
+		"verify", "launcher", "ranks", NULL };
 	vctx v = { w->path };
 	char *program = NULL;
 	int64_t schema;
@@ -655,6 +679,7 @@ static int validate(hml__workflow *w)
 	    (rc = parse_qoi(&v, w)) < 0 ||
 	    (rc = parse_success_codes(&v, w)) < 0 ||
 	    (rc = parse_verify(&v, w)) < 0 ||
+	    (rc = parse_launcher(&v, w)) < 0 ||
 	    (rc = set_objectives(w)) < 0)
 		goto done;
 	if (!name_ok(w->name)) {
@@ -860,6 +885,7 @@ void hml__workflow_free(hml__workflow *w)
 	free(w->path);
 	free(w->dir);
 	free(w->program);
+	hml__strv_free(w->launcher);
 	hml__strv_free(w->env);
 	hml__strv_free(w->collect_args);
 	hml__strv_free(w->evaluate_args);

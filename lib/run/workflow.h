@@ -29,7 +29,10 @@
  *          one figure is needed (training metric, deploy --max-qoi-error,
  *          --best, search --qoi-check's qoi_error).
  *   "success_exit_codes": [0, 1],          // optional, default [0]: statuses 0-255
- *   "verify": {"pattern": "Verification: PASSED"}   // optional, POSIX extended regex
+ *   "verify": {"pattern": "Verification: PASSED"},  // optional, POSIX extended regex
+ *   "launcher": ["mpirun", "-n", "{ranks}"],  // optional: an MPI application's launcher,
+ *                                          // "{ranks}" becomes the number of ranks
+ *   "ranks": 3                             // optional, default 1 (2 and more need a launcher)
  * }
  *
  * "{seed}" in an argument is replaced by the run's seed (collect: seed,
@@ -55,6 +58,9 @@ extern "C" {
 #endif
 
 #define HML__WORKFLOW_SCHEMA 1
+
+/* The most ranks of an MPI workflow (hml collect --ranks, "ranks"). */
+#define HML__RANKS_MAX 4096
 
 typedef struct hml__workflow_region {
 	char *label;
@@ -102,6 +108,9 @@ typedef struct hml__workflow {
 	size_t nsuccess_codes;
 	char *verify_pattern;/**< "verify.pattern": the program's own check, or NULL */
 	regex_t *verify_re;  /**< it compiled (REG_EXTENDED), or NULL */
+	char **launcher;     /**< "launcher", NULL-terminated, "{ranks}" not yet
+	                          substituted; NULL when the workflow has none */
+	int ranks;           /**< "ranks": 1 to HML__RANKS_MAX, default 1 */
 	json_t *json;        /**< the whole document */
 	char sha256[65];     /**< of the workflow.json file */
 } hml__workflow;

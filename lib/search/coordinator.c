@@ -1155,7 +1155,7 @@ static int keep(hml__coordinator *c, long i, int card)
 	if (before) {
 		snprintf(t->model, sizeof(t->model), "%s", before);
 	} else {
-		hml__store_file f = { "model", mp, ".pt" };
+		hml__store_file f = { "model", mp, ".pt", NULL, NULL };
 		json_t *rec, *lat;
 
 		model_path(c, i, mp, sizeof(mp));

@@ -8,13 +8,14 @@
 
 #include "core/beneath.h"
 #include "core/error.h"
+#include "core/rankfile.h"
 #include "core/util.h"
 #include "store/checked.h"
 #include "store/data_pick.h"
 #include "sys/fsutil.h"
 
-int hml__checked_file(const hml__store *s, const json_t *rec, const char *kind,
-                      const char *role, const char *since, char **abs_path)
+static int check_one(const hml__store *s, const json_t *rec, const char *kind,
+                     const char *role, const char *since, char **abs_path)
 {
 	const json_t *idv = json_object_get(rec, "id");
 	const char *id = json_is_string(idv) ? json_string_value(idv) : "?", *rel, *want;
@@ -60,6 +61,35 @@ int hml__checked_file(const hml__store *s, const json_t *rec, const char *kind,
 fail:
 	free(path);
 	return rc;
+}
+
+/* A file may be a view of parts (an MPI run's ranks' files behind a data
+ * set's virtual data sets, core/collection_vds.h): the parts are
+ * registered under the roles the rank rule makes of the role ("data" ->
+ * "data.r0003", core/rankfile.h), and the file is as sound as they are. */
+int hml__checked_file(const hml__store *s, const json_t *rec, const char *kind,
+                      const char *role, const char *since, char **abs_path)
+{
+	const char *key;
+	json_t *v;
+	int rc;
+
+	if ((rc = check_one(s, rec, kind, role, since, abs_path)) < 0)
+		return rc;
+	json_object_foreach(json_object_get(rec, "files"), key, v) {
+		char *part = NULL;
+
+		if (hml__rankfile_parse(role, key) < 0)
+			continue;
+		rc = check_one(s, rec, kind, key, since, &part);
+		free(part);
+		if (rc < 0) {
+			free(*abs_path);
+			*abs_path = NULL;
+			return rc;
+		}
+	}
+	return 0;
 }
 
 int hml__checked_dataset_files(const hml__store *s, const char *const *ids, size_t n,

@@ -35,6 +35,9 @@ extern "C" {
  * link; hml does not read through links" (any component inside the
  * experiment, hml__beneath_open) or "... is not a regular file";
  * HML_EIO, HML_ENOMEM.
+ * The parts of a file are checked with it, the same way: the roles the rank
+ * rule (core/rankfile.h) makes of `role` ("data.r0003" of "data"), which
+ * hml collect gives the ranks' files behind an MPI data set's view.
  */
 int hml__checked_file(const hml__store *s, const json_t *rec, const char *kind,
                       const char *role, const char *since, char **abs_path);

@@ -104,6 +104,12 @@ typedef struct hml__store_file {
 	const char *role;      /**< key in record["files"]: "data", "model", ... */
 	const char *tmp_path;  /**< produced file; renamed to its final name */
 	const char *ext;       /**< final name is <subdir>/<id><ext>, e.g. ".pt" */
+	/** Optional: fill tmp_path once the id is known, under the lock, before
+	 *  the file is hashed and renamed (a file that names its siblings by
+	 *  their final names: an MPI data set's view). 0 or an hml error,
+	 *  which aborts the registration. */
+	int (*make)(const char *tmp_path, const char *id, void *payload);
+	void *payload;
 } hml__store_file;
 
 /**

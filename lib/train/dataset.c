@@ -6,6 +6,7 @@
 #include <hdf5.h>
 
 #include "core/collection.h"
+#include "core/collection_vds.h"
 #include "core/error.h"
 #include "core/h5util.h"
 #include "core/util.h"
@@ -107,11 +108,15 @@ static int open_side(region *r, const char *path, const char *label, int side,
  * fletcher32 add nothing; under any other filter there is no bound. */
 static int check_stored(const region *r, int side, const char *path, const char *label)
 {
-	hid_t dcpl = H5Dget_create_plist(r->dset[side]);
+	hid_t dcpl;
 	double ratio = 1.0, need, stored;
 	int nf, i;
 
-	if (dcpl < 0)
+	/* A view of several files (an MPI run's ranks) stores nothing itself:
+	 * its parts are checked instead. */
+	if ((i = hml__coll_vds_check(r->dset[side], path, label, side_name[side])) != 0)
+		return i < 0 ? i : 0;
+	if ((dcpl = H5Dget_create_plist(r->dset[side])) < 0)
 		return hml__h5_error(HML_EIO, "cannot read '%s/%s' in '%s'", label,
 		                     side_name[side], path);
 	nf = H5Pget_nfilters(dcpl);

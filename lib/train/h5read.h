@@ -5,9 +5,10 @@
  * The CLI links no HDF5: mapping Debian's libhdf5 (and, through it,
  * libcurl, GnuTLS, Kerberos, LDAP, ...) costs a process ~8 ms and ~7 MB at
  * start-up, which `hml show` and `hml deploy` have no use for. The CLI
- * reads HDF5 in two places only: collected data (dataset.h: the region
- * listing and the loader, dataset.c) and QoI files (lib/core/qoi_file.h's
- * reader). Both live in this plugin, which h5read_proxy.c opens the first
+ * reads HDF5 in three places only: collected data (dataset.h: the region
+ * listing and the loader, dataset.c), QoI files (lib/core/qoi_file.h's
+ * reader) and the view of an MPI run's ranks' files it writes
+ * (lib/core/collection_vds.h). Both live in this plugin, which h5read_proxy.c opens the first
  * time either is needed, through the runtime's plugin opener (loader.h,
  * hml__plugin_load), and never unloads (HDF5 keeps process-wide state and
  * an exit handler). The unit tests link dataset.c and qoi_file.c directly
@@ -27,6 +28,7 @@
 
 #include <stddef.h>
 
+#include "core/collection_vds.h"
 #include "train/dataset.h"
 
 #ifdef __cplusplus
@@ -47,6 +49,8 @@ typedef struct hml__h5read {
 	                    const char *label, hml__nonfinite policy);
 	void (*dataset_release)(hml__dataset *d);
 	int (*qoi_file_read)(const char *path, const char *name, double **out, size_t *n);
+	int (*coll_vds_build)(const char *out, hml__coll_vds_part *parts, size_t nparts,
+	                      size_t *nused);
 	/** Where the loader asks whether an interrupt is pending (the CLI's
 	 * hml__interrupt_pending); set once, before any read. */
 	void (*set_interrupt)(int (*pending)(void));

@@ -102,3 +102,17 @@ int hml__qoi_file_read(const char *path, const char *name, double **out, size_t 
 		return rc;
 	return (rc = t->qoi_file_read(path, name, out, n)) < 0 ? hml__plugin_fail(rc, t->last_error()) : rc;
 }
+
+int hml__coll_vds_build(const char *out, hml__coll_vds_part *parts, size_t nparts,
+                        size_t *nused)
+{
+	const hml__h5read *t;
+	int rc;
+
+	if (nused)
+		*nused = 0;
+	if ((rc = h5read(&t)) < 0)
+		return rc;
+	rc = t->coll_vds_build(out, parts, nparts, nused);
+	return rc < 0 ? hml__plugin_fail(rc, t->last_error()) : rc;
+}

@@ -7,6 +7,7 @@
 #include "core/collection.h"
 #include "core/error.h"
 #include "core/h5util.h"
+#include "core/rankfile.h"
 #include "core/util.h"
 
 #define DEFAULT_FLUSH_BYTES ((size_t)16 << 20)
@@ -48,6 +49,20 @@ static int check_desc(const hml__collector_desc *d)
 	return 0;
 }
 
+/* The file this process writes for HML_DB `db`: `db` itself, or, when the
+ * process is one of several MPI ranks, its rank's file (core/rankfile.h),
+ * so that no two ranks write one file. */
+static int resolve_path(char **out, const char *db)
+{
+	int rank, rc = hml__rank_from_env(&rank, NULL);
+
+	if (rc < 0)
+		return rc;
+	if (rc == 0)
+		return (*out = hml__strdup(db)) ? 0 : hml__error_oom();
+	return hml__rankfile_path(out, db, rank);
+}
+
 static int copy_desc(hml__collector *c, const hml__collector_desc *d)
 {
 	const char *texts[2][3] = {
@@ -56,8 +71,10 @@ static int copy_desc(hml__collector *c, const hml__collector_desc *d)
 	};
 	int i, k, rc;
 
-	if (!(c->path = hml__strdup(d->path)) || !(c->label = hml__strdup(d->label)))
-		return HML_ENOMEM;
+	if ((rc = resolve_path(&c->path, d->path)) < 0)
+		return rc;
+	if (!(c->label = hml__strdup(d->label)))
+		return hml__error_oom();
 	c->dtype[IN] = d->in_dtype;
 	c->dtype[OUT] = d->out_dtype;
 	c->ndim[IN] = d->in_ndim;
@@ -157,15 +174,18 @@ done:
 int hml__collector_probe(const char *path)
 {
 	hid_t file;
+	char *mine = NULL;
 	int rc;
 
 	if (!path || !*path)
 		return hml__error_set(HML_EINVALID, "collector file name is empty");
 	hml__h5_init();
-	if ((rc = hml__collector_open_rw(&file, path)) < 0)
+	if ((rc = resolve_path(&mine, path)) < 0)
 		return rc;
-	H5Fclose(file);
-	return 0;
+	if ((rc = hml__collector_open_rw(&file, mine)) >= 0)
+		H5Fclose(file);
+	free(mine);
+	return rc < 0 ? rc : 0;
 }
 
 /* After a failed flush: a calls table that grew without its records would

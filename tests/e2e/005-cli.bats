@@ -105,7 +105,7 @@ commands() {
 	# No value stands for an option's default (evaluate --repeat -1 and
 	# import --batch -1 did, while 0 was refused; #26): each option's range
 	# is checked where every option is parsed (cmd/common.c).
-	local opts="collect:runs collect:seed collect:run-timeout collect:rate collect:reservoir
+	local opts="collect:runs collect:seed collect:run-timeout collect:rate collect:reservoir collect:ranks
 		train:epochs train:batch train:lr train:weight-decay train:patience train:clip
 		train:seed train:threads train:val-fraction train:test-fraction train:max-seconds
 		train:infer-batch deploy:max-error deploy:max-qoi-error deploy:max-latency

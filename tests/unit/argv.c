@@ -111,6 +111,29 @@ TEST(copy)
 	hml__strv_free(v);
 }
 
+/* An MPI workflow's run: the launcher, "{ranks}" replaced, then the
+ * application's command line as it was. */
+TEST(launcher_prepended)
+{
+	const char *const launcher[] = { "/usr/bin/mpirun", "-n", "{ranks}", "--x={ranks}{ranks}",
+	                                 NULL };
+	char *app[] = { "/bin/app", "--seed", "{ranks}", NULL };
+	char **v = NULL;
+
+	CHECK_OK(hml__argv_launch(&v, launcher, 12, app));
+	if (!v)
+		return;
+	CHECK_STR(v[0], "/usr/bin/mpirun");
+	CHECK_STR(v[1], "-n");
+	CHECK_STR(v[2], "12");
+	CHECK_STR(v[3], "--x=1212");
+	CHECK_STR(v[4], "/bin/app");
+	CHECK_STR(v[5], "--seed");
+	CHECK_STR(v[6], "{ranks}");   /* the application's arguments are its own */
+	CHECK(v[7] == NULL);
+	hml__strv_free(v);
+}
+
 int main(void)
 {
 	RUN(split_on_blanks);
@@ -118,5 +141,6 @@ int main(void)
 	RUN(seed_substituted);
 	RUN(no_seed_keeps_arguments);
 	RUN(copy);
+	RUN(launcher_prepended);
 	return check_report();
 }

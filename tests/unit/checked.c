@@ -47,7 +47,7 @@ static char *write_workflow(void)
 static void add_dataset(hml__store *s, const char *wpath, int in, char *id)
 {
 	char *tmp = produce(s, "data", ".h5", "rows");
-	hml__store_file f = { "data", tmp, ".h5" };
+	hml__store_file f = { "data", tmp, ".h5", NULL, NULL };
 
 	CHECK_OK(hml__store_add(s, "datasets", json_pack("{s:{s:s, s:s}, s:{s:{s:i, s:[i], s:[i]}}}",
 	         "workflow", "name", "wf", "path", wpath, "regions", "r1", "rows", 10,
@@ -99,7 +99,7 @@ TEST(files)
 static void add_model(hml__store *s, const char *region, const char *wf, int in, char *id)
 {
 	char *tmp = produce(s, "models", ".pt", "weights");
-	hml__store_file f = { "model", tmp, ".pt" };
+	hml__store_file f = { "model", tmp, ".pt", NULL, NULL };
 	json_t *rec = json_pack("{s:[i], s:[i], s:[s]}", "input_shape", in, "output_shape", 1,
 	                        "datasets", "d1");
 

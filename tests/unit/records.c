@@ -45,7 +45,7 @@ TEST(views)
 
 	tmp = produce(s, "data", ".h5");
 	{
-		hml__store_file f = { "data", tmp, ".h5" };
+		hml__store_file f = { "data", tmp, ".h5", NULL, NULL };
 
 		CHECK_OK(hml__store_add(s, "datasets", json_pack(
 			"{s:{s:s, s:s}, s:b, s:{s:{s:i, s:[i]}}}",
@@ -56,7 +56,7 @@ TEST(views)
 	free(tmp);
 	tmp = produce(s, "models", ".pt");
 	{
-		hml__store_file f = { "model", tmp, ".pt" };
+		hml__store_file f = { "model", tmp, ".pt", NULL, NULL };
 
 		CHECK_OK(hml__store_add(s, "models", json_pack(
 			"{s:s, s:s, s:[i], s:[i], s:[s], s:{s:f, s:f}}",

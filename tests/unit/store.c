@@ -75,7 +75,7 @@ static char *produce(hml__store *s, const char *subdir, const char *ext, const c
 static int add_data(hml__store *s, const char *text, char id[16])
 {
 	char *tmp = produce(s, "data", ".h5", text);
-	hml__store_file f = { "data", tmp, ".h5" };
+	hml__store_file f = { "data", tmp, ".h5", NULL, NULL };
 	int rc = hml__store_add(s, "datasets", json_pack("{s:b}", "complete", 1), &f, 1, 0, id, 16);
 
 	free(tmp);
@@ -155,7 +155,7 @@ TEST(datasets_get_ids_files_and_provenance)
 	hml__store_set_version("libtorch", "9.9.9");
 	tmp = produce(s, "data", ".h5", "abc");
 	{
-		hml__store_file f = { "data", tmp, ".h5" };
+		hml__store_file f = { "data", tmp, ".h5", NULL, NULL };
 		json_t *rec = json_pack("{s:{s:s}, s:b, s:[]}", "workflow", "name", "binomial",
 		                        "complete", 1, "runs");
 
@@ -238,7 +238,7 @@ TEST(every_collection_and_cards)
 	CHECK_OK(hml__store_open(&s, dir, 1));
 	pt = produce(s, "models", ".pt", "abc");
 	{
-		hml__store_file f = { "model", pt, ".pt" };
+		hml__store_file f = { "model", pt, ".pt", NULL, NULL };
 		json_t *rec = json_pack("{s:s, s:s, s:{s:f, s:i}}", "region", "binomial",
 		                        "arch", "mlp:64x64:relu", "metrics", "val_rmse", 0.125,
 		                        "params", 4545);
@@ -331,7 +331,7 @@ TEST(bad_records_change_nothing)
 	            HML_EINVALID, "must be a JSON object");
 	tmp = produce(s, NULL, ".bin", "x");
 	{
-		hml__store_file f = { "data", tmp, ".bin" };
+		hml__store_file f = { "data", tmp, ".bin", NULL, NULL };
 
 		CHECK_FAILS(hml__store_add(s, "deployments", json_object(), &f, 1, 0, id, sizeof(id)),
 		            HML_EINVALID, "records of 'deployments' have no files");
@@ -339,7 +339,7 @@ TEST(bad_records_change_nothing)
 	CHECK(exists(tmp));
 	unlink(tmp);
 	{
-		hml__store_file f = { "data", tmp, ".h5" };
+		hml__store_file f = { "data", tmp, ".h5", NULL, NULL };
 
 		CHECK_FAILS(hml__store_add(s, "datasets", json_object(), &f, 1, 0, id, sizeof(id)),
 		            HML_ENOTFOUND, "No such file or directory");
@@ -348,8 +348,8 @@ TEST(bad_records_change_nothing)
 	/* Two files that would get one name, a file that would be the card. */
 	{
 		char *a = produce(s, "models", ".pt", "a"), *b = produce(s, "models", ".pt", "b");
-		hml__store_file two[2] = { { "model", a, ".pt" }, { "other", b, ".pt" } };
-		hml__store_file js = { "meta", a, ".json" };
+		hml__store_file two[2] = { { "model", a, ".pt", NULL, NULL }, { "other", b, ".pt", NULL, NULL } };
+		hml__store_file js = { "meta", a, ".json", NULL, NULL };
 
 		CHECK_FAILS(hml__store_add(s, "models", json_object(), two, 2, 0, id, sizeof(id)),
 		            HML_EINVALID, "two files of record 'm1' would both be 'models/m1.pt'");
@@ -456,7 +456,7 @@ TEST(corrupt_manifests_are_left_alone)
 	CHECK_OK(hml__store_open(&early, dir, 1));
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char *after, id[16], *tmp;
-		hml__store_file f = { "data", NULL, ".h5" };
+		hml__store_file f = { "data", NULL, ".h5", NULL, NULL };
 
 		write_text(mpath, cases[i].text);
 		CHECK_FAILS(hml__store_open(&s, dir, 0), cases[i].code, cases[i].needle);
@@ -630,7 +630,7 @@ TEST(lock_timeout_names_the_holder)
 	setenv("HML_LOCK_TIMEOUT", "0.3", 1);
 	tmp = produce(s, "data", ".h5", "abc");
 	{
-		hml__store_file f = { "data", tmp, ".h5" };
+		hml__store_file f = { "data", tmp, ".h5", NULL, NULL };
 
 		CHECK_FAILS(hml__store_add(s, "datasets", json_object(), &f, 1, 0, id, sizeof(id)),
 		            HML_ELOCKED, "is locked by another hml process");
@@ -657,7 +657,7 @@ TEST(lock_timeout_names_the_holder)
 	/* With time enough, the add waits for the holder and succeeds. */
 	setenv("HML_LOCK_TIMEOUT", "30", 1);
 	{
-		hml__store_file f = { "data", tmp, ".h5" };
+		hml__store_file f = { "data", tmp, ".h5", NULL, NULL };
 
 		CHECK_OK(hml__store_add(s, "datasets", json_object(), &f, 1, 0, id, sizeof(id)));
 		CHECK_STR(id, "d1");
@@ -750,7 +750,7 @@ static int add_too_large(hml__store *s, const char *collection, const char *tmp,
 	fflush(NULL);
 	if ((pid = fork()) == 0) {
 		struct rlimit rl = { 200, 200 };
-		hml__store_file f = { "file", tmp, ext };
+		hml__store_file f = { "file", tmp, ext, NULL, NULL };
 		char id[16];
 		int rc;
 
@@ -795,7 +795,7 @@ TEST(failed_writes_put_files_back)
 	CHECK_EQ_INT(count_tmp(path_in("exp-rollback/%s", "data")), 1);
 	/* The same adds, unconstrained, then work. */
 	{
-		hml__store_file f = { "model", pt, ".pt" }, g = { "data", h5, ".h5" };
+		hml__store_file f = { "model", pt, ".pt", NULL, NULL }, g = { "data", h5, ".h5", NULL, NULL };
 
 		CHECK_OK(hml__store_add(s, "models", json_object(), &f, 1, 1, id, sizeof(id)));
 		CHECK_STR(id, "m1");

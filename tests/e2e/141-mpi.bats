@@ -1,0 +1,139 @@
+#!/usr/bin/env bats
+# hml collect of an MPI workflow ("launcher" and "ranks", hml-workflow(5)):
+# each rank collects into its own file, the files are registered as one
+# data set through an HDF5 virtual data set, and hml train reads it like
+# any other. A rank killed before it collects is left out with a warning;
+# a launcher that is missing, and --ranks for a workflow without one, are
+# refused with their exit codes. The application is binomial run by
+# mpirun as N independent ranks (each rank's runtime finds its rank in
+# Open MPI's environment). Skipped where mpirun is absent.
+
+load helpers
+bats_require_minimum_version 1.5.0
+
+setup() {
+	common_setup
+	command -v mpirun >/dev/null || skip "mpirun is not installed"
+	export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+	       OMPI_MCA_rmaps_base_oversubscribe=1 OMP_NUM_THREADS=1
+}
+
+# mpi_workflow DIR PROGRAM [LAUNCHER-JSON]: binomial's workflow run by
+# PROGRAM under mpirun with 3 ranks, small.
+mpi_workflow() {
+	local launcher='["mpirun", "-n", "{ranks}"]'
+	mkdir -p "$1"
+	"$PY" - "$HML_SOURCE_DIR/workflows/binomial/workflow.json" "$1/workflow.json" "$2" \
+		"${3:-$launcher}" <<'PYEOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["program"] = sys.argv[3]
+d["launcher"] = json.loads(sys.argv[4])
+d["ranks"] = 3
+d["collect"]["args"] = ["--options", "1024", "--batch", "512", "--seed", "{seed}"]
+d["regions"][0]["model"]["train"]["epochs"] = 2
+json.dump(d, open(sys.argv[2], "w"), indent=2)
+PYEOF
+}
+
+@test "3 ranks: three files, one data set whose view holds every rank's rows; train reads it" {
+	mpi_workflow wf "$BINOMIAL"
+	run --separate-stderr hml -C exp --json collect wf/workflow.json
+	assert_success
+	echo "$output" > out.json
+	[ "$(json out.json 'd["dataset"]["id"]')" = d1 ]
+	[ "$(json out.json 'd["dataset"]["complete"]')" = True ]
+	[ "$(json out.json 'd["dataset"]["regions"]["binomial"]["rows"]')" = 3072 ]
+	[ "$(json exp/manifest.json 'd["datasets"][0]["mpi"]["collected"]')" = "[0, 1, 2]" ]
+	[ "$(json exp/manifest.json 'd["datasets"][0]["mpi"]["ranks"]')" = 3 ]
+	for k in 0 1 2; do
+		[ -f exp/data/d1.r000$k.h5 ]
+		[ "$(json exp/manifest.json "d['datasets'][0]['files']['data.r000$k']")" = data/d1.r000$k.h5 ]
+		[ -n "$(json exp/manifest.json "d['datasets'][0]['provenance']['sha256']['data/d1.r000$k.h5']")" ]
+	done
+	# The view: virtual data sets over the ranks' files, no rows of its own.
+	h5dump -p -H exp/data/d1.h5 > dump.txt
+	grep -q VIRTUAL dump.txt
+	grep -q 'd1.r0002.h5' dump.txt
+	! ls exp/data | grep -q '.tmp-'
+	run --separate-stderr hml -C exp --json train --epochs 2
+	assert_success
+	echo "$output" > train.json
+	[ "$(json train.json 'd["model"]["datasets"]')" = "['d1']" ]
+}
+
+@test "--ranks 1 under the launcher: the one rank writes the data file itself" {
+	mpi_workflow wf "$BINOMIAL"
+	run --separate-stderr hml -C exp --json collect wf/workflow.json --ranks 1
+	assert_success
+	echo "$output" > out.json
+	[ "$(json out.json 'd["dataset"]["regions"]["binomial"]["rows"]')" = 1024 ]
+	[ "$(json exp/manifest.json 'sorted(d["datasets"][0]["files"])')" = "['data', 'log']" ]
+}
+
+@test "a rank's file changed after collection: train refuses the data set" {
+	mpi_workflow wf "$BINOMIAL"
+	run --separate-stderr hml -C exp --json collect wf/workflow.json
+	assert_success
+	printf 'x' >> exp/data/d1.r0002.h5
+	run --separate-stderr hml -C exp train --epochs 1
+	[ "$status" -eq 3 ]
+	[[ "$stderr" == *"data.r0002 file"*"d1.r0002.h5' changed since it was collected"* ]]
+	rm exp/data/d1.r0001.h5
+	run --separate-stderr hml -C exp train --epochs 1
+	[ "$status" -eq 3 ]
+	[[ "$stderr" == *"d1.r0001.h5' of data set 'd1' is missing"* ]]
+}
+
+@test "a rank killed before it collects: the others' files registered without it, with a warning" {
+	# Rank 1 kills itself once the others have finished (mpirun would
+	# end them if it died first); no time limit, only their markers.
+	mkdir -p wf
+	cat > wf/app.sh <<EOF
+#!/bin/sh
+if [ "\$OMPI_COMM_WORLD_RANK" = 1 ]; then
+	while [ ! -e "$PWD/wf/done.0" ] || [ ! -e "$PWD/wf/done.2" ]; do sleep 0.1; done
+	kill -9 \$\$
+fi
+"$BINOMIAL" "\$@"
+rc=\$?
+touch "$PWD/wf/done.\$OMPI_COMM_WORLD_RANK"
+exit \$rc
+EOF
+	chmod +x wf/app.sh
+	mpi_workflow wf app.sh
+	run --separate-stderr hml -C exp --json collect wf/workflow.json
+	[ "$status" -eq 1 ]
+	echo "$output" > out.json
+	[[ "$stderr" == *"warning: rank 1 of 3 left out of the data set: "*"r0001.h5"* ]]
+	[ "$(json out.json 'd["dataset"]["complete"]')" = False ]
+	[ "$(json out.json 'd["dataset"]["regions"]["binomial"]["rows"]')" = 2048 ]
+	[ "$(json exp/manifest.json 'd["datasets"][0]["mpi"]["collected"]')" = "[0, 2]" ]
+	[ "$(json exp/manifest.json 'd["datasets"][0]["mpi"]["left_out"][0]["rank"]')" = 1 ]
+	[ -f exp/data/d1.r0000.h5 ] && [ -f exp/data/d1.r0002.h5 ]
+	[ ! -e exp/data/d1.r0001.h5 ]
+	run --separate-stderr hml -C exp --json train --epochs 1
+	assert_success
+}
+
+@test "a launcher that is not installed: one line, exit 3, nothing registered" {
+	mpi_workflow wf "$BINOMIAL" '["no-such-mpirun-xyz", "-n", "{ranks}"]'
+	run --separate-stderr hml -C exp collect wf/workflow.json
+	[ "$status" -eq 3 ]
+	[ "$stderr" = "hml: error: collect: launcher 'no-such-mpirun-xyz' of workflow 'binomial' is not found on PATH (is MPI installed?)" ]
+	[ ! -e exp/manifest.json ] || [ "$(json exp/manifest.json 'len(d["datasets"])')" = 0 ]
+}
+
+@test "--ranks for a workflow without a launcher, and ranks without a launcher: refused" {
+	run --separate-stderr hml -C exp collect binomial --ranks 3
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == *"--ranks 3 needs an MPI workflow, and workflow 'binomial' has no \"launcher\""* ]]
+	run --separate-stderr hml -C exp collect binomial --ranks 0
+	[ "$status" -eq 2 ]
+	mkdir -p wf
+	"$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); d["program"]=sys.argv[2]; d["ranks"]=2; json.dump(d, open("wf/workflow.json","w"))' \
+		"$HML_SOURCE_DIR/workflows/binomial/workflow.json" "$BINOMIAL"
+	run --separate-stderr hml -C exp collect wf/workflow.json
+	[ "$status" -eq 3 ]
+	[[ "$stderr" == *"key 'ranks' is 2, but the workflow has no 'launcher' to start ranks with"* ]]
+}
