@@ -19,6 +19,7 @@
 #include "cmd.h"
 #include "core/deployfile.h"
 #include "collect_mpi.h"
+#include "collect_record.h"
 #include "core/util.h"
 #include "run/argv.h"
 #include "run/childenv.h"
@@ -64,100 +65,6 @@ typedef struct collect_opts {
 	int nextra;
 	int guarded;        /* --guarded */
 } collect_opts;
-
-/* ---- the application's output ---------------------------------------------- */
-
-/* Append the run's output (if any) to the data set's log, between marker
- * lines (the footer is optional). */
-static int log_append(const char *log, const char *run_log, const char *header,
-                      const char *footer)
-{
-	FILE *out = fopen(log, "a"), *in;
-	char buf[8192];
-	size_t got;
-	int rc = 0;
-
-	if (!out)
-		return hml__error_set(HML_EIO, "cannot write '%s': %s", log, strerror(errno));
-	fprintf(out, "==> %s <==\n", header);
-	if (run_log && (in = fopen(run_log, "r")) != NULL) {
-		while ((got = fread(buf, 1, sizeof(buf), in)) > 0)
-			fwrite(buf, 1, got, out);
-		fclose(in);
-	}
-	if (footer)
-		fprintf(out, "==> %s <==\n", footer);
-	if (ferror(out) || fclose(out) != 0) {
-		rc = hml__error_set(HML_EIO, "cannot write '%s': %s", log, strerror(errno));
-	}
-	return rc;
-}
-
-/* ---- the record -------------------------------------------------------------- */
-
-static const char *dtype_name(hml_dtype t)
-{
-	return t == HML_F32 ? "float" : t == HML_F64 ? "double" : "unknown";
-}
-
-static json_t *regions_json(const hml__region_info *infos, size_t n,
-                            const hml__cost_times *times, size_t ntimes)
-{
-	json_t *o = json_object();
-
-	for (size_t i = 0; i < n; i++) {
-		const hml__region_info *r = &infos[i];
-		json_t *rec;
-
-		rec = json_pack("{s:I, s:I, s:o, s:o, s:s, s:s, s:o, s:o}",
-			"rows", (json_int_t)r->rows, "calls", (json_int_t)r->calls,
-			"input_shape", cmd_json_shape(r->in_shape, r->in_ndim),
-			"output_shape", cmd_json_shape(r->out_shape, r->out_ndim),
-			"input_dtype", dtype_name(r->in_dtype),
-			"output_dtype", dtype_name(r->out_dtype),
-			"input_functor", r->input_functor ? json_string(r->input_functor) : json_null(),
-			"output_functor", r->output_functor ? json_string(r->output_functor) : json_null());
-		hml__sampling_put(rec, r->sampled ? &r->sampling : NULL);
-		for (size_t j = 0; times && rec && j < ntimes; j++)
-			if (strcmp(times[j].label, r->label) == 0)
-				hml__cost_put(rec, &times[j], r->original_per_row);
-		json_object_set_new(o, r->label, rec);
-	}
-	return o;
-}
-
-/* A run's record; "succeeded": it exited with one of the workflow's success codes. */
-static json_t *run_json(int64_t seed, char *const *argv, const hml__proc_result *res,
-                        const char *start_error, int succeeded)
-{
-	json_t *a = json_array(), *o;
-
-	for (; *argv; argv++)
-		json_array_append_new(a, hml__json_bytes(*argv));
-	o = json_pack("{s:I, s:o, s:b}", "seed", (json_int_t)seed, "argv", a, "succeeded", succeeded);
-	if (start_error) {
-		json_object_update_new(o, json_pack("{s:s, s:s, s:n, s:f}", "status", "not started",
-		                                    "error", start_error, "exit_code", "wall_seconds", 0.0));
-		return o;
-	}
-	json_object_set_new(o, "status", json_string(hml__proc_describe(res)));
-	json_object_set_new(o, "exit_code", res->exited ? json_integer(res->exit_code) : json_null());
-	if (!res->exited && res->signal)
-		json_object_set_new(o, "signal", json_integer(res->signal));
-	json_object_set_new(o, "wall_seconds", json_real(res->wall_s));
-	return o;
-}
-
-/* "16384 rows of region 'binomial'", joined for every region with rows. */
-static void rows_text(char *buf, size_t size, const hml__region_info *infos, size_t n)
-{
-	size_t len = 0;
-
-	buf[0] = '\0';
-	for (size_t i = 0; i < n && len < size; i++)
-		len += (size_t)snprintf(buf + len, size - len, "%s%lld rows of region '%s'",
-		                        i ? ", " : "", (long long)infos[i].rows, infos[i].label);
-}
 
 /* ---- the workflow ------------------------------------------------------------ */
 
@@ -314,7 +221,7 @@ static int prepare(collect_state *st, const collect_opts *o)
 	/* The log exists from the start, so that it can be registered even
 	 * when the application wrote nothing. */
 	snprintf(cwd, sizeof(cwd), "hml collect: workflow '%s' (%s)", st->w->name, st->w->path);
-	return log_append(st->tmp_log, NULL, cwd, NULL);
+	return collect_log_append(st->tmp_log, NULL, cwd, NULL);
 }
 
 /* Add a finished run's profile to the regions' times; a profile that
@@ -386,18 +293,18 @@ static int run_all(collect_state *st, int64_t first_seed, int runs, int *interru
 		if (rc < 0) {
 			snprintf(why, why_size, "%s (run %d of %d)", hml_error_last()->message,
 			         k + 1, runs);
-			json_array_append_new(st->runs, run_json(seed, argv, NULL,
+			json_array_append_new(st->runs, collect_run_json(seed, argv, NULL,
 			                                         hml_error_last()->message, 0));
 			hml__strv_free(argv);
 			break;
 		}
-		json_array_append_new(st->runs, run_json(seed, argv, &res, NULL, res.exited &&
+		json_array_append_new(st->runs, collect_run_json(seed, argv, &res, NULL, res.exited &&
 		                      hml__workflow_exit_ok(st->w, res.exit_code)));
 		snprintf(header, sizeof(header), "run %d of %d, seed %lld", k + 1, runs,
 		         (long long)seed);
 		snprintf(footer, sizeof(footer), "%s after %.3f s", hml__proc_describe(&res),
 		         res.wall_s);
-		if (log_append(st->tmp_log, st->tmp_run, header, footer) < 0)
+		if (collect_log_append(st->tmp_log, st->tmp_run, header, footer) < 0)
 			cmd_warn("%s", hml_error_last()->message);
 		hml__strv_free(argv);
 		if (res.interrupted || cmd_interrupted) {
@@ -436,26 +343,6 @@ done:
 	unlink(st->prof);   /* a failed run's profile */
 	hml__strv_free(env);
 	return ok;
-}
-
-static void print_result(const collect_state *st, const char *id)
-{
-	hml__dataset_view d;
-	size_t nruns = json_array_size(st->runs);
-	char rows[1024];
-
-	if (hml__records_dataset(&d, st->s, id) < 0) {
-		cmd_warn("%s", hml_error_last()->message);
-		return;
-	}
-	if (g_cmd.json) {
-		cmd_json_print(json_pack("{s:O}", "dataset", d.json));
-		return;
-	}
-	rows_text(rows, sizeof(rows), st->infos, st->ninfos);
-	printf("%s: %s (%zu run%s, %lld call%s) -> %s%s\n", id, rows, nruns,
-	       nruns == 1 ? "" : "s", (long long)st->calls, st->calls == 1 ? "" : "s",
-	       d.file ? d.file : "?", d.complete ? "" : " (incomplete)");
 }
 
 /* The command line's own rules: 0, or HML_EXIT_USAGE with its message. */
@@ -586,7 +473,7 @@ static int register_data(collect_state *st, int complete, const char *why, int i
 	json_t *record = json_pack("{s:{s:s, s:s, s:s}, s:b, s:O, s:o}",
 		"workflow", "name", st->w->name, "path", st->w->path, "sha256", st->w->sha256,
 		"complete", complete, "runs", st->runs,
-		"regions", regions_json(st->infos, st->ninfos, st->times, st->w->nregions));
+		"regions", collect_regions_json(st->infos, st->ninfos, st->times, st->w->nregions));
 	int rc = record && files ? 0 : hml__error_oom();
 
 	if (rc == 0 && st->dep.region[0])
@@ -617,9 +504,9 @@ static int register_data(collect_state *st, int complete, const char *why, int i
 	}
 	if (MANY_RANKS(st))   /* the first view, over the temporary names */
 		unlink(st->mpi.view);
-	print_result(st, id);
+	collect_print_result(st->s, id, st->runs, st->infos, st->ninfos, st->calls);
 	if (why[0]) {
-		rows_text(kept, sizeof(kept), st->infos, st->ninfos);
+		collect_rows_text(kept, sizeof(kept), st->infos, st->ninfos);
 		cmd_error("%s; kept %s as incomplete data set %s", why, kept, id);
 		return interrupted ? HML_EXIT_INTERRUPTED : HML_EXIT_FAILURE;
 	}

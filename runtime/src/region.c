@@ -43,30 +43,6 @@ static void side_release(side *s)
 	memset(s, 0, sizeof(*s));
 }
 
-/* Gather all maps of a side into `dst`, or return the application memory
- * itself when a single map is already laid out as the tensor. */
-int hml__side_gather(const side *s, void *dst, hml_dtype dtype, int threads,
-                       const void **result)
-{
-	int64_t last = s->shape[s->ndim - 1], col = 0, shape[HML_MAX_DIMS];
-	void *direct;
-	size_t k;
-	int rc, nd;
-
-	if (s->n == 1 && (direct = hml_tmap_contiguous(s->maps[0], dtype)) != NULL) {
-		*result = direct;
-		return 0;
-	}
-	for (k = 0; k < s->n; k++) {
-		if ((rc = hml_tmap_gather_into(s->maps[k], dst, dtype, last, col, threads)) < 0)
-			return rc;
-		nd = hml_tmap_features(s->maps[k], shape);
-		col += shape[nd - 1];
-	}
-	*result = dst;
-	return 0;
-}
-
 static int side_scatter(const side *s, const void *src, hml_dtype dtype, int threads)
 {
 	int64_t last = s->shape[s->ndim - 1], col = 0, shape[HML_MAX_DIMS];

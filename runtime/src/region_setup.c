@@ -1,8 +1,9 @@
 /*
  * runtime/src/region_setup.c - what batch calls (region.c) and row calls
  * (rows.c) share of a region: its set-up on the first call (shapes frozen,
- * buffers allocated, the collector opened), the failure policy, and the
- * checks of a model's input and outputs.
+ * buffers allocated, the collector opened), the failure policy, the
+ * checks of a model's input and outputs, and a side's gather (batch calls
+ * and guarded collection, guardcollect.c).
  */
 #include <math.h>
 #include <stdio.h>
@@ -230,4 +231,28 @@ int64_t hml__count_nonfinite(const void *y, hml_dtype dtype, int64_t n)
 		for (i = 0; i < n; i++)
 			bad += !isfinite(((const float *)y)[i]);
 	return bad;
+}
+
+/* Gather all maps of a side into `dst`, or return the application memory
+ * itself when a single map is already laid out as the tensor. */
+int hml__side_gather(const side *s, void *dst, hml_dtype dtype, int threads,
+                       const void **result)
+{
+	int64_t last = s->shape[s->ndim - 1], col = 0, shape[HML_MAX_DIMS];
+	void *direct;
+	size_t k;
+	int rc, nd;
+
+	if (s->n == 1 && (direct = hml_tmap_contiguous(s->maps[0], dtype)) != NULL) {
+		*result = direct;
+		return 0;
+	}
+	for (k = 0; k < s->n; k++) {
+		if ((rc = hml_tmap_gather_into(s->maps[k], dst, dtype, last, col, threads)) < 0)
+			return rc;
+		nd = hml_tmap_features(s->maps[k], shape);
+		col += shape[nd - 1];
+	}
+	*result = dst;
+	return 0;
 }
