@@ -200,10 +200,11 @@ static int add_parent_data(train_state *st)
 	}
 	for (i = 0; i < st->parent_data; i++)
 		if (!hml__store_find(st->s, "datasets", all[i])) {
+			int rc = hml__error_set(HML_ENOTFOUND, "model '%s' was trained on data set "
+			                        "'%s', which experiment '%s' no longer has", from,
+			                        all[i], hml__store_dir(st->s));
 			free(all);
-			return hml__error_set(HML_ENOTFOUND, "model '%s' was trained on data set '%s', "
-			                      "which experiment '%s' no longer has", from, all[i],
-			                      hml__store_dir(st->s));
+			return rc;
 		}
 	free(st->ids);
 	st->ids = all;
