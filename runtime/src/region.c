@@ -111,9 +111,7 @@ int hml_region_open(hml_region **out, const char *label,
 			goto fail;
 		if (r->model) {
 			r->model_dtype = hml__model_dtype(r->model);
-			/* A region watching a deployment runs its model under the
-			 * lock: a hot swap frees the model it replaces (swap.c). */
-			r->model_reentrant = hml__model_reentrant(r->model) && !r->cfg.deployment;
+			r->model_reentrant = hml__model_reentrant(r->model);
 		}
 		if (r->model && (rc = hml__guard_open(r)) < 0)
 			goto fail;
