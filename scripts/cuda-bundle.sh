@@ -17,12 +17,17 @@ here=$(cd "$(dirname "$0")/.." && pwd)/.devbundle   # git-ignored (.git/info/exc
 mkdir -p "$here"
 MAIN="libhdf5-dev libhdf5-103-1 libjansson-dev libjansson4 libssl-dev libssl3 zlib1g-dev
   libnlopt-dev libnlopt0 liblapacke-dev liblapacke libtmglib3
-  libopenblas-openmp-dev libopenblas0-openmp pkgconf pkgconf-bin libpkgconf3"
+  libopenblas-openmp-dev libopenblas0-openmp pkgconf pkgconf-bin libpkgconf3
+  openmpi-bin openmpi-common libopenmpi3 libopenmpi-dev libpmix2"
 RT="libsz2 libaec0 libcurl4 libnghttp2-14 libidn2-0 librtmp1 libssh2-1 libpsl5
   libgssapi-krb5-2 libldap-2.5-0 libzstd1 libbrotli1 libunistring2 libgnutls30
   libnettle8 libhogweed6 libgmp10 libkrb5-3 libk5crypto3 libcom-err2
   libkrb5support0 libsasl2-2 libsasl2-modules-db libdb5.3 libp11-kit0 libtasn1-6
-  libkeyutils1 libffi8 libgfortran5 libquadmath0 libgomp1 zlib1g"
+  libkeyutils1 libffi8 libgfortran5 libquadmath0 libgomp1 zlib1g
+  libevent-core-2.1-7 libevent-pthreads-2.1-7 libevent-2.1-7 libhwloc15 libfabric1
+  libucx0 libibverbs1 librdmacm1 libnl-3-200 libnl-route-3-200 libpsm2-2
+  libpsm-infinipath1 libnuma1 libpciaccess0 libmunge2 libltdl7 libudev1 libxnvctrl0
+  libx11-6 libxext6 libxcb1 libxau6 libxdmcp6 libbsd0 libmd0 ocl-icd-libopencl1"
 
 rm -rf "$W" "$SR"
 mkdir -p "$W/debs" "$W/main" "$W/rt"
@@ -35,6 +40,15 @@ mkdir -p "$SR/usr/lib" "$SR/usr/bin" "$SR/rt" "$SR/bin"
 cp -a "$W/main/usr/include" "$SR/usr/"
 cp -a "$W/main/usr/lib/x86_64-linux-gnu" "$SR/usr/lib/"
 cp -a "$W/main/usr/bin/pkgconf" "$SR/usr/bin/"
+# Open MPI (Debian's 4.1), relocated at run time by OPAL_PREFIX=$SR/usr: its
+# launcher and daemon, the compiler wrapper and its data, the help texts.
+for f in orterun orted opal_wrapper ompi_info mpirun.openmpi mpicc.openmpi; do
+  cp -a "$W/main/usr/bin/$f" "$SR/usr/bin/"
+done
+ln -sf mpirun.openmpi "$SR/usr/bin/mpirun"
+ln -sf mpicc.openmpi "$SR/usr/bin/mpicc"
+mkdir -p "$SR/usr/share"
+cp -a "$W/main/usr/share/openmpi" "$SR/usr/share/"
 L="$SR/usr/lib/x86_64-linux-gnu"
 # What hml does not need: static archives, Fortran/C++ HDF5, docs.
 find "$SR" -name '*.a' -delete

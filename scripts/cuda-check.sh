@@ -8,9 +8,11 @@
 #
 # The machine needs: a CUDA toolkit (nvcc), gcc/g++, CMake, python3 with a
 # CUDA torch, h5py and numpy. Everything else hml builds against (HDF5,
-# jansson, OpenSSL, NLopt, LAPACKE, OpenBLAS, pkg-config) comes from
-# .devbundle/deps.tar.xz, a Debian 12 sysroot made by scripts/cuda-bundle.sh
-# and extracted to /tmp/sysroot.
+# jansson, OpenSSL, NLopt, LAPACKE, OpenBLAS, pkg-config, Open MPI) comes
+# from .devbundle/deps.tar.xz, a Debian 12 sysroot made by
+# scripts/cuda-bundle.sh and extracted to /tmp/sysroot. Open MPI runs from
+# there relocated (OPAL_PREFIX); when 3 ranks of a test program run, hml is
+# built with MPI and binomial runs under mpirun -n 3, the ranks sharing the GPU.
 #
 # Writes to $OUT: summary.txt, check.log (every step), configure.log,
 # build.log, results.json. Exits non-zero only when hml does not configure or
@@ -29,6 +31,7 @@
 #   CHECK_COLLECT=N      options collected for training (default 16384)
 #   CHECK_SIZES="N M"    options per inference run (default "4096 65536")
 #   CHECK_CTEST=0        skip the unit tests at the end
+#   CHECK_MPI=0          no Open MPI: hml built without it, no 3-rank runs
 set -u
 
 SRCDIR=$(pwd)
@@ -149,6 +152,44 @@ export HDF5_ROOT="$SR/usr/lib/x86_64-linux-gnu/hdf5/serial"
 runlog 10 "$PKG_CONFIG" --modversion jansson nlopt lapacke openblas hdf5 libcrypto
 
 # --------------------------------------------------------------------------
+step "Open MPI from the sysroot (relocated by OPAL_PREFIX)"
+MPI_OK=0
+if [ -x "$SR/usr/bin/orterun" ] && [ "${CHECK_MPI:-1}" = 1 ]; then
+	export OPAL_PREFIX="$SR/usr" PMIX_INSTALL_PREFIX="$SR/usr/lib/x86_64-linux-gnu/pmix2"
+	export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+	# the machine's own tools first; mpicc and mpirun only from the sysroot
+	PATH="$PATH:$SR/usr/bin"
+	export PATH
+	cat >"$T/hello_mpi.c" <<'EOC'
+#include <mpi.h>
+#include <stdio.h>
+int main(int c, char **v)
+{
+	int r, n, s, t = 0;
+	MPI_Init(&c, &v);
+	MPI_Comm_rank(MPI_COMM_WORLD, &r);
+	MPI_Comm_size(MPI_COMM_WORLD, &n);
+	s = r;
+	MPI_Allreduce(&s, &t, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+	printf("rank %d of %d sum %d\n", r, n, t);
+	MPI_Finalize();
+	return 0;
+}
+EOC
+	if runlog 60 "$SR/usr/bin/mpicc" -o "$T/hello_mpi" "$T/hello_mpi.c" &&
+		runlog 60 mpirun -n 3 "$T/hello_mpi" && [ "$(grep -c 'of 3 sum 3' "$LOG")" -ge 3 ]; then
+		MPI_OK=1
+		sum "Open MPI (sysroot, OPAL_PREFIX): 3 ranks ran and reduced: OK"
+	else
+		sum "FAIL: Open MPI from the sysroot did not run 3 ranks; hml is built without MPI"
+	fi
+else
+	log "(no Open MPI in the sysroot, or CHECK_MPI=0)"
+fi
+MPI_ON=OFF
+[ "$MPI_OK" = 1 ] && MPI_ON=ON
+
+# --------------------------------------------------------------------------
 step "toolchain for CUDA"
 TORCH_CMAKE=""
 TORCH_LIB=""
@@ -220,7 +261,7 @@ configure() { # configure TESTS(ON|OFF)
 		set -- -DHML_WITH_TORCH=OFF -DHML_WITH_CUDA=OFF "-DCMAKE_PREFIX_PATH=$SR/usr"
 	fi
 	timeout -k 5 "$(lim 200)" cmake -S "$SRCDIR" -B "$B" -G "$GEN" -DCMAKE_BUILD_TYPE=Release \
-		-DHML_WITH_MPI=OFF -DHML_FUZZ=OFF -DHML_BUILD_TESTS="$tests" \
+		-DHML_WITH_MPI="$MPI_ON" -DMPI_C_COMPILER="$SR/usr/bin/mpicc" -DHML_FUZZ=OFF -DHML_BUILD_TESTS="$tests" \
 		-DCMAKE_POLICY_VERSION_MINIMUM=3.5 \
 		-DPKG_CONFIG_EXECUTABLE="$SR/bin/pkg-config" \
 		-DHDF5_ROOT="$HDF5_ROOT" -DHDF5_NO_FIND_PACKAGE_CONFIG_FILE=ON -DHDF5_PREFER_PARALLEL=OFF \
@@ -356,10 +397,10 @@ fi
 
 step "hml deploy m1 (TorchScript)"
 runlog 60 "$HML" -C "$EXP" deploy m1
-grep -E "^export HML_[A-Z0-9_]+=" "$LOG" | tail -2 >"$T/deploy.env"
+sed -n "/=== hml deploy m1/,\$p" "$LOG" | grep -E "^export HML_[A-Z0-9_]+=" >"$T/deploy.env"
 # shellcheck disable=SC1090,SC1091
 . "$T/deploy.env"
-if [ -n "${HML_MODEL_BINOMIAL:-}" ] && [ -f "$HML_MODEL_BINOMIAL" ]; then
+if [ "${HML_MODE_BINOMIAL:-}" = infer ] && [ -n "${HML_MODEL_BINOMIAL:-}" ] && [ -f "$HML_MODEL_BINOMIAL" ]; then
 	sum "deploy: OK ($HML_MODEL_BINOMIAL)"
 else
 	m=$(ls "$EXP"/models/*.pt 2>/dev/null | head -1)
@@ -527,6 +568,19 @@ if [ -n "$NCU" ] && [ "$(lim 90)" -gt 40 ]; then
 	sum "ncu kernels launched by binomial (GPU run): ${k:-none seen}"
 else
 	log "(ncu not found or out of time)"
+fi
+
+# --------------------------------------------------------------------------
+step "binomial under mpirun -n 3, the ranks sharing the GPU"
+if [ "$MPI_OK" = 1 ] && [ -n "${HML_MODEL_BINOMIAL:-}" ] && [ "$(lim 60)" -gt 30 ]; then
+	for dev in cuda cpu; do
+		runlog 60 env HML_DEVICE=$dev HML_PROFILE=1 HML_ON_ERROR=fail mpirun -n 3 "$APP" --options "$BIG" --seed 42 >"$T/mpi_$dev.txt" 2>&1
+		rc=$?
+		log "mpirun -n 3, HML_DEVICE=$dev: exit $rc; $(grep -c 'priced' "$T/mpi_$dev.txt") ranks priced"
+		sum "mpirun -n 3 binomial, HML_DEVICE=$dev, $BIG options per rank: exit $rc, $(grep -c 'priced' "$T/mpi_$dev.txt") of 3 ranks priced; $(grep -o 'priced in [0-9.]* s' "$T/mpi_$dev.txt" | tr '\n' ' ')"
+	done
+else
+	log "(skipped: no MPI, no deployed model, or out of time)"
 fi
 
 # --------------------------------------------------------------------------
