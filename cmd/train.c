@@ -42,7 +42,8 @@
 
 /* Command-line values; UNSET / NAN / NULL: not given. */
 #define UNSET INT64_MIN
-static const char *region, *arch, *optimizer, *schedule, *nonfinite, *loss, *categorical, *from;
+static const char *region, *arch, *optimizer, *schedule, *nonfinite, *loss, *categorical, *from,
+	*device;
 static cmd_list data_ids;
 static int64_t epochs = UNSET, batch = UNSET, patience = UNSET, seed = UNSET,
 	threads = UNSET, infer_batch = UNSET;
@@ -87,6 +88,8 @@ static const cmd_option options[] = {
 	{ "from", 0, CMD_OPT_STRING, &from, "MODEL",
 	  "continue training MODEL (its arch, loss, normalisation and weights) on its data sets "
 	  "and the region's others; the new model records MODEL as its parent" },
+	{ "device", 0, CMD_OPT_STRING, &device, "cpu|cuda|auto",
+	  "where the training steps run (default cpu; cuda needs a CUDA build and a GPU)" },
 	{ "infer-batch", 0, CMD_OPT_INT, &infer_batch, "N",
 	  "rows per call when measuring latency (default: the region's batch)" },
 	{ NULL, 0, 0, NULL, NULL, NULL }
@@ -262,6 +265,7 @@ static void apply_defaults(const train_state *st, hml__train_options *o, const c
 	STR_OPT(schedule, schedule);
 	STR_OPT(loss, loss);
 	STR_OPT(categorical, categorical);
+	STR_OPT(device, device);
 	if (nonfinite)
 		*nf = nonfinite;
 #undef INT_OPT
@@ -370,11 +374,13 @@ static void print_result(const train_state *st, const char *id, const json_t *re
 	if (from)
 		printf("  continued from model '%s' (its %zu data set%s, and %zu more)\n", from,
 		       st->parent_data, st->parent_data == 1 ? "" : "s", st->n - st->parent_data);
-	printf("  %lld parameters, %lld epochs (best %lld) in %.3g s, %.4g samples/s\n",
+	printf("  %lld parameters, %lld epochs (best %lld) in %.3g s on %s, %.4g samples/s\n",
 	       (long long)json_integer_value(json_object_get(m, "params")),
 	       (long long)json_integer_value(json_object_get(m, "epochs_run")),
 	       (long long)json_integer_value(json_object_get(m, "best_epoch")),
-	       hml__json_number(m, "train_seconds"), hml__json_number(m, "samples_per_second"));
+	       hml__json_number(m, "train_seconds"),
+	       hml__json_string(m, "device") ? hml__json_string(m, "device") : "cpu",
+	       hml__json_number(m, "samples_per_second"));
 	if (isnan(hml__json_number(m, "latency_seconds_per_sample")))
 		printf("  inference latency not measured at batch %lld\n",
 		       (long long)json_integer_value(json_object_get(m, "latency_batch")));

@@ -347,7 +347,7 @@ static json_t *options_json(const hml__train_options *o)
 static json_t *metrics_json(const hml__train_result *r)
 {
 	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o,"
-	                 " s:o, s:o, s:o, s:o, s:o}",
+	                 " s:o, s:o, s:o, s:o, s:o, s:o}",
 		"val_rmse", hml__json_real(r->val_rmse), "test_rmse", hml__json_real(r->test_rmse),
 		"val_mape", hml__json_real(r->val_mape), "test_mape", hml__json_real(r->test_mape),
 		"test_mae", hml__json_real(r->test_mae), "test_max_abs", hml__json_real(r->test_max_abs),
@@ -361,7 +361,8 @@ static json_t *metrics_json(const hml__train_result *r)
 		"final_lr", hml__json_real(r->final_lr),
 		"latency_seconds_per_sample", hml__json_real(r->latency_s_per_sample),
 		"latency_batch", count_or_null(r->latency_batch),
-		"forward_max_diff", hml__json_real(r->forward_max_diff));
+		"forward_max_diff", hml__json_real(r->forward_max_diff),
+		"device", r->device[0] ? json_string(r->device) : json_null());
 }
 
 /* rows and metrics of an imported model: measured on every collected row. */

@@ -17,6 +17,11 @@
  * the eager forward on the validation and test rows: any difference beyond
  * rounding is an error, so the two can never drift apart silently.
  *
+ * The training steps run on the CPU or, in a CUDA build, on the GPU
+ * (options.device): the parameters are drawn on the CPU either way, the
+ * rows the epochs read are copied to the device once, and the model is
+ * saved for the CPU (the runtime places it, HML_DEVICE).
+ *
  * All parameters live in one flat buffer (and all gradients in another):
  * the module's parameters are views into it. The optimiser, gradient
  * clipping, zeroing and the copy of the best weights then each cost one
@@ -24,6 +29,7 @@
  */
 #include <torch/torch.h>
 #include <torch/script.h>
+#include <torch/cuda.h>
 #include <torch/csrc/jit/runtime/graph_executor.h>
 #include <ATen/Parallel.h>
 
@@ -244,6 +250,7 @@ struct Model {
 	bool script = false;                 /* train through the template's core() */
 	int loss = 0;                        /* LOSS_MSE, ... */
 	c10::optional<torch::jit::Method> core;
+	torch::Device dev = torch::kCPU;     /* where flat and the steps live */
 
 	torch::Tensor forward(const torch::Tensor &x, bool train);
 	void set_training(bool on);
@@ -362,8 +369,8 @@ void make_params(Model &m)
 		total += (numel + 15) / 16 * 16;
 		m.count += numel;
 	}
+	/* Drawn on the CPU whatever the device, so a seed gives one model. */
 	m.flat = torch::zeros({ total });
-	m.flat_grad = torch::zeros({ total });
 	torch::NoGradGuard no_grad;
 	for (size_t p = 0; p < shapes.size(); p++) {
 		int64_t numel = 1;
@@ -382,6 +389,15 @@ void make_params(Model &m)
 			double bound = fan_in > 0 ? 1.0 / std::sqrt((double)fan_in) : 0;
 			view.uniform_(-bound, bound);
 		}
+	}
+	m.flat = m.flat.to(m.dev);
+	m.flat_grad = torch::zeros({ total }, m.flat.options());
+	for (size_t p = 0; p < shapes.size(); p++) {
+		int64_t numel = 1;
+
+		for (int64_t v : shapes[p])
+			numel *= v;
+		torch::Tensor view = m.flat.narrow(0, m.offsets[p], numel).view(shapes[p]);
 		torch::Tensor leaf = view.detach().requires_grad_(true);
 		leaf.mutable_grad() = m.flat_grad.narrow(0, m.offsets[p], numel).view(shapes[p]);
 		m.params.push_back(leaf);
@@ -468,23 +484,24 @@ MlpStep::MlpStep(const Model &model, int64_t batch)
 	: m(model), n(model.arch.widths.size()), grads(model.grads)
 {
 	int64_t widest = 1;
+	const torch::TensorOptions on = m.flat.options();
 
 	act = m.arch.c.act_index;
 	keep_pre = m.arch.act == "gelu" || m.arch.act == "silu";
 	for (int64_t w : m.arch.widths) {
-		pre.push_back(torch::empty({ batch, w }));
-		post.push_back(keep_pre ? torch::empty({ batch, w }) : pre.back());
+		pre.push_back(torch::empty({ batch, w }, on));
+		post.push_back(keep_pre ? torch::empty({ batch, w }, on) : pre.back());
 		if (m.arch.dropout > 0) {
-			noise.push_back(torch::empty({ batch, w }));
-			dropped.push_back(torch::empty({ batch, w }));
+			noise.push_back(torch::empty({ batch, w }, on));
+			dropped.push_back(torch::empty({ batch, w }, on));
 		}
 		widest = std::max(widest, w);
 	}
-	out = torch::empty({ batch, m.lay.out_features });
-	gout = torch::empty({ batch, m.lay.out_features });
-	grad[0] = torch::empty({ batch * widest });
-	grad[1] = torch::empty({ batch * widest });
-	one = torch::ones({});
+	out = torch::empty({ batch, m.lay.out_features }, on);
+	gout = torch::empty({ batch, m.lay.out_features }, on);
+	grad[0] = torch::empty({ batch * widest }, on);
+	grad[1] = torch::empty({ batch * widest }, on);
+	one = torch::ones({}, on);
 }
 
 void MlpStep::run(const torch::Tensor &x, const torch::Tensor &y, const torch::Tensor &w,
@@ -934,6 +951,46 @@ int split_data(const torch::Tensor &X, const torch::Tensor &Y, const hml__train_
 	return 0;
 }
 
+/* o->device resolved into m.dev; res->device says which. */
+int pick_device(const hml__train_options *o, Model &m, hml__train_result *res)
+{
+	const char *want = o->device ? o->device : "cpu";
+	bool cuda = false;
+
+#ifdef HML_WITH_CUDA
+	if (std::strcmp(want, "cpu") != 0)
+		cuda = torch::cuda::is_available();
+	if (!cuda && std::strcmp(want, "cuda") == 0)
+		return hml__error_set(HML_EINVALID, "training device cuda: no CUDA device is visible to libtorch");
+#else
+	if (std::strcmp(want, "cuda") == 0)
+		return hml__error_set(HML_EINVALID, "training device cuda: this hml was built without CUDA "
+		                      "(configure with -DHML_WITH_CUDA=ON against a libtorch with CUDA)");
+#endif
+	if (cuda && m.script)
+		return hml__error_set(HML_EINVALID, "HML_TRAIN_FORWARD=script trains on the CPU only "
+		                      "(training device %s)", want);
+	m.dev = cuda ? torch::Device(torch::kCUDA) : torch::Device(torch::kCPU);
+	std::snprintf(res->device, sizeof(res->device), "%s", cuda ? "cuda" : "cpu");
+	return 0;
+}
+
+/* The tensors the epochs and the eager forward read, on device dev (a copy
+ * of s's handles, on the CPU: the same tensors). The raw rows stay on the
+ * CPU for the saved model's check. */
+Split on_device(const Split &s, torch::Device dev)
+{
+	Split d = s;
+
+	if (dev.is_cpu())
+		return d;
+	for (torch::Tensor *t : { &d.xn, &d.yn, &d.xva, &d.xte, &d.yva, &d.yte, &d.in_mean,
+	                          &d.in_std, &d.out_mean, &d.out_std, &d.w })
+		if (t->defined())
+			*t = t->to(dev);
+	return d;
+}
+
 /* The optimiser sees one parameter: the flat buffer holding them all. */
 std::unique_ptr<torch::optim::Optimizer> make_optimizer(Model &m, const hml__train_options *o,
                                                         bool adamw)
@@ -1012,7 +1069,7 @@ int fit(Model &m, const Split &s, const hml__train_options *o, bool adamw, hml__
 	std::vector<int64_t> perm(s.n_train);
 	torch::Tensor xs = torch::empty_like(s.xn), ys = torch::empty_like(s.yn); /* shuffled rows */
 	torch::Tensor ws = s.w.defined() ? torch::empty_like(s.w) : torch::Tensor();
-	torch::Tensor loss_sum = torch::zeros({});
+	torch::Tensor loss_sum = torch::zeros({}, m.flat.options());
 	std::unique_ptr<MlpStep> manual;
 
 	if (!m.script && !m.lay.cnn)
@@ -1028,7 +1085,7 @@ int fit(Model &m, const Split &s, const hml__train_options *o, bool adamw, hml__
 			set_lr(*opt, adamw, lr);
 		}
 		shuffle(perm, batch_rng);
-		torch::Tensor p = torch::from_blob(perm.data(), { s.n_train }, torch::kLong);
+		torch::Tensor p = torch::from_blob(perm.data(), { s.n_train }, torch::kLong).to(m.dev);
 		at::index_select_out(xs, s.xn, 0, p);
 		at::index_select_out(ys, s.yn, 0, p);
 		if (ws.defined())
@@ -1085,10 +1142,11 @@ int fit(Model &m, const Split &s, const hml__train_options *o, bool adamw, hml__
 int save_model(Model &m, const Split &s, const char *out_path, int fd, std::string &blob,
                torch::Tensor &eager_val, torch::Tensor &eager_test)
 {
-	eager_val = denormalise(s, predict(m, s.xva));
-	eager_test = denormalise(s, predict(m, s.xte));
+	eager_val = denormalise(s, predict(m, s.xva)).to(torch::kCPU);
+	eager_test = denormalise(s, predict(m, s.xte)).to(torch::kCPU);
 	for (size_t p = 0; p < m.params.size(); p++)
-		m.module.register_parameter(m.names[p], m.params[p].detach().clone().requires_grad_(true), false);
+		m.module.register_parameter(m.names[p],
+			m.params[p].detach().to(torch::kCPU).clone().requires_grad_(true), false);
 	m.module.eval();
 	std::ostringstream bytes;
 	m.module.save(bytes);
@@ -1181,6 +1239,8 @@ int train(const hml__dataset *d, const hml__train_options *o, const char *out_pa
 		m.script = true;
 	else if (fwd_env && *fwd_env && std::strcmp(fwd_env, "eager") != 0)
 		return hml__error_set(HML_EINVALID, "HML_TRAIN_FORWARD is '%s'; expected eager or script", fwd_env);
+	if ((rc = pick_device(o, m, res)) < 0)
+		return rc;
 	if (d->rows < 1 || !d->x || !d->y)
 		return hml__error_set(HML_EINVALID, "the data set has no rows");
 	m.loss = loss_index(o->loss);
@@ -1204,12 +1264,13 @@ int train(const hml__dataset *d, const hml__train_options *o, const char *out_pa
 	if ((rc = build_module(m, s.in_mean, s.in_std, s.out_mean, s.out_std)) < 0)
 		return rc;
 	res->params = m.count;
-	if ((rc = fit(m, s, o, adamw, res)) < 0)
+	Split sd = on_device(s, m.dev);
+	if ((rc = fit(m, sd, o, adamw, res)) < 0)
 		return rc;
 
 	std::string blob;
 	torch::Tensor eager_val, eager_test;
-	if ((rc = save_model(m, s, out_path, fd, blob, eager_val, eager_test)) < 0)
+	if ((rc = save_model(m, sd, out_path, fd, blob, eager_val, eager_test)) < 0)
 		return rc;
 	ExecutorOptimize no_opt(false);   /* measure the file as the runtime will run it */
 	torch::jit::Module saved;

@@ -90,10 +90,17 @@ typedef struct hml__train_options {
 	 *  in_std, out_mean, out_std) is kept, so that what it learned means
 	 *  the same on the new rows. NULL: a fresh model. */
 	const char *init_from;
+	/** Where the training steps run: "cpu" (NULL: the default), "cuda"
+	 *  (the first GPU; refused with HML_EINVALID in a build without
+	 *  HML_WITH_CUDA or with no GPU visible) or "auto" (cuda where it can
+	 *  run, else cpu). Initialisation, the split and the saved model are
+	 *  the same on either: the model is saved for the CPU (the runtime
+	 *  moves it, HML_DEVICE), and the card's latency is the CPU's. */
+	const char *device;
 } hml__train_options;
 
 #define HML__TRAIN_OPTIONS_INIT { NULL, 100, 256, 1e-3, -1.0, "adam", "plateau", \
-	10, 5.0, 42, 0, 0.1, 0.1, 0, 0.0, NULL, NULL, NULL, NULL, 0.0, 0, 1.0, NULL, NULL, NULL }
+	10, 5.0, 42, 0, 0.1, 0.1, 0, 0.0, NULL, NULL, NULL, NULL, 0.0, 0, 1.0, NULL, NULL, NULL, NULL }
 
 /** The threads o's latency is measured with: latency_threads, else threads
  *  (0: the forms' defaults). */
@@ -148,6 +155,7 @@ typedef struct hml__train_result {
 	 * validation and test rows (application units); hml__train fails when
 	 * it exceeds 1e-5 relative to the outputs' scale. */
 	double forward_max_diff;
+	char device[8];              /**< where the steps ran: "cpu" or "cuda" */
 } hml__train_result;
 
 /**

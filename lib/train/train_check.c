@@ -91,6 +91,10 @@ static int check_options(const hml__train_options *o)
 	    strcmp(o->schedule, "none"))
 		return hml__error_set(HML_EINVALID, "unknown schedule '%s' (known: plateau, cosine, none)",
 		                      o->schedule);
+	if (o->device && strcmp(o->device, "cpu") && strcmp(o->device, "cuda") &&
+	    strcmp(o->device, "auto"))
+		return hml__error_set(HML_EINVALID, "unknown training device '%s' (known: cpu, cuda, auto)",
+		                      o->device);
 	if (o->patience < 0)
 		return hml__error_set(HML_EINVALID, "patience must be 0 (off) or more, not %d", o->patience);
 	if (!(o->clip >= 0) || !isfinite(o->clip))

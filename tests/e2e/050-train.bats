@@ -235,6 +235,26 @@ nan_rows() {
 	cmp exp/manifest.json before.json
 }
 
+@test "--device: cpu and auto are recorded; cuda trains on a GPU or is refused before anything is registered" {
+	hml -q -C exp train $QUICK --device cpu >/dev/null
+	[ "$(m 'd["models"][0]["metrics"]["device"]')" = cpu ]
+	hml -q -C exp train $QUICK --device auto >/dev/null
+	case "$(m 'd["models"][1]["metrics"]["device"]')" in cpu | cuda) ;; *) false ;; esac
+	cp exp/manifest.json before.json
+	run hml -C exp train $QUICK --device cuda
+	if [ "$status" -eq 0 ]; then   # a CUDA build on a machine with a GPU
+		[ "$(m 'd["models"][2]["metrics"]["device"]')" = cuda ]
+	else
+		assert_failure 3
+		assert_line --regexp '^hml: error: training device cuda: (this hml was built without CUDA|no CUDA device is visible)'
+		cmp exp/manifest.json before.json
+		[ ! -e exp/models/m3.pt ]
+	fi
+	run hml -C exp train --device gpu
+	assert_failure 2
+	assert_output "hml: error: train: unknown training device 'gpu' (known: cpu, cuda, auto)"
+}
+
 @test "zero or unbounded values that used to mean something else are usage errors" {
 	cp exp/manifest.json before.json
 	run hml -C exp train --max-seconds 0

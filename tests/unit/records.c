@@ -192,6 +192,7 @@ TEST(model_record_round_trip)
 	r.final_lr = 5e-4, r.val_rmse = 0.25, r.test_rmse = 0.375, r.test_mae = 0.125;
 	r.test_max_abs = 1.5, r.latency_s_per_sample = 3e-7, r.latency_batch = 4096;
 	r.forward_max_diff = 1e-9, r.val_mape = 12.5, r.test_mape = 13.25;
+	snprintf(r.device, sizeof(r.device), "cuda");
 	o.loss = "relative", o.metric = "mape", o.mape_floor = 1;
 	o.epochs = 40, o.batch = 64, o.lr = 2e-3, o.optimizer = "adamw", o.schedule = "cosine";
 	o.patience = 7, o.clip = 1, o.seed = 9, o.threads = 2, o.val_fraction = 0.2;
@@ -253,7 +254,8 @@ TEST(model_record_round_trip)
 	CHECK(m.val_error == 12.5 && metric(&m, "test_mape") == 13.25);
 	CHECK_STR(json_string_value(json_object_get(m.options, "loss")), "relative");
 	CHECK(json_real_value(json_object_get(m.options, "mape_floor")) == 1);
-	CHECK_EQ_INT(json_object_size(m.metrics), 18);
+	CHECK_STR(json_string_value(json_object_get(m.metrics, "device")), "cuda");
+	CHECK_EQ_INT(json_object_size(m.metrics), 19);
 	CHECK_EQ_INT(json_object_size(m.options), 15);
 	CHECK_STR(keys(m.json), "id workflow region family arch input_shape output_shape datasets "
 	          "data_sha256 parent rows options loss metric metrics categorical normalisation files provenance");
