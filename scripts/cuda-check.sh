@@ -32,6 +32,9 @@
 #   CHECK_SIZES="N M"    options per inference run (default "4096 65536")
 #   CHECK_CTEST=0        skip the unit tests at the end
 #   CHECK_MPI=0          no Open MPI: hml built without it, no 3-rank runs
+#   CHECK_MW_SIZE="..."  miniweather-mpi's arguments (default --nx 240 --nz 80
+#                        --steps 200 --k 10: 80 columns per rank)
+#   CHECK_MW_TRAIN_S=S   seconds of each miniweather-mpi training (default 30)
 set -u
 
 SRCDIR=$(pwd)
@@ -46,6 +49,8 @@ TORCH=${CHECK_TORCH:-1}
 STOP=${CHECK_STOP:-}
 COLLECT=${CHECK_COLLECT:-16384}
 SIZES=${CHECK_SIZES:-4096 65536}
+MW_SIZE=${CHECK_MW_SIZE:---nx 240 --nz 80 --steps 200 --k 10}
+MW_TRAIN_S=${CHECK_MW_TRAIN_S:-30}
 BIG=${SIZES##* }
 LOG=$OUT/check.log
 SUM=$OUT/summary.txt
@@ -395,6 +400,27 @@ else
 	sum "FAIL: hml train"
 fi
 
+# models_of EXP: one line per model of EXP: where it trained, how fast, its error
+models_of() {
+	python3 - "$1/manifest.json" <<'EOP'
+import json, sys
+for m in json.load(open(sys.argv[1]))["models"]:
+    x = m.get("metrics", {})
+    print("%s %s on %s: %s epochs in %.2f s, %.4g samples/s, val RMSE %.4g" % (
+        m["id"], m["arch"], x.get("device"), x.get("epochs_run"), x.get("train_seconds") or 0,
+        x.get("samples_per_second") or 0, x.get("val_rmse") or float("nan")))
+EOP
+}
+
+step "hml train --device cuda (the same MLP on the GPU)"
+if runlog 150 "$HML" -C "$EXP" train --arch mlp:64x64:relu --epochs 25 --max-seconds 45 --patience 0 --device cuda; then
+	sum "train --device cuda: OK"
+else
+	sum "FAIL: hml train --device cuda"
+fi
+models_of "$EXP" >"$T/models.txt" 2>&1
+while read -r line; do sum "  $line"; done <"$T/models.txt"
+
 step "hml deploy m1 (TorchScript)"
 runlog 60 "$HML" -C "$EXP" deploy m1
 sed -n "/=== hml deploy m1/,\$p" "$LOG" | grep -E "^export HML_[A-Z0-9_]+=" >"$T/deploy.env"
@@ -581,6 +607,41 @@ if [ "$MPI_OK" = 1 ] && [ -n "${HML_MODEL_BINOMIAL:-}" ] && [ "$(lim 60)" -gt 30
 	done
 else
 	log "(skipped: no MPI, no deployed model, or out of time)"
+fi
+
+# --------------------------------------------------------------------------
+step "miniweather-mpi: the CNN trained on the GPU and the CPU, evaluated under mpirun -n 3 (the ranks sharing the GPU)"
+MW=$B/workflows/miniweather-mpi/miniweather_mpi
+MWX=$T/mw
+if [ "$MPI_OK" = 1 ] && [ -x "$MW" ] && [ "$(lim 200)" -gt 150 ]; then
+	mkdir -p "$MWX"
+	python3 - "$SRCDIR/workflows/miniweather-mpi/workflow.json" "$MWX/workflow.json" "$MW" "$MW_SIZE" <<'EOP'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["program"] = sys.argv[3]
+size = sys.argv[4].split()
+d["collect"]["args"] = size + ["--seed", "{seed}"]
+d["evaluate"]["args"] = size + ["--seed", "0"]
+json.dump(d, open(sys.argv[2], "w"), indent=2)
+EOP
+	if runlog 120 "$HML" -C "$MWX/exp" collect "$MWX/workflow.json"; then
+		sum "miniweather-mpi collect, 3 ranks, $MW_SIZE: OK"
+	else
+		sum "FAIL: miniweather-mpi collect"
+	fi
+	runlog 90 "$HML" -C "$MWX/exp" train --device cuda --epochs 60 --max-seconds "$MW_TRAIN_S" --patience 0 ||
+		sum "FAIL: miniweather-mpi train --device cuda"
+	runlog 90 "$HML" -C "$MWX/exp" train --device cpu --epochs 60 --max-seconds "$MW_TRAIN_S" --patience 0 ||
+		sum "FAIL: miniweather-mpi train --device cpu"
+	models_of "$MWX/exp" >"$T/mwmodels.txt" 2>&1
+	while read -r line; do sum "  miniweather-mpi $line"; done <"$T/mwmodels.txt"
+	runlog 60 "$HML" -C "$MWX/exp" deploy m1 --force
+	for dev in cuda cpu; do
+		runlog 150 env HML_DEVICE=$dev "$HML" -C "$MWX/exp" evaluate --repeat 2 >"$T/mweval_$dev.txt"
+		sum "miniweather-mpi evaluate (m1, TorchScript, HML_DEVICE=$dev, 3 ranks): exit $?; $(grep -E '^(quantity|end to end|region)' "$T/mweval_$dev.txt" | tr -s ' ' | tr '\n' ';')"
+	done
+else
+	log "(skipped: no MPI, no miniweather-mpi in this tree, or out of time)"
 fi
 
 # --------------------------------------------------------------------------
