@@ -645,6 +645,15 @@ else
 fi
 
 # --------------------------------------------------------------------------
+step "bench/mpi.sh: per-rank collection at 3 ranks against 1, the view's read speed (16 cores: no sharing)"
+if [ "$MPI_OK" = 1 ] && [ -x "$B/bench/bench_collect_rank" ] && [ "$(lim 90)" -gt 60 ]; then
+	runlog 90 sh "$SRCDIR/bench/mpi.sh" "$B" 16384 64 5 >"$T/benchmpi.txt"
+	sum "bench/mpi.sh $B 16384 64 5: exit $?; $(grep -E '^(measure|collect|read)' "$T/benchmpi.txt" | tr -s ' ' | tr '\n' ';')"
+else
+	log "(skipped: no MPI, no bench_collect_rank, or out of time)"
+fi
+
+# --------------------------------------------------------------------------
 step "hml evaluate (TorchScript on the GPU, $BIG options, --repeat 2)"
 if runlog 150 "$HML" -C "$EXP" evaluate --repeat 2 --args "--options $BIG --seed 42"; then
 	sum "evaluate: OK: $(grep -E -i 'rmse|speedup' "$LOG" | tail -3 | tr -s ' ' | tr '\n' ';')"
