@@ -447,7 +447,7 @@ contains
     type(hml_region), intent(in) :: r
     type(hml_region_stats), intent(out) :: stats
     integer :: rc
-    rc = from_c(c_stats(r%p, stats))
+    rc = from_c(c_stats(r%p, stats, c_sizeof(stats)))
   end function
 
   ! Map k (from 1) of the region: an output map when `output`.

@@ -112,10 +112,11 @@ module hml_c
       integer(c_int), value :: m
       type(c_ptr) :: s
     end function
-    function c_stats(r, out) bind(C, name="hml_region_stats_get") result(rc)
-      import :: c_ptr, c_int, hml_region_stats
+    function c_stats(r, out, size) bind(C, name="hml_region_stats_get_sized") result(rc)
+      import :: c_ptr, c_int, c_size_t, hml_region_stats
       type(c_ptr), value :: r
       type(hml_region_stats), intent(out) :: out
+      integer(c_size_t), value :: size
       integer(c_int) :: rc
     end function
     function c_tmap_rows(m) bind(C, name="hml_tmap_rows") result(n)

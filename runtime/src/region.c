@@ -661,11 +661,22 @@ hml_region *hml_region_find(const char *label)
 	return hml__registry_find(label);
 }
 
-int hml_region_stats_get(const hml_region *r, hml_region_stats *out)
+int hml_region_stats_get_sized(const hml_region *r, hml_region_stats *out, size_t size)
 {
+	hml_region_stats all;
+
 	if (!r || !out)
 		return hml__error_set(HML_EINVALID, "region or output is NULL");
-	*out = r->stats;
-	hml__rows_stats(r, out);
+	if (size < HML_REGION_STATS_SIZE_V1)
+		return hml__error_set(HML_EINVALID, "hml_region_stats of %zu bytes: the smallest "
+		                      "version has %zu", size, (size_t)HML_REGION_STATS_SIZE_V1);
+	all = r->stats;
+	hml__rows_stats(r, &all);
+	memcpy(out, &all, size < sizeof all ? size : sizeof all);
 	return 0;
+}
+
+int (hml_region_stats_get)(const hml_region *r, hml_region_stats *out)
+{
+	return hml_region_stats_get_sized(r, out, sizeof(*out));
 }

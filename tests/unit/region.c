@@ -427,6 +427,32 @@ TEST(model_option_beats_env)
 	env_clear();
 }
 
+/* A program built against an older header passes a smaller struct: it
+ * gets the fields it knows, and nothing past them is written. */
+static void stats_sizes(const hml_region *r)
+{
+	union {
+		hml_region_stats s;
+		unsigned char b[sizeof(hml_region_stats) + 16];
+	} u;
+	hml_region_stats whole;
+	size_t v1 = HML_REGION_STATS_SIZE_V1, k;
+
+	memset(&u, 0xab, sizeof u);
+	CHECK_OK(hml_region_stats_get_sized(r, &u.s, v1));
+	CHECK_EQ_INT(u.s.calls, 7);
+	CHECK_EQ_INT(u.s.original_calls, 7);
+	for (k = v1; k < sizeof u.b; k++)
+		if (u.b[k] != 0xab)
+			break;
+	CHECK_EQ_INT(k, sizeof u.b);
+	CHECK_FAILS(hml_region_stats_get_sized(r, &u.s, v1 - 1), HML_EINVALID, "the smallest version");
+	/* The function itself (programs built before the macro): the whole struct. */
+	CHECK_OK((hml_region_stats_get)(r, &whole));
+	CHECK_EQ_INT(whole.calls, 7);
+	CHECK_EQ_INT(whole.checked_rows, 0);
+}
+
 TEST(off_mode)
 {
 	double x[N][3], y[N][3];
@@ -458,6 +484,7 @@ TEST(off_mode)
 	CHECK_EQ_INT(s.shadow_calls, 0);
 	CHECK_EQ_INT(s.fallback_calls, 0);
 	CHECK_EQ_INT(s.rows_in, 0);
+	stats_sizes(r);
 	CHECK_OK(hml_region_flush(r));
 	hml_region_free(r);
 

@@ -368,8 +368,22 @@ typedef struct hml_region_stats {
 	double guard_s;           /**< checking rows */
 } hml_region_stats;
 
-/** Copy the region's statistics into `*out`. */
+/**
+ * Copy the region's statistics into `*out`, whose size is `size`: the
+ * sizeof(hml_region_stats) of the header the caller was built with. Fields
+ * are only ever added at the end of hml_region_stats, so a program built
+ * against an older header gets the fields it knows and nothing is written
+ * past them. A size below HML_REGION_STATS_SIZE_V1 (the first version's:
+ * up to nonfinite_calls) is HML_EINVALID. Write hml_region_stats_get(r,
+ * &st), which passes sizeof st.
+ */
+HML_EXTERN int hml_region_stats_get_sized(const hml_region *r, hml_region_stats *out,
+                                          size_t size);
+#define HML_REGION_STATS_SIZE_V1 offsetof(hml_region_stats, checked_rows)
+/** The whole struct of this header (the function of that name is the same
+ *  for programs built before the sized form existed). */
 HML_EXTERN int hml_region_stats_get(const hml_region *r, hml_region_stats *out);
+#define hml_region_stats_get(r, out) hml_region_stats_get_sized((r), (out), sizeof(*(out)))
 
 /** Severity passed to a log handler. */
 typedef enum hml_log_level { HML_LOG_WARNING = 1, HML_LOG_INFO = 2 } hml_log_level;
