@@ -228,7 +228,9 @@ static int prepare(collect_state *st, const collect_opts *o)
  * cannot be read leaves the data set without a cost (cost.h). */
 static void add_times(collect_state *st)
 {
-	if (st->times && hml__cost_times_add(st->times, st->w->nregions, st->prof) < 0) {
+	if (st->times && (MANY_RANKS(st) ?
+	                  collect_mpi_times_add(&st->mpi, st->times, st->w->nregions, st->prof) :
+	                  hml__cost_times_add(st->times, st->w->nregions, st->prof)) < 0) {
 		free(st->times);
 		st->times = NULL;
 	}
@@ -421,7 +423,7 @@ static int find_deployment(collect_state *st)
 static int setup_launcher(collect_state *st, const collect_opts *o)
 {
 	return collect_mpi_launcher(&st->launcher, &st->ranks, st->w,
-	                            o->ranks != UNSET ? (int)o->ranks : 0);
+	                            o->ranks != UNSET ? (int)o->ranks : 0, "collect");
 }
 
 /* What the runs left: the regions' rows read back, with a warning for each

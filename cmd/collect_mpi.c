@@ -16,15 +16,15 @@
 #include "sys/fsutil.h"
 
 int collect_mpi_launcher(char ***launcher, int *ranks, const hml__workflow *w,
-                         int ranks_opt)
+                         int ranks_opt, const char *cmd)
 {
 	char *found;
 
 	*ranks = ranks_opt > 0 ? ranks_opt : w->ranks;
 	if (!w->launcher) {
 		if (*ranks > 1) {
-			cmd_error("collect: --ranks %d needs an MPI workflow, and workflow '%s' has "
-			          "no \"launcher\" (hml-workflow(5))", *ranks, w->name);
+			cmd_error("%s: --ranks %d needs an MPI workflow, and workflow '%s' has "
+			          "no \"launcher\" (hml-workflow(5))", cmd, *ranks, w->name);
 			return HML_EXIT_USAGE;
 		}
 		return 0;
@@ -39,8 +39,8 @@ int collect_mpi_launcher(char ***launcher, int *ranks, const hml__workflow *w,
 		found = hml__find_on_path((*launcher)[0]);
 	}
 	if (!found) {
-		cmd_error("collect: launcher '%s' of workflow '%s' is not found%s (is MPI "
-		          "installed?)", (*launcher)[0], w->name,
+		cmd_error("%s: launcher '%s' of workflow '%s' is not found%s (is MPI "
+		          "installed?)", cmd, (*launcher)[0], w->name,
 		          strchr((*launcher)[0], '/') ? " or not executable" : " on PATH");
 		return HML_EXIT_INVALID;
 	}
@@ -157,6 +157,24 @@ json_t *collect_mpi_json(const collect_mpi *m, char *const *launcher)
 	}
 	return json_pack("{s:i, s:o, s:o, s:o}", "ranks", m->ranks, "launcher", l,
 	                 "collected", in, "left_out", out);
+}
+
+int collect_mpi_times_add(const collect_mpi *m, hml__cost_times *t, size_t n,
+                          const char *prof)
+{
+	int rc = 0;
+
+	for (int k = 0; k < m->ranks; k++) {
+		char *own = NULL;
+
+		if (hml__rankfile_path(&own, prof, k) < 0)
+			return hml_error_last()->code;
+		if (rc == 0)
+			rc = hml__cost_times_add(t, n, own);
+		unlink(own);
+		free(own);
+	}
+	return rc;
 }
 
 void collect_mpi_remove(const collect_mpi *m)

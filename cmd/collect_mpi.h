@@ -17,6 +17,7 @@
 
 #include "core/collection_vds.h"
 #include "run/workflow.h"
+#include "store/cost.h"
 #include "store/store.h"
 
 typedef struct collect_mpi {
@@ -32,10 +33,12 @@ typedef struct collect_mpi {
 /* The workflow's launcher (a copy, its program found on PATH when it has
  * no '/') in *launcher (NULL when it has none) and the ranks (ranks_opt,
  * --ranks, when > 0, else the workflow's) in *ranks. 0, or the exit status
- * with the message printed: HML_EXIT_USAGE for ranks above 1 without a
- * launcher, HML_EXIT_INVALID for a launcher not found. */
+ * with the message printed ("CMD: launcher 'mpirun' of workflow 'W' is not
+ * found ...", `cmd` the command's name): HML_EXIT_USAGE for ranks above 1
+ * without a launcher, HML_EXIT_INVALID for a launcher not found. hml
+ * collect and hml evaluate both start ranks through it. */
 int collect_mpi_launcher(char ***launcher, int *ranks, const hml__workflow *w,
-                         int ranks_opt);
+                         int ranks_opt, const char *cmd);
 
 /* Rank names of `db` (HML_DB, as the store names it) for `ranks` ranks; a rank's file that exists already
  * is refused (HML_EEXISTS "rank 1's file 'P' exists already"). */
@@ -55,6 +58,12 @@ int collect_mpi_files(collect_mpi *m, const char *tmp_data, hml__store_file *fil
 /* {"ranks": N, "launcher": [...], "collected": [0, 2], "left_out":
  * [{"rank": 1, "file": "...", "why": "..."}]} */
 json_t *collect_mpi_json(const collect_mpi *m, char *const *launcher);
+
+/* Add the run's profiles, one per rank (HML_PROFILE `prof` by the rank
+ * rule, core/rankfile.h), to the regions' times, and remove them: the
+ * ranks' times summed, as their rows are. hml__cost_times_add()'s errors. */
+int collect_mpi_times_add(const collect_mpi *m, hml__cost_times *t, size_t n,
+                          const char *prof);
 
 /* Remove what is left of the ranks' files and the first view (after a
  * registration, the renamed files are gone from their temporary names). */

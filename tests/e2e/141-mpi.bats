@@ -36,6 +36,11 @@ json.dump(d, open(sys.argv[2], "w"), indent=2)
 PYEOF
 }
 
+# small_evaluate DIR: evaluate 512 options per rank.
+small_evaluate() {
+	"$PY" -c 'import json, sys; p = sys.argv[1] + "/workflow.json"; d = json.load(open(p)); d["evaluate"]["args"] = ["--options", "512", "--batch", "512", "--seed", "7"]; json.dump(d, open(p, "w"))' "$1"
+}
+
 @test "3 ranks: three files, one data set whose view holds every rank's rows; train reads it" {
 	mpi_workflow wf "$BINOMIAL"
 	run --separate-stderr hml -C exp --json collect wf/workflow.json
@@ -56,10 +61,71 @@ PYEOF
 	grep -q VIRTUAL dump.txt
 	grep -q 'd1.r0002.h5' dump.txt
 	! ls exp/data | grep -q '.tmp-'
+	# The region's cost from every rank's profile (HML_PROFILE by the rank rule).
+	run --separate-stderr hml -C exp --json show d1
+	assert_success
+	echo "$output" > d.json
+	[ "$(json d.json 'd["regions"]["binomial"]["original_seconds"] > 0')" = True ]
+	! ls exp/data | grep -q 'profile'
 	run --separate-stderr hml -C exp --json train --epochs 2
 	assert_success
 	echo "$output" > train.json
 	[ "$(json train.json 'd["model"]["datasets"]')" = "['d1']" ]
+}
+
+@test "evaluate under the launcher: each rank its QoI file and profile, the QoI compared over all ranks" {
+	mpi_workflow wf "$BINOMIAL"
+	small_evaluate wf
+	run --separate-stderr hml -C exp --json collect wf/workflow.json
+	assert_success
+	run --separate-stderr hml -C exp --json train --epochs 2
+	assert_success
+	run --separate-stderr hml -C exp deploy m1
+	assert_success
+	run --separate-stderr hml -C exp --json evaluate --repeat 1 --keep-runs
+	assert_success
+	echo "$output" > ev.json
+	# Three ranks of 512 options each: the QoI of all three, read as one.
+	[ "$(json ev.json 'd["evaluation"]["qoi"]["values"]')" = 1536 ]
+	[ "$(json ev.json 'd["evaluation"]["mpi"]["ranks"]')" = 3 ]
+	[ "$(json ev.json 'd["evaluation"]["argv"][1:3]')" = "['-n', '3']" ]
+	# The profiles summed over the ranks: every rank's model calls.
+	[ "$(json ev.json 'd["evaluation"]["surrogate"]["model_calls"]')" = 3 ]
+	for k in 0 1 2; do
+		[ "$(json ev.json "d['evaluation']['files']['qoi_accurate.r000$k']")" = eval/e1-accurate.r000$k.h5 ]
+		[ -f exp/eval/e1-surrogate.r000$k.h5 ]
+		[ -f exp/eval/e1-runs/s1.r000$k.json ]
+	done
+	[ ! -e exp/eval/e1-runs/s1.json ]
+	# --ranks 1: the one rank writes HML_QOI itself.
+	run --separate-stderr hml -C exp --json evaluate --repeat 1 --ranks 1
+	assert_success
+	echo "$output" > ev1.json
+	[ "$(json ev1.json 'd["evaluation"]["qoi"]["values"]')" = 512 ]
+	[ "$(json ev1.json 'sorted(d["evaluation"]["files"])')" = "['card', 'qoi_accurate', 'qoi_surrogate']" ]
+}
+
+@test "evaluate under the launcher: a rank that writes no QoI file is named, exit 3, nothing recorded" {
+	mkdir -p wf
+	cat > wf/app.sh <<EOF
+#!/bin/sh
+[ "\$OMPI_COMM_WORLD_RANK" = 1 ] && unset HML_QOI
+exec "$BINOMIAL" "\$@"
+EOF
+	chmod +x wf/app.sh
+	mpi_workflow wf app.sh
+	small_evaluate wf
+	run --separate-stderr hml -C exp --json collect wf/workflow.json
+	assert_success
+	run --separate-stderr hml -C exp --json train --epochs 2
+	assert_success
+	run --separate-stderr hml -C exp evaluate m1 --repeat 1
+	[ "$status" -eq 3 ]
+	[[ "${stderr##*$'\n'}" == "hml: error: rank 1 of 3 wrote no QoI file ("*"a0.r0001.h5' is missing)" ]]
+	[ "$(json exp/manifest.json 'len(d["evaluations"])')" = 0 ]
+	! ls exp/eval | grep -q .
+	run --separate-stderr hml -C exp evaluate m1 --repeat 1 --ranks 0
+	[ "$status" -eq 2 ]
 }
 
 @test "--ranks 1 under the launcher: the one rank writes the data file itself" {
