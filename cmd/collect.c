@@ -325,6 +325,11 @@ static int run_all(collect_state *st, int64_t first_seed, int runs, int *interru
 				add_times(st);
 			continue;
 		}
+		if (!*interrupted && MANY_RANKS(st) &&   /* some ranks finished: kept */
+		    collect_mpi_run_lost(&st->mpi, st->prof, why, &st->times, st->w->nregions)) {
+			ok++;
+			continue;
+		}
 		cmd_progress_end(bar);
 		bar = NULL;
 		if (!*interrupted) {   /* the failed run's last lines, to stderr (unless -q) */
