@@ -245,6 +245,18 @@ struct hml__qoi_result;
 int cmd_evaluate_qoi_read(struct hml__qoi_result **out, const struct hml__workflow *w,
                           const char *a0, const char *s0, int ranks);
 
+/* The latency of model `id` in `target` ("torchscript", "c") for hml
+ * evaluate (cmd/evaluate_latency.c): the card's; when the card has no
+ * figure for it (a model registered before cards had one, a C form that
+ * could not be measured then), measured now on rows of its first data set
+ * at the region's batch, so that an evaluation never silently lacks the
+ * deployed form's latency. Returns "card", "measured", or NULL (none,
+ * with a warning); the figures in *lat. */
+struct hml__latency;
+const char *cmd_evaluate_latency(struct hml__latency *lat, struct hml__store *s, const char *id,
+                                 const struct hml__workflow *w, const char *label,
+                                 const char *target);
+
 /* The evaluation record's "qois", one line each on stdout ("quantity of
  * interest 'mass' (21 values): RMSE ..., max abs error ...  [metric: rmse,
  * max_error 0.1: FAILED]"). */

@@ -41,7 +41,6 @@
 #include "store/records.h"
 #include "store/store.h"
 #include "sys/fsutil.h"
-#include "train/dataset.h"
 
 static int64_t repeat = -1, ranks_opt = -1;
 static const char *args_text;
@@ -325,64 +324,10 @@ static int run(evaluation *e)
 
 /* --- read ------------------------------------------------------------------ */
 
-/* The model's TorchScript file, measured in each target on rows of its
- * first data set at the region's batch (cmd/latency.c, as hml train does). */
-static int measure_latency(evaluation *e, json_t **card)
-{
-	hml__model_view model;
-	hml__dataset d;
-	const hml__workflow_region *r = hml__workflow_region_find(e->w, e->label);
-	const char *ds;
-	char *pt = NULL, *data = NULL;
-	int rc;
-
-	memset(&d, 0, sizeof(d));
-	*card = NULL;
-	if ((rc = hml__checked_model(e->s, e->id, &model, &pt)) < 0)
-		goto done;
-	if (!(ds = json_string_value(json_array_get(model.datasets, 0)))) {
-		rc = hml__error_set(HML_EINVALID, "model '%s' names no data set", e->id);
-		goto done;
-	}
-	if ((rc = hml__checked_file(e->s, hml__store_find(e->s, "datasets", ds), "data set",
-	                            "data", "collected", &data)) < 0 ||
-	    (rc = hml__dataset_load(&d, (const char *const *)&data, 1, e->label,
-	                            HML__NONFINITE_DROP)) < 0)
-		goto done;
-	*card = cmd_latency_card(pt, &d, r && r->batch > 0 ? r->batch : 1, 0);
-done:
-	hml__dataset_release(&d);
-	free(data);
-	free(pt);
-	return rc;
-}
-
-/* The latency of the form evaluated: the card's; when the card has no
- * figure for it (a model registered before cards had one, a C form that
- * could not be measured then), measured now, so that the figures of an
- * evaluation never silently lack the deployed form's latency. */
+/* The latency of the form evaluated (cmd/evaluate_latency.c). */
 static void read_latency(evaluation *e)
 {
-	int t = hml__target_parse(e->target);
-	json_t *card = NULL;
-
-	e->lat_source = NULL;
-	if (t < 0)
-		return;
-	if (hml__latency_of_record(&e->lat, hml__store_find(e->s, "models", e->id)) == 0 &&
-	    isfinite(e->lat.seconds[t])) {
-		e->lat_source = "card";
-		return;
-	}
-	cmd_info("model %s's card has no %s latency: measuring it", e->id, e->target);
-	if (measure_latency(e, &card) < 0)
-		cmd_warn("the %s latency was not measured: %s", e->target, hml_error_last()->message);
-	else if (card && hml__latency_from_json(&e->lat, card) == 0 && isfinite(e->lat.seconds[t]))
-		e->lat_source = "measured";
-	else if (card)
-		cmd_warn("the %s latency was not measured: %s", e->target,
-		         e->lat.unavailable[t][0] ? e->lat.unavailable[t] : "no figure");
-	json_decref(card);
+	e->lat_source = cmd_evaluate_latency(&e->lat, e->s, e->id, e->w, e->label, e->target);
 }
 
 /* What the collected cost and the latency predict (lib/store/cost.h). */

@@ -14,6 +14,7 @@
 
 #include "store/store.h"
 
+
 /* Remove the runs' files in `dir` (a<k>.h5, .json, .log, s<k>..., k below
  * `nruns`; with `ranks` > 1 each rank's file of each too), then `dir`. */
 void cmd_evaluate_runs_remove(const char *dir, int nruns, int ranks);
