@@ -350,7 +350,7 @@ static void predict(evaluation *e)
 
 /* --- record ---------------------------------------------------------------- */
 
-static json_t *record_json(const evaluation *e)
+static json_t *record_json(const evaluation *e, const char *a1, const char *s1)
 {
 	const hml__errors *err = &e->qoi[0].err;
 	const size_t n = (size_t)e->nrep;
@@ -397,7 +397,8 @@ static json_t *record_json(const evaluation *e)
 		json_object_set_new(rec, "verification", cmd_app_verification(e->w, e->nrep + 1,
 		                    e->acc.unverified, e->sur.unverified));
 	if (e->launcher)
-		json_object_set_new(rec, "mpi", cmd_evaluate_mpi_json(e->w->launcher, e->ranks));
+		json_object_set_new(rec, "mpi", cmd_evaluate_mpi_json(e->w->launcher, e->ranks, e->w,
+		                                                        a1, s1));
 	if (e->lat_source)   /* the latency of the form evaluated (lib/deploy/latency.h) */
 		json_object_set_new(rec, "card_latency", json_pack("{s:o, s:I, s:s}",
 			"seconds_per_sample", hml__json_real(e->lat.seconds[hml__target_parse(e->target)]),
@@ -409,7 +410,7 @@ static json_t *record_json(const evaluation *e)
 static int record(evaluation *e, const char *a1, const char *s1)
 {
 	cmd_evaluate_qoi_files f = { 0 };
-	json_t *rec = record_json(e);
+	json_t *rec = record_json(e, a1, s1);
 	int rc;
 
 	if (!rec)
@@ -484,6 +485,7 @@ static void print(const evaluation *e)
 			       "model card:", e->target, v * 1e6,
 			       (long long)json_integer_value(json_object_get(c, "batch")));
 	}
+	cmd_evaluate_mpi_print(hml__store_find(e->s, "evaluations", e->eid));
 	cmd_evaluate_guard_print(hml__store_find(e->s, "evaluations", e->eid));
 	print_predicted(e, reg.mean, e2e.mean);
 	cmd_app_verification_print(hml__store_find(e->s, "evaluations", e->eid));

@@ -9,7 +9,10 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "core/json.h"
+#include "core/qoi_file.h"
 #include "core/rankfile.h"
+#include "deploy/metrics.h"
 #include "evaluate_mpi.h"
 
 /* `path`, and when the runs had several ranks, each rank's file of it. */
@@ -93,11 +96,52 @@ int cmd_evaluate_qoi_files_make(cmd_evaluate_qoi_files *f, const char *a, const 
 	return rc;
 }
 
-json_t *cmd_evaluate_mpi_json(char *const *launcher, int ranks)
+/* Rank k's error of QoI `q`: its accurate and surrogate files compared. */
+static json_t *rank_error(const hml__workflow_qoi *q, const char *a, const char *s, int k)
 {
-	json_t *l = json_array();
+	char *pa = NULL, *ps = NULL;
+	double *va = NULL, *vs = NULL;
+	size_t na = 0, ns = 0;
+	hml__errors err;
+	json_t *o = NULL;
+
+	if (hml__rankfile_path(&pa, a, k) == 0 && hml__rankfile_path(&ps, s, k) == 0 &&
+	    hml__qoi_file_read(pa, q->dataset, &va, &na) == 0 &&
+	    hml__qoi_file_read(ps, q->dataset, &vs, &ns) == 0 && na == ns) {
+		hml__errors_compute_floor(&err, va, vs, na, q->mape_floor);
+		o = json_pack("{s:i, s:o, s:I}", "rank", k,
+		              "error", hml__json_real(hml__errors_metric(&err, q->metric)),
+		              "values", (json_int_t)na);
+	}
+	free(pa); free(ps); free(va); free(vs);
+	return o;
+}
+
+json_t *cmd_evaluate_mpi_json(char *const *launcher, int ranks, const hml__workflow *w,
+                              const char *a, const char *s)
+{
+	json_t *l = json_array(), *by = json_array(), *r;
 
 	for (; launcher && *launcher; launcher++)
 		json_array_append_new(l, json_string(*launcher));
-	return json_pack("{s:i, s:o}", "ranks", ranks, "launcher", l);
+	for (int k = 0; ranks > 1 && k < ranks; k++)   /* the files were read: they are there */
+		if ((r = rank_error(&w->qoi[0], a, s, k)))
+			json_array_append_new(by, r);
+	return json_pack("{s:i, s:o, s:o}", "ranks", ranks, "launcher", l, "qoi_by_rank", by);
+}
+
+void cmd_evaluate_mpi_print(const json_t *evaluation)
+{
+	const json_t *by = json_object_get(json_object_get(evaluation, "mpi"), "qoi_by_rank"), *r;
+	size_t i;
+
+	if (!json_array_size(by))
+		return;
+	printf("by rank:        ");
+	json_array_foreach(by, i, r)
+		printf(" %lld: %.4g", (long long)json_integer_value(json_object_get(r, "rank")),
+		       hml__json_number(r, "error"));
+	printf("  [%s of '%s']\n", hml__json_string(json_array_get(json_object_get(evaluation,
+	       "qois"), 0), "metric"), hml__json_string(json_array_get(json_object_get(evaluation,
+	       "qois"), 0), "dataset"));
 }

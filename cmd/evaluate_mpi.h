@@ -12,6 +12,7 @@
 
 #include <jansson.h>
 
+#include "run/workflow.h"
 #include "store/store.h"
 
 
@@ -34,7 +35,15 @@ int cmd_evaluate_qoi_files_make(cmd_evaluate_qoi_files *f, const char *a, const 
                                 int ranks);
 void cmd_evaluate_qoi_files_release(cmd_evaluate_qoi_files *f);
 
-/* The record's "mpi": {"ranks": 3, "launcher": ["/usr/bin/mpirun", "-n", "{ranks}"]}. */
-json_t *cmd_evaluate_mpi_json(char *const *launcher, int ranks);
+/* The record's "mpi": {"ranks": 3, "launcher": ["mpirun", "-n", "{ranks}"],
+ * "qoi_by_rank": [{"rank": 0, "error": E, "values": N}, ...]}: the primary
+ * QoI's error (in its metric) of each rank's part, its accurate file (`a`
+ * by the rank rule) against its surrogate file (`s`); empty for 1 rank. */
+json_t *cmd_evaluate_mpi_json(char *const *launcher, int ranks, const hml__workflow *w,
+                              const char *a, const char *s);
+
+/* "by rank:  0: 1.2  1: 0.9  2: 1.4  [rmse of 'state']" on stdout, for an
+ * evaluation record with a "qoi_by_rank". */
+void cmd_evaluate_mpi_print(const json_t *evaluation);
 
 #endif

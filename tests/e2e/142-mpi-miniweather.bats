@@ -92,12 +92,18 @@ PY
 	[ "$(json eval.json 'd["evaluation"]["qoi"]["rmse"] > 0')" = True ]
 	[ "$(json eval.json 'd["evaluation"]["surrogate"]["model_calls"]')" = 12 ]
 	[ "$(json eval.json 'd["evaluation"]["surrogate"]["original_calls"]')" = 0 ]
+	# Each rank's part of the state, compared on its own: the ranks' RMSEs
+	# make up the RMSE over all ranks (equal parts).
+	"$PY" -c 'import json, math; e = json.load(open("eval.json"))["evaluation"]; by = e["mpi"]["qoi_by_rank"]; assert [(r["rank"], r["values"]) for r in by] == [(0, 1024), (1, 1024), (2, 1024)], by; t = math.sqrt(sum(r["error"] ** 2 for r in by) / 3); assert abs(t - e["qoi"]["rmse"]) <= 1e-9 * e["qoi"]["rmse"], (t, e["qoi"]["rmse"])'
 	# The compiled form, evaluated as deployed, under the launcher too.
 	run --separate-stderr hml -C exp --json deploy --target c --force m1
 	assert_success
-	run --separate-stderr hml -C exp --json evaluate --repeat 1
+	run --separate-stderr hml -C exp evaluate --repeat 1
 	assert_success
-	echo "$output" > evalc.json
+	[[ "$output" == *"3 MPI ranks (QoI over all ranks)"* ]]
+	[[ "$output" =~ "by rank:  "+"0: "[0-9.e+-]+" 1: "[0-9.e+-]+" 2: "[0-9.e+-]+"  [rmse of 'state']" ]]
+	# Its record, as the report eval/e2.json holds it.
+	"$PY" -c 'import json; json.dump({"evaluation": json.load(open("exp/eval/e2.json"))}, open("evalc.json", "w"))'
 	[ "$(json evalc.json 'd["evaluation"]["target"]')" = c ]
 	[ "$(json evalc.json 'd["evaluation"]["qois"][0]["values"]')" = 3072 ]
 	[ "$(json evalc.json 'd["evaluation"]["surrogate"]["model_calls"]')" = 12 ]
