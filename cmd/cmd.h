@@ -237,12 +237,25 @@ struct hml__qoi_result;
 /*
  * Compare the QoI files of the accurate (a0) and surrogate (s0) warm-up
  * runs, every data set of `w` (lib/store/qoi_compare.h), warning of
- * non-finite values and of each data set over its max_error. *out (an
+ * non-finite values and of each data set over its max_error; runs of
+ * `ranks` > 1 MPI ranks: the ranks' files as one. *out (an
  * array of w->nqoi, yours: free()) on success. Errors: hml__qoi_ref_load()'s
  * and hml__qoi_compare()'s.
  */
 int cmd_evaluate_qoi_read(struct hml__qoi_result **out, const struct hml__workflow *w,
-                          const char *a0, const char *s0);
+                          const char *a0, const char *s0, int ranks);
+
+/* The latency of model `id` in `target` ("torchscript", "c") for hml
+ * evaluate (cmd/evaluate_latency.c): the card's; when the card has no
+ * figure for it (a model registered before cards had one, a C form that
+ * could not be measured then), measured now on rows of its first data set
+ * at the region's batch, so that an evaluation never silently lacks the
+ * deployed form's latency. Returns "card", "measured", or NULL (none,
+ * with a warning); the figures in *lat. */
+struct hml__latency;
+const char *cmd_evaluate_latency(struct hml__latency *lat, struct hml__store *s, const char *id,
+                                 const struct hml__workflow *w, const char *label,
+                                 const char *target);
 
 /* The evaluation record's "qois", one line each on stdout ("quantity of
  * interest 'mass' (21 values): RMSE ..., max abs error ...  [metric: rmse,

@@ -228,7 +228,9 @@ static int prepare(collect_state *st, const collect_opts *o)
  * cannot be read leaves the data set without a cost (cost.h). */
 static void add_times(collect_state *st)
 {
-	if (st->times && hml__cost_times_add(st->times, st->w->nregions, st->prof) < 0) {
+	if (st->times && (MANY_RANKS(st) ?
+	                  collect_mpi_times_add(&st->mpi, st->times, st->w->nregions, st->prof) :
+	                  hml__cost_times_add(st->times, st->w->nregions, st->prof)) < 0) {
 		free(st->times);
 		st->times = NULL;
 	}
@@ -321,6 +323,11 @@ static int run_all(collect_state *st, int64_t first_seed, int runs, int *interru
 			ok++;
 			if (!g)   /* a guarded run's time is mostly the model's */
 				add_times(st);
+			continue;
+		}
+		if (!*interrupted && MANY_RANKS(st) &&   /* some ranks finished: kept */
+		    collect_mpi_run_lost(&st->mpi, st->prof, why, &st->times, st->w->nregions)) {
+			ok++;
 			continue;
 		}
 		cmd_progress_end(bar);
@@ -421,7 +428,7 @@ static int find_deployment(collect_state *st)
 static int setup_launcher(collect_state *st, const collect_opts *o)
 {
 	return collect_mpi_launcher(&st->launcher, &st->ranks, st->w,
-	                            o->ranks != UNSET ? (int)o->ranks : 0);
+	                            o->ranks != UNSET ? (int)o->ranks : 0, "collect");
 }
 
 /* What the runs left: the regions' rows read back, with a warning for each

@@ -16,15 +16,15 @@
 #include "sys/fsutil.h"
 
 int collect_mpi_launcher(char ***launcher, int *ranks, const hml__workflow *w,
-                         int ranks_opt)
+                         int ranks_opt, const char *cmd)
 {
 	char *found;
 
 	*ranks = ranks_opt > 0 ? ranks_opt : w->ranks;
 	if (!w->launcher) {
 		if (*ranks > 1) {
-			cmd_error("collect: --ranks %d needs an MPI workflow, and workflow '%s' has "
-			          "no \"launcher\" (hml-workflow(5))", *ranks, w->name);
+			cmd_error("%s: --ranks %d needs an MPI workflow, and workflow '%s' has "
+			          "no \"launcher\" (hml-workflow(5))", cmd, *ranks, w->name);
 			return HML_EXIT_USAGE;
 		}
 		return 0;
@@ -39,8 +39,8 @@ int collect_mpi_launcher(char ***launcher, int *ranks, const hml__workflow *w,
 		found = hml__find_on_path((*launcher)[0]);
 	}
 	if (!found) {
-		cmd_error("collect: launcher '%s' of workflow '%s' is not found%s (is MPI "
-		          "installed?)", (*launcher)[0], w->name,
+		cmd_error("%s: launcher '%s' of workflow '%s' is not found%s (is MPI "
+		          "installed?)", cmd, (*launcher)[0], w->name,
 		          strchr((*launcher)[0], '/') ? " or not executable" : " on PATH");
 		return HML_EXIT_INVALID;
 	}
@@ -58,7 +58,8 @@ int collect_mpi_prepare(collect_mpi *m, const char *db, int ranks)
 	    !(m->parts = calloc((size_t)ranks, sizeof(*m->parts))) ||
 	    !(m->roles = calloc((size_t)ranks + 1, sizeof(*m->roles))) ||
 	    !(m->exts = calloc((size_t)ranks + 1, sizeof(*m->exts))) ||
-	    !(m->names = calloc((size_t)ranks + 1, sizeof(*m->names))))
+	    !(m->names = calloc((size_t)ranks + 1, sizeof(*m->names))) ||
+	    !(m->lost = calloc((size_t)ranks + 1, sizeof(*m->lost))))
 		return hml__error_oom();
 	for (int k = 0; k < ranks; k++) {
 		if ((rc = hml__rankfile_path(&m->paths[k], db, k)) < 0)
@@ -72,19 +73,64 @@ int collect_mpi_prepare(collect_mpi *m, const char *db, int ranks)
 	return 0;
 }
 
+int collect_mpi_lost(collect_mpi *m, const char *prof, const char *why)
+{
+	char *gone = calloc((size_t)m->ranks + 1, 1), text[600];
+	int lost = 0, done = 0;
+
+	if (!gone)
+		return -1;
+	for (int k = 0; k < m->ranks; k++) {
+		char *own = NULL;
+
+		if (hml__rankfile_path(&own, prof, k) < 0) {
+			free(gone);
+			return -1;
+		}
+		gone[k] = access(own, F_OK) != 0;
+		done += !gone[k];
+		free(own);
+	}
+	snprintf(text, sizeof(text), "it did not finish a run (%s; no profile at its exit: "
+	         "killed or crashed)", why);
+	for (int k = 0; done && k < m->ranks; k++)
+		if (gone[k] && !m->lost[k]) {
+			m->lost[k] = hml__strdup(text);
+			lost++;
+		}
+	free(gone);
+	return done ? lost : -1;
+}
+
 int collect_mpi_view(collect_mpi *m, hml__store *s)
 {
+	hml__coll_vds_part *kept = calloc((size_t)m->ranks + 1, sizeof(*kept));
+	size_t n = 0;
 	int rc;
 
-	if (!(m->view = hml__store_tmp_create(s, "data", ".h5")))
+	if (!kept)
+		return hml__error_oom();
+	if (!(m->view = hml__store_tmp_create(s, "data", ".h5"))) {
+		free(kept);
 		return hml_error_last()->code;
-	if ((rc = hml__coll_vds_build(m->view, m->parts, (size_t)m->ranks, &m->used)) < 0)
-		return rc;
-	for (int k = 0; k < m->ranks; k++)
+	}
+	for (int k = 0; k < m->ranks; k++)   /* a lost rank's file is not read */
+		if (!m->lost[k])
+			kept[n++] = m->parts[k];
+	rc = hml__coll_vds_build(m->view, kept, n, &m->used);
+	for (int k = 0, i = 0; rc == 0 && k < m->ranks; k++) {
+		if (!m->lost[k])
+			m->parts[k] = kept[i++];
+		else {
+			m->parts[k].used = 0;
+			snprintf(m->parts[k].why, sizeof(m->parts[k].why), "%s", m->lost[k]);
+		}
 		if (!m->parts[k].used)
 			cmd_warn("rank %d of %d left out of the data set: %s", k, m->ranks,
 			         m->parts[k].why);
-	return 0;
+	}
+	free(kept);
+	return rc;
 }
 
 /* The store's hook: the view again, over the final names of the files. */
@@ -159,6 +205,41 @@ json_t *collect_mpi_json(const collect_mpi *m, char *const *launcher)
 	                 "collected", in, "left_out", out);
 }
 
+int collect_mpi_times_add(const collect_mpi *m, hml__cost_times *t, size_t n,
+                          const char *prof)
+{
+	int rc = 0;
+
+	for (int k = 0; k < m->ranks; k++) {
+		char *own = NULL;
+
+		if (hml__rankfile_path(&own, prof, k) < 0)
+			return hml_error_last()->code;
+		if (rc == 0 && !m->lost[k])
+			rc = hml__cost_times_add(t, n, own);
+		unlink(own);
+		free(own);
+	}
+	return rc;
+}
+
+int collect_mpi_run_lost(collect_mpi *m, const char *prof, char *why, hml__cost_times **t,
+                         size_t n)
+{
+	int lost = collect_mpi_lost(m, prof, why);
+
+	if (lost <= 0)
+		return 0;
+	cmd_warn("%s; %d of %d ranks did not finish: the others' data is kept", why, lost,
+	         m->ranks);
+	why[0] = '\0';
+	if (*t && collect_mpi_times_add(m, *t, n, prof) < 0) {
+		free(*t);
+		*t = NULL;
+	}
+	return 1;
+}
+
 void collect_mpi_remove(const collect_mpi *m)
 {
 	for (int k = 0; m->paths && k < m->ranks; k++)
@@ -182,6 +263,7 @@ void collect_mpi_release(collect_mpi *m)
 	free_n(m->roles, m->ranks);
 	free_n(m->exts, m->ranks);
 	free_n(m->names, m->ranks);
+	free_n(m->lost, m->ranks);
 	free(m->parts);
 	free(m->view);
 	memset(m, 0, sizeof(*m));

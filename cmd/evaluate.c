@@ -12,6 +12,9 @@
  * end-to-end time as much as the application's own work. Every run writes
  * a JSON profile (HML_PROFILE); the region's own time comes from the
  * profile, the end-to-end time is the process's wall time.
+ *
+ * An MPI workflow's runs are started under its launcher; each rank writes
+ * its own QoI file and profile, read as one (cmd/evaluate_mpi.h).
  */
 #include <errno.h>
 #include <math.h>
@@ -22,6 +25,8 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "collect_mpi.h"
+#include "evaluate_mpi.h"
 #include "core/beneath.h"
 #include "core/profile_file.h"
 #include "core/util.h"
@@ -36,9 +41,8 @@
 #include "store/records.h"
 #include "store/store.h"
 #include "sys/fsutil.h"
-#include "train/dataset.h"
 
-static int64_t repeat = -1;
+static int64_t repeat = -1, ranks_opt = -1;
 static const char *args_text;
 static int keep;
 
@@ -49,12 +53,15 @@ static const cmd_option options[] = {
 	  "the application's arguments instead of the workflow's evaluate args (split on blanks)" },
 	{ "keep-runs", 0, CMD_OPT_FLAG, &keep, NULL,
 	  "keep every run's QoI, profile and log in eval/<id>-runs/" },
+	{ "ranks", 0, CMD_OPT_INT, &ranks_opt, "N",
+	  "an MPI workflow's ranks (default: the workflow's \"ranks\")" },
 	CMD_RUN_TIMEOUT_OPTION,
 	{ NULL, 0, 0, NULL, NULL, NULL }
 };
 
 static const cmd_range ranges[] = {
-	{ "repeat", 1, 1000000, 0 }, { "run-timeout", 0, INFINITY, 0 }, { NULL, 0, 0, 0 }
+	{ "repeat", 1, 1000000, 0 }, { "ranks", 1, HML__RANKS_MAX, 0 },
+	{ "run-timeout", 0, INFINITY, 0 }, { NULL, 0, 0, 0 }
 };
 
 static const cmd_spec spec = {
@@ -90,6 +97,8 @@ typedef struct evaluation {
 	const char *id, *label;
 	const char *target;       /* "torchscript", or "c" for a compiled deployment */
 	char *model_path, *tmp, **argv;
+	char **launcher;          /* an MPI workflow's (collect_mpi.h), else NULL */
+	int ranks;                /* its ranks, each with its QoI file and profile; else 1 */
 	char *guard_path;         /* the deployment's guard file, or NULL */
 	const char *guard_spec;   /* its spec ("bounds:margin=0"), or NULL: none */
 	int nrep;
@@ -113,6 +122,7 @@ static void evaluation_release(evaluation *e)
 	free(e->acc.wall); free(e->acc.region); free(e->sur.wall); free(e->sur.region);
 	free(e->speed_e2e); free(e->speed_region);
 	hml__strv_free(e->argv);
+	hml__strv_free(e->launcher);
 	free(e->tmp);
 	free(e->model_path);
 	free(e->guard_path);
@@ -138,21 +148,6 @@ static json_t *array_json(const double *v, size_t n)
 	for (size_t i = 0; i < n; i++)
 		json_array_append_new(a, hml__json_real(v[i]));
 	return a;
-}
-
-static void rm_runs(const char *dir, int nruns)
-{
-	static const char *kinds[] = { "a", "s" };
-	static const char *exts[] = { ".h5", ".json", ".log" };
-	char path[4096];
-
-	for (int k = 0; k < nruns; k++)
-		for (int i = 0; i < 2; i++)
-			for (int e = 0; e < 3; e++) {
-				snprintf(path, sizeof(path), "%s/%s%d%s", dir, kinds[i], k, exts[e]);
-				unlink(path);
-			}
-	rmdir(dir);
 }
 
 /* --- plan ------------------------------------------------------------------ */
@@ -206,6 +201,12 @@ static int plan_argv(evaluation *e, char **extra, int nextra)
 	if (rc == 0)
 		rc = hml__argv_build(&e->argv, e->w->program, (const char *const *)args, NULL);
 	hml__strv_free(args);
+	if (rc == 0 && e->launcher) {   /* mpirun -n 3 PROGRAM ARGS */
+		char **app = e->argv;
+
+		rc = hml__argv_launch(&e->argv, (const char *const *)e->launcher, e->ranks, app);
+		hml__strv_free(app);
+	}
 	return rc;
 }
 
@@ -217,6 +218,11 @@ static int plan(evaluation *e, const char *named, char **extra, int nextra)
 	    (rc = plan_model(e, named)) < 0)
 		return rc;
 	cmd_workflow_env_check(e->w);
+	if ((rc = collect_mpi_launcher(&e->launcher, &e->ranks, e->w, (int)ranks_opt,
+	                               "evaluate")) != 0)
+		return rc;
+	if (!e->launcher)
+		e->ranks = 1;
 	e->collected_wall = hml__records_run_wall_max(e->s, e->w->name);
 	e->nrep = (int)(repeat > 0 ? repeat : (e->w->evaluate_repeat > 0 ? e->w->evaluate_repeat : 3));
 	if ((rc = plan_argv(e, extra, nextra)) < 0)
@@ -268,7 +274,7 @@ static int run_one(evaluation *e, int which, int k, cmd_progress **bar)
 	                      which ? e->acc_wall_max : e->collected_wall, &wall,
 	                      bar)) < 0 ||
 	    (rc = hml__workflow_verify(e->w, log, &passed)) < 0 ||
-	    (rc = hml__profile_file_find(prof, e->label, &rec)) < 0)
+	    (rc = hml__profile_file_find_ranks(prof, e->ranks, e->label, &rec)) < 0)
 		return rc;
 	se->unverified += !passed;
 	if (!which && wall > e->acc_wall_max)
@@ -318,64 +324,10 @@ static int run(evaluation *e)
 
 /* --- read ------------------------------------------------------------------ */
 
-/* The model's TorchScript file, measured in each target on rows of its
- * first data set at the region's batch (cmd/latency.c, as hml train does). */
-static int measure_latency(evaluation *e, json_t **card)
-{
-	hml__model_view model;
-	hml__dataset d;
-	const hml__workflow_region *r = hml__workflow_region_find(e->w, e->label);
-	const char *ds;
-	char *pt = NULL, *data = NULL;
-	int rc;
-
-	memset(&d, 0, sizeof(d));
-	*card = NULL;
-	if ((rc = hml__checked_model(e->s, e->id, &model, &pt)) < 0)
-		goto done;
-	if (!(ds = json_string_value(json_array_get(model.datasets, 0)))) {
-		rc = hml__error_set(HML_EINVALID, "model '%s' names no data set", e->id);
-		goto done;
-	}
-	if ((rc = hml__checked_file(e->s, hml__store_find(e->s, "datasets", ds), "data set",
-	                            "data", "collected", &data)) < 0 ||
-	    (rc = hml__dataset_load(&d, (const char *const *)&data, 1, e->label,
-	                            HML__NONFINITE_DROP)) < 0)
-		goto done;
-	*card = cmd_latency_card(pt, &d, r && r->batch > 0 ? r->batch : 1, 0);
-done:
-	hml__dataset_release(&d);
-	free(data);
-	free(pt);
-	return rc;
-}
-
-/* The latency of the form evaluated: the card's; when the card has no
- * figure for it (a model registered before cards had one, a C form that
- * could not be measured then), measured now, so that the figures of an
- * evaluation never silently lack the deployed form's latency. */
+/* The latency of the form evaluated (cmd/evaluate_latency.c). */
 static void read_latency(evaluation *e)
 {
-	int t = hml__target_parse(e->target);
-	json_t *card = NULL;
-
-	e->lat_source = NULL;
-	if (t < 0)
-		return;
-	if (hml__latency_of_record(&e->lat, hml__store_find(e->s, "models", e->id)) == 0 &&
-	    isfinite(e->lat.seconds[t])) {
-		e->lat_source = "card";
-		return;
-	}
-	cmd_info("model %s's card has no %s latency: measuring it", e->id, e->target);
-	if (measure_latency(e, &card) < 0)
-		cmd_warn("the %s latency was not measured: %s", e->target, hml_error_last()->message);
-	else if (card && hml__latency_from_json(&e->lat, card) == 0 && isfinite(e->lat.seconds[t]))
-		e->lat_source = "measured";
-	else if (card)
-		cmd_warn("the %s latency was not measured: %s", e->target,
-		         e->lat.unavailable[t][0] ? e->lat.unavailable[t] : "no figure");
-	json_decref(card);
+	e->lat_source = cmd_evaluate_latency(&e->lat, e->s, e->id, e->w, e->label, e->target);
 }
 
 /* What the collected cost and the latency predict (lib/store/cost.h). */
@@ -398,7 +350,7 @@ static void predict(evaluation *e)
 
 /* --- record ---------------------------------------------------------------- */
 
-static json_t *record_json(const evaluation *e)
+static json_t *record_json(const evaluation *e, const char *a1, const char *s1)
 {
 	const hml__errors *err = &e->qoi[0].err;
 	const size_t n = (size_t)e->nrep;
@@ -444,6 +396,9 @@ static json_t *record_json(const evaluation *e)
 	if (e->w->verify_pattern)
 		json_object_set_new(rec, "verification", cmd_app_verification(e->w, e->nrep + 1,
 		                    e->acc.unverified, e->sur.unverified));
+	if (e->launcher)
+		json_object_set_new(rec, "mpi", cmd_evaluate_mpi_json(e->w->launcher, e->ranks, e->w,
+		                                                        a1, s1));
 	if (e->lat_source)   /* the latency of the form evaluated (lib/deploy/latency.h) */
 		json_object_set_new(rec, "card_latency", json_pack("{s:o, s:I, s:s}",
 			"seconds_per_sample", hml__json_real(e->lat.seconds[hml__target_parse(e->target)]),
@@ -451,18 +406,22 @@ static json_t *record_json(const evaluation *e)
 	return rec;
 }
 
-/* Register the report and the two compared QoI files. */
+/* Register the report and the two compared QoI files (each rank's). */
 static int record(evaluation *e, const char *a1, const char *s1)
 {
-	const hml__store_file files[2] = {
-		{ "qoi_accurate", a1, "-accurate.h5", NULL, NULL },
-		{ "qoi_surrogate", s1, "-surrogate.h5", NULL, NULL },
-	};
-	json_t *rec = record_json(e);
+	cmd_evaluate_qoi_files f = { 0 };
+	json_t *rec = record_json(e, a1, s1);
+	int rc;
 
 	if (!rec)
 		return hml__error_oom();
-	return hml__store_add(e->s, "evaluations", rec, files, 2, 1, e->eid, sizeof(e->eid));
+	if ((rc = cmd_evaluate_qoi_files_make(&f, a1, s1, e->ranks)) == 0)
+		rc = hml__store_add(e->s, "evaluations", rec, f.files, f.n, 1, e->eid,
+		                    sizeof(e->eid));
+	else
+		json_decref(rec);
+	cmd_evaluate_qoi_files_release(&f);
+	return rc;
 }
 
 /* --- print ----------------------------------------------------------------- */
@@ -505,8 +464,9 @@ static void print(const evaluation *e)
 	hml__summary_compute(&sw, e->sur.wall, n);
 	hml__summary_compute(&ar, e->acc.region, n);
 	hml__summary_compute(&sr, e->sur.region, n);
-	printf("%s: model %s (%s) on workflow %s, %d measured runs each\n", e->eid, e->id,
+	printf("%s: model %s (%s) on workflow %s, %d measured runs each", e->eid, e->id,
 	       e->target, e->w->name, e->nrep);
+	printf(e->launcher ? ", %d MPI ranks (QoI over all ranks)\n" : "\n", e->ranks);
 	cmd_evaluate_qoi_print(hml__store_find(e->s, "evaluations", e->eid));
 	hml__format_speedup_range(speed, sizeof(speed), &e2e);
 	printf("end to end:      accurate %.3f s (sd %.3f), surrogate %.3f s (sd %.3f), speedup %s\n",
@@ -525,6 +485,7 @@ static void print(const evaluation *e)
 			       "model card:", e->target, v * 1e6,
 			       (long long)json_integer_value(json_object_get(c, "batch")));
 	}
+	cmd_evaluate_mpi_print(hml__store_find(e->s, "evaluations", e->eid));
 	cmd_evaluate_guard_print(hml__store_find(e->s, "evaluations", e->eid));
 	print_predicted(e, reg.mean, e2e.mean);
 	cmd_app_verification_print(hml__store_find(e->s, "evaluations", e->eid));
@@ -570,7 +531,7 @@ int cmd_evaluate(int argc, char **argv)
 	if (rc == 0 && (rc = run(&e)) == 0) {
 		snprintf(a0, sizeof(a0), "%s/a0.h5", e.tmp);
 		snprintf(s0, sizeof(s0), "%s/s0.h5", e.tmp);
-		if ((rc = cmd_evaluate_qoi_read(&e.qoi, e.w, a0, s0)) == 0) {
+		if ((rc = cmd_evaluate_qoi_read(&e.qoi, e.w, a0, s0, e.ranks)) == 0) {
 			read_latency(&e);
 			predict(&e);
 			if ((rc = record(&e, a0, s0)) == 0)
@@ -579,13 +540,15 @@ int cmd_evaluate(int argc, char **argv)
 	}
 	if (rc < 0)
 		code = cmd_fail(rc);
+	else if (rc > 0)   /* an exit status, its message printed (collect_mpi.h) */
+		code = rc;
 	if (e.tmp) {
 		char dest[4096];
 
 		snprintf(dest, sizeof(dest), "%s/eval/%s-runs", hml__store_dir(e.s), e.eid);
 		if (!(keep && code == HML_EXIT_OK &&
 		      hml__beneath_rename(hml__store_dir(e.s), e.tmp, dest, 1) == 0))
-			rm_runs(e.tmp, e.nrep + 1);
+			cmd_evaluate_runs_remove(e.tmp, e.nrep + 1, e.ranks);
 	}
 	evaluation_release(&e);
 	return cmd_finish(code);

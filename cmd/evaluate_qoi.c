@@ -13,7 +13,7 @@
 #include "store/qoi_compare.h"
 
 int cmd_evaluate_qoi_read(hml__qoi_result **out, const hml__workflow *w, const char *a0,
-                          const char *s0)
+                          const char *s0, int ranks)
 {
 	hml__qoi_ref *ref = NULL;
 	hml__qoi_result *r = calloc(w->nqoi, sizeof(*r));
@@ -22,7 +22,7 @@ int cmd_evaluate_qoi_read(hml__qoi_result **out, const hml__workflow *w, const c
 	*out = NULL;
 	if (!r)
 		return hml__error_oom();
-	if ((rc = hml__qoi_ref_load(&ref, w, a0)) < 0 ||
+	if ((rc = hml__qoi_ref_load(&ref, w, a0, ranks)) < 0 ||
 	    (rc = hml__qoi_compare(r, ref, s0, "the surrogate")) < 0) {
 		free(r);
 		hml__qoi_ref_free(ref);

@@ -106,7 +106,7 @@ static int reference(cmd_qoi_check *q)
 	if ((rc = cmd_app_run(q->w, q->argv, &config, log,
 	                      hml__records_run_wall_max(q->s, q->w->name), &q->acc_wall,
 	                      NULL)) < 0 ||
-	    (rc = hml__qoi_ref_load(&q->ref, q->w, qoi)) < 0)
+	    (rc = hml__qoi_ref_load(&q->ref, q->w, qoi, 1)) < 0)
 		return rc;
 	snprintf(what, sizeof(what), "seed %lld", (long long)q->seed);
 	if ((rc = hml__qoi_ref_check_finite(q->ref, what)) < 0) {

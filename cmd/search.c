@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "core/rankfile.h"
 #include "core/util.h"
 #include "deploy/latency.h"
 #include "deploy/metrics.h"
@@ -270,18 +271,14 @@ static int train_args_main(search_cli *x)
 
 /* ---- MPI ---------------------------------------------------------------- */
 
-/* Ranks started by an MPI launcher (its environment), 0 without one. */
-static int launched_size(void)
+/* Ranks started by an MPI launcher, from its environment by the library's
+ * one rule (core/rankfile.h): the size, 0 without a launcher or when it
+ * gives none; HML_EINVALID for a variable that is not a number. */
+static int launched_size(int *size)
 {
-	static const char *const vars[] = { "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE" };
+	int rank, rc = hml__rank_from_env(&rank, size);
 
-	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
-		const char *v = getenv(vars[i]);
-
-		if (v && atoi(v) > 0)
-			return atoi(v);
-	}
-	return 0;
+	return rc < 0 ? rc : 0;
 }
 
 #ifdef HML_WITH_MPI
@@ -345,8 +342,12 @@ static int mpi_setup(search_cli *x, int *code)
  * the command ends with *code. */
 static int mpi_start(search_cli *x, int *code)
 {
-	int n = launched_size();
+	int n, rc;
 
+	if ((rc = launched_size(&n)) < 0) {
+		*code = cmd_fail(rc);
+		return 1;
+	}
 	/* One rank has no other to train on: a plain search, said (hml-search(1)). */
 	if (n == 1)
 		cmd_info("search: started as a single MPI rank: its workers are local processes "

@@ -15,6 +15,7 @@
 #include "core/error.h"
 #include "core/json.h"
 #include "core/profile_file.h"
+#include "core/rankfile.h"
 #include "core/read_file.h"
 #include "core/util.h"
 #include "hml/version.h"
@@ -247,5 +248,32 @@ int hml__profile_file_find(const char *path, const char *label, hml__profile_rec
 			"the application never entered region '%s' (profile '%s')", label, path);
 done:
 	json_decref(doc);
+	return rc;
+}
+
+int hml__profile_file_find_ranks(const char *path, int ranks, const char *label,
+                                 hml__profile_record *out)
+{
+	hml__profile_record more;
+	char *own = NULL;
+	int rc = 0, found = 0;
+
+	if (ranks <= 1)
+		return hml__profile_file_find(path, label, out);
+	memset(out, 0, sizeof(*out));
+	for (int k = 0; k < ranks && rc == 0; k++) {
+		if ((rc = hml__rankfile_path(&own, path, k)) < 0)
+			break;
+		rc = hml__profile_file_find(own, label, found ? &more : out);
+		if (rc == HML_ENOTFOUND)   /* this rank never entered the region */
+			rc = 0;
+		else if (rc == 0 && found++)
+			record_add(out, &more);
+		free(own);
+		own = NULL;
+	}
+	if (rc == 0 && !found)
+		rc = hml__error_set(HML_ENOTFOUND, "no rank of %d entered region '%s' (profiles "
+		                    "'%s' by rank)", ranks, label, path);
 	return rc;
 }

@@ -98,6 +98,19 @@ int hml__profile_file_write(const char *path, const hml__profile_record *recs, s
  */
 int hml__profile_file_find(const char *path, const char *label, hml__profile_record *out);
 
+/**
+ * The record of region `label` of an MPI run of `ranks` ranks, each of
+ * which wrote its own profile (core/rankfile.h: rank k's at
+ * hml__rankfile_path(path, k)), as one: the ranks' records merged as
+ * several records of one file are (counters and times summed over the
+ * ranks). `ranks` <= 1 reads `path` itself. A rank that never entered the
+ * region adds nothing; HML_ENOTFOUND "no rank of 3 entered region 'L'
+ * ..." when none did; a rank's missing or unreadable profile fails as
+ * hml__profile_file_find() does (HML_EIO "cannot read profile 'P.r0001.json'").
+ */
+int hml__profile_file_find_ranks(const char *path, int ranks, const char *label,
+                                 hml__profile_record *out);
+
 #ifdef __cplusplus
 }
 #endif

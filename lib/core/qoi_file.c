@@ -5,10 +5,12 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/error.h"
 #include "core/h5util.h"
 #include "core/qoi_file.h"
+#include "core/rankfile.h"
 #include "core/util.h"
 #include "hml/version.h"
 
@@ -107,4 +109,46 @@ done:
 		H5Dclose(d);
 	H5Fclose(f);
 	return rc;
+}
+
+int hml__qoi_file_read_ranks(const char *path, int ranks, const char *name, double **out,
+                             size_t *n)
+{
+	double *all = NULL, *v = NULL, *grown;
+	size_t total = 0, nv;
+	char *own = NULL;
+	int rc = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (ranks <= 1)
+		return hml__qoi_file_read(path, name, out, n);
+	for (int k = 0; k < ranks && rc == 0; k++) {
+		if ((rc = hml__rankfile_path(&own, path, k)) < 0)
+			break;
+		if (access(own, F_OK) != 0)
+			rc = hml__error_set(HML_ENOTFOUND, "rank %d of %d wrote no QoI file ('%s' "
+			                    "is missing)", k, ranks, own);
+		else if ((rc = hml__qoi_file_read(own, name, &v, &nv)) == 0) {
+			if (!(grown = realloc(all, (total + nv + 1) * sizeof(*all)))) {
+				rc = hml__error_oom();
+			} else {
+				all = grown;
+				if (nv)
+					memcpy(all + total, v, nv * sizeof(*v));
+				total += nv;
+			}
+			free(v);
+			v = NULL;
+		}
+		free(own);
+		own = NULL;
+	}
+	if (rc < 0) {
+		free(all);
+		return rc;
+	}
+	*out = all;
+	*n = total;
+	return 0;
 }

@@ -51,6 +51,17 @@ int hml__qoi_file_write(const char *path, const char *name, const void *data,
  */
 int hml__qoi_file_read(const char *path, const char *name, double **out, size_t *n);
 
+/**
+ * The QoI `name` of an MPI run of `ranks` ranks, each of which wrote its
+ * own file (core/rankfile.h: rank k's is hml__rankfile_path(path, k)),
+ * read as one: every rank's values, flattened, in rank order, as
+ * hml__qoi_file_read() reads one file. `ranks` <= 1 reads `path` itself.
+ * HML_ENOTFOUND "rank 1 of 3 wrote no QoI file ('P' is missing)", and
+ * hml__qoi_file_read()'s errors for a rank's file.
+ */
+int hml__qoi_file_read_ranks(const char *path, int ranks, const char *name, double **out,
+                             size_t *n);
+
 #ifdef __cplusplus
 }
 #endif

@@ -83,6 +83,18 @@ int hml__rankfile_path(char **out, const char *path, int rank)
 	return 0;
 }
 
+int hml__rankfile_own(char **out, const char *path)
+{
+	int rank, rc = hml__rank_from_env(&rank, NULL);
+
+	*out = NULL;
+	if (rc < 0)
+		return rc;
+	if (rc == 0)
+		return (*out = hml__strdup(path)) ? 0 : hml__error_oom();
+	return hml__rankfile_path(out, path, rank);
+}
+
 int hml__rankfile_parse(const char *path, const char *name)
 {
 	size_t at, nlen, digits;

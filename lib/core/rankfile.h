@@ -18,6 +18,14 @@
  *
  * so no two ranks ever share a file. hml__rankfile_parse() reads the rank
  * back from such a name.
+ *
+ * The rule holds for every file the runtime writes under a name from the
+ * environment: the collected data (HML_DB), the QoI file (HML_QOI) and the
+ * profile (HML_PROFILE). The runtime (the writer) asks hml__rankfile_own()
+ * which file it writes; the CLI (the reader) knows the ranks it launched
+ * and reads rank k's file at hml__rankfile_path(path, k) (the QoI file's
+ * reader: hml__qoi_file_read_ranks(); the profile's:
+ * hml__profile_file_find_ranks()).
  */
 #ifndef HML_LIB_RANKFILE_H
 #define HML_LIB_RANKFILE_H
@@ -49,6 +57,15 @@ int hml__rank_from_env(int *rank, int *size);
  * empty path, or a rank out of range; HML_ENOMEM.
  */
 int hml__rankfile_path(char **out, const char *path, int rank);
+
+/**
+ * The file this process writes for `path` (a name from the environment):
+ * `path` itself, or, when the process is one of several ranks
+ * (hml__rank_from_env() returns 1), its rank's file; a new string, the
+ * caller's to free(). The errors of hml__rank_from_env() and
+ * hml__rankfile_path(); HML_ENOMEM.
+ */
+int hml__rankfile_own(char **out, const char *path);
 
 /**
  * If `name` is the file some rank writes instead of `path` (as

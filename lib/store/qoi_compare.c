@@ -11,6 +11,7 @@
 
 struct hml__qoi_ref {
 	const hml__workflow *w;
+	int ranks;            /* the runs' MPI ranks, each with its QoI file */
 	double **values;      /* [w->nqoi] */
 	size_t *n;
 };
@@ -26,7 +27,8 @@ void hml__qoi_ref_free(hml__qoi_ref *ref)
 	free(ref);
 }
 
-int hml__qoi_ref_load(hml__qoi_ref **out, const hml__workflow *w, const char *path)
+int hml__qoi_ref_load(hml__qoi_ref **out, const hml__workflow *w, const char *path,
+                      int ranks)
 {
 	hml__qoi_ref *ref = calloc(1, sizeof(*ref));
 	int rc = 0;
@@ -39,8 +41,10 @@ int hml__qoi_ref_load(hml__qoi_ref **out, const hml__workflow *w, const char *pa
 		return hml__error_oom();
 	}
 	ref->w = w;
+	ref->ranks = ranks;
 	for (size_t i = 0; i < w->nqoi && rc == 0; i++)
-		rc = hml__qoi_file_read(path, w->qoi[i].dataset, &ref->values[i], &ref->n[i]);
+		rc = hml__qoi_file_read_ranks(path, ranks, w->qoi[i].dataset, &ref->values[i],
+		                              &ref->n[i]);
 	if (rc < 0) {
 		hml__qoi_ref_free(ref);
 		return rc;
@@ -77,7 +81,7 @@ int hml__qoi_compare(hml__qoi_result *out, const hml__qoi_ref *ref, const char *
 		double *v = NULL;
 		size_t nv = 0;
 
-		if ((rc = hml__qoi_file_read(path, q->dataset, &v, &nv)) < 0)
+		if ((rc = hml__qoi_file_read_ranks(path, ref->ranks, q->dataset, &v, &nv)) < 0)
 			break;
 		if (nv != ref->n[i])
 			rc = hml__error_set(HML_ESHAPE, "quantity of interest '%s' has %zu values in "

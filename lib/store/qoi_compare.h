@@ -32,13 +32,17 @@ typedef struct hml__qoi_result {
 typedef struct hml__qoi_ref hml__qoi_ref;
 
 /**
- * Read every QoI data set of `w` from the accurate run's QoI file `path`.
- * *out is yours: hml__qoi_ref_free(); it borrows `w`, which must outlive
- * it. Errors: those of hml__qoi_file_read() (HML_ENOTFOUND "the
- * application wrote no quantity of interest 'N' to 'P'", HML_EIO),
- * HML_ENOMEM.
+ * Read every QoI data set of `w` from the accurate run's QoI file `path`;
+ * for a run of `ranks` > 1 MPI ranks, from the ranks' files as one
+ * (hml__qoi_file_read_ranks(), lib/core/qoi_file.h), and so are the
+ * surrogate runs' compared with it. *out is yours: hml__qoi_ref_free();
+ * it borrows `w`, which must outlive it. Errors: those of
+ * hml__qoi_file_read_ranks() (HML_ENOTFOUND "the application wrote no
+ * quantity of interest 'N' to 'P'", "rank 1 of 3 wrote no QoI file
+ * (...)", HML_EIO), HML_ENOMEM.
  */
-int hml__qoi_ref_load(hml__qoi_ref **out, const hml__workflow *w, const char *path);
+int hml__qoi_ref_load(hml__qoi_ref **out, const hml__workflow *w, const char *path,
+                      int ranks);
 
 void hml__qoi_ref_free(hml__qoi_ref *ref);
 

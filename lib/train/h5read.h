@@ -37,7 +37,7 @@ extern "C" {
 
 /** Bumped on any change to the table or to the structures it passes
  * (hml__region_info, hml__dataset). */
-#define HML__H5READ_ABI 2
+#define HML__H5READ_ABI 3
 
 typedef struct hml__h5read {
 	int abi;                   /**< HML__H5READ_ABI the plugin was built with */
@@ -49,6 +49,8 @@ typedef struct hml__h5read {
 	                    const char *label, hml__nonfinite policy);
 	void (*dataset_release)(hml__dataset *d);
 	int (*qoi_file_read)(const char *path, const char *name, double **out, size_t *n);
+	int (*qoi_file_read_ranks)(const char *path, int ranks, const char *name, double **out,
+	                           size_t *n);
 	int (*coll_vds_build)(const char *out, hml__coll_vds_part *parts, size_t nparts,
 	                      size_t *nused);
 	/** Where the loader asks whether an interrupt is pending (the CLI's

@@ -49,20 +49,6 @@ static int check_desc(const hml__collector_desc *d)
 	return 0;
 }
 
-/* The file this process writes for HML_DB `db`: `db` itself, or, when the
- * process is one of several MPI ranks, its rank's file (core/rankfile.h),
- * so that no two ranks write one file. */
-static int resolve_path(char **out, const char *db)
-{
-	int rank, rc = hml__rank_from_env(&rank, NULL);
-
-	if (rc < 0)
-		return rc;
-	if (rc == 0)
-		return (*out = hml__strdup(db)) ? 0 : hml__error_oom();
-	return hml__rankfile_path(out, db, rank);
-}
-
 static int copy_desc(hml__collector *c, const hml__collector_desc *d)
 {
 	const char *texts[2][3] = {
@@ -71,7 +57,7 @@ static int copy_desc(hml__collector *c, const hml__collector_desc *d)
 	};
 	int i, k, rc;
 
-	if ((rc = resolve_path(&c->path, d->path)) < 0)
+	if ((rc = hml__rankfile_own(&c->path, d->path)) < 0)   /* no two ranks share a file */
 		return rc;
 	if (!(c->label = hml__strdup(d->label)))
 		return hml__error_oom();
@@ -180,7 +166,7 @@ int hml__collector_probe(const char *path)
 	if (!path || !*path)
 		return hml__error_set(HML_EINVALID, "collector file name is empty");
 	hml__h5_init();
-	if ((rc = resolve_path(&mine, path)) < 0)
+	if ((rc = hml__rankfile_own(&mine, path)) < 0)
 		return rc;
 	if ((rc = hml__collector_open_rw(&file, mine)) >= 0)
 		H5Fclose(file);

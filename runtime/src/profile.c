@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "core/profile_file.h"
+#include "core/rankfile.h"
 #include "core/util.h"
 #include "log.h"
 #include "profile.h"
@@ -76,10 +77,16 @@ static void print_table(const record *recs, size_t n)
 static int write_json(const char *path, const record *recs, size_t n)
 {
 	hml__profile_record *out = calloc(n ? n : 1, sizeof(*out));
+	char *own = NULL;
 	int rc;
 
 	if (!out)
 		return hml__error_oom();
+	/* One of several MPI ranks writes its rank's file (core/rankfile.h). */
+	if ((rc = hml__rankfile_own(&own, path)) < 0) {
+		free(out);
+		return rc;
+	}
 	for (size_t i = 0; i < n; i++) {
 		snprintf(out[i].label, sizeof(out[i].label), "%s", recs[i].label);
 		snprintf(out[i].mode, sizeof(out[i].mode), "%s", hml_mode_name(recs[i].mode));
@@ -88,7 +95,8 @@ static int write_json(const char *path, const record *recs, size_t n)
 		snprintf(out[i].guard, sizeof(out[i].guard), "%s", recs[i].guard);
 		out[i].swaps = recs[i].swaps;
 	}
-	rc = hml__profile_file_write(path, out, n);
+	rc = hml__profile_file_write(own, out, n);
+	free(own);
 	free(out);
 	return rc;
 }

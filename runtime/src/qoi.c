@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "core/envname.h"
+#include "core/rankfile.h"
 #include "core/qoi_file.h"
 #include "hml/qoi.h"
 
@@ -18,6 +19,7 @@ int hml_qoi_write(const char *name, const void *data, hml_dtype dtype,
                   int ndim, const int64_t *shape)
 {
 	const char *path = getenv(HML__ENV_QOI);
+	char *own = NULL;
 	int rc;
 
 	/* Arguments are checked even when nothing is recorded, so that a
@@ -26,5 +28,9 @@ int hml_qoi_write(const char *name, const void *data, hml_dtype dtype,
 		return rc;
 	if (!path || !*path)
 		return 0;
-	return hml__qoi_file_write(path, name, data, dtype, ndim, shape);
+	/* One of several MPI ranks writes its rank's file (core/rankfile.h). */
+	if ((rc = hml__rankfile_own(&own, path)) == 0)
+		rc = hml__qoi_file_write(own, name, data, dtype, ndim, shape);
+	free(own);
+	return rc;
 }

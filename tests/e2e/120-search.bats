@@ -464,6 +464,13 @@ load search-helpers
 	assert_equal "$stderr" "hml: error: search: started by an MPI launcher, but hml was built without MPI (-DHML_WITH_MPI=ON)"
 }
 
+@test "a launcher's size that is not a number: one line, exit 3 (the library's rank rule)" {
+	PMI_SIZE=x run --separate-stderr hml -q -C exp search --budget 2 $QUICK
+	assert_failure 3
+	assert_equal "$stderr" "hml: error: environment variable 'PMI_SIZE' is not a size: 'x'"
+	[ ! -e exp/search ] || [ -z "$(ls exp/search)" ]
+}
+
 @test "bad search spaces are refused naming the key (exit 3)" {
 	printf '{"lr": {"type": "real", "low": 0.001, "high": 0.1}}' > bad.json
 	run --separate-stderr hml -q -C exp search --space bad.json --budget 2

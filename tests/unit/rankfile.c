@@ -11,8 +11,11 @@
 #include "check.h"
 #include "collect.h"
 #include "core/h5util.h"
+#include "core/profile_file.h"
+#include "core/qoi_file.h"
 #include "core/rankfile.h"
 #include "fixtures.h"
+#include "hml/qoi.h"
 
 static const char *const rank_vars[] = { "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK",
                                          "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", NULL };
@@ -166,6 +169,89 @@ TEST(collector_writes_the_rank_file)
 	free(r1);
 }
 
+/* HML_QOI under MPI: each rank writes its rank's file through
+ * hml_qoi_write() (the writer), and the CLI's reader reads them as one,
+ * in rank order; a rank that wrote nothing is named. */
+TEST(qoi_round_trip)
+{
+	const char *qoi = tmp_path("qoi.h5");
+	double v[2], *got = NULL;
+	size_t n = 0;
+	char *own = NULL;
+
+	setenv("HML_QOI", qoi, 1);
+	setenv("OMPI_COMM_WORLD_SIZE", "3", 1);
+	for (int k = 0; k < 3; k++) {
+		char r[8];
+
+		snprintf(r, sizeof(r), "%d", k);
+		setenv("OMPI_COMM_WORLD_RANK", r, 1);
+		v[0] = 10.0 * k;
+		v[1] = 10.0 * k + 1;
+		CHECK_OK(HML_QOI_WRITE_1D("q", v, HML_F64, k == 2 ? 1 : 2));
+	}
+	CHECK(access(qoi, F_OK) != 0);   /* no rank wrote HML_QOI itself */
+	CHECK_OK(hml__qoi_file_read_ranks(qoi, 3, "q", &got, &n));
+	CHECK_EQ_INT((int)n, 5);
+	if (got && n == 5) {
+		CHECK(got[0] == 0 && got[1] == 1 && got[2] == 10 && got[3] == 11 && got[4] == 20);
+	}
+	free(got);
+	CHECK_FAILS(hml__qoi_file_read_ranks(qoi, 4, "q", &got, &n), HML_ENOTFOUND,
+	            "rank 3 of 4 wrote no QoI file");
+	CHECK(got == NULL && n == 0);
+	CHECK_FAILS(hml__qoi_file_read_ranks(qoi, 3, "nope", &got, &n), HML_ENOTFOUND,
+	            "no quantity of interest 'nope'");
+	/* One process: HML_QOI itself, read with ranks 1. */
+	env_clear();
+	CHECK_OK(hml__rankfile_own(&own, qoi));
+	CHECK_STR(own, qoi);
+	free(own);
+	CHECK_OK(HML_QOI_WRITE_1D("q", v, HML_F64, 2));
+	CHECK_OK(hml__qoi_file_read_ranks(qoi, 1, "q", &got, &n));
+	CHECK_EQ_INT((int)n, 2);
+	free(got);
+	unsetenv("HML_QOI");
+}
+
+/* HML_PROFILE under MPI: the name each rank writes (hml__rankfile_own,
+ * as the runtime's exit handler asks it) is the one the reader reads, and
+ * the ranks' records are summed. */
+TEST(profile_round_trip)
+{
+	const char *prof = tmp_path("prof.json");
+	hml__profile_record rec, got;
+	char *own = NULL;
+
+	memset(&rec, 0, sizeof(rec));
+	snprintf(rec.label, sizeof(rec.label), "r");
+	snprintf(rec.mode, sizeof(rec.mode), "infer");
+	setenv("OMPI_COMM_WORLD_SIZE", "3", 1);
+	for (int k = 0; k < 3; k++) {
+		char r[8];
+
+		snprintf(r, sizeof(r), "%d", k);
+		setenv("OMPI_COMM_WORLD_RANK", r, 1);
+		rec.stats.calls = (uint64_t)k + 1;
+		rec.stats.model_calls = (uint64_t)k + 1;
+		rec.stats.region_s = 0.5 * (k + 1);
+		snprintf(rec.label, sizeof(rec.label), "%s", k == 1 ? "other" : "r");
+		CHECK_OK(hml__rankfile_own(&own, prof));
+		CHECK_OK(hml__profile_file_write(own, &rec, 1));
+		free(own);
+		own = NULL;
+	}
+	env_clear();
+	CHECK_OK(hml__profile_file_find_ranks(prof, 3, "r", &got));   /* ranks 0 and 2 */
+	CHECK(got.stats.calls == 4 && got.stats.model_calls == 4);
+	CHECK(got.stats.region_s == 2.0);
+	CHECK_STR(got.mode, "infer");
+	CHECK_FAILS(hml__profile_file_find_ranks(prof, 3, "none", &got), HML_ENOTFOUND,
+	            "no rank of 3 entered region 'none'");
+	CHECK_FAILS(hml__profile_file_find_ranks(prof, 4, "r", &got), HML_EIO,
+	            "prof.r0003.json");
+}
+
 int main(void)
 {
 	if (tmp_dir_make("rankfile") < 0)
@@ -175,6 +261,8 @@ int main(void)
 	RUN(round_trip);
 	RUN(environment);
 	RUN(collector_writes_the_rank_file);
+	RUN(qoi_round_trip);
+	RUN(profile_round_trip);
 	tmp_dir_remove();
 	return check_report();
 }

@@ -124,7 +124,7 @@ static void init_state(struct model *m, unsigned long seed)
 		if (k < HS || k >= m->nz + HS)
 			continue;
 		for (i = HS; i < m->nx + HS; i++) {
-			double xc = ((double)(i - HS) + 0.5) * m->dx;
+			double xc = ((double)(i - HS + m->x0) + 0.5) * m->dx;
 			for (a = 0; a < 3; a++)
 				for (c = 0; c < 3; c++) {
 					double r, t, z = zc + (qp[a] - 0.5) * m->dz, x = xc + (qp[c] - 0.5) * m->dx;
@@ -143,11 +143,15 @@ static void init_state(struct model *m, unsigned long seed)
 	}
 }
 
-/* Periodic halos in x. */
+/* Periodic halos in x; a part of a split domain asks its neighbours. */
 static void halo_x(struct model *m, double *s)
 {
 	long v, k;
 
+	if (m->exchange_x) {
+		m->exchange_x(m, s);
+		return;
+	}
 	for (v = 0; v < NV; v++)
 		for (k = 0; k < m->h; k++) {
 			Q(s, v, k, 0) = Q(s, v, k, m->nx);
@@ -335,7 +339,7 @@ static int parse_long(const char *arg, const char *flag, long min, long *out)
 	return 0;
 }
 
-static int parse_args(int argc, char **argv, struct mw_opts *o)
+static int parse_args(int argc, char **argv, struct mw_opts *o, int part)
 {
 	static const struct { const char *flag; long min; size_t off; } ints[] = {
 		{ "--nx", 4, offsetof(struct mw_opts, nx) },
@@ -366,6 +370,8 @@ static int parse_args(int argc, char **argv, struct mw_opts *o)
 		} else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
 			o->quiet = 1;
 		} else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			if (part)
+				exit(0);
 			printf("usage: miniweather [--nx NX] [--nz NZ] [--steps T] [--k K] [--warm W]\n"
 			       "                   [--seed S] [--quiet]\n"
 			       "Runs W accurate steps, then T steps of the collision case on NX x NZ cells\n"
@@ -387,14 +393,16 @@ static int parse_args(int argc, char **argv, struct mw_opts *o)
 	return 0;
 }
 
-static int model_alloc(struct model *m, const struct mw_opts *o)
+static int model_alloc(struct model *m, const struct mw_opts *o, int part, int parts)
 {
 	size_t cells;
 
 	memset(m, 0, sizeof(*m));
-	m->nx = o->nx;
+	m->gnx = o->nx;
+	m->nx = o->nx / parts;
+	m->x0 = m->nx * part;
 	m->nz = o->nz;
-	m->w = o->nx + 2 * HS;
+	m->w = m->nx + 2 * HS;
 	m->h = o->nz + 2 * HS;
 	m->dx = XLEN / (double)o->nx;
 	m->dz = ZLEN / (double)o->nz;
@@ -403,8 +411,8 @@ static int model_alloc(struct model *m, const struct mw_opts *o)
 	cells = NV * (size_t)(m->w * m->h);
 	m->state = calloc(cells, sizeof(double));
 	m->tmp = calloc(cells, sizeof(double));
-	m->flux = calloc(NV * (size_t)((o->nx + 1) * (o->nz + 1)), sizeof(double));
-	m->tend = calloc(NV * (size_t)(o->nx * o->nz), sizeof(double));
+	m->flux = calloc(NV * (size_t)((m->nx + 1) * (o->nz + 1)), sizeof(double));
+	m->tend = calloc(NV * (size_t)(m->nx * o->nz), sizeof(double));
 	m->hy_dens = calloc((size_t)m->h, sizeof(double));
 	m->hy_dens_theta = calloc((size_t)m->h, sizeof(double));
 	m->hy_dens_int = calloc((size_t)(o->nz + 1), sizeof(double));
@@ -431,16 +439,27 @@ static double now(void)
 
 int mw_setup(struct mw *w, int argc, char **argv)
 {
+	return mw_setup_part(w, argc, argv, 0, 1);
+}
+
+int mw_setup_part(struct mw *w, int argc, char **argv, int part, int parts)
+{
 	long s;
 	int rc;
 
 	memset(w, 0, sizeof(*w));
-	if ((rc = parse_args(argc, argv, &w->o)) != 0)
+	if ((rc = parse_args(argc, argv, &w->o, part)) != 0)
 		return rc;
+	if (w->o.nx % parts) {
+		if (part == 0)
+			fprintf(stderr, "miniweather: error: --nx %ld is not a multiple of the %d ranks\n",
+			        w->o.nx, parts);
+		return 2;
+	}
 	w->calls = w->o.steps / w->o.k;
 	w->mass = malloc(sizeof(double) * (size_t)(w->calls + 1));
 	w->energy = malloc(sizeof(double) * (size_t)(w->calls + 1));
-	if (model_alloc(&w->m, &w->o) < 0 || !w->mass || !w->energy) {
+	if (model_alloc(&w->m, &w->o, part, parts) < 0 || !w->mass || !w->energy) {
 		fprintf(stderr, "miniweather: error: out of memory for %ld x %ld cells\n", w->o.nx, w->o.nz);
 		mw_free(w);
 		return 1;

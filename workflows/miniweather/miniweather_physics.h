@@ -5,6 +5,12 @@
  *
  * A run owns its model and totals: mw_setup() allocates them, mw_free()
  * frees them.
+ *
+ * Split in x (workflows/miniweather-mpi): mw_setup_part() gives rank r of
+ * n the columns [r nx/n, (r+1) nx/n) of the domain, and the model's
+ * exchange_x, when set, fills the x halos of a state from the neighbours
+ * instead of the periodic copy; the totals are then the part's, which
+ * the caller sums over the parts.
  */
 #ifndef MINIWEATHER_PHYSICS_H
 #define MINIWEATHER_PHYSICS_H
@@ -20,7 +26,10 @@ struct mw_opts {
 
 /* The model: sizes, background and work arrays. */
 struct model {
-	long nx, nz, w, h;        /* interior cells; padded width and height */
+	long nx, nz, w, h;        /* interior cells (this part's); padded width and height */
+	long gnx, x0;             /* the whole domain's cells in x, this part's first */
+	void (*exchange_x)(struct model *m, double *s);   /* NULL: periodic, one part */
+	void *payload;            /* exchange_x's */
 	double dx, dz, dt;
 	int xfirst;               /* this step splits x then z */
 	double *state, *tmp, *flux, *tend;                  /* state: [NV][h][w] */
@@ -44,6 +53,10 @@ struct mw {
  * exit status (2 for a bad argument, 1 out of memory) after a one-line
  * error on stderr. */
 int mw_setup(struct mw *w, int argc, char **argv);
+/* mw_setup() of part `part` of `parts` in x: --nx must be a multiple of
+ * `parts` (else exit status 2 after a one-line error); only `part` 0
+ * prints --help. The halos in x are periodic until m.exchange_x is set. */
+int mw_setup_part(struct mw *w, int argc, char **argv, int part, int parts);
 /* One time step of the model, in place. */
 void mw_step(struct model *m);
 /* After region call c: the totals mass[c + 1] and energy[c + 1]. */

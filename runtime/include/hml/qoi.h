@@ -6,6 +6,11 @@
  * an HDF5 file, the values are stored there as dataset `name` (replacing one
  * of the same name); otherwise the call does nothing. `hml evaluate` compares
  * the QoI of an accurate run with that of a surrogate run.
+ *
+ * Under MPI (several ranks, found in the launcher's environment: see
+ * hml-runtime(3)), each rank writes its own file, HML_QOI with the rank
+ * before the extension (qoi.h5 -> qoi.r0002.h5), as collection does with
+ * HML_DB; hml evaluate reads the ranks' files as one, in rank order.
  */
 #ifndef HML_QOI_H
 #define HML_QOI_H
