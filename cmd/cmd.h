@@ -249,6 +249,23 @@ int cmd_evaluate_qoi_read(struct hml__qoi_result **out, const struct hml__workfl
  * max_error 0.1: FAILED]"). */
 void cmd_evaluate_qoi_print(const json_t *evaluation);
 
+/*
+ * The error over time (lib/store/qoi_series.h) of the QoIs the accurate
+ * warm-up run (a0) recorded over time, against the surrogate's (s0):
+ * *over_time the evaluation's "over_time" (new reference; NULL when no
+ * QoI was recorded over time), and, when gnuplot is installed, its plot
+ * drawn in `work` (beneath experiment `root`): *png its path (yours),
+ * else NULL after a note on stderr. Errors: hml__qoi_over_time()'s; a
+ * plot that fails is a warning, not an error.
+ */
+int cmd_evaluate_over_time(json_t **over_time, char **png, const struct hml__workflow *w,
+                           const char *a0, const char *s0, const char *root,
+                           const char *work, const char *title);
+
+/* The evaluation's "over_time" as a table on stdout: per QoI, one row per
+ * recorded step (step, error in its metric, RMSE, max abs, relative L2). */
+void cmd_evaluate_over_time_print(const json_t *evaluation);
+
 /* --- hml evaluate's guard report (cmd/evaluate_guard.c) ------------- */
 
 /* The guard of deployment record `deployment` (hml deploy --guard):

@@ -98,6 +98,8 @@ typedef struct evaluation {
 	double *speed_e2e, *speed_region;
 	/* read */
 	hml__qoi_result *qoi;     /* [w->nqoi], qoi[0] the primary's */
+	json_t *over_time;        /* the QoIs' error over time, or NULL (cmd/evaluate_qoi.c) */
+	char *over_time_png;      /* its plot in tmp, or NULL */
 	hml__latency lat;         /* the card's, or measured here when it has none */
 	const char *lat_source;   /* "card", "measured", or NULL: none */
 	hml__prediction pred;     /* from the collected cost and that latency */
@@ -117,6 +119,8 @@ static void evaluation_release(evaluation *e)
 	free(e->model_path);
 	free(e->guard_path);
 	free(e->qoi);
+	json_decref(e->over_time);
+	free(e->over_time_png);
 	hml__workflow_free(e->w);
 	hml__store_free(e->s);
 }
@@ -144,8 +148,14 @@ static void rm_runs(const char *dir, int nruns)
 {
 	static const char *kinds[] = { "a", "s" };
 	static const char *exts[] = { ".h5", ".json", ".log" };
+	static const char *plot[] = { "over_time.dat", "over_time.gp", "gnuplot.log",
+	                              "over-time.png" };
 	char path[4096];
 
+	for (size_t i = 0; i < sizeof(plot) / sizeof(plot[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, plot[i]);
+		unlink(path);
+	}
 	for (int k = 0; k < nruns; k++)
 		for (int i = 0; i < 2; i++)
 			for (int e = 0; e < 3; e++) {
@@ -396,6 +406,17 @@ static void predict(evaluation *e)
 	e->pred_run = hml__predict_run(&e->pred, aw.mean, ar.mean);
 }
 
+/* The error over time of what the application recorded over time. */
+static int over_time(evaluation *e, const char *a0, const char *s0)
+{
+	char title[256];
+
+	snprintf(title, sizeof(title), "model %s (%s) on workflow %s: error over time", e->id,
+	         e->target, e->w->name);
+	return cmd_evaluate_over_time(&e->over_time, &e->over_time_png, e->w, a0, s0,
+	                              hml__store_dir(e->s), e->tmp, title);
+}
+
 /* --- record ---------------------------------------------------------------- */
 
 static json_t *record_json(const evaluation *e)
@@ -418,6 +439,8 @@ static json_t *record_json(const evaluation *e)
 		"values", (json_int_t)err->n, "mape_values", (json_int_t)err->mape_n,
 		"nonfinite", (json_int_t)err->nonfinite));
 	json_object_set_new(rec, "qois", hml__qoi_results_json(e->qoi, e->w->nqoi));
+	if (e->over_time)
+		json_object_set(rec, "over_time", e->over_time);
 	json_object_set_new(rec, "accurate", json_pack("{s:o, s:o}",
 		"wall_seconds", array_json(e->acc.wall, n),
 		"region_seconds", array_json(e->acc.region, n)));
@@ -454,15 +477,17 @@ static json_t *record_json(const evaluation *e)
 /* Register the report and the two compared QoI files. */
 static int record(evaluation *e, const char *a1, const char *s1)
 {
-	const hml__store_file files[2] = {
+	const hml__store_file files[3] = {
 		{ "qoi_accurate", a1, "-accurate.h5", NULL, NULL },
 		{ "qoi_surrogate", s1, "-surrogate.h5", NULL, NULL },
+		{ "over_time_png", e->over_time_png, "-over-time.png", NULL, NULL },
 	};
 	json_t *rec = record_json(e);
 
 	if (!rec)
 		return hml__error_oom();
-	return hml__store_add(e->s, "evaluations", rec, files, 2, 1, e->eid, sizeof(e->eid));
+	return hml__store_add(e->s, "evaluations", rec, files, e->over_time_png ? 3 : 2, 1,
+	                      e->eid, sizeof(e->eid));
 }
 
 /* --- print ----------------------------------------------------------------- */
@@ -508,6 +533,7 @@ static void print(const evaluation *e)
 	printf("%s: model %s (%s) on workflow %s, %d measured runs each\n", e->eid, e->id,
 	       e->target, e->w->name, e->nrep);
 	cmd_evaluate_qoi_print(hml__store_find(e->s, "evaluations", e->eid));
+	cmd_evaluate_over_time_print(hml__store_find(e->s, "evaluations", e->eid));
 	hml__format_speedup_range(speed, sizeof(speed), &e2e);
 	printf("end to end:      accurate %.3f s (sd %.3f), surrogate %.3f s (sd %.3f), speedup %s\n",
 	       aw.mean, aw.stdev, sw.mean, sw.stdev, speed);
@@ -570,7 +596,8 @@ int cmd_evaluate(int argc, char **argv)
 	if (rc == 0 && (rc = run(&e)) == 0) {
 		snprintf(a0, sizeof(a0), "%s/a0.h5", e.tmp);
 		snprintf(s0, sizeof(s0), "%s/s0.h5", e.tmp);
-		if ((rc = cmd_evaluate_qoi_read(&e.qoi, e.w, a0, s0)) == 0) {
+		if ((rc = cmd_evaluate_qoi_read(&e.qoi, e.w, a0, s0)) == 0 &&
+		    (rc = over_time(&e, a0, s0)) == 0) {
 			read_latency(&e);
 			predict(&e);
 			if ((rc = record(&e, a0, s0)) == 0)
