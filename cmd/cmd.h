@@ -327,6 +327,36 @@ const char *cmd_qoi_check_dataset(const cmd_qoi_check *q);
 int64_t cmd_qoi_check_seed(const cmd_qoi_check *q);
 void cmd_qoi_check_free(cmd_qoi_check *q);
 
+/* --- hml search-worker's runs of an iterative application (cmd/search_run.c) */
+typedef struct cmd_search_run cmd_search_run;
+struct hml__dataset;
+
+/*
+ * Open the runs of init message's "run" (lib/search/wire.h) for region
+ * `region`: the workflow, a directory for the runs' files, and the data
+ * set of each k (loaded with `nonfinite`, an hml__nonfinite); *rows: all
+ * their rows. *out yours: cmd_search_run_free(). Errors: the workflow's,
+ * the data's, HML_EIO for the directory, HML_ENOMEM.
+ */
+int cmd_search_run_open(cmd_search_run **out, const json_t *run, const char *region,
+                        int nonfinite, long long *rows);
+
+/* The data set collected at k (-1: k not searched), or NULL (HML_EINVALID
+ * "no data set was collected with k 7"). Borrowed from r. */
+const struct hml__dataset *cmd_search_run_data(cmd_search_run *r, long long k);
+
+/*
+ * Run the application with `model` at k and interleave (-1: not searched),
+ * after its accurate run at k (once per k), and compare their QoIs: *err
+ * the primary QoI's error in its metric. Errors: a failed or interrupted
+ * run, a QoI the runs did not write or whose shapes differ, an accurate
+ * run with NaN or Inf.
+ */
+int cmd_search_run_qoi(cmd_search_run *r, const char *model, long long k, long long interleave,
+                       long trial, double *err);
+
+void cmd_search_run_free(cmd_search_run *r);
+
 /*
  * hml search --qoi-check K (cmd/search_qoi.c): check the K most accurate
  * registered models of search `id`'s front on the application and record

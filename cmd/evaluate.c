@@ -260,7 +260,7 @@ static int run_one(evaluation *e, int which, int k, cmd_progress **bar)
 	const char *kind = which ? "s" : "a";
 	hml__run_config config = { which ? HML__RUN_SURROGATE : HML__RUN_ACCURATE, NULL,
 	                           e->label, e->model_path, NULL, NULL,
-	                           which ? e->guard_path : NULL, NULL };
+	                           which ? e->guard_path : NULL, NULL, 0 };
 	char qoi[4096], prof[4096], log[4096];
 	series *se = which ? &e->sur : &e->acc;
 	hml__profile_record rec;

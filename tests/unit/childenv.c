@@ -55,7 +55,7 @@ static const char *const wf_env[] = {
 
 TEST(caller_hml_variables_removed)
 {
-	const hml__run_config c = { HML__RUN_ACCURATE, NULL, NULL, NULL, NULL, NULL, NULL, NULL };
+	const hml__run_config c = { HML__RUN_ACCURATE, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0 };
 	char **env = NULL;
 	int times;
 
@@ -75,7 +75,7 @@ TEST(caller_hml_variables_removed)
 
 TEST(workflow_env_cannot_override_the_configuration)
 {
-	const hml__run_config c = { HML__RUN_ACCURATE, NULL, NULL, NULL, "/run/q.h5", "/run/p.json", NULL, NULL };
+	const hml__run_config c = { HML__RUN_ACCURATE, NULL, NULL, NULL, "/run/q.h5", "/run/p.json", NULL, NULL, 0 };
 	char **env = NULL;
 	int times;
 
@@ -102,7 +102,7 @@ TEST(workflow_env_cannot_override_the_configuration)
 
 TEST(collect_configuration)
 {
-	const hml__run_config c = { HML__RUN_COLLECT, "/exp/data/.tmp-1.h5", NULL, NULL, NULL, NULL, NULL, NULL };
+	const hml__run_config c = { HML__RUN_COLLECT, "/exp/data/.tmp-1.h5", NULL, NULL, NULL, NULL, NULL, NULL, 0 };
 	char **env = NULL;
 	int times;
 
@@ -120,7 +120,7 @@ TEST(collect_configuration)
 TEST(collect_keep)
 {
 	hml__collect_keep k = { 0.25, 20000, 1, 7, "shuffle+deflate:4" };
-	hml__run_config c = { HML__RUN_COLLECT, "/d.h5", NULL, NULL, NULL, NULL, NULL, &k };
+	hml__run_config c = { HML__RUN_COLLECT, "/d.h5", NULL, NULL, NULL, NULL, NULL, &k, 0 };
 	char **env = NULL;
 	int times;
 
@@ -161,7 +161,7 @@ TEST(surrogate_configuration)
 {
 	const hml__run_config c = { HML__RUN_SURROGATE, NULL, "bin.omial-2", "/exp/models/m2.pt",
 	                            "/run/q.h5", NULL, "/exp/models/m2.guard-bounds.json",
-	                            NULL };
+	                            NULL, 0 };
 	char **env = NULL;
 	int times;
 
@@ -183,7 +183,7 @@ TEST(guarded_configuration)
 {
 	const hml__run_config c = { HML__RUN_GUARDED, "/exp/data/.tmp-2.h5", "bin.omial-2",
 	                            "/exp/models/m2.pt", NULL, NULL,
-	                            "/exp/models/m2.guard-bounds.json", NULL };
+	                            "/exp/models/m2.guard-bounds.json", NULL, 0 };
 	hml__run_config no_guard = c;
 	char **env = NULL;
 	int times;
@@ -209,7 +209,7 @@ TEST(guarded_configuration)
 
 TEST(empty_inputs)
 {
-	const hml__run_config c = { HML__RUN_ACCURATE, NULL, NULL, NULL, NULL, NULL, NULL, NULL };
+	const hml__run_config c = { HML__RUN_ACCURATE, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0 };
 	char **env = NULL;
 
 	CHECK_OK(hml__childenv_build(&env, &c, NULL, NULL));
@@ -219,10 +219,10 @@ TEST(empty_inputs)
 
 TEST(incomplete_configuration)
 {
-	const hml__run_config collect = { HML__RUN_COLLECT, NULL, NULL, NULL, NULL, NULL, NULL, NULL };
-	const hml__run_config sur = { HML__RUN_SURROGATE, NULL, "r", NULL, NULL, NULL, NULL, NULL };
+	const hml__run_config collect = { HML__RUN_COLLECT, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0 };
+	const hml__run_config sur = { HML__RUN_SURROGATE, NULL, "r", NULL, NULL, NULL, NULL, NULL, 0 };
 	char label[100], **env = (char **)1;
-	hml__run_config long_label = { HML__RUN_SURROGATE, NULL, label, "/m.pt", NULL, NULL, NULL, NULL };
+	hml__run_config long_label = { HML__RUN_SURROGATE, NULL, label, "/m.pt", NULL, NULL, NULL, NULL, 0 };
 
 	CHECK_FAILS(hml__childenv_build(&env, &collect, shell, NULL), HML_EINVALID,
 	            "a collect run needs a data file");
