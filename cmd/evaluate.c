@@ -29,6 +29,7 @@
 #include "deploy/metrics.h"
 #include "run/argv.h"
 #include "run/childenv.h"
+#include "run/search_args.h"
 #include "run/workflow.h"
 #include "store/checked.h"
 #include "store/cost.h"
@@ -38,7 +39,7 @@
 #include "sys/fsutil.h"
 #include "train/dataset.h"
 
-static int64_t repeat = -1;
+static int64_t repeat = -1, k_opt = -1, interleave_opt = -1;
 static const char *args_text;
 static int keep;
 
@@ -49,12 +50,17 @@ static const cmd_option options[] = {
 	  "the application's arguments instead of the workflow's evaluate args (split on blanks)" },
 	{ "keep-runs", 0, CMD_OPT_FLAG, &keep, NULL,
 	  "keep every run's QoI, profile and log in eval/<id>-runs/" },
+	{ "k", 0, CMD_OPT_INT, &k_opt, "K",
+	  "steps per model call: the workflow's search_args.k argument set to K" },
+	{ "interleave", 0, CMD_OPT_INT, &interleave_opt, "N",
+	  "the model for N calls, then the original code for one (0: every call)" },
 	CMD_RUN_TIMEOUT_OPTION,
 	{ NULL, 0, 0, NULL, NULL, NULL }
 };
 
 static const cmd_range ranges[] = {
-	{ "repeat", 1, 1000000, 0 }, { "run-timeout", 0, INFINITY, 0 }, { NULL, 0, 0, 0 }
+	{ "repeat", 1, 1000000, 0 }, { "run-timeout", 0, INFINITY, 0 }, { "k", 1, INT32_MAX, 0 },
+	{ "interleave", 0, 1000000000, 0 }, { NULL, 0, 0, 0 }
 };
 
 static const cmd_spec spec = {
@@ -93,6 +99,7 @@ typedef struct evaluation {
 	char *guard_path;         /* the deployment's guard file, or NULL */
 	const char *guard_spec;   /* its spec ("bounds:margin=0"), or NULL: none */
 	int nrep;
+	int interleave;           /* > 0: the runtime's interleave mode in surrogate runs */
 	/* run */
 	series acc, sur;
 	double *speed_e2e, *speed_region;
@@ -200,6 +207,38 @@ static int plan_model(evaluation *e, const char *named)
 	return named ? 0 : cmd_evaluate_guard_plan(e->s, dep.json, &e->guard_path, &e->guard_spec);
 }
 
+/* --k and --interleave as the workflow's search_args declare them
+ * (lib/run/search_args.h): arguments of the application, or the
+ * runtime's interleave mode. */
+static int set_arg(evaluation *e, const char *arg, int64_t v)
+{
+	char **argv = NULL;
+	int rc = hml__search_args_set(&argv, e->argv, arg, v);
+
+	if (rc == 0) {
+		hml__strv_free(e->argv);
+		e->argv = argv;
+	}
+	return rc;
+}
+
+static int plan_search_args(evaluation *e)
+{
+	const hml__search_args *a = &e->w->search_args;
+
+	e->interleave = interleave_opt > 0 ? (int)interleave_opt : 0;
+	if (k_opt > 0 && !a->k.arg)
+		return hml__error_set(HML_EINVALID, "--k: workflow '%s' declares no steps per model "
+		                      "call (search_args.k in hml-workflow(5))", e->w->name);
+	if (k_opt > 0 && set_arg(e, a->k.arg, k_opt) < 0)
+		return HML_ENOMEM;
+	if (interleave_opt >= 0 && a->interleave.arg) {
+		e->interleave = 0;
+		return set_arg(e, a->interleave.arg, interleave_opt);
+	}
+	return 0;
+}
+
 /* The application's argv: the program, then the arguments after "--"
  * (`extra`), or --args, or the workflow's. */
 static int plan_argv(evaluation *e, char **extra, int nextra)
@@ -216,7 +255,7 @@ static int plan_argv(evaluation *e, char **extra, int nextra)
 	if (rc == 0)
 		rc = hml__argv_build(&e->argv, e->w->program, (const char *const *)args, NULL);
 	hml__strv_free(args);
-	return rc;
+	return rc == 0 ? plan_search_args(e) : rc;
 }
 
 static int plan(evaluation *e, const char *named, char **extra, int nextra)
@@ -260,7 +299,8 @@ static int run_one(evaluation *e, int which, int k, cmd_progress **bar)
 	const char *kind = which ? "s" : "a";
 	hml__run_config config = { which ? HML__RUN_SURROGATE : HML__RUN_ACCURATE, NULL,
 	                           e->label, e->model_path, NULL, NULL,
-	                           which ? e->guard_path : NULL, NULL, 0 };
+	                           which ? e->guard_path : NULL, NULL,
+	                           which ? e->interleave : 0 };
 	char qoi[4096], prof[4096], log[4096];
 	series *se = which ? &e->sur : &e->acc;
 	hml__profile_record rec;
@@ -439,6 +479,8 @@ static json_t *record_json(const evaluation *e)
 		"values", (json_int_t)err->n, "mape_values", (json_int_t)err->mape_n,
 		"nonfinite", (json_int_t)err->nonfinite));
 	json_object_set_new(rec, "qois", hml__qoi_results_json(e->qoi, e->w->nqoi));
+	if (e->interleave > 0)
+		json_object_set_new(rec, "interleave", json_integer(e->interleave));
 	if (e->over_time)
 		json_object_set(rec, "over_time", e->over_time);
 	json_object_set_new(rec, "accurate", json_pack("{s:o, s:o}",

@@ -179,6 +179,22 @@ TEST(surrogate_configuration)
 	hml__strv_free(env);
 }
 
+/* The interleave mode instead of infer, for the region only. */
+TEST(interleave_configuration)
+{
+	const hml__run_config c = { HML__RUN_SURROGATE, NULL, "mw", "/m.pt", NULL, NULL, NULL,
+	                            NULL, 3 };
+	char **env = NULL;
+	int times;
+
+	CHECK_OK(hml__childenv_build(&env, &c, shell, wf_env));
+	CHECK_STR(get(env, "HML_MODE", &times), "off");
+	CHECK_STR(get(env, "HML_MODE_MW", &times), "interleave");
+	CHECK_STR(get(env, "HML_INTERLEAVE_MW", &times), "3");
+	CHECK_STR(get(env, "HML_MODEL_MW", &times), "/m.pt");
+	hml__strv_free(env);
+}
+
 TEST(guarded_configuration)
 {
 	const hml__run_config c = { HML__RUN_GUARDED, "/exp/data/.tmp-2.h5", "bin.omial-2",
@@ -257,6 +273,7 @@ int main(void)
 	RUN(workflow_env_cannot_override_the_configuration);
 	RUN(collect_configuration);
 	RUN(surrogate_configuration);
+	RUN(interleave_configuration);
 	RUN(guarded_configuration);
 	RUN(empty_inputs);
 	RUN(incomplete_configuration);
