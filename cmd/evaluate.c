@@ -29,7 +29,6 @@
 #include "deploy/metrics.h"
 #include "run/argv.h"
 #include "run/childenv.h"
-#include "run/search_args.h"
 #include "run/workflow.h"
 #include "store/checked.h"
 #include "store/cost.h"
@@ -207,38 +206,6 @@ static int plan_model(evaluation *e, const char *named)
 	return named ? 0 : cmd_evaluate_guard_plan(e->s, dep.json, &e->guard_path, &e->guard_spec);
 }
 
-/* --k and --interleave as the workflow's search_args declare them
- * (lib/run/search_args.h): arguments of the application, or the
- * runtime's interleave mode. */
-static int set_arg(evaluation *e, const char *arg, int64_t v)
-{
-	char **argv = NULL;
-	int rc = hml__search_args_set(&argv, e->argv, arg, v);
-
-	if (rc == 0) {
-		hml__strv_free(e->argv);
-		e->argv = argv;
-	}
-	return rc;
-}
-
-static int plan_search_args(evaluation *e)
-{
-	const hml__search_args *a = &e->w->search_args;
-
-	e->interleave = interleave_opt > 0 ? (int)interleave_opt : 0;
-	if (k_opt > 0 && !a->k.arg)
-		return hml__error_set(HML_EINVALID, "--k: workflow '%s' declares no steps per model "
-		                      "call (search_args.k in hml-workflow(5))", e->w->name);
-	if (k_opt > 0 && set_arg(e, a->k.arg, k_opt) < 0)
-		return HML_ENOMEM;
-	if (interleave_opt >= 0 && a->interleave.arg) {
-		e->interleave = 0;
-		return set_arg(e, a->interleave.arg, interleave_opt);
-	}
-	return 0;
-}
-
 /* The application's argv: the program, then the arguments after "--"
  * (`extra`), or --args, or the workflow's. */
 static int plan_argv(evaluation *e, char **extra, int nextra)
@@ -255,7 +222,8 @@ static int plan_argv(evaluation *e, char **extra, int nextra)
 	if (rc == 0)
 		rc = hml__argv_build(&e->argv, e->w->program, (const char *const *)args, NULL);
 	hml__strv_free(args);
-	return rc == 0 ? plan_search_args(e) : rc;
+	return rc == 0 ? cmd_evaluate_search_args(&e->argv, &e->interleave, e->w, k_opt,
+	                                          interleave_opt) : rc;
 }
 
 static int plan(evaluation *e, const char *named, char **extra, int nextra)

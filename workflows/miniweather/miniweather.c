@@ -9,6 +9,14 @@
  * --warm W accurate steps run first, outside the region (the paper ran
  * 1000 accurate steps and then let the model take over).
  *
+ * Steps per model call: the model replaces one region call, so it
+ * predicts the state --k steps ahead and is trained on data collected at
+ * that --k; a larger k makes fewer model calls (less error build-up, a
+ * harder map). workflow.json's search_args declare --k (5, 10, 20) and the
+ * runtime's interleave ratio (0 to 4) to hml search, which judges each
+ * pair by the error of the final state after the whole run
+ * (hml-workflow(5), hml-search(1)).
+ *
  * Quantities of interest (HML_QOI): "state" (the final interior state,
  * [4, nz, nx]), "mass" and "energy" (after the warm-up and after each
  * region call: [calls + 1]), and "trajectory", the interior state over
