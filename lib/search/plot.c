@@ -160,6 +160,8 @@ static void axis_range(FILE *f, const char *axis, double lo, double hi)
 /* The error axis' name: "RMSE" or "MAPE (%)" (gnuplot text). */
 static const char *metric_label(const hml__search_results *r)
 {
+	if (r->metric && strcmp(r->metric, "qoi") == 0)
+		return "QoI error after the run";
 	return r->metric && strcmp(r->metric, "mape") == 0 ? "MAPE (%)" : "RMSE";
 }
 
