@@ -252,15 +252,17 @@ void cmd_evaluate_qoi_print(const json_t *evaluation);
 /* --- hml evaluate of an iterative application (cmd/evaluate_iterative.c) */
 
 /*
- * --k K and --interleave N (-1: not given) as workflow `w` declares them
- * (search_args): *argv (the application's, replaced) with the k argument
- * (and the interleave argument when the workflow declares one) set;
- * *interleave the runtime's interleave ratio for the surrogate runs (0:
- * infer). Errors: HML_EINVALID "--k: workflow 'W' declares no steps per
- * model call (search_args.k in hml-workflow(5))", HML_ENOMEM.
+ * --k K and --interleave N (-1: not given; then those of model record
+ * `model`'s "iterative", when an iterative search registered it) as
+ * workflow `w` declares them (search_args): *argv (the application's,
+ * replaced) with the k argument (and the interleave argument when the
+ * workflow declares one) set; *interleave the runtime's interleave ratio
+ * for the surrogate runs (0: infer). Errors: HML_EINVALID "--k: workflow
+ * 'W' declares no steps per model call (search_args.k in
+ * hml-workflow(5))", HML_ENOMEM.
  */
 int cmd_evaluate_search_args(char ***argv, int *interleave, const struct hml__workflow *w,
-                             int64_t k, int64_t il);
+                             const json_t *model, int64_t k, int64_t il);
 
 /*
  * The error over time (lib/store/qoi_series.h) of the QoIs the accurate

@@ -222,7 +222,8 @@ static int plan_argv(evaluation *e, char **extra, int nextra)
 	if (rc == 0)
 		rc = hml__argv_build(&e->argv, e->w->program, (const char *const *)args, NULL);
 	hml__strv_free(args);
-	return rc == 0 ? cmd_evaluate_search_args(&e->argv, &e->interleave, e->w, k_opt,
+	return rc == 0 ? cmd_evaluate_search_args(&e->argv, &e->interleave, e->w,
+	                                          hml__store_find(e->s, "models", e->id), k_opt,
 	                                          interleave_opt) : rc;
 }
 

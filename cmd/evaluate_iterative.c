@@ -30,9 +30,16 @@ static int set_arg(char ***argv, const char *arg, int64_t v)
 }
 
 int cmd_evaluate_search_args(char ***argv, int *interleave, const hml__workflow *w,
-                             int64_t k, int64_t il)
+                             const json_t *model, int64_t k, int64_t il)
 {
 	const hml__search_args *a = &w->search_args;
+	const json_t *it = json_object_get(model, "iterative");
+
+	/* a model an iterative search registered: its k and interleave by default */
+	if (k < 0 && json_is_integer(json_object_get(it, "k")))
+		k = json_integer_value(json_object_get(it, "k"));
+	if (il < 0 && json_is_integer(json_object_get(it, "interleave")))
+		il = json_integer_value(json_object_get(it, "interleave"));
 
 	*interleave = il > 0 ? (int)il : 0;
 	if (k > 0 && !a->k.arg)

@@ -1040,6 +1040,26 @@ int hml__coordinator_run(hml__coordinator *c)
 
 /* A "models" record for trial i, in the layout of hml train's (lib/store/records.h
  * writes it; what the trial's summary lacks is null). */
+/* An iterative application's model: the k it predicts ahead and the
+ * interleave it was judged at, with that QoI error (the card's
+ * "iterative"), for hml evaluate --k --interleave. Steals rec. */
+static json_t *iterative_facts(json_t *rec, const hml__coordinator *c, const search_trial *t)
+{
+	long long k, il;
+
+	if (!rec || !t->m.has_qoi)
+		return rec;
+	hml__iterative_choice(c->cfg[t->config], &k, &il);
+	if (json_object_set_new(rec, "iterative", json_pack("{s:o, s:o, s:o}",
+	                        "k", k >= 0 ? json_integer(k) : json_null(),
+	                        "interleave", il >= 0 ? json_integer(il) : json_null(),
+	                        "qoi_error", hml__json_real(t->m.qoi_error))) < 0) {
+		json_decref(rec);
+		return NULL;
+	}
+	return rec;
+}
+
 static json_t *model_record(const hml__coordinator *c, long i)
 {
 	const hml__search_plan *p = c->p;
@@ -1078,7 +1098,7 @@ static json_t *model_record(const hml__coordinator *c, long i)
 	f = (hml__model_facts){ p->workflow_name, p->region, json_object_get(reg, "input_shape"),
 	                        json_object_get(reg, "output_shape"), p->ds_ids, p->nds, &o, &r,
 	                        NULL, -1, -1, p->id, i, t->config, NULL, NULL };
-	return hml__model_record_new(c->o.store, &f);
+	return iterative_facts(hml__model_record_new(c->o.store, &f), c, t);
 }
 
 /* The region's data for the front models' cards, loaded once; NULL
