@@ -74,47 +74,7 @@ static const cmd_spec spec = {
 	options, 0, -1, ranges
 };
 
-/* One configuration's measured runs. */
-typedef struct series {
-	double *wall, *region;
-	int64_t model_calls, fallback_calls, original_calls;
-	cmd_guard_counts guard;
-	int unverified;           /* runs whose output failed the workflow's verify.pattern */
-} series;
-
-/*
- * An evaluation, step by step: plan (what to run: the model, its workflow
- * and region, the application's argv, a scratch directory), run (the
- * alternating series), read (the QoI of the warm-up pair and its
- * errors), record (the report in the experiment), print.
- */
-typedef struct evaluation {
-	/* plan */
-	hml__store *s;
-	hml__workflow *w;
-	const char *id, *label;
-	const char *target;       /* "torchscript", or "c" for a compiled deployment */
-	char *model_path, *tmp, **argv;
-	char *guard_path;         /* the deployment's guard file, or NULL */
-	const char *guard_spec;   /* its spec ("bounds:margin=0"), or NULL: none */
-	int nrep;
-	int interleave;           /* > 0: the runtime's interleave mode in surrogate runs */
-	/* run */
-	series acc, sur;
-	double *speed_e2e, *speed_region;
-	/* read */
-	hml__qoi_result *qoi;     /* [w->nqoi], qoi[0] the primary's */
-	json_t *over_time;        /* the QoIs' error over time, or NULL (cmd/evaluate_qoi.c) */
-	char *over_time_png;      /* its plot in tmp, or NULL */
-	hml__latency lat;         /* the card's, or measured here when it has none */
-	const char *lat_source;   /* "card", "measured", or NULL: none */
-	hml__prediction pred;     /* from the collected cost and that latency */
-	double pred_run;          /* end to end for these runs, from their accurate times */
-	double acc_wall_max;      /* the slowest accurate run's wall time, warm-up included */
-	double collected_wall;    /* the slowest collected run's: the accurate runs' limit */
-	/* record */
-	char eid[32];
-} evaluation;
+#include "evaluate.h"
 
 static void evaluation_release(evaluation *e)
 {
@@ -501,73 +461,6 @@ static int record(evaluation *e, const char *a1, const char *s1)
 	                      e->eid, sizeof(e->eid));
 }
 
-/* --- print ----------------------------------------------------------------- */
-
-/* Predicted against measured. */
-static void print_predicted(const evaluation *e, double region, double e2e)
-{
-	char cost[32], lat[64], a[32], b[32], c[32], d[32];
-
-	if (isnan(e->pred.region)) {
-		printf("predicted:       unknown (%s)\n", isnan(e->pred.cost_per_row) ?
-		       "the training data record no cost of the region's original code" :
-		       "no latency of the model in this form");
-		return;
-	}
-	hml__format_speedup(a, sizeof(a), e->pred.region);
-	hml__format_speedup(b, sizeof(b), e->pred_run);
-	hml__format_speedup(c, sizeof(c), region);
-	hml__format_speedup(d, sizeof(d), e2e);
-	printf("predicted:       region %s, end to end %s (original code %s per row, model %s); "
-	       "measured %s and %s\n", a, b,
-	       hml__format_seconds(cost, sizeof(cost), e->pred.cost_per_row, 2),
-	       hml__prediction_model_text(lat, sizeof(lat), &e->pred), c, d);
-}
-
-static void print(const evaluation *e)
-{
-	hml__summary e2e, reg, aw, sw, ar, sr;
-	char speed[128];
-	const size_t n = (size_t)e->nrep;
-
-	if (g_cmd.json) {
-		cmd_json_print(json_pack("{s:O}", "evaluation",
-		                         hml__store_find(e->s, "evaluations", e->eid)));
-		return;
-	}
-	hml__summary_compute(&e2e, e->speed_e2e, n);
-	hml__summary_compute(&reg, e->speed_region, n);
-	hml__summary_compute(&aw, e->acc.wall, n);
-	hml__summary_compute(&sw, e->sur.wall, n);
-	hml__summary_compute(&ar, e->acc.region, n);
-	hml__summary_compute(&sr, e->sur.region, n);
-	printf("%s: model %s (%s) on workflow %s, %d measured runs each\n", e->eid, e->id,
-	       e->target, e->w->name, e->nrep);
-	cmd_evaluate_qoi_print(hml__store_find(e->s, "evaluations", e->eid));
-	cmd_evaluate_over_time_print(hml__store_find(e->s, "evaluations", e->eid));
-	hml__format_speedup_range(speed, sizeof(speed), &e2e);
-	printf("end to end:      accurate %.3f s (sd %.3f), surrogate %.3f s (sd %.3f), speedup %s\n",
-	       aw.mean, aw.stdev, sw.mean, sw.stdev, speed);
-	hml__format_speedup_range(speed, sizeof(speed), &reg);
-	printf("region %-8s accurate %.3f s (sd %.3f), surrogate %.4f s (sd %.4f), speedup %s\n",
-	       e->label, ar.mean, ar.stdev, sr.mean, sr.stdev, speed);
-	{
-		const json_t *c = json_object_get(hml__store_find(e->s, "evaluations", e->eid),
-		                                  "card_latency");
-		double v = hml__json_number(c, "seconds_per_sample");
-
-		if (isfinite(v))
-			printf("%-16s %s %.4g us per sample at batch %lld\n",
-			       e->lat_source && strcmp(e->lat_source, "measured") == 0 ? "latency:" :
-			       "model card:", e->target, v * 1e6,
-			       (long long)json_integer_value(json_object_get(c, "batch")));
-	}
-	cmd_evaluate_guard_print(hml__store_find(e->s, "evaluations", e->eid));
-	print_predicted(e, reg.mean, e2e.mean);
-	cmd_app_verification_print(hml__store_find(e->s, "evaluations", e->eid));
-	printf("report: eval/%s.json\n", e->eid);
-}
-
 /* --- the command ----------------------------------------------------------- */
 
 /* Parse the command line; -1 when it is fine, else the exit code. */
@@ -612,7 +505,7 @@ int cmd_evaluate(int argc, char **argv)
 			read_latency(&e);
 			predict(&e);
 			if ((rc = record(&e, a0, s0)) == 0)
-				print(&e);
+				cmd_evaluate_print(&e);
 		}
 	}
 	if (rc < 0)
