@@ -262,6 +262,38 @@ const char *cmd_evaluate_latency(struct hml__latency *lat, struct hml__store *s,
  * max_error 0.1: FAILED]"). */
 void cmd_evaluate_qoi_print(const json_t *evaluation);
 
+/* --- hml evaluate of an iterative application (cmd/evaluate_iterative.c) */
+
+/*
+ * --k K and --interleave N (-1: not given; then those of model record
+ * `model`'s "iterative", when an iterative search registered it) as
+ * workflow `w` declares them (search_args): *argv (the application's,
+ * replaced) with the k argument (and the interleave argument when the
+ * workflow declares one) set; *interleave the runtime's interleave ratio
+ * for the surrogate runs (0: infer). Errors: HML_EINVALID "--k: workflow
+ * 'W' declares no steps per model call (search_args.k in
+ * hml-workflow(5))", HML_ENOMEM.
+ */
+int cmd_evaluate_search_args(char ***argv, int *interleave, const struct hml__workflow *w,
+                             const json_t *model, int64_t k, int64_t il);
+
+/*
+ * The error over time (lib/store/qoi_series.h) of the QoIs the accurate
+ * warm-up run (a0) recorded over time, against the surrogate's (s0):
+ * *over_time the evaluation's "over_time" (new reference; NULL when no
+ * QoI was recorded over time), and, when gnuplot is installed, its plot
+ * drawn in `work` (beneath experiment `root`): *png its path (yours),
+ * else NULL after a note on stderr. Errors: hml__qoi_over_time()'s; a
+ * plot that fails is a warning, not an error.
+ */
+int cmd_evaluate_over_time(json_t **over_time, char **png, const struct hml__workflow *w,
+                           const char *a0, const char *s0, const char *root,
+                           const char *work, const char *title);
+
+/* The evaluation's "over_time" as a table on stdout: per QoI, one row per
+ * recorded step (step, error in its metric, RMSE, max abs, relative L2). */
+void cmd_evaluate_over_time_print(const json_t *evaluation);
+
 /* --- hml evaluate's guard report (cmd/evaluate_guard.c) ------------- */
 
 /* The guard of deployment record `deployment` (hml deploy --guard):
@@ -322,6 +354,36 @@ const char *cmd_qoi_check_metric(const cmd_qoi_check *q);
 const char *cmd_qoi_check_dataset(const cmd_qoi_check *q);
 int64_t cmd_qoi_check_seed(const cmd_qoi_check *q);
 void cmd_qoi_check_free(cmd_qoi_check *q);
+
+/* --- hml search-worker's runs of an iterative application (cmd/search_run.c) */
+typedef struct cmd_search_run cmd_search_run;
+struct hml__dataset;
+
+/*
+ * Open the runs of init message's "run" (lib/search/wire.h) for region
+ * `region`: the workflow, a directory for the runs' files, and the data
+ * set of each k (loaded with `nonfinite`, an hml__nonfinite); *rows: all
+ * their rows. *out yours: cmd_search_run_free(). Errors: the workflow's,
+ * the data's, HML_EIO for the directory, HML_ENOMEM.
+ */
+int cmd_search_run_open(cmd_search_run **out, const json_t *run, const char *region,
+                        int nonfinite, long long *rows);
+
+/* The data set collected at k (-1: k not searched), or NULL (HML_EINVALID
+ * "no data set was collected with k 7"). Borrowed from r. */
+const struct hml__dataset *cmd_search_run_data(cmd_search_run *r, long long k);
+
+/*
+ * Run the application with `model` at k and interleave (-1: not searched),
+ * after its accurate run at k (once per k), and compare their QoIs: *err
+ * the primary QoI's error in its metric. Errors: a failed or interrupted
+ * run, a QoI the runs did not write or whose shapes differ, an accurate
+ * run with NaN or Inf.
+ */
+int cmd_search_run_qoi(cmd_search_run *r, const char *model, long long k, long long interleave,
+                       long trial, double *err);
+
+void cmd_search_run_free(cmd_search_run *r);
 
 /*
  * hml search --qoi-check K (cmd/search_qoi.c): check the K most accurate

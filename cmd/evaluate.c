@@ -26,6 +26,7 @@
 
 #include "cmd.h"
 #include "collect_mpi.h"
+#include "evaluate.h"
 #include "evaluate_mpi.h"
 #include "core/beneath.h"
 #include "core/profile_file.h"
@@ -42,7 +43,7 @@
 #include "store/store.h"
 #include "sys/fsutil.h"
 
-static int64_t repeat = -1, ranks_opt = -1;
+static int64_t repeat = -1, ranks_opt = -1, k_opt = -1, interleave_opt = -1;
 static const char *args_text;
 static int keep;
 
@@ -55,13 +56,18 @@ static const cmd_option options[] = {
 	  "keep every run's QoI, profile and log in eval/<id>-runs/" },
 	{ "ranks", 0, CMD_OPT_INT, &ranks_opt, "N",
 	  "an MPI workflow's ranks (default: the workflow's \"ranks\")" },
+	{ "k", 0, CMD_OPT_INT, &k_opt, "K",
+	  "steps per model call: the workflow's search_args.k argument set to K" },
+	{ "interleave", 0, CMD_OPT_INT, &interleave_opt, "N",
+	  "the model for N calls, then the original code for one (0: every call)" },
 	CMD_RUN_TIMEOUT_OPTION,
 	{ NULL, 0, 0, NULL, NULL, NULL }
 };
 
 static const cmd_range ranges[] = {
 	{ "repeat", 1, 1000000, 0 }, { "ranks", 1, HML__RANKS_MAX, 0 },
-	{ "run-timeout", 0, INFINITY, 0 }, { NULL, 0, 0, 0 }
+	{ "run-timeout", 0, INFINITY, 0 }, { "k", 1, INT32_MAX, 0 },
+	{ "interleave", 0, 1000000000, 0 }, { NULL, 0, 0, 0 }
 };
 
 static const cmd_spec spec = {
@@ -76,47 +82,6 @@ static const cmd_spec spec = {
 	options, 0, -1, ranges
 };
 
-/* One configuration's measured runs. */
-typedef struct series {
-	double *wall, *region;
-	int64_t model_calls, fallback_calls, original_calls;
-	cmd_guard_counts guard;
-	int unverified;           /* runs whose output failed the workflow's verify.pattern */
-} series;
-
-/*
- * An evaluation, step by step: plan (what to run: the model, its workflow
- * and region, the application's argv, a scratch directory), run (the
- * alternating series), read (the QoI of the warm-up pair and its
- * errors), record (the report in the experiment), print.
- */
-typedef struct evaluation {
-	/* plan */
-	hml__store *s;
-	hml__workflow *w;
-	const char *id, *label;
-	const char *target;       /* "torchscript", or "c" for a compiled deployment */
-	char *model_path, *tmp, **argv;
-	char **launcher;          /* an MPI workflow's (collect_mpi.h), else NULL */
-	int ranks;                /* its ranks, each with its QoI file and profile; else 1 */
-	char *guard_path;         /* the deployment's guard file, or NULL */
-	const char *guard_spec;   /* its spec ("bounds:margin=0"), or NULL: none */
-	int nrep;
-	/* run */
-	series acc, sur;
-	double *speed_e2e, *speed_region;
-	/* read */
-	hml__qoi_result *qoi;     /* [w->nqoi], qoi[0] the primary's */
-	hml__latency lat;         /* the card's, or measured here when it has none */
-	const char *lat_source;   /* "card", "measured", or NULL: none */
-	hml__prediction pred;     /* from the collected cost and that latency */
-	double pred_run;          /* end to end for these runs, from their accurate times */
-	double acc_wall_max;      /* the slowest accurate run's wall time, warm-up included */
-	double collected_wall;    /* the slowest collected run's: the accurate runs' limit */
-	/* record */
-	char eid[32];
-} evaluation;
-
 static void evaluation_release(evaluation *e)
 {
 	free(e->acc.wall); free(e->acc.region); free(e->sur.wall); free(e->sur.region);
@@ -127,6 +92,8 @@ static void evaluation_release(evaluation *e)
 	free(e->model_path);
 	free(e->guard_path);
 	free(e->qoi);
+	json_decref(e->over_time);
+	free(e->over_time_png);
 	hml__workflow_free(e->w);
 	hml__store_free(e->s);
 }
@@ -201,6 +168,10 @@ static int plan_argv(evaluation *e, char **extra, int nextra)
 	if (rc == 0)
 		rc = hml__argv_build(&e->argv, e->w->program, (const char *const *)args, NULL);
 	hml__strv_free(args);
+	if (rc == 0)
+		rc = cmd_evaluate_search_args(&e->argv, &e->interleave, e->w,
+		                              hml__store_find(e->s, "models", e->id), k_opt,
+		                              interleave_opt);
 	if (rc == 0 && e->launcher) {   /* mpirun -n 3 PROGRAM ARGS */
 		char **app = e->argv;
 
@@ -256,7 +227,8 @@ static int run_one(evaluation *e, int which, int k, cmd_progress **bar)
 	const char *kind = which ? "s" : "a";
 	hml__run_config config = { which ? HML__RUN_SURROGATE : HML__RUN_ACCURATE, NULL,
 	                           e->label, e->model_path, NULL, NULL,
-	                           which ? e->guard_path : NULL, NULL };
+	                           which ? e->guard_path : NULL, NULL,
+	                           which ? e->interleave : 0 };
 	char qoi[4096], prof[4096], log[4096];
 	series *se = which ? &e->sur : &e->acc;
 	hml__profile_record rec;
@@ -348,6 +320,17 @@ static void predict(evaluation *e)
 	e->pred_run = hml__predict_run(&e->pred, aw.mean, ar.mean);
 }
 
+/* The error over time of what the application recorded over time. */
+static int over_time(evaluation *e, const char *a0, const char *s0)
+{
+	char title[256];
+
+	snprintf(title, sizeof(title), "model %s (%s) on workflow %s: error over time", e->id,
+	         e->target, e->w->name);
+	return cmd_evaluate_over_time(&e->over_time, &e->over_time_png, e->w, a0, s0,
+	                              hml__store_dir(e->s), e->tmp, title);
+}
+
 /* --- record ---------------------------------------------------------------- */
 
 static json_t *record_json(const evaluation *e, const char *a1, const char *s1)
@@ -370,6 +353,10 @@ static json_t *record_json(const evaluation *e, const char *a1, const char *s1)
 		"values", (json_int_t)err->n, "mape_values", (json_int_t)err->mape_n,
 		"nonfinite", (json_int_t)err->nonfinite));
 	json_object_set_new(rec, "qois", hml__qoi_results_json(e->qoi, e->w->nqoi));
+	if (e->interleave > 0)
+		json_object_set_new(rec, "interleave", json_integer(e->interleave));
+	if (e->over_time)
+		json_object_set(rec, "over_time", e->over_time);
 	json_object_set_new(rec, "accurate", json_pack("{s:o, s:o}",
 		"wall_seconds", array_json(e->acc.wall, n),
 		"region_seconds", array_json(e->acc.region, n)));
@@ -415,81 +402,13 @@ static int record(evaluation *e, const char *a1, const char *s1)
 
 	if (!rec)
 		return hml__error_oom();
-	if ((rc = cmd_evaluate_qoi_files_make(&f, a1, s1, e->ranks)) == 0)
+	if ((rc = cmd_evaluate_qoi_files_make(&f, a1, s1, e->ranks, e->over_time_png)) == 0)
 		rc = hml__store_add(e->s, "evaluations", rec, f.files, f.n, 1, e->eid,
 		                    sizeof(e->eid));
 	else
 		json_decref(rec);
 	cmd_evaluate_qoi_files_release(&f);
 	return rc;
-}
-
-/* --- print ----------------------------------------------------------------- */
-
-/* Predicted against measured. */
-static void print_predicted(const evaluation *e, double region, double e2e)
-{
-	char cost[32], lat[64], a[32], b[32], c[32], d[32];
-
-	if (isnan(e->pred.region)) {
-		printf("predicted:       unknown (%s)\n", isnan(e->pred.cost_per_row) ?
-		       "the training data record no cost of the region's original code" :
-		       "no latency of the model in this form");
-		return;
-	}
-	hml__format_speedup(a, sizeof(a), e->pred.region);
-	hml__format_speedup(b, sizeof(b), e->pred_run);
-	hml__format_speedup(c, sizeof(c), region);
-	hml__format_speedup(d, sizeof(d), e2e);
-	printf("predicted:       region %s, end to end %s (original code %s per row, model %s); "
-	       "measured %s and %s\n", a, b,
-	       hml__format_seconds(cost, sizeof(cost), e->pred.cost_per_row, 2),
-	       hml__prediction_model_text(lat, sizeof(lat), &e->pred), c, d);
-}
-
-static void print(const evaluation *e)
-{
-	hml__summary e2e, reg, aw, sw, ar, sr;
-	char speed[128];
-	const size_t n = (size_t)e->nrep;
-
-	if (g_cmd.json) {
-		cmd_json_print(json_pack("{s:O}", "evaluation",
-		                         hml__store_find(e->s, "evaluations", e->eid)));
-		return;
-	}
-	hml__summary_compute(&e2e, e->speed_e2e, n);
-	hml__summary_compute(&reg, e->speed_region, n);
-	hml__summary_compute(&aw, e->acc.wall, n);
-	hml__summary_compute(&sw, e->sur.wall, n);
-	hml__summary_compute(&ar, e->acc.region, n);
-	hml__summary_compute(&sr, e->sur.region, n);
-	printf("%s: model %s (%s) on workflow %s, %d measured runs each", e->eid, e->id,
-	       e->target, e->w->name, e->nrep);
-	printf(e->launcher ? ", %d MPI ranks (QoI over all ranks)\n" : "\n", e->ranks);
-	cmd_evaluate_qoi_print(hml__store_find(e->s, "evaluations", e->eid));
-	hml__format_speedup_range(speed, sizeof(speed), &e2e);
-	printf("end to end:      accurate %.3f s (sd %.3f), surrogate %.3f s (sd %.3f), speedup %s\n",
-	       aw.mean, aw.stdev, sw.mean, sw.stdev, speed);
-	hml__format_speedup_range(speed, sizeof(speed), &reg);
-	printf("region %-8s accurate %.3f s (sd %.3f), surrogate %.4f s (sd %.4f), speedup %s\n",
-	       e->label, ar.mean, ar.stdev, sr.mean, sr.stdev, speed);
-	{
-		const json_t *c = json_object_get(hml__store_find(e->s, "evaluations", e->eid),
-		                                  "card_latency");
-		double v = hml__json_number(c, "seconds_per_sample");
-
-		if (isfinite(v))
-			printf("%-16s %s %.4g us per sample at batch %lld\n",
-			       e->lat_source && strcmp(e->lat_source, "measured") == 0 ? "latency:" :
-			       "model card:", e->target, v * 1e6,
-			       (long long)json_integer_value(json_object_get(c, "batch")));
-	}
-	cmd_evaluate_mpi_print(hml__store_find(e->s, "evaluations", e->eid));
-	cmd_evaluate_guard_print(hml__store_find(e->s, "evaluations", e->eid));
-	print_predicted(e, reg.mean, e2e.mean);
-	cmd_app_verification_print(hml__store_find(e->s, "evaluations", e->eid));
-	printf("report: eval/%s.json\n", e->eid);
 }
 
 /* --- the command ----------------------------------------------------------- */
@@ -531,11 +450,13 @@ int cmd_evaluate(int argc, char **argv)
 	if (rc == 0 && (rc = run(&e)) == 0) {
 		snprintf(a0, sizeof(a0), "%s/a0.h5", e.tmp);
 		snprintf(s0, sizeof(s0), "%s/s0.h5", e.tmp);
-		if ((rc = cmd_evaluate_qoi_read(&e.qoi, e.w, a0, s0, e.ranks)) == 0) {
+		/* the error over time: not for an MPI run's per-rank files */
+		if ((rc = cmd_evaluate_qoi_read(&e.qoi, e.w, a0, s0, e.ranks)) == 0 &&
+		    (e.ranks > 1 || (rc = over_time(&e, a0, s0)) == 0)) {
 			read_latency(&e);
 			predict(&e);
 			if ((rc = record(&e, a0, s0)) == 0)
-				print(&e);
+				cmd_evaluate_print(&e);
 		}
 	}
 	if (rc < 0)

@@ -33,8 +33,14 @@ void cmd_evaluate_runs_remove(const char *dir, int nruns, int ranks)
 {
 	static const char *kinds[] = { "a", "s" };
 	static const char *exts[] = { ".h5", ".json", ".log" };
+	static const char *plot[] = { "over_time.dat", "over_time.gp", "gnuplot.log",
+	                              "over-time.png" };   /* cmd/evaluate_iterative.c's */
 	char path[4096];
 
+	for (size_t i = 0; i < sizeof(plot) / sizeof(plot[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, plot[i]);
+		unlink(path);
+	}
 	for (int k = 0; k < nruns; k++)
 		for (int i = 0; i < 2; i++)
 			for (int e = 0; e < 3; e++) {
@@ -75,9 +81,9 @@ static int add_rank(cmd_evaluate_qoi_files *f, const char *role, const char *pat
 }
 
 int cmd_evaluate_qoi_files_make(cmd_evaluate_qoi_files *f, const char *a, const char *s,
-                                int ranks)
+                                int ranks, const char *over_time_png)
 {
-	size_t cap = ranks > 1 ? 2 * (size_t)ranks : 2;
+	size_t cap = (ranks > 1 ? 2 * (size_t)ranks : 2) + 1;
 	int rc = 0;
 
 	f->n = 0;
@@ -88,11 +94,13 @@ int cmd_evaluate_qoi_files_make(cmd_evaluate_qoi_files *f, const char *a, const 
 		f->files[0] = (hml__store_file){ "qoi_accurate", a, "-accurate.h5", NULL, NULL };
 		f->files[1] = (hml__store_file){ "qoi_surrogate", s, "-surrogate.h5", NULL, NULL };
 		f->n = 2;
-		return 0;
 	}
-	for (int k = 0; k < ranks && rc == 0; k++)
+	for (int k = 0; ranks > 1 && k < ranks && rc == 0; k++)
 		if ((rc = add_rank(f, "qoi_accurate", a, "-accurate.h5", k)) == 0)
 			rc = add_rank(f, "qoi_surrogate", s, "-surrogate.h5", k);
+	if (rc == 0 && over_time_png)
+		f->files[f->n++] = (hml__store_file){ "over_time_png", over_time_png,
+		                                      "-over-time.png", NULL, NULL };
 	return rc;
 }
 

@@ -30,9 +30,11 @@ typedef struct cmd_evaluate_qoi_files {
 /* The accurate (`a`) and surrogate (`s`) warm-up runs' QoI files: roles
  * "qoi_accurate" and "qoi_surrogate"; with `ranks` > 1, each rank's file,
  * roles "qoi_accurate.r0002" ... (the rank rule of the role, as a data
- * set's "data.r0002"). 0 or HML_ENOMEM; release it in either case. */
+ * set's "data.r0002"); and the plot of the error over time when
+ * `over_time_png` is not NULL (role "over_time_png"). 0 or HML_ENOMEM;
+ * release it in either case. */
 int cmd_evaluate_qoi_files_make(cmd_evaluate_qoi_files *f, const char *a, const char *s,
-                                int ranks);
+                                int ranks, const char *over_time_png);
 void cmd_evaluate_qoi_files_release(cmd_evaluate_qoi_files *f);
 
 /* The record's "mpi": {"ranks": 3, "launcher": ["mpirun", "-n", "{ranks}"],

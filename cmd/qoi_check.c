@@ -93,7 +93,7 @@ static void run_paths(const cmd_qoi_check *q, int k, char *qoi, char *log, size_
 /* The accurate run that records the reference QoI. */
 static int reference(cmd_qoi_check *q)
 {
-	hml__run_config config = { HML__RUN_ACCURATE, NULL, NULL, NULL, NULL, NULL, NULL, NULL };
+	hml__run_config config = { HML__RUN_ACCURATE, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0 };
 	char qoi[4096], log[4096], what[64];
 	int rc;
 
@@ -152,7 +152,7 @@ fail:
 /* Model `model`'s run compared into q->last. */
 static int run_model(cmd_qoi_check *q, const char *model, int k)
 {
-	hml__run_config config = { HML__RUN_SURROGATE, NULL, q->region, NULL, NULL, NULL, NULL, NULL };
+	hml__run_config config = { HML__RUN_SURROGATE, NULL, q->region, NULL, NULL, NULL, NULL, NULL, 0 };
 	char qoi[4096], log[4096], what[128], *path = NULL;
 	hml__model_view mv;
 	int rc;

@@ -457,7 +457,7 @@ static void print_result(const search_cli *x)
 	hml__coordinator_counts n;
 	size_t i;
 	int mape = p->base.metric && strcmp(p->base.metric, "mape") == 0;
-	const char *key = mape ? "val_mape" : "val_rmse";
+	const char *key = p->iterative ? "qoi_error" : mape ? "val_mape" : "val_rmse";
 
 	if (g_cmd.json) {
 		cmd_json_print(json_pack("{s:O}", "search", rec));
@@ -471,9 +471,15 @@ static void print_result(const search_cli *x)
 	       (long long)json_integer_value(json_object_get(c, "failed")),
 	       (long long)json_integer_value(json_object_get(c, "reruns")),
 	       hml__json_number(rec, "seconds"));
-	printf("Pareto front (%zu): validation %s against %s latency at batch %lld\n",
-	       json_array_size(front), mape ? "MAPE (per cent)" : "RMSE",
-	       hml__target_name(p->target), (long long)p->base.infer_batch);
+	if (p->iterative)   /* lib/search/iterative.h */
+		printf("Pareto front (%zu): error of QoI '%s' (%s) after the application's run at "
+		       "the trial's k and interleave against %s latency at batch %lld\n",
+		       json_array_size(front), p->w->qoi[0].dataset, p->w->qoi[0].metric,
+		       hml__target_name(p->target), (long long)p->base.infer_batch);
+	else
+		printf("Pareto front (%zu): validation %s against %s latency at batch %lld\n",
+		       json_array_size(front), mape ? "MAPE (per cent)" : "RMSE",
+		       hml__target_name(p->target), (long long)p->base.infer_batch);
 	/* (stopped at the time limit, or no top-rung trial ended well, an empty
 	 * front is no verdict on the region: no warning) */
 	print_cost(p, (hml__json_string(rec, "status") && strcmp(hml__json_string(rec, "status"),
@@ -485,10 +491,16 @@ static void print_result(const search_cli *x)
 		char sp[32];
 
 		hml__format_speedup(sp, sizeof(sp), p->region_cost / lat);
-		printf("  %-12.6g %-14.5g %-9lld %-8s %-6s %s\n", hml__json_number(e, key),
+		printf("  %-12.6g %-14.5g %-9lld %-8s %-6s %s", hml__json_number(e, key),
 		       lat * 1e6, (long long)json_integer_value(json_object_get(e, "params")), sp,
 		       hml__json_string(e, "model") ? hml__json_string(e, "model") : "-",
 		       hml__json_string(e, "arch") ? hml__json_string(e, "arch") : "");
+		if (json_object_get(e, "k"))
+			printf("  k %lld", (long long)json_integer_value(json_object_get(e, "k")));
+		if (json_object_get(e, "interleave"))
+			printf("  interleave %lld",
+			       (long long)json_integer_value(json_object_get(e, "interleave")));
+		printf("\n");
 	}
 	cmd_search_qoi_print(rec);
 	if (n.session_trials)
@@ -516,7 +528,8 @@ static int run(search_cli *x, int *code)
 	         p->nworkers, p->nworkers == 1 ? "" : "s", p->threads, p->threads == 1 ? "" : "s",
 	         p->rungs, p->rungs == 1 ? "" : "s", p->max_epochs, hml__target_name(p->target),
 	         time_limit > 0 ? ", time limit " : "", time_limit > 0 ? limit : "");
-	x->progress = search_progress_start(p->id, p->budget, p->base.metric);
+	x->progress = search_progress_start(p->id, p->budget, p->iterative ? "qoi_error" :
+	                                    p->base.metric);
 	if ((rc = hml__coordinator_run(x->c)) < 0)
 		return rc;
 	hml__coordinator_counts_of(&n, x->c);

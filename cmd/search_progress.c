@@ -4,6 +4,7 @@
  * job's output, through the coordinator's one progress callback.
  */
 #include <math.h>
+#include <string.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -27,7 +28,10 @@ search_progress *search_progress_start(const char *id, long long budget, const c
 	if (g_cmd.quiet || !(sp = calloc(1, sizeof(*sp))))
 		return NULL;
 	snprintf(sp->id, sizeof(sp->id), "%s", id);
-	snprintf(sp->metric, sizeof(sp->metric), "val_%s", metric ? metric : "rmse");
+	if (metric && strcmp(metric, "qoi_error") == 0)   /* an iterative application's */
+		snprintf(sp->metric, sizeof(sp->metric), "%s", metric);
+	else
+		snprintf(sp->metric, sizeof(sp->metric), "val_%s", metric ? metric : "rmse");
 	if (!(sp->bar = cmd_progress_start("search", (double)budget)))
 		sp->lines = !isatty(STDERR_FILENO);
 	return sp;

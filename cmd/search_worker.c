@@ -63,9 +63,11 @@ static int on_epoch(void *payload, int epoch, int total, double loss, double val
 	return cmd_interrupted != 0;
 }
 
-/* Answer the init message: load the data. */
-static int init(hml__wire_reader *rd, hml__dataset *d, int out)
+/* Answer the init message: load the data (an iterative application's:
+ * that of each k, and its runs, into *run). */
+static int init(hml__wire_reader *rd, hml__dataset *d, cmd_search_run **run, int out)
 {
+	long long rows = 0;
 	json_t *msg = NULL, *reply;
 	const char *region, *nf, **paths = NULL;
 	size_t n;
@@ -75,10 +77,13 @@ static int init(hml__wire_reader *rd, hml__dataset *d, int out)
 		;
 	if (rc > 0)
 		rc = hml__wire_init_read(msg, &region, &paths, &n, &nf);
-	if (rc >= 0)
-		rc = hml__dataset_load(d, paths, n, region, strcmp(nf, "error") == 0
-		                       ? HML__NONFINITE_ERROR : HML__NONFINITE_DROP);
-	reply = rc < 0 ? hml__wire_error(hml_error_last()->message) : hml__wire_ready(d->rows);
+	if (rc >= 0 && hml__wire_init_run(msg))
+		rc = cmd_search_run_open(run, hml__wire_init_run(msg), region, strcmp(nf, "error") == 0
+		                         ? HML__NONFINITE_ERROR : HML__NONFINITE_DROP, &rows);
+	else if (rc >= 0 && (rc = hml__dataset_load(d, paths, n, region, strcmp(nf, "error") == 0
+	                                            ? HML__NONFINITE_ERROR : HML__NONFINITE_DROP)) >= 0)
+		rows = d->rows;
+	reply = rc < 0 ? hml__wire_error(hml_error_last()->message) : hml__wire_ready(rows);
 	if (hml__wire_send(out, reply) < 0 && rc >= 0)
 		rc = HML_EIO;
 	json_decref(reply);
@@ -110,14 +115,16 @@ static const char *c_latency(const hml__dataset *d, const char *path, int thread
 	return why[0] ? why : NULL;
 }
 
-/* One trial: train and answer. */
-static int trial(const json_t *msg, const hml__dataset *d, int out)
+/* One trial: train and answer; an iterative application's trial trains on
+ * the data of its k and runs the application with the model. */
+static int trial(const json_t *msg, const hml__dataset *d, cmd_search_run *run, int out)
 {
 	hml__train_options o = HML__TRAIN_OPTIONS_INIT;
 	hml__train_result r;
 	const char *path, *err = NULL;
 	json_t *reply;
-	double known, cost = 0;
+	double known, cost = 0, qoi = NAN;
+	long long k = -1, il = -1;
 	long t;
 	int rc, target;
 
@@ -131,7 +138,9 @@ static int trial(const json_t *msg, const hml__dataset *d, int out)
 		for (;;)
 			pause();
 	o.progress = on_epoch;
-	if (hml__train(d, &o, path, &r) < 0)
+	if (run && hml__wire_trial_run(msg, &k, &il) && !(d = cmd_search_run_data(run, k)))
+		err = hml_error_last()->message;
+	else if (hml__train(d, &o, path, &r) < 0)
 		err = hml_error_last()->message;
 	else if (r.interrupted)
 		err = "interrupted";
@@ -141,11 +150,14 @@ static int trial(const json_t *msg, const hml__dataset *d, int out)
 		err = c_latency(d, path, hml__train_latency_threads(&o), &r, &cost);
 	if (!err && hook("HML_SEARCH_TEST_LATENCY_PARAMS") > 0)
 		r.latency_s_per_sample = 1e-9 * (double)r.params;   /* a noiseless latency */
+	if (!err && run && cmd_search_run_qoi(run, path, k, il, t, &qoi) < 0)
+		err = hml_error_last()->message;
 	if (hml__wire_trial_discard(msg))
 		unlink(path);   /* a lower rung's model: not wanted once measured */
 	reply = hml__wire_result(t, err, &r);
-	if (reply && !err && target != HML__TARGET_TORCHSCRIPT &&
-	    hml__wire_result_set_latency(reply, target, cost) < 0) {
+	if (reply && !err && ((target != HML__TARGET_TORCHSCRIPT &&
+	                       hml__wire_result_set_latency(reply, target, cost) < 0) ||
+	                      (run && hml__wire_result_set_qoi(reply, qoi) < 0))) {
 		json_decref(reply);
 		reply = NULL;
 	}
@@ -158,6 +170,7 @@ int search_worker_loop(int in, int out)
 {
 	hml__wire_reader rd;
 	hml__dataset d;
+	cmd_search_run *run = NULL;
 	json_t *msg = NULL;
 	int rc;
 
@@ -170,13 +183,13 @@ int search_worker_loop(int in, int out)
 #endif
 	memset(&d, 0, sizeof(d));
 	hml__wire_reader_init(&rd, in);
-	if ((rc = init(&rd, &d, out)) < 0) {
+	if ((rc = init(&rd, &d, &run, out)) < 0) {
 		if (rd.eof)
 			rc = 0;   /* the coordinator ended before it sent any work */
 		goto done;
 	}
 	while (!cmd_interrupted && (rc = hml__wire_recv(&rd, &msg)) >= 0) {
-		if (rc == 1 && (rc = trial(msg, &d, out)) < 0)
+		if (rc == 1 && (rc = trial(msg, &d, run, out)) < 0)
 			break;
 		json_decref(msg);
 		msg = NULL;
@@ -187,6 +200,7 @@ done:
 	json_decref(msg);
 	hml__wire_reader_release(&rd);
 	hml__dataset_release(&d);
+	cmd_search_run_free(run);
 	return rc;
 }
 

@@ -100,6 +100,8 @@ done:
 /* The JSON key of a result's error: val_rmse, or val_mape in per cent. */
 static const char *error_key(const hml__search_results *r)
 {
+	if (strcmp(r->metric, "qoi") == 0)   /* an iterative application's */
+		return "qoi_error";
 	return strcmp(r->metric, "mape") == 0 ? "val_mape" : "val_rmse";
 }
 
@@ -164,7 +166,8 @@ static json_t *plots_json(hml__store *s, const json_t *rec, int absolute)
 static void print_search(hml__store *s, const hml__search_view *v, const hml__search_results *r,
                          const json_t *plots)
 {
-	show_table t = { 6, { strcmp(r->metric, "mape") == 0 ? "VAL MAPE %" : "VAL RMSE",
+	show_table t = { 6, { strcmp(r->metric, "qoi") == 0 ? "QOI ERROR" :
+	                        strcmp(r->metric, "mape") == 0 ? "VAL MAPE %" : "VAL RMSE",
 	                      "LATENCY/SAMPLE", "PARAMS", "MODEL", "TRIAL", "ARCH" },
 	                 NULL, 0, 0 };
 	char *hist = v->history ? hml__store_path(s, v->history) : NULL;
@@ -178,8 +181,12 @@ static void print_search(hml__store *s, const hml__search_view *v, const hml__se
 	if (status && strcmp(status, "interrupted") == 0)
 		printf("interrupted: no search is running it; continue it with 'hml search --resume "
 		       "%s'\n", v->id);
-	printf("error metric: validation %s\n", strcmp(r->metric, "mape") == 0 ? "MAPE (per cent)"
-	                                                                       : "RMSE");
+	if (strcmp(r->metric, "qoi") == 0)
+		printf("error metric: the primary QoI's error after the application's run at the "
+		       "trial's k and interleave\n");
+	else
+		printf("error metric: validation %s\n", strcmp(r->metric, "mape") == 0 ?
+		       "MAPE (per cent)" : "RMSE");
 	if (status && strcmp(status, "stopped") == 0) {
 		char lim[32];
 

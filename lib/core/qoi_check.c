@@ -53,3 +53,25 @@ int hml__qoi_check(const char *name, const void *data, hml_dtype dtype,
 	}
 	return 0;
 }
+
+int hml__qoi_check_steps(const char *name, const int64_t *steps, int ndim,
+                         const int64_t *shape)
+{
+	if (!steps)
+		return hml__error_set(HML_EINVALID,
+			"quantity of interest '%s': steps is NULL", name ? name : "");
+	if (ndim < 1 || !shape || shape[0] <= 0)
+		return 0;   /* hml__qoi_check() names the problem */
+	for (int64_t r = 0; r < shape[0]; r++) {
+		if (steps[r] < 0)
+			return hml__error_set(HML_EINVALID,
+				"quantity of interest '%s': step %lld of record %lld is negative",
+				name, (long long)steps[r], (long long)r);
+		if (r > 0 && steps[r] <= steps[r - 1])
+			return hml__error_set(HML_EINVALID,
+				"quantity of interest '%s': step %lld of record %lld does not follow "
+				"step %lld", name, (long long)steps[r], (long long)r,
+				(long long)steps[r - 1]);
+	}
+	return 0;
+}

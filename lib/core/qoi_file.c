@@ -27,8 +27,27 @@ static void qoi_types(hml_dtype dtype, hid_t *mem, hid_t *file)
 	}
 }
 
-int hml__qoi_file_write(const char *path, const char *name, const void *data,
-                        hml_dtype dtype, int ndim, const int64_t *shape)
+/* The steps of a QoI over time, a 1-D int64 attribute of the dataset. */
+static int steps_write(hid_t dset, const int64_t *steps, int64_t n)
+{
+	hsize_t dim = (hsize_t)n;
+	hid_t sp = H5Screate_simple(1, &dim, NULL), a = H5I_INVALID_HID;
+	int rc = 0;
+
+	if (sp < 0 || (a = H5Acreate2(dset, HML__QOI_STEPS_ATTR, H5T_STD_I64LE, sp,
+	                              H5P_DEFAULT, H5P_DEFAULT)) < 0 ||
+	    H5Awrite(a, H5T_NATIVE_INT64, steps) < 0)
+		rc = hml__h5_error(HML_EIO, "cannot write attribute '%s'", HML__QOI_STEPS_ATTR);
+	if (a >= 0)
+		H5Aclose(a);
+	if (sp >= 0)
+		H5Sclose(sp);
+	return rc;
+}
+
+/* hml__qoi_file_write(), with steps[shape[0]] when the QoI is over time. */
+static int write_qoi(const char *path, const char *name, const int64_t *steps,
+                     const void *data, hml_dtype dtype, int ndim, const int64_t *shape)
 {
 	hsize_t dims[HML_MAX_DIMS];
 	hid_t file = H5I_INVALID_HID, space = H5I_INVALID_HID, dset = H5I_INVALID_HID;
@@ -60,6 +79,8 @@ int hml__qoi_file_write(const char *path, const char *name, const void *data,
 		goto done;
 	}
 	rc = hml__h5_attr_set_str(dset, "hml_version", hml_version());
+	if (rc == 0 && steps)
+		rc = steps_write(dset, steps, shape[0]);
 done:
 	if (dset >= 0)
 		H5Dclose(dset);
@@ -68,6 +89,24 @@ done:
 	if (file >= 0 && H5Fclose(file) < 0 && rc == 0)
 		rc = hml__h5_error(HML_EIO, "cannot write '%s'", path);
 	return rc;
+}
+
+int hml__qoi_file_write(const char *path, const char *name, const void *data,
+                        hml_dtype dtype, int ndim, const int64_t *shape)
+{
+	return write_qoi(path, name, NULL, data, dtype, ndim, shape);
+}
+
+int hml__qoi_file_write_steps(const char *path, const char *name, const int64_t *steps,
+                              const void *data, hml_dtype dtype, int ndim,
+                              const int64_t *shape)
+{
+	int rc;
+
+	if ((rc = hml__qoi_check(name, data, dtype, ndim, shape)) < 0 ||
+	    (rc = hml__qoi_check_steps(name, steps, ndim, shape)) < 0)
+		return rc;
+	return write_qoi(path, name, steps, data, dtype, ndim, shape);
 }
 
 int hml__qoi_file_read(const char *path, const char *name, double **out, size_t *n)
@@ -151,4 +190,85 @@ int hml__qoi_file_read_ranks(const char *path, int ranks, const char *name, doub
 	*out = all;
 	*n = total;
 	return 0;
+}
+
+/* The attribute's values when it is a 1-D integer array of the dataset's
+ * first dimension. */
+static int steps_read(hid_t d, const char *path, const char *name, int64_t **steps,
+                      size_t *n)
+{
+	hid_t a = H5I_INVALID_HID, asp = H5I_INVALID_HID, dsp = H5I_INVALID_HID;
+	hid_t type = H5I_INVALID_HID;
+	hsize_t adim = 0, ddim[HML_MAX_DIMS];
+	int rc = 0;
+
+	if ((a = H5Aopen(d, HML__QOI_STEPS_ATTR, H5P_DEFAULT)) < 0 ||
+	    (asp = H5Aget_space(a)) < 0 || (dsp = H5Dget_space(d)) < 0 ||
+	    (type = H5Aget_type(a)) < 0) {
+		rc = hml__h5_error(HML_EIO, "cannot read attribute '%s' of '%s' in '%s'",
+		                   HML__QOI_STEPS_ATTR, name, path);
+		goto done;
+	}
+	if (H5Tget_class(type) != H5T_INTEGER || H5Sget_simple_extent_ndims(asp) != 1 ||
+	    H5Sget_simple_extent_ndims(dsp) < 1 ||
+	    H5Sget_simple_extent_ndims(dsp) > HML_MAX_DIMS ||
+	    H5Sget_simple_extent_dims(asp, &adim, NULL) < 0 ||
+	    H5Sget_simple_extent_dims(dsp, ddim, NULL) < 0 || adim != ddim[0] || adim == 0) {
+		rc = hml__error_set(HML_EIO, "quantity of interest '%s' in '%s': attribute '%s' "
+		                    "does not match its first dimension", name, path,
+		                    HML__QOI_STEPS_ATTR);
+		goto done;
+	}
+	if (!(*steps = malloc((size_t)adim * sizeof(**steps)))) {
+		rc = hml__error_oom();
+		goto done;
+	}
+	if (H5Aread(a, H5T_NATIVE_INT64, *steps) < 0) {
+		free(*steps);
+		*steps = NULL;
+		rc = hml__h5_error(HML_EIO, "cannot read attribute '%s' of '%s' in '%s'",
+		                   HML__QOI_STEPS_ATTR, name, path);
+		goto done;
+	}
+	*n = (size_t)adim;
+done:
+	if (type >= 0)
+		H5Tclose(type);
+	if (dsp >= 0)
+		H5Sclose(dsp);
+	if (asp >= 0)
+		H5Sclose(asp);
+	if (a >= 0)
+		H5Aclose(a);
+	return rc;
+}
+
+int hml__qoi_file_read_steps(const char *path, const char *name, int64_t **steps, size_t *n)
+{
+	hid_t f = H5I_INVALID_HID, d = H5I_INVALID_HID;
+	htri_t has;
+	int rc = 0;
+
+	*steps = NULL;
+	*n = 0;
+	hml__h5_init();
+	if ((rc = hml__h5_open_ro(&f, path)) < 0)
+		return rc;
+	if (H5Lexists(f, name, H5P_DEFAULT) <= 0) {
+		rc = hml__error_set(HML_ENOTFOUND,
+			"the application wrote no quantity of interest '%s' to '%s'", name, path);
+		goto done;
+	}
+	if ((d = H5Dopen2(f, name, H5P_DEFAULT)) < 0 ||
+	    (has = H5Aexists(d, HML__QOI_STEPS_ATTR)) < 0) {
+		rc = hml__h5_error(HML_EIO, "cannot read '%s' in '%s'", name, path);
+		goto done;
+	}
+	if (has)
+		rc = steps_read(d, path, name, steps, n);
+done:
+	if (d >= 0)
+		H5Dclose(d);
+	H5Fclose(f);
+	return rc;
 }

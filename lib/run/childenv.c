@@ -152,8 +152,15 @@ static int put_config(envlist *l, const hml__run_config *c)
 		rc = put(l, HML__ENV_DB, c->db);
 	if (rc == 0 && infers &&
 	    (rc = put(l, HML__ENV_ON_ERROR, "fail")) == 0 &&
-	    (rc = put_region(l, HML__ENV_MODE, c->region, "infer")) == 0)
+	    (rc = put_region(l, HML__ENV_MODE, c->region, c->interleave > 0 ? "interleave" :
+	                     "infer")) == 0)
 		rc = put_region(l, HML__ENV_MODEL, c->region, c->model);
+	if (rc == 0 && infers && c->interleave > 0) {
+		char n[24];
+
+		snprintf(n, sizeof(n), "%d", c->interleave);
+		rc = put_region(l, HML__ENV_INTERLEAVE, c->region, n);
+	}
 	if (rc == 0 && infers && c->guard)
 		rc = put_region(l, HML__ENV_GUARD, c->region, c->guard);
 	if (rc == 0 && c->kind == HML__RUN_GUARDED)

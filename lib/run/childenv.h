@@ -27,7 +27,9 @@
  *      collect    HML_MODE=collect, HML_DB=<db>
  *      accurate   HML_MODE=off
  *      surrogate  HML_MODE=off, HML_ON_ERROR=fail, HML_MODE_<REGION>=infer,
- *                 HML_MODEL_<REGION>=<model>[, HML_GUARD_<REGION>=<guard file>]
+ *                 HML_MODEL_<REGION>=<model>[, HML_GUARD_<REGION>=<guard file>];
+ *                 with an interleave ratio N > 0 HML_MODE_<REGION>=interleave
+ *                 and HML_INTERLEAVE_<REGION>=N instead of infer
  *    and, for any of them, HML_QOI / HML_PROFILE when given; for collect,
  *    the HML_COLLECT_* variables that `keep` sets (hml__collect_keep).
  */
@@ -81,6 +83,8 @@ typedef struct hml__run_config {
 	const char *guard;    /**< surrogate: HML_GUARD_<REGION>, the guard file
 	                           (lib/core/guard.h), or NULL for none */
 	const hml__collect_keep *keep;  /**< collect: HML_COLLECT_*, or NULL */
+	int interleave;       /**< surrogate, guarded: > 0: the interleave mode, the model for
+	                           this many calls, then the original code for one; 0: infer */
 } hml__run_config;
 
 /**

@@ -651,7 +651,7 @@ static int validate(hml__workflow *w)
 {
 	static const char *const keys[] = { "schema_version", "name", "description",
 		"program", "env", "collect", "evaluate", "regions", "qoi", "success_exit_codes",
-		"verify", "launcher", "ranks", NULL };
+		"verify", "launcher", "ranks", "search_args", NULL };
 	vctx v = { w->path };
 	char *program = NULL;
 	int64_t schema;
@@ -680,6 +680,7 @@ static int validate(hml__workflow *w)
 	    (rc = parse_success_codes(&v, w)) < 0 ||
 	    (rc = parse_verify(&v, w)) < 0 ||
 	    (rc = parse_launcher(&v, w)) < 0 ||
+	    (rc = hml__search_args_read(&w->search_args, w->json, w->path)) < 0 ||
 	    (rc = set_objectives(w)) < 0)
 		goto done;
 	if (!name_ok(w->name)) {
@@ -899,6 +900,7 @@ void hml__workflow_free(hml__workflow *w)
 	if (w->verify_re)
 		regfree(w->verify_re);
 	free(w->verify_re);
+	hml__search_args_release(&w->search_args);
 	json_decref(w->json);
 	free(w);
 }

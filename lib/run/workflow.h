@@ -32,7 +32,9 @@
  *   "verify": {"pattern": "Verification: PASSED"},  // optional, POSIX extended regex
  *   "launcher": ["mpirun", "-n", "{ranks}"],  // optional: an MPI application's launcher,
  *                                          // "{ranks}" becomes the number of ranks
- *   "ranks": 3                             // optional, default 1 (2 and more need a launcher)
+ *   "ranks": 3,                            // optional, default 1 (2 and more need a launcher)
+ *   "search_args": {"k": {"arg": "--k", "values": [5, 10]},   // optional: an iterative
+ *                   "interleave": {"range": [0, 4]}}          // application's (search_args.h)
  * }
  *
  * "{seed}" in an argument is replaced by the run's seed (collect: seed,
@@ -48,6 +50,7 @@
 #include <regex.h>
 
 #include "run/childenv.h"
+#include "run/search_args.h"
 
 /* The largest seed of any run (collect.seed, hml collect --seed S and every
  * S+k-1 of its runs). */
@@ -111,6 +114,9 @@ typedef struct hml__workflow {
 	char **launcher;     /**< "launcher", NULL-terminated, "{ranks}" not yet
 	                          substituted; NULL when the workflow has none */
 	int ranks;           /**< "ranks": 1 to HML__RANKS_MAX, default 1 */
+	hml__search_args search_args; /**< "search_args": the steps per model call and
+	                                   the interleave ratio hml search explores
+	                                   (lib/run/search_args.h); none declared: n 0 */
 	json_t *json;        /**< the whole document */
 	char sha256[65];     /**< of the workflow.json file */
 } hml__workflow;

@@ -17,6 +17,7 @@
 #include "core/util.h"
 #include "deploy/latency.h"
 #include "search/coordinator.h"
+#include "search/iterative.h"
 #include "search/seed.h"
 #include "search/history_check.h"
 #include "search/latency_cache.h"
@@ -388,7 +389,7 @@ static int discarded(const hml__coordinator *c, const search_trial *t)
 /* Record the end of trial i: its line is written now and made durable in
  * the background (lib/search/history.h); the trial counts (trial_count) once it is. */
 static int trial_end(hml__coordinator *c, long i, hml__hist_status status, const char *error,
-                     const hml__train_result *r, double lat_cost)
+                     const hml__train_result *r, double lat_cost, double qoi)
 {
 	const hml__search_plan *p = c->p;
 	search_trial *t = &c->t[i];
@@ -399,6 +400,10 @@ static int trial_end(hml__coordinator *c, long i, hml__hist_status status, const
 	                               !isfinite(r->latency_s_per_sample))) {
 		status = HML__HIST_FAILED;
 		error = "training gave no finite validation error or latency";
+	}
+	if (status == HML__HIST_OK && p->iterative && !isfinite(qoi)) {
+		status = HML__HIST_FAILED;
+		error = "the application's run with the model gave no finite QoI error";
 	}
 	trial_event(c, i, status, &ev);
 	ev.epochs = t->epochs;
@@ -411,7 +416,7 @@ static int trial_end(hml__coordinator *c, long i, hml__hist_status status, const
 		ev.m = (hml__hist_metrics){ r->val_rmse, r->test_rmse, r->val_mape, r->test_mape,
 		                            r->latency_s_per_sample, r->latency_batch, r->params,
 		                            r->epochs_run, p->target, p->lat_threads, t->lat_cached,
-		                            lat_cost };
+		                            lat_cost, p->iterative != NULL, qoi };
 		t->m = ev.m;
 		if (p->target == HML__TARGET_C && !t->lat_cached &&
 		    (rc = hml__latency_cache_put(&c->lat, r->arch, r->latency_batch, p->lat_threads,
@@ -609,6 +614,16 @@ static int trial_hold(hml__coordinator *c, long i)
 	return record_start(c, i, -1);
 }
 
+/* An iterative application's trial: the application runs at its k and
+ * interleave (lib/search/iterative.h). */
+static int trial_run(json_t *msg, const json_t *sample)
+{
+	long long k, il;
+
+	hml__iterative_choice(sample, &k, &il);
+	return hml__wire_trial_set_run(msg, k, il);
+}
+
 /* Start trial i on idle worker k (a bad configuration fails at once). */
 static int trial_start(hml__coordinator *c, int k, long i, int fresh)
 {
@@ -627,7 +642,7 @@ static int trial_start(hml__coordinator *c, int k, long i, int fresh)
 	if (fresh && (rc = record_start(c, i, k)) < 0)
 		return rc;
 	if (bad < 0)
-		return trial_end(c, i, HML__HIST_FAILED, hml_error_last()->message, NULL, NAN);
+		return trial_end(c, i, HML__HIST_FAILED, hml_error_last()->message, NULL, NAN, NAN);
 	model_path(c, i, mp, sizeof(mp));
 	if ((rc = output_make(c, mp)) < 0)
 		return rc;
@@ -635,7 +650,8 @@ static int trial_start(hml__coordinator *c, int k, long i, int fresh)
 		return hml__error_oom();
 	if ((p->target != HML__TARGET_TORCHSCRIPT &&
 	     (rc = hml__wire_trial_set_latency(msg, p->target, known_latency(c, t, &o))) < 0) ||
-	    (discarded(c, t) && (rc = hml__wire_trial_set_discard(msg)) < 0)) {
+	    (discarded(c, t) && (rc = hml__wire_trial_set_discard(msg)) < 0) ||
+	    (p->iterative && (rc = trial_run(msg, c->cfg[t->config])) < 0)) {
 		json_decref(msg);
 		return rc;
 	}
@@ -699,6 +715,12 @@ static int worker_start(hml__coordinator *c, int k)
 	if (!(msg = hml__wire_init(c->p->region, (const char *const *)c->p->ds_paths, c->p->nds,
 	                           "drop")))
 		return hml__error_oom();
+	if (c->p->iterative &&
+	    (rc = hml__wire_init_set_run(msg, c->p->iterative, c->p->ds_paths,
+	                                 c->p->xp_dir ? c->p->xp_dir : c->p->dir, c->p->dir)) < 0) {
+		json_decref(msg);
+		return rc;
+	}
 	(void)c->o.pool_ops->send(c->o.pool, k, msg);   /* a dead worker shows in the wait */
 	json_decref(msg);
 	return 0;
@@ -726,7 +748,7 @@ static int worker_lost(hml__coordinator *c, int k, hml__hist_status status, cons
 		else
 			snprintf(msg, sizeof(msg), "worker %d %s%s%s", k, why, detail ? ": " : "",
 			         detail ? detail : "");
-		if ((rc = trial_end(c, i, status, msg, NULL, NAN)) < 0)
+		if ((rc = trial_end(c, i, status, msg, NULL, NAN, NAN)) < 0)
 			return rc;
 		warn(c, "trial %ld %s: %s", i, hml__hist_status_name(status), msg);
 	}
@@ -761,7 +783,8 @@ static int worker_message(hml__coordinator *c, int k, const json_t *msg)
 		return hml__error_set(HML_ERROR, "search '%s': worker %d answered for trial %ld while "
 		                      "running trial %ld", c->p->id, k, i, w->trial);
 	w->trial = -1;
-	return trial_end(c, i, error ? HML__HIST_FAILED : HML__HIST_OK, error, &r, cost);
+	return trial_end(c, i, error ? HML__HIST_FAILED : HML__HIST_OK, error, &r, cost,
+	                 hml__wire_result_qoi(msg));
 }
 
 /* What a wait saw: a message, or a worker lost (the trial stays running
@@ -1017,6 +1040,26 @@ int hml__coordinator_run(hml__coordinator *c)
 
 /* A "models" record for trial i, in the layout of hml train's (lib/store/records.h
  * writes it; what the trial's summary lacks is null). */
+/* An iterative application's model: the k it predicts ahead and the
+ * interleave it was judged at, with that QoI error (the card's
+ * "iterative"), for hml evaluate --k --interleave. Steals rec. */
+static json_t *iterative_facts(json_t *rec, const hml__coordinator *c, const search_trial *t)
+{
+	long long k, il;
+
+	if (!rec || !t->m.has_qoi)
+		return rec;
+	hml__iterative_choice(c->cfg[t->config], &k, &il);
+	if (json_object_set_new(rec, "iterative", json_pack("{s:o, s:o, s:o}",
+	                        "k", k >= 0 ? json_integer(k) : json_null(),
+	                        "interleave", il >= 0 ? json_integer(il) : json_null(),
+	                        "qoi_error", hml__json_real(t->m.qoi_error))) < 0) {
+		json_decref(rec);
+		return NULL;
+	}
+	return rec;
+}
+
 static json_t *model_record(const hml__coordinator *c, long i)
 {
 	const hml__search_plan *p = c->p;
@@ -1055,7 +1098,7 @@ static json_t *model_record(const hml__coordinator *c, long i)
 	f = (hml__model_facts){ p->workflow_name, p->region, json_object_get(reg, "input_shape"),
 	                        json_object_get(reg, "output_shape"), p->ds_ids, p->nds, &o, &r,
 	                        NULL, -1, -1, p->id, i, t->config, NULL, NULL };
-	return hml__model_record_new(c->o.store, &f);
+	return iterative_facts(hml__model_record_new(c->o.store, &f), c, t);
 }
 
 /* The region's data for the front models' cards, loaded once; NULL
@@ -1246,6 +1289,17 @@ static json_t *front_json(const hml__coordinator *c)
 			"val_mape", hml__json_real(t->m.val_mape),
 			"latency_seconds_per_sample", hml__json_real(t->m.latency_s),
 			"params", (json_int_t)t->m.params, "arch", t->arch));
+		if (t->m.has_qoi) {
+			json_t *f = json_array_get(arr, json_array_size(arr) - 1);
+			long long k, il;
+
+			hml__iterative_choice(c->cfg[t->config], &k, &il);
+			json_object_set_new(f, "qoi_error", hml__json_real(t->m.qoi_error));
+			if (k >= 0)
+				json_object_set_new(f, "k", json_integer(k));
+			if (il >= 0)
+				json_object_set_new(f, "interleave", json_integer(il));
+		}
 	}
 	free(cfg);
 	return arr;

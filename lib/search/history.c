@@ -61,6 +61,7 @@ void hml__hist_event_init(hml__hist_event *ev)
 	ev->m.epochs_run = -1;
 	ev->m.latency_target = -1;
 	ev->m.latency_cost = NAN;
+	ev->m.qoi_error = NAN;
 }
 
 /* ---- writer ------------------------------------------------------------- */
@@ -195,6 +196,8 @@ static int start_thread(hml__history *h)
 
 double hml__hist_error(const hml__hist_metrics *m, const char *metric)
 {
+	if (m->has_qoi)
+		return m->qoi_error;
 	if (!metric || strcmp(metric, "rmse") == 0)
 		return m->val_rmse;
 	return strcmp(metric, "mape") == 0 ? m->val_mape : NAN;
@@ -220,6 +223,8 @@ static json_t *metrics_json(const hml__hist_metrics *m)
 	}
 	json_object_set_new(o, "params", json_integer(m->params));
 	json_object_set_new(o, "epochs_run", json_integer(m->epochs_run));
+	if (m->has_qoi)
+		json_object_set_new(o, "qoi_error", hml__json_real(m->qoi_error));
 	return o;
 }
 
@@ -386,7 +391,7 @@ static const char *const line_keys[] = {
 static const char *const metric_keys[] = {
 	"val_rmse", "test_rmse", "val_mape", "test_mape", "latency_seconds_per_sample",
 	"latency_batch", "latency_target", "latency_threads", "latency_cached",
-	"latency_cost_seconds", "params", "epochs_run", NULL
+	"latency_cost_seconds", "params", "epochs_run", "qoi_error", NULL
 };
 
 /* The first key of o not in keys (NULL: none). */
@@ -437,7 +442,7 @@ static const char *say(char *why, size_t size, const char *fmt, const char *key)
 static const char *metrics_check(const json_t *m, char *why, size_t size)
 {
 	static const char *const errors[] = { "val_rmse", "test_rmse", "val_mape", "test_mape",
-	                                      "latency_cost_seconds", NULL };
+	                                      "latency_cost_seconds", "qoi_error", NULL };
 	const char *key;
 
 	if (!json_is_object(m))
@@ -515,6 +520,8 @@ static void metrics_of(hml__hist_metrics *m, const json_t *o)
 	m->latency_threads = (int)int_or(o, "latency_threads", 0);
 	m->latency_cached = json_is_true(json_object_get(o, "latency_cached"));
 	m->latency_cost = hml__json_number(o, "latency_cost_seconds");
+	m->has_qoi = json_object_get(o, "qoi_error") != NULL;
+	m->qoi_error = hml__json_number(o, "qoi_error");
 }
 
 /* Fill *ev from line object o; *u receives the point (malloc'ed). NULL,

@@ -101,12 +101,18 @@ typedef struct hml__hist_metrics {
 	int latency_cached;        /**< 1: taken from an earlier trial of the same arch,
 	                                batch and threads, not measured again */
 	double latency_cost;       /**< seconds measuring it cost the worker; NaN: not recorded */
+	int has_qoi;               /**< 1: an iterative application's trial (lib/search/
+	                                iterative.h): qoi_error is its objective */
+	double qoi_error;          /**< the primary QoI's error after the application's run
+	                                with the model at the trial's k and interleave
+	                                (written as "qoi_error") */
 } hml__hist_metrics;
 
 /**
- * The validation error of `m` in a search's metric (NULL or "rmse":
- * val_rmse; "mape": val_mape); NaN for another name. A search record
- * without "metric" (older hml) searched RMSE.
+ * The error a search ranks `m` by: an iterative application's trial's
+ * QoI error after the run (has_qoi), else the validation error in the
+ * search's metric (NULL or "rmse": val_rmse; "mape": val_mape); NaN for
+ * another name. A search record without "metric" (older hml) searched RMSE.
  */
 double hml__hist_error(const hml__hist_metrics *m, const char *metric);
 

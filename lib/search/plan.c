@@ -15,6 +15,7 @@
 #include "deploy/latency.h"
 #include "deploy/metrics.h"
 #include "search/history.h"
+#include "search/iterative.h"
 #include "search/plan.h"
 #include "search/seed.h"
 #include "search/results.h"
@@ -154,7 +155,8 @@ static json_t *space_of(json_t *doc)
 }
 
 /* From `path` (--space, or recorded), else the region's, else the family's. */
-static int load_space(hml__search_plan *p, const char *path, const char *kind)
+static int load_space(hml__search_plan *p, const hml__store *s, const char *path,
+                      const char *kind)
 {
 	const hml__workflow_region *wr = region_of(p);
 	json_error_t je;
@@ -185,6 +187,20 @@ static int load_space(hml__search_plan *p, const char *path, const char *kind)
 	}
 	if (!p->space_json || !p->space_source)
 		return hml__error_set(HML_EINVALID, "search space '%s' cannot be read", origin);
+	if (p->w && hml__search_args_any(&p->w->search_args)) {
+		/* k and interleave join the space (lib/search/iterative.h) */
+		json_t *copy = json_deep_copy(p->space_json);
+
+		json_decref(p->space_json);
+		json_decref(p->iterative);
+		p->iterative = NULL;
+		if (!(p->space_json = copy))
+			return hml__error_oom();
+		if ((rc = hml__iterative_plan(&p->iterative, s, p->w, p->region,
+		                              (const char *const *)p->ds_ids, p->nds,
+		                              p->space_json)) < 0)
+			return rc;
+	}
 	if (!p->space && (rc = hml__space_parse(&p->space, p->space_json, origin)) < 0)
 		return rc;
 	if ((rc = hml__trialmap_check(p->space, p->family, origin)) < 0)
@@ -429,7 +445,7 @@ int hml__search_plan_new(hml__search_plan *p, hml__store *s, const hml__search_r
 		return rc;
 	p->rungs = rungs_for(p->max_epochs);
 	setup_base(p);
-	if ((rc = load_space(p, rq->space_path, NULL)) < 0 ||
+	if ((rc = load_space(p, s, rq->space_path, NULL)) < 0 ||
 	    (rc = choose_target(p, rq, NULL)) < 0 || (rc = choose_fidelity(p, rq, NULL)) < 0 ||
 	    (rq->from && (rc = seed_from(p, s, rq)) < 0))
 		return rc;
@@ -463,6 +479,10 @@ int hml__search_plan_new(hml__search_plan *p, hml__store *s, const hml__search_r
 	if (rec && p->seeds &&
 	    json_object_set_new(rec, "from", json_pack("{s:s, s:O}", "search", p->from,
 	                                               "configs", p->seeds)) < 0) {
+		json_decref(rec);
+		rec = NULL;
+	}
+	if (rec && p->iterative && json_object_set(rec, "iterative", p->iterative) < 0) {
 		json_decref(rec);
 		rec = NULL;
 	}
@@ -513,7 +533,7 @@ static int resume_check(hml__search_plan *p, const hml__store *s, const hml__sea
 		return hml__error_set(HML_EINVALID, "cannot resume search '%s': its data changed since "
 		                      "it started (data sets or their SHA-256 differ); start a new "
 		                      "search", p->id);
-	if ((rc = load_space(p, path, kind)) < 0)
+	if ((rc = load_space(p, s, path, kind)) < 0)
 		return rc;
 	if (!v->space_sha256 || strcmp(v->space_sha256, p->space_sha) != 0)
 		return hml__error_set(HML_EINVALID, "cannot resume search '%s': its search space "
@@ -659,7 +679,7 @@ int hml__search_plan_train_args(json_t **argv, hml__store *s, const hml__search_
 
 	*argv = NULL;
 	from_request(&p, rq);
-	if ((rc = plan_search(&p, s, rq)) < 0 || (rc = load_space(&p, rq->space_path, NULL)) < 0 ||
+	if ((rc = plan_search(&p, s, rq)) < 0 || (rc = load_space(&p, s, rq->space_path, NULL)) < 0 ||
 	    (rc = check_point(&p, point)) < 0)
 		goto done;
 	setup_base(&p);
@@ -686,6 +706,8 @@ void hml__search_plan_release(hml__search_plan *p)
 	json_decref(p->space_source);
 	json_decref(p->seeds);
 	p->seeds = NULL;
+	json_decref(p->iterative);
+	p->iterative = NULL;
 	hml__space_free(p->space);
 	hml__workflow_free(p->w);
 	p->ds_paths = NULL;

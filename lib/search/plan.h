@@ -141,6 +141,8 @@ typedef struct hml__search_plan {
 	const char *from;            /**< the search whose front seeds this one, or NULL */
 	json_t *seeds;               /**< its front's samples, tried first (seed.h; owned
 	                                  reference), or NULL */
+	json_t *iterative;           /**< an iterative application's k and interleave searched
+	                                  (lib/search/iterative.h; owned reference), or NULL */
 } hml__search_plan;
 
 /**

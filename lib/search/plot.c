@@ -16,7 +16,7 @@
 #include "search/plot.h"
 #include "store/records.h"
 #include "sys/fsutil.h"
-#include "sys/proc.h"
+#include "sys/gnuplot.h"
 
 const char *const hml__plot_files[HML__PLOT_COUNT] = {
 	"front.png", "front.svg", "convergence.png", "convergence.svg"
@@ -160,6 +160,8 @@ static void axis_range(FILE *f, const char *axis, double lo, double hi)
 /* The error axis' name: "RMSE" or "MAPE (%)" (gnuplot text). */
 static const char *metric_label(const hml__search_results *r)
 {
+	if (r->metric && strcmp(r->metric, "qoi") == 0)
+		return "QoI error after the run";
 	return r->metric && strcmp(r->metric, "mape") == 0 ? "MAPE (%)" : "RMSE";
 }
 
@@ -288,50 +290,13 @@ int hml__search_plot_prepare(char **script, const hml__search_results *r, const 
 
 /* ---- gnuplot ------------------------------------------------------------ */
 
-/* The last non-empty line of file `path` into buf ("" when none). */
-static void last_line(const char *path, char *buf, size_t size)
-{
-	char line[512];
-	FILE *f = fopen(path, "r");
-
-	buf[0] = '\0';
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f)) {
-		char *p = line + strspn(line, " \t");
-		size_t len = strcspn(p, "\r\n");
-
-		if (len == 0)
-			continue;
-		p[len] = '\0';
-		snprintf(buf, size, "%s", p);
-	}
-	fclose(f);
-}
-
 int hml__search_plot_run(const char *script, const char *log)
 {
-	char *gnuplot = hml__find_on_path("gnuplot"), *dir = NULL, msg[512];
-	const char *argv[3];
-	hml__proc_result res;
+	char *dir = NULL;
 	int rc;
 
-	if (!gnuplot)
-		return hml__error_set(HML_ERROR, "gnuplot is not installed (no 'gnuplot' on PATH)");
-	argv[0] = gnuplot;
-	argv[1] = script;
-	argv[2] = NULL;
-	rc = hml__proc_run(argv, NULL, log, log, &res);
-	free(gnuplot);
-	if (rc < 0)
+	if ((rc = hml__gnuplot_run(script, log)) < 0)
 		return rc;
-	if (res.interrupted)
-		return hml__error_set(HML_ERROR, "gnuplot was interrupted");
-	if (!res.exited || res.exit_code != 0) {
-		last_line(log, msg, sizeof(msg));
-		return hml__error_set(HML_ERROR, "gnuplot failed (%s): %s", hml__proc_describe(&res),
-		                      msg[0] ? msg : "no message");
-	}
 	if (!(dir = hml__strdup(script)))
 		return hml__error_oom();
 	if (strrchr(dir, '/'))

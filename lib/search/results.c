@@ -195,7 +195,8 @@ int hml__search_results_load(hml__search_results *out, const char *dir,
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	out->metric = v->metric && strcmp(v->metric, "mape") == 0 ? "mape" : "rmse";
+	out->metric = json_object_get(v->json, "iterative") ? "qoi" :
+	              v->metric && strcmp(v->metric, "mape") == 0 ? "mape" : "rmse";
 	if (!v->history)
 		return hml__error_set(HML_EINVALID, "search '%s' has no trial history in the manifest",
 		                      v->id ? v->id : "?");

@@ -57,7 +57,9 @@ typedef struct hml__search_results {
 	unsigned top_rung;     /**< the record's rungs - 1, else the highest rung seen */
 	double max_error, max_latency, max_params;   /**< the constraints; NaN: none */
 	int torn;              /**< a torn last line was ignored (a writer was killed) */
-	const char *metric;    /**< the error's metric: "rmse" or "mape" (static) */
+	const char *metric;    /**< the error's metric: "rmse" or "mape" (static); "qoi":
+	                            an iterative application's QoI error after the run
+	                            (lib/search/iterative.h) */
 } hml__search_results;
 
 /**

@@ -34,6 +34,9 @@ static int known(const char *name, const char *family)
 	for (int i = 0; common_keys[i]; i++)
 		if (strcmp(common_keys[i], name) == 0)
 			return 1;
+	/* an iterative application's, not training options (lib/search/iterative.h) */
+	if (strcmp(name, "k") == 0 || strcmp(name, "interleave") == 0)
+		return 1;
 	if ((cnn || vec) && strcmp(name, "kernel") == 0)
 		return 1;
 	return vec && (strcmp(name, "pool") == 0 || strcmp(name, "head") == 0);

@@ -14,6 +14,10 @@
  *   kernel        cnn, cnnvec: odd kernel size
  *   pool, head    cnnvec: pooling size, hidden units of the head
  *   lr, batch, weight_decay, optimizer (adam, adamw), epochs
+ *   k, interleave an iterative application's steps per model call and
+ *                 interleave ratio, added from its workflow's search_args
+ *                 (lib/search/iterative.h): not training options, the
+ *                 trial's application run takes them
  * What a sample leaves out keeps the base architecture's value (the
  * region's model.arch, else the family's defaults) and the base options'.
  * "epochs" is the configuration's full-fidelity epoch count; the scheduler

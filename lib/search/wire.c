@@ -289,6 +289,74 @@ int hml__wire_result_latency(const json_t *msg, int *target, double *cost)
 	return get_latency(msg, "cost", target, cost);
 }
 
+/* ---- an iterative application's runs ------------------------------------ */
+
+int hml__wire_init_set_run(json_t *msg, const json_t *plan, char *const *paths,
+                           const char *root, const char *dir)
+{
+	json_t *run = json_deep_copy(plan), *g;
+	size_t i, j;
+
+	if (!run)
+		return hml__error_oom();
+	json_array_foreach(json_object_get(run, "groups"), i, g) {
+		json_t *data = json_object_get(g, "data"), *ix;
+
+		json_array_foreach(data, j, ix)
+			json_array_set_new(data, j, json_string(paths[json_integer_value(ix)]));
+	}
+	if (json_object_set_new(run, "root", json_string(root)) < 0 ||
+	    json_object_set_new(run, "dir", json_string(dir)) < 0 ||
+	    json_object_set_new(msg, "run", run) < 0)
+		return hml__error_oom();
+	return 0;
+}
+
+const json_t *hml__wire_init_run(const json_t *msg)
+{
+	const json_t *run = json_object_get(msg, "run");
+
+	return json_is_object(run) ? run : NULL;
+}
+
+static json_t *int_or_null(long long v)
+{
+	return v >= 0 ? json_integer(v) : json_null();
+}
+
+int hml__wire_trial_set_run(json_t *msg, long long k, long long interleave)
+{
+	if (json_object_set_new(msg, "run", json_pack("{s:o, s:o}", "k", int_or_null(k),
+	                        "interleave", int_or_null(interleave))) < 0)
+		return hml__error_oom();
+	return 0;
+}
+
+int hml__wire_trial_run(const json_t *msg, long long *k, long long *interleave)
+{
+	const json_t *run = json_object_get(msg, "run");
+
+	*k = *interleave = -1;
+	if (!json_is_object(run))
+		return 0;
+	*k = int_of(run, "k", -1);
+	*interleave = int_of(run, "interleave", -1);
+	return 1;
+}
+
+int hml__wire_result_set_qoi(json_t *msg, double error)
+{
+	if (json_object_set_new(msg, "qoi", json_pack("{s:o}", "error",
+	                                              hml__json_real(error))) < 0)
+		return hml__error_oom();
+	return 0;
+}
+
+double hml__wire_result_qoi(const json_t *msg)
+{
+	return num_of(json_object_get(msg, "qoi"), "error", NAN);
+}
+
 int hml__wire_send(int fd, const json_t *msg)
 {
 	char *line = json_dumps(msg, JSON_COMPACT | JSON_REAL_PRECISION(17));

@@ -26,6 +26,12 @@
  * "known" gives the figure already measured for the architecture (the
  * coordinator's cache); its result's "latency" says the target and the
  * seconds the measurement cost (0 when known).
+ *
+ * An iterative application's search (lib/search/iterative.h): init carries
+ * "run": the plan with each group's data files instead of indices, the
+ * experiment ("root") and a directory for the runs' files ("dir"); a trial
+ * carries "run": {"k": K, "interleave": N} (null: not searched); its
+ * result, "qoi": {"error": E} (the primary QoI's error after the run).
  */
 #ifndef HML_LIB_WIRE_H
 #define HML_LIB_WIRE_H
@@ -91,6 +97,25 @@ int hml__wire_result_set_latency(json_t *msg, int target, double cost);
 /** The target (HML__TARGET_TORCHSCRIPT when absent) and cost (NaN when
  *  absent) of a result. Errors: HML_EINVALID for an unknown target. */
 int hml__wire_result_latency(const json_t *msg, int *target, double *cost);
+
+/** Add "run" to init message `msg`: iterative plan `plan` with the data
+ *  indices of its groups replaced by paths[i]; root: the experiment; dir:
+ *  the runs' directory. Errors: HML_ENOMEM. */
+int hml__wire_init_set_run(json_t *msg, const json_t *plan, char *const *paths,
+                           const char *root, const char *dir);
+/** The "run" of an init message (borrowed), or NULL. */
+const json_t *hml__wire_init_run(const json_t *msg);
+/** Trial message `msg` runs the application at k and interleave (-1: not
+ *  searched). Errors: HML_ENOMEM. */
+int hml__wire_trial_set_run(json_t *msg, long long k, long long interleave);
+/** 1 and *k, *interleave (-1 each: not searched) when trial message `msg`
+ *  has a "run", else 0. */
+int hml__wire_trial_run(const json_t *msg, long long *k, long long *interleave);
+/** Result message `msg` carries the primary QoI's error after the run.
+ *  Errors: HML_ENOMEM. */
+int hml__wire_result_set_qoi(json_t *msg, double error);
+/** The QoI error of a result message; NaN when it has none. */
+double hml__wire_result_qoi(const json_t *msg);
 
 /**
  * Write msg as one line to fd (all of it, retrying short writes and EINTR).

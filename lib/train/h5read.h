@@ -37,7 +37,7 @@ extern "C" {
 
 /** Bumped on any change to the table or to the structures it passes
  * (hml__region_info, hml__dataset). */
-#define HML__H5READ_ABI 3
+#define HML__H5READ_ABI 4
 
 typedef struct hml__h5read {
 	int abi;                   /**< HML__H5READ_ABI the plugin was built with */
@@ -58,6 +58,8 @@ typedef struct hml__h5read {
 	void (*set_interrupt)(int (*pending)(void));
 	/** The message of this thread's last failure in the plugin. */
 	const char *(*last_error)(void);
+	int (*qoi_file_read_steps)(const char *path, const char *name, int64_t **steps,
+	                           size_t *n);
 } hml__h5read;
 
 #define HML__H5READ_PLUGIN "libhml-cli-hdf5.so"

@@ -34,7 +34,8 @@ static const char *last_error(void)
 static const hml__h5read table = {
 	HML__H5READ_ABI, sizeof(hml__h5read), HML_VERSION_STRING,
 	hml__region_info_list, hml__region_info_free, hml__dataset_load, hml__dataset_release,
-	hml__qoi_file_read, hml__qoi_file_read_ranks, hml__coll_vds_build, set_interrupt, last_error
+	hml__qoi_file_read, hml__qoi_file_read_ranks, hml__coll_vds_build, set_interrupt, last_error,
+	hml__qoi_file_read_steps
 };
 
 __attribute__((visibility("default"))) const void *hml_cli_hdf5(int abi);

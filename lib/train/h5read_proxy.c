@@ -119,6 +119,19 @@ int hml__qoi_file_read_ranks(const char *path, int ranks, const char *name, doub
 	return rc < 0 ? hml__plugin_fail(rc, t->last_error()) : rc;
 }
 
+int hml__qoi_file_read_steps(const char *path, const char *name, int64_t **steps, size_t *n)
+{
+	const hml__h5read *t;
+	int rc;
+
+	*steps = NULL;
+	*n = 0;
+	if ((rc = h5read(&t)) < 0)
+		return rc;
+	rc = t->qoi_file_read_steps(path, name, steps, n);
+	return rc < 0 ? hml__plugin_fail(rc, t->last_error()) : rc;
+}
+
 int hml__coll_vds_build(const char *out, hml__coll_vds_part *parts, size_t nparts,
                         size_t *nused)
 {

@@ -157,3 +157,19 @@ int hml__qoi_file_write(const char *path, const char *name, const void *data,
 		return rc;
 	return (rc = t->qoi_file_write(path, name, data, dtype, ndim, shape)) < 0 ? fail(t, rc) : rc;
 }
+
+int hml__qoi_file_write_steps(const char *path, const char *name, const int64_t *steps,
+                              const void *data, hml_dtype dtype, int ndim,
+                              const int64_t *shape)
+{
+	const hml__h5io *t;
+	int rc;
+
+	if ((rc = hml__qoi_check(name, data, dtype, ndim, shape)) < 0 ||
+	    (rc = hml__qoi_check_steps(name, steps, ndim, shape)) < 0)
+		return rc;
+	if ((rc = plugin(&t)) < 0)
+		return rc;
+	rc = t->qoi_file_write_steps(path, name, steps, data, dtype, ndim, shape);
+	return rc < 0 ? fail(t, rc) : rc;
+}

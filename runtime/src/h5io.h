@@ -29,7 +29,7 @@ extern "C" {
 #endif
 
 /** Bumped on any change to hml__h5io or to the structures it passes. */
-#define HML__H5IO_ABI 3
+#define HML__H5IO_ABI 4
 
 typedef struct hml__h5io {
 	int abi;               /**< HML__H5IO_ABI the plugin was built with */
@@ -51,6 +51,9 @@ typedef struct hml__h5io {
 	int (*collector_append_calls)(hml__collector *c, const void *in, int64_t in_rows,
 	                              const void *out, int64_t out_rows, int64_t ncalls,
 	                              double original_seconds);
+	int (*qoi_file_write_steps)(const char *path, const char *name, const int64_t *steps,
+	                            const void *data, hml_dtype dtype, int ndim,
+	                            const int64_t *shape);
 } hml__h5io;
 
 /** Signature of the entry point: NULL when `abi` is not its own. Calling

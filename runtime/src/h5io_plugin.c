@@ -19,7 +19,8 @@ static const hml__h5io table = {
 	HML__H5IO_ABI, sizeof(hml__h5io), HML_VERSION_STRING,
 	hml__collector_open, hml__collector_probe, hml__collector_next,
 	hml__collector_commit, hml__collector_append, hml__collector_flush, hml__collector_rows,
-	hml__collector_close, hml__qoi_file_write, last_error, hml__collector_append_calls
+	hml__collector_close, hml__qoi_file_write, last_error, hml__collector_append_calls,
+	hml__qoi_file_write_steps
 };
 
 __attribute__((visibility("default"))) const hml__h5io *hml_hdf5_io(int abi);

@@ -34,3 +34,17 @@ int hml_qoi_write(const char *name, const void *data, hml_dtype dtype,
 	free(own);
 	return rc;
 }
+
+int hml_qoi_write_steps(const char *name, const int64_t *steps, const void *data,
+                        hml_dtype dtype, int ndim, const int64_t *shape)
+{
+	const char *path = getenv(HML__ENV_QOI);
+	int rc;
+
+	if ((rc = hml__qoi_check(name, data, dtype, ndim, shape)) < 0 ||
+	    (rc = hml__qoi_check_steps(name, steps, ndim, shape)) < 0)
+		return rc;
+	if (!path || !*path)
+		return 0;
+	return hml__qoi_file_write_steps(path, name, steps, data, dtype, ndim, shape);
+}

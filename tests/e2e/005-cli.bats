@@ -110,6 +110,7 @@ commands() {
 		train:seed train:threads train:val-fraction train:test-fraction train:max-seconds
 		train:infer-batch deploy:max-error deploy:max-qoi-error deploy:max-latency
 		deploy:rows-per-run deploy:run-timeout evaluate:repeat evaluate:run-timeout evaluate:ranks
+		evaluate:k evaluate:interleave
 		import:batch import:threads search:budget search:workers search:threads search:seed
 		search:max-epochs search:max-latency search:max-params search:max-error
 		search:trial-timeout search:qoi-check search:run-timeout"

@@ -61,7 +61,7 @@ PY
 	[ "$(json eval.json 'd["evaluation"]["qoi"]["nonfinite"]')" = 0 ]
 	# The state is the primary QoI; the total mass after each call (the last
 	# the final state's) is the second.
-	[ "$(json eval.json '[(q["dataset"], q["values"]) for q in d["evaluation"]["qois"]]')" = "[('state', 3200), ('mass', 21)]" ]
+	[ "$(json eval.json '[(q["dataset"], q["values"]) for q in d["evaluation"]["qois"]]')" = "[('state', 3200), ('mass', 21), ('trajectory', 32000)]" ]
 	[ "$(json eval.json 'd["evaluation"]["qoi"]["rmse"] == d["evaluation"]["qois"][0]["error"]')" = True ]
 	[ "$(json eval.json 'd["evaluation"]["surrogate"]["model_calls"]')" = 20 ]
 	run --separate-stderr hml --json show

@@ -55,7 +55,7 @@ static const char *const wf_env[] = {
 
 TEST(caller_hml_variables_removed)
 {
-	const hml__run_config c = { HML__RUN_ACCURATE, NULL, NULL, NULL, NULL, NULL, NULL, NULL };
+	const hml__run_config c = { HML__RUN_ACCURATE, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0 };
 	char **env = NULL;
 	int times;
 
@@ -75,7 +75,7 @@ TEST(caller_hml_variables_removed)
 
 TEST(workflow_env_cannot_override_the_configuration)
 {
-	const hml__run_config c = { HML__RUN_ACCURATE, NULL, NULL, NULL, "/run/q.h5", "/run/p.json", NULL, NULL };
+	const hml__run_config c = { HML__RUN_ACCURATE, NULL, NULL, NULL, "/run/q.h5", "/run/p.json", NULL, NULL, 0 };
 	char **env = NULL;
 	int times;
 
@@ -102,7 +102,7 @@ TEST(workflow_env_cannot_override_the_configuration)
 
 TEST(collect_configuration)
 {
-	const hml__run_config c = { HML__RUN_COLLECT, "/exp/data/.tmp-1.h5", NULL, NULL, NULL, NULL, NULL, NULL };
+	const hml__run_config c = { HML__RUN_COLLECT, "/exp/data/.tmp-1.h5", NULL, NULL, NULL, NULL, NULL, NULL, 0 };
 	char **env = NULL;
 	int times;
 
@@ -120,7 +120,7 @@ TEST(collect_configuration)
 TEST(collect_keep)
 {
 	hml__collect_keep k = { 0.25, 20000, 1, 7, "shuffle+deflate:4" };
-	hml__run_config c = { HML__RUN_COLLECT, "/d.h5", NULL, NULL, NULL, NULL, NULL, &k };
+	hml__run_config c = { HML__RUN_COLLECT, "/d.h5", NULL, NULL, NULL, NULL, NULL, &k, 0 };
 	char **env = NULL;
 	int times;
 
@@ -161,7 +161,7 @@ TEST(surrogate_configuration)
 {
 	const hml__run_config c = { HML__RUN_SURROGATE, NULL, "bin.omial-2", "/exp/models/m2.pt",
 	                            "/run/q.h5", NULL, "/exp/models/m2.guard-bounds.json",
-	                            NULL };
+	                            NULL, 0 };
 	char **env = NULL;
 	int times;
 
@@ -179,11 +179,27 @@ TEST(surrogate_configuration)
 	hml__strv_free(env);
 }
 
+/* The interleave mode instead of infer, for the region only. */
+TEST(interleave_configuration)
+{
+	const hml__run_config c = { HML__RUN_SURROGATE, NULL, "mw", "/m.pt", NULL, NULL, NULL,
+	                            NULL, 3 };
+	char **env = NULL;
+	int times;
+
+	CHECK_OK(hml__childenv_build(&env, &c, shell, wf_env));
+	CHECK_STR(get(env, "HML_MODE", &times), "off");
+	CHECK_STR(get(env, "HML_MODE_MW", &times), "interleave");
+	CHECK_STR(get(env, "HML_INTERLEAVE_MW", &times), "3");
+	CHECK_STR(get(env, "HML_MODEL_MW", &times), "/m.pt");
+	hml__strv_free(env);
+}
+
 TEST(guarded_configuration)
 {
 	const hml__run_config c = { HML__RUN_GUARDED, "/exp/data/.tmp-2.h5", "bin.omial-2",
 	                            "/exp/models/m2.pt", NULL, NULL,
-	                            "/exp/models/m2.guard-bounds.json", NULL };
+	                            "/exp/models/m2.guard-bounds.json", NULL, 0 };
 	hml__run_config no_guard = c;
 	char **env = NULL;
 	int times;
@@ -209,7 +225,7 @@ TEST(guarded_configuration)
 
 TEST(empty_inputs)
 {
-	const hml__run_config c = { HML__RUN_ACCURATE, NULL, NULL, NULL, NULL, NULL, NULL, NULL };
+	const hml__run_config c = { HML__RUN_ACCURATE, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0 };
 	char **env = NULL;
 
 	CHECK_OK(hml__childenv_build(&env, &c, NULL, NULL));
@@ -219,10 +235,10 @@ TEST(empty_inputs)
 
 TEST(incomplete_configuration)
 {
-	const hml__run_config collect = { HML__RUN_COLLECT, NULL, NULL, NULL, NULL, NULL, NULL, NULL };
-	const hml__run_config sur = { HML__RUN_SURROGATE, NULL, "r", NULL, NULL, NULL, NULL, NULL };
+	const hml__run_config collect = { HML__RUN_COLLECT, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0 };
+	const hml__run_config sur = { HML__RUN_SURROGATE, NULL, "r", NULL, NULL, NULL, NULL, NULL, 0 };
 	char label[100], **env = (char **)1;
-	hml__run_config long_label = { HML__RUN_SURROGATE, NULL, label, "/m.pt", NULL, NULL, NULL, NULL };
+	hml__run_config long_label = { HML__RUN_SURROGATE, NULL, label, "/m.pt", NULL, NULL, NULL, NULL, 0 };
 
 	CHECK_FAILS(hml__childenv_build(&env, &collect, shell, NULL), HML_EINVALID,
 	            "a collect run needs a data file");
@@ -257,6 +273,7 @@ int main(void)
 	RUN(workflow_env_cannot_override_the_configuration);
 	RUN(collect_configuration);
 	RUN(surrogate_configuration);
+	RUN(interleave_configuration);
 	RUN(guarded_configuration);
 	RUN(empty_inputs);
 	RUN(incomplete_configuration);

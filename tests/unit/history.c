@@ -462,6 +462,37 @@ TEST(search_record)
 	hml__store_free(s);
 }
 
+/* An iterative application's trial: its QoI error after the run is
+ * written, read back, and is the error the search ranks it by. */
+TEST(qoi_error_round_trip)
+{
+	hml__history *h = NULL;
+	hml__hist_event ev;
+	collected c;
+	char path[600];
+	int torn = -1;
+
+	memset(&c, 0, sizeof(c));
+	path_of(path, sizeof(path), "qoi.jsonl");
+	CHECK_OK(hml__history_open(&h, NULL, path));
+	hml__hist_event_init(&ev);
+	ev.trial = 0; ev.config = 0; ev.status = HML__HIST_OK; ev.arch = "cnn:4:relu";
+	ev.m.val_rmse = 0.5; ev.m.test_rmse = 0.6; ev.m.latency_s = 1e-4;
+	ev.m.latency_batch = 1; ev.m.params = 9; ev.m.epochs_run = 1;
+	ev.m.has_qoi = 1; ev.m.qoi_error = 3.25;
+	CHECK_OK(hml__history_append(h, &ev));
+	ev.trial = 1; ev.m.has_qoi = 0;   /* an ordinary trial writes none */
+	CHECK_OK(hml__history_append(h, &ev));
+	hml__history_close(h);
+	CHECK_OK(hml__history_read(path, collect, &c, &torn));
+	CHECK_EQ_INT(c.n, 2);
+	CHECK(c.ev[0].m.has_qoi && c.ev[0].m.qoi_error == 3.25);
+	CHECK(hml__hist_error(&c.ev[0].m, "rmse") == 3.25);
+	CHECK(!c.ev[1].m.has_qoi);
+	CHECK(hml__hist_error(&c.ev[1].m, "rmse") == 0.5);
+	collected_release(&c);
+}
+
 int main(void)
 {
 	if (tmp_dir_make("history") < 0)
@@ -473,6 +504,7 @@ int main(void)
 	RUN(bad_lines);
 	RUN(hostile_lines);
 	RUN(search_record);
+	RUN(qoi_error_round_trip);
 	tmp_dir_remove();
 	return check_report();
 }

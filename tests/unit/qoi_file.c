@@ -139,6 +139,59 @@ TEST(fifo_and_link_refused)
 	CHECK(stat(target, &st) == 0 && st.st_size == 4);
 }
 
+/* A QoI over time: its steps travel as an attribute of the dataset, the
+ * values read back as any QoI's; a QoI written at the end only (as every
+ * file before the steps) has none. */
+TEST(steps_round_trip)
+{
+	double d[6] = { 1, 2, 3, 4, 5, 6 }, *back = NULL;
+	int64_t steps[3] = { 0, 10, 40 }, *got = NULL, shape[2] = { 3, 2 };
+	char path[640];
+	size_t n = 0, ns = 9;
+
+	path_of(path, sizeof(path), "steps.h5");
+	unlink(path);
+	CHECK_OK(hml__qoi_file_write_steps(path, "traj", steps, d, HML_F64, 2, shape));
+	CHECK_OK(hml__qoi_file_read(path, "traj", &back, &n));
+	CHECK_EQ_INT(n, 6);
+	for (size_t i = 0; back && i < n; i++)
+		CHECK(back[i] == d[i]);
+	free(back);
+	CHECK_OK(hml__qoi_file_read_steps(path, "traj", &got, &ns));
+	CHECK_EQ_INT(ns, 3);
+	for (size_t i = 0; got && i < ns; i++)
+		CHECK_EQ_INT(got[i], steps[i]);
+	free(got);
+	/* The end-only form: no steps. Writing it again drops the attribute. */
+	CHECK_OK(hml__qoi_file_write(path, "traj", d, HML_F64, 2, shape));
+	CHECK_OK(hml__qoi_file_read_steps(path, "traj", &got, &ns));
+	CHECK(got == NULL);
+	CHECK_EQ_INT(ns, 0);
+	CHECK_FAILS(hml__qoi_file_read_steps(path, "nope", &got, &ns), HML_ENOTFOUND,
+	            "no quantity of interest 'nope'");
+}
+
+TEST(steps_refused)
+{
+	double d[3] = { 1, 2, 3 };
+	int64_t shape[1] = { 3 }, down[3] = { 0, 5, 5 }, neg[3] = { -1, 0, 1 };
+	char path[640];
+
+	path_of(path, sizeof(path), "badsteps.h5");
+	unlink(path);
+	CHECK_FAILS(hml__qoi_file_write_steps(path, "q", down, d, HML_F64, 1, shape),
+	            HML_EINVALID, "quantity of interest 'q': step 5 of record 2 does not follow step 5");
+	CHECK_FAILS(hml__qoi_file_write_steps(path, "q", neg, d, HML_F64, 1, shape),
+	            HML_EINVALID, "step -1 of record 0 is negative");
+	CHECK_FAILS(hml__qoi_file_write_steps(path, "q", NULL, d, HML_F64, 1, shape),
+	            HML_EINVALID, "steps is NULL");
+	CHECK(access(path, F_OK) != 0);
+	/* The runtime's face checks the same without HML_QOI. */
+	unsetenv("HML_QOI");
+	CHECK_FAILS(hml_qoi_write_steps("q", down, d, HML_F64, 1, shape), HML_EINVALID,
+	            "does not follow");
+}
+
 int main(void)
 {
 	if (tmp_dir_make("qoi_file") < 0)
@@ -148,6 +201,8 @@ int main(void)
 	RUN(read_errors);
 	RUN(shape_overflow_refused);
 	RUN(fifo_and_link_refused);
+	RUN(steps_round_trip);
+	RUN(steps_refused);
 	tmp_dir_remove();
 	return check_report();
 }

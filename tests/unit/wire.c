@@ -152,9 +152,43 @@ TEST(pipe_lines)
 	json_decref(b);
 }
 
+/* An iterative application's search: the plan's data indices become
+ * paths in init, the trial's k and interleave and the result's QoI error
+ * travel and read back. */
+TEST(iterative_messages)
+{
+	char *paths[] = { "/e/data/d1.h5", "/e/data/d2.h5" };
+	json_t *plan = json_pack("{s:s, s:[{s:i, s:[i]}, {s:i, s:[i, i]}]}", "workflow", "/w.json",
+	                         "groups", "k", 5, "data", 1, "k", 10, "data", 0, 1);
+	json_t *m = hml__wire_init("r", (const char *const *)paths, 2, "drop");
+	const json_t *run, *g;
+	long long k, il;
+
+	CHECK_OK(hml__wire_init_set_run(m, plan, paths, "/e", "/e/search/s1"));
+	CHECK((run = hml__wire_init_run(m)) != NULL);
+	g = json_array_get(json_object_get(run, "groups"), 0);
+	CHECK_STR(json_string_value(json_array_get(json_object_get(g, "data"), 0)), "/e/data/d2.h5");
+	CHECK_STR(json_string_value(json_object_get(run, "dir")), "/e/search/s1");
+	/* the plan itself keeps its indices */
+	g = json_array_get(json_object_get(plan, "groups"), 0);
+	CHECK(json_integer_value(json_array_get(json_object_get(g, "data"), 0)) == 1);
+	json_decref(m);
+	json_decref(plan);
+
+	m = json_object();
+	CHECK(hml__wire_trial_run(m, &k, &il) == 0 && k == -1 && il == -1);
+	CHECK_OK(hml__wire_trial_set_run(m, 10, -1));
+	CHECK(hml__wire_trial_run(m, &k, &il) == 1 && k == 10 && il == -1);
+	CHECK(isnan(hml__wire_result_qoi(m)));
+	CHECK_OK(hml__wire_result_set_qoi(m, 0.125));
+	CHECK(hml__wire_result_qoi(m) == 0.125);
+	json_decref(m);
+}
+
 int main(void)
 {
 	RUN(messages);
 	RUN(pipe_lines);
+	RUN(iterative_messages);
 	return check_report();
 }

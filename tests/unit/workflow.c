@@ -14,6 +14,7 @@
 
 #include "check.h"
 #include "fixtures.h"
+#include "core/util.h"
 #include "run/workflow.h"
 #include "sys/fsutil.h"
 #include "train/train.h"
@@ -503,6 +504,22 @@ typedef struct bad_case {
 } bad_case;
 
 static const bad_case bad_cases[] = {
+	{ "search_args", "[]", HML_EINVALID, "key 'search_args' must be an object" },
+	{ "search_args", "{\"kk\": {}}", HML_EINVALID, "unknown key 'search_args.kk'" },
+	{ "search_args", "{\"k\": {\"values\": [5]}}", HML_EINVALID,
+	  "key 'search_args.k.arg' must be a non-empty string starting with '-'" },
+	{ "search_args", "{\"k\": {\"arg\": \"--k\"}}", HML_EINVALID,
+	  "key 'search_args.k' needs 'values' or 'range' (one of them)" },
+	{ "search_args", "{\"k\": {\"arg\": \"--k\", \"values\": [5, 5]}}", HML_EINVALID,
+	  "key 'search_args.k.values' must be 1 to 64 increasing integers >= 1" },
+	{ "search_args", "{\"k\": {\"arg\": \"--k\", \"values\": [0]}}", HML_EINVALID,
+	  "key 'search_args.k.values' must be 1 to 64 increasing integers >= 1" },
+	{ "search_args", "{\"interleave\": {\"range\": [3, 1]}}", HML_EINVALID,
+	  "key 'search_args.interleave.range' must be [lo, hi] with 0 <= lo <= hi and at most 64 values" },
+	{ "search_args", "{\"interleave\": {\"range\": [0, 64]}}", HML_EINVALID,
+	  "key 'search_args.interleave.range' must be [lo, hi]" },
+	{ "search_args", "{\"interleave\": {\"range\": [0, 2], \"step\": 1}}", HML_EINVALID,
+	  "key 'search_args.interleave' has unknown key 'step'" },
 	{ "colect", "{}", HML_EINVALID, "unknown key 'colect'" },
 	{ "collect.arg", "[]", HML_EINVALID, "unknown key 'collect.arg'" },
 	{ "evaluate.repeats", "2", HML_EINVALID, "unknown key 'evaluate.repeats'" },
@@ -693,6 +710,61 @@ TEST(qoi_array)
 	json_decref(doc);
 }
 
+/* "search_args": read (values and ranges), written back as read, and a
+ * choice set on a run's command line and read from it again. */
+TEST(search_args)
+{
+	json_t *doc = valid_doc(), *back;
+	hml__workflow *w = NULL;
+	char *argv[] = { "app", "--n", "3", "--k", "10", NULL }, **out = NULL;
+	int64_t v = 0;
+
+	CHECK_OK(hml__workflow_load(&w, write_doc("sa-none", doc)));
+	CHECK(w && !hml__search_args_any(&w->search_args));
+	hml__workflow_free(w);
+	w = NULL;
+	set_path(doc, "search_args", json_pack("{s:{s:s, s:[i, i, i]}, s:{s:[i, i]}}",
+	         "k", "arg", "--k", "values", 5, 10, 20, "interleave", "range", 0, 3));
+	CHECK_OK(hml__workflow_load(&w, write_doc("sa", doc)));
+	if (w) {
+		const hml__search_args *a = &w->search_args;
+
+		CHECK(hml__search_args_any(a));
+		CHECK_STR(a->k.arg, "--k");
+		CHECK_EQ_INT(a->k.n, 3);
+		CHECK_EQ_INT(a->k.values[2], 20);
+		CHECK(a->interleave.arg == NULL);
+		CHECK_EQ_INT(a->interleave.n, 4);
+		CHECK_EQ_INT(a->interleave.values[3], 3);
+		back = hml__search_args_json(a);
+		{
+			char *t = json_dumps(back, JSON_SORT_KEYS | JSON_COMPACT);
+
+			CHECK_STR(t, "{\"interleave\":{\"values\":[0,1,2,3]},"
+			          "\"k\":{\"arg\":\"--k\",\"values\":[5,10,20]}}");
+			free(t);
+		}
+		/* What it writes reads back the same. */
+		set_path(doc, "search_args", back);
+		hml__workflow_free(w);
+		w = NULL;
+		CHECK_OK(hml__workflow_load(&w, write_doc("sa-back", doc)));
+		CHECK(w && w->search_args.k.n == 3 && w->search_args.interleave.n == 4);
+	}
+	/* A choice on the command line: replaced where given, else appended. */
+	CHECK_OK(hml__search_args_set(&out, argv, "--k", 5));
+	CHECK(out && hml__search_args_value_in("--k", out, &v) && v == 5);
+	CHECK(out && out[5] == NULL && strcmp(out[2], "3") == 0);
+	hml__strv_free(out);
+	CHECK_OK(hml__search_args_set(&out, argv, "--steps", 40));
+	CHECK(out && hml__search_args_value_in("--steps", out, &v) && v == 40);
+	CHECK(out && hml__search_args_value_in("--k", out, &v) && v == 10);
+	hml__strv_free(out);
+	CHECK(!hml__search_args_value_in("--x", argv, &v));
+	hml__workflow_free(w);
+	json_decref(doc);
+}
+
 /* success_exit_codes and verify: read, defaulted, and applied to a run. */
 TEST(exit_codes_and_verify)
 {
@@ -798,6 +870,7 @@ int main(void)
 	RUN(bad_json);
 	RUN(malformed_documents);
 	RUN(qoi_array);
+	RUN(search_args);
 	RUN(exit_codes_and_verify);
 	RUN(same_inputs);
 	RUN(program_not_executable);

@@ -22,26 +22,25 @@ static int fail(const char *what)
 	return 1;
 }
 
-/* The quantities of interest: the final interior state [4, nz, nx] and
- * the per-call totals. */
-static int record(struct model *m, const double *mass, const double *energy, long n)
+/* The quantities of interest: the final interior state [4, nz, nx], the
+ * per-call totals, and the interior state over time [records, 4, nz, nx]. */
+static int record(const struct mw *w)
 {
-	int64_t sshape[3] = { NV, m->nz, m->nx }, tshape[1] = { n };
+	const struct model *m = &w->m;
+	int64_t sshape[3] = { NV, m->nz, m->nx }, tshape[1] = { w->calls + 1 };
+	int64_t rshape[4] = { w->nrec, NV, m->nz, m->nx };
 	double *s = malloc(sizeof(double) * NV * (size_t)(m->nx * m->nz));
-	long v, k;
 	int rc = 0;
 
 	if (!s) {
 		fprintf(stderr, "miniweather: error: out of memory\n");
 		return 1;
 	}
-	for (v = 0; v < NV; v++)
-		for (k = 0; k < m->nz; k++)
-			memcpy(s + (v * m->nz + k) * m->nx, &Q(m->state, v, k + HS, HS),
-			       sizeof(double) * (size_t)m->nx);
+	mw_interior(m, s);
 	if (hml_qoi_write("state", s, HML_F64, 3, sshape) < 0 ||
-	    hml_qoi_write("mass", mass, HML_F64, 1, tshape) < 0 ||
-	    hml_qoi_write("energy", energy, HML_F64, 1, tshape) < 0)
+	    hml_qoi_write("mass", w->mass, HML_F64, 1, tshape) < 0 ||
+	    hml_qoi_write("energy", w->energy, HML_F64, 1, tshape) < 0 ||
+	    hml_qoi_write_steps("trajectory", w->traj_steps, w->traj, HML_F64, 4, rshape) < 0)
 		rc = fail("cannot record the quantity of interest");
 	free(s);
 	return rc;
@@ -93,7 +92,7 @@ int main(int argc, char **argv)
 	}
 	mw_finish(&w);
 #ifndef HML_BASELINE
-	if ((rc = record(&w.m, w.mass, w.energy, w.calls + 1)) == 0)
+	if ((rc = record(&w)) == 0)
 		mw_report(&w, hml_mode_name(hml_region_mode(region)));
 done:
 	if (region && hml_region_flush(region) < 0 && rc == 0)

@@ -347,12 +347,13 @@ static int parse_args(int argc, char **argv, struct mw_opts *o, int part)
 		{ "--steps", 1, offsetof(struct mw_opts, steps) },
 		{ "--k", 1, offsetof(struct mw_opts, k) },
 		{ "--warm", 0, offsetof(struct mw_opts, warm) },
+		{ "--records", 1, offsetof(struct mw_opts, records) },
 	};
 	long v;
 	int i;
 	size_t f;
 
-	*o = (struct mw_opts){ .nx = 40, .nz = 20, .steps = 100, .k = 10 };
+	*o = (struct mw_opts){ .nx = 40, .nz = 20, .steps = 100, .k = 10, .records = 10 };
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
 
@@ -373,11 +374,13 @@ static int parse_args(int argc, char **argv, struct mw_opts *o, int part)
 			if (part)
 				exit(0);
 			printf("usage: miniweather [--nx NX] [--nz NZ] [--steps T] [--k K] [--warm W]\n"
-			       "                   [--seed S] [--quiet]\n"
+			       "                   [--records R] [--seed S] [--quiet]\n"
 			       "Runs W accurate steps, then T steps of the collision case on NX x NZ cells\n"
 			       "(default 40 x 20, 100 steps), K steps per call of the region 'miniweather'\n"
 			       "(default 10; T must be a multiple of K). Seed 0 is the reference case; other\n"
 			       "seeds move the bubbles. Prints the relative mass drift (check: below 1e-12).\n"
+			       "Records the interior state after R calls spread over the run (default 10,\n"
+			       "at most T/K; the last call always), the quantity of interest 'trajectory'.\n"
 			       "hml settings come from the environment: HML_MODE, HML_MODEL, HML_DB, HML_QOI, ...\n");
 			exit(0);
 		} else {
@@ -457,9 +460,14 @@ int mw_setup_part(struct mw *w, int argc, char **argv, int part, int parts)
 		return 2;
 	}
 	w->calls = w->o.steps / w->o.k;
+	if (w->o.records > w->calls)
+		w->o.records = w->calls;
 	w->mass = malloc(sizeof(double) * (size_t)(w->calls + 1));
 	w->energy = malloc(sizeof(double) * (size_t)(w->calls + 1));
-	if (model_alloc(&w->m, &w->o, part, parts) < 0 || !w->mass || !w->energy) {
+	w->traj = malloc(sizeof(double) * NV * (size_t)(w->o.nx * w->o.nz) * (size_t)w->o.records);
+	w->traj_steps = malloc(sizeof(int64_t) * (size_t)w->o.records);
+	if (model_alloc(&w->m, &w->o, part, parts) < 0 || !w->mass || !w->energy || !w->traj ||
+	    !w->traj_steps) {
 		fprintf(stderr, "miniweather: error: out of memory for %ld x %ld cells\n", w->o.nx, w->o.nz);
 		mw_free(w);
 		return 1;
@@ -472,9 +480,25 @@ int mw_setup_part(struct mw *w, int argc, char **argv, int part, int parts)
 	return 0;
 }
 
+void mw_interior(const struct model *m, double *dst)
+{
+	for (long v = 0; v < NV; v++)
+		for (long k = 0; k < m->nz; k++)
+			memcpy(dst + (v * m->nz + k) * m->nx, &Q(m->state, v, k + HS, HS),
+			       sizeof(double) * (size_t)m->nx);
+}
+
 void mw_called(struct mw *w, long c)
 {
+	/* Record r (0-based) is taken after call ceil((r + 1) calls / R) - 1. */
+	long r = w->nrec, due = ((r + 1) * w->calls + w->o.records - 1) / w->o.records - 1;
+
 	totals(&w->m, &w->mass[c + 1], &w->energy[c + 1]);
+	if (r < w->o.records && c == due) {
+		mw_interior(&w->m, w->traj + (size_t)r * NV * (size_t)(w->m.nx * w->m.nz));
+		w->traj_steps[r] = (int64_t)(c + 1) * w->o.k;
+		w->nrec++;
+	}
 }
 
 void mw_finish(struct mw *w)
@@ -504,6 +528,10 @@ void mw_free(struct mw *w)
 	model_free(&w->m);
 	free(w->mass);
 	free(w->energy);
+	free(w->traj);
+	free(w->traj_steps);
 	memset(&w->m, 0, sizeof(w->m));
 	w->mass = w->energy = NULL;
+	w->traj = NULL;
+	w->traj_steps = NULL;
 }

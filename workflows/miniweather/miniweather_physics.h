@@ -15,11 +15,14 @@
 #ifndef MINIWEATHER_PHYSICS_H
 #define MINIWEATHER_PHYSICS_H
 
+#include <stdint.h>
+
 #define HS 2                    /* halo cells each side */
 #define NV 4                    /* rho', rho*u, rho*w, (rho*theta)' */
 
 struct mw_opts {
 	long nx, nz, steps, k, warm;    /* cells; steps after the warm-up, k per region call */
+	long records;                   /* the interior state recorded after this many calls */
 	unsigned long seed;
 	int quiet;
 };
@@ -45,6 +48,9 @@ struct mw {
 	struct model m;
 	long calls;             /* steps / k */
 	double *mass, *energy;  /* [calls + 1]: after the warm-up and each call */
+	long nrec;              /* states recorded so far, of o.records */
+	double *traj;           /* [o.records][NV][nz][nx]: the interior state over time */
+	int64_t *traj_steps;    /* [o.records]: the step (after the warm-up) of each */
 	double t0, t1;          /* when stepping started and ended */
 };
 
@@ -59,7 +65,11 @@ int mw_setup(struct mw *w, int argc, char **argv);
 int mw_setup_part(struct mw *w, int argc, char **argv, int part, int parts);
 /* One time step of the model, in place. */
 void mw_step(struct model *m);
-/* After region call c: the totals mass[c + 1] and energy[c + 1]. */
+/* The interior state of m, [NV][nz][nx], into dst. */
+void mw_interior(const struct model *m, double *dst);
+/* After region call c: the totals mass[c + 1] and energy[c + 1], and the
+ * interior state into traj when call c is one of the o.records calls
+ * spread evenly over the run (the last call is always one). */
 void mw_called(struct mw *w, long c);
 /* After the last call. */
 void mw_finish(struct mw *w);

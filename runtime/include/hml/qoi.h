@@ -42,6 +42,20 @@ HML_EXTERN int hml_qoi_write(const char *name, const void *data, hml_dtype dtype
 #define HML_QOI_WRITE_1D(name, data, dtype, n) \
 	hml_qoi_write((name), (data), (dtype), 1, (const int64_t[1]){ (int64_t)(n) })
 
+/**
+ * Record a quantity of interest over time (an iterative application's
+ * state at several of its steps): `data` holds shape[0] records, record r
+ * (the slice at index r of the first dimension) the value at the
+ * application's step steps[r] (shape[0] values, >= 0, strictly
+ * increasing; borrowed). hml evaluate then reports the error at every
+ * record (the error over time) as well as over the whole. Returns as
+ * hml_qoi_write() does; HML_EINVALID also for steps that are NULL,
+ * negative or not increasing.
+ */
+HML_EXTERN int hml_qoi_write_steps(const char *name, const int64_t *steps,
+                                   const void *data, hml_dtype dtype, int ndim,
+                                   const int64_t *shape);
+
 /** Like hml_qoi_write() with an explicit file path instead of HML_QOI. */
 HML_EXTERN int hml_qoi_write_to(const char *path, const char *name,
                                 const void *data, hml_dtype dtype,

@@ -1,0 +1,63 @@
+/*
+ * lib/search/iterative.h - the search of an iterative application's steps
+ * per model call (k) and interleave ratio (internal).
+ *
+ * Where the workflow of the searched data declares "search_args"
+ * (lib/run/search_args.h), hml search adds them to the search space as
+ * two choice parameters, "k" and "interleave" (their declared values; k
+ * only those some data set was collected with), and a trial's objective
+ * is no longer the model's validation error but the error of the
+ * application's primary quantity of interest after the whole run
+ * (lib/store/qoi_compare.h) with the trained model deployed at the
+ * trial's k and interleave: error growth over the steps is what is
+ * optimised. A trial trains on the data sets collected at its k (a model
+ * predicts one region call, k steps, ahead), then its worker runs the
+ * application: accurately once per k (the reference), and with the model.
+ * The runs use the workflow's collect arguments on the seed after every
+ * collected one (as hml search --qoi-check does), with k set.
+ *
+ * The plan (the search record's "iterative", hml-manifest(5)):
+ *   {"workflow": PATH, "region": R, "argv": [program, args...], "seed": S,
+ *    "k": {"arg": "--k", "values": [5, 10]} (absent: not searched),
+ *    "interleave": {"values": [0, 1, 2]}   (and "arg" when the application's),
+ *    "groups": [{"k": 5, "data": [0, 2]}, ...]}   indices into the search's
+ *                                                 data sets; k null: all
+ */
+#ifndef HML_LIB_ITERATIVE_H
+#define HML_LIB_ITERATIVE_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "run/workflow.h"
+#include "store/store.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/**
+ * Plan the iterative part of a search of region `region` of workflow `w`
+ * on data sets ds_ids[0 .. nds) of store `s`: *out the plan above (new
+ * reference), and `space` (a search space object, changed in place)
+ * gains "k" and "interleave"; *out NULL and nothing changed when `w` is
+ * NULL or declares no search_args. Errors: HML_EINVALID "workflow 'W'
+ * declares search_args.k ('--k': 5, 10) but no data set of region 'R'
+ * was collected with one of them (collect with --args giving '--k 5')",
+ * "search space already has a parameter 'k' (workflow 'W' adds it from
+ * search_args)"; HML_ENOMEM.
+ */
+int hml__iterative_plan(json_t **out, const hml__store *s, const hml__workflow *w,
+                        const char *region, const char *const *ds_ids, size_t nds,
+                        json_t *space);
+
+/**
+ * The trial's k and interleave from its sample (-1 each when absent).
+ */
+void hml__iterative_choice(const json_t *sample, long long *k, long long *interleave);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
