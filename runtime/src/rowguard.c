@@ -64,8 +64,7 @@ int hml__guard_open(hml_region *r)
 	if (rg->g.spec.kind == HML__GUARD_ENSEMBLE &&
 	    (rc = hml__ensguard_open(&rg->ens, &rg->g, r->cfg.threads)) < 0) {
 		hml__guard_release(&rg->g);
-		hml__error_set(rc, "region '%s': guard '%s': %s", r->label, r->cfg.guard,
-		               hml_error_last()->message);
+		hml__error_set(rc, "guard '%s': %s", r->cfg.guard, hml_error_last()->message);
 		return hml__region_degrade(r, rc, &r->model_broken, "running the original code");
 	}
 	rg->loaded = 1;
