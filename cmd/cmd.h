@@ -148,6 +148,10 @@ cmd_progress *cmd_progress_start(const char *label, double total);
 void cmd_progress_update(cmd_progress *p, double done, const char *detail);
 void cmd_progress_end(cmd_progress *p);
 
+/* HML_THREADS, the default of --threads (hml(1)): *out unchanged when it
+ * is unset or empty; -1 after a usage error naming the variable and `cmd`. */
+int cmd_env_threads(const char *cmd, int64_t *out);
+
 /* --- reading and writing experiment records (cmd/experiment.c; the
  * checked reads of record files are lib/store/checked.h) ----------- */
 

@@ -89,8 +89,8 @@ static const cmd_option options[] = {
 	  "continue training MODEL (its arch, loss, normalisation and weights) on its data sets "
 	  "and the region's others; the new model records MODEL as its parent" },
 	{ "ensemble", 0, CMD_OPT_INT, &ensemble, "N",
-	  "train N models of this configuration (seeds SEED .. SEED+N-1, 2 <= N <= 16) as one "
-	  "model: member 0 deployed, their disagreement calibrated for --guard ensemble" },
+	  "train N models of this configuration (seeds SEED..SEED+N-1, N from 2 to 16) as one, "
+	  "member 0 deployed; their disagreement calibrated for --guard ensemble" },
 	{ "infer-batch", 0, CMD_OPT_INT, &infer_batch, "N",
 	  "rows per call when measuring latency (default: the region's batch)" },
 	{ NULL, 0, 0, NULL, NULL, NULL }
@@ -148,8 +148,6 @@ static void state_release(train_state *st)
 	free(st->ids);
 	free(st->parent_path);
 	hml__dataset_release(&st->d);
-	if (st->ens.n && st->tmp == st->ens.tmp[0])
-		st->tmp = NULL;   /* the ensemble's */
 	if (st->tmp)
 		unlink(st->tmp);
 	free(st->tmp);
@@ -288,24 +286,6 @@ static void apply_defaults(const train_state *st, hml__train_options *o, const c
 	o->infer_batch = infer_batch != UNSET ? infer_batch : (r && r->batch > 0 ? r->batch : 0);
 }
 
-/* HML_THREADS, the default of --threads (hml(1)): *out unchanged when it
- * is unset or empty; -1 after a usage error naming the variable. */
-static int env_threads(int64_t *out)
-{
-	const char *v = getenv(HML__ENV_THREADS);
-	int64_t n;
-
-	if (!v || !*v)
-		return 0;
-	if (hml__parse_i64(v, &n) < 0 || n < 0 || n > hml__threads_max()) {
-		cmd_error("train: invalid %s '%s': expected an integer from 0 to %d (%d per online core)",
-		          HML__ENV_THREADS, v, hml__threads_max(), HML__THREADS_PER_CORE);
-		return -1;
-	}
-	*out = n;
-	return 0;
-}
-
 /* Once per epoch: the progress bar, and the interrupt check. */
 static int on_epoch(void *payload, int epoch, int total, double train_loss, double val_rmse)
 {
@@ -406,8 +386,7 @@ static int check_cli(void)
 	const char *cli_nf;
 
 	if (from && ensemble != UNSET) {
-		cmd_error("train: --ensemble cannot be given with --from (a continued model is one "
-		          "model)");
+		cmd_error("train: --ensemble cannot be given with --from (a continued model is one)");
 		return HML_EXIT_USAGE;
 	}
 	if (from && (arch || loss || categorical)) {
@@ -425,7 +404,7 @@ static int check_cli(void)
 			cmd_error("train: --%s %lld is out of range", ints[i].name, (long long)ints[i].v);
 			return HML_EXIT_USAGE;
 		}
-	if (threads == UNSET && env_threads(&threads) < 0)
+	if (threads == UNSET && cmd_env_threads("train", &threads) < 0)
 		return HML_EXIT_USAGE;
 	apply_defaults(NULL, &cli, &cli_nf);
 	if (hml__train_check(&cli, NULL, 0) < 0) {
@@ -535,12 +514,8 @@ static int register_model(train_state *st, const hml__train_options *o, const ch
 	} else {
 		print_result(st, id, rec);
 	}
-	/* renamed, or kept for the user: nothing to remove */
-	for (int k = 0; k < st->ens.n; k++)
-		free(st->ens.tmp[k]), st->ens.tmp[k] = NULL;
-	if (st->ens.n)
-		st->tmp = NULL;
-	free(st->tmp);
+	cmd_ensemble_registered(&st->ens);
+	free(st->tmp);  /* renamed, or kept for the user: nothing to remove */
 	st->tmp = NULL;
 	json_decref(rec);
 	return code;
@@ -584,7 +559,7 @@ int cmd_train(int argc, char **argv)
 	rc = st.ens.n ? cmd_ensemble_train(&st.ens, st.s, &st.d, &o, &res)
 	              : hml__train(&st.d, &o, st.tmp, &res);
 	if (st.ens.n && rc == 0)
-		st.tmp = st.ens.tmp[0];   /* member 0: the model; still the ensemble's to free */
+		st.tmp = st.ens.tmp[0], st.ens.tmp[0] = NULL;   /* member 0: the model */
 	cmd_progress_end(st.bar);
 	st.bar = NULL;
 	if (rc < 0)

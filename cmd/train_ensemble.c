@@ -38,6 +38,14 @@ void cmd_ensemble_release(cmd_ensemble *e)
 	memset(e, 0, sizeof(*e));
 }
 
+void cmd_ensemble_registered(cmd_ensemble *e)
+{
+	for (int k = 0; k < HML__GUARD_ENSEMBLE_MAX; k++) {
+		free(e->tmp[k]);
+		e->tmp[k] = NULL;
+	}
+}
+
 int cmd_ensemble_train(cmd_ensemble *e, const hml__store *s, const hml__dataset *d,
                        const hml__train_options *o, hml__train_result *res0)
 {

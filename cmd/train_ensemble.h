@@ -29,7 +29,8 @@ typedef struct cmd_ensemble {
 
 /**
  * Train e->n members of `o` (seed o->seed + k) on d less its held-out
- * rows, then calibrate their disagreement. *res0 gets member 0's result
+ * rows, then calibrate their disagreement. e->tmp[k] are the members'
+ * files (the caller may take tmp[0], member 0, and set it NULL). *res0 gets member 0's result
  * (an interrupted member's, with interrupted set, and no calibration).
  * Errors: hml__ensemble_split's (too few rows), hml__train's, the
  * calibration's.
@@ -45,6 +46,9 @@ int cmd_ensemble_card(const cmd_ensemble *e, json_t *rec);
 
 /** The card's "ensemble" for people (hml train's result), if any. */
 void cmd_ensemble_print(const json_t *ens);
+
+/** The members' files were registered (or kept for the user): forget them. */
+void cmd_ensemble_registered(cmd_ensemble *e);
 
 /** Remove the files not registered, free the rows. */
 void cmd_ensemble_release(cmd_ensemble *e);

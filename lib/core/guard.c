@@ -1,6 +1,8 @@
 /*
  * lib/core/guard.c - guard specs, statistics, guard files and the row
- * check (guard.h): the writer and the reader of each side by side.
+ * check (guard.h): the writer and the reader of each side by side. The
+ * ensemble's part, the calibration levels and quantiles are in
+ * guard_ensemble.c, which needs nothing of this file.
  */
 #include <math.h>
 #include <stdio.h>
@@ -12,10 +14,6 @@
 #include "core/json.h"
 #include "core/read_file.h"
 #include "core/util.h"
-
-const double HML__GUARD_LEVELS[HML__GUARD_NLEVELS] = {
-	0.5, 0.8, 0.9, 0.95, 0.98, 0.99, 0.995, 0.998, 0.999, 0.9995, 0.9999, 1.0
-};
 
 const char *hml__guard_kind_name(hml__guard_kind k)
 {

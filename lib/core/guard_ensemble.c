@@ -12,6 +12,11 @@
 #include "core/guard.h"
 #include "core/json.h"
 
+/* The levels every calibrated guard (distance, ensemble) keeps quantiles at. */
+const double HML__GUARD_LEVELS[HML__GUARD_NLEVELS] = {
+	0.5, 0.8, 0.9, 0.95, 0.98, 0.99, 0.995, 0.998, 0.999, 0.9995, 0.9999, 1.0
+};
+
 void hml__guard_ensemble_release(hml__guard_ensemble *e)
 {
 	free(e->scale);

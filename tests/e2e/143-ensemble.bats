@@ -113,7 +113,7 @@ setup() {
 	done
 	run --separate-stderr hml -C exp train --ensemble 2 --from m1
 	[ "$status" -eq 2 ]
-	[ "$stderr" = "hml: error: train: --ensemble cannot be given with --from (a continued model is one model)" ]
+	[ "$stderr" = "hml: error: train: --ensemble cannot be given with --from (a continued model is one)" ]
 	# --guard ensemble on a model trained without --ensemble
 	run --separate-stderr hml -C exp deploy m2 --guard ensemble
 	[ "$status" -eq 3 ]
