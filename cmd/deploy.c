@@ -71,10 +71,10 @@ static const cmd_option options[] = {
 	  "portable)" },
 	{ "guard", 0, CMD_OPT_STRING, &guard_text, "G",
 	  "check each row before the model answers it: none (default), bounds[:margin=M] "
-	  "(the training inputs' range per feature, widened by M times it) or distance[:fa=A] "
+	  "(the training inputs' range per feature, widened by M times it), distance[:fa=A] "
 	  "(Mahalanobis distance to the training inputs, threshold for a false-alarm rate A, "
 	  "default 0.01) or ensemble[:fa=A] (disagreement of the members of a model trained "
-	  "with --ensemble N); guarded rows run the original code" },
+	  "with hml train --ensemble); guarded rows run the original code" },
 	CMD_RUN_TIMEOUT_OPTION,
 	{ NULL, 0, 0, NULL, NULL, NULL }
 };
