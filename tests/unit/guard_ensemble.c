@@ -4,8 +4,9 @@
  * quantiles, the card and guard-file round trips, the held-out rows and
  * the calibration of hml train --ensemble (lib/train/ensemble.c), and in a
  * region (through the public API) rows inside, at and beyond the
- * threshold with per-row and whole-call fallback, row calls, and a member
- * missing at run time. Members from the `models` fixture: identity.pt
+ * threshold with per-row and whole-call fallback, row calls, a member
+ * missing at run time, and a hot swap that brings the ensemble guard with
+ * its model (one whose member is missing is refused, the old pair stays). Members from the `models` fixture: identity.pt
  * (y = x) and affine.pt (y = 2 x + 1), whose disagreement on a row is
  * max_j |x_j + 1| / 2 with scale 1.
  */
@@ -13,8 +14,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "check.h"
+#include "core/deployfile.h"
+#include "core/envname.h"
 #include "core/guard.h"
 #include "fixtures.h"
 #include "hml/hml.h"
@@ -335,6 +339,74 @@ TEST(member_missing)
 	hml_region_free(r);
 }
 
+static void deploy(const char *label, int k, const char *m, const char *guard)
+{
+	hml__deployfile d;
+
+	memset(&d, 0, sizeof(d));
+	snprintf(d.region, sizeof(d.region), "%s", label);
+	snprintf(d.deployment, sizeof(d.deployment), "p%d", k);
+	snprintf(d.model, sizeof(d.model), "m%d", k);
+	snprintf(d.path, sizeof(d.path), "%s", m);
+	snprintf(d.guard, sizeof(d.guard), "%s", guard ? guard : "");
+	CHECK_OK(hml__deployfile_write(tmpdir, &d));
+}
+
+/* One whole call over rows of value v: y[0][0] after it (the original
+ * code writes -1). */
+static double swap_call(hml_region *r, double (*x)[F], double (*y)[F], double v)
+{
+	struct timespec t = { 0, 3000000L };   /* past the swap interval */
+
+	nanosleep(&t, NULL);
+	for (int i = 0; i < N; i++)
+		for (int j = 0; j < F; j++)
+			x[i][j] = v;
+	if (hml_region_begin(r))
+		for (int i = 0; i < N; i++)
+			for (int j = 0; j < F; j++)
+				y[i][j] = -1;
+	CHECK_OK(hml_region_end(r));
+	return y[0][0];
+}
+
+TEST(hot_swap)
+{
+	double x[N][F], y[N][F];
+	char name[HML__ENVNAME_MAX], rel[128], path[4300], ident[4200], aff[4200];
+	const char *g = guard_file("g4.json", model("affine.pt"));
+	const char *broken = guard_file("g5.json", tmp_path("gone2.pt"));
+	hml_region *r;
+
+	snprintf(ident, sizeof(ident), "%s", model("identity.pt"));
+	snprintf(aff, sizeof(aff), "%s", model("affine.pt"));
+	hml__envname_region(name, sizeof(name), HML__ENV_DEPLOYMENT, "swap");
+	hml__deployfile_rel(rel, sizeof(rel), "swap");
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, rel);
+	setenv(name, path, 1);
+	setenv(HML__ENV_SWAP_INTERVAL, "1", 1);
+	deploy("swap", 1, ident, NULL);
+	r = open_guarded("swap", NULL, HML_ON_ERROR_FAIL);
+	unsetenv(name);
+	CHECK(r != NULL);
+	if (!r)
+		return;
+	map(r, x, y);
+	CHECK(swap_call(r, x, y, 3.0) == 3.0);    /* identity, no guard */
+	deploy("swap", 2, aff, g);
+	CHECK(swap_call(r, x, y, 3.0) == -1.0);   /* disagreement 2 > 1: guarded */
+	CHECK(swap_call(r, x, y, 0.0) == 1.0);    /* 0.5: affine answers */
+	/* a member missing: the swap is refused, the pair stays */
+	deploy("swap", 3, ident, broken);
+	CHECK(swap_call(r, x, y, 3.0) == -1.0);
+	CHECK(swap_call(r, x, y, 0.0) == 1.0);
+	/* and a deployment without a guard removes it */
+	deploy("swap", 4, ident, NULL);
+	CHECK(swap_call(r, x, y, 3.0) == 3.0);
+	hml_region_free(r);
+	unsetenv(HML__ENV_SWAP_INTERVAL);
+}
+
 int main(void)
 {
 	const char *m = getenv("HML_TEST_MODELS");
@@ -348,6 +420,7 @@ int main(void)
 	RUN(calibration);
 	RUN(region_rows);
 	RUN(member_missing);
+	RUN(hot_swap);
 	tmp_dir_remove();
 	return check_report();
 }
