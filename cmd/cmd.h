@@ -148,6 +148,10 @@ cmd_progress *cmd_progress_start(const char *label, double total);
 void cmd_progress_update(cmd_progress *p, double done, const char *detail);
 void cmd_progress_end(cmd_progress *p);
 
+/* HML_THREADS, the default of --threads (hml(1)): *out unchanged when it
+ * is unset or empty; -1 after a usage error naming the variable and `cmd`. */
+int cmd_env_threads(const char *cmd, int64_t *out);
+
 /* --- reading and writing experiment records (cmd/experiment.c; the
  * checked reads of record files are lib/store/checked.h) ----------- */
 
@@ -185,11 +189,20 @@ void cmd_workflow_env_check(const struct hml__workflow *w);
  * the experiment; *path_out (absolute, yours) is what HML_GUARD_<LABEL>
  * names, *rec_out (new) the deployment's "guard" field {spec, file,
  * threshold}. HML_ENOTSUPPORTED for a model without statistics or without
- * those the kind needs; HML_EIO when the file cannot be written.
+ * those the kind needs (ensemble: trained without --ensemble); a member
+ * file missing or changed (hml__checked_file's errors) or not compiled;
+ * HML_EIO when the file cannot be written.
  */
 struct hml__guard_spec;
-int cmd_deploy_guard(const struct hml__store *s, const json_t *model,
-                     const struct hml__guard_spec *spec, char **path_out, json_t **rec_out);
+/* The form a model is deployed in, for an ensemble guard's members:
+ * `path` the deployed file (absolute), `cid` its compiled id under
+ * --target c (NULL or "": TorchScript), `march` the compiler's --march. */
+typedef struct cmd_deploy_form {
+	const char *path, *cid, *march;
+} cmd_deploy_form;
+int cmd_deploy_guard(struct hml__store *s, const json_t *model,
+                     const struct hml__guard_spec *spec, const cmd_deploy_form *form,
+                     char **path_out, json_t **rec_out);
 
 int cmd_deploy_compile(struct hml__store *s, const json_t *model, const char *pt_path,
                        const char *march, char *cid, size_t cid_size);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "core/envname.h"
 #include "core/util.h"
 #include "deploy/vet.h"
 #include "sys/interrupt.h"
@@ -495,4 +496,20 @@ void cmd_progress_end(cmd_progress *p)
 		fputs("\r\033[K", stderr);
 	fflush(stderr);
 	free(p);
+}
+
+int cmd_env_threads(const char *cmd, int64_t *out)
+{
+	const char *v = getenv(HML__ENV_THREADS);
+	int64_t n;
+
+	if (!v || !*v)
+		return 0;
+	if (hml__parse_i64(v, &n) < 0 || n < 0 || n > hml__threads_max()) {
+		cmd_error("%s: invalid %s '%s': expected an integer from 0 to %d (%d per online core)",
+		          cmd, HML__ENV_THREADS, v, hml__threads_max(), HML__THREADS_PER_CORE);
+		return -1;
+	}
+	*out = n;
+	return 0;
 }

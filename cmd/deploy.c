@@ -71,9 +71,10 @@ static const cmd_option options[] = {
 	  "portable)" },
 	{ "guard", 0, CMD_OPT_STRING, &guard_text, "G",
 	  "check each row before the model answers it: none (default), bounds[:margin=M] "
-	  "(the training inputs' range per feature, widened by M times it) or distance[:fa=A] "
+	  "(the training inputs' range per feature, widened by M times it), distance[:fa=A] "
 	  "(Mahalanobis distance to the training inputs, threshold for a false-alarm rate A, "
-	  "default 0.01); guarded rows run the original code" },
+	  "default 0.01) or ensemble[:fa=A] (disagreement of the members of a model trained "
+	  "with hml train --ensemble); guarded rows run the original code" },
 	CMD_RUN_TIMEOUT_OPTION,
 	{ NULL, 0, 0, NULL, NULL, NULL }
 };
@@ -447,13 +448,13 @@ static void print_result(const hml__store *s, const char *pid, const char *cid, 
 
 /* --guard: the guard file, named in env as HML_GUARD_<LABEL> and in the
  * deployment file (*gpath, absolute, the caller's). */
-static int add_guard(const hml__store *s, const hml__model_view *m, const char *label,
-                     json_t *env, json_t **guard_rec, char **gpath)
+static int add_guard(hml__store *s, const hml__model_view *m, const char *label,
+                     const cmd_deploy_form *form, json_t *env, json_t **guard_rec, char **gpath)
 {
 	char name[HML__ENVNAME_MAX];
 	int rc;
 
-	if ((rc = cmd_deploy_guard(s, m->json, &guard, gpath, guard_rec)) < 0)
+	if ((rc = cmd_deploy_guard(s, m->json, &guard, form, gpath, guard_rec)) < 0)
 		return rc;
 	if ((rc = hml__envname_region(name, sizeof(name), HML__ENV_GUARD, label)) == 0)
 		json_object_set_new(env, name, json_string(*gpath));
@@ -503,8 +504,13 @@ int cmd_deploy(int argc, char **argv)
 		rc = hml_error_last()->code;
 		goto fail;
 	}
-	if (guard.kind != HML__GUARD_NONE && (rc = add_guard(s, &model, label, env, &guard_rec, &gpath)) < 0)
-		goto fail;
+	{
+		cmd_deploy_form form = { so_path ? so_path : path, cid, march };
+
+		if (guard.kind != HML__GUARD_NONE &&
+		    (rc = add_guard(s, &model, label, &form, env, &guard_rec, &gpath)) < 0)
+			goto fail;
+	}
 	if (!(rec = deployment_record(id, label, w->name, selection_name(first < argc), cid, &pick,
 	                              qoi_check, env, guard_rec))) {
 		rc = hml__error_oom();

@@ -39,6 +39,7 @@
 #include "train/dataset.h"
 #include "train/guard_fit.h"
 #include "train/train.h"
+#include "train_ensemble.h"
 
 /* Command-line values; UNSET / NAN / NULL: not given. */
 #define UNSET INT64_MIN
@@ -46,7 +47,7 @@ static const char *region, *arch, *optimizer, *schedule, *nonfinite, *loss, *cat
 	*device;
 static cmd_list data_ids;
 static int64_t epochs = UNSET, batch = UNSET, patience = UNSET, seed = UNSET,
-	threads = UNSET, infer_batch = UNSET;
+	threads = UNSET, infer_batch = UNSET, ensemble = UNSET;
 static double lr = NAN, weight_decay = NAN, clip = NAN, val_fraction = NAN,
 	test_fraction = NAN, max_seconds = NAN;
 
@@ -90,6 +91,9 @@ static const cmd_option options[] = {
 	  "and the region's others; the new model records MODEL as its parent" },
 	{ "device", 0, CMD_OPT_STRING, &device, "cpu|cuda|auto",
 	  "where the training steps run (default cpu; cuda needs a CUDA build and a GPU)" },
+	{ "ensemble", 0, CMD_OPT_INT, &ensemble, "N",
+	  "train N models of this configuration (seeds SEED..SEED+N-1, N from 2 to 16) as one, "
+	  "member 0 deployed; their disagreement calibrated for --guard ensemble" },
 	{ "infer-batch", 0, CMD_OPT_INT, &infer_batch, "N",
 	  "rows per call when measuring latency (default: the region's batch)" },
 	{ NULL, 0, 0, NULL, NULL, NULL }
@@ -100,7 +104,8 @@ static const cmd_range ranges[] = {
 	{ "weight-decay", 0, INFINITY, 0 }, { "patience", 0, INT_MAX, 0 },
 	{ "clip", 0, INFINITY, 0 }, { "seed", 0, INFINITY, 0 }, { "threads", 0, INT_MAX, 0 },
 	{ "val-fraction", 0, 1, 1 }, { "test-fraction", 0, 1, 1 },
-	{ "max-seconds", 0, INFINITY, 1 }, { "infer-batch", 1, INFINITY, 0 }, { NULL, 0, 0, 0 }
+	{ "max-seconds", 0, INFINITY, 1 }, { "infer-batch", 1, INFINITY, 0 },
+	{ "ensemble", HML__GUARD_ENSEMBLE_MIN, HML__GUARD_ENSEMBLE_MAX, 0 }, { NULL, 0, 0, 0 }
 };
 
 static const cmd_spec spec = {
@@ -135,6 +140,7 @@ typedef struct train_state {
 	char *parent_path;        /* its file, absolute (checked) */
 	char parent_cat[512];     /* its categorical features, "F:K,..." */
 	size_t parent_data;       /* data sets of the parent among ids */
+	cmd_ensemble ens;         /* --ensemble: its members (ens.n 0: none) */
 } train_state;
 
 static void state_release(train_state *st)
@@ -148,6 +154,7 @@ static void state_release(train_state *st)
 	if (st->tmp)
 		unlink(st->tmp);
 	free(st->tmp);
+	cmd_ensemble_release(&st->ens);
 	cmd_progress_end(st->bar);
 	hml__workflow_free(st->w);
 	hml__store_free(st->s);
@@ -283,24 +290,6 @@ static void apply_defaults(const train_state *st, hml__train_options *o, const c
 	o->infer_batch = infer_batch != UNSET ? infer_batch : (r && r->batch > 0 ? r->batch : 0);
 }
 
-/* HML_THREADS, the default of --threads (hml(1)): *out unchanged when it
- * is unset or empty; -1 after a usage error naming the variable. */
-static int env_threads(int64_t *out)
-{
-	const char *v = getenv(HML__ENV_THREADS);
-	int64_t n;
-
-	if (!v || !*v)
-		return 0;
-	if (hml__parse_i64(v, &n) < 0 || n < 0 || n > hml__threads_max()) {
-		cmd_error("train: invalid %s '%s': expected an integer from 0 to %d (%d per online core)",
-		          HML__ENV_THREADS, v, hml__threads_max(), HML__THREADS_PER_CORE);
-		return -1;
-	}
-	*out = n;
-	return 0;
-}
-
 /* Once per epoch: the progress bar, and the interrupt check. */
 static int on_epoch(void *payload, int epoch, int total, double train_loss, double val_rmse)
 {
@@ -389,6 +378,7 @@ static void print_result(const train_state *st, const char *id, const json_t *re
 		       hml__json_number(m, "latency_seconds_per_sample") * 1e6,
 		       (long long)json_integer_value(json_object_get(m, "latency_batch")));
 	cmd_latency_print(rec, "  ");
+	cmd_ensemble_print(json_object_get(rec, "ensemble"));
 }
 
 /* The command line alone first: its mistakes are usage errors. 0, or
@@ -401,6 +391,10 @@ static int check_cli(void)
 	hml__train_options cli = HML__TRAIN_OPTIONS_INIT;
 	const char *cli_nf;
 
+	if (from && ensemble != UNSET) {
+		cmd_error("train: --ensemble cannot be given with --from (a continued model is one)");
+		return HML_EXIT_USAGE;
+	}
 	if (from && (arch || loss || categorical)) {
 		cmd_error("train: --from MODEL trains MODEL's architecture, loss and categorical "
 		          "features; --%s cannot be given with it",
@@ -416,7 +410,7 @@ static int check_cli(void)
 			cmd_error("train: --%s %lld is out of range", ints[i].name, (long long)ints[i].v);
 			return HML_EXIT_USAGE;
 		}
-	if (threads == UNSET && env_threads(&threads) < 0)
+	if (threads == UNSET && cmd_env_threads("train", &threads) < 0)
 		return HML_EXIT_USAGE;
 	apply_defaults(NULL, &cli, &cli_nf);
 	if (hml__train_check(&cli, NULL, 0) < 0) {
@@ -502,9 +496,10 @@ static void add_guard_stats(const train_state *st, json_t *rec)
 static int register_model(train_state *st, const hml__train_options *o, const char *nf,
                           const hml__train_result *res, char *id, size_t size)
 {
-	const hml__store_file files[] = { { "model", st->tmp, ".pt", NULL, NULL } };
+	hml__store_file files[HML__GUARD_ENSEMBLE_MAX] = { { "model", st->tmp, ".pt", NULL, NULL } };
 	json_t *rec = model_record(st, o, nf, res), *lat;
-	int rc, code = HML_EXIT_OK;
+	int rc, nfiles = 1 + cmd_ensemble_files(&st->ens, files + 1, HML__GUARD_ENSEMBLE_MAX - 1);
+	int code = HML_EXIT_OK;
 
 	if (!rec)
 		return cmd_fail(hml__error_oom());
@@ -513,13 +508,19 @@ static int register_model(train_state *st, const hml__train_options *o, const ch
 	                            hml__train_latency_threads(o))))
 		json_object_set_new(rec, "latency", lat);
 	add_guard_stats(st, rec);
+	if (st->ens.n && (rc = cmd_ensemble_card(&st->ens, rec)) < 0) {
+		json_decref(rec);
+		return cmd_fail(rc);
+	}
 	json_incref(rec);
-	if ((rc = hml__store_add(st->s, "models", rec, files, 1, 1, id, size)) < 0) {
+	if ((rc = hml__store_add(st->s, "models", rec, files, (size_t)nfiles, 1, id, size)) < 0) {
 		code = cmd_fail(rc);
-		cmd_error("the trained model is kept in '%s'", st->tmp);
+		for (int k = 0; k < nfiles; k++)
+			cmd_error("the trained model is kept in '%s'", files[k].tmp_path);
 	} else {
 		print_result(st, id, rec);
 	}
+	cmd_ensemble_registered(&st->ens);
 	free(st->tmp);  /* renamed, or kept for the user: nothing to remove */
 	st->tmp = NULL;
 	json_decref(rec);
@@ -551,7 +552,8 @@ int cmd_train(int argc, char **argv)
 		code = HML_EXIT_INTERRUPTED;
 		goto done;
 	}
-	if (!(st.tmp = hml__store_tmp_path(st.s, "models", ".pt"))) {
+	st.ens.n = ensemble != UNSET ? (int)ensemble : 0;
+	if (!st.ens.n && !(st.tmp = hml__store_tmp_path(st.s, "models", ".pt"))) {
 		rc = hml__error_oom();
 		goto fail;
 	}
@@ -560,7 +562,10 @@ int cmd_train(int argc, char **argv)
 	o.out_root = hml__store_dir(st.s);   /* never written through a link */
 	st.metric = o.metric ? o.metric : "rmse";
 	st.bar = cmd_progress_start("train", o.epochs);
-	rc = hml__train(&st.d, &o, st.tmp, &res);
+	rc = st.ens.n ? cmd_ensemble_train(&st.ens, st.s, &st.d, &o, &res)
+	              : hml__train(&st.d, &o, st.tmp, &res);
+	if (st.ens.n && rc == 0)
+		st.tmp = st.ens.tmp[0], st.ens.tmp[0] = NULL;   /* member 0: the model */
 	cmd_progress_end(st.bar);
 	st.bar = NULL;
 	if (rc < 0)

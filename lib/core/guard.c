@@ -1,6 +1,8 @@
 /*
  * lib/core/guard.c - guard specs, statistics, guard files and the row
- * check (guard.h): the writer and the reader of each side by side.
+ * check (guard.h): the writer and the reader of each side by side. The
+ * ensemble's part, the calibration levels and quantiles are in
+ * guard_ensemble.c, which needs nothing of this file.
  */
 #include <math.h>
 #include <stdio.h>
@@ -13,16 +15,13 @@
 #include "core/read_file.h"
 #include "core/util.h"
 
-const double HML__GUARD_LEVELS[HML__GUARD_NLEVELS] = {
-	0.5, 0.8, 0.9, 0.95, 0.98, 0.99, 0.995, 0.998, 0.999, 0.9995, 0.9999, 1.0
-};
-
 const char *hml__guard_kind_name(hml__guard_kind k)
 {
 	switch (k) {
 	case HML__GUARD_NONE: return "none";
 	case HML__GUARD_BOUNDS: return "bounds";
 	case HML__GUARD_DISTANCE: return "distance";
+	case HML__GUARD_ENSEMBLE: return "ensemble";
 	}
 	return "?";
 }
@@ -56,7 +55,7 @@ int hml__guard_spec_parse(hml__guard_spec *out, const char *text)
 	out->fa = 0.01;
 	if (!text || !*text)
 		return hml__error_set(HML_EINVALID, "malformed guard '': expected none, "
-		                      "bounds[:margin=M] or distance[:fa=A]");
+		                      "bounds[:margin=M], distance[:fa=A] or ensemble[:fa=A]");
 	colon = strchr(text, ':');
 	n = colon ? (size_t)(colon - text) : strlen(text);
 	if (n == 4 && strncmp(text, "none", 4) == 0 && !colon)
@@ -71,8 +70,9 @@ int hml__guard_spec_parse(hml__guard_spec *out, const char *text)
 			                      "[0, 10], a fraction of each feature's range", text);
 		return 0;
 	}
-	if (n == 8 && strncmp(text, "distance", 8) == 0) {
-		out->kind = HML__GUARD_DISTANCE;
+	if ((n == 8 && strncmp(text, "distance", 8) == 0) ||
+	    (n == 8 && strncmp(text, "ensemble", 8) == 0)) {
+		out->kind = text[0] == 'd' ? HML__GUARD_DISTANCE : HML__GUARD_ENSEMBLE;
 		if (colon && (rc = spec_param(text, colon + 1, strlen(colon + 1), "fa", &out->fa)) < 0)
 			return rc;
 		if (!(out->fa > 0 && out->fa <= 0.5))
@@ -81,15 +81,15 @@ int hml__guard_spec_parse(hml__guard_spec *out, const char *text)
 		return 0;
 	}
 	return hml__error_set(HML_EINVALID, "malformed guard '%s': expected none, "
-	                      "bounds[:margin=M] or distance[:fa=A]", text);
+	                      "bounds[:margin=M], distance[:fa=A] or ensemble[:fa=A]", text);
 }
 
 void hml__guard_spec_format(char *buf, size_t size, const hml__guard_spec *s)
 {
 	if (s->kind == HML__GUARD_BOUNDS)
 		snprintf(buf, size, "bounds:margin=%g", s->margin);
-	else if (s->kind == HML__GUARD_DISTANCE)
-		snprintf(buf, size, "distance:fa=%g", s->fa);
+	else if (s->kind == HML__GUARD_DISTANCE || s->kind == HML__GUARD_ENSEMBLE)
+		snprintf(buf, size, "%s:fa=%g", hml__guard_kind_name(s->kind), s->fa);
 	else
 		snprintf(buf, size, "none");
 }
@@ -100,6 +100,7 @@ void hml__guard_stats_release(hml__guard_stats *s)
 	free(s->max);
 	free(s->mean);
 	free(s->whiten);
+	hml__guard_ensemble_release(&s->ens);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -126,12 +127,12 @@ json_t *hml__guard_stats_json(const hml__guard_stats *s)
 			json_array_append_new(q, json_pack("[f, o]", HML__GUARD_LEVELS[k],
 			                                   hml__json_real(s->quantile[k])));
 	}
-	return json_pack("{s:I, s:I, s:I, s:o, s:o, s:o, s:o, s:o}",
+	return json_pack("{s:I, s:I, s:I, s:o, s:o, s:o, s:o, s:o, s:o}",
 	                 "features", (json_int_t)s->features, "rows", (json_int_t)s->rows,
 	                 "calibration_rows", (json_int_t)s->calibration_rows,
 	                 "min", reals(s->min, f), "max", reals(s->max, f),
 	                 "mean", reals(s->mean, f), "whiten", reals(s->whiten, f * f),
-	                 "quantiles", q);
+	                 "quantiles", q, "ensemble", hml__guard_ensemble_json(&s->ens));
 }
 
 /* obj[key]: n finite numbers into a new array (NULL for null when may_null). */
@@ -195,27 +196,33 @@ int hml__guard_stats_from_json(hml__guard_stats *out, const json_t *j, const cha
 		}
 		out->quantile[k] = json_number_value(d);
 	}
+	if ((rc = hml__guard_ensemble_from_json(&out->ens, json_object_get(j, "ensemble"),
+	                                        what)) < 0)
+		goto fail;
 	return 0;
 fail:
 	hml__guard_stats_release(out);
 	return rc;
 }
 
-double hml__guard_threshold(const hml__guard_stats *s, double fa)
+double hml__guard_threshold_of(const double q[HML__GUARD_NLEVELS], double fa)
 {
 	double p = 1.0 - fa;
 
-	if (!s->mean)
-		return NAN;
 	if (p <= HML__GUARD_LEVELS[0])
-		return s->quantile[0];
+		return q[0];
 	for (int k = 1; k < HML__GUARD_NLEVELS; k++)
 		if (p <= HML__GUARD_LEVELS[k]) {
 			double a = HML__GUARD_LEVELS[k - 1], b = HML__GUARD_LEVELS[k];
 			double t = (p - a) / (b - a);
-			return s->quantile[k - 1] + t * (s->quantile[k] - s->quantile[k - 1]);
+			return q[k - 1] + t * (q[k] - q[k - 1]);
 		}
-	return s->quantile[HML__GUARD_NLEVELS - 1];
+	return q[HML__GUARD_NLEVELS - 1];
+}
+
+double hml__guard_threshold(const hml__guard_stats *s, double fa)
+{
+	return s->mean ? hml__guard_threshold_of(s->quantile, fa) : NAN;
 }
 
 static double *dup_reals(const double *v, size_t n)
@@ -238,15 +245,20 @@ int hml__guard_make(hml__guard *out, const hml__guard_spec *spec, const hml__gua
 		return hml__error_set(HML_ENOTSUPPORTED, "the model has no input statistics for "
 		                      "guard 'distance' (more than %d features, or too few rows)",
 		                      HML__GUARD_MAX_DISTANCE_FEATURES);
+	if (spec->kind == HML__GUARD_ENSEMBLE && st->ens.members < HML__GUARD_ENSEMBLE_MIN)
+		return hml__error_set(HML_ENOTSUPPORTED, "the model was trained without --ensemble: "
+		                      "guard 'ensemble' needs the disagreement of its members "
+		                      "(hml train --ensemble N)");
 	*c = *st;
 	c->min = dup_reals(st->min, f);
 	c->max = dup_reals(st->max, f);
 	c->mean = dup_reals(st->mean, f);
 	c->whiten = dup_reals(st->whiten, f * f);
+	c->ens.scale = dup_reals(st->ens.scale, (size_t)st->ens.outputs);
 	out->lo = malloc(f * sizeof(double));
 	out->hi = malloc(f * sizeof(double));
 	if (!c->min || !c->max || !out->lo || !out->hi ||
-	    (st->mean && (!c->mean || !c->whiten))) {
+	    (st->mean && (!c->mean || !c->whiten)) || (st->ens.scale && !c->ens.scale)) {
 		hml__guard_release(out);
 		return hml__error_oom();
 	}
@@ -255,7 +267,9 @@ int hml__guard_make(hml__guard *out, const hml__guard_spec *spec, const hml__gua
 		out->lo[i] = c->min[i] - w;
 		out->hi[i] = c->max[i] + w;
 	}
-	out->threshold = spec->kind == HML__GUARD_DISTANCE ? hml__guard_threshold(c, spec->fa) : NAN;
+	out->threshold = spec->kind == HML__GUARD_DISTANCE ? hml__guard_threshold(c, spec->fa) :
+	                 spec->kind == HML__GUARD_ENSEMBLE ?
+	                 hml__guard_threshold_of(c->ens.quantile, spec->fa) : NAN;
 	return 0;
 }
 
@@ -263,6 +277,9 @@ void hml__guard_release(hml__guard *g)
 {
 	if (!g)
 		return;
+	for (int64_t m = 0; g->member && m < g->stats.ens.members; m++)
+		free(g->member[m]);
+	free(g->member);
 	hml__guard_stats_release(&g->stats);
 	free(g->lo);
 	free(g->hi);
@@ -272,13 +289,40 @@ void hml__guard_release(hml__guard *g)
 json_t *hml__guard_file_json(const hml__guard *g)
 {
 	char text[64];
+	json_t *doc, *m;
 
 	hml__guard_spec_format(text, sizeof(text), &g->spec);
-	return json_pack("{s:i, s:s, s:s, s:f, s:f, s:o, s:o}", "schema_version", HML__GUARD_SCHEMA,
-	                 "spec", text, "kind", hml__guard_kind_name(g->spec.kind),
-	                 "margin", g->spec.margin, "fa", g->spec.fa,
-	                 "threshold", hml__json_real(g->threshold),
-	                 "stats", hml__guard_stats_json(&g->stats));
+	doc = json_pack("{s:i, s:s, s:s, s:f, s:f, s:o, s:o}", "schema_version", HML__GUARD_SCHEMA,
+	                "spec", text, "kind", hml__guard_kind_name(g->spec.kind),
+	                "margin", g->spec.margin, "fa", g->spec.fa,
+	                "threshold", hml__json_real(g->threshold),
+	                "stats", hml__guard_stats_json(&g->stats));
+	if (!doc || g->spec.kind != HML__GUARD_ENSEMBLE || !g->member)
+		return doc;
+	if (!(m = json_array()) || json_object_set_new(doc, "members", m) < 0) {
+		json_decref(doc);
+		return NULL;
+	}
+	for (int64_t k = 0; k < g->stats.ens.members; k++)
+		json_array_append_new(m, json_string(g->member[k]));
+	return doc;
+}
+
+/* The guard file's "members": N path strings, into the guard. */
+static int read_members(hml__guard *g, const json_t *doc, const char *what)
+{
+	const json_t *a = json_object_get(doc, "members");
+	const char *paths[HML__GUARD_ENSEMBLE_MAX];
+	int64_t n = g->stats.ens.members;
+
+	if (!json_is_array(a) || (int64_t)json_array_size(a) != n)
+		return hml__error_set(HML_EINVALID, "%s: 'members' must list the ensemble's %lld "
+		                      "member files", what, (long long)n);
+	for (int64_t k = 0; k < n; k++)
+		if (!(paths[k] = json_string_value(json_array_get(a, (size_t)k))) || !*paths[k])
+			return hml__error_set(HML_EINVALID, "%s: 'members'[%lld] is not a path", what,
+			                      (long long)k);
+	return hml__guard_set_members(g, paths, n);
 }
 
 int hml__guard_file_read(hml__guard *out, const char *path)
@@ -313,8 +357,11 @@ int hml__guard_file_read(hml__guard *out, const char *path)
 	hml__guard_stats_release(&st);
 	/* The threshold deployed wins over one recomputed from the quantiles. */
 	th = hml__json_number(doc, "threshold");
-	if (rc == 0 && spec.kind == HML__GUARD_DISTANCE && isfinite(th))
+	if (rc == 0 && (spec.kind == HML__GUARD_DISTANCE || spec.kind == HML__GUARD_ENSEMBLE) &&
+	    isfinite(th))
 		out->threshold = th;
+	if (rc == 0 && spec.kind == HML__GUARD_ENSEMBLE && (rc = read_members(out, doc, what)) < 0)
+		hml__guard_release(out);
 done:
 	json_decref(doc);
 	free(text);

@@ -16,18 +16,28 @@
  *    covariance) at the levels p of HML__GUARD_LEVELS. Without a usable
  *    covariance (F > HML__GUARD_MAX_DISTANCE_FEATURES, too few rows) the
  *    distance fields are null and only `bounds` can be deployed.
+ *    A model trained with hml train --ensemble N adds
+ *      "ensemble": {"members": N, "outputs": O, "scale": [O],
+ *                   "calibration_rows": M, "quantiles": [[p, s], ...]}
+ *    (null or absent otherwise): s the members' disagreement
+ *    (hml__guard_spread) on M rows held out of every member's training,
+ *    scale the training outputs' standard deviations (the normalised
+ *    output space the disagreement is measured in).
  *
  * 2. The guard specification of hml deploy --guard:
- *      none | bounds[:margin=M] | distance[:fa=A]
+ *      none | bounds[:margin=M] | distance[:fa=A] | ensemble[:fa=A]
  *    margin: a fraction of each feature's range added on both sides
  *    (default 0, >= 0); fa: the false-alarm rate on calibration rows the
- *    distance threshold is set for (default 0.01, in (0, 0.5]).
+ *    distance or disagreement threshold is set for (default 0.01, in
+ *    (0, 0.5]).
  *
  * 3. The guard file a deployment names in HML_GUARD_<LABEL> (and
  *    HML_GUARD): one JSON document, the statistics and the resolved
  *    threshold, which the runtime reads when the region opens:
  *      {"schema_version": 1, "spec": "distance:fa=0.01", "kind": "distance",
  *       "margin": 0, "fa": 0.01, "threshold": 3.2, "stats": {...as in 1}}
+ *    and, for an ensemble guard, "members": ["/abs/m3.pt", ...]: the
+ *    members' files (TorchScript or compiled), N of them, member 0 first.
  */
 #ifndef HML_LIB_GUARD_H
 #define HML_LIB_GUARD_H
@@ -51,15 +61,27 @@ extern const double HML__GUARD_LEVELS[HML__GUARD_NLEVELS];
 typedef enum hml__guard_kind {
 	HML__GUARD_NONE = 0,
 	HML__GUARD_BOUNDS,
-	HML__GUARD_DISTANCE
+	HML__GUARD_DISTANCE,
+	HML__GUARD_ENSEMBLE
 } hml__guard_kind;
+
+/** Members of an ensemble (hml train --ensemble N). */
+#define HML__GUARD_ENSEMBLE_MIN 2
+#define HML__GUARD_ENSEMBLE_MAX 16
 
 /** A parsed --guard. */
 typedef struct hml__guard_spec {
 	hml__guard_kind kind;
 	double margin;   /**< bounds: fraction of each feature's range */
-	double fa;       /**< distance: false-alarm rate */
+	double fa;       /**< distance, ensemble: false-alarm rate */
 } hml__guard_spec;
+
+/** An ensemble's calibration (see 1 above); members 0: none. */
+typedef struct hml__guard_ensemble {
+	int64_t members, outputs, calibration_rows;
+	double *scale;                        /**< [outputs], each > 0 */
+	double quantile[HML__GUARD_NLEVELS];  /**< disagreements at HML__GUARD_LEVELS */
+} hml__guard_ensemble;
 
 /** The statistics of training inputs (see 1 above). Heap arrays. */
 typedef struct hml__guard_stats {
@@ -67,17 +89,19 @@ typedef struct hml__guard_stats {
 	double *min, *max;       /**< [features] */
 	double *mean, *whiten;   /**< [features], [features^2]; NULL: no distance */
 	double quantile[HML__GUARD_NLEVELS];  /**< distances at HML__GUARD_LEVELS */
+	hml__guard_ensemble ens;
 } hml__guard_stats;
 
 /** A deployed guard: spec, statistics and resolved threshold. */
 typedef struct hml__guard {
 	hml__guard_spec spec;
 	hml__guard_stats stats;
-	double threshold;        /**< distance: the largest distance let through */
+	double threshold;        /**< distance, ensemble: the largest value let through */
 	double *lo, *hi;         /**< bounds: min/max widened by the margin */
+	char **member;           /**< ensemble: stats.ens.members paths, or NULL */
 } hml__guard;
 
-/** "none", "bounds", "distance". */
+/** "none", "bounds", "distance", "ensemble". */
 const char *hml__guard_kind_name(hml__guard_kind k);
 
 /** Parse `text`; HML_EINVALID "malformed guard 'T': <why>" otherwise. */
@@ -88,6 +112,34 @@ void hml__guard_spec_format(char *buf, size_t size, const hml__guard_spec *s);
 
 void hml__guard_stats_release(hml__guard_stats *s);
 
+/** The ensemble part's JSON ("ensemble" in 1 above; null when members is
+ *  0) and its reader (a missing or null object: members 0). Defined in
+ *  guard_ensemble.c. */
+json_t *hml__guard_ensemble_json(const hml__guard_ensemble *e);
+int hml__guard_ensemble_from_json(hml__guard_ensemble *out, const json_t *j, const char *what);
+void hml__guard_ensemble_release(hml__guard_ensemble *e);
+
+/**
+ * The members' disagreement on one row: y holds the `members` members'
+ * outputs, member after member (y[m * outputs + o]); the largest over the
+ * outputs of the members' standard deviation (population, divided by
+ * members) divided by scale[o]. 0 for fewer than 2 members.
+ */
+double hml__guard_spread(const double *y, int64_t members, int64_t outputs,
+                         const double *scale);
+
+/**
+ * The quantiles of v[0..n) at HML__GUARD_LEVELS into q (v is sorted in
+ * place; linear between order statistics). n >= 1.
+ */
+void hml__guard_quantiles(double q[HML__GUARD_NLEVELS], double *v, int64_t n);
+
+/**
+ * The ensemble guard's paths of its members (copied): n must be
+ * g->stats.ens.members (HML_EINVALID otherwise).
+ */
+int hml__guard_set_members(hml__guard *g, const char *const *paths, int64_t n);
+
 /** The card's "guard" object (new reference; NULL on out-of-memory). */
 json_t *hml__guard_stats_json(const hml__guard_stats *s);
 
@@ -97,8 +149,10 @@ int hml__guard_stats_from_json(hml__guard_stats *out, const json_t *j, const cha
 /**
  * Resolve a spec against statistics into a guard (*out is yours:
  * hml__guard_release). HML_ENOTSUPPORTED "model has no input statistics
- * for guard 'distance'" when the statistics lack what the kind needs.
- * `stats` is copied.
+ * for guard 'distance'" when the statistics lack what the kind needs
+ * ("the model was trained without --ensemble" for 'ensemble'). `stats`
+ * is copied. An ensemble guard's members are set after
+ * (hml__guard_set_members; the guard file reader does).
  */
 int hml__guard_make(hml__guard *out, const hml__guard_spec *spec, const hml__guard_stats *stats);
 void hml__guard_release(hml__guard *g);
@@ -111,8 +165,14 @@ json_t *hml__guard_file_json(const hml__guard *g);
 int hml__guard_file_read(hml__guard *out, const char *path);
 
 /** 1 when the row x[0..features) must go to the original code, else 0.
- *  Reads the guard only: any number of threads may check rows at once. */
+ *  Reads the guard only: any number of threads may check rows at once.
+ *  An ensemble guard needs its members' outputs: hml__guard_ensemble_row
+ *  (this returns 0 for it). */
 int hml__guard_row(const hml__guard *g, const double *x);
+
+/** Ensemble: 1 when the members' outputs y for one row (as
+ *  hml__guard_spread) disagree beyond the threshold, else 0. */
+int hml__guard_ensemble_row(const hml__guard *g, const double *y);
 
 /** The Mahalanobis distance of x (0 when the guard has no whitening). */
 double hml__guard_distance(const hml__guard *g, const double *x);
@@ -120,8 +180,10 @@ double hml__guard_distance(const hml__guard *g, const double *x);
 /**
  * The threshold for false-alarm rate `fa` from the calibration quantiles:
  * linear in the level between the kept levels; NAN without quantiles.
+ * hml__guard_threshold_of: the same from any quantiles q.
  */
 double hml__guard_threshold(const hml__guard_stats *s, double fa);
+double hml__guard_threshold_of(const double q[HML__GUARD_NLEVELS], double fa);
 
 #ifdef __cplusplus
 }

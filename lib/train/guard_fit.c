@@ -17,13 +17,6 @@ static int is_fit_row(int64_t i)
 	return i % 5 != 4;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
 /* Mean and covariance of the fitting rows, then W in s->whiten. */
 static int fit_whiten(hml__guard_stats *s, const float *x, int64_t rows)
 {
@@ -94,13 +87,7 @@ static int calibrate(hml__guard_stats *s, const float *x, int64_t rows)
 			row[a] = x[i * f + a];
 		d[m++] = hml__guard_distance(&g, row);
 	}
-	qsort(d, (size_t)m, sizeof(double), cmp_double);
-	for (int k = 0; k < HML__GUARD_NLEVELS; k++) {
-		double pos = HML__GUARD_LEVELS[k] * (double)(m - 1);
-		int64_t lo = (int64_t)floor(pos);
-		int64_t hi = lo + 1 < m ? lo + 1 : lo;
-		s->quantile[k] = d[lo] + (pos - (double)lo) * (d[hi] - d[lo]);
-	}
+	hml__guard_quantiles(s->quantile, d, m);
 	s->calibration_rows = m;
 	free(d);
 	free(row);

@@ -9,7 +9,8 @@
  * every row, then runs its code over the guarded rows only, which
  * overwrites them: their outputs are exactly the original code's. Any
  * other region runs the original code for the whole call when a row is
- * guarded.
+ * guarded. An ensemble guard runs its members on the call's rows
+ * (ensguard.c) and guards those they disagree on.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 #include "core/error.h"
 #include "core/guard.h"
 #include "core/util.h"
+#include "ensguard.h"
 #include "rowguard.h"
 #include "log.h"
 #include "region_internal.h"
@@ -30,6 +32,7 @@ struct hml__rguard {
 	int64_t *guarded, nguarded;   /* [in.rows]: the call's guarded rows */
 	int64_t *all, nall;           /* 0 .. rows-1 */
 	double *row;                  /* one row in double */
+	hml__ensguard *ens;           /* ensemble: its members */
 };
 
 static int rguard_get(hml_region *r, hml__rguard **out)
@@ -58,6 +61,12 @@ int hml__guard_open(hml_region *r)
 		hml__guard_release(&rg->g);
 		return 0;
 	}
+	if (rg->g.spec.kind == HML__GUARD_ENSEMBLE &&
+	    (rc = hml__ensguard_open(&rg->ens, &rg->g, r->cfg.threads)) < 0) {
+		hml__guard_release(&rg->g);
+		hml__error_set(rc, "guard '%s': %s", r->cfg.guard, hml_error_last()->message);
+		return hml__region_degrade(r, rc, &r->model_broken, "running the original code");
+	}
 	rg->loaded = 1;
 	hml__guard_spec_format(rg->spec, sizeof(rg->spec), &rg->g.spec);
 	if (!(rg->row = malloc((size_t)rg->g.stats.features * sizeof(double))))
@@ -68,12 +77,14 @@ int hml__guard_open(hml_region *r)
 struct hml__guard_next {
 	hml__guard g;
 	double *row;
+	hml__ensguard *ens;
 };
 
 void hml__guard_discard(hml__guard_next *n)
 {
 	if (!n)
 		return;
+	hml__ensguard_free(n->ens);
 	hml__guard_release(&n->g);
 	free(n->row);
 	free(n);
@@ -95,6 +106,11 @@ int hml__guard_prepare(hml__guard_next **out, hml_region *r, const char *path)
 		rc = hml__error_set(HML_ESHAPE, "guard '%s' checks rows of %lld features but the "
 		                    "region's have %lld", path, (long long)n->g.stats.features,
 		                    (long long)r->in.row_size);
+		goto fail;
+	}
+	if (n->g.spec.kind == HML__GUARD_ENSEMBLE &&
+	    (rc = hml__ensguard_open(&n->ens, &n->g, r->cfg.threads)) < 0) {
+		hml__error_set(rc, "guard '%s': %s", path, hml_error_last()->message);
 		goto fail;
 	}
 	if (!(n->row = malloc((size_t)(n->g.stats.features > 0 ? n->g.stats.features : 1) *
@@ -121,6 +137,8 @@ void hml__guard_switch(hml_region *r, hml__guard_next *n)
 	}
 	if (rg->loaded)
 		hml__guard_release(&rg->g);
+	hml__ensguard_free(rg->ens);
+	rg->ens = NULL;
 	free(rg->row);
 	rg->row = NULL;
 	rg->loaded = 0;
@@ -128,6 +146,7 @@ void hml__guard_switch(hml_region *r, hml__guard_next *n)
 	if (n && n->g.spec.kind != HML__GUARD_NONE) {
 		rg->g = n->g;
 		rg->row = n->row;
+		rg->ens = n->ens;
 		rg->loaded = 1;
 		hml__guard_spec_format(rg->spec, sizeof(rg->spec), &rg->g.spec);
 		free(n);
@@ -142,6 +161,7 @@ void hml__guard_free(hml_region *r)
 
 	if (!rg)
 		return;
+	hml__ensguard_free(rg->ens);
 	hml__guard_release(&rg->g);
 	free(rg->guarded);
 	free(rg->all);
@@ -188,9 +208,15 @@ int hml__guard_call(hml_region *r, const void *x)
 		return rc;
 	if (!rg->guarded && !(rg->guarded = malloc((size_t)(n > 0 ? n : 1) * sizeof(int64_t))))
 		return hml__error_oom();
-	for (int64_t i = 0; i < n; i++)
-		if (hml__guard_row(&rg->g, row_of(r, x, i, rg->row)))
-			rg->guarded[k++] = i;
+	if (rg->ens) {
+		if ((k = hml__ensguard_check(rg->ens, &rg->g, x, r->model_dtype, r->in.ndim,
+		                             r->in.shape, n, rg->guarded)) < 0)
+			return (int)k;
+	} else {
+		for (int64_t i = 0; i < n; i++)
+			if (hml__guard_row(&rg->g, row_of(r, x, i, rg->row)))
+				rg->guarded[k++] = i;
+	}
 	rg->nguarded = k;
 	r->stats.checked_rows += (uint64_t)n;
 	r->stats.guard_s += hml__now() - t;
@@ -224,11 +250,20 @@ int hml__guard_one(hml_region *r, const void *x, hml_region_stats *st)
 		return 0;
 	if (check_features(r, rg) < 0)
 		return hml_error_last()->code;
-	if (f > 64 && !(row = malloc((size_t)f * sizeof(double))))
-		return hml__error_oom();
-	guarded = hml__guard_row(&rg->g, row_of(r, x, 0, row));
-	if (row != buf)
-		free(row);
+	if (rg->ens) {
+		int64_t one;
+		int64_t k = hml__ensguard_check(rg->ens, &rg->g, x, r->model_dtype, r->in.ndim,
+		                                r->in.shape, 1, &one);
+		if (k < 0)
+			return (int)k;
+		guarded = k > 0;
+	} else {
+		if (f > 64 && !(row = malloc((size_t)f * sizeof(double))))
+			return hml__error_oom();
+		guarded = hml__guard_row(&rg->g, row_of(r, x, 0, row));
+		if (row != buf)
+			free(row);
+	}
 	st->checked_rows++;
 	st->guard_s += hml__now() - t;
 	if (guarded) {

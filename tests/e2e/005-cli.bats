@@ -108,7 +108,7 @@ commands() {
 	local opts="collect:runs collect:seed collect:run-timeout collect:rate collect:reservoir collect:ranks
 		train:epochs train:batch train:lr train:weight-decay train:patience train:clip
 		train:seed train:threads train:val-fraction train:test-fraction train:max-seconds
-		train:infer-batch deploy:max-error deploy:max-qoi-error deploy:max-latency
+		train:infer-batch train:ensemble deploy:max-error deploy:max-qoi-error deploy:max-latency
 		deploy:rows-per-run deploy:run-timeout evaluate:repeat evaluate:run-timeout evaluate:ranks
 		evaluate:k evaluate:interleave
 		import:batch import:threads search:budget search:workers search:threads search:seed

@@ -56,7 +56,7 @@ TEST(spec)
 	hml__guard_spec_format(text, sizeof(text), &s);
 	CHECK_STR(text, "distance:fa=0.05");
 	CHECK_FAILS(hml__guard_spec_parse(&s, ""), HML_EINVALID, "malformed guard ''");
-	CHECK_FAILS(hml__guard_spec_parse(&s, "ensemble"), HML_EINVALID, "malformed guard 'ensemble'");
+	CHECK_FAILS(hml__guard_spec_parse(&s, "ensembles"), HML_EINVALID, "malformed guard 'ensembles'");
 	CHECK_FAILS(hml__guard_spec_parse(&s, "none:x=1"), HML_EINVALID, "expected none");
 	CHECK_FAILS(hml__guard_spec_parse(&s, "bounds:margin=-1"), HML_EINVALID, "margin must be");
 	CHECK_FAILS(hml__guard_spec_parse(&s, "bounds:margin="), HML_EINVALID, "margin=NUMBER");
