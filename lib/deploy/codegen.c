@@ -13,7 +13,7 @@
  * [in][out] is sgemm's row-major B.
  *
  * CNN and cnnvec kernels: one sample at a time on zero-padded planes, each
- * conv layer a weight times a shifted plane, summed plane-wide; a wide
+ * conv layer in register-blocked direct loops (cg_conv.c); a very wide
  * conv layer may instead be im2col + sgemm (put_conv_gemm), whose weights,
  * [out][in][k][k], are sgemm's row-major A.
  */
@@ -133,12 +133,15 @@ static int gemm_layer(const gen *g, int l)
 
 /* A conv layer goes through im2col + sgemm (compiled with
  * -DHML_CMODEL_CBLAS) when it has at least CONV_GEMM_MIN_OUT output
- * channels and CONV_GEMM_MIN_K inputs per output (channels x kernel^2);
- * below, the direct loop's plane-wide multiply-adds are as fast (measured
- * with bench/cnn.sh). The column matrix of a tile of image rows holds at
+ * channels and CONV_GEMM_MIN_K inputs per output (channels x kernel^2).
+ * The register-blocked direct loops (cg_conv.c) beat it on every model
+ * bench/cnn.sh times, up to 64 -> 64 channels 7x7 (3136 inputs per
+ * output: 1.07x to 1.46x on one core) and on miniWeather's and the
+ * particle filter's defaults (1.5x, 1.8x); sgemm is kept for wider layers
+ * than were measured. The column matrix of a tile of image rows holds at
  * most CONV_GEMM_COL floats (4 MiB), however large the field. */
-#define CONV_GEMM_MIN_OUT 8
-#define CONV_GEMM_MIN_K 64
+#define CONV_GEMM_MIN_OUT 128
+#define CONV_GEMM_MIN_K 1024
 #define CONV_GEMM_COL (1 << 20)
 
 static int conv_gemm_layer(const hml__cg_model *m, int l)
@@ -764,7 +767,7 @@ static void put_cnn(gen *g)
 	fputc('\n', g->f);
 	fprintf(g->f, "/* buf: HML_%s_SCRATCH floats, zero at the borders */\n"
 	        "HML_%s_KERNEL\nstatic void hml_%s_sample(const float *restrict x, float *restrict y, float *buf,\n                          int par)\n{\n"
-	        "\tfloat *a = buf, *b = buf + HML_%s_SCRATCH / 2;\n\n"
+	        "\tfloat *a = buf, *b = buf + HML_%s_SCRATCH / 2;\n\n\t(void)par;\n"
 	        "\tfor (int c = 0; c < %lld; c++)\n\t\tfor (int i = 0; i < HML_%s_H; i++)\n"
 	        "\t\t\tfor (int j = 0; j < HML_%s_W; j++)\n"
 	        "\t\t\t\ta[c * HML_%s_PLANE + (i + HML_%s_P) * HML_%s_WP + j + HML_%s_P] =\n"
@@ -898,7 +901,7 @@ static void put_cnnvec(gen *g)
 	fprintf(g->f, "/* buf: HML_%s_SCRATCH floats */\n"
 	        "HML_%s_KERNEL\nstatic void hml_%s_sample(const float *restrict x, float *restrict y, float *buf,\n                          int par)\n{\n"
 	        "\tfloat *a = buf, *b = buf + %lld, *t = buf + 2 * %lld, *u = t + %lld, *v = u + %lld;\n\n"
-	        "\t(void)b;\n\t(void)v;\n"
+	        "\t(void)b;\n\t(void)v;\n\t(void)par;\n"
 	        "\tfor (int k = 0; k < %lld; k++)\n\t\ta[k] = 0.0f;\n"
 	        "\tfor (int c = 0; c < %lld; c++)\n\t\tfor (int i = 0; i < %lld; i++)\n"
 	        "\t\t\tfor (int j = 0; j < %lld; j++)\n"
