@@ -113,9 +113,11 @@ static void put_loops(FILE *f, const hml__cg_conv *c, int vec, int nc)
 	fputs("\t{\n", f);
 	if (vec)
 		fputs("\t\ttypedef float v8 __attribute__((vector_size(32)));\n\n", f);
-	fprintf(f, "#ifdef _OPENMP\n#pragma omp parallel for collapse(2) schedule(static) if (par)\n"
-	        "#endif\n"
-	        "\tfor (int c = 0; c < %lld; c++)\n"
+	if ((double)c->out * (double)c->in * c->kernel * c->kernel * (double)c->h * (double)c->w >=
+	    HML__CG_CONV_PAR_MIN)
+		fputs("#ifdef _OPENMP\n#pragma omp parallel for collapse(2) schedule(static) if (par)\n"
+		      "#endif\n", f);
+	fprintf(f, "\tfor (int c = 0; c < %lld; c++)\n"
 	        "\t\tfor (int i = 0; i < %lld; i++) {\n"
 	        "\t\t\tconst int co0 = c * %lld < %lld ? c * %lld : %lld, first = c * %lld - co0;\n\n"
 	        "\t\t\tfor (int j0 = 0; j0 < %lld; j0 += %d) {\n"

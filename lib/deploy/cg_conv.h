@@ -12,9 +12,10 @@
  * keeps the accumulators in vector registers (portable C: no intrinsics).
  * Padding is the caller's: the source planes are zero-padded far enough
  * for the kernel's reach, so the inner loops have no branch. The blocks
- * of (channel block, image row) are shared out over OpenMP threads when
- * the generated function's `par` is true (a sample alone in a call: the
- * samples are spread over the threads otherwise).
+ * of (channel block, image row) of a layer of at least
+ * HML__CG_CONV_PAR_MIN multiply-adds are shared out over OpenMP threads
+ * when the generated function's `par` is true (a sample alone in a call:
+ * the samples are spread over the threads otherwise).
  */
 #ifndef HML_LIB_CG_CONV_H
 #define HML_LIB_CG_CONV_H
@@ -45,6 +46,12 @@ typedef struct hml__cg_conv {
  * miniWeather's 16 -> 16, 5x5 layer ran at 84 GFLOP/s on one core). */
 #define HML__CG_CONV_CB 4
 #define HML__CG_CONV_JB 16
+/* A smaller layer stays on the calling thread even when a sample is alone:
+ * miniWeather's 16 -> 16, 5x5 layer on 24 x 44 (6.8 million multiply-adds)
+ * ran 2000 steps in 0.13-0.27 s on one thread and 0.27-0.34 s on two
+ * (OMP_WAIT_POLICY=passive), 8-10 s on two with libgomp's default spinning
+ * on a loaded 2-core machine: waking a thread costs more than the layer. */
+#define HML__CG_CONV_PAR_MIN (1 << 25)
 /* Floats past its end that a source buffer of the direct form must have
  * readable (the last block of a row reads whole vectors). */
 #define HML__CG_CONV_SLACK HML__CG_CONV_JB

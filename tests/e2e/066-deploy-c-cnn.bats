@@ -5,8 +5,9 @@
 # TorchScript model's outputs within 1e-4 on their application's own data,
 # built as deployed (with OpenBLAS where hml has it) and from the same
 # source without it (bench/noblas.py: every conv layer direct), for one
-# sample per call (its blocks spread over the threads) and for several
-# (the samples spread over the threads), in float and in double.
+# sample per call (the blocks of a layer of 2^25 multiply-adds or more
+# spread over the threads: the 128-channel model) and for several (the
+# samples spread over the threads), in float and in double.
 
 load helpers
 
