@@ -27,7 +27,11 @@
 # the quantity of interest in the workflow's metric, the model and how it
 # was chosen, and the annotation cost: the lines the program needs for hml
 # (its directive lines and hml calls, bench/annotation.sh; blank lines and
-# comments left out) against its total of such lines.
+# comments left out) against its total of such lines. The last columns
+# give issue 30's goal for the application and whether this run met it
+# (bench/apps_goals.py: the thresholds are constants there, the verdict is
+# computed from the figures measured here; a goal is read at benchmark
+# size, so a --quick verdict says little).
 #
 # usage: bench/apps.sh [--quick] [BUILD_DIR] [REPEAT] [APP ...]
 #   --quick   the small sizes the tests use (each workflow.json's own
@@ -156,14 +160,16 @@ PY
 	rm -rf "$exp/data"   # the collected data of the big sizes: hundreds of MB
 done
 
-HML_BENCH_TRAIN="${HML_BENCH_TRAIN:-}" "$py" - "$tmp" $APPS <<'PY'
+HML_BENCH_TRAIN="${HML_BENCH_TRAIN:-}" "$py" - "$src" "$tmp" $APPS <<'PY'
 import json, os, statistics, sys
-tmp, apps = sys.argv[1], sys.argv[2:]
+src, tmp, apps = sys.argv[1], sys.argv[2], sys.argv[3:]
+sys.path.insert(0, os.path.join(src, "bench"))
+import apps_goals
 extra = os.environ.get("HML_BENCH_TRAIN", "").strip()
 lines = {l.split()[0]: l.split()[1:] for l in open(os.path.join(tmp, "lines"))}
 hdr = ("app", "accurate s", "surrogate s", "e2e x", "pred", "region x", "pred", "QoI error",
        "C: surrogate s", "e2e x", "pred", "region x", "pred", "QoI error", "model (chosen by)",
-       "hml lines")
+       "hml lines", "goal (issue 30)", "met", "judged on")
 
 
 def x(v, refused):
@@ -202,7 +208,10 @@ for app in apps:
                  x(pc.get("region"), ref["c"]) if c else "-",
                  "%.4g%s" % (c["qoi"][q["metric"]], unit) if c else "-",
                  "%s (%s)" % (tr.get("arch", "?"), how),
-                 "%d/%d (%.1f%%)" % (n, total, 100.0 * n / total)))
+                 "%d/%d (%.1f%%)" % (n, total, 100.0 * n / total))
+                + apps_goals.verdict(app, os.path.join(tmp, app), ev, c,
+                                     open(os.path.join(tmp, app + "-ts-refused")).read()
+                                     if ref["ts"] else None))
     truth = os.path.join(tmp, app + "-truth")
     if os.path.exists(truth):
         a, s = open(truth).read().split()
@@ -213,6 +222,9 @@ for r in [hdr] + rows:
     print("  ".join(str(c).ljust(w[i]) for i, c in enumerate(r)))
 for n in notes:
     print(n)
+print("goal: issue 30's, at benchmark size (bench/apps_goals.py: the thresholds; the verdict"
+      " computed from this run's figures: the end-to-end speedup of a form, TorchScript or C,"
+      " with that form's error; '?': no figure to judge on)")
 print("C: the same model deployed with --target c (compiled, no libtorch loaded);"
       " '-': hml deploy refused to compile it (the reason is printed above)")
 print("pred: the speedup predicted from the collected cost of the original code and the"

@@ -29,11 +29,16 @@
 #include "core/rng.h"
 #include "loader/loader.h"
 
+/* HML_BENCH_CLOCK=cpu: the process's CPU time instead of the wall clock,
+ * for a loaded machine (with THREADS 1: the time the call took on its
+ * core, whatever else ran beside it). */
+static clockid_t clock_id = CLOCK_MONOTONIC;
+
 static double now(void)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(clock_id, &ts);
 	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
@@ -108,18 +113,42 @@ static void fill(float *x, int64_t rows)
 	}
 }
 
+/* "1 128": up to 16 batches of 1 to 65536 rows into b; 0, or -1 after a
+ * message. NULL or empty: none. */
+static int parse_batches(const char *s, int64_t *b, size_t *n)
+{
+	char *end;
+
+	*n = 0;
+	while (s && *s) {
+		long long v = strtoll(s, &end, 10);
+
+		if (end == s || v < 1 || v > 65536 || *n == 16) {
+			fprintf(stderr, "bench_cmodel: error: HML_BENCH_BATCHES '%s' is not up to 16 "
+			        "batches of 1 to 65536 rows\n", s);
+			return -1;
+		}
+		b[(*n)++] = v;
+		for (s = end; *s == ' ' || *s == ','; s++)
+			;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const int64_t rows_batches[] = { 1, 16, 64, 256, 1024, 4096 };
 	static const int64_t field_batches[] = { 1, 2, 4, 8, 16 };
+	int64_t own_batches[16];
 	const int64_t *batches;
-	size_t nb;
+	size_t nb, nb_own = 0;
 	int threads = argc > 1 ? atoi(argv[1]) : 0;
 	double seconds = argc > 2 ? atof(argv[2]) : 0;
 	int nso = argc - 5;
 	runner r[4] = { { NULL, NULL }, { NULL, NULL }, { NULL, NULL }, { NULL, NULL } };
 	const char *label[4] = { "libtorch", NULL, NULL, NULL };
 	float *x;
+	int64_t most = 1;
 	double goal1 = NAN, goal4096 = NAN;
 
 	if (argc < 6 || nso > 3 || threads < 1 || !(seconds > 0)) {
@@ -146,11 +175,19 @@ int main(int argc, char **argv)
 		row_size *= row_shape[i];
 	batches = row_size > 64 ? field_batches : rows_batches;
 	nb = row_size > 64 ? 5 : 6;
-	if (!(x = malloc((size_t)(batches[nb - 1] * row_size) * sizeof(float)))) {
+	if (parse_batches(getenv("HML_BENCH_BATCHES"), own_batches, &nb_own) < 0)
+		return 2;
+	if (nb_own > 0)
+		batches = own_batches, nb = nb_own;
+	if (getenv("HML_BENCH_CLOCK") && strcmp(getenv("HML_BENCH_CLOCK"), "cpu") == 0)
+		clock_id = CLOCK_PROCESS_CPUTIME_ID;
+	for (size_t b = 0; b < nb; b++)
+		most = batches[b] > most ? batches[b] : most;
+	if (!(x = malloc((size_t)(most * row_size) * sizeof(float)))) {
 		fprintf(stderr, "bench_cmodel: error: out of memory\n");
 		return 1;
 	}
-	fill(x, batches[nb - 1]);
+	fill(x, most);
 	printf("%s: %d threads, mean time per call in us (best of 5 rounds); ratio = libtorch / C\n",
 	       argv[3], threads);
 	printf("%6s %12s", "batch", label[0]);

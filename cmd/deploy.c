@@ -133,17 +133,18 @@ static unsigned target_mask(void)
 static int refuse_slower(const hml__candidate *pick)
 {
 	hml__prediction p;
-	char cost[32], lat[64];
+	char cost[32], lat[64], speed[48];
 
 	hml__candidate_predict(pick, &p);
 	if (force || !p.slower)
 		return 0;
 	return hml__error_set(HML_ERANGE, "model '%s' as %s is predicted slower than the "
-	                      "original code: the region costs %s per row, the model %s "
+	                      "original code: the region costs %s per row, the model %s, %s "
 	                      "(--force deploys it anyway)", pick->model,
 	                      hml__target_name(pick->target),
 	                      hml__format_seconds(cost, sizeof(cost), p.cost_per_row, 2),
-	                      hml__prediction_model_text(lat, sizeof(lat), &p));
+	                      hml__prediction_model_text(lat, sizeof(lat), &p),
+	                      hml__prediction_speed_text(speed, sizeof(speed), &p));
 }
 
 /* The (model, target) to deploy into *pick: the model named (`id`, its

@@ -13,7 +13,7 @@
  * [in][out] is sgemm's row-major B.
  *
  * CNN and cnnvec kernels: one sample at a time on zero-padded planes, each
- * conv layer a weight times a shifted plane, summed plane-wide; a wide
+ * conv layer in register-blocked direct loops (cg_conv.c); a very wide
  * conv layer may instead be im2col + sgemm (put_conv_gemm), whose weights,
  * [out][in][k][k], are sgemm's row-major A.
  */
@@ -25,6 +25,7 @@
 
 #include "core/beneath.h"
 #include "core/error.h"
+#include "deploy/cg_conv.h"
 #include "deploy/codegen.h"
 #include "hml/cmodel.h"
 
@@ -132,12 +133,15 @@ static int gemm_layer(const gen *g, int l)
 
 /* A conv layer goes through im2col + sgemm (compiled with
  * -DHML_CMODEL_CBLAS) when it has at least CONV_GEMM_MIN_OUT output
- * channels and CONV_GEMM_MIN_K inputs per output (channels x kernel^2);
- * below, the direct loop's plane-wide multiply-adds are as fast (measured
- * with bench/cnn.sh). The column matrix of a tile of image rows holds at
+ * channels and CONV_GEMM_MIN_K inputs per output (channels x kernel^2).
+ * The register-blocked direct loops (cg_conv.c) beat it on every model
+ * bench/cnn.sh times, up to 64 -> 64 channels 7x7 (3136 inputs per
+ * output: 1.07x to 1.46x on one core) and on miniWeather's and the
+ * particle filter's defaults (1.5x, 1.8x); sgemm is kept for wider layers
+ * than were measured. The column matrix of a tile of image rows holds at
  * most CONV_GEMM_COL floats (4 MiB), however large the field. */
-#define CONV_GEMM_MIN_OUT 8
-#define CONV_GEMM_MIN_K 64
+#define CONV_GEMM_MIN_OUT 128
+#define CONV_GEMM_MIN_K 1024
 #define CONV_GEMM_COL (1 << 20)
 
 static int conv_gemm_layer(const hml__cg_model *m, int l)
@@ -666,22 +670,23 @@ static void put_sample_forwards(gen *g, long long nin, long long nout)
 		"\tint failed = 0;\n\n\tif (rows <= 0)\n\t\treturn 0;\n"
 		"#ifdef _OPENMP\n#pragma omp parallel if (rows >= 2)\n#endif\n"
 		"\t{\n"
-		"\t\tfloat *buf = calloc((size_t)(HML_%s_SCRATCH + HML_%s_GSCRATCH + (f64 ? %lld + %lld : 0)),\n"
-		"\t\t                    sizeof(float));\n\n"
+		"\t\tfloat *buf = calloc((size_t)(HML_%s_SCRATCH + HML_%s_GSCRATCH + (f64 ? %lld + %lld : 0)\n"
+		"\t\t                             + %d), sizeof(float));\n\n"
 		"\t\tif (!buf) {\n#ifdef _OPENMP\n#pragma omp atomic write\n#endif\n"
 		"\t\t\tfailed = 1;\n\t\t}\n",
-		id, up, up, nin, nout);
+		id, up, up, nin, nout, HML__CG_CONV_SLACK);
 	fprintf(g->f,
 		"#ifdef _OPENMP\n#pragma omp for schedule(static)\n#endif\n"
 		"\t\tfor (int64_t i = 0; i < rows; i++) {\n"
 		"\t\t\tif (!buf)\n\t\t\t\tcontinue;\n"
 		"\t\t\tif (!f64) {\n"
-		"\t\t\t\thml_%s_sample((const float *)x + i * %lld, (float *)y + i * %lld, buf);\n"
+		"\t\t\t\thml_%s_sample((const float *)x + i * %lld, (float *)y + i * %lld, buf,\n"
+		"\t\t\t\t               rows < 2);\n"
 		"\t\t\t} else {\n"
 		"\t\t\t\tfloat *xf = buf + HML_%s_SCRATCH + HML_%s_GSCRATCH, *yf = xf + %lld;\n\n"
 		"\t\t\t\tfor (int64_t k = 0; k < %lld; k++)\n"
 		"\t\t\t\t\txf[k] = (float)((const double *)x)[i * %lld + k];\n"
-		"\t\t\t\thml_%s_sample(xf, yf, buf);\n"
+		"\t\t\t\thml_%s_sample(xf, yf, buf, rows < 2);\n"
 		"\t\t\t\tfor (int64_t k = 0; k < %lld; k++)\n"
 		"\t\t\t\t\t((double *)y)[i * %lld + k] = yf[k];\n"
 		"\t\t\t}\n\t\t}\n\t\tfree(buf);\n\t}\n"
@@ -712,6 +717,28 @@ static void put_conv_place(gen *g, const hml__cg_layer *y, const char *src)
 	        (long long)y->out, g->up, g->up, g->up, g->up, g->up, g->up, val);
 }
 
+/* The CNN's direct form of layer l (input planes in `a`, padded by
+ * HML_<ID>_P, `off` the part of it beyond the layer's reach): into the
+ * next layer's padded planes in `b`, or the output `y` after the last. */
+static void put_cnn_direct(gen *g, int l, int off, int last)
+{
+	const hml__cg_model *m = g->m;
+	const hml__cg_layer *y = &m->layers[l];
+	int64_t c = 0, h = 0, w = 0, p = 0, wp;
+	char dst[256];
+
+	for (int k = 0; k < m->nlayers; k++)
+		p = m->layers[k].kernel / 2 > p ? m->layers[k].kernel / 2 : p;
+	hml__cg_model_in_field(m, &c, &h, &w);
+	wp = w + 2 * p;
+	snprintf(dst, sizeof(dst), last ? "y" : "(b + HML_%s_P * HML_%s_WP + HML_%s_P)", g->up, g->up,
+	         g->up);
+	hml__cg_put_conv_direct(g->f, &(hml__cg_conv){ g->id, l, y->in, y->out, y->kernel, h, w,
+	                        y->act == HML__ACT_IDENTITY ? NULL : hml__cg_act_name(y->act),
+	                        "a", (h + 2 * p) * wp, wp, off * wp + off, dst,
+	                        last ? h * w : (h + 2 * p) * wp, last ? w : wp });
+}
+
 /* The CNN on one sample: zero-padded planes of (H + 2P) x (W + 2P). */
 static void put_cnn(gen *g)
 {
@@ -734,13 +761,13 @@ static void put_cnn(gen *g)
 	        g->up, (long long)h, g->up, (long long)w, g->up, pmax, g->up,
 	        (long long)(h + 2 * pmax), g->up, (long long)(w + 2 * pmax), g->up,
 	        (long long)((h + 2 * pmax) * (w + 2 * pmax)));
-	fprintf(g->f, "#define HML_%s_SCRATCH (2 * %lld * HML_%s_PLANE)\n", g->up,
-	        (long long)cmax, g->up);
+	fprintf(g->f, "#define HML_%s_SCRATCH (2 * (%lld * HML_%s_PLANE + %d))\n", g->up,
+	        (long long)cmax, g->up, HML__CG_CONV_SLACK);
 	put_gemm_scratch(g, gsz);
 	fputc('\n', g->f);
 	fprintf(g->f, "/* buf: HML_%s_SCRATCH floats, zero at the borders */\n"
-	        "HML_%s_KERNEL\nstatic void hml_%s_sample(const float *restrict x, float *restrict y, float *buf)\n{\n"
-	        "\tfloat *a = buf, *b = buf + HML_%s_SCRATCH / 2;\n\n"
+	        "HML_%s_KERNEL\nstatic void hml_%s_sample(const float *restrict x, float *restrict y, float *buf,\n                          int par)\n{\n"
+	        "\tfloat *a = buf, *b = buf + HML_%s_SCRATCH / 2;\n\n\t(void)par;\n"
 	        "\tfor (int c = 0; c < %lld; c++)\n\t\tfor (int i = 0; i < HML_%s_H; i++)\n"
 	        "\t\t\tfor (int j = 0; j < HML_%s_W; j++)\n"
 	        "\t\t\t\ta[c * HML_%s_PLANE + (i + HML_%s_P) * HML_%s_WP + j + HML_%s_P] =\n"
@@ -766,35 +793,7 @@ static void put_cnn(gen *g)
 			fputs("#else\n", g->f);
 		}
 
-		fprintf(g->f, "\t/* layer %d: conv %lld -> %lld, %dx%d, %s */\n", l,
-		        (long long)y->in, (long long)y->out, y->kernel, y->kernel, hml__cg_act_name(y->act));
-		fprintf(g->f, "\tfor (int co = 0; co < %lld; co++) {\n", (long long)y->out);
-		if (last)
-			fprintf(g->f, "\t\tfloat *o = y + co * HML_%s_H * HML_%s_W;\n"
-			        "\t\tconst int os = HML_%s_W;\n", g->up, g->up, g->up);
-		else
-			fprintf(g->f, "\t\tfloat *o = b + co * HML_%s_PLANE + HML_%s_P * HML_%s_WP + HML_%s_P;\n"
-			        "\t\tconst int os = HML_%s_WP;\n", g->up, g->up, g->up, g->up, g->up);
-		fprintf(g->f,
-			"\n\t\tfor (int i = 0; i < HML_%s_H; i++)\n\t\t\tfor (int j = 0; j < HML_%s_W; j++)\n"
-			"\t\t\t\to[i * os + j] = hml_%s_b%d[co];\n"
-			"\t\tfor (int ci = 0; ci < %lld; ci++)\n"
-			"\t\t\tfor (int ky = 0; ky < %d; ky++)\n\t\t\t\tfor (int kx = 0; kx < %d; kx++) {\n"
-			"\t\t\t\t\tconst float wv = hml_%s_w%d[((co * %lld + ci) * %d + ky) * %d + kx];\n\n"
-			"\t\t\t\t\tfor (int i = 0; i < HML_%s_H; i++) {\n"
-			"\t\t\t\t\t\tconst float *s = a + ci * HML_%s_PLANE + (i + ky + %d) * HML_%s_WP + kx + %d;\n\n"
-			"\t\t\t\t\t\tfor (int j = 0; j < HML_%s_W; j++)\n"
-			"\t\t\t\t\t\t\to[i * os + j] += wv * s[j];\n"
-			"\t\t\t\t\t}\n\t\t\t\t}\n",
-			g->up, g->up, id, l, (long long)y->in, y->kernel, y->kernel, id, l,
-			(long long)y->in, y->kernel, y->kernel, g->up,
-			g->up, off, g->up, off, g->up);
-		if (y->act != HML__ACT_IDENTITY)
-			fprintf(g->f, "\t\tfor (int i = 0; i < HML_%s_H; i++)\n"
-			        "\t\t\tfor (int j = 0; j < HML_%s_W; j++)\n"
-			        "\t\t\t\to[i * os + j] = hml_%s_%s(o[i * os + j]);\n",
-			        g->up, g->up, id, hml__cg_act_name(y->act));
-		fputs("\t}\n", g->f);
+		put_cnn_direct(g, l, off, last);
 		if (conv_gemm_layer(m, l))
 			fputs("#endif\n", g->f);
 		if (!last)
@@ -828,28 +827,10 @@ static void put_vec_conv(gen *g, int l, int64_t h, int64_t w, int p)
 			        (long long)y->out * hw, id, hml__cg_act_name(y->act));
 		fputs("#else\n", g->f);
 	}
-	fprintf(g->f, "\t/* layer %d: conv %lld -> %lld, %dx%d, %s, on %lld x %lld; pool %d */\n",
-	        l, (long long)y->in, (long long)y->out, y->kernel, y->kernel, hml__cg_act_name(y->act),
-	        (long long)h, (long long)w, P);
-	fprintf(g->f,
-		"\tfor (int co = 0; co < %lld; co++) {\n"
-		"\t\tfloat *o = t + co * %lld;\n\n"
-		"\t\tfor (int k = 0; k < %lld; k++)\n\t\t\to[k] = hml_%s_b%d[co];\n"
-		"\t\tfor (int ci = 0; ci < %lld; ci++)\n"
-		"\t\t\tfor (int ky = 0; ky < %d; ky++)\n\t\t\t\tfor (int kx = 0; kx < %d; kx++) {\n"
-		"\t\t\t\t\tconst float wv = hml_%s_w%d[((co * %lld + ci) * %d + ky) * %d + kx];\n\n"
-		"\t\t\t\t\tfor (int i = 0; i < %lld; i++) {\n"
-		"\t\t\t\t\t\tconst float *s = a + ci * %lld + (i + ky) * %lld + kx;\n\n"
-		"\t\t\t\t\t\tfor (int j = 0; j < %lld; j++)\n"
-		"\t\t\t\t\t\t\to[i * %lld + j] += wv * s[j];\n"
-		"\t\t\t\t\t}\n\t\t\t\t}\n",
-		(long long)y->out, hw, hw, id, l, (long long)y->in, y->kernel, y->kernel, id, l,
-		(long long)y->in, y->kernel, y->kernel, (long long)h, plane, wp, (long long)w,
-		(long long)w);
-	if (y->act != HML__ACT_IDENTITY)
-		fprintf(g->f, "\t\tfor (int k = 0; k < %lld; k++)\n\t\t\to[k] = hml_%s_%s(o[k]);\n",
-		        hw, id, hml__cg_act_name(y->act));
-	fputs("\t}\n", g->f);
+	fprintf(g->f, "\t/* layer %d on %lld x %lld; pool %d */\n", l, (long long)h, (long long)w, P);
+	hml__cg_put_conv_direct(g->f, &(hml__cg_conv){ id, l, y->in, y->out, y->kernel, h, w,
+	                        y->act == HML__ACT_IDENTITY ? NULL : hml__cg_act_name(y->act),
+	                        "a", plane, wp, 0, "t", hw, w });
 	if (conv_gemm_layer(m, l))
 		fputs("#endif\n", g->f);
 	if (!last)
@@ -904,7 +885,7 @@ static void put_cnnvec(gen *g)
 		const hml__cg_layer *y = &m->layers[l];
 		int64_t padded = y->in * (hh + 2 * p) * (ww + 2 * p), full = y->out * hh * ww;
 
-		pad_max = padded > pad_max ? padded : pad_max;
+		pad_max = padded + HML__CG_CONV_SLACK > pad_max ? padded + HML__CG_CONV_SLACK : pad_max;
 		conv_max = full > conv_max ? full : conv_max;
 		hh /= m->pool;
 		ww /= m->pool;
@@ -918,9 +899,9 @@ static void put_cnnvec(gen *g)
 	put_gemm_scratch(g, gsz);
 	fputc('\n', g->f);
 	fprintf(g->f, "/* buf: HML_%s_SCRATCH floats */\n"
-	        "HML_%s_KERNEL\nstatic void hml_%s_sample(const float *restrict x, float *restrict y, float *buf)\n{\n"
+	        "HML_%s_KERNEL\nstatic void hml_%s_sample(const float *restrict x, float *restrict y, float *buf,\n                          int par)\n{\n"
 	        "\tfloat *a = buf, *b = buf + %lld, *t = buf + 2 * %lld, *u = t + %lld, *v = u + %lld;\n\n"
-	        "\t(void)b;\n\t(void)v;\n"
+	        "\t(void)b;\n\t(void)v;\n\t(void)par;\n"
 	        "\tfor (int k = 0; k < %lld; k++)\n\t\ta[k] = 0.0f;\n"
 	        "\tfor (int c = 0; c < %lld; c++)\n\t\tfor (int i = 0; i < %lld; i++)\n"
 	        "\t\t\tfor (int j = 0; j < %lld; j++)\n"
@@ -1034,7 +1015,7 @@ static int put_source(gen *g, const hml__cg_options *o)
 
 	fprintf(g->f, "/* generated by hml deploy --target c: model %s (%s)%s%s\n"
 	        " * standalone: cc -std=c11 -O2 -c THIS.c (add -fopenmp for threads); needs libm */\n"
-	        "#include <math.h>\n#include <stdint.h>\n#include <stdlib.h>\n\n",
+	        "#include <math.h>\n#include <stdint.h>\n#include <stdlib.h>\n#include <string.h>\n\n",
 	        g->id, g->m->arch, o->hash ? ", sha256 " : "", o->hash ? o->hash : "");
 	put_typedef(g->f);
 	fprintf(g->f, "\nenum { HML_%s_IN_FEATURES = %lld, HML_%s_OUT_FEATURES = %lld };\n",

@@ -35,7 +35,7 @@ typedef struct hml__cg_options {
  * hml_cmodel_v1 (visibility default, so -fvisibility=hidden may be used).
  * OpenMP over row blocks when compiled with -fopenmp. An MLP with a layer
  * of at least 16 inputs and outputs also gets an sgemm path for large
- * batches, and a conv layer with at least 8 outputs and 64 inputs per
+ * batches, and a conv layer with at least 128 outputs and 1024 inputs per
  * output an im2col + sgemm form (tiles of image rows, 4 MiB of columns at
  * most), compiled only with -DHML_CMODEL_CBLAS (then link a CBLAS whose
  * sgemm is single-threaded inside OpenMP regions: OpenBLAS's OpenMP build,
@@ -50,7 +50,7 @@ int hml__cg_write(const hml__cg_model *m, const hml__cg_options *o,
 /**
  * 1 when the source hml__cg_write() generates for `m` has an sgemm path
  * (an MLP layer of at least 16 inputs and outputs, a conv layer of at
- * least 8 outputs and 64 inputs per output), so that building it with
+ * least 128 outputs and 1024 inputs per output), so that building it with
  * -DHML_CMODEL_CBLAS and a CBLAS pays; else 0 (the build then links no
  * BLAS, which a process would load for nothing).
  */

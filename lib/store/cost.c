@@ -214,6 +214,21 @@ char *hml__prediction_model_text(char *buf, size_t size, const hml__prediction *
 	return buf;
 }
 
+char *hml__prediction_speed_text(char *buf, size_t size, const hml__prediction *p)
+{
+	double r = p->region;
+	int prec = 2;
+
+	if (!(r > 0) || !isfinite(r)) {
+		snprintf(buf, size, "predicted ?x");
+		return buf;
+	}
+	if (r < 1)   /* two significant digits of a slowdown */
+		prec = (int)fmin(12, 1 - floor(log10(r)));
+	snprintf(buf, size, "predicted %.*fx", prec, r);
+	return buf;
+}
+
 double hml__predict_run(const hml__prediction *p, double wall, double region)
 {
 	double after = wall - region + region / p->region + p->startup;

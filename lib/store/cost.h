@@ -150,6 +150,13 @@ json_t *hml__prediction_json(const hml__prediction *p);
 char *hml__prediction_model_text(char *buf, size_t size, const hml__prediction *p);
 
 /**
+ * The predicted speedup per row, for messages: "predicted 4.00x", or with
+ * the digits a slowdown needs, "predicted 0.030x", "predicted 0.000080x";
+ * "predicted ?x" when unknown. Returns buf.
+ */
+char *hml__prediction_speed_text(char *buf, size_t size, const hml__prediction *p);
+
+/**
  * The end-to-end speedup p predicts for a run that took `wall` seconds
  * with `region` of them in the region's original code: wall over the
  * same run with the region's share divided by p->region and the form's

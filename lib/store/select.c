@@ -91,7 +91,7 @@ static int all_slower(const hml__candidate *c, size_t n, const hml__select_bound
 {
 	const hml__candidate *fast = NULL;
 	hml__prediction p;
-	char cost[32], lat[64];
+	char cost[32], lat[64], speed[48];
 
 	for (size_t i = 0; i < n; i++)
 		if (!isnan(c[i].error) && within_bounds(&c[i], b) &&
@@ -102,9 +102,10 @@ static int all_slower(const hml__candidate *c, size_t n, const hml__select_bound
 	hml__candidate_predict(fast, &p);
 	return hml__error_set(HML_ENOTFOUND, "no model is predicted faster than the original "
 	                      "code: the region costs %s per row, the fastest model %s ('%s' "
-	                      "as %s)", hml__format_seconds(cost, sizeof(cost), p.cost_per_row, 2),
+	                      "as %s, %s)", hml__format_seconds(cost, sizeof(cost), p.cost_per_row, 2),
 	                      hml__prediction_model_text(lat, sizeof(lat), &p),
-	                      fast->model, hml__target_name(fast->target));
+	                      fast->model, hml__target_name(fast->target),
+	                      hml__prediction_speed_text(speed, sizeof(speed), &p));
 }
 
 /* Nothing within the bounds: say what the best achievable is. */

@@ -117,7 +117,7 @@ static void mlp_ref(const hml__cg_model *m, const double *x, double *y)
 /* One CNN sample [C, H, W] in double, zero padding on the normalised field. */
 static void cnn_ref(const hml__cg_model *m, int64_t H, int64_t W, const double *x, double *y)
 {
-	static double a[8 * 130 * 120], b[8 * 130 * 120];   /* cnn_gemm_path's field */
+	static double a[128 * 50 * 20], b[128 * 50 * 20];   /* cnn_gemm_path's field */
 	int64_t c0 = m->layers[0].in;
 
 	for (int64_t c = 0; c < c0; c++)
@@ -430,23 +430,24 @@ TEST(cnn)
 	hml__cg_model_release(&m);
 }
 
-/* Conv layers as im2col + sgemm: 8 -> 8 channels, 3x3 (72 inputs per
- * output: the sgemm path), on a field tall enough for two tiles of image
- * rows (121 and 9); its first (18 inputs) and last (one output) layers
- * stay direct. Built without and with OpenBLAS, both match the reference. */
+/* Conv layers as im2col + sgemm: 128 -> 128 channels, 3x3 (1152 inputs
+ * per output: the sgemm path), on a field tall enough for two tiles of
+ * image rows (45 and 5); its first (18 inputs) and last (one output)
+ * layers stay direct. Built without and with OpenBLAS, both match the
+ * reference. */
 TEST(cnn_gemm_path)
 {
-	static const int64_t sizes[] = { 2, 8, 8, 1 };
+	static const int64_t sizes[] = { 2, 128, 128, 1 };
 	static const int64_t rows[] = { 1, 2 };
 	const char *blas = hml__cbuild_blas();
 	char flags[1200];
 	hml__cg_model m;
 
 	CHECK_OK(make_model(&m, HML__CG_CNN, 3, sizes, 3, HML__ACT_TANH, 31));
-	m.in_ndim = 3, m.in_shape[0] = 2, m.in_shape[1] = 130, m.in_shape[2] = 120;
-	m.out_ndim = 3, m.out_shape[0] = 1, m.out_shape[1] = 130, m.out_shape[2] = 120;
+	m.in_ndim = 3, m.in_shape[0] = 2, m.in_shape[1] = 50, m.in_shape[2] = 20;
+	m.out_ndim = 3, m.out_shape[0] = 1, m.out_shape[1] = 50, m.out_shape[2] = 20;
 	CHECK_OK(hml__cg_write(&m, &(hml__cg_options){ "cg", NULL }, tmp_path("cg.c"), NULL));
-	CHECK(sh("grep -q 'layer 1: conv 8 -> 8, 3x3, tanh: im2col tiles of 121 rows + sgemm' '%s'",
+	CHECK(sh("grep -q 'layer 1: conv 128 -> 128, 3x3, tanh: im2col tiles of 45 rows + sgemm' '%s'",
 	         tmp_path("cg.c")) == 0);
 	CHECK(sh("test $(grep -c 'sgemm \\*/' '%s') = 1", tmp_path("cg.c")) == 0);
 	CHECK_EQ_INT(hml__cg_uses_blas(&m), 1);

@@ -182,6 +182,13 @@ TEST(prediction)
 	CHECK_NEAR(p.region, 4.0, 1e-12);
 	CHECK_NEAR(p.end_to_end, 1.0 / 0.45, 1e-9);
 	CHECK_STR(hml__prediction_model_text(text, sizeof(text), &p), "1 us + 1 us moving rows");
+	CHECK_STR(hml__prediction_speed_text(text, sizeof(text), &p), "predicted 4.00x");
+	p.region = 0.03;
+	CHECK_STR(hml__prediction_speed_text(text, sizeof(text), &p), "predicted 0.030x");
+	p.region = 8e-5;
+	CHECK_STR(hml__prediction_speed_text(text, sizeof(text), &p), "predicted 0.000080x");
+	p.region = NAN;
+	CHECK_STR(hml__prediction_speed_text(text, sizeof(text), &p), "predicted ?x");
 	hml__predict(&p, &moved, 7e-6, 0.05);   /* faster than the code, not with the moves */
 	CHECK(p.slower);
 }

@@ -455,7 +455,7 @@ TEST(slower_never_chosen)
 	b.max_error = 0.03;
 	CHECK_FAILS(hml__select(c, 3, &b, &k), HML_ENOTFOUND,
 	            "no model is predicted faster than the original code: the region costs "
-	            "1 us per row, the fastest model 1 us ('m1' as c)");
+	            "1 us per row, the fastest model 1 us ('m1' as c, predicted 1.00x)");
 	b.allow_slower = 1;
 	CHECK_OK(hml__select(c, 3, &b, &k));
 	CHECK_STR(c[k].model, "m1");
