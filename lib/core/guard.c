@@ -282,10 +282,13 @@ int hml__guard_make(hml__guard *out, const hml__guard_spec *spec, const hml__gua
 		hml__guard_release(out);
 		return hml__error_oom();
 	}
+	/* The card keeps 15 significant digits (lib/store): without the 1e-14
+	 * a row at a training extreme that is not short in decimal (float pi,
+	 * miniBUDE's 180 degrees) would fall just outside what was read. */
 	for (size_t i = 0; i < f; i++) {
 		double w = spec->margin * (c->max[i] - c->min[i]);
-		out->lo[i] = c->min[i] - w;
-		out->hi[i] = c->max[i] + w;
+		out->lo[i] = c->min[i] - w - 1e-14 * fabs(c->min[i]);
+		out->hi[i] = c->max[i] + w + 1e-14 * fabs(c->max[i]);
 	}
 	/* |z|_2 at fa/2, each of the F components at fa/(2F): at most fa of
 	 * the calibration rows fail a test (the union bound). */

@@ -26,7 +26,8 @@
  * 2. The guard specification of hml deploy --guard:
  *      none | bounds[:margin=M] | distance[:fa=A]
  *    margin: a fraction of each feature's range added on both sides
- *    (default 0, >= 0); fa: the false-alarm rate on calibration rows the
+ *    (default 0, >= 0), and 1e-14 of each bound's magnitude (the card
+ *    keeps 15 significant digits: a row at a training extreme passes); fa: the false-alarm rate on calibration rows the
  *    distance thresholds are set for (default 0.01, in (0, 0.5]): a row
  *    is guarded when |z|_2 exceeds its calibration quantile at level
  *    1 - fa/2, or any |z_i| its own at level 1 - fa/(2F) (so that at most
