@@ -357,16 +357,17 @@ int hml__guard_file_read(hml__guard *out, const char *path)
 		                    HML__GUARD_SCHEMA);
 		goto done;
 	}
-	if ((rc = hml__guard_spec_parse(&spec, hml__json_string(doc, "spec"))) < 0 ||
-	    (rc = hml__guard_stats_from_json(&st, json_object_get(doc, "stats"), what)) < 0)
+	if ((rc = hml__guard_spec_parse(&spec, hml__json_string(doc, "spec"))) < 0)
 		goto done;
-	rc = hml__guard_make(out, &spec, &st);
-	hml__guard_stats_release(&st);
-	if (rc < 0 && spec.kind == HML__GUARD_DISTANCE && schema == 1) {
+	if (spec.kind == HML__GUARD_DISTANCE && schema == 1) {
 		rc = hml__error_set(HML_EINVALID, "%s: a distance guard of schema 1 (Mahalanobis "
 		                    "only) is no longer read: redeploy the model with --guard", what);
 		goto done;
 	}
+	if ((rc = hml__guard_stats_from_json(&st, json_object_get(doc, "stats"), what)) < 0)
+		goto done;
+	rc = hml__guard_make(out, &spec, &st);
+	hml__guard_stats_release(&st);
 	if (rc < 0) {
 		rc = hml__error_set(rc, "%s: %s", what, hml_error_last()->message);
 		goto done;

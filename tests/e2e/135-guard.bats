@@ -114,7 +114,8 @@ setup() {
 
 @test "distance on an older model card or an older guard file: one-line refusals" {
 	# a card from before component_quantiles: distance refused (exit 3), bounds deploys
-	"$PY" -c 'import json,sys; p=sys.argv[1]; c=json.load(open(p)); del c["guard"]["component_quantiles"]; json.dump(c, open(p, "w"))' exp/models/m1.json
+	# (deploy reads the model's record in the manifest; the card is its copy)
+	"$PY" -c 'import json,sys; p=sys.argv[1]; m=json.load(open(p)); del m["models"][0]["guard"]["component_quantiles"]; json.dump(m, open(p, "w"), indent=2)' exp/manifest.json
 	cp exp/manifest.json before.json
 	run --separate-stderr hml -C exp deploy m1 --guard distance
 	[ "$status" -eq 3 ]
