@@ -116,8 +116,10 @@ int cmd_deploy_guard(hml__store *s, const json_t *model, const hml__guard_spec *
 	sprintf(path, "%s/%s", hml__store_dir(s), name);
 	if ((rc = hml__beneath_write_atomic(hml__store_dir(s), path, bytes, strlen(bytes))) < 0)
 		goto done;
-	if (!(*rec_out = json_pack("{s:s, s:s, s:o}", "spec", text, "file", name,
-	                           "threshold", hml__json_real(g.threshold)))) {
+	if (!(*rec_out = json_pack("{s:s, s:s, s:o, s:O}", "spec", text, "file", name,
+	                           "threshold", hml__json_real(g.threshold),
+	                           "component_thresholds",
+	                           json_object_get(doc, "component_thresholds")))) {
 		rc = hml__error_oom();
 		goto done;
 	}

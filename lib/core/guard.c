@@ -101,6 +101,7 @@ void hml__guard_stats_release(hml__guard_stats *s)
 	free(s->mean);
 	free(s->whiten);
 	hml__guard_ensemble_release(&s->ens);
+	free(s->component);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -116,23 +117,31 @@ static json_t *reals(const double *v, size_t n)
 	return a;
 }
 
+/* [[p, q[0]], ...] of the levels; with features > 0, [[p, [q[k F], ..]], ...]. */
+static json_t *quantiles(const double *q, size_t features)
+{
+	json_t *a = json_array();
+
+	for (int k = 0; a && k < HML__GUARD_NLEVELS; k++)
+		json_array_append_new(a, json_pack("[f, o]", HML__GUARD_LEVELS[k], features ?
+		                                   reals(q + (size_t)k * features, features) :
+		                                   hml__json_real(q[k])));
+	return a;
+}
+
 json_t *hml__guard_stats_json(const hml__guard_stats *s)
 {
 	size_t f = (size_t)s->features;
-	json_t *q = json_null();
 
-	if (s->mean) {
-		q = json_array();
-		for (int k = 0; q && k < HML__GUARD_NLEVELS; k++)
-			json_array_append_new(q, json_pack("[f, o]", HML__GUARD_LEVELS[k],
-			                                   hml__json_real(s->quantile[k])));
-	}
-	return json_pack("{s:I, s:I, s:I, s:o, s:o, s:o, s:o, s:o, s:o}",
+	return json_pack("{s:I, s:I, s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
 	                 "features", (json_int_t)s->features, "rows", (json_int_t)s->rows,
 	                 "calibration_rows", (json_int_t)s->calibration_rows,
 	                 "min", reals(s->min, f), "max", reals(s->max, f),
 	                 "mean", reals(s->mean, f), "whiten", reals(s->whiten, f * f),
-	                 "quantiles", q, "ensemble", hml__guard_ensemble_json(&s->ens));
+	                 "quantiles", s->mean ? quantiles(s->quantile, 0) : json_null(),
+	                 "component_quantiles", s->mean && s->component ?
+	                                        quantiles(s->component, f) : json_null(),
+	                 "ensemble", hml__guard_ensemble_json(&s->ens));
 }
 
 /* obj[key]: n finite numbers into a new array (NULL for null when may_null). */
@@ -159,6 +168,31 @@ static int read_reals(double **out, const json_t *obj, const char *key, size_t n
 	return 0;
 }
 
+/* obj[key]: HML__GUARD_NLEVELS [level, distance] pairs into d (features
+ * 0), or [level, [features distances]] into d[k * features + i]. */
+static int read_quantiles(double *d, const json_t *obj, const char *key, size_t features,
+                          const char *what)
+{
+	const json_t *q = json_object_get(obj, key);
+
+	if (!json_is_array(q) || json_array_size(q) != HML__GUARD_NLEVELS)
+		return hml__error_set(HML_EINVALID, "%s: guard statistics '%s' must be %d pairs",
+		                      what, key, HML__GUARD_NLEVELS);
+	for (int k = 0; k < HML__GUARD_NLEVELS; k++) {
+		const json_t *v = json_array_get(json_array_get(q, (size_t)k), 1);
+		size_t n = features ? features : 1;
+		for (size_t i = 0; i < n; i++) {
+			const json_t *e = features ? json_array_get(v, i) : v;
+			if (!json_is_number(e) || (features && json_array_size(v) != features))
+				return hml__error_set(HML_EINVALID, "%s: guard statistics '%s'[%d] has "
+				                      "no distance%s", what, key, k,
+				                      features ? " per feature" : "");
+			d[(size_t)k * n + i] = json_number_value(e);
+		}
+	}
+	return 0;
+}
+
 int hml__guard_stats_from_json(hml__guard_stats *out, const json_t *j, const char *what)
 {
 	json_int_t f = json_integer_value(json_object_get(j, "features"));
@@ -181,20 +215,17 @@ int hml__guard_stats_from_json(hml__guard_stats *out, const json_t *j, const cha
 		                    "whiten", what);
 		goto fail;
 	}
-	q = json_object_get(j, "quantiles");
-	if (out->mean && (!json_is_array(q) || json_array_size(q) != HML__GUARD_NLEVELS)) {
-		rc = hml__error_set(HML_EINVALID, "%s: guard statistics 'quantiles' must be %d "
-		                    "pairs", what, HML__GUARD_NLEVELS);
+	if (out->mean && (rc = read_quantiles(out->quantile, j, "quantiles", 0, what)) < 0)
 		goto fail;
-	}
-	for (int k = 0; out->mean && k < HML__GUARD_NLEVELS; k++) {
-		const json_t *d = json_array_get(json_array_get(q, (size_t)k), 1);
-		if (!json_is_number(d)) {
-			rc = hml__error_set(HML_EINVALID, "%s: guard statistics 'quantiles'[%d] has "
-			                    "no distance", what, k);
+	q = json_object_get(j, "component_quantiles");
+	if (out->mean && q && !json_is_null(q)) {   /* absent: a card from before it */
+		if (!(out->component = malloc((size_t)f * HML__GUARD_NLEVELS * sizeof(double)))) {
+			rc = hml__error_oom();
 			goto fail;
 		}
-		out->quantile[k] = json_number_value(d);
+		if ((rc = read_quantiles(out->component, j, "component_quantiles", (size_t)f,
+		                         what)) < 0)
+			goto fail;
 	}
 	if ((rc = hml__guard_ensemble_from_json(&out->ens, json_object_get(j, "ensemble"),
 	                                        what)) < 0)
@@ -205,24 +236,22 @@ fail:
 	return rc;
 }
 
-double hml__guard_threshold_of(const double q[HML__GUARD_NLEVELS], double fa)
+double hml__guard_quantile(const double *q, size_t stride, double p)
 {
-	double p = 1.0 - fa;
-
 	if (p <= HML__GUARD_LEVELS[0])
 		return q[0];
 	for (int k = 1; k < HML__GUARD_NLEVELS; k++)
 		if (p <= HML__GUARD_LEVELS[k]) {
 			double a = HML__GUARD_LEVELS[k - 1], b = HML__GUARD_LEVELS[k];
-			double t = (p - a) / (b - a);
-			return q[k - 1] + t * (q[k] - q[k - 1]);
+			double t = (p - a) / (b - a), lo = q[(size_t)(k - 1) * stride];
+			return lo + t * (q[(size_t)k * stride] - lo);
 		}
-	return q[HML__GUARD_NLEVELS - 1];
+	return q[(size_t)(HML__GUARD_NLEVELS - 1) * stride];
 }
 
-double hml__guard_threshold(const hml__guard_stats *s, double fa)
+double hml__guard_threshold_of(const double q[HML__GUARD_NLEVELS], double fa)
 {
-	return s->mean ? hml__guard_threshold_of(s->quantile, fa) : NAN;
+	return hml__guard_quantile(q, 1, 1.0 - fa);
 }
 
 static double *dup_reals(const double *v, size_t n)
@@ -249,27 +278,47 @@ int hml__guard_make(hml__guard *out, const hml__guard_spec *spec, const hml__gua
 		return hml__error_set(HML_ENOTSUPPORTED, "the model was trained without --ensemble: "
 		                      "guard 'ensemble' needs the disagreement of its members "
 		                      "(hml train --ensemble N)");
+	if (spec->kind == HML__GUARD_DISTANCE && !st->component)
+		return hml__error_set(HML_ENOTSUPPORTED, "the model's input statistics predate the "
+		                      "per-feature calibration of guard 'distance': retrain the "
+		                      "model, or deploy guard 'bounds'");
 	*c = *st;
 	c->min = dup_reals(st->min, f);
 	c->max = dup_reals(st->max, f);
 	c->mean = dup_reals(st->mean, f);
 	c->whiten = dup_reals(st->whiten, f * f);
 	c->ens.scale = dup_reals(st->ens.scale, (size_t)st->ens.outputs);
+	c->component = dup_reals(st->component, f * HML__GUARD_NLEVELS);
 	out->lo = malloc(f * sizeof(double));
 	out->hi = malloc(f * sizeof(double));
-	if (!c->min || !c->max || !out->lo || !out->hi ||
-	    (st->mean && (!c->mean || !c->whiten)) || (st->ens.scale && !c->ens.scale)) {
+	out->component_threshold = malloc(f * sizeof(double));
+	if (!c->min || !c->max || !out->lo || !out->hi || !out->component_threshold ||
+	    (st->mean && (!c->mean || !c->whiten)) || (st->ens.scale && !c->ens.scale) ||
+	    (st->component && !c->component)) {
 		hml__guard_release(out);
 		return hml__error_oom();
 	}
+	/* The card keeps 15 significant digits (lib/store): without the 1e-14
+	 * a row at a training extreme that is not short in decimal (float pi,
+	 * miniBUDE's 180 degrees) would fall just outside what was read. */
 	for (size_t i = 0; i < f; i++) {
 		double w = spec->margin * (c->max[i] - c->min[i]);
-		out->lo[i] = c->min[i] - w;
-		out->hi[i] = c->max[i] + w;
+		out->lo[i] = c->min[i] - w - 1e-14 * fabs(c->min[i]);
+		out->hi[i] = c->max[i] + w + 1e-14 * fabs(c->max[i]);
 	}
-	out->threshold = spec->kind == HML__GUARD_DISTANCE ? hml__guard_threshold(c, spec->fa) :
-	                 spec->kind == HML__GUARD_ENSEMBLE ?
-	                 hml__guard_threshold_of(c->ens.quantile, spec->fa) : NAN;
+	/* |z|_2 at fa/2, each of the F components at fa/(2F): at most fa of
+	 * the calibration rows fail a test (the union bound). */
+	out->threshold = NAN;
+	for (size_t i = 0; i < f; i++)
+		out->component_threshold[i] = NAN;
+	if (spec->kind == HML__GUARD_DISTANCE) {
+		out->threshold = hml__guard_quantile(c->quantile, 1, 1.0 - spec->fa / 2);
+		for (size_t i = 0; i < f; i++)
+			out->component_threshold[i] = hml__guard_quantile(
+				c->component + i, f, 1.0 - spec->fa / (2.0 * (double)f));
+	}
+	if (spec->kind == HML__GUARD_ENSEMBLE)
+		out->threshold = hml__guard_threshold_of(c->ens.quantile, spec->fa);
 	return 0;
 }
 
@@ -283,6 +332,7 @@ void hml__guard_release(hml__guard *g)
 	hml__guard_stats_release(&g->stats);
 	free(g->lo);
 	free(g->hi);
+	free(g->component_threshold);
 	memset(g, 0, sizeof(*g));
 }
 
@@ -292,10 +342,13 @@ json_t *hml__guard_file_json(const hml__guard *g)
 	json_t *doc, *m;
 
 	hml__guard_spec_format(text, sizeof(text), &g->spec);
-	doc = json_pack("{s:i, s:s, s:s, s:f, s:f, s:o, s:o}", "schema_version", HML__GUARD_SCHEMA,
+	doc = json_pack("{s:i, s:s, s:s, s:f, s:f, s:o, s:o, s:o}",
+	                "schema_version", HML__GUARD_SCHEMA,
 	                "spec", text, "kind", hml__guard_kind_name(g->spec.kind),
 	                "margin", g->spec.margin, "fa", g->spec.fa,
 	                "threshold", hml__json_real(g->threshold),
+	                "component_thresholds", g->spec.kind == HML__GUARD_DISTANCE ?
+	                reals(g->component_threshold, (size_t)g->stats.features) : json_null(),
 	                "stats", hml__guard_stats_json(&g->stats));
 	if (!doc || g->spec.kind != HML__GUARD_ENSEMBLE || !g->member)
 		return doc;
@@ -333,7 +386,8 @@ int hml__guard_file_read(hml__guard *out, const char *path)
 	json_t *doc = NULL;
 	char *text = NULL, what[4200];
 	size_t size;
-	double th;
+	double th, *comp = NULL;
+	json_int_t schema;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
@@ -345,30 +399,52 @@ int hml__guard_file_read(hml__guard *out, const char *path)
 		rc = hml__error_set(HML_EINVALID, "%s: %s (line %d)", what, jerr.text, jerr.line);
 		goto done;
 	}
-	if (json_integer_value(json_object_get(doc, "schema_version")) != HML__GUARD_SCHEMA) {
-		rc = hml__error_set(HML_EINVALID, "%s: schema_version is not %d", what,
+	schema = json_integer_value(json_object_get(doc, "schema_version"));
+	if (schema != 1 && schema != HML__GUARD_SCHEMA) {
+		rc = hml__error_set(HML_EINVALID, "%s: schema_version is not 1 or %d", what,
 		                    HML__GUARD_SCHEMA);
 		goto done;
 	}
-	if ((rc = hml__guard_spec_parse(&spec, hml__json_string(doc, "spec"))) < 0 ||
-	    (rc = hml__guard_stats_from_json(&st, json_object_get(doc, "stats"), what)) < 0)
+	if ((rc = hml__guard_spec_parse(&spec, hml__json_string(doc, "spec"))) < 0)
+		goto done;
+	if (spec.kind == HML__GUARD_DISTANCE && schema == 1) {
+		rc = hml__error_set(HML_EINVALID, "%s: a distance guard of schema 1 (Mahalanobis "
+		                    "only) is no longer read: redeploy the model with --guard", what);
+		goto done;
+	}
+	if ((rc = hml__guard_stats_from_json(&st, json_object_get(doc, "stats"), what)) < 0)
 		goto done;
 	rc = hml__guard_make(out, &spec, &st);
 	hml__guard_stats_release(&st);
-	/* The threshold deployed wins over one recomputed from the quantiles. */
+	if (rc < 0) {
+		rc = hml__error_set(rc, "%s: %s", what, hml_error_last()->message);
+		goto done;
+	}
+	/* The thresholds deployed win over ones recomputed from the quantiles. */
 	th = hml__json_number(doc, "threshold");
-	if (rc == 0 && (spec.kind == HML__GUARD_DISTANCE || spec.kind == HML__GUARD_ENSEMBLE) &&
-	    isfinite(th))
+	if (spec.kind == HML__GUARD_DISTANCE && isfinite(th) &&
+	    json_is_array(json_object_get(doc, "component_thresholds"))) {
+		if ((rc = read_reals(&comp, doc, "component_thresholds",
+		                     (size_t)out->stats.features, 0, what)) < 0) {
+			hml__guard_release(out);
+			goto done;
+		}
 		out->threshold = th;
-	if (rc == 0 && spec.kind == HML__GUARD_ENSEMBLE && (rc = read_members(out, doc, what)) < 0)
+		memcpy(out->component_threshold, comp,
+		       (size_t)out->stats.features * sizeof(double));
+	}
+	if (spec.kind == HML__GUARD_ENSEMBLE && isfinite(th))
+		out->threshold = th;
+	if (spec.kind == HML__GUARD_ENSEMBLE && (rc = read_members(out, doc, what)) < 0)
 		hml__guard_release(out);
 done:
 	json_decref(doc);
+	free(comp);
 	free(text);
 	return rc;
 }
 
-double hml__guard_distance(const hml__guard *g, const double *x)
+double hml__guard_distance(const hml__guard *g, const double *x, double *z)
 {
 	const hml__guard_stats *s = &g->stats;
 	int64_t f = s->features;
@@ -382,8 +458,29 @@ double hml__guard_distance(const hml__guard *g, const double *x)
 		for (int64_t k = 0; k <= i; k++)   /* W is lower triangular */
 			v += w[k] * (x[k] - s->mean[k]);
 		sq += v * v;
+		if (z)
+			z[i] = v;
 	}
 	return sqrt(sq);
+}
+
+/* Each |z_i| within its threshold (a NaN is not), then |z|_2 within its. */
+static int distance_row(const hml__guard *g, const double *x)
+{
+	const hml__guard_stats *s = &g->stats;
+	int64_t f = s->features;
+	double sq = 0.0;
+
+	for (int64_t i = 0; i < f; i++) {
+		const double *w = s->whiten + i * f;
+		double v = 0.0;
+		for (int64_t k = 0; k <= i; k++)
+			v += w[k] * (x[k] - s->mean[k]);
+		if (!(fabs(v) <= g->component_threshold[i]))
+			return 1;
+		sq += v * v;
+	}
+	return !(sqrt(sq) <= g->threshold);
 }
 
 int hml__guard_row(const hml__guard *g, const double *x)
@@ -396,10 +493,8 @@ int hml__guard_row(const hml__guard *g, const double *x)
 			if (!(x[i] >= g->lo[i] && x[i] <= g->hi[i]))
 				return 1;
 		return 0;
-	case HML__GUARD_DISTANCE: {
-		double d = hml__guard_distance(g, x);
-		return !(d <= g->threshold);
-	}
+	case HML__GUARD_DISTANCE:
+		return distance_row(g, x);
 	default:
 		return 0;
 	}

@@ -8,14 +8,20 @@
  * 1. The statistics of a model's training inputs, in its card (hml train):
  *      "guard": {"features": F, "rows": N, "min": [F], "max": [F],
  *                "mean": [F] | null, "whiten": [F*F] | null,
- *                "calibration_rows": M, "quantiles": [[p, d], ...] | null}
+ *                "calibration_rows": M, "quantiles": [[p, d], ...] | null,
+ *                "component_quantiles": [[p, [d_0, ..., d_F-1]], ...] | null}
  *    min/max over every training row; mean and whiten (W = L^-1, L the
  *    Cholesky factor of the covariance, row-major, lower triangular) for
- *    the Mahalanobis distance d(x) = |W (x - mean)|; quantiles: the
- *    distances of the calibration rows (held out of the mean and
- *    covariance) at the levels p of HML__GUARD_LEVELS. Without a usable
+ *    the whitened deviation z(x) = W (x - mean): |z|_2 is the Mahalanobis
+ *    distance, and z_i is feature i's deviation from what the features
+ *    before it predict, in standard deviations (z_0: feature 0's z-score).
+ *    quantiles: |z|_2 of the calibration rows (held out of the mean and
+ *    covariance) at the levels p of HML__GUARD_LEVELS; component_quantiles:
+ *    each |z_i| of those rows at the same levels. Without a usable
  *    covariance (F > HML__GUARD_MAX_DISTANCE_FEATURES, too few rows) the
- *    distance fields are null and only `bounds` can be deployed.
+ *    distance fields are null and only `bounds` can be deployed. Cards
+ *    written before component_quantiles existed read, but cannot deploy
+ *    `distance` (HML_ENOTSUPPORTED: retrain the model).
  *    A model trained with hml train --ensemble N adds
  *      "ensemble": {"members": N, "outputs": O, "scale": [O],
  *                   "calibration_rows": M, "quantiles": [[p, s], ...]}
@@ -27,17 +33,34 @@
  * 2. The guard specification of hml deploy --guard:
  *      none | bounds[:margin=M] | distance[:fa=A] | ensemble[:fa=A]
  *    margin: a fraction of each feature's range added on both sides
- *    (default 0, >= 0); fa: the false-alarm rate on calibration rows the
- *    distance or disagreement threshold is set for (default 0.01, in
- *    (0, 0.5]).
+ *    (default 0, >= 0), and 1e-14 of each bound's magnitude (the card
+ *    keeps 15 significant digits: a row at a training extreme passes); fa:
+ *    the false-alarm rate on calibration rows the thresholds are set for
+ *    (default 0.01, in (0, 0.5]). distance: a row is guarded when |z|_2
+ *    exceeds its calibration quantile at level 1 - fa/2, or any |z_i| its
+ *    own at level 1 - fa/(2F) (so that at most fa of the calibration rows
+ *    are guarded, by the union bound). The Mahalanobis distance alone, a
+ *    sum over all features, lets through rows just past one feature's
+ *    range whose other features are typical; each component's own
+ *    threshold catches those. Each component has its own because their
+ *    tails differ: a feature that is nearly a function of the ones before
+ *    it has a heavy-tailed residual, which would set one threshold common
+ *    to all far beyond a uniform feature's edge. ensemble: a row is guarded
+ *    when the members' disagreement exceeds its calibration quantile at
+ *    level 1 - fa.
  *
  * 3. The guard file a deployment names in HML_GUARD_<LABEL> (and
  *    HML_GUARD): one JSON document, the statistics and the resolved
  *    threshold, which the runtime reads when the region opens:
- *      {"schema_version": 1, "spec": "distance:fa=0.01", "kind": "distance",
- *       "margin": 0, "fa": 0.01, "threshold": 3.2, "stats": {...as in 1}}
+ *      {"schema_version": 2, "spec": "distance:fa=0.01", "kind": "distance",
+ *       "margin": 0, "fa": 0.01, "threshold": 3.2,
+ *       "component_thresholds": [F] | null, "stats": {...as in 1}}
  *    and, for an ensemble guard, "members": ["/abs/m3.pt", ...]: the
  *    members' files (TorchScript or compiled), N of them, member 0 first.
+ *    The reader takes schema 1 and 2; a schema 1 `distance` file (its
+ *    statistics lack component_quantiles) is refused with a one-line error
+ *    that says to redeploy; `none` and `bounds` files of schema 1 read as
+ *    before.
  */
 #ifndef HML_LIB_GUARD_H
 #define HML_LIB_GUARD_H
@@ -51,7 +74,7 @@
 extern "C" {
 #endif
 
-#define HML__GUARD_SCHEMA 1
+#define HML__GUARD_SCHEMA 2
 /** The most features a distance guard is fitted for (W is F x F). */
 #define HML__GUARD_MAX_DISTANCE_FEATURES 64   /* W: 4096 numbers in the card at most */
 /** Quantile levels of the calibration distances the card keeps. */
@@ -88,7 +111,10 @@ typedef struct hml__guard_stats {
 	int64_t features, rows, calibration_rows;
 	double *min, *max;       /**< [features] */
 	double *mean, *whiten;   /**< [features], [features^2]; NULL: no distance */
-	double quantile[HML__GUARD_NLEVELS];  /**< distances at HML__GUARD_LEVELS */
+	double quantile[HML__GUARD_NLEVELS];  /**< |z|_2 at HML__GUARD_LEVELS */
+	/** |z_i| at HML__GUARD_LEVELS[k] in component[k * features + i];
+	 *  NULL without distance statistics or in an older card */
+	double *component;
 	hml__guard_ensemble ens;
 } hml__guard_stats;
 
@@ -96,7 +122,9 @@ typedef struct hml__guard_stats {
 typedef struct hml__guard {
 	hml__guard_spec spec;
 	hml__guard_stats stats;
-	double threshold;        /**< distance, ensemble: the largest value let through */
+	double threshold;        /**< distance: the largest |z|_2 let through;
+	                              ensemble: the largest disagreement */
+	double *component_threshold;  /**< distance: [features], the largest |z_i| */
 	double *lo, *hi;         /**< bounds: min/max widened by the margin */
 	char **member;           /**< ensemble: stats.ens.members paths, or NULL */
 } hml__guard;
@@ -129,10 +157,10 @@ double hml__guard_spread(const double *y, int64_t members, int64_t outputs,
                          const double *scale);
 
 /**
- * The quantiles of v[0..n) at HML__GUARD_LEVELS into q (v is sorted in
- * place; linear between order statistics). n >= 1.
+ * The quantiles of v[0..n) at HML__GUARD_LEVELS into q[k * stride] for
+ * level k (v is sorted in place; linear between order statistics). n >= 1.
  */
-void hml__guard_quantiles(double q[HML__GUARD_NLEVELS], double *v, int64_t n);
+void hml__guard_quantiles(double *q, size_t stride, double *v, int64_t n);
 
 /**
  * The ensemble guard's paths of its members (copied): n must be
@@ -174,15 +202,20 @@ int hml__guard_row(const hml__guard *g, const double *x);
  *  hml__guard_spread) disagree beyond the threshold, else 0. */
 int hml__guard_ensemble_row(const hml__guard *g, const double *y);
 
-/** The Mahalanobis distance of x (0 when the guard has no whitening). */
-double hml__guard_distance(const hml__guard *g, const double *x);
+/** The Mahalanobis distance |z|_2 of x (0 when the guard has no whitening);
+ *  z (when not NULL, [features]) gets the whitened deviation. */
+double hml__guard_distance(const hml__guard *g, const double *x, double *z);
 
 /**
- * The threshold for false-alarm rate `fa` from the calibration quantiles:
- * linear in the level between the kept levels; NAN without quantiles.
- * hml__guard_threshold_of: the same from any quantiles q.
+ * The quantile at level p of calibration distances kept at the levels
+ * HML__GUARD_LEVELS, q[k * stride] for level k (a stats' quantile with
+ * stride 1, or component + i with stride features): linear in the level
+ * between the kept levels.
  */
-double hml__guard_threshold(const hml__guard_stats *s, double fa);
+double hml__guard_quantile(const double *q, size_t stride, double p);
+
+/** The threshold for false-alarm rate `fa` from quantiles q kept at
+ *  HML__GUARD_LEVELS: hml__guard_quantile(q, 1, 1 - fa). */
 double hml__guard_threshold_of(const double q[HML__GUARD_NLEVELS], double fa);
 
 #ifdef __cplusplus

@@ -118,14 +118,14 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-void hml__guard_quantiles(double q[HML__GUARD_NLEVELS], double *v, int64_t n)
+void hml__guard_quantiles(double *q, size_t stride, double *v, int64_t n)
 {
 	qsort(v, (size_t)n, sizeof(double), cmp_double);
 	for (int k = 0; k < HML__GUARD_NLEVELS; k++) {
 		double pos = HML__GUARD_LEVELS[k] * (double)(n - 1);
 		int64_t lo = (int64_t)floor(pos);
 		int64_t hi = lo + 1 < n ? lo + 1 : lo;
-		q[k] = v[lo] + (pos - (double)lo) * (v[hi] - v[lo]);
+		q[(size_t)k * stride] = v[lo] + (pos - (double)lo) * (v[hi] - v[lo]);
 	}
 }
 

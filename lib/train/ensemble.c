@@ -122,7 +122,7 @@ int hml__ensemble_calibrate(hml__guard_ensemble *out, const char *const *members
 				row[m * o + j] = y[(size_t)m * (size_t)(rows * o) + (size_t)(i * o + j)];
 		spread[i] = hml__guard_spread(row, n, o, out->scale);
 	}
-	hml__guard_quantiles(out->quantile, spread, rows);
+	hml__guard_quantiles(out->quantile, 1, spread, rows);
 	out->members = n;
 	out->outputs = o;
 	out->calibration_rows = rows;

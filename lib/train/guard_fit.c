@@ -65,18 +65,20 @@ static int fit_whiten(hml__guard_stats *s, const float *x, int64_t rows)
 	return 0;
 }
 
-/* The calibration rows' distances at HML__GUARD_LEVELS. */
+/* The calibration rows' |z|_2 and each |z_i| at HML__GUARD_LEVELS. */
 static int calibrate(hml__guard_stats *s, const float *x, int64_t rows)
 {
-	int64_t f = s->features, m = 0;
-	double *d = malloc((size_t)(rows / 5 + 1) * sizeof(double)), *row;
+	int64_t f = s->features, m = 0, cap = rows / 5 + 1;
+	double *d = malloc((size_t)cap * sizeof(double));
+	double *z = malloc((size_t)(cap * f) * sizeof(double));   /* [f][cap] */
+	double *row = malloc((size_t)f * sizeof(double)), *zi = malloc((size_t)f * sizeof(double));
 	hml__guard g;
+	int rc = 0;
 
-	row = malloc((size_t)f * sizeof(double));
-	if (!d || !row) {
-		free(d);
-		free(row);
-		return hml__error_oom();
+	s->component = malloc((size_t)f * HML__GUARD_NLEVELS * sizeof(double));
+	if (!d || !z || !row || !zi || !s->component) {
+		rc = hml__error_oom();
+		goto done;
 	}
 	memset(&g, 0, sizeof(g));
 	g.stats = *s;
@@ -85,13 +87,21 @@ static int calibrate(hml__guard_stats *s, const float *x, int64_t rows)
 			continue;
 		for (int64_t a = 0; a < f; a++)
 			row[a] = x[i * f + a];
-		d[m++] = hml__guard_distance(&g, row);
+		d[m] = hml__guard_distance(&g, row, zi);
+		for (int64_t a = 0; a < f; a++)
+			z[a * cap + m] = fabs(zi[a]);
+		m++;
 	}
-	hml__guard_quantiles(s->quantile, d, m);
+	hml__guard_quantiles(s->quantile, 1, d, m);
+	for (int64_t a = 0; a < f; a++)
+		hml__guard_quantiles(s->component + a, (size_t)f, z + a * cap, m);
 	s->calibration_rows = m;
+done:
 	free(d);
+	free(z);
 	free(row);
-	return 0;
+	free(zi);
+	return rc;
 }
 
 int hml__guard_fit(hml__guard_stats *out, const float *x, int64_t rows, int64_t features)

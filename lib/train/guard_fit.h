@@ -23,7 +23,7 @@ extern "C" {
  * max over every row; for F <= HML__GUARD_MAX_DISTANCE_FEATURES, with at
  * least 4 F + 40 rows, the mean and whitening matrix from the rows i with
  * i % 5 != 4 and the calibration quantiles of the Mahalanobis distance
- * from the others (held out, so that the threshold's false-alarm rate is
+ * and of each whitened component from the others (held out, so that the threshold's false-alarm rate is
  * that of unseen rows). The covariance gets a ridge of 1e-9 of each
  * variance (inputs that are functions of each other make it singular);
  * a constant feature gets variance 1. *out is yours

@@ -720,6 +720,7 @@ void set_lr(torch::optim::Optimizer &opt, bool adamw, double lr)
  * application gives them, for the saved model (check_saved). */
 struct Split {
 	int64_t n_train = 0, n_val = 0, n_test = 0;
+	int64_t n_train_all = 0;                /* n_train before a row_fraction */
 	torch::Tensor xn, yn;                   /* training rows, normalised */
 	torch::Tensor xva, xte;                 /* validation, test inputs, normalised */
 	torch::Tensor xva_raw, xte_raw;         /* the same, as the application's rows */
@@ -738,6 +739,7 @@ int split_sizes(int64_t rows, const hml__train_options *o, Split &s, hml__train_
 		return hml__error_set(HML_EINVALID,
 			"%lld rows are too few for a train/validation/test split (fractions %g and %g)",
 			(long long)rows, o->val_fraction, o->test_fraction);
+	s.n_train_all = s.n_train;
 	/* A lower fidelity: the first rows of the (shuffled) training part. */
 	if (o->row_fraction > 0 && o->row_fraction < 1)
 		s.n_train = std::max<int64_t>(1, std::llround((double)s.n_train * o->row_fraction));
@@ -1055,6 +1057,17 @@ double val_error_of(Model &m, const Split &s, const hml__train_options *o)
 	return error_of(denormalise(s, predict(m, s.xva)), s.yva, o);
 }
 
+/* The passes over the training rows one epoch makes: enough for at least
+ * HML__TRAIN_MIN_EPOCH_STEPS optimiser steps (train.h) over the whole
+ * training split, so that a search's lower fidelity (row_fraction) makes
+ * that share of the full fidelity's steps, as it did. */
+int epoch_passes(int64_t n_train, int64_t batch)
+{
+	int64_t steps = (n_train + batch - 1) / batch;
+
+	return (int)std::max<int64_t>(1, (HML__TRAIN_MIN_EPOCH_STEPS + steps - 1) / steps);
+}
+
 /* The epochs: learning-rate schedule, the best epoch's weights kept (and
  * left in m.flat at the end), early stop, time limit, progress callback. */
 int fit(Model &m, const Split &s, const hml__train_options *o, bool adamw, hml__train_result *res)
@@ -1064,7 +1077,7 @@ int fit(Model &m, const Split &s, const hml__train_options *o, bool adamw, hml__
 	torch::Tensor best = m.flat.clone();
 	double best_val = INFINITY, lr = o->lr, t0 = hml__now(), step_time = 0;
 	const int plateau_wait = o->patience > 0 ? std::max(1, o->patience / 2) : 5;
-	int since_best = 0, since_lr = 0, epoch;
+	int since_best = 0, since_lr = 0, epoch, passes = epoch_passes(s.n_train_all, o->batch);
 	std::mt19937_64 batch_rng(o->seed ^ HML__RNG_GOLDEN);
 	std::vector<int64_t> perm(s.n_train);
 	torch::Tensor xs = torch::empty_like(s.xn), ys = torch::empty_like(s.yn); /* shuffled rows */
@@ -1084,16 +1097,18 @@ int fit(Model &m, const Split &s, const hml__train_options *o, bool adamw, hml__
 			lr = o->lr * 0.5 * (1.0 + std::cos(M_PI * (epoch - 1) / o->epochs));
 			set_lr(*opt, adamw, lr);
 		}
-		shuffle(perm, batch_rng);
-		torch::Tensor p = torch::from_blob(perm.data(), { s.n_train }, torch::kLong).to(m.dev);
-		at::index_select_out(xs, s.xn, 0, p);
-		at::index_select_out(ys, s.yn, 0, p);
-		if (ws.defined())
-			at::index_select_out(ws, s.w, 0, p);
 		loss_sum.zero_();
-		run_epoch(m, manual.get(), *opt, xs, ys, ws, o, loss_sum);
+		for (int pass = 0; pass < passes; pass++) {
+			shuffle(perm, batch_rng);
+			torch::Tensor p = torch::from_blob(perm.data(), { s.n_train }, torch::kLong).to(m.dev);
+			at::index_select_out(xs, s.xn, 0, p);
+			at::index_select_out(ys, s.yn, 0, p);
+			if (ws.defined())
+				at::index_select_out(ws, s.w, 0, p);
+			run_epoch(m, manual.get(), *opt, xs, ys, ws, o, loss_sum);
+		}
 		step_time += hml__now() - ts;
-		train_loss = loss_sum.item<double>() / (double)s.n_train;
+		train_loss = loss_sum.item<double>() / ((double)s.n_train * passes);
 		val_err = val_error_of(m, s, o);
 		res->epochs_run = epoch;
 		if (val_err < best_val) {
@@ -1126,7 +1141,8 @@ int fit(Model &m, const Split &s, const hml__train_options *o, bool adamw, hml__
 	}
 	res->train_seconds = hml__now() - t0;
 	res->train_step_seconds = step_time;
-	res->samples_per_second = step_time > 0 ? (double)s.n_train * res->epochs_run / step_time : 0;
+	res->samples_per_second = step_time > 0 ?
+		(double)s.n_train * passes * res->epochs_run / step_time : 0;
 	res->final_lr = lr;
 	if (res->best_epoch == 0)
 		return hml__error_set(HML_EINVALID,

@@ -35,6 +35,20 @@
 extern "C" {
 #endif
 
+/**
+ * The fewest optimiser steps one epoch makes. An epoch is one pass over the
+ * training rows, or as many passes as it takes for the whole training
+ * split to make this many steps at the options' batch (1000 rows at batch
+ * 256: 4 steps a pass, 16 passes an epoch); a search's lower fidelity
+ * (row_fraction) makes the same passes over its share of the rows.
+ * Without it, a small data set (a reservoir, a guarded collection) made a
+ * few steps an epoch, so that the patience and the plateau schedule,
+ * counted in epochs, stopped it and cut its learning rate after a few
+ * dozen noisy steps: 983 binomial rows stopped after 53 epochs, about 200
+ * steps. Data sets of 64 batches or more are unchanged.
+ */
+#define HML__TRAIN_MIN_EPOCH_STEPS 64
+
 typedef struct hml__train_options {
 	const char *arch;         /**< spec as above; NULL: "mlp:64x64:relu" */
 	int epochs;               /**< maximum epochs (default 100) */

@@ -23,6 +23,63 @@ minibude() {
 	done
 }
 
+@test "minibude: --translation widens the poses' translations; bad values exit 2 with one line" {
+	api="$HML_BUILD_DIR/workflows/minibude/minibude_api"
+	for prog in "$HML_BUILD_DIR/workflows/minibude/minibude" "$api"; do
+		for bad in 0 -3 x 1001 '' 7.5; do
+			run --separate-stderr timeout 60 "$prog" --translation "$bad"
+			[ "$status" -eq 2 ]
+			[ "${#stderr_lines[@]}" -eq 1 ]
+			[ "$stderr" = "minibude: error: --translation needs an integer in [1, 1000] (angstrom), got '$bad'" ]
+		done
+	done
+	run --separate-stderr minibude --translation
+	[ "$status" -eq 2 ]
+	[ "$stderr" = "minibude: error: --translation needs an integer in [1, 1000] (angstrom), got ''" ]
+	# The poses as collected: the default 7 draws what every earlier run
+	# drew (the same poses as no argument), 14 translations up to 14.
+	local small='--poses 512 --protein 64 --batch 256 --seed 5 --quiet'
+	for t in none 7 14; do
+		a=$([ "$t" = none ] && echo "" || echo "--translation $t")
+		HML_MODE=collect HML_DB="p$t.h5" minibude $small $a
+		HML_MODE=collect HML_DB="q$t.h5" "$api" $small $a
+	done
+	[ "$(h5 pnone.h5 'bool((f["minibude/input"][:] == h5py.File("p7.h5")["minibude/input"][:]).all())')" = True ]
+	[ "$(h5 p14.h5 'bool((f["minibude/input"][:] == h5py.File("q14.h5")["minibude/input"][:]).all())')" = True ]
+	[ "$(h5 p7.h5 'float(np.abs(f["minibude/input"][:, 3:6]).max())')" = 7.0 ]
+	[ "$(h5 p14.h5 'float(np.abs(f["minibude/input"][:, 3:6]).max())')" = 14.0 ]
+	[ "$(h5 p14.h5 'bool(np.all(f["minibude/input"][:, 3:6] == np.round(f["minibude/input"][:, 3:6])))')" = True ]
+}
+
+@test "minibude-api: a guard sends the poses past the trained translations to the physics, exactly" {
+	local small='--poses 2048 --protein 64 --batch 256'
+	api="$HML_BUILD_DIR/workflows/minibude/minibude_api"
+	run --separate-stderr hml -q --json collect minibude-api --args "$small --seed {seed}"
+	assert_success
+	run --separate-stderr hml -q --json train --arch mlp:32x32:relu --epochs 5 --threads 2
+	assert_success
+	run --separate-stderr hml --json deploy m1 --guard bounds
+	assert_success
+	g=$(ls "$PWD"/hml-experiment/models/m1.guard-bounds-margin-0.json)
+	HML_MODE=collect HML_DB=poses.h5 HML_QOI=acc.h5 "$api" $small --seed 9 --translation 14 --quiet
+	HML_MODE_MINIBUDE=infer HML_MODEL_MINIBUDE="$PWD/hml-experiment/models/m1.pt" HML_GUARD_MINIBUDE="$g" \
+		HML_ON_ERROR=fail HML_PROFILE=prof.json HML_QOI=sur.h5 "$api" $small --seed 9 --translation 14 --quiet
+	# the poses past {-7..7} in some translation are exactly the guarded ones,
+	# and their energies are the physics' bit for bit
+	run h5 poses.h5 "int(np.sum(np.abs(f['minibude/input'][:, 3:6]).max(axis=1) > 7))"
+	out=$output
+	[ "$(json prof.json 'd["regions"][0]["guarded_rows"]')" = "$out" ]
+	[ "$out" -gt 1000 ]
+	run h5 acc.h5 "int(np.sum((f['energy'][:] == h5py.File('sur.h5')['energy'][:]) & (np.abs(h5py.File('poses.h5')['minibude/input'][:, 3:6]).max(axis=1) > 7)))"
+	[ "$output" = "$out" ]
+	[ "$(json prof.json 'd["regions"][0]["guard_whole_calls"]')" = 0 ]
+	# hml evaluate --args takes the argument to both runs
+	run --separate-stderr hml --json evaluate --repeat 1 --args "$small --seed 9 --translation 14"
+	assert_success
+	echo "$output" > ood.json
+	[ "$(json ood.json 'd["evaluation"]["guard"]["guarded_rows"]')" = "$out" ]
+}
+
 @test "minibude: energies equal the simple double-precision evaluation" {
 	run minibude --poses 96 --batch 32 --protein 300 --ligand 20 --seed 3 --check
 	assert_success

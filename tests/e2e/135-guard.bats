@@ -102,6 +102,36 @@ setup() {
 	assert_success
 	echo "$output" > ind.json
 	[ "$(json ind.json 'd["evaluation"]["guard"]["guarded_fraction"] < 0.06')" = True ]
+	[ "$(json dep.json 'len(d["deployment"]["guard"]["component_thresholds"]) == 5')" = True ]
+	# Rows past the spot range whose other features are typical: the spot's
+	# component of the whitened deviation guards them (the Mahalanobis distance alone let
+	# about half of them through): about 30/55 of the rows at 5:60.
+	run --separate-stderr hml -C exp --json evaluate --repeat 1 --args '--options 4096 --seed 42 --spot-range 5:60'
+	assert_success
+	echo "$output" > ood.json
+	[ "$(json ood.json '0.5 < d["evaluation"]["guard"]["guarded_fraction"] < 0.65')" = True ]
+}
+
+@test "distance on an older model card or an older guard file: one-line refusals" {
+	# a card from before component_quantiles: distance refused (exit 3), bounds deploys
+	# (deploy reads the model's record in the manifest; the card is its copy)
+	"$PY" -c 'import json,sys; p=sys.argv[1]; m=json.load(open(p)); del m["models"][0]["guard"]["component_quantiles"]; json.dump(m, open(p, "w"), indent=2)' exp/manifest.json
+	cp exp/manifest.json before.json
+	run --separate-stderr hml -C exp deploy m1 --guard distance
+	[ "$status" -eq 3 ]
+	[ "$stderr" = "hml: error: model 'm1': the model's input statistics predate the per-feature calibration of guard 'distance': retrain the model, or deploy guard 'bounds'" ]
+	cmp before.json exp/manifest.json
+	run --separate-stderr hml -C exp deploy m1 --guard bounds
+	assert_success
+	# a distance guard file of schema 1: the runtime warns in one line and
+	# runs the original code (HML_ON_ERROR=fail: exit 1)
+	printf '{"schema_version": 1, "spec": "distance:fa=0.01", "threshold": 3, "stats": %s}\n' \
+		"$("$PY" -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1]))["guard"]))' exp/models/m1.json)" > old.json
+	run --separate-stderr env HML_MODE_BINOMIAL=infer HML_MODEL_BINOMIAL="$PWD/exp/models/m1.pt" \
+		HML_GUARD_BINOMIAL="$PWD/old.json" HML_ON_ERROR=fail "$API" --options 64 --quiet
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"guard '$PWD/old.json': a distance guard of schema 1 (Mahalanobis only) is no longer read: redeploy the model with --guard"* ]]
+	[ "$(echo "$stderr" | wc -l)" -eq 1 ]
 }
 
 @test "bad guards and spot ranges: one-line errors, documented exit codes, nothing recorded" {

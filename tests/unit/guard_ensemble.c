@@ -76,7 +76,7 @@ TEST(spread_and_quantiles)
 	CHECK(isinf(hml__guard_spread(y3, 3, 1, one)));
 	for (int i = 0; i <= 100; i++)
 		v[i] = 100 - i;   /* sorted by the call */
-	hml__guard_quantiles(q, v, 101);
+	hml__guard_quantiles(q, 1, v, 101);
 	CHECK_NEAR(q[0], 50, 1e-12);
 	CHECK_NEAR(q[2], 90, 1e-12);
 	CHECK_NEAR(q[5], 99, 1e-12);
@@ -188,7 +188,7 @@ TEST(calibration)
 	CHECK_NEAR(e.scale[0], sd, 1e-9);
 	for (int i = 0; i < 30; i++)
 		want[i] = fabs((double)cal.x[i] + 1.0) / 2.0 / sd;
-	hml__guard_quantiles(q, want, 30);
+	hml__guard_quantiles(q, 1, want, 30);
 	for (int k = 0; k < HML__GUARD_NLEVELS; k++)
 		CHECK_NEAR(e.quantile[k], q[k], 1e-6 * q[k]);
 	hml__guard_ensemble_release(&e);

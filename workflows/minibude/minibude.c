@@ -9,7 +9,11 @@
  * The quantity of interest (HML_QOI) is every energy.
  *
  *   minibude [--poses N] [--batch B] [--ligand L] [--protein P] [--seed S]
- *            [--deck D] [--check] [--quiet]
+ *            [--deck D] [--translation T] [--check] [--quiet]
+ *
+ * --translation T draws each pose's translation from {-T, ..., T} angstrom
+ * (default 7): a wider T is an out-of-distribution run for a model trained
+ * on the default (hml evaluate --args '... --translation 14').
  *
  * minibude_api.c is the same program written against the C API.
  */

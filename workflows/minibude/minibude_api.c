@@ -4,8 +4,13 @@
  * hml cc translates. The region, the quantity of interest and the
  * arguments are described at the top of minibude.c.
  *
+ * Its original code iterates over the rows the runtime hands it
+ * (hml_region_rows), so that a guard (hml deploy --guard) sends only the
+ * poses it does not trust to the physics: workflow minibude-api.
+ *
  * Built with -DHML_BASELINE it contains no hml call at all.
  */
+#include <stdint.h>
 #include <stdio.h>
 
 #include "minibude_physics.h"
@@ -42,7 +47,8 @@ int main(int argc, char **argv)
 	in[0] = HML_ARRAY_2D(m.d.poses, HML_F32, m.batch, 6);
 	out[0] = HML_ARRAY_1D(m.energy, HML_F32, m.batch);
 	if (hml_region_input(region, "[i, 0:6] = ([i, 0:6])", "0:n", in, 1, sym, 1) < 0 ||
-	    hml_region_output(region, "[i, 0:1] = ([i])", "0:n", out, 1, sym, 1) < 0) {
+	    hml_region_output(region, "[i, 0:1] = ([i])", "0:n", out, 1, sym, 1) < 0 ||
+	    hml_region_subset_enable(region) < 0) {
 		rc = fail("cannot describe region 'minibude'");
 		goto done;
 	}
@@ -60,9 +66,20 @@ int main(int argc, char **argv)
 		}
 #endif
 		if (run) {
+			/* All the rows, or those the guard kept from the model. */
+			const int64_t *rows = NULL;
+			int64_t nrows = n;
+#ifndef HML_BASELINE
+			if (n == m.batch && hml_region_rows(region, &rows, &nrows) < 0) {
+				rc = fail("region 'minibude' failed");
+				goto done;
+			}
+#endif
 #pragma omp parallel for schedule(dynamic, 4)
-			for (j = off; j < off + n; j++)
-				m.energy[j] = minibude_energy(&m.d, m.d.poses[j]);
+			for (j = 0; j < (long)nrows; j++) {
+				long p = off + (long)(rows ? rows[j] : j);
+				m.energy[p] = minibude_energy(&m.d, m.d.poses[p]);
+			}
 		}
 #ifndef HML_BASELINE
 		if (n == m.batch && hml_region_end(region) < 0) {

@@ -83,8 +83,10 @@ static void make_atoms(uint64_t *rng, atom *a, long n, float radius)
 }
 
 /* Protein beside the origin; ligand a small cluster at it; poses: angles from
- * {-170, ..., 180} degrees, translations from {-7, ..., 7} angstrom. */
-static void make_deck(deck *d, uint64_t deck_seed, uint64_t pose_seed)
+ * {-170, ..., 180} degrees, translations from {-T, ..., T} angstrom (T:
+ * --translation, default 7; with 7 the poses are those of every earlier
+ * version, a wider T draws poses a model trained at 7 has not seen). */
+static void make_deck(deck *d, uint64_t deck_seed, uint64_t pose_seed, long t)
 {
 	uint64_t rng = deck_seed;
 	long i;
@@ -103,7 +105,7 @@ static void make_deck(deck *d, uint64_t deck_seed, uint64_t pose_seed)
 		for (k = 0; k < 3; k++)
 			d->poses[i][k] = (float)(-170 + 10 * (int)(next_u64(&rng) % 36)) * (PI_F / 180.0f);
 		for (k = 3; k < 6; k++)
-			d->poses[i][k] = (float)(-7 + (int)(next_u64(&rng) % 15));
+			d->poses[i][k] = (float)(-t + (long)(next_u64(&rng) % (uint64_t)(2 * t + 1)));
 	}
 }
 
@@ -229,6 +231,24 @@ static int parse_long(const char *arg, const char *flag, long min, long *out)
 	return 0;
 }
 
+#define MAX_TRANSLATION 1000
+
+static int parse_translation(const char *arg, long *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(arg ? arg : "", &end, 10);
+	if (!arg || !*arg || errno || *end || v < 1 || v > MAX_TRANSLATION) {
+		fprintf(stderr, "minibude: error: --translation needs an integer in [1, %d] "
+		        "(angstrom), got '%s'\n", MAX_TRANSLATION, arg ? arg : "");
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
 static int parse_args(int argc, char **argv, struct minibude *o)
 {
 	static const char *const flags[] = { "--poses", "--batch", "--ligand", "--protein",
@@ -236,7 +256,8 @@ static int parse_args(int argc, char **argv, struct minibude *o)
 	long *dest[6], v, w;
 	int i, k;
 
-	*o = (struct minibude){ .poses = 4096, .batch = 256, .ligand = 26, .protein = 938, .seed = 42, .deck = 1 };
+	*o = (struct minibude){ .poses = 4096, .batch = 256, .ligand = 26, .protein = 938, .seed = 42, .deck = 1,
+	                       .translation = 7 };
 	dest[0] = &o->poses; dest[1] = &o->batch; dest[2] = &o->ligand; dest[3] = &o->protein;
 	dest[4] = &v;
 	dest[5] = &w;
@@ -252,16 +273,22 @@ static int parse_args(int argc, char **argv, struct minibude *o)
 			if (k == 5)
 				o->deck = (unsigned long)w;
 			i++;
+		} else if (!strcmp(a, "--translation")) {
+			if (parse_translation(next, &o->translation) < 0)
+				return 2;
+			i++;
 		} else if (!strcmp(a, "--check")) {
 			o->check = 1;
 		} else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
 			o->quiet = 1;
 		} else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
 			printf("usage: minibude [--poses N] [--batch B] [--ligand L] [--protein P] [--seed S]\n"
-			       "                [--deck D] [--check] [--quiet]\n"
+			       "                [--deck D] [--translation T] [--check] [--quiet]\n"
 			       "Docking energies of N poses of an L-atom ligand against a P-atom protein\n"
 			       "(defaults 4096, 26, 938: bm1's sizes; bm2's protein has 2672 atoms), B per\n"
 			       "region call. S seeds the poses, D (default 1) the atoms of the deck.\n"
+			       "Translations are drawn from {-T, ..., T} angstrom (default 7, 1 <= T <= 1000):\n"
+			       "a wider T draws poses unlike the default run's (out of distribution).\n"
 			       "--check recomputes the first poses with a simple double path.\n"
 			       "hml settings come from the environment: HML_MODE, HML_MODEL, HML_DB, HML_QOI, ...\n");
 			exit(0);
@@ -320,7 +347,7 @@ int minibude_setup(struct minibude *m, int argc, char **argv)
 		minibude_free(m);
 		return 1;
 	}
-	make_deck(d, (uint64_t)m->deck, (uint64_t)m->seed);
+	make_deck(d, (uint64_t)m->deck, (uint64_t)m->seed, m->translation);
 	m->t0 = now();
 	return 0;
 }

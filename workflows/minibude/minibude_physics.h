@@ -22,6 +22,7 @@ typedef struct deck {
 struct minibude {
 	long poses, batch, ligand, protein;     /* poses per region call: batch */
 	unsigned long seed, deck;
+	long translation;       /* --translation: poses move by {-T, ..., T} angstrom */
 	int check, quiet;
 	deck d;
 	float *energy;          /* the energy of each pose */
