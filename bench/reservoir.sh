@@ -15,6 +15,9 @@
 # one script, one after the other, with the same threads.
 #
 # usage: bench/reservoir.sh [BUILD_DIR] [OPTIONS] [REPEAT]
+#   HML_BENCH_TRAIN="--device cuda --max-seconds 120" adds options to both
+#   arms' `hml train` (printed): the issue's scale (OPTIONS 10000000) on a
+#   GPU machine (scripts/cuda-check.sh, CHECK_RESERVOIR).
 set -eu
 
 build=${1:-build}
@@ -33,13 +36,16 @@ export HML_THREADS="${HML_THREADS:-$OMP_NUM_THREADS}"
 
 echo "binomial, $options options (rows) per collection, reservoir $reservoir (1/100),"
 echo "$OMP_NUM_THREADS threads; training and evaluation: the workflow's defaults, repeat $repeat"
+[ -n "${HML_BENCH_TRAIN:-}" ] && echo "hml train options added to both arms: $HML_BENCH_TRAIN"
 
 arm() {  # NAME [COLLECT OPTIONS...]
 	name=$1
 	shift
 	"$hml" -C "$tmp/$name" -q --json collect binomial "$@" \
 		--args "--options $options --batch 4096 --seed {seed}" > "$tmp/$name-collect.json"
-	"$hml" -C "$tmp/$name" -q --json train --threads "$HML_THREADS" > "$tmp/$name-train.json"
+	# shellcheck disable=SC2086
+	"$hml" -C "$tmp/$name" -q --json train --threads "$HML_THREADS" ${HML_BENCH_TRAIN:-} \
+		> "$tmp/$name-train.json"
 	model=$("$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))["model"]["id"])' \
 		"$tmp/$name-train.json")
 	"$hml" -C "$tmp/$name" -q --json evaluate --repeat "$repeat" "$model" > "$tmp/$name-eval.json"

@@ -31,6 +31,7 @@
 #   CHECK_COLLECT=N      options collected for training (default 16384)
 #   CHECK_SIZES="N M"    options per inference run (default "4096 65536")
 #   CHECK_CTEST=0        skip the unit tests at the end
+#   CHECK_RESERVOIR=N    only bench/reservoir.sh at N options after the build
 #   CHECK_MPI=0          no Open MPI: hml built without it, no 3-rank runs
 #   CHECK_MW_SIZE="..."  miniweather-mpi's arguments (default --nx 240 --nz 80
 #                        --steps 200 --k 10: 80 columns per rank)
@@ -356,6 +357,18 @@ fi
 
 HML=$B/cmd/hml
 APP=$B/workflows/binomial/binomial
+
+# --------------------------------------------------------------------------
+# CHECK_RESERVOIR=N: only bench/reservoir.sh at N options (the issue's
+# scale: 10000000), both arms trained on the GPU, then stop.
+if [ -n "${CHECK_RESERVOIR:-}" ]; then
+	step "bench/reservoir.sh $B $CHECK_RESERVOIR (training on the GPU)"
+	export HML_BENCH_TRAIN="${HML_BENCH_TRAIN:---device cuda --max-seconds 120}"
+	runlog "$(lim 900)" sh "$SRCDIR/bench/reservoir.sh" "$B" "$CHECK_RESERVOIR" 1 >"$T/reservoir.txt"
+	sum "bench/reservoir.sh $B $CHECK_RESERVOIR 1 ($HML_BENCH_TRAIN): exit $?"
+	while read -r line; do sum "  $line"; done <"$T/reservoir.txt"
+	finish "$BUILD_FAILED"
+fi
 PLUGIN=$(find "$B" -name libhml-torch.so 2>/dev/null | head -1)
 if [ ! -x "$HML" ] || [ ! -x "$APP" ]; then
 	sum "FAIL: no $HML or $APP: nothing to check"
