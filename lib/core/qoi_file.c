@@ -109,24 +109,40 @@ int hml__qoi_file_write_steps(const char *path, const char *name, const int64_t 
 	return write_qoi(path, name, steps, data, dtype, ndim, shape);
 }
 
+/* The QoI file `path` and its dataset `name`, opened for reading into *f
+ * and *d (close both, *d when >= 0, in either case; *f is < 0 only when
+ * the file did not open). HML_ENOTFOUND when the application wrote no
+ * such QoI; HML_EIO when it cannot be opened. */
+static int open_qoi(const char *path, const char *name, hid_t *f, hid_t *d)
+{
+	int rc;
+
+	*f = *d = H5I_INVALID_HID;
+	hml__h5_init();
+	if ((rc = hml__h5_open_ro(f, path)) < 0)
+		return rc;
+	if (H5Lexists(*f, name, H5P_DEFAULT) <= 0)
+		return hml__error_set(HML_ENOTFOUND,
+			"the application wrote no quantity of interest '%s' to '%s'", name, path);
+	if ((*d = H5Dopen2(*f, name, H5P_DEFAULT)) < 0)
+		return hml__h5_error(HML_EIO, "cannot read '%s' in '%s'", name, path);
+	return 0;
+}
+
 int hml__qoi_file_read(const char *path, const char *name, double **out, size_t *n)
 {
-	hid_t f = H5I_INVALID_HID, d = H5I_INVALID_HID, sp = H5I_INVALID_HID;
+	hid_t f, d, sp = H5I_INVALID_HID;
 	hssize_t count;
-	int rc = 0;
+	int rc;
 
 	*out = NULL;
 	*n = 0;
-	hml__h5_init();
-	if ((rc = hml__h5_open_ro(&f, path)) < 0)
-		return rc;
-	if (H5Lexists(f, name, H5P_DEFAULT) <= 0) {
-		rc = hml__error_set(HML_ENOTFOUND,
-			"the application wrote no quantity of interest '%s' to '%s'", name, path);
+	if ((rc = open_qoi(path, name, &f, &d)) < 0) {
+		if (f < 0)
+			return rc;
 		goto done;
 	}
-	if ((d = H5Dopen2(f, name, H5P_DEFAULT)) < 0 || (sp = H5Dget_space(d)) < 0 ||
-	    (count = H5Sget_simple_extent_npoints(sp)) < 0) {
+	if ((sp = H5Dget_space(d)) < 0 || (count = H5Sget_simple_extent_npoints(sp)) < 0) {
 		rc = hml__h5_error(HML_EIO, "cannot read '%s' in '%s'", name, path);
 		goto done;
 	}
@@ -245,22 +261,18 @@ done:
 
 int hml__qoi_file_read_steps(const char *path, const char *name, int64_t **steps, size_t *n)
 {
-	hid_t f = H5I_INVALID_HID, d = H5I_INVALID_HID;
+	hid_t f, d;
 	htri_t has;
-	int rc = 0;
+	int rc;
 
 	*steps = NULL;
 	*n = 0;
-	hml__h5_init();
-	if ((rc = hml__h5_open_ro(&f, path)) < 0)
-		return rc;
-	if (H5Lexists(f, name, H5P_DEFAULT) <= 0) {
-		rc = hml__error_set(HML_ENOTFOUND,
-			"the application wrote no quantity of interest '%s' to '%s'", name, path);
+	if ((rc = open_qoi(path, name, &f, &d)) < 0) {
+		if (f < 0)
+			return rc;
 		goto done;
 	}
-	if ((d = H5Dopen2(f, name, H5P_DEFAULT)) < 0 ||
-	    (has = H5Aexists(d, HML__QOI_STEPS_ATTR)) < 0) {
+	if ((has = H5Aexists(d, HML__QOI_STEPS_ATTR)) < 0) {
 		rc = hml__h5_error(HML_EIO, "cannot read '%s' in '%s'", name, path);
 		goto done;
 	}
