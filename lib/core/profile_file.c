@@ -23,7 +23,8 @@
 /* The counters and timers of hml_region_stats, by their JSON names. */
 #define U64_FIELDS(X) X(calls) X(original_calls) X(model_calls) X(shadow_calls) \
 	X(fallback_calls) X(rows_in) X(rows_out) X(nonfinite_calls) \
-	X(checked_rows) X(guarded_rows) X(guarded_calls) X(guard_whole_calls)
+	X(checked_rows) X(guarded_rows) X(guarded_calls) X(guard_whole_calls) \
+	X(agreed_calls)
 #define DBL_FIELDS(X) X(region_s) X(gather_s) X(forward_s) X(scatter_s) \
 	X(original_s) X(write_s) X(shadow_rmse) X(shadow_max_abs) X(guard_s)
 

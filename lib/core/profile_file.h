@@ -12,7 +12,7 @@
  *               "scatter_s": ..., "original_s": ..., "write_s": ...,
  *               "shadow_rmse": null, "shadow_max_abs": null,
  *               "checked_rows": 0, "guarded_rows": 0, "guarded_calls": 0,
- *               "guard_whole_calls": 0, "guard_s": 0,
+ *               "guard_whole_calls": 0, "guard_s": 0, "agreed_calls": 0,
  *               "threads": 2, "guard": "bounds:margin=0",
  *               "swaps": [{"from": "m1", "to": "m2", "call": 1200}],
  *               "swaps_refused": 0}, ...]}
@@ -24,7 +24,9 @@
  * opened the region (OMP_NUM_THREADS, else the cores): what a model's
  * latency must be measured with to predict this application's time.
  * "guard" (absent: no guard) is the guard the region checked rows with
- * (hml deploy --guard); the guard counters are read as 0 when absent.
+ * (hml deploy --guard); the guard counters and "agreed_calls" (calls
+ * whose model answered but which ran the original code because another
+ * process did: hml_region_set_agree) are read as 0 when absent.
  * "swaps" (the runtime's hot swap, swap.h) lists the models a running region
  * switched to when a new one was deployed: the model ids before and after
  * and the calls the region had completed then (the first

@@ -20,6 +20,7 @@ module hml_c
     integer(c_int64_t) :: checked_rows = 0, guarded_rows = 0, guarded_calls = 0, &
       guard_whole_calls = 0
     real(c_double) :: guard_s = 0
+    integer(c_int64_t) :: agreed_calls = 0
   end type
 
   type, bind(C) :: c_array

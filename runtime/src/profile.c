@@ -60,6 +60,10 @@ static void print_table(const record *recs, size_t n)
 			         (unsigned long long)s->guarded_rows, (unsigned long long)s->checked_rows,
 			         (unsigned long long)s->guarded_calls,
 			         (unsigned long long)s->guard_whole_calls, s->guard_s);
+		if (s->agreed_calls)
+			hml__log(HML_LOG_INFO, "profile: %-16s %llu calls ran the original code "
+			         "because another process did", recs[i].label,
+			         (unsigned long long)s->agreed_calls);
 		if (s->shadow_calls)
 			hml__log(HML_LOG_INFO, "profile: %-16s shadow rmse %.6g, max abs error %.6g",
 			         recs[i].label, s->shadow_rmse, s->shadow_max_abs);

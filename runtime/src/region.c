@@ -385,6 +385,18 @@ static enum path choose(hml_region *r, int run_original, int *wanted)
 	}
 }
 
+/* The path agreed with the other processes (hml_region_set_agree), once
+ * per call: nonzero when this process or another runs the original code.
+ * `local`: this one does. */
+static int agreed(hml_region *r, int local, int *asked)
+{
+	if (*asked || !r->agree ||
+	    (r->cfg.mode != HML_MODE_INFER && r->cfg.mode != HML_MODE_INTERLEAVE))
+		return local;
+	*asked = 1;
+	return r->agree(local, r->agree_ctx) != 0 || local;
+}
+
 /* The calls completed, batch and row, for a swap's record (swap.h). */
 static uint64_t calls_made(hml_region *r)
 {
@@ -396,7 +408,7 @@ int hml_region_begin_if(hml_region *r, int run_original)
 	const void *y;
 	hml_dtype ydt;
 	double t;
-	int rc, fell_back, placed, guarded;
+	int rc, fell_back, placed, guarded, asked = 0;
 
 	if (!r)
 		return hml__error_set(HML_EINVALID, "region is NULL");
@@ -443,6 +455,14 @@ int hml_region_begin_if(hml_region *r, int run_original)
 				return rc;
 			}
 			r->path = PATH_ORIGINAL;   /* this call only */
+			break;
+		}
+		if (rc == 0 && agreed(r, guarded, &asked) && !guarded) {
+			/* Another process runs the original code: so does this one,
+			 * before the model's answers overwrite anything. */
+			hml__guard_call_end(r);
+			r->stats.agreed_calls++;
+			r->path = PATH_ORIGINAL;
 			break;
 		}
 		if (rc == 0) {
@@ -499,6 +519,7 @@ int hml_region_begin_if(hml_region *r, int run_original)
 	default:
 		break;
 	}
+	agreed(r, 1, &asked);
 	r->t_original = hml__now();
 	return 1;
 }

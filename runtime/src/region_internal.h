@@ -63,6 +63,8 @@ struct hml_region {
 
 	int in_call;
 	enum path path;
+	hml_agree_fn agree;    /* hml_region_set_agree(); NULL: none */
+	void *agree_ctx;
 	uint64_t call_no;
 	double t_begin, t_original;
 	int timed;             /* off mode: time calls (only when profiling) */

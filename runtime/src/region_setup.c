@@ -2,8 +2,9 @@
  * runtime/src/region_setup.c - what batch calls (region.c) and row calls
  * (rows.c) share of a region: its set-up on the first call (shapes frozen,
  * buffers allocated, the collector opened), the failure policy, the
- * checks of a model's input and outputs, and a side's gather (batch calls
- * and guarded collection, guardcollect.c).
+ * checks of a model's input and outputs, a side's gather (batch calls
+ * and guarded collection, guardcollect.c), and the agreement function of
+ * processes that must take one path (hml_region_set_agree).
  */
 #include <math.h>
 #include <stdio.h>
@@ -106,6 +107,18 @@ static char *side_describe(const side *s, int what)
  * run, and the call goes on with the original code; under the fail policy
  * the error goes back to the application.
  */
+int hml_region_set_agree(hml_region *r, hml_agree_fn agree, void *ctx)
+{
+	if (!r)
+		return hml__error_set(HML_EINVALID, "region is NULL");
+	if (r->in_call)
+		return hml__error_set(HML_EINVALID, "region '%s': hml_region_set_agree() inside "
+		                      "hml_region_begin() and hml_region_end()", r->label);
+	r->agree = agree;
+	r->agree_ctx = agree ? ctx : NULL;
+	return 0;
+}
+
 int hml__region_degrade(hml_region *r, int rc, int *broken, const char *consequence)
 {
 	if (r->cfg.on_error == HML_ON_ERROR_FAIL)

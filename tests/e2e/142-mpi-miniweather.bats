@@ -110,3 +110,40 @@ PY
 	# The two forms of one model agree on the QoI error (float rounding apart).
 	"$PY" -c 'import json; t, c = (json.load(open(f))["evaluation"]["qoi"]["rmse"] for f in ("eval.json", "evalc.json")); print(t, c); assert abs(t - c) <= 1e-3 * t, (t, c)' 
 }
+
+@test "a guard that sends one rank to the original code: every rank runs it (hml_region_set_agree), no deadlock" {
+	# Rank 0 alone guards every row (a bounds guard of [0, 0] over the
+	# rank's 4 x 20 x 20 state); ranks 1 and 2 have no guard and the
+	# identity model. Without the agreement rank 0 would wait in its halo
+	# exchange for ranks that took the model's answer.
+	"$PY" - <<'PYEOF'
+import json
+F = 4 * 20 * 20
+stats = {"features": F, "rows": 1, "min": [0.0] * F, "max": [0.0] * F, "mean": None,
+         "whiten": None, "calibration_rows": 0, "quantiles": None, "component_quantiles": None}
+json.dump({"schema_version": 2, "spec": "bounds:margin=0", "kind": "bounds", "margin": 0,
+           "fa": 0.01, "threshold": 0, "component_thresholds": None, "stats": stats},
+          open("box.json", "w"))
+PYEOF
+	args="--nx 48 --nz 16 --steps 40 --k 10 --seed 3"
+	run timeout 300 mpirun -n 3 "$MWMPI" $args
+	assert_success
+	accurate=$(echo "$output" | grep -o 'total energy [0-9.e+]*')
+	HML_MODE=infer HML_MODEL_MINIWEATHER="$HML_TEST_MODELS/identity.pt" \
+		HML_PROFILE="$PWD/p.json" run timeout 300 mpirun -n 1 \
+		env HML_GUARD_MINIWEATHER="$PWD/box.json" "$MWMPI" $args : -n 2 "$MWMPI" $args
+	assert_success
+	# Every call of every rank ran the original code: the accurate energy.
+	[ "$(echo "$output" | grep -o 'total energy [0-9.e+]*')" = "$accurate" ]
+	for r in 0 1 2; do
+		"$PY" - "p.r000$r.json" "$r" <<'PYEOF'
+import json, sys
+g = json.load(open(sys.argv[1]))["regions"][0]
+rank = int(sys.argv[2])
+assert g["calls"] == 4 and g["original_calls"] == 4 and g["model_calls"] == 0, g
+# rank 0: its guard sent every call back; 1 and 2: the agreement did.
+want = (0, 4) if rank == 0 else (4, 0)
+assert (g["agreed_calls"], g["guard_whole_calls"]) == want, g
+PYEOF
+	done
+}

@@ -245,6 +245,82 @@ TEST(errors_leave_region_unchanged)
 	hml_region_free(r);
 }
 
+/* hml_region_set_agree: what the other processes do, as the function's
+ * context, and what it was asked. */
+struct peers {
+	int others;      /* another process runs the original code */
+	int asked, last;
+};
+
+static int agree(int local, void *ctx)
+{
+	struct peers *p = ctx;
+
+	p->asked++;
+	p->last = local;
+	return local || p->others;
+}
+
+/* A process whose model answers runs the original code when another does,
+ * on the inputs as they were (the model's answers never reached the
+ * field), once per call; interleave's accurate calls ask too; off mode
+ * never asks. */
+TEST(agreement_in_place)
+{
+	hml_region *r = open_field("agree", HML_MODE_INFER, NULL, 0);
+	hml_region *il = NULL, *off = NULL;
+	double a[4] = { 2, 3, 2, 3 }, b[4] = { 1, 0, 1, 0 };
+	struct peers p = { 0, 0, 0 };
+	hml_region_stats s = { 0 };
+
+	if (!r)
+		return;
+	CHECK_OK(hml_region_set_agree(r, agree, &p));
+	fill();
+	CHECK_EQ_INT(call(r), 0);           /* all agree on the model */
+	CHECK(p.asked == 1 && p.last == 0);
+	p.others = 1;
+	CHECK_EQ_INT(call(r), 1);           /* another rank fell back */
+	CHECK(p.asked == 2 && p.last == 0);
+	CHECK_EQ_INT(mismatches(a, b, 2), 0);
+	CHECK_OK(hml_region_stats_get(r, &s));
+	CHECK_EQ_INT(s.model_calls, 1);
+	CHECK_EQ_INT(s.original_calls, 1);
+	CHECK_EQ_INT(s.agreed_calls, 1);
+	CHECK_EQ_INT(s.fallback_calls, 0);
+	CHECK_EQ_INT(hml_region_begin(r), 1);
+	CHECK_FAILS(hml_region_set_agree(r, NULL, NULL), HML_EINVALID, "inside");
+	original();
+	CHECK_OK(hml_region_end(r));
+	CHECK(p.asked == 3);
+	CHECK_OK(hml_region_set_agree(r, NULL, NULL));   /* removed: not asked */
+	CHECK_EQ_INT(call(r), 0);
+	CHECK_EQ_INT(p.asked, 3);
+	CHECK_FAILS(hml_region_set_agree(NULL, agree, &p), HML_EINVALID, "NULL");
+	hml_region_free(r);
+
+	/* interleave 1: model, accurate, model: every call asks, the
+	 * accurate one with local = 1. */
+	p = (struct peers){ 0, 0, 0 };
+	if (!(il = open_field("agree-il", HML_MODE_INTERLEAVE, NULL, 1)))
+		return;
+	CHECK_OK(hml_region_set_agree(il, agree, &p));
+	CHECK_EQ_INT(call(il), 0);
+	CHECK_EQ_INT(call(il), 1);
+	CHECK(p.asked == 2 && p.last == 1);
+	CHECK_EQ_INT(call(il), 0);
+	CHECK_EQ_INT(p.asked, 3);
+	hml_region_free(il);
+
+	p = (struct peers){ 1, 0, 0 };
+	if (!(off = open_field("agree-off", HML_MODE_OFF, NULL, 0)))
+		return;
+	CHECK_OK(hml_region_set_agree(off, agree, &p));
+	CHECK_EQ_INT(call(off), 1);
+	CHECK_EQ_INT(p.asked, 0);
+	hml_region_free(off);
+}
+
 int main(void)
 {
 	models_dir = getenv("HML_TEST_MODELS");
@@ -259,6 +335,7 @@ int main(void)
 	RUN(shadow_in_place);
 	RUN(collect_in_place);
 	RUN(errors_leave_region_unchanged);
+	RUN(agreement_in_place);
 	tmp_dir_remove();
 	return check_report();
 }

@@ -31,11 +31,11 @@ TEST(round_trip)
 	snprintf(recs[0].mode, sizeof(recs[0].mode), "infer");
 	recs[0].stats = (hml_region_stats){ 4, 1, 3, 0, 1, 16384, 0, 0.125, 0.01, 0.02,
 	                                    0.03, 0.04, 0.0, NAN, INFINITY, 2,
-	                                    16384, 700, 3, 1, 0.002 };
+	                                    16384, 700, 3, 1, 0.002, 5 };
 	snprintf(recs[1].label, sizeof(recs[1].label), "bin.omial-2");
 	snprintf(recs[1].mode, sizeof(recs[1].mode), "shadow");
 	recs[1].stats = (hml_region_stats){ 9000000000ULL, 2, 3, 4, 5, 6, 7, 1e-9, 2, 3, 4,
-	                                    5, 6, 0.25, 0.5, 0, 0, 0, 0, 0, 0.0 };
+	                                    5, 6, 0.25, 0.5, 0, 0, 0, 0, 0, 0.0, 0 };
 	recs[1].threads = 3;   /* recs[0]: not recorded, read back as 0 */
 	snprintf(recs[0].guard, sizeof(recs[0].guard), "bounds:margin=0.05");
 	path_of(path, sizeof(path), "p.json");
@@ -50,7 +50,8 @@ TEST(round_trip)
 		CHECK_STR(back.guard, recs[i].guard);
 		CHECK(a->checked_rows == b->checked_rows && a->guarded_rows == b->guarded_rows &&
 		      a->guarded_calls == b->guarded_calls &&
-		      a->guard_whole_calls == b->guard_whole_calls && a->guard_s == b->guard_s);
+		      a->guard_whole_calls == b->guard_whole_calls && a->guard_s == b->guard_s &&
+		      a->agreed_calls == b->agreed_calls);
 		CHECK(a->calls == b->calls && a->original_calls == b->original_calls &&
 		      a->model_calls == b->model_calls && a->shadow_calls == b->shadow_calls &&
 		      a->fallback_calls == b->fallback_calls && a->rows_in == b->rows_in &&
@@ -83,9 +84,9 @@ TEST(records_of_one_label_summed)
 	snprintf(recs[0].label, sizeof(recs[0].label), "r");
 	snprintf(recs[1].label, sizeof(recs[1].label), "other");
 	snprintf(recs[2].label, sizeof(recs[2].label), "r");
-	recs[0].stats = (hml_region_stats){ 4, 4, 0, 2, 0, 400, 400, 1.0, 0.5, 0, 0, 0.25, 0, 3.0, 5.0, 0, 0, 0, 0, 0, 0.0 };
-	recs[1].stats = (hml_region_stats){ 100, 0, 0, 0, 0, 0, 0, 9, 9, 9, 9, 9, 9, NAN, NAN, 0, 0, 0, 0, 0, 0.0 };
-	recs[2].stats = (hml_region_stats){ 1, 1, 0, 1, 0, 32, 32, 0.5, 0.25, 0, 0, 0.125, 0, 6.0, 4.0, 1, 0, 0, 0, 0, 0.0 };
+	recs[0].stats = (hml_region_stats){ 4, 4, 0, 2, 0, 400, 400, 1.0, 0.5, 0, 0, 0.25, 0, 3.0, 5.0, 0, 0, 0, 0, 0, 0.0, 2 };
+	recs[1].stats = (hml_region_stats){ 100, 0, 0, 0, 0, 0, 0, 9, 9, 9, 9, 9, 9, NAN, NAN, 0, 0, 0, 0, 0, 0.0, 7 };
+	recs[2].stats = (hml_region_stats){ 1, 1, 0, 1, 0, 32, 32, 0.5, 0.25, 0, 0, 0.125, 0, 6.0, 4.0, 1, 0, 0, 0, 0, 0.0, 3 };
 	recs[0].threads = 2;
 	recs[2].threads = 5;
 	path_of(path, sizeof(path), "sum.json");
@@ -95,6 +96,7 @@ TEST(records_of_one_label_summed)
 	CHECK_EQ_INT(back.threads, 2);
 	CHECK(back.stats.calls == 5 && back.stats.original_calls == 5 && back.stats.shadow_calls == 3);
 	CHECK(back.stats.rows_in == 432 && back.stats.nonfinite_calls == 1);
+	CHECK_EQ_INT(back.stats.agreed_calls, 5);
 	CHECK(back.stats.region_s == 1.5 && back.stats.gather_s == 0.75 && back.stats.original_s == 0.375);
 	CHECK(fabs(back.stats.shadow_rmse - sqrt((9.0 * 2 + 36.0) / 3)) < 1e-12);
 	CHECK(back.stats.shadow_max_abs == 5.0);

@@ -12,8 +12,10 @@
  * so the serial workflow's model families (a CNN over the whole field)
  * apply, and each rank collects into its own file (HML_DB by the rank rule,
  * hml-runtime(3)). Every rank runs the region in the same mode on every
- * call, so all ranks take the original path (with its exchanges) or the
- * model together.
+ * call, and the ranks agree on each call's path (hml_region_set_agree: an
+ * MPI_Allreduce): when a guard or a failing model sends one rank to the
+ * original code, every rank runs it, with its exchanges, instead of the
+ * others waiting for that rank's halos for ever.
  *
  * Quantities of interest, per rank (HML_QOI by the rank rule; hml evaluate
  * reads the ranks' files as one, in rank order): "state" (the rank's final
@@ -97,6 +99,17 @@ static int halo_init(struct halo *h, struct model *m, int rank, int size)
 	m->exchange_x = exchange_x;
 	m->payload = h;
 	return 0;
+}
+
+/* The ranks take one path per region call (hml_region_set_agree): when a
+ * guard or a failing model sends one rank to the original code, whose halo
+ * exchange the others must join, they all run it. */
+static int agree(int local, void *comm)
+{
+	int all = 1;
+
+	MPI_Allreduce(&local, &all, 1, MPI_INT, MPI_LOR, *(MPI_Comm *)comm);
+	return all;
 }
 
 /* A failed rank ends the job: the others would wait for it forever. */
@@ -188,7 +201,8 @@ int main(int argc, char **argv)
 	st = HML_ARRAY_3D(w.m.state, HML_F64, NV, w.m.h, w.m.w);
 	if (hml_region_open(&region, "miniweather", NULL) < 0 ||
 	    hml_region_inout(region, "[0:4, 0:nz+4, 0:nx+4] = ([0:4, 0:nz+4, 0:nx+4])",
-	                     NULL, &st, 1, sym, 2) < 0)
+	                     NULL, &st, 1, sym, 2) < 0 ||
+	    hml_region_set_agree(region, agree, &halo.comm) < 0)
 		fail(rank, "cannot set up region 'miniweather'");
 	for (c = 0; c < w.calls; c++) {
 		int run;

@@ -309,6 +309,43 @@ HML_EXTERN int hml_region_row_end(hml_region *r);
 HML_EXTERN int hml_region_subset_enable(hml_region *r);
 HML_EXTERN int hml_region_rows(hml_region *r, const int64_t **idx, int64_t *n);
 
+/**
+ * Processes that must take the same path (MPI ranks whose original code
+ * exchanges halos or makes collective calls). Whether a call runs the
+ * original code is decided by each process alone: a guard may send one
+ * rank's rows back, a model may fail on one rank only. A rank that runs
+ * the original code while its neighbours take the model's answers then
+ * waits for them for ever. With an agreement function, every batch call
+ * (hml_region_begin, hml_region_begin_if) in infer and interleave mode
+ * calls
+ *
+ *     all = agree(local, ctx);
+ *
+ * once, with local = 1 when this process would run the original code in
+ * this call (any part of it) and 0 when the model answers all of it, after
+ * the model ran and before its answers reach the application's memory
+ * (an in-place region's inputs are still there). agree must return nonzero
+ * when any process's local is nonzero, e.g.
+ *
+ *     static int agree(int local, void *ctx)
+ *     {
+ *         int all = 0;
+ *         MPI_Allreduce(&local, &all, 1, MPI_INT, MPI_LOR, *(MPI_Comm *)ctx);
+ *         return all;
+ *     }
+ *
+ * When it does and this process's model answered, the process runs the
+ * original code for the whole call as well (hml_region_begin returns 1;
+ * counted in agreed_calls, not in model_calls). Every process must set the
+ * same function at the same point, run in the same mode and make the same
+ * batch calls: agree is collective. It is not called in off, collect and
+ * shadow mode (the original code runs in every call there), nor by a call
+ * that returns an error, nor by row calls (hml_region_row_begin). NULL
+ * removes it. HML_EINVALID inside a call.
+ */
+typedef int (*hml_agree_fn)(int local, void *ctx);
+HML_EXTERN int hml_region_set_agree(hml_region *r, hml_agree_fn agree, void *ctx);
+
 /** Write buffered collected calls to the HDF5 file now. */
 HML_EXTERN int hml_region_flush(hml_region *r);
 
@@ -366,6 +403,9 @@ typedef struct hml_region_stats {
 	                               original code: the region does not iterate
 	                               over hml_region_rows() */
 	double guard_s;           /**< checking rows */
+	uint64_t agreed_calls;    /**< calls whose model answered here but which ran the
+	                               original code because another process did
+	                               (hml_region_set_agree) */
 } hml_region_stats;
 
 /**
