@@ -90,7 +90,7 @@ module hml
     hml_region_inout, hml_region_begin, hml_region_begin_if, hml_region_end, &
     hml_region_flush, hml_region_mode, hml_mode_name, hml_region_stats_get, &
     hml_region_gather, hml_region_map_size, hml_region_set_data, hml_region_row_begin, &
-    hml_region_row_end, hml_region_seek
+    hml_region_row_end, hml_region_seek, hml_region_set_agree
   public :: hml_error_code, hml_error_message, hml_strerror, hml_version
 
 contains
@@ -381,6 +381,27 @@ contains
     logical, intent(in) :: run_original
     integer :: rc
     rc = from_c(c_begin_if(r%p, merge(1_c_int, 0_c_int, run_original)))
+  end function
+
+  !> Processes that must take one path (MPI ranks whose original code
+  !> exchanges halos; hml_region_set_agree() in hml-runtime(3)): every
+  !> call in infer and interleave mode calls `agree` once, collectively,
+  !> with local = 1 when this process would run the original code; it must
+  !> return nonzero when any process's local is. `agree` is c_funloc of
+  !>   integer(c_int) function agree(local, ctx) bind(C)
+  !>     integer(c_int), value :: local
+  !>     type(c_ptr), value :: ctx
+  !> (e.g. an MPI_Allreduce with MPI_LOR), c_null_funptr to remove it;
+  !> `ctx` (optional) is passed on. 0 or a negative code.
+  function hml_region_set_agree(r, agree, ctx) result(rc)
+    type(hml_region), intent(in) :: r
+    type(c_funptr), intent(in) :: agree
+    type(c_ptr), intent(in), optional :: ctx
+    integer :: rc
+    type(c_ptr) :: c
+    c = c_null_ptr
+    if (present(ctx)) c = ctx
+    rc = from_c(c_set_agree(r%p, agree, c))
   end function
 
   !> Finish a call: 0 or, under the fail policy, a negative code.

@@ -90,6 +90,13 @@ module hml_c
       integer(c_int), value :: run
       integer(c_int) :: rc
     end function
+    function c_set_agree(r, agree, ctx) bind(C, name="hml_region_set_agree") result(rc)
+      import :: c_ptr, c_funptr, c_int
+      type(c_ptr), value :: r
+      type(c_funptr), value :: agree
+      type(c_ptr), value :: ctx
+      integer(c_int) :: rc
+    end function
     function c_row_begin_if(r, row, run) bind(C, name="hml_region_row_begin_if") result(rc)
       import :: c_ptr, c_int, c_int64_t
       type(c_ptr), value :: r

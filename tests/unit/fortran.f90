@@ -4,11 +4,30 @@
 ! bounds other than 1, contiguous and strided slices, every element type,
 ! and the error status and message of each refusal. Values are compared
 ! exactly (-Wno-compare-reals): they are small integers, stored exactly.
+! The agreement callback of hml_region_set_agree() (a module procedure:
+! c_funloc of an internal procedure would need an executable trampoline).
+module fortran_agree
+  use, intrinsic :: iso_c_binding
+  implicit none
+contains
+  ! Counts the calls in its context when asked with local = 1.
+  function agree_count(local, ctx) bind(C) result(all)
+    integer(c_int), value :: local
+    type(c_ptr), value :: ctx
+    integer(c_int) :: all
+    integer(c_int), pointer :: n
+    call c_f_pointer(ctx, n)
+    if (local == 1) n = n + 1
+    all = local
+  end function
+end module
+
 program test_fortran
   use, intrinsic :: iso_fortran_env, only: real32, real64, int32, int64
   use, intrinsic :: iso_c_binding
   use hml
   use hml_c, only: c_options, c_array, c_symbol, c_error
+  use fortran_agree, only: agree_count
   implicit none
   integer :: failures = 0, checks = 0
 
@@ -37,6 +56,7 @@ program test_fortran
   call gather_int_input()
   call errors_have_status_and_message()
   call calls_and_stats()
+  call agreement()
   call qoi_write_to_file()
   write (*, '(i0, " checks, ", i0, " failed")') checks, failures
   if (failures > 0) stop 1
@@ -318,6 +338,33 @@ contains
     call hml_region_free(r)
     call check(len(hml_version()) > 0, "version")
     call row_calls()
+  end subroutine
+
+  ! hml_region_set_agree() from Fortran: a region in infer mode whose model
+  ! is missing falls back, so asks with local = 1; the function sees its
+  ! context; after c_null_funptr it is not asked.
+  subroutine agreement()
+    real(real64), target :: u(3)
+    integer(c_int), target :: asked
+    type(hml_region) :: r
+    type(hml_region_stats) :: s
+    type(c_funptr) :: fn
+    u = 1
+    asked = 0
+    fn = c_funloc(agree_count)
+    call check(hml_region_open(r, "fortran_agree", mode=HML_MODE_INFER, &
+      on_error=HML_ON_ERROR_FALLBACK, model="/nonexistent/model.pt") == 0, "open infer")
+    call check(hml_region_inout(r, "[i, 0:1] = ([i])", "", [hml_array_of(u, "u")]) == 0, "inout")
+    call check(hml_region_set_agree(r, fn, c_loc(asked)) == 0, "set_agree")
+    call check(hml_region_begin(r) == 1, "missing model: the original code")
+    call check(hml_region_end(r) == 0, "end")
+    call check(asked == 1, "asked once, with local = 1")
+    call check(hml_region_set_agree(r, c_null_funptr) == 0, "removed")
+    call check(hml_region_begin(r) == 1, "second call")
+    call check(hml_region_end(r) == 0, "second end")
+    call check(asked == 1, "not asked once removed")
+    call check(hml_region_stats_get(r, s) == 0 .and. s%agreed_calls == 0, "agreed_calls")
+    call hml_region_free(r)
   end subroutine
 
   ! Row calls from a loop (off mode: every row runs), a second begin and
