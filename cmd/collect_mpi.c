@@ -15,11 +15,40 @@
 #include "run/argv.h"
 #include "sys/fsutil.h"
 
-int collect_mpi_launcher(char ***launcher, int *ranks, const hml__workflow *w,
-                         int ranks_opt, const char *cmd)
+int collect_mpi_launcher_find(char ***launcher, const hml__workflow *w)
 {
 	char *found;
 
+	*launcher = NULL;
+	if (!w->launcher)
+		return 0;
+	if (hml__argv_copy(launcher, (const char *const *)w->launcher, -1) < 0)
+		return hml_error_last()->code;
+	if (strchr((*launcher)[0], '/')) {
+		if (access((*launcher)[0], X_OK) == 0)
+			return 0;
+		found = NULL;
+	} else {
+		found = hml__find_on_path((*launcher)[0]);
+	}
+	if (!found) {
+		int rc = hml__error_set(HML_ENOTFOUND, "launcher '%s' of workflow '%s' is not "
+		                        "found%s (is MPI installed?)", (*launcher)[0], w->name,
+		                        strchr((*launcher)[0], '/') ? " or not executable"
+		                                                     : " on PATH");
+		hml__strv_free(*launcher);
+		*launcher = NULL;
+		return rc;
+	}
+	free((*launcher)[0]);
+	(*launcher)[0] = found;
+	return 0;
+}
+
+int collect_mpi_launcher(char ***launcher, int *ranks, const hml__workflow *w,
+                         int ranks_opt, const char *cmd)
+{
+	*launcher = NULL;
 	*ranks = ranks_opt > 0 ? ranks_opt : w->ranks;
 	if (!w->launcher) {
 		if (*ranks > 1) {
@@ -29,23 +58,12 @@ int collect_mpi_launcher(char ***launcher, int *ranks, const hml__workflow *w,
 		}
 		return 0;
 	}
-	if (hml__argv_copy(launcher, (const char *const *)w->launcher, -1) < 0)
-		return cmd_fail(hml_error_last()->code);
-	if (strchr((*launcher)[0], '/')) {
-		if (access((*launcher)[0], X_OK) == 0)
-			return 0;
-		found = NULL;
-	} else {
-		found = hml__find_on_path((*launcher)[0]);
-	}
-	if (!found) {
-		cmd_error("%s: launcher '%s' of workflow '%s' is not found%s (is MPI "
-		          "installed?)", cmd, (*launcher)[0], w->name,
-		          strchr((*launcher)[0], '/') ? " or not executable" : " on PATH");
+	if (collect_mpi_launcher_find(launcher, w) < 0) {
+		if (hml_error_last()->code == HML_ENOMEM)
+			return cmd_fail(HML_ENOMEM);
+		cmd_error("%s: %s", cmd, hml_error_last()->message);
 		return HML_EXIT_INVALID;
 	}
-	free((*launcher)[0]);
-	(*launcher)[0] = found;
 	return 0;
 }
 

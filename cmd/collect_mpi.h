@@ -42,6 +42,12 @@ typedef struct collect_mpi {
 int collect_mpi_launcher(char ***launcher, int *ranks, const hml__workflow *w,
                          int ranks_opt, const char *cmd);
 
+/* The workflow's launcher resolved as above, for a caller that reports
+ * errors itself: 0 (*launcher NULL when the workflow has none), or
+ * HML_ENOTFOUND "launcher 'mpirun' of workflow 'W' is not found on PATH
+ * (is MPI installed?)", HML_ENOMEM. */
+int collect_mpi_launcher_find(char ***launcher, const hml__workflow *w);
+
 /* Rank names of `db` (HML_DB, as the store names it) for `ranks` ranks; a rank's file that exists already
  * is refused (HML_EEXISTS "rank 1's file 'P' exists already"). */
 int collect_mpi_prepare(collect_mpi *m, const char *db, int ranks);

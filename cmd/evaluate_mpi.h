@@ -17,7 +17,8 @@
 
 
 /* Remove the runs' files in `dir` (a<k>.h5, .json, .log, s<k>..., k below
- * `nruns`; with `ranks` > 1 each rank's file of each too), then `dir`. */
+ * `nruns`; with `ranks` > 1 each rank's file of each too), then `dir`:
+ * an evaluation's, or a QoI check's (cmd/qoi_check.c). */
 void cmd_evaluate_runs_remove(const char *dir, int nruns, int ranks);
 
 /* The compared QoI files of an evaluation as store files. */

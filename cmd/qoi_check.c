@@ -11,7 +11,10 @@
  * evaluate's command line, so that neither the training data nor the
  * later evaluation chooses the model. A check runs the model's
  * TorchScript form: its C form was checked against it when compiled
- * (cmd/deploy_c.c) and gives the same outputs to float rounding.
+ * (cmd/deploy_c.c) and gives the same outputs to float rounding. An MPI
+ * workflow's check runs are started under its launcher with its ranks, as
+ * hml evaluate starts them, and its QoI is read from every rank's file
+ * (lib/store/qoi_compare.h).
  */
 #include <errno.h>
 #include <math.h>
@@ -22,6 +25,8 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "collect_mpi.h"
+#include "evaluate_mpi.h"
 #include "core/json.h"
 #include "core/util.h"
 #include "deploy/metrics.h"
@@ -39,6 +44,7 @@ struct cmd_qoi_check {
 	const char *region, *metric;
 	char *tmp, **argv;
 	int64_t seed;
+	int ranks;            /* an MPI workflow's (under its launcher), else 1 */
 	hml__qoi_ref *ref;    /* the accurate run's QoI */
 	hml__qoi_result *last;/* [w->nqoi]: the last check's comparison */
 	int last_ok;          /* it compared (its run did not fail) */
@@ -80,6 +86,18 @@ static int check_argv(cmd_qoi_check *q)
 			break;
 	}
 	hml__strv_free(eval);
+	q->ranks = 1;
+	if (rc == 0 && q->w->launcher) {   /* mpirun -n 3 PROGRAM ARGS */
+		char **launcher = NULL, **app = q->argv;
+
+		q->argv = NULL;
+		if ((rc = collect_mpi_launcher_find(&launcher, q->w)) == 0)
+			rc = hml__argv_launch(&q->argv, (const char *const *)launcher, q->w->ranks,
+			                      app);
+		hml__strv_free(launcher);
+		hml__strv_free(app);
+		q->ranks = q->w->ranks;
+	}
 	return rc;
 }
 
@@ -106,7 +124,7 @@ static int reference(cmd_qoi_check *q)
 	if ((rc = cmd_app_run(q->w, q->argv, &config, log,
 	                      hml__records_run_wall_max(q->s, q->w->name), &q->acc_wall,
 	                      NULL)) < 0 ||
-	    (rc = hml__qoi_ref_load(&q->ref, q->w, qoi, 1)) < 0)
+	    (rc = hml__qoi_ref_load(&q->ref, q->w, qoi, q->ranks)) < 0)
 		return rc;
 	snprintf(what, sizeof(what), "seed %lld", (long long)q->seed);
 	if ((rc = hml__qoi_ref_check_finite(q->ref, what)) < 0) {
@@ -269,18 +287,10 @@ int64_t cmd_qoi_check_seed(const cmd_qoi_check *q)
 
 void cmd_qoi_check_free(cmd_qoi_check *q)
 {
-	char qoi[4096], log[4096];
-
 	if (!q)
 		return;
-	if (q->tmp) {
-		for (int k = -1; k < q->nchecks; k++) {
-			run_paths(q, k, qoi, log, sizeof(qoi));
-			unlink(qoi);
-			unlink(log);
-		}
-		rmdir(q->tmp);
-	}
+	if (q->tmp)   /* a0 and s0 .. s<n-1>, each rank's */
+		cmd_evaluate_runs_remove(q->tmp, q->nchecks > 1 ? q->nchecks : 1, q->ranks);
 	json_decref(q->checks);
 	free(q->tmp);
 	hml__qoi_ref_free(q->ref);

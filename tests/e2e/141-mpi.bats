@@ -127,6 +127,13 @@ EOF
 	! ls exp/eval | grep -q .
 	run --separate-stderr hml -C exp evaluate m1 --repeat 1 --ranks 0
 	[ "$status" -eq 2 ]
+	# deploy --max-qoi-error's check runs under the launcher as well, and
+	# reads every rank's QoI file: the same one line, nothing deployed.
+	run --separate-stderr hml -C exp deploy --max-qoi-error 1
+	[ "$status" -eq 3 ]
+	[[ "${stderr##*$'\n'}" == "hml: error: rank 1 of 3 wrote no QoI file ("*"a0.r0001.h5' is missing)" ]]
+	[ "$(json exp/manifest.json 'len(d["deployments"])')" = 0 ]
+	[ -z "$(find exp -name '.tmp-*')" ]
 }
 
 @test "--ranks 1 under the launcher: the one rank writes the data file itself" {

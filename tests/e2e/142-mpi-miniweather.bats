@@ -109,6 +109,14 @@ PY
 	[ "$(json evalc.json 'd["evaluation"]["surrogate"]["model_calls"]')" = 12 ]
 	# The two forms of one model agree on the QoI error (float rounding apart).
 	"$PY" -c 'import json; t, c = (json.load(open(f))["evaluation"]["qoi"]["rmse"] for f in ("eval.json", "evalc.json")); print(t, c); assert abs(t - c) <= 1e-3 * t, (t, c)' 
+	# deploy --max-qoi-error checks the model under the launcher too: its
+	# QoI over the 3 ranks' files (3072 state values), no file left behind.
+	run --separate-stderr hml -C exp --json deploy --max-qoi-error 1e300 --force
+	assert_success
+	echo "$output" > qoic.json
+	[ "$(json qoic.json 'd["deployment"]["qoi_check"]["argv"][0].endswith("mpirun")')" = True ]
+	[ "$(json qoic.json 'd["deployment"]["qoi_check"]["checks"][0]["qois"][0]["values"]')" = 3072 ]
+	[ -z "$(find exp -name '.tmp-*')" ]
 }
 
 @test "a guard that sends one rank to the original code: every rank runs it (hml_region_set_agree), no deadlock" {
