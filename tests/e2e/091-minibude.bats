@@ -89,6 +89,27 @@ minibude() {
 	assert_success
 }
 
+@test "minibude: --seed draws the poses only: a pose has one energy under every seed" {
+	# With translations in {-1..1} there are 36^3 * 27 poses: two runs of
+	# 8192 share some ~50. The ligand is the deck's (--deck), so a pose
+	# both runs drew has the same energy in both (it once came from
+	# --seed, and every seed docked another molecule).
+	local small='--poses 8192 --protein 64 --batch 256 --translation 1 --quiet'
+	HML_MODE=collect HML_DB=s1.h5 minibude $small --seed 1
+	HML_MODE=collect HML_DB=s2.h5 minibude $small --seed 2
+	run "$PY" - <<'PY'
+import h5py, numpy as np
+a, b = (h5py.File(f, "r")["minibude"] for f in ("s1.h5", "s2.h5"))
+ea = {tuple(x): e for x, e in zip(a["input"][:].tolist(), a["output"][:, 0].tolist())}
+shared = [(ea[tuple(x)], e) for x, e in zip(b["input"][:].tolist(), b["output"][:, 0].tolist()) if tuple(x) in ea]
+assert len(shared) >= 10, len(shared)
+assert all(u == v for u, v in shared), shared[:5]
+assert len({u for u, _ in shared}) > 1
+print(len(shared))
+PY
+	assert_success
+}
+
 @test "minibude: collect, train, deploy, evaluate a surrogate of the energies" {
 	local small='--poses 4096 --protein 192 --batch 256'
 	run --separate-stderr hml --json collect minibude --args "$small --seed {seed}"

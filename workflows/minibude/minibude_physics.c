@@ -8,8 +8,9 @@
  * electrostatic and a desolvation term; the pose's energy is half the sum.
  * Everything is float, as in miniBUDE.
  *
- * --deck seeds the atoms (the problem), --seed the poses (the samples), so
- * that data collected with several seeds describes one protein.
+ * --deck seeds the atoms, protein and ligand (the problem), --seed the poses
+ * (the samples), so that data collected with several seeds describes one
+ * problem: the same pose has the same energy under every --seed.
  *
  * --check recomputes the first poses with a deliberately simple double
  * precision code path (matrix products, one pair at a time) and exits 1 if
@@ -82,10 +83,10 @@ static void make_atoms(uint64_t *rng, atom *a, long n, float radius)
 	}
 }
 
-/* Protein beside the origin; ligand a small cluster at it; poses: angles from
- * {-170, ..., 180} degrees, translations from {-T, ..., T} angstrom (T:
- * --translation, default 7; with 7 the poses are those of every earlier
- * version, a wider T draws poses a model trained at 7 has not seen). */
+/* Protein beside the origin; ligand a small cluster at it (both from the
+ * deck's seed); poses (from the pose seed): angles from {-170, ..., 180}
+ * degrees, translations from {-T, ..., T} angstrom (T: --translation,
+ * default 7; a wider T draws poses a model trained at 7 has not seen). */
 static void make_deck(deck *d, uint64_t deck_seed, uint64_t pose_seed, long t)
 {
 	uint64_t rng = deck_seed;
@@ -99,8 +100,13 @@ static void make_deck(deck *d, uint64_t deck_seed, uint64_t pose_seed, long t)
 	make_atoms(&rng, d->protein, d->np, rp);
 	for (i = 0; i < d->np; i++)
 		d->protein[i].x += rp;
-	rng = pose_seed;
+	/* The ligand is part of the problem: drawn from the deck's seed, so
+	 * that an energy is a function of the pose alone whatever --seed
+	 * draws the poses (drawn from the pose seed, as it once was, every
+	 * seed docked another ligand and a model trained on one run's poses
+	 * was scored against another molecule). */
 	make_atoms(&rng, d->ligand, d->nl, 1.5f * cbrtf((float)d->nl));
+	rng = pose_seed;
 	for (i = 0; i < d->nposes; i++) {
 		for (k = 0; k < 3; k++)
 			d->poses[i][k] = (float)(-170 + 10 * (int)(next_u64(&rng) % 36)) * (PI_F / 180.0f);
