@@ -25,8 +25,9 @@
 
 /* A candidate with no start-up or rows per run: compared per sample;
  * no cost of the original code: never predicted slower. */
-#define NOCOST { 0, 0, 0, 0, 0, 0 }
-#define CAND(id, t, e, l) { id, t, e, l, NAN, NAN, NOCOST, NAN }
+#define NOCOST { 0, 0, 0, 0, 0, 0, 0 }
+#define NOSCHED { NAN, 0 }
+#define CAND(id, t, e, l) { id, t, e, l, NAN, NAN, NOCOST, NAN, NULL, 0, NOSCHED }
 
 /* m1: accurate and slow; m2: middling; m3: rough and fast; m4: no error. */
 static const hml__candidate list[] = {
@@ -124,9 +125,9 @@ TEST(faster_per_run)
 	 * C loads in 4 ms. 16384 rows per run: C wins (4 ms + 14.7 ms against
 	 * 0.4 s + 11.1 ms); 1e8 rows: TorchScript repays its start-up. */
 	hml__candidate two[] = {
-		{ "m1", TS, 0.01, 6.8e-7, 0.4, 16384, NOCOST, NAN },
-		{ "m1", C, 0.01, 9e-7, 0.004, 16384, NOCOST, NAN },
-		{ "m2", TS, 0.02, 5e-7, 0.4, 16384, NOCOST, NAN },
+		{ "m1", TS, 0.01, 6.8e-7, 0.4, 16384, NOCOST, NAN, NULL, 0, NOSCHED },
+		{ "m1", C, 0.01, 9e-7, 0.004, 16384, NOCOST, NAN, NULL, 0, NOSCHED },
+		{ "m2", TS, 0.02, 5e-7, 0.4, 16384, NOCOST, NAN, NULL, 0, NOSCHED },
 	};
 	hml__select_bounds b = bounds(0.05, NAN);
 	size_t k;
@@ -436,7 +437,7 @@ TEST(run_costs_of_experiment)
  * unless allow_slower; when all are, the message names both figures. */
 TEST(slower_never_chosen)
 {
-	const hml__region_cost cost = { 2.0, 10.0, 2e6, 2, 0, 0 };
+	const hml__region_cost cost = { 2.0, 10.0, 2e6, 2, 0, 0, NAN };
 	hml__candidate c[] = {
 		CAND("m1", TS, 0.01, 3e-6), CAND("m1", C, 0.01, 1e-6),
 		CAND("m2", C, 0.05, 4e-7), CAND("m3", C, 0.02, NAN),
