@@ -235,23 +235,30 @@ int hml__iterative_group(const char **ids, size_t cap, size_t *n, const json_t *
 	                      k);
 }
 
+void hml__iterative_predict(hml__prediction *p, const hml__store *s, const json_t *plan,
+                            const char *region, long long k, long long il, double latency,
+                            const char *const *ds_ids, size_t nds)
+{
+	const char *ids[256];
+	hml__region_cost cost;
+	hml__schedule sch = { k > 0 ? (double)k : NAN, il > 0 ? il : 0 };
+	size_t n = nds;
+
+	if (plan && hml__iterative_group(ids, sizeof(ids) / sizeof(ids[0]), &n, plan, k, ds_ids,
+	                                 nds) == 0)
+		ds_ids = ids;
+	hml__cost_of_datasets(&cost, s, region, ds_ids, n);
+	hml__predict(p, &cost, latency, NAN, &sch);
+}
+
 double hml__iterative_step_seconds(const hml__store *s, const json_t *plan, const char *region,
                                    const json_t *sample, double latency,
                                    const char *const *ds_ids, size_t nds)
 {
-	const char *ids[256];
-	hml__region_cost cost;
 	hml__prediction p;
-	hml__schedule sch;
 	long long k, il;
-	size_t n;
 
 	hml__iterative_choice(sample, &k, &il);
-	if (hml__iterative_group(ids, sizeof(ids) / sizeof(ids[0]), &n, plan, k, ds_ids, nds) < 0)
-		return NAN;
-	hml__cost_of_datasets(&cost, s, region, ids, n);
-	sch.k = k > 0 ? (double)k : NAN;
-	sch.interleave = il > 0 ? il : 0;
-	hml__predict(&p, &cost, latency, NAN, &sch);
+	hml__iterative_predict(&p, s, plan, region, k, il, latency, ds_ids, nds);
 	return p.step_seconds;
 }

@@ -31,6 +31,7 @@
 #include <jansson.h>
 
 #include "run/workflow.h"
+#include "store/cost.h"
 #include "store/store.h"
 
 #ifdef __cplusplus
@@ -65,6 +66,18 @@ void hml__iterative_choice(const json_t *sample, long long *k, long long *interl
  */
 int hml__iterative_group(const char **ids, size_t cap, size_t *n, const json_t *plan,
                          long long k, const char *const *ds_ids, size_t nds);
+
+/**
+ * The prediction (lib/store/cost.h hml__predict(), start-up unknown) for
+ * a model of `latency` seconds per row at k and interleave il (-1: not
+ * searched), from the cost of the data sets of its k in plan `plan`
+ * (hml__iterative_group()); with plan NULL, or no group of k, of all the
+ * search's data sets ds_ids[0 .. nds) and no schedule. hml search's front
+ * table prints its region speedup. Never fails.
+ */
+void hml__iterative_predict(hml__prediction *p, const hml__store *s, const json_t *plan,
+                            const char *region, long long k, long long il, double latency,
+                            const char *const *ds_ids, size_t nds);
 
 /**
  * An iterative trial's cost, hml search's second objective for it: the

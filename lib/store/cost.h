@@ -40,7 +40,7 @@
  * An iterative application (lib/run/search_args.h) calls the region once
  * per k time steps, and under interleave N the runtime sends call c
  * (counted from 0) to the original code when c % (N + 1) == N
- * (runtime/src/region.c): of C calls a run makes, the model answers
+ * (the runtime's interleave mode): of C calls a run makes, the model answers
  * C - floor(C / (N + 1)) and the original code the other floor(C / (N + 1))
  * (N = 0, infer mode: all C). The region's cost is that of data sets
  * collected at the model's k (one call's rows advance k steps; its
