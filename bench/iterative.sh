@@ -12,7 +12,8 @@
 # `hml evaluate --k K --interleave N` on it: the speedup is the accurate
 # runs' wall time over the surrogate runs', both measured in that one
 # command, alternating. Prints the search's front, the evaluation and the
-# error-over-time table. Environment: HML (the hml binary, default
+# error-over-time table; then what `hml deploy --best` picks and its
+# evaluation. Environment: HML (the hml binary, default
 # build/cmd/hml), WORK (a scratch directory, default a new one in /tmp).
 set -eu
 
@@ -43,3 +44,26 @@ model=$1 k=$2 il=$3 qerr=$4
 echo "best of the front: model $model at k $k, interleave $il (search's QoI error $qerr)"
 "$HML" -q deploy "$model" --force >/dev/null
 "$HML" evaluate --repeat 3 --k "$k" --interleave "$il" "$model"
+# What `hml deploy --best` picks among every model of the region (by the
+# QoI error the search recorded, lib/store/select.h), evaluated at the k
+# and interleave its card records: its QoI error and end-to-end speedup.
+"$HML" --json deploy --best --force > best.json
+python3 - <<'PY'
+import json
+d = json.load(open("best.json"))["deployment"]
+c = d.get("chosen_by", {})
+print("deploy --best: model %s chosen by %s %s; predicted end to end %s, model share %s"
+      % (d["model"], c.get("metric"), c.get("value"), d["predicted"]["end_to_end"],
+         d["predicted"].get("model_share")))
+PY
+best=$(python3 -c 'import json; print(json.load(open("best.json"))["deployment"]["model"])')
+"$HML" --json evaluate --repeat 3 "$best" > best-eval.json
+python3 - <<'PY'
+import json
+e = json.load(open("best-eval.json"))
+e = e.get("evaluation", e)
+q = e["qoi"]
+print("deploy --best's model %s evaluated: QoI %s %s %.4g, end to end %.3gx (predicted %s)"
+      % (e["model"], q["dataset"], q["metric"], q[q["metric"]],
+         e["speedup"]["end_to_end"]["mean"], e["predicted"]["end_to_end"]))
+PY

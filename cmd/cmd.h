@@ -283,12 +283,15 @@ void cmd_evaluate_qoi_print(const json_t *evaluation);
  * workflow `w` declares them (search_args): *argv (the application's,
  * replaced) with the k argument (and the interleave argument when the
  * workflow declares one) set; *interleave the runtime's interleave ratio
- * for the surrogate runs (0: infer). Errors: HML_EINVALID "--k: workflow
- * 'W' declares no steps per model call (search_args.k in
- * hml-workflow(5))", HML_ENOMEM.
+ * for the surrogate runs (0: infer); *sched the k and interleave the
+ * surrogate runs have (lib/store/cost.h: for the predicted speedup; k NaN
+ * when not set). Errors: HML_EINVALID "--k: workflow 'W' declares no
+ * steps per model call (search_args.k in hml-workflow(5))", HML_ENOMEM.
  */
-int cmd_evaluate_search_args(char ***argv, int *interleave, const struct hml__workflow *w,
-                             const json_t *model, int64_t k, int64_t il);
+struct hml__schedule;
+int cmd_evaluate_search_args(char ***argv, int *interleave, struct hml__schedule *sched,
+                             const struct hml__workflow *w, const json_t *model, int64_t k,
+                             int64_t il);
 
 /*
  * The error over time (lib/store/qoi_series.h) of the QoIs the accurate

@@ -46,8 +46,9 @@ static hml__guard_spec guard;
 
 static const cmd_option options[] = {
 	{ "best", 0, CMD_OPT_FLAG, &best, NULL,
-	  "the model with the lowest QoI error on a search's check (hml search --qoi-check), "
-	  "else the lowest validation error (RMSE, or MAPE where the workflow's metric is)" },
+	  "the model with the lowest QoI error a search recorded (hml search --qoi-check, or an "
+	  "iterative application's search), ties the higher predicted speedup; else the lowest "
+	  "validation error (RMSE, or MAPE where the workflow's metric is)" },
 	{ "max-error", 0, CMD_OPT_DOUBLE, &max_error, "E",
 	  "the fastest model whose validation error (in its card's metric) is at most E" },
 	{ "max-qoi-error", 0, CMD_OPT_DOUBLE, &max_qoi, "E",
@@ -147,6 +148,17 @@ static int refuse_slower(const hml__candidate *pick)
 	                      hml__prediction_speed_text(speed, sizeof(speed), &p));
 }
 
+/* A card whose QoI error is not a finite number >= 0 (edited, or of a
+ * hostile history): ignored, the model ranked by its validation error;
+ * said once per model. */
+static void warn_bad_qoi(const hml__candidate *c, size_t n)
+{
+	for (size_t k = 0; k < n; k++)
+		if (c[k].qoi_bad && (k == 0 || strcmp(c[k - 1].model, c[k].model) != 0))
+			cmd_warn("model '%s': its recorded QoI error is not a finite number >= 0: "
+			         "ignored (ranked by its validation error)", c[k].model);
+}
+
 /* The (model, target) to deploy into *pick: the model named (`id`, its
  * faster target with --target auto), the choice of lib/store/select.h under
  * --best / --max-error / --max-latency among the candidates, or under
@@ -162,6 +174,7 @@ static int choose(hml__store *s, const char *id, hml__candidate *pick, json_t **
 		return rc;
 	for (k = 0; !isnan(rows_per_run) && k < n; k++)
 		c[k].rows_per_run = rows_per_run;
+	warn_bad_qoi(c, n);
 	if (target && strcmp(target, "auto") == 0) {
 		char why[300];
 
@@ -279,7 +292,7 @@ static json_t *prediction_json(const hml__candidate *pick)
 static json_t *deployment_record(const char *id, const char *label, const char *workflow,
                                  const char *selection, const char *cid,
                                  const hml__candidate *pick, json_t *qoi_check, json_t *env,
-                                 json_t *guard_rec)
+                                 json_t *guard_rec, json_t *chosen_by)
 {
 	json_t *rec = json_pack("{s:s, s:s, s:s, s:s, s:s}", "model", id, "region", label,
 	                        "workflow", workflow, "selection", selection,
@@ -304,8 +317,10 @@ static json_t *deployment_record(const char *id, const char *label, const char *
 	if (!isnan(pick->latency))
 		json_object_set_new(rec, "latency_seconds_per_sample", json_real(pick->latency));
 	json_object_set_new(rec, "predicted", prediction_json(pick));
-	if (!isnan(pick->qoi_error))   /* a search's QoI check measured it */
+	if (!isnan(pick->qoi_error))   /* a search measured it (records.h) */
 		json_object_set_new(rec, "qoi_error", json_real(pick->qoi_error));
+	if (chosen_by)
+		json_object_set(rec, "chosen_by", chosen_by);
 	if (force)
 		json_object_set_new(rec, "forced", json_true());
 	json_object_set_new(rec, "guard", guard_rec ? json_incref(guard_rec) :
@@ -370,6 +385,33 @@ static void print_origin(const char *pid, const hml__store *s, const hml__model_
 		         "among a search's front only)", pid, m->id, from, m->region);
 }
 
+/* --best's metric: the QoI error (cost.h's reader, records.h) when the
+ * model chosen has one, else its validation error in its card's metric. */
+static json_t *chosen_by_json(const hml__model_view *m, const hml__candidate *pick)
+{
+	if (!isnan(pick->qoi_error))
+		return json_pack("{s:s, s:f, s:s}", "metric", "qoi_error", "value", pick->qoi_error,
+		                 "source", pick->qoi_source ? pick->qoi_source : "?");
+	return json_pack("{s:s, s:o}", "metric", strcmp(m->metric, "mape") == 0 ? "val_mape" :
+	                 "val_rmse", "value", hml__json_real(m->val_error));
+}
+
+static void print_chosen_by(const char *pid, const hml__model_view *m,
+                            const hml__candidate *pick)
+{
+	if (isnan(pick->qoi_error))
+		cmd_info("%s: --best chose model '%s' by its validation %s, %.4g (no candidate has "
+		         "a QoI error)", pid, pick->model, strcmp(m->metric, "mape") == 0 ? "MAPE %" :
+		         "RMSE", m->val_error);
+	else if (pick->qoi_source && strcmp(pick->qoi_source, "iterative") == 0)
+		cmd_info("%s: --best chose model '%s' by its QoI error, %.4g (the application's "
+		         "primary QoI after its iterative search's run at k %lld, interleave %lld)",
+		         pid, pick->model, pick->qoi_error, m->k, m->interleave > 0 ? m->interleave : 0);
+	else
+		cmd_info("%s: --best chose model '%s' by its QoI error, %.4g (the application's "
+		         "primary QoI on a search's QoI check)", pid, pick->model, pick->qoi_error);
+}
+
 /* The informational lines: the QoI check's result, then what was deployed
  * with the figures the choice used. */
 static void print_deployed(const char *pid, const char *id, const char *label,
@@ -400,9 +442,8 @@ static void print_deployed(const char *pid, const char *id, const char *label,
 		         "%.3g s start-up)", pid, id, label, workflow, metric, m->val_error,
 		         pick->latency * 1e6, pick->rows_per_run, hml__candidate_run_cost(pick),
 		         pick->startup);
-	if (best && !isnan(pick->qoi_error))
-		cmd_info("%s: chosen by its error of the application's quantity of interest, %.4g "
-		         "on a search's QoI check (hml show %s)", pid, pick->qoi_error, id);
+	if (best)
+		print_chosen_by(pid, m, pick);
 	print_predicted(pid, pick);
 }
 
@@ -467,11 +508,11 @@ int cmd_deploy(int argc, char **argv)
 	hml__store *s = NULL;
 	hml__workflow *w = NULL;
 	hml__model_view model;
-	json_t *rec = NULL, *env = NULL, *qoi_check = NULL, *guard_rec = NULL;
+	json_t *rec = NULL, *env = NULL, *qoi_check = NULL, *guard_rec = NULL, *chosen_by = NULL;
 	const char *id, *label;
 	char *path = NULL, *so_path = NULL, *gpath = NULL, *watch = NULL, *abs_dir = NULL, pid[32], cid[32] = "", rel[128];
 	hml__candidate pick = { NULL, HML__TARGET_TORCHSCRIPT, NAN, NAN, NAN, NAN,
-	                        { 0, 0, 0, 0, 0, 0 }, NAN };
+	                        { 0, 0, 0, 0, 0, 0, 0 }, NAN, NULL, 0, { NAN, 0 } };
 	int first, rc, code = HML_EXIT_OK;
 
 	if ((rc = cmd_parse(&spec, argc, argv, &first)) != 0)
@@ -512,8 +553,12 @@ int cmd_deploy(int argc, char **argv)
 		    (rc = add_guard(s, &model, label, &form, env, &guard_rec, &gpath)) < 0)
 			goto fail;
 	}
+	if (best && !(chosen_by = chosen_by_json(&model, &pick))) {
+		rc = hml__error_oom();
+		goto fail;
+	}
 	if (!(rec = deployment_record(id, label, w->name, selection_name(first < argc), cid, &pick,
-	                              qoi_check, env, guard_rec))) {
+	                              qoi_check, env, guard_rec, chosen_by))) {
 		rc = hml__error_oom();
 		goto fail;
 	}
@@ -534,6 +579,7 @@ done:
 	json_decref(env);
 	json_decref(qoi_check);
 	json_decref(guard_rec);
+	json_decref(chosen_by);
 	free(path);
 	free(so_path);
 	free(gpath);

@@ -169,7 +169,7 @@ static int plan_argv(evaluation *e, char **extra, int nextra)
 		rc = hml__argv_build(&e->argv, e->w->program, (const char *const *)args, NULL);
 	hml__strv_free(args);
 	if (rc == 0)
-		rc = cmd_evaluate_search_args(&e->argv, &e->interleave, e->w,
+		rc = cmd_evaluate_search_args(&e->argv, &e->interleave, &e->sched, e->w,
 		                              hml__store_find(e->s, "models", e->id), k_opt,
 		                              interleave_opt);
 	if (rc == 0 && e->launcher) {   /* mpirun -n 3 PROGRAM ARGS */
@@ -314,7 +314,7 @@ static void predict(evaluation *e)
 	if (hml__records_model(&m, e->s, e->id) == 0)
 		hml__cost_of_model(&cost, e->s, &m);
 	hml__predict(&e->pred, &cost, e->lat_source && t >= 0 ? e->lat.seconds[t] : NAN,
-	             e->lat_source && t >= 0 ? e->lat.startup[t] : NAN);
+	             e->lat_source && t >= 0 ? e->lat.startup[t] : NAN, &e->sched);
 	hml__summary_compute(&aw, e->acc.wall, (size_t)e->nrep);
 	hml__summary_compute(&ar, e->acc.region, (size_t)e->nrep);
 	e->pred_run = hml__predict_run(&e->pred, aw.mean, ar.mean);

@@ -40,6 +40,7 @@ typedef struct evaluation {
 	const char *guard_spec;   /* its spec ("bounds:margin=0"), or NULL: none */
 	int nrep;
 	int interleave;           /* > 0: the runtime's interleave mode in surrogate runs */
+	hml__schedule sched;      /* the surrogate runs' k and interleave (lib/store/cost.h) */
 	/* run */
 	series acc, sur;
 	double *speed_e2e, *speed_region;

@@ -13,6 +13,7 @@
 #include "core/util.h"
 #include "run/search_args.h"
 #include "run/workflow.h"
+#include "store/cost.h"
 #include "store/qoi_series.h"
 #include "sys/gnuplot.h"
 
@@ -29,8 +30,9 @@ static int set_arg(char ***argv, const char *arg, int64_t v)
 	return rc;
 }
 
-int cmd_evaluate_search_args(char ***argv, int *interleave, const hml__workflow *w,
-                             const json_t *model, int64_t k, int64_t il)
+int cmd_evaluate_search_args(char ***argv, int *interleave, hml__schedule *sched,
+                             const hml__workflow *w, const json_t *model, int64_t k,
+                             int64_t il)
 {
 	const hml__search_args *a = &w->search_args;
 	const json_t *it = json_object_get(model, "iterative");
@@ -42,6 +44,8 @@ int cmd_evaluate_search_args(char ***argv, int *interleave, const hml__workflow 
 		il = json_integer_value(json_object_get(it, "interleave"));
 
 	*interleave = il > 0 ? (int)il : 0;
+	sched->k = k > 0 ? (double)k : NAN;
+	sched->interleave = il > 0 ? il : 0;
 	if (k > 0 && !a->k.arg)
 		return hml__error_set(HML_EINVALID, "--k: workflow '%s' declares no steps per model "
 		                      "call (search_args.k in hml-workflow(5))", w->name);

@@ -26,6 +26,7 @@
 #include "search/coordinator.h"
 #include "search/duration.h"
 #include "search/history.h"
+#include "search/iterative.h"
 #include "search/plan.h"
 #include "search/pool.h"
 #ifdef HML_WITH_MPI
@@ -416,8 +417,7 @@ static int prepare(search_cli *x, const char *resume_id)
 	return 0;
 }
 
-/* The region's cost, against which the speedup column is predicted; an
- * empty front said for what it is. */
+/* The region's cost, the speedup column's reference; an empty front said. */
 static void print_cost(const hml__search_plan *p, size_t nfront)
 {
 	char cost[32];
@@ -428,8 +428,8 @@ static void print_cost(const hml__search_plan *p, size_t nfront)
 		return;
 	}
 	hml__format_seconds(cost, sizeof(cost), p->region_cost, 2);
-	printf("  region's original code: %s per row; speedup: of the region, per row, "
-	       "predicted\n", cost);
+	printf("  region's original code: %s per row; speedup: of the region, predicted (moving "
+	       "rows and the interleave's original calls counted)\n", cost);
 	if (nfront == 0)
 		cmd_warn("search %s: no model on the front: none ran faster than the region's "
 		         "original code (%s per row) within the constraints; a surrogate does not pay "
@@ -488,18 +488,22 @@ static void print_result(const search_cli *x)
 	       "model", "arch");
 	json_array_foreach(front, i, e) {
 		double lat = hml__json_number(e, "latency_seconds_per_sample");
+		const json_t *k = json_object_get(e, "k"), *il = json_object_get(e, "interleave");
+		hml__prediction pr;
 		char sp[32];
 
-		hml__format_speedup(sp, sizeof(sp), p->region_cost / lat);
+		hml__iterative_predict(&pr, x->s, p->iterative, p->region, json_is_integer(k) ?
+		                       json_integer_value(k) : -1, json_is_integer(il) ?
+		                       json_integer_value(il) : -1, lat, p->ds_ids, p->nds);
+		hml__format_speedup(sp, sizeof(sp), pr.region);
 		printf("  %-12.6g %-14.5g %-9lld %-8s %-6s %s", hml__json_number(e, key),
 		       lat * 1e6, (long long)json_integer_value(json_object_get(e, "params")), sp,
 		       hml__json_string(e, "model") ? hml__json_string(e, "model") : "-",
 		       hml__json_string(e, "arch") ? hml__json_string(e, "arch") : "");
-		if (json_object_get(e, "k"))
-			printf("  k %lld", (long long)json_integer_value(json_object_get(e, "k")));
-		if (json_object_get(e, "interleave"))
-			printf("  interleave %lld",
-			       (long long)json_integer_value(json_object_get(e, "interleave")));
+		if (k)
+			printf("  k %lld", (long long)json_integer_value(k));
+		if (il)
+			printf("  interleave %lld", (long long)json_integer_value(il));
 		printf("\n");
 	}
 	cmd_search_qoi_print(rec);

@@ -218,7 +218,7 @@ static int sched_learn(hml__coordinator *c, long i)
 {
 	const search_trial *t = &c->t[i];
 	hml__sched_outcome o = { hml__hist_error(&t->m, c->p->base.metric), t->m.latency_s,
-	                         (double)t->m.params };
+	                         (double)t->m.params, hml__hist_cost(&t->m) };
 
 	return t->end_status == HML__HIST_OK
 	       ? hml__sched_report(c->sched, (size_t)t->config, t->rung, &o)
@@ -416,7 +416,12 @@ static int trial_end(hml__coordinator *c, long i, hml__hist_status status, const
 		ev.m = (hml__hist_metrics){ r->val_rmse, r->test_rmse, r->val_mape, r->test_mape,
 		                            r->latency_s_per_sample, r->latency_batch, r->params,
 		                            r->epochs_run, p->target, p->lat_threads, t->lat_cached,
-		                            lat_cost, p->iterative != NULL, qoi };
+		                            lat_cost, p->iterative != NULL, qoi, NAN };
+		if (p->iterative && c->o.store)
+			ev.m.step_seconds = hml__iterative_step_seconds(c->o.store, p->iterative,
+			                                                p->region, c->cfg[t->config],
+			                                                r->latency_s_per_sample,
+			                                                p->ds_ids, p->nds);
 		t->m = ev.m;
 		if (p->target == HML__TARGET_C && !t->lat_cached &&
 		    (rc = hml__latency_cache_put(&c->lat, r->arch, r->latency_batch, p->lat_threads,
@@ -1050,10 +1055,8 @@ static json_t *iterative_facts(json_t *rec, const hml__coordinator *c, const sea
 	if (!rec || !t->m.has_qoi)
 		return rec;
 	hml__iterative_choice(c->cfg[t->config], &k, &il);
-	if (json_object_set_new(rec, "iterative", json_pack("{s:o, s:o, s:o}",
-	                        "k", k >= 0 ? json_integer(k) : json_null(),
-	                        "interleave", il >= 0 ? json_integer(il) : json_null(),
-	                        "qoi_error", hml__json_real(t->m.qoi_error))) < 0) {
+	if (json_object_set_new(rec, "iterative",
+	                        hml__records_iterative_json(k, il, t->m.qoi_error)) < 0) {
 		json_decref(rec);
 		return NULL;
 	}
@@ -1070,6 +1073,9 @@ static json_t *model_record(const hml__coordinator *c, long i)
 	hml__train_result r;
 	hml__model_facts f;
 	char arch[256];
+	const char *ids[256];
+	size_t nids = 0;
+	long long k, il;
 
 	memset(&r, 0, sizeof(r));
 	hml__dataset_view_of(&d, hml__store_find(c->o.store, "datasets", p->ds_ids[0]));
@@ -1095,8 +1101,17 @@ static json_t *model_record(const hml__coordinator *c, long i)
 	r.test_mae = r.test_max_abs = NAN;
 	r.latency_s_per_sample = t->m.latency_s;
 	r.latency_batch = t->m.latency_batch;
+	/* an iterative trial trained on the data sets of its k only: its cost
+	 * (lib/store/cost.h) is theirs */
+	if (p->iterative) {
+		hml__iterative_choice(c->cfg[t->config], &k, &il);
+		if (hml__iterative_group(ids, sizeof(ids) / sizeof(ids[0]), &nids, p->iterative, k,
+		                         p->ds_ids, p->nds) < 0 || nids == 0)
+			nids = 0;
+	}
 	f = (hml__model_facts){ p->workflow_name, p->region, json_object_get(reg, "input_shape"),
-	                        json_object_get(reg, "output_shape"), p->ds_ids, p->nds, &o, &r,
+	                        json_object_get(reg, "output_shape"), nids ? ids : p->ds_ids,
+	                        nids ? nids : p->nds, &o, &r,
 	                        NULL, -1, -1, p->id, i, t->config, NULL, NULL };
 	return iterative_facts(hml__model_record_new(c->o.store, &f), c, t);
 }

@@ -62,6 +62,7 @@ void hml__hist_event_init(hml__hist_event *ev)
 	ev->m.latency_target = -1;
 	ev->m.latency_cost = NAN;
 	ev->m.qoi_error = NAN;
+	ev->m.step_seconds = NAN;
 }
 
 /* ---- writer ------------------------------------------------------------- */
@@ -203,6 +204,11 @@ double hml__hist_error(const hml__hist_metrics *m, const char *metric)
 	return strcmp(metric, "mape") == 0 ? m->val_mape : NAN;
 }
 
+double hml__hist_cost(const hml__hist_metrics *m)
+{
+	return m->has_qoi && m->step_seconds > 0 ? m->step_seconds : m->latency_s;
+}
+
 static json_t *metrics_json(const hml__hist_metrics *m)
 {
 	json_t *o = json_object();
@@ -225,6 +231,8 @@ static json_t *metrics_json(const hml__hist_metrics *m)
 	json_object_set_new(o, "epochs_run", json_integer(m->epochs_run));
 	if (m->has_qoi)
 		json_object_set_new(o, "qoi_error", hml__json_real(m->qoi_error));
+	if (m->has_qoi && m->step_seconds > 0 && isfinite(m->step_seconds))
+		json_object_set_new(o, "step_seconds", json_real(m->step_seconds));
 	return o;
 }
 
@@ -391,7 +399,7 @@ static const char *const line_keys[] = {
 static const char *const metric_keys[] = {
 	"val_rmse", "test_rmse", "val_mape", "test_mape", "latency_seconds_per_sample",
 	"latency_batch", "latency_target", "latency_threads", "latency_cached",
-	"latency_cost_seconds", "params", "epochs_run", "qoi_error", NULL
+	"latency_cost_seconds", "params", "epochs_run", "qoi_error", "step_seconds", NULL
 };
 
 /* The first key of o not in keys (NULL: none). */
@@ -454,6 +462,8 @@ static const char *metrics_check(const json_t *m, char *why, size_t size)
 			return say(why, size, "'metrics.%s' is not a finite number >= 0", errors[k]);
 	if (!real_ok(m, "latency_seconds_per_sample", 1))
 		return "'metrics.latency_seconds_per_sample' is not a finite number > 0";
+	if (!real_ok(m, "step_seconds", 1))
+		return "'metrics.step_seconds' is not a finite number > 0";
 	/* (-1: unknown, as the writer writes it) */
 	if (!int_ok(m, "latency_batch", -1, INT32_MAX) || int_or(m, "latency_batch", -1) == 0 ||
 	    !int_ok(m, "params", -1, INT64_MAX) || !int_ok(m, "epochs_run", -1, INT32_MAX) ||
@@ -522,6 +532,7 @@ static void metrics_of(hml__hist_metrics *m, const json_t *o)
 	m->latency_cost = hml__json_number(o, "latency_cost_seconds");
 	m->has_qoi = json_object_get(o, "qoi_error") != NULL;
 	m->qoi_error = hml__json_number(o, "qoi_error");
+	m->step_seconds = hml__json_number(o, "step_seconds");
 }
 
 /* Fill *ev from line object o; *u receives the point (malloc'ed). NULL,

@@ -106,6 +106,9 @@ typedef struct hml__hist_metrics {
 	double qoi_error;          /**< the primary QoI's error after the application's run
 	                                with the model at the trial's k and interleave
 	                                (written as "qoi_error") */
+	double step_seconds;       /**< an iterative trial's predicted region seconds per
+	                                application step at its k and interleave
+	                                (lib/search/iterative.h); NaN: not known */
 } hml__hist_metrics;
 
 /**
@@ -115,6 +118,13 @@ typedef struct hml__hist_metrics {
  * another name. A search record without "metric" (older hml) searched RMSE.
  */
 double hml__hist_error(const hml__hist_metrics *m, const char *metric);
+
+/**
+ * The cost a search ranks `m` by, its second objective: an iterative
+ * application's trial's step_seconds where known (the calls a run makes
+ * at its k and interleave counted), else the latency per sample.
+ */
+double hml__hist_cost(const hml__hist_metrics *m);
 
 /** One event. Pointers are borrowed (from the caller, or from the reader's line). */
 typedef struct hml__hist_event {

@@ -2,6 +2,7 @@
  * lib/search/iterative.c - an iterative application's k and interleave
  * as search dimensions: the plan.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include "run/argv.h"
 #include "run/search_args.h"
 #include "search/iterative.h"
+#include "store/cost.h"
 #include "store/records.h"
 
 /* The k data set `id` was collected with: that of its first run that
@@ -207,4 +209,56 @@ void hml__iterative_choice(const json_t *sample, long long *k, long long *interl
 
 	*k = json_is_integer(kv) ? json_integer_value(kv) : -1;
 	*interleave = json_is_integer(iv) ? json_integer_value(iv) : -1;
+}
+
+int hml__iterative_group(const char **ids, size_t cap, size_t *n, const json_t *plan,
+                         long long k, const char *const *ds_ids, size_t nds)
+{
+	const json_t *g, *ix;
+	size_t i, j;
+
+	*n = 0;
+	json_array_foreach(json_object_get(plan, "groups"), i, g) {
+		const json_t *gk = json_object_get(g, "k");
+
+		if (k < 0 ? !json_is_null(gk) : !(json_is_integer(gk) && json_integer_value(gk) == k))
+			continue;
+		json_array_foreach(json_object_get(g, "data"), j, ix) {
+			json_int_t d = json_integer_value(ix);
+
+			if (d >= 0 && (size_t)d < nds && *n < cap)
+				ids[(*n)++] = ds_ids[d];
+		}
+		return 0;
+	}
+	return hml__error_set(HML_ENOTFOUND, "the search plan has no data set collected at k %lld",
+	                      k);
+}
+
+void hml__iterative_predict(hml__prediction *p, const hml__store *s, const json_t *plan,
+                            const char *region, long long k, long long il, double latency,
+                            const char *const *ds_ids, size_t nds)
+{
+	const char *ids[256];
+	hml__region_cost cost;
+	hml__schedule sch = { k > 0 ? (double)k : NAN, il > 0 ? il : 0 };
+	size_t n = nds;
+
+	if (plan && hml__iterative_group(ids, sizeof(ids) / sizeof(ids[0]), &n, plan, k, ds_ids,
+	                                 nds) == 0)
+		ds_ids = ids;
+	hml__cost_of_datasets(&cost, s, region, ds_ids, n);
+	hml__predict(p, &cost, latency, NAN, &sch);
+}
+
+double hml__iterative_step_seconds(const hml__store *s, const json_t *plan, const char *region,
+                                   const json_t *sample, double latency,
+                                   const char *const *ds_ids, size_t nds)
+{
+	hml__prediction p;
+	long long k, il;
+
+	hml__iterative_choice(sample, &k, &il);
+	hml__iterative_predict(&p, s, plan, region, k, il, latency, ds_ids, nds);
+	return p.step_seconds;
 }

@@ -31,6 +31,7 @@
 #include <jansson.h>
 
 #include "run/workflow.h"
+#include "store/cost.h"
 #include "store/store.h"
 
 #ifdef __cplusplus
@@ -56,6 +57,39 @@ int hml__iterative_plan(json_t **out, const hml__store *s, const hml__workflow *
  * The trial's k and interleave from its sample (-1 each when absent).
  */
 void hml__iterative_choice(const json_t *sample, long long *k, long long *interleave);
+
+/**
+ * The data sets of plan `plan` a trial at `k` trains on (its group; k < 0:
+ * the group of a plan that searches no k): their ids, ds_ids[i] for each
+ * index i of the group, into ids (room for cap), their count into *n.
+ * Errors: HML_ENOTFOUND "the search plan has no data set collected at k K".
+ */
+int hml__iterative_group(const char **ids, size_t cap, size_t *n, const json_t *plan,
+                         long long k, const char *const *ds_ids, size_t nds);
+
+/**
+ * The prediction (lib/store/cost.h hml__predict(), start-up unknown) for
+ * a model of `latency` seconds per row at k and interleave il (-1: not
+ * searched), from the cost of the data sets of its k in plan `plan`
+ * (hml__iterative_group()); with plan NULL, or no group of k, of all the
+ * search's data sets ds_ids[0 .. nds) and no schedule. hml search's front
+ * table prints its region speedup. Never fails.
+ */
+void hml__iterative_predict(hml__prediction *p, const hml__store *s, const json_t *plan,
+                            const char *region, long long k, long long il, double latency,
+                            const char *const *ds_ids, size_t nds);
+
+/**
+ * An iterative trial's cost, hml search's second objective for it: the
+ * region's predicted seconds per application time step (lib/store/cost.h
+ * hml__predict(), step_seconds) with a model of `latency` seconds per row
+ * at the trial's k and interleave, from the cost of the data sets of its
+ * k (hml__iterative_group()); NaN when they record no cost (the search
+ * then ranks by latency per row, as for other applications).
+ */
+double hml__iterative_step_seconds(const hml__store *s, const json_t *plan, const char *region,
+                                   const json_t *sample, double latency,
+                                   const char *const *ds_ids, size_t nds);
 
 #ifdef __cplusplus
 }

@@ -67,6 +67,7 @@ static int on_event(const hml__hist_event *ev, void *payload)
 	t->ended = r->ended;
 	t->error = err;
 	t->latency_s = ev->m.latency_s;
+	t->cost = hml__hist_cost(&ev->m);
 	t->params = ev->m.params;
 	if (ev->arch && !(t->arch = hml__strdup(ev->arch)))
 		return hml__error_oom();
@@ -127,7 +128,7 @@ static int front_of(hml__search_results *r)
 	for (size_t i = 0; i < r->nres; i++)
 		if (r->res[i].top && r->res[i].feasible) {
 			f[2 * m] = r->res[i].error;
-			f[2 * m + 1] = r->res[i].latency_s;
+			f[2 * m + 1] = r->res[i].cost;
 			which[m++] = i;
 		}
 	if ((nf = hml__pareto_front(r->front, f, m)) == (size_t)-1) {
@@ -160,7 +161,7 @@ static int convergence(hml__search_results *r)
 	r->ref[0] = r->ref[1] = -HUGE_VAL;
 	for (size_t i = 0; i < r->nres; i++) {
 		r->ref[0] = fmax(r->ref[0], log10(r->res[i].error) + 0.1);
-		r->ref[1] = fmax(r->ref[1], log10(r->res[i].latency_s) + 0.1);
+		r->ref[1] = fmax(r->ref[1], log10(r->res[i].cost) + 0.1);
 	}
 	if (r->nres == 0)
 		r->ref[0] = r->ref[1] = NAN;
@@ -173,7 +174,7 @@ static int convergence(hml__search_results *r)
 			if (!(t->error >= best))
 				best = t->error;
 			f[2 * m] = log10(t->error);
-			f[2 * m + 1] = log10(t->latency_s);
+			f[2 * m + 1] = log10(t->cost);
 			m++;
 			if ((hv = hml__pareto_hypervolume(f, m, r->ref)) < 0) {
 				free(f);

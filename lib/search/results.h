@@ -33,6 +33,8 @@ typedef struct hml__sr_trial {
 	size_t ended;          /**< trials ended (ok or not) when it ended, itself included */
 	double error;          /**< validation error in the search's metric */
 	double latency_s;      /**< per sample */
+	double cost;           /**< the second objective (history.h hml__hist_cost()):
+	                            latency_s, or an iterative trial's seconds per step */
 	int64_t params;        /**< -1: not recorded */
 	int feasible;          /**< within every constraint of the search */
 	int top;               /**< trained at the top rung (full fidelity) */

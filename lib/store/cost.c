@@ -83,6 +83,7 @@ static int add_dataset(hml__region_cost *c, const hml__dataset_view *d, const ch
 	double per_row = field(r, F_PER_ROW), gather = field(r, F_GATHER);
 	const json_t *threads = json_object_get(r, F_THREADS);
 	long long rows = hml__dataset_view_rows(d, region);
+	const json_t *calls = json_object_get(r, "calls");
 	size_t i;
 
 	if (!r || isnan(orig) || isnan(coll) || rows <= 0 || !json_array_size(d->runs))
@@ -105,6 +106,9 @@ static int add_dataset(hml__region_cost *c, const hml__dataset_view *d, const ch
 	c->rows += (double)rows;
 	c->runs += (double)json_array_size(d->runs);
 	c->gather_s += isnan(gather) ? 0 : gather;
+	/* calls unknown once one data set lacks them */
+	c->calls += json_is_integer(calls) && json_integer_value(calls) > 0 ?
+	            (double)json_integer_value(calls) : NAN;
 	/* The first data set's threads; -1 once two differ. */
 	if (c->threads == 0)
 		c->threads = json_is_integer(threads) && json_integer_value(threads) > 0 &&
@@ -117,7 +121,7 @@ static int add_dataset(hml__region_cost *c, const hml__dataset_view *d, const ch
 
 static void unknown(hml__region_cost *c)
 {
-	c->original_s = c->app_s = c->rows = c->runs = c->gather_s = NAN;
+	c->original_s = c->app_s = c->rows = c->runs = c->gather_s = c->calls = NAN;
 	c->threads = 0;
 }
 
@@ -170,35 +174,62 @@ double hml__cost_move_per_row(const hml__region_cost *c)
 	return c->rows > 0 && c->gather_s >= 0 ? c->gather_s / c->rows : NAN;
 }
 
-void hml__predict(hml__prediction *p, const hml__region_cost *c, double latency,
-                  double startup)
+double hml__schedule_model_calls(long long interleave, double calls)
 {
-	double after, per_row;
+	if (interleave <= 0)
+		return calls;
+	return calls - floor(calls / (double)(interleave + 1));   /* NaN when calls is */
+}
+
+/* The share of the calls the model answers: exact over the calls a run
+ * makes where the data sets record them. */
+static double model_share(const hml__region_cost *c, long long interleave)
+{
+	double calls = c->calls > 0 && c->runs > 0 ? c->calls / c->runs : NAN;
+
+	if (interleave <= 0)
+		return 1;
+	if (calls >= 1)
+		return hml__schedule_model_calls(interleave, floor(calls)) / floor(calls);
+	return (double)interleave / (double)(interleave + 1);
+}
+
+void hml__predict(hml__prediction *p, const hml__region_cost *c, double latency,
+                  double startup, const hml__schedule *sch)
+{
+	double after, per_row, region_row, k = sch && sch->k > 0 ? sch->k : 1;
 
 	p->cost_per_row = hml__cost_per_row(c);
 	p->move_per_row = hml__cost_move_per_row(c);
 	p->model_per_row = latency > 0 ? latency : NAN;
 	p->startup = startup >= 0 ? startup : NAN;
+	p->model_share = model_share(c, sch ? sch->interleave : 0);
 	per_row = p->model_per_row + p->move_per_row;
-	p->region = p->cost_per_row / per_row;   /* NaN when either is */
+	/* the calls the original code keeps cost what they cost collected */
+	region_row = p->model_share < 1 ? p->model_share * per_row +
+	                                  (1 - p->model_share) * p->cost_per_row : per_row;
+	p->region = p->cost_per_row / region_row;   /* NaN when either is */
 	p->slower = per_row >= p->cost_per_row;
+	p->step_seconds = c->calls > 0 ? c->rows * region_row / (c->calls * k) : NAN;
 	p->end_to_end = NAN;
 	if (!(c->runs > 0) || isnan(p->region) || isnan(p->startup) || !(c->app_s > 0))
 		return;
-	after = (c->app_s - c->original_s + c->rows * per_row) / c->runs + p->startup;
+	after = (c->app_s - c->original_s + c->rows * region_row) / c->runs + p->startup;
 	p->end_to_end = after > 0 ? c->app_s / c->runs / after : NAN;
 }
 
 json_t *hml__prediction_json(const hml__prediction *p)
 {
-	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
+	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
 	                 "cost_per_row", hml__json_real(p->cost_per_row),
 	                 "model_per_row", hml__json_real(p->model_per_row),
 	                 "move_per_row", hml__json_real(p->move_per_row),
 	                 "startup", hml__json_real(p->startup),
 	                 "region", hml__json_real(p->region),
 	                 "end_to_end", hml__json_real(p->end_to_end),
-	                 "slower", isnan(p->region) ? json_null() : json_boolean(p->slower));
+	                 "slower", isnan(p->region) ? json_null() : json_boolean(p->slower),
+	                 "model_share", hml__json_real(p->model_share),
+	                 "step_seconds", hml__json_real(p->step_seconds));
 }
 
 char *hml__prediction_model_text(char *buf, size_t size, const hml__prediction *p)

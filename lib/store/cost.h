@@ -36,6 +36,22 @@
  * without the collector (wall - collect_seconds), less the region's
  * original time, plus the model's rows x (latency + moving) and its
  * form's start-up (libtorch: ~0.5 s).
+ *
+ * An iterative application (lib/run/search_args.h) calls the region once
+ * per k time steps, and under interleave N the runtime sends call c
+ * (counted from 0) to the original code when c % (N + 1) == N
+ * (the runtime's interleave mode): of C calls a run makes, the model answers
+ * C - floor(C / (N + 1)) and the original code the other floor(C / (N + 1))
+ * (N = 0, infer mode: all C). The region's cost is that of data sets
+ * collected at the model's k (one call's rows advance k steps; its
+ * training data), so a run of S steps makes C = S / k calls as they
+ * did; the calls the original code keeps cost what the collect runs'
+ * profile says they cost. hml__predict() counts both (its schedule);
+ * the prediction's step_seconds, the region's time per application step
+ * (rows per run x the time per row, over C x k steps), compares models of
+ * different k: it is hml search's second objective for an iterative
+ * application. One function, for hml deploy, hml evaluate, hml show and
+ * hml search.
  */
 #ifndef HML_LIB_COST_H
 #define HML_LIB_COST_H
@@ -61,7 +77,17 @@ typedef struct hml__region_cost {
 	double gather_s;     /**< moving the rows in and out, all runs (0: not recorded) */
 	int threads;         /**< the threads the region gives a model; 0: not recorded,
 	                          or data sets that differ */
+	double calls;        /**< region calls over the runs (the data sets' "calls");
+	                          0 or NaN: unknown */
 } hml__region_cost;
+
+/** How a run calls the region (an iterative application's k and interleave). */
+typedef struct hml__schedule {
+	double k;            /**< time steps one region call advances; NaN or <= 0:
+	                          unknown (step_seconds is then per call) */
+	long long interleave;  /**< N: of each N + 1 calls, the last runs the original
+	                            code; 0: every call the model's (infer mode) */
+} hml__schedule;
 
 /** A model's predicted speedup; NaN fields: unknown. */
 typedef struct hml__prediction {
@@ -72,7 +98,11 @@ typedef struct hml__prediction {
 	double region;        /**< cost_per_row / model_per_row */
 	double end_to_end;    /**< a run like the collected ones: before / after */
 	int slower;           /**< 1: model_per_row + move_per_row >= cost_per_row
-	                           (both known) */
+	                           (both known): no schedule makes the model pay */
+	double model_share;   /**< the share of the region's calls the model answers
+	                           (1 in infer mode) */
+	double step_seconds;  /**< the region's seconds per application time step with
+	                           the model (per call when k is unknown) */
 } hml__prediction;
 
 /** What the profiles of collect runs say of one region (writer side). */
@@ -128,18 +158,31 @@ double hml__cost_per_row(const hml__region_cost *c);
 double hml__cost_move_per_row(const hml__region_cost *c);
 
 /**
+ * The calls of `calls` a run makes that the model answers under
+ * interleave `interleave` (see above): calls - floor(calls / (N + 1)), all
+ * for N <= 0; calls x N / (N + 1) when calls is unknown (NaN) gives NaN.
+ */
+double hml__schedule_model_calls(long long interleave, double calls);
+
+/**
  * Predict a model's speedup from the region's cost `c` (moving rows
- * included), its latency per row and its form's start-up per run (NaN: unknown; an unknown start-up
- * leaves end_to_end NaN). Never fails.
+ * included), its latency per row, its form's start-up per run (NaN:
+ * unknown; an unknown start-up leaves end_to_end NaN) and schedule `sch`
+ * (NULL: the model on every call, k unknown). Under interleave N the
+ * region's time per row is share x (latency + moving) + (1 - share) x
+ * cost_per_row, share = hml__schedule_model_calls(N, C) / C over the C
+ * calls per run the data sets record (N / (N + 1) when they record none).
+ * "slower" stays the per-row comparison. Never fails.
  */
 void hml__predict(hml__prediction *p, const hml__region_cost *c, double latency,
-                  double startup);
+                  double startup, const hml__schedule *sch);
 
 /**
  * The prediction as JSON (the "predicted" member of deployment records,
  * hml show --json and evaluation records, hml-manifest(5)): {"cost_per_row",
  * "model_per_row", "move_per_row", "startup", "region", "end_to_end",
- * "slower"}, null where unknown. New reference; NULL when out of memory.
+ * "slower", "model_share", "step_seconds"}, null where unknown. New
+ * reference; NULL when out of memory.
  */
 json_t *hml__prediction_json(const hml__prediction *p);
 

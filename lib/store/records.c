@@ -46,6 +46,50 @@ const char *hml__record_sha256(const json_t *rec, const char *rel)
 	return str(json_object_get(json_object_get(rec, "provenance"), "sha256"), rel);
 }
 
+/* A count of "iterative", or -1. */
+static long long count_of(const json_t *it, const char *key)
+{
+	const json_t *v = json_object_get(it, key);
+
+	return json_is_integer(v) && json_integer_value(v) >= 0 ? json_integer_value(v) : -1;
+}
+
+json_t *hml__records_iterative_json(long long k, long long interleave, double qoi_error)
+{
+	return json_pack("{s:o, s:o, s:o}", "k", k >= 0 ? json_integer(k) : json_null(),
+	                 "interleave", interleave >= 0 ? json_integer(interleave) : json_null(),
+	                 "qoi_error", isfinite(qoi_error) ? json_real(qoi_error) : json_null());
+}
+
+/* The QoI error a model's card records: the QoI check's, else the
+ * iterative search's objective; a value that is not a finite number >= 0
+ * is none (qoi_error_bad says so; hml deploy warns). */
+static void qoi_error_of(hml__model_view *out, const json_t *rec)
+{
+	const json_t *it = json_object_get(rec, "iterative");
+	const json_t *v = json_object_get(json_object_get(rec, "qoi_error"), "value");
+
+	out->k = count_of(it, "k");
+	out->interleave = count_of(it, "interleave");
+	out->qoi_error = NAN;
+	out->qoi_error_source = NULL;
+	out->qoi_error_bad = 0;
+	if (!v || json_is_null(v)) {
+		v = json_object_get(it, "qoi_error");
+		if (!v || json_is_null(v))
+			return;
+		out->qoi_error_source = "iterative";
+	} else {
+		out->qoi_error_source = "qoi_check";
+	}
+	if (json_is_number(v) && isfinite(json_number_value(v)) && json_number_value(v) >= 0) {
+		out->qoi_error = json_number_value(v);
+		return;
+	}
+	out->qoi_error_source = NULL;
+	out->qoi_error_bad = 1;
+}
+
 void hml__model_view_of(hml__model_view *out, const json_t *rec)
 {
 	const json_t *metrics = json_object_get(rec, "metrics");
@@ -70,7 +114,7 @@ void hml__model_view_of(hml__model_view *out, const json_t *rec)
 	out->metrics = typed(rec, "metrics", is_object);
 	out->search = str(json_object_get(rec, "search"), "id");
 	out->parent = str(rec, "parent");
-	out->qoi_error = num(json_object_get(rec, "qoi_error"), "value");
+	qoi_error_of(out, rec);
 }
 
 void hml__dataset_view_of(hml__dataset_view *out, const json_t *rec)

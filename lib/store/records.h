@@ -48,9 +48,16 @@ typedef struct hml__model_view {
 	const json_t *metrics;       /**< object: every metric (or NULL) */
 	const char *search;          /**< search.id: the search that trained it, or NULL */
 	const char *parent;          /**< the model it continued (hml train --from), or NULL */
-	double qoi_error;            /**< qoi_error.value: its error of the application's
-	                                  quantity of interest on a search's QoI check
-	                                  (hml__records_set_qoi_check), NaN: unchecked */
+	double qoi_error;            /**< its error of the application's primary quantity
+	                                  of interest after a run with it: qoi_error.value
+	                                  (a search's QoI check, hml__records_set_qoi_check),
+	                                  else iterative.qoi_error (an iterative search's
+	                                  objective); NaN: none, or not a finite number >= 0 */
+	const char *qoi_error_source;  /**< "qoi_check", "iterative", or NULL: none */
+	int qoi_error_bad;           /**< 1: the card records a QoI error that is not a
+	                                  finite number >= 0 (qoi_error is then NaN) */
+	long long k, interleave;     /**< iterative.k and .interleave: the steps per call
+	                                  and interleave it was judged at; -1: none */
 } hml__model_view;
 
 /** A collected data set ("datasets"). */
@@ -168,6 +175,15 @@ void hml__deployment_view_of(hml__deployment_view *out, const json_t *rec);
  * (runs[].seed), or -1 when none records one.
  */
 int64_t hml__records_max_seed(const hml__store *s);
+
+/**
+ * The card's "iterative" of a model an iterative search registered
+ * (lib/search/iterative.h): {"k", "interleave", "qoi_error"}, k or
+ * interleave null when < 0 (not searched), qoi_error null when not
+ * finite. The writer; hml__model_view_of() reads it. New reference, NULL
+ * when out of memory.
+ */
+json_t *hml__records_iterative_json(long long k, long long interleave, double qoi_error);
 
 /**
  * Record the QoI check `report` of search `search` ({dataset, metric,

@@ -30,7 +30,7 @@ double hml__candidate_run_cost(const hml__candidate *c)
 
 void hml__candidate_predict(const hml__candidate *c, hml__prediction *p)
 {
-	hml__predict(p, &c->cost, c->latency, c->startup);
+	hml__predict(p, &c->cost, c->latency, c->startup, &c->sched);
 }
 
 int hml__candidate_slower(const hml__candidate *c)
@@ -142,8 +142,21 @@ static int none_within(const hml__candidate *c, size_t n, const hml__select_boun
 	                      hml__target_name(fast->target));
 }
 
-/* --best among candidates with a QoI error: the lowest, ties the faster;
- * n when none within the bounds has one. */
+/* Of two candidates with one QoI error, 1 when a is predicted the faster
+ * end to end (both known), else when it is the faster by speed_cmp. */
+static int qoi_tie_better(const hml__candidate *a, const hml__candidate *b)
+{
+	hml__prediction pa, pb;
+
+	hml__candidate_predict(a, &pa);
+	hml__candidate_predict(b, &pb);
+	if (pa.end_to_end > 0 && pb.end_to_end > 0 && pa.end_to_end != pb.end_to_end)
+		return pa.end_to_end > pb.end_to_end;
+	return speed_cmp(a, b) < 0;
+}
+
+/* --best among candidates with a QoI error: the lowest, ties the one
+ * predicted faster; n when none within the bounds has one. */
 static size_t best_qoi(const hml__candidate *c, size_t n, const hml__select_bounds *b)
 {
 	size_t best = n;
@@ -151,7 +164,7 @@ static size_t best_qoi(const hml__candidate *c, size_t n, const hml__select_boun
 	for (size_t i = 0; i < n; i++)
 		if (!isnan(c[i].error) && !isnan(c[i].qoi_error) && within(&c[i], b) &&
 		    (best == n || c[i].qoi_error < c[best].qoi_error ||
-		     (c[i].qoi_error == c[best].qoi_error && speed_cmp(&c[i], &c[best]) < 0)))
+		     (c[i].qoi_error == c[best].qoi_error && qoi_tie_better(&c[i], &c[best]))))
 			best = i;
 	return best;
 }
@@ -329,6 +342,10 @@ int hml__select_candidates(hml__candidate **out, size_t *n, const hml__store *s,
 			c[k].rows_per_run = rows;
 			c[k].cost = cost;
 			c[k].qoi_error = m.qoi_error;
+			c[k].qoi_source = m.qoi_error_source;
+			c[k].qoi_bad = m.qoi_error_bad;
+			c[k].sched.k = m.k > 0 ? (double)m.k : NAN;
+			c[k].sched.interleave = m.interleave > 0 ? m.interleave : 0;
 			k++;
 		}
 	}

@@ -24,8 +24,14 @@
  *     a candidate without a measured latency counts as slower than any
  *     measured one; ties: the lower error.
  *   - no bound (--best): the lowest QoI error when some candidate within
- *     has one (hml search --qoi-check ran the application with it), else
- *     the lowest error; ties: the lower latency.
+ *     has one (hml search --qoi-check ran the application with it, or an
+ *     iterative search judged it by it); ties: the higher predicted end-to-
+ *     end speedup (hml__predict(), at the candidate's k and interleave),
+ *     then the faster. Else, or among the candidates without one, the
+ *     lowest validation error; ties: the lower latency. A candidate
+ *     with a QoI error always ranks before one without.
+ * The predicted speedup of a candidate counts its schedule (cost.h): an
+ * iterative search's model at the interleave it was judged at.
  * Ties beyond that go to the earlier candidate. A candidate without an
  * error is never chosen.
  */
@@ -51,8 +57,14 @@ typedef struct hml__candidate {
 	                          NaN or 0: unknown */
 	hml__region_cost cost; /**< the region's original code as collected (cost.h);
 	                          rows 0 or NaN: unknown */
-	double qoi_error;    /**< the model's QoI error on a search's check (records.h);
-	                          NaN: unchecked */
+	double qoi_error;    /**< the model's QoI error after a run with it, as its card
+	                          records it (records.h: a search's QoI check, or an
+	                          iterative search's objective); NaN: none */
+	const char *qoi_source;  /**< "qoi_check" or "iterative" (records.h), or NULL */
+	int qoi_bad;         /**< 1: the card's QoI error is not a finite number >= 0
+	                          and was ignored */
+	hml__schedule sched; /**< the k and interleave its card says it runs at (an
+	                          iterative search's model), else NaN and 0 */
 } hml__candidate;
 
 /** The speedup candidate c is predicted to give (cost.h: hml__predict()). */

@@ -93,6 +93,12 @@ collect_train() {
 	[[ "$stderr" == *"predicted speedup: region 0."*"warning: p1: model 'm1' is predicted slower than the original code (deployed with --force)"* ]]
 	run --separate-stderr hml --json deploy --best --force
 	assert_success
+	# a k-model (an iterative search's card) with the lowest QoI error is
+	# no exception: no interleave makes a model slower per row pay
+	edit_cards 'm["m1"]["iterative"] = {"k": 4, "interleave": 2, "qoi_error": 0.001}'
+	run --separate-stderr hml deploy --best
+	[ "$status" -eq 3 ]
+	[[ "$stderr" == *"no model is predicted faster than the original code: the region costs "*"('m1' as torchscript, predicted 0."*"x)"* ]]
 }
 
 @test "binomial: deploy, show and evaluate print the predicted speedup" {
@@ -194,8 +200,76 @@ PY
 	assert_success
 	echo "$output" > p.json
 	[ "$(json p.json 'd["deployment"]["model"]')" = "$(cat best)" ]
-	[[ "$stderr" == *"chosen by its error of the application's quantity of interest"* ]]
+	[[ "$stderr" == *"--best chose model '$(cat best)' by its QoI error, "*"(the application's primary QoI on a search's QoI check)"* ]]
+	[ "$(json p.json 'd["deployment"]["chosen_by"]["metric"], d["deployment"]["chosen_by"]["source"]')" = "('qoi_error', 'qoi_check')" ]
 	run --separate-stderr hml search --qoi-check -1
 	[ "$status" -eq 2 ]
 	[ "$stderr" = "hml: error: search: option '--qoi-check' must be from 0 to 1000, not -1" ]
+}
+
+# Two binomial models whose cards are edited by hand: training is not the
+# point. edit_cards PYTHON: run PYTHON with `m` the manifest's models by id.
+edit_cards() {
+	"$PY" - "$1" <<'PY'
+import json, sys
+p = "hml-experiment/manifest.json"
+d = json.load(open(p))
+m = {r["id"]: r for r in d["models"]}
+exec(sys.argv[1])
+json.dump(d, open(p, "w"))
+PY
+}
+
+@test "deploy --best: the lower QoI error wins over the lower validation error; mixed candidates; a hostile QoI error" {
+	collect_train binomial -- --options 1024
+	run --separate-stderr hml --json train --epochs 3 --threads 1
+	assert_success
+	# m1 the more accurate on held-out rows, m2 on the application's run
+	edit_cards '
+m["m1"]["metrics"]["val_rmse"] = 0.001; m["m2"]["metrics"]["val_rmse"] = 0.01
+m["m1"]["iterative"] = {"k": None, "interleave": None, "qoi_error": 0.05}
+m["m2"]["iterative"] = {"k": None, "interleave": 3, "qoi_error": 0.02}
+ds = d["datasets"][0]; ds["regions"]["binomial"]["calls"] = 10 * len(ds["runs"])'
+	run --separate-stderr hml --json deploy --best
+	assert_success
+	echo "$output" > p.json
+	[ "$(json p.json 'd["deployment"]["model"]')" = m2 ]
+	[ "$(json p.json 'd["deployment"]["chosen_by"]')" = "{'metric': 'qoi_error', 'value': 0.02, 'source': 'iterative'}" ]
+	[[ "$stderr" == *"--best chose model 'm2' by its QoI error, 0.02 (the application's primary QoI after its iterative search's run at k -1, interleave 3)"* ]]
+	# interleave 3: of each 4 calls the last runs the original code
+	# (lib/store/cost.h): of 10 calls a run (as edited) calls 3 and 7, so
+	# the model answers 0.8 of them; worked out here from the figures
+	"$PY" - <<'PY'
+import json, math
+d = json.load(open("p.json"))["deployment"]["predicted"]
+man = json.load(open("hml-experiment/manifest.json"))
+ds = man["datasets"][0]
+calls = ds["regions"]["binomial"]["calls"] / len(ds["runs"])
+share = (math.floor(calls) - math.floor(math.floor(calls) / 4)) / math.floor(calls)
+row = share * (d["model_per_row"] + d["move_per_row"]) + (1 - share) * d["cost_per_row"]
+assert abs(d["model_share"] - share) < 1e-12, (d, share)
+assert abs(d["region"] - d["cost_per_row"] / row) < 1e-9 * d["region"], d
+assert share == 0.8 and d["slower"] is False and d["region"] < 5, d   # 1/(1 - 0.8) at most
+PY
+	# mixed: a candidate without a QoI error ranks after those with one
+	edit_cards 'del m["m1"]["iterative"]'
+	run --separate-stderr hml --json deploy --best
+	assert_success
+	echo "$output" > p.json
+	[ "$(json p.json 'd["deployment"]["model"]')" = m2 ]
+	edit_cards 'del m["m2"]["iterative"]'
+	run --separate-stderr hml --json deploy --best
+	assert_success
+	echo "$output" > p.json
+	[ "$(json p.json 'd["deployment"]["model"], d["deployment"]["chosen_by"]["metric"]')" = "('m1', 'val_rmse')" ]
+	[[ "$stderr" == *"--best chose model 'm1' by its validation RMSE, 0.001 (no candidate has a QoI error)"* ]]
+	# a QoI error that is not a finite number >= 0 is ignored, with a warning
+	for bad in '"NaN"' '-0.5' '"0.01"'; do
+		edit_cards 'm["m2"]["iterative"] = {"k": 5, "interleave": 0, "qoi_error": '"$bad"'}'
+		run --separate-stderr hml --json deploy --best
+		assert_success
+		echo "$output" > p.json
+		[ "$(json p.json 'd["deployment"]["model"]')" = m1 ]
+		[[ "$stderr" == *"warning: model 'm2': its recorded QoI error is not a finite number >= 0: ignored (ranked by its validation error)"* ]]
+	done
 }

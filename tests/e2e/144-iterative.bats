@@ -50,6 +50,32 @@ assert all("qoi_error" in l["metrics"] and l["metrics"]["qoi_error"] > 0 for l i
 pairs = {(starts[l["trial"]]["k"], starts[l["trial"]]["interleave"]) for l in oks}
 assert len(pairs) >= 2, pairs
 print(sorted(pairs))
+# The second objective: the region's seconds per time step at the trial's
+# k and interleave (lib/store/cost.h), worked out from the data sets of
+# its k: of C calls a run, interleave N leaves floor(C / (N + 1)) to the
+# original code (the runtime's c % (N + 1) == N).
+import math
+man = json.load(open("hml-experiment/manifest.json"))
+def cost(k):
+    o = rows = calls = runs = gather = 0
+    for d in man["datasets"]:
+        a = d["runs"][0]["argv"]
+        if int(a[a.index("--k") + 1]) != k:
+            continue
+        r = d["regions"]["miniweather"]
+        o += r["original_seconds_per_row"] * r["rows"]
+        rows += r["rows"]; calls += r["calls"]; runs += len(d["runs"])
+        gather += r.get("gather_seconds", 0)
+    return o / rows, gather / rows, rows, calls, runs
+for l in oks:
+    k, il = starts[l["trial"]]["k"], starts[l["trial"]]["interleave"]
+    per_row, move, rows, calls, runs = cost(k)
+    c = math.floor(calls / runs)
+    share = 1 if il == 0 else (c - math.floor(c / (il + 1))) / c
+    row = share * (l["metrics"]["latency_seconds_per_sample"] + move) + (1 - share) * per_row
+    want = rows * row / (calls * k)
+    got = l["metrics"]["step_seconds"]
+    assert abs(got - want) <= 1e-9 * want, (l, want)
 PY
 	# The front is ranked by it and says at which k and interleave.
 	[ "$(json s.json 'all("qoi_error" in f and "k" in f and "interleave" in f for f in d["search"]["front"])')" = True ]
@@ -103,6 +129,26 @@ PY
 	echo "$output" > e.json
 	[ "$(json e.json 'int(d["evaluation"]["argv"][d["evaluation"]["argv"].index("--k") + 1])')" = "$(json s.json 'd["search"]["front"][0]["k"]')" ]
 	[ "$(json e.json 'd["evaluation"].get("interleave", 0)')" = "$(json s.json 'd["search"]["front"][0]["interleave"]')" ]
+
+	# Each registered model lists the data sets of its k only; deploy
+	# --best picks the lowest QoI error the search recorded and says so.
+	"$PY" - <<'PY'
+import json
+man = json.load(open("hml-experiment/manifest.json"))
+ks = {d["id"]: int(d["runs"][0]["argv"][d["runs"][0]["argv"].index("--k") + 1]) for d in man["datasets"]}
+its = [m for m in man["models"] if m.get("iterative")]
+assert its
+for m in its:
+    assert {ks[i] for i in m["datasets"]} == {m["iterative"]["k"]}, m
+best = min(its, key=lambda m: m["iterative"]["qoi_error"])
+open("best", "w").write(best["id"])
+PY
+	run --separate-stderr hml --json deploy --best --force
+	assert_success
+	echo "$output" > p.json
+	[ "$(json p.json 'd["deployment"]["model"]')" = "$(cat best)" ]
+	[ "$(json p.json 'd["deployment"]["chosen_by"]["metric"], d["deployment"]["chosen_by"]["source"]')" = "('qoi_error', 'iterative')" ]
+	[ "$(json p.json 'd["deployment"]["predicted"]["model_share"] <= 1')" = True ]
 }
 
 @test "iterative: hml evaluate reports the error over time (table, --json, plot) at a k and interleave" {

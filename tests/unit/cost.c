@@ -23,7 +23,8 @@
 static void add_dataset(hml__store *s, int runs, double wall, long long rows, double orig,
                         double coll, char *id, size_t size)
 {
-	json_t *region = json_pack("{s:I}", "rows", (json_int_t)rows), *list = json_array();
+	json_t *region = json_pack("{s:I, s:I}", "rows", (json_int_t)rows, "calls",
+	                           (json_int_t)rows / 10), *list = json_array();
 
 	for (int k = 0; k < runs; k++)
 		json_array_append_new(list, json_pack("{s:f}", "wall_seconds", wall));
@@ -57,6 +58,7 @@ TEST(round_trip)
 	CHECK_NEAR(c.app_s, 6.5, 1e-12);
 	CHECK_NEAR(c.rows, 3000, 0);
 	CHECK_NEAR(c.runs, 3, 0);
+	CHECK_NEAR(c.calls, 300, 0);   /* the data sets' calls, summed */
 	/* a data set without the fields, a region it lacks, an unknown id:
 	 * unknown, never a cost from part of the data */
 	hml__cost_of_datasets(&c, s, "r", ids, 3);
@@ -153,31 +155,31 @@ TEST(prediction)
 {
 	/* 10 runs of 1 s without the collector, 0.8 s of it in the region's
 	 * original code over 1e5 rows: 8 us per row */
-	const hml__region_cost c = { 8.0, 10.0, 1e6, 10, 0, 0 };
-	const hml__region_cost none = { NAN, NAN, NAN, NAN, NAN, 0 };
+	const hml__region_cost c = { 8.0, 10.0, 1e6, 10, 0, 0, NAN };
+	const hml__region_cost none = { NAN, NAN, NAN, NAN, NAN, 0, NAN };
 	/* the same region, where gathering and scattering a row costs 1 us */
-	const hml__region_cost moved = { 8.0, 10.0, 1e6, 10, 1.0, 2 };
+	const hml__region_cost moved = { 8.0, 10.0, 1e6, 10, 1.0, 2, NAN };
 	char text[64];
 	hml__prediction p;
 
-	hml__predict(&p, &c, 1e-6, 0.05);
+	hml__predict(&p, &c, 1e-6, 0.05, NULL);
 	CHECK_NEAR(p.cost_per_row, 8e-6, 1e-18);
 	CHECK_NEAR(p.region, 8.0, 1e-12);
 	CHECK(!p.slower);
 	/* a run: 1 s before; 0.2 s outside + 0.1 s of model + 0.05 s start-up */
 	CHECK_NEAR(p.end_to_end, 1.0 / 0.35, 1e-9);
-	hml__predict(&p, &c, 8e-6, 0.05);
+	hml__predict(&p, &c, 8e-6, 0.05, NULL);
 	CHECK(p.slower);   /* as slow as the original code: nothing to gain */
 	CHECK_NEAR(p.region, 1.0, 1e-12);
-	hml__predict(&p, &c, 1e-6, NAN);   /* start-up unknown: end to end unknown */
+	hml__predict(&p, &c, 1e-6, NAN, NULL);   /* start-up unknown: end to end unknown */
 	CHECK(isnan(p.end_to_end) && !isnan(p.region));
-	hml__predict(&p, &c, NAN, 0.05);   /* unmeasured model: not judged */
+	hml__predict(&p, &c, NAN, 0.05, NULL);   /* unmeasured model: not judged */
 	CHECK(isnan(p.region) && !p.slower);
-	hml__predict(&p, &none, 1e-6, 0.05);
+	hml__predict(&p, &none, 1e-6, 0.05, NULL);
 	CHECK(isnan(p.region) && isnan(p.end_to_end) && !p.slower);
 	CHECK_STR(hml__prediction_model_text(text, sizeof(text), &p), "1 us");
 	/* moving rows is paid besides the model: 8 / (1 + 1) */
-	hml__predict(&p, &moved, 1e-6, 0.05);
+	hml__predict(&p, &moved, 1e-6, 0.05, NULL);
 	CHECK_NEAR(p.move_per_row, 1e-6, 1e-18);
 	CHECK_NEAR(p.region, 4.0, 1e-12);
 	CHECK_NEAR(p.end_to_end, 1.0 / 0.45, 1e-9);
@@ -189,8 +191,56 @@ TEST(prediction)
 	CHECK_STR(hml__prediction_speed_text(text, sizeof(text), &p), "predicted 0.000080x");
 	p.region = NAN;
 	CHECK_STR(hml__prediction_speed_text(text, sizeof(text), &p), "predicted ?x");
-	hml__predict(&p, &moved, 7e-6, 0.05);   /* faster than the code, not with the moves */
+	hml__predict(&p, &moved, 7e-6, 0.05, NULL);   /* faster than the code, not with the moves */
 	CHECK(p.slower);
+}
+
+/* An iterative run (cost.h): 10 runs of 1000 calls of 100 rows, each call
+ * k steps; the original code 8 us per row, the model 1 us. Interleave N
+ * sends call c to the original code when c % (N + 1) == N (the runtime's
+ * rule), so of 10 calls at N = 2 the model answers 7 (calls 2, 5, 8 are
+ * the original code's). Every figure below is worked by hand. */
+TEST(schedule)
+{
+	const hml__region_cost c = { 8.0, 10.0, 1e6, 10, 0, 0, 1e4 };
+	const hml__region_cost odd = { 8.0, 10.0, 1e6, 10, 0, 0, 10010 };
+	const hml__region_cost nocalls = { 8.0, 10.0, 1e6, 10, 0, 0, NAN };
+	hml__schedule infer5 = { 5, 0 }, il3 = { 5, 3 }, infer10 = { 10, 0 };
+	hml__prediction p;
+
+	CHECK_NEAR(hml__schedule_model_calls(2, 10), 7, 0);
+	CHECK_NEAR(hml__schedule_model_calls(0, 10), 10, 0);
+	CHECK_NEAR(hml__schedule_model_calls(3, 1000), 750, 0);
+	CHECK_NEAR(hml__schedule_model_calls(3, 3), 3, 0);   /* call 3 would be the first */
+	/* infer mode at k 5: 1 us a row, 1e5 rows a run over 5000 steps */
+	hml__predict(&p, &c, 1e-6, 0.05, &infer5);
+	CHECK_NEAR(p.model_share, 1, 0);
+	CHECK_NEAR(p.region, 8.0, 1e-12);
+	CHECK_NEAR(p.step_seconds, 1e6 * 1e-6 / (1e4 * 5), 1e-18);   /* 2e-5 s */
+	CHECK_NEAR(p.end_to_end, 1.0 / 0.35, 1e-9);   /* as without a schedule */
+	/* the same model at k 10 is called half as often: half the time a step */
+	hml__predict(&p, &c, 1e-6, 0.05, &infer10);
+	CHECK_NEAR(p.step_seconds, 1e-5, 1e-18);
+	/* interleave 3: 750 model calls and 250 original a run; a row costs
+	 * 0.75 x 1 us + 0.25 x 8 us = 2.75 us: 8 / 2.75 in the region; a run
+	 * 0.2 s outside + 1e5 x 2.75 us + 0.05 s = 0.525 s against 1 s */
+	hml__predict(&p, &c, 1e-6, 0.05, &il3);
+	CHECK_NEAR(p.model_share, 0.75, 1e-15);
+	CHECK_NEAR(p.region, 8.0 / 2.75, 1e-12);
+	CHECK_NEAR(p.end_to_end, 1.0 / 0.525, 1e-9);
+	CHECK_NEAR(p.step_seconds, 1e6 * 2.75e-6 / (1e4 * 5), 1e-18);   /* 5.5e-5 s */
+	CHECK(!p.slower);
+	/* 1001 calls a run: floor(1001 / 4) = 250 original, 751 the model's */
+	hml__predict(&p, &odd, 1e-6, 0.05, &il3);
+	CHECK_NEAR(p.model_share, 751.0 / 1001.0, 1e-15);
+	/* calls not recorded: N / (N + 1), and no time per step */
+	hml__predict(&p, &nocalls, 1e-6, 0.05, &il3);
+	CHECK_NEAR(p.model_share, 0.75, 1e-15);
+	CHECK(isnan(p.step_seconds));
+	/* a model slower per row stays slower, whatever the interleave: the
+	 * original calls cannot make up for it */
+	hml__predict(&p, &c, 9e-6, 0.05, &il3);
+	CHECK(p.slower && p.region < 1);
 }
 
 /* gather_seconds and threads read back; data sets that differ in threads
@@ -235,6 +285,7 @@ int main(void)
 	RUN(put_refuses_nonsense);
 	RUN(prediction);
 	RUN(moves_and_threads);
+	RUN(schedule);
 	tmp_dir_remove();
 	return check_report();
 }

@@ -25,8 +25,9 @@
 
 /* A candidate with no start-up or rows per run: compared per sample;
  * no cost of the original code: never predicted slower. */
-#define NOCOST { 0, 0, 0, 0, 0, 0 }
-#define CAND(id, t, e, l) { id, t, e, l, NAN, NAN, NOCOST, NAN }
+#define NOCOST { 0, 0, 0, 0, 0, 0, 0 }
+#define NOSCHED { NAN, 0 }
+#define CAND(id, t, e, l) { id, t, e, l, NAN, NAN, NOCOST, NAN, NULL, 0, NOSCHED }
 
 /* m1: accurate and slow; m2: middling; m3: rough and fast; m4: no error. */
 static const hml__candidate list[] = {
@@ -124,9 +125,9 @@ TEST(faster_per_run)
 	 * C loads in 4 ms. 16384 rows per run: C wins (4 ms + 14.7 ms against
 	 * 0.4 s + 11.1 ms); 1e8 rows: TorchScript repays its start-up. */
 	hml__candidate two[] = {
-		{ "m1", TS, 0.01, 6.8e-7, 0.4, 16384, NOCOST, NAN },
-		{ "m1", C, 0.01, 9e-7, 0.004, 16384, NOCOST, NAN },
-		{ "m2", TS, 0.02, 5e-7, 0.4, 16384, NOCOST, NAN },
+		{ "m1", TS, 0.01, 6.8e-7, 0.4, 16384, NOCOST, NAN, NULL, 0, NOSCHED },
+		{ "m1", C, 0.01, 9e-7, 0.004, 16384, NOCOST, NAN, NULL, 0, NOSCHED },
+		{ "m2", TS, 0.02, 5e-7, 0.4, 16384, NOCOST, NAN, NULL, 0, NOSCHED },
 	};
 	hml__select_bounds b = bounds(0.05, NAN);
 	size_t k;
@@ -436,7 +437,7 @@ TEST(run_costs_of_experiment)
  * unless allow_slower; when all are, the message names both figures. */
 TEST(slower_never_chosen)
 {
-	const hml__region_cost cost = { 2.0, 10.0, 2e6, 2, 0, 0 };
+	const hml__region_cost cost = { 2.0, 10.0, 2e6, 2, 0, 0, NAN };
 	hml__candidate c[] = {
 		CAND("m1", TS, 0.01, 3e-6), CAND("m1", C, 0.01, 1e-6),
 		CAND("m2", C, 0.05, 4e-7), CAND("m3", C, 0.02, NAN),
@@ -499,6 +500,40 @@ TEST(best_by_qoi)
 	CHECK_STR(c[k].model, "m4");
 }
 
+/* --best's tie on the QoI error goes to the higher predicted end-to-end
+ * speedup, the schedule counted (cost.h): m2 is faster per sample but
+ * leaves one call in two to the original code (interleave 1; 8 us a
+ * row): a run costs 0.2 + 1e5 x (0.5 x 0.5 + 0.5 x 8) us + 0.05 s =
+ * 0.675 s; m3, slower per sample, answers every call: 0.2 + 0.2 + 0.05 =
+ * 0.45 s. An iterative search's model without QoI error ranks after. */
+TEST(best_qoi_tie_by_prediction)
+{
+	const hml__region_cost cost = { 8.0, 10.0, 1e6, 10, 0, 0, 1e4 };
+	hml__candidate c[] = {
+		CAND("m1", C, 0.001, 1e-7), CAND("m2", C, 0.02, 5e-7), CAND("m3", C, 0.03, 2e-6),
+	};
+	hml__select_bounds b = bounds(NAN, NAN);
+	hml__prediction p;
+	size_t k;
+
+	for (k = 0; k < 3; k++) {
+		c[k].cost = cost;
+		c[k].startup = 0.05;
+		c[k].rows_per_run = 1e5;
+	}
+	c[1].qoi_error = c[2].qoi_error = 0.004;
+	c[1].sched.interleave = 1;
+	hml__candidate_predict(&c[1], &p);
+	CHECK_NEAR(p.end_to_end, 1.0 / 0.675, 1e-9);
+	hml__candidate_predict(&c[2], &p);
+	CHECK_NEAR(p.end_to_end, 1.0 / 0.45, 1e-9);
+	CHECK_OK(hml__select(c, 3, &b, &k));
+	CHECK_STR(c[k].model, "m3");
+	c[1].sched.interleave = 0;   /* both every call: m2 the faster */
+	CHECK_OK(hml__select(c, 3, &b, &k));
+	CHECK_STR(c[k].model, "m2");
+}
+
 int main(void)
 {
 	if (tmp_dir_make("select") < 0)
@@ -512,6 +547,7 @@ int main(void)
 	RUN(bad_input);
 	RUN(target_of_model);
 	RUN(auto_without_compiler);
+	RUN(best_qoi_tie_by_prediction);
 	RUN(candidates_in_the_cards_metric);
 	RUN(candidates_of_experiment);
 	RUN(run_costs_of_experiment);

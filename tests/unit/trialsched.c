@@ -50,7 +50,7 @@ static hml__space *make_space(void)
 /* A made-up trial: better with more epochs, slower and bigger with a. */
 static hml__sched_outcome outcome(const double *u, double fraction)
 {
-	hml__sched_outcome o;
+	hml__sched_outcome o = { 0 };
 
 	o.val_rmse = (0.05 + (u[0] - 0.3) * (u[0] - 0.3) + (u[1] - 0.6) * (u[1] - 0.6)) /
 	             (1.0 + fraction);
@@ -219,7 +219,7 @@ TEST(constraints)
 	hml__space *sp = make_space();
 	sim *m = calloc(1, sizeof(*m));
 	size_t configs[64];
-	hml__sched_outcome out[64], big = { 0.1, 1e-7, 900 }, small = { 0.1, 1e-7, 300 };
+	hml__sched_outcome out[64], big = { 0.1, 1e-7, 900, NAN }, small = { 0.1, 1e-7, 300, NAN };
 	long nf;
 	int guard = 0;
 
@@ -276,7 +276,7 @@ TEST(bad_arguments)
 	hml__space *sp = make_space();
 	hml__sched_options o = HML__SCHED_OPTIONS_INIT;
 	hml__sched *s = NULL;
-	hml__sched_outcome bad = { NAN, 1e-6, 10 };
+	hml__sched_outcome bad = { NAN, 1e-6, 10, NAN };
 	hml__sched_trial t;
 
 	o.space = sp;

@@ -126,7 +126,7 @@ static int push(hml__sched *s, size_t config, unsigned rung)
 		s->r = r;
 		s->cap = cap;
 	}
-	s->r[s->n++] = (run){ config, rung, RUNNING, { NAN, NAN, NAN } };
+	s->r[s->n++] = (run){ config, rung, RUNNING, { NAN, NAN, NAN, NAN } };
 	return 0;
 }
 
@@ -224,6 +224,12 @@ static run *running(hml__sched *s, size_t config, unsigned rung)
 	return r && r->status == RUNNING ? r : NULL;
 }
 
+/* The second objective: the cost where given, else the latency. */
+static double objective(const hml__sched_outcome *o)
+{
+	return o->cost_s > 0 && isfinite(o->cost_s) ? o->cost_s : o->latency_s;
+}
+
 static double cons_value(const hml__sched_outcome *o, int kind)
 {
 	return kind == 0 ? o->latency_s : kind == 1 ? o->params : o->val_rmse;
@@ -243,7 +249,7 @@ int hml__sched_report(hml__sched *s, size_t config, unsigned rung,
 		return hml__error_set(HML_EINVALID, "trial of configuration %zu at rung %u: outcome "
 		                      "is not finite and non-negative", config, rung);
 	f[0] = lg(o->val_rmse);
-	f[1] = lg(o->latency_s);
+	f[1] = lg(objective(o));
 	for (unsigned i = 0; i < s->ncons; i++)
 		c[i] = lg(cons_value(o, s->cons_kind[i]));
 	if ((rc = hml__asha_report(s->asha, config, rung, f)) < 0 ||
@@ -320,7 +326,7 @@ long hml__sched_front(const hml__sched *s, size_t *configs, hml__sched_outcome *
 	for (size_t i = 0; i < s->n; i++)
 		if (s->r[i].rung == top && s->r[i].status == DONE && hml__sched_feasible(s, &s->r[i].o)) {
 			f[2 * m] = s->r[i].o.val_rmse;
-			f[2 * m + 1] = s->r[i].o.latency_s;
+			f[2 * m + 1] = objective(&s->r[i].o);
 			which[m++] = i;
 		}
 	nf = hml__pareto_front(idx, f, m);

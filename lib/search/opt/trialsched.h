@@ -78,8 +78,11 @@ typedef struct hml__sched_trial {
 /** A trial's measured outcome. */
 typedef struct hml__sched_outcome {
 	double val_rmse;
-	double latency_s;
+	double latency_s;   /**< per sample: what max_latency bounds */
 	double params;
+	double cost_s;      /**< the second objective (an iterative application's seconds
+	                         per step, lib/search/history.h hml__hist_cost()); 0 or
+	                         NaN: latency_s */
 } hml__sched_outcome;
 
 typedef struct hml__sched hml__sched;
