@@ -142,7 +142,7 @@ int cmd_deploy_compile(hml__store *s, const json_t *model, const char *pt_path,
 {
 	const char *id = hml__json_string(model, "id");
 	hml__cg_model d;
-	hml__cg_options o = { id, NULL };
+	hml__cg_options o = { id, NULL, NULL };
 	hml__cbuild_info info;
 	char *cc = NULL, *tmp[3] = { NULL }, hash[65];
 	json_t *rec = NULL, *agree = NULL;
