@@ -248,6 +248,11 @@ const char *hml__cmodel_hash(const hml__cmodel *m)
 	return m->info->hash ? m->info->hash : "";
 }
 
+const char *hml__cmodel_path(const hml__cmodel *m)
+{
+	return m->path;
+}
+
 unsigned hml__cmodel_abi(const hml__cmodel *m)
 {
 	return m->abi;

@@ -318,6 +318,9 @@ int hml__cmodel_declared_output(const hml__cmodel *m, int64_t *shape);
 const char *hml__cmodel_id(const hml__cmodel *m);
 const char *hml__cmodel_hash(const hml__cmodel *m);
 
+/** The path it was loaded from. Borrowed. */
+const char *hml__cmodel_path(const hml__cmodel *m);
+
 /** The ABI version of the object (hml/cmodel.h): 1 or 2. */
 unsigned hml__cmodel_abi(const hml__cmodel *m);
 

@@ -257,11 +257,11 @@ int hml__model_input_stats(const hml__model *m, const char **json)
 	if (hml__cmodel_abi(m->impl) < 2)
 		return hml__error_set(HML_ENOTSUPPORTED, "compiled model '%s' (ABI version 1) "
 		                      "carries no input statistics: compile it again with this hml "
-		                      "(hml deploy --target c)", hml__cmodel_id(m->impl));
+		                      "(hml deploy --target c)", hml__cmodel_path(m->impl));
 	if (!(*json = hml__cmodel_input_stats(m->impl)))
 		return hml__error_set(HML_ENOTSUPPORTED, "compiled model '%s' carries no input "
 		                      "statistics (its card had none: an imported model)",
-		                      hml__cmodel_id(m->impl));
+		                      hml__cmodel_path(m->impl));
 	return 0;
 }
 
