@@ -950,24 +950,32 @@ static void put_c_string(FILE *f, const char *s)
 	fputc('"', f);
 }
 
-/* The input statistics (JSON text) as adjacent literals of at most 100
- * characters, or 0: none. JSON escapes its control characters, so
- * put_c_string drops none of them. */
-static void put_stats(FILE *f, const char *json)
+/*
+ * The input statistics (JSON text, hml/cmodel.h's input_stats) as the
+ * array hml_<id>_input_stats, in adjacent literals of at most 100
+ * characters (JSON escapes its control characters, so put_c_string drops
+ * none of them). A card's statistics exceed the 4095 characters C asks a
+ * compiler to take in one literal: GCC and Clang take any length, and are
+ * told not to warn of it under -pedantic.
+ */
+static void put_stats(gen *g, const char *json)
 {
 	char piece[101];
 	size_t n = json ? strlen(json) : 0;
 
-	if (!json || !*json) {
-		fputs("0", f);
+	if (n == 0)
 		return;
-	}
+	fputs("\n#ifndef HML_CMODEL_NO_ENTRY\n"
+	      "/* the training inputs' statistics: the model card's \"guard\" object */\n"
+	      "#if defined(__GNUC__)\n#pragma GCC diagnostic push\n"
+	      "#pragma GCC diagnostic ignored \"-Woverlength-strings\"\n#endif\n", g->f);
+	fprintf(g->f, "static const char hml_%s_input_stats[] =", g->id);
 	for (size_t at = 0; at < n; at += 100) {
 		snprintf(piece, sizeof(piece), "%s", json + at);
-		if (at)
-			fputs("\n\t", f);
-		put_c_string(f, piece);
+		fputs("\n\t", g->f);
+		put_c_string(g->f, piece);
 	}
+	fputs(";\n#if defined(__GNUC__)\n#pragma GCC diagnostic pop\n#endif\n#endif\n", g->f);
 }
 
 static void put_typedef(FILE *f)
@@ -1001,7 +1009,10 @@ static void put_entry(gen *g, const hml__cg_options *o)
 	fputs(", ", f);
 	put_c_string(f, m->arch);
 	fprintf(f, ",\n\thml_%s_forward_f32, hml_%s_forward_f64,\n\t", g->id, g->id);
-	put_stats(f, o->input_stats);
+	if (o->input_stats && *o->input_stats)
+		fprintf(f, "hml_%s_input_stats", g->id);
+	else
+		fputs("0", f);
 	fputs("\n};\n#endif\n", f);
 }
 
@@ -1061,6 +1072,7 @@ static int put_source(gen *g, const hml__cg_options *o)
 		put_cnn(g);
 	else
 		put_cnnvec(g);
+	put_stats(g, o->input_stats);
 	put_entry(g, o);
 	return 0;
 }

@@ -474,23 +474,40 @@ TEST(standalone)
 	hml__cg_options o = { "m7", NULL, NULL };
 	FILE *f;
 	double want[2], x[10] = { 1, 2, 3, 4, 5, 0.5, -1, 2.5, 7, 0 };
-	char line[256];
+	char line[256], *stats = malloc(9000);
 
+	/* statistics longer than the 4095 characters of one C literal, with
+	 * quotes and a backslash: -pedantic -Werror still compiles them */
+	strcpy(stats, "{\"a\\\"b\": [");
+	for (int i = 0; i < 800; i++)
+		strcat(stats, i ? ", 1.5e-3" : "1.5e-3");
+	strcat(stats, "]}");
+	o.input_stats = stats;
 	CHECK_OK(make_model(&m, HML__CG_MLP, 2, sizes, 0, HML__ACT_GELU, 3));
 	m.in_ndim = 1, m.in_shape[0] = 5;
 	m.out_ndim = 1, m.out_shape[0] = 1;
 	CHECK_OK(hml__cg_write(&m, &o, tmp_path("m7.c"), tmp_path("m7.h")));
 	f = fopen(tmp_path("app.c"), "w");
-	fputs("#include <stdio.h>\n#include \"m7.h\"\nint main(void)\n{\n"
+	fputs("#include <stdio.h>\n#include <string.h>\n#include \"m7.h\"\n#include \"stats.h\"\n"
+	      "int main(void)\n{\n"
 	      "\tconst float x[2 * HML_M7_IN_FEATURES] = { 1, 2, 3, 4, 5, 0.5f, -1, 2.5f, 7, 0 };\n"
 	      "\tfloat y[2];\n\tdouble xd[10], yd[2];\n"
 	      "\tfor (int i = 0; i < 10; i++) xd[i] = x[i];\n"
 	      "\tif (hml_m7_forward_f32(x, y, 2) || hml_m7_forward_f64(xd, yd, 2)) return 1;\n"
 	      "\tprintf(\"%.9g %.9g %.9g %.9g %s\\n\", y[0], y[1], yd[0], yd[1], hml_cmodel_v2.arch);\n"
+	      "\tif (strcmp(hml_cmodel_v2.input_stats, STATS) != 0) return 2;\n"
 	      "\treturn 0;\n}\n", f);
 	fclose(f);
-	CHECK(sh("cd '%s' && cc -std=c11 -O2 -Wall -Wextra -pedantic -Werror -o app app.c m7.c -lm",
-	         tmpdir) == 0);
+	f = fopen(tmp_path("stats.h"), "w");   /* the same text, for the app to compare */
+	fputs("#define STATS \"", f);
+	for (const char *c = stats; *c; c++)
+		fprintf(f, "%s%c", *c == '"' || *c == '\\' ? "\\" : "", *c);
+	fputs("\"\n", f);
+	fclose(f);
+	/* m7.c as it is, under -pedantic; the app's own STATS is long too */
+	CHECK(sh("cd '%s' && cc -std=c11 -O2 -Wall -Wextra -pedantic -Werror -c m7.c && "
+	         "cc -std=c11 -O2 -Wall -Wextra -pedantic -Werror -Wno-overlength-strings -c app.c && "
+	         "cc -o app app.o m7.o -lm", tmpdir) == 0);
 	/* only libc and libm (and the loader, vdso) in the executable */
 	CHECK(sh("ldd '%s/app' | grep -v -e libc.so -e libm.so -e ld-linux -e linux-vdso "
 	         "| grep . && exit 1 || exit 0", tmpdir) == 0);
@@ -513,6 +530,7 @@ TEST(standalone)
 		CHECK_STR(arch, "mlp:test:gelu");
 	}
 	hml__cg_model_release(&m);
+	free(stats);
 }
 
 TEST(refused)
