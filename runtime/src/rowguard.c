@@ -10,7 +10,9 @@
  * overwrites them: their outputs are exactly the original code's. Any
  * other region runs the original code for the whole call when a row is
  * guarded. An ensemble guard runs its members on the call's rows
- * (ensguard.c) and guards those they disagree on.
+ * (ensguard.c) and guards those they disagree on. The guard comes from a
+ * guard file or from a spec resolved against the statistics the region's
+ * compiled model carries (core/guard.h, part 4: guard_load).
  */
 #include <stdlib.h>
 #include <string.h>
