@@ -56,7 +56,7 @@ PYEOF
 
 @test "a .so copied out of the experiment, HML_GUARD_BINOMIAL=bounds: guarded rows are the original code's" {
 	mkdir copy && cp "$EXP0/models/c1.so" copy/m.so
-	args=(--options 4096 --seed 9 --spot-range 5:60 --quiet)
+	args=(--options 2048 --seed 9 --spot-range 5:60 --quiet)
 	HML_QOI=acc.h5 HML_MODE=off "$API" "${args[@]}"
 	HML_MODE_BINOMIAL=infer HML_MODEL_BINOMIAL="$PWD/copy/m.so" HML_GUARD_BINOMIAL=bounds \
 		HML_ON_ERROR=fail HML_PROFILE=prof.json HML_QOI=sur.h5 "$API" "${args[@]}" 2> err.txt
@@ -64,11 +64,11 @@ PYEOF
 	run h5 acc.h5 "int(np.sum(f['price'][:] == h5py.File('sur.h5')['price'][:]))"
 	same=$output
 	[ "$(json prof.json 'd["regions"][0]["guarded_rows"]')" = "$same" ]
-	[ "$(json prof.json 'd["regions"][0]["checked_rows"]')" = 4096 ]
+	[ "$(json prof.json 'd["regions"][0]["checked_rows"]')" = 2048 ]
 	[ "$(json prof.json 'd["regions"][0]["guard"]')" = "bounds:margin=0" ]
 	[ "$(json prof.json 'd["regions"][0]["model_calls"] == 1 and d["regions"][0]["guard_whole_calls"] == 0')" = True ]
 	# about 30/55 of the spots lie above the largest trained
-	[ "$same" -gt 1800 ] && [ "$same" -lt 2700 ]
+	[ "$same" -gt 900 ] && [ "$same" -lt 1350 ]
 	# the guard file hml deploy wrote guards the same rows
 	g=$(json dep.json 'd["deployment"]["env"]["HML_GUARD_BINOMIAL"]')
 	HML_MODE_BINOMIAL=infer HML_MODEL_BINOMIAL="$PWD/copy/m.so" HML_GUARD_BINOMIAL="$g" \
