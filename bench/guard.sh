@@ -21,7 +21,17 @@
 #      is the accurate one bit for bit (guarded rows are the original
 #      code's, exactly); the spots are recomputed from binomial's generator;
 #   4. the guard's cost in distribution: its time over the surrogate runs'
-#      region time and over their wall time (goal: <= 5 %).
+#      region time and over their wall time (goal: <= 5 %);
+#   5. the embedded-spec path against the guard-file path, C target: m1's
+#      .so copied out of the experiment and guarded by HML_GUARD_BINOMIAL=
+#      bounds (or distance:fa=0.01) alone, resolved against the statistics
+#      the .so carries, beside the deployed .so with the guard file hml
+#      deploy wrote; the application run directly, the two arms alternated
+#      REPEAT times in distribution (guard time over region time, from the
+#      profile) and once at 5:60 (rows guarded beyond and within the
+#      trained spots; whether both arms guarded the same rows). Both
+#      resolve the spec by the same code, so the rows must be identical and
+#      the costs equal within the runs' noise (the ratio spec/file).
 #
 # usage: bench/guard.sh [BUILD_DIR] [OPTIONS] [EPOCHS] [REPEAT]
 set -eu
@@ -73,7 +83,35 @@ for mg in m1/none m1/bounds m1/distance:fa=0.01 m2/none m2/ensemble:fa=0.01; do
 	per_row "rows-$n"
 done
 
-"$py" - "$options" <<'PY'
+# direct NAME MODEL GUARD ARGS...: the application with MODEL and GUARD (a
+# file or a spec), its profile in NAME.json and prices in NAME.h5
+direct() {
+	name=$1 model=$2 guard=$3
+	shift 3
+	HML_MODE_BINOMIAL=infer HML_MODEL_BINOMIAL="$model" HML_GUARD_BINOMIAL="$guard" \
+		HML_ON_ERROR=fail HML_PROFILE="$name.json" HML_QOI="$name.h5" "$api" "$@" --quiet
+}
+
+envof() {
+	"$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))["deployment"]["env"][sys.argv[2]])' dep.json "$1"
+}
+
+mkdir copy
+for g in bounds distance:fa=0.01; do
+	n=$(echo "$g" | tr ':=' '__')
+	"$hml" -q -C exp --json deploy m1 --target c --force --guard "$g" > dep.json
+	so=$(envof HML_MODEL_BINOMIAL)
+	file=$(envof HML_GUARD_BINOMIAL)
+	cp "$so" "copy/m1-$n.so"
+	for k in $(seq "$repeat"); do
+		direct "file-$n-in-$k" "$so" "$file" $in_args
+		direct "spec-$n-in-$k" "$tmp/copy/m1-$n.so" "$g" $in_args
+	done
+	direct "file-$n-ood" "$so" "$file" $ood_args
+	direct "spec-$n-ood" "$tmp/copy/m1-$n.so" "$g" $ood_args
+done
+
+"$py" - "$options" "$repeat" <<'PY'
 import json, sys
 import h5py, numpy as np
 
@@ -120,4 +158,27 @@ for g, n in (("m1 none", "m1-none"), ("m1 bounds", "m1-bounds"),
 print("goals: OOD/in <= 1.5 with a guard; out guarded >= 95%; in guarded <= 2%;"
       " guard cost <= 5% of the surrogate run")
 print("m2 is an ensemble (hml train --ensemble): member 0 deployed, the guard runs every member")
+
+repeat = int(sys.argv[2])
+prof = lambda f: json.load(open(f))["regions"][0]
+print()
+print("m1 compiled to C: the guard file hml deploy writes against the spec in HML_GUARD_BINOMIAL")
+print("resolved against the statistics the .so carries (copied out of the experiment);")
+print(f"direct runs, in distribution {repeat} each, alternated; cost = guard_s / region_s")
+print(f"{'guard':18} {'path':6} {'out guarded':>12} {'in guarded':>11} {'cost/region':>12} "
+      f"{'spec/file':>10} {'same rows':>10}")
+for g, n in (("bounds", "bounds"), ("distance:fa=0.01", "distance_fa_0.01")):
+    cost, rows = {}, {}
+    for arm in ("file", "spec"):
+        ps = [prof(f"{arm}-{n}-in-{k}.json") for k in range(1, repeat + 1)]
+        cost[arm] = sum(p["guard_s"] for p in ps) / sum(p["region_s"] for p in ps)
+        rows[arm] = h5py.File(f"{arm}-{n}-ood.h5", "r")["price"][:]
+        po = prof(f"{arm}-{n}-ood.json")
+        guarded = rows[arm] == acc
+        assert po["guarded_rows"] == int(guarded.sum()), (arm, g, po["guarded_rows"])
+        same = bool(np.array_equal(rows["file"], rows[arm]))
+        ratio = f"{cost[arm] / cost['file']:10.2f}" if arm == "spec" else f"{'':10}"
+        print(f"{g:18} {arm:6} {100 * guarded[out].mean():11.1f}% {100 * guarded[~out].mean():10.2f}% "
+              f"{100 * cost[arm]:11.2f}% {ratio} {str(same) if arm == 'spec' else '':>10}")
+print("goal: the spec path guards the same rows as the file path, at the same cost (ratio ~1)")
 PY

@@ -44,7 +44,7 @@ static void die(const char *what)
 static void build(char *so, size_t size, const char *id, unsigned seed)
 {
 	int64_t sizes[3] = { 5, 32, 1 };
-	hml__cg_options o = { id, NULL };
+	hml__cg_options o = { id, NULL, NULL };
 	hml__cbuild_info info;
 	hml__cg_model m;
 	char c[256];

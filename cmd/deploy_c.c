@@ -5,9 +5,12 @@
  * (lib/deploy/export.cpp), written as C (lib/deploy/codegen.c), compiled by the system C
  * compiler (lib/deploy/cbuild.c) into a shared object, loaded back through the runtime's own
  * loader (runtime/loader/cmodel.c) and compared with the TorchScript model on
- * rows drawn around the training data's mean, and only then registered as
- * a "compiled" record (c1: models/c1.c, c1.h, c1.so) with the compiler, its
- * version and flags. Nothing is registered when any step fails; the
+ * rows drawn around the training data's mean; the card's input statistics
+ * (its "guard" object) are embedded in it (hml/cmodel.h, input_stats) and
+ * read back from the loaded object, which must give the card's object
+ * exactly; only then is it registered as a "compiled" record (c1:
+ * models/c1.c, c1.h, c1.so) with the compiler, its version and flags,
+ * and "input_stats": whether it carries statistics. Nothing is registered when any step fails; the
  * temporary files are removed.
  */
 #include <errno.h>
@@ -137,14 +140,39 @@ done:
 	return rc;
 }
 
+/* The statistics the compiled model at `so` carries must be the card's
+ * "guard" object `card` (NULL: it must carry none), read back exactly. */
+static int check_stats(const json_t *card, const char *so)
+{
+	hml__cmodel *cm = NULL;
+	const char *text;
+	json_t *back = NULL;
+	int rc;
+
+	if ((rc = hml__cmodel_load(&cm, so)) < 0)
+		return rc;
+	text = hml__cmodel_input_stats(cm);
+	if (!card && text)
+		rc = hml__error_set(HML_EMODEL, "the compiled model carries input statistics its "
+		                    "card does not have");
+	else if (card && (!text || !(back = json_loads(text, 0, NULL)) ||
+	                  !json_equal(back, (json_t *)card)))
+		rc = hml__error_set(HML_EMODEL, "the compiled model's input statistics do not read "
+		                    "back as its card's");
+	json_decref(back);
+	hml__cmodel_free(cm);
+	return rc;
+}
+
 int cmd_deploy_compile(hml__store *s, const json_t *model, const char *pt_path,
                        const char *march, char *cid, size_t cid_size)
 {
 	const char *id = hml__json_string(model, "id");
+	const json_t *card = json_object_get(model, "guard");
 	hml__cg_model d;
-	hml__cg_options o = { id, NULL };
+	hml__cg_options o = { id, NULL, NULL };
 	hml__cbuild_info info;
-	char *cc = NULL, *tmp[3] = { NULL }, hash[65];
+	char *cc = NULL, *tmp[3] = { NULL }, hash[65], *stats = NULL;
 	json_t *rec = NULL, *agree = NULL;
 	int rc;
 
@@ -158,6 +186,12 @@ int cmd_deploy_compile(hml__store *s, const json_t *model, const char *pt_path,
 	    (rc = hml__sha256_file(pt_path, hash)) < 0)
 		goto done;
 	o.hash = hash;
+	if (!json_is_object(card))
+		card = NULL;
+	else if (!(o.input_stats = stats = json_dumps(card, JSON_COMPACT))) {
+		rc = hml__error_oom();
+		goto done;
+	}
 	{
 		static const char *const ext[3] = { ".c", ".h", ".so" };
 
@@ -168,12 +202,13 @@ int cmd_deploy_compile(hml__store *s, const json_t *model, const char *pt_path,
 			}
 	}
 	if ((rc = hml__cbuild_so(&d, &o, march, tmp[0], tmp[1], tmp[2], &info)) < 0 ||
-	    (rc = check_agreement(&d, pt_path, tmp[2], &agree)) < 0)
+	    (rc = check_agreement(&d, pt_path, tmp[2], &agree)) < 0 ||
+	    (rc = check_stats(card, tmp[2])) < 0)
 		goto done;
-	rec = json_pack("{s:s, s:s, s:s, s:s, s:o, s:o}", "model", id,
+	rec = json_pack("{s:s, s:s, s:s, s:s, s:o, s:o, s:b}", "model", id,
 	                "region", hml__json_string(model, "region"), "target", "c",
 	                "arch", d.arch, "compiler", hml__cbuild_info_json(&info),
-	                "agreement", agree);
+	                "agreement", agree, "input_stats", card != NULL);
 	agree = NULL;
 	{
 		const hml__store_file files[] = {
@@ -195,5 +230,6 @@ done:
 	hml__cg_model_release(&d);
 	hml__cbuild_info_release(&info);
 	free(cc);
+	free(stats);
 	return rc;
 }

@@ -27,7 +27,9 @@ static const char description[] =
 	"evaluations and searches as tables; a field a record does not have prints\n"
 	"as '-', and the latest deployment is the active one. With ID (d1, m2, p1,\n"
 	"e3), prints that record as 'key: value' lines, nested keys joined with\n"
-	"dots; with a search's ID (s1), its Pareto front and where its plots are.\n"
+	"dots (a compiled model, c1, says with input_stats whether it carries the\n"
+	"statistics a guard needs); with a search's ID (s1), its Pareto front and\n"
+	"where its plots are.\n"
 	"With --json, prints the records as the manifest stores them. Nothing is\n"
 	"created or changed, except by --plot, which draws a search's plots again.";
 
@@ -471,6 +473,8 @@ static int show_one(hml__store *s, const char *id)
 	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]) && !rec; k++)
 		if (id[0] == kinds[k].prefix)
 			rec = hml__store_find(s, kinds[k].collection, id);
+	if (id[0] == 'c')   /* a compiled model: shown, not listed (its deployment is) */
+		rec = hml__store_find(s, "compiled", id);
 	if (!rec)
 		return hml__error_set(HML_ENOTFOUND, "no record '%s' in experiment '%s'", id,
 		                      hml__store_dir(s));

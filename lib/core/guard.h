@@ -61,6 +61,23 @@
  *    statistics lack component_quantiles) is refused with a one-line error
  *    that says to redeploy; `none` and `bounds` files of schema 1 read as
  *    before.
+ *
+ * 4. What HML_GUARD_<LABEL> (and HML_GUARD) names: a value that contains
+ *    a '/' is the path of a guard file (3 above; hml deploy writes
+ *    absolute paths, and a file in the working directory is named ./F);
+ *    any other value is a spec (2 above), resolved when the region opens
+ *    against the statistics its compiled model embeds (hml/cmodel.h,
+ *    ABI version 2's input_stats: the card's "guard" object, 1 above).
+ *    The text alone decides, never what happens to exist on disk: a spec
+ *    has no '/' (letters, digits, ':', '=', '.'), and so a file named
+ *    "bounds" beside the application cannot turn a spec into a file, nor
+ *    a missing file into a spec. A spec needs statistics: a TorchScript
+ *    model, a compiled model of ABI version 1 or one compiled from a card
+ *    without them cannot serve one, nor can `ensemble` (its members'
+ *    files are named by a guard file only). A guard file used with a
+ *    compiled model that embeds statistics must be that model's: the
+ *    same features, min and max (and mean when present), each within
+ *    HML__GUARD_SAME_REL relative (hml__guard_stats_same).
  */
 #ifndef HML_LIB_GUARD_H
 #define HML_LIB_GUARD_H
@@ -191,6 +208,35 @@ json_t *hml__guard_file_json(const hml__guard *g);
 /** Read a guard file at `path` (HML_EIO "cannot read guard 'P': ..." or
  *  HML_EINVALID "guard 'P': ..."). */
 int hml__guard_file_read(hml__guard *out, const char *path);
+
+/** How close two statistics' numbers must be to be one model's (4 above). */
+#define HML__GUARD_SAME_REL 1e-12
+
+/** 1 when HML_GUARD_<LABEL>'s `value` is a spec, 0 when it names a guard
+ *  file (it contains a '/'; 4 above). NULL: 0. */
+int hml__guard_value_is_spec(const char *value);
+
+/**
+ * The guard of spec `spec_text` resolved against statistics given as JSON
+ * text (a compiled model's input_stats; the card's "guard" object), as
+ * hml__guard_make does for hml deploy --guard. *out is yours
+ * (hml__guard_release); a `none` spec needs no statistics and gives a
+ * guard of kind none. Errors name `what` ("compiled model 'c1'"):
+ * HML_EINVALID (a malformed spec, statistics that are not JSON or not
+ * statistics), HML_ENOTSUPPORTED (`ensemble`; no statistics, NULL or "";
+ * what hml__guard_make refuses).
+ */
+int hml__guard_from_stats_text(hml__guard *out, const char *spec_text, const char *stats_json,
+                               const char *what);
+
+/** 1 when a and b are one model's statistics (4 above), else 0. */
+int hml__guard_stats_same(const hml__guard_stats *a, const hml__guard_stats *b);
+
+/** 0 when `s` are the statistics in JSON text `stats_json` (a compiled
+ *  model's), HML_EINVALID "WHAT: the statistics differ" when not, or when
+ *  the text is not statistics (the reader's error, naming `what`). */
+int hml__guard_stats_match_text(const hml__guard_stats *s, const char *stats_json,
+                                const char *what);
 
 /** 1 when the row x[0..features) must go to the original code, else 0.
  *  Reads the guard only: any number of threads may check rows at once.

@@ -950,13 +950,41 @@ static void put_c_string(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+/*
+ * The input statistics (JSON text, hml/cmodel.h's input_stats) as the
+ * array hml_<id>_input_stats, in adjacent literals of at most 100
+ * characters (JSON escapes its control characters, so put_c_string drops
+ * none of them). A card's statistics exceed the 4095 characters C asks a
+ * compiler to take in one literal: GCC and Clang take any length, and are
+ * told not to warn of it under -pedantic.
+ */
+static void put_stats(gen *g, const char *json)
+{
+	char piece[101];
+	size_t n = json ? strlen(json) : 0;
+
+	if (n == 0)
+		return;
+	fputs("\n#ifndef HML_CMODEL_NO_ENTRY\n"
+	      "/* the training inputs' statistics: the model card's \"guard\" object */\n"
+	      "#if defined(__GNUC__)\n#pragma GCC diagnostic push\n"
+	      "#pragma GCC diagnostic ignored \"-Woverlength-strings\"\n#endif\n", g->f);
+	fprintf(g->f, "static const char hml_%s_input_stats[] =", g->id);
+	for (size_t at = 0; at < n; at += 100) {
+		snprintf(piece, sizeof(piece), "%s", json + at);
+		fputs("\n\t", g->f);
+		put_c_string(g->f, piece);
+	}
+	fputs(";\n#if defined(__GNUC__)\n#pragma GCC diagnostic pop\n#endif\n#endif\n", g->f);
+}
+
 static void put_typedef(FILE *f)
 {
-	fputs("#ifndef HML_CMODEL_V1_DEFINED\n#define HML_CMODEL_V1_DEFINED\n"
-	      "/* the compiled-model ABI, version 1 (hml/cmodel.h) */\n"
-	      "typedef struct hml_cmodel_v1_info {\n\t", f);
-	fputs(HML_CMODEL_STR(HML_CMODEL_V1_FIELDS), f);
-	fputs("\n} hml_cmodel_v1_info;\n#endif\n", f);
+	fputs("#ifndef HML_CMODEL_V2_DEFINED\n#define HML_CMODEL_V2_DEFINED\n"
+	      "/* the compiled-model ABI, version 2 (hml/cmodel.h) */\n"
+	      "typedef struct hml_cmodel_v2_info {\n\t", f);
+	fputs(HML_CMODEL_STR(HML_CMODEL_V2_FIELDS), f);
+	fputs("\n} hml_cmodel_v2_info;\n#endif\n", f);
 }
 
 static void put_entry(gen *g, const hml__cg_options *o)
@@ -966,8 +994,8 @@ static void put_entry(gen *g, const hml__cg_options *o)
 
 	fprintf(f, "\n#ifndef HML_CMODEL_NO_ENTRY\n#if defined(__GNUC__)\n"
 	        "__attribute__((visibility(\"default\")))\n#endif\n"
-	        "const hml_cmodel_v1_info hml_cmodel_v1 = {\n"
-	        "\t%#xu, %uu, (uint32_t)sizeof(hml_cmodel_v1_info), %uu, \"%s\",\n\t%d, %d, ",
+	        "const hml_cmodel_v2_info hml_cmodel_v2 = {\n"
+	        "\t%#xu, %uu, (uint32_t)sizeof(hml_cmodel_v2_info), %uu, \"%s\",\n\t%d, %d, ",
 	        HML_CMODEL_MAGIC, HML_CMODEL_ABI_VERSION, HML_CMODEL_DTYPE_F32, HML_CMODEL_TAG,
 	        m->in_ndim, m->out_ndim);
 	put_shape(f, m->in_shape, m->in_ndim);
@@ -980,7 +1008,12 @@ static void put_entry(gen *g, const hml__cg_options *o)
 	put_c_string(f, o->hash ? o->hash : "");
 	fputs(", ", f);
 	put_c_string(f, m->arch);
-	fprintf(f, ",\n\thml_%s_forward_f32, hml_%s_forward_f64\n};\n#endif\n", g->id, g->id);
+	fprintf(f, ",\n\thml_%s_forward_f32, hml_%s_forward_f64,\n\t", g->id, g->id);
+	if (o->input_stats && *o->input_stats)
+		fprintf(f, "hml_%s_input_stats", g->id);
+	else
+		fputs("0", f);
+	fputs("\n};\n#endif\n", f);
 }
 
 static void put_prototypes(gen *g)
@@ -1005,7 +1038,7 @@ static void put_header(gen *g, const char *hash)
 	        g->up, (long long)hml__cg_model_in_size(m), g->up,
 	        (long long)hml__cg_model_out_size(m));
 	put_prototypes(g);
-	fputs("\n#ifndef HML_CMODEL_NO_ENTRY\nextern const hml_cmodel_v1_info hml_cmodel_v1;\n#endif\n"
+	fputs("\n#ifndef HML_CMODEL_NO_ENTRY\nextern const hml_cmodel_v2_info hml_cmodel_v2;\n#endif\n"
 	      "\n#ifdef __cplusplus\n}\n#endif\n#endif\n", g->f);
 }
 
@@ -1039,6 +1072,7 @@ static int put_source(gen *g, const hml__cg_options *o)
 		put_cnn(g);
 	else
 		put_cnnvec(g);
+	put_stats(g, o->input_stats);
 	put_entry(g, o);
 	return 0;
 }

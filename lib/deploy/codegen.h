@@ -25,6 +25,10 @@ extern "C" {
 typedef struct hml__cg_options {
 	const char *id;      /**< model id ("m3"): names the functions hml_<id>_forward_f32 */
 	const char *hash;    /**< SHA-256 hex of the source model (may be NULL) */
+	/** The card's input statistics, its "guard" object as JSON text
+	 *  (lib/core/guard.h), embedded as the entry's input_stats; NULL or
+	 *  "": none (input_stats NULL) */
+	const char *input_stats;
 } hml__cg_options;
 
 /**
@@ -32,7 +36,7 @@ typedef struct hml__cg_options {
  * (`h_path` may be NULL). The .c compiles on its own (C11, libm); it
  * defines hml_<id>_forward_f32 / _f64 (the ABI's forward signatures) and,
  * unless compiled with -DHML_CMODEL_NO_ENTRY, the data symbol
- * hml_cmodel_v1 (visibility default, so -fvisibility=hidden may be used).
+ * hml_cmodel_v2 (visibility default, so -fvisibility=hidden may be used).
  * OpenMP over row blocks when compiled with -fopenmp. An MLP with a layer
  * of at least 16 inputs and outputs also gets an sgemm path for large
  * batches, and a conv layer with at least 128 outputs and 1024 inputs per

@@ -158,7 +158,7 @@ static int measure_c(hml__latency *out, const char *pt_path, const float *x,
 	const char *base = getenv("TMPDIR");
 	char dir[4096], *c = NULL, *so = NULL;
 	hml__cg_model d;
-	hml__cg_options co = { "latency", NULL };
+	hml__cg_options co = { "latency", NULL, NULL };
 	hml__cbuild_info info;
 	hml__model *m = NULL;
 	double t;

@@ -18,7 +18,10 @@
 
 struct hml__cmodel {
 	void *handle;
-	const hml_cmodel_v1_info *info;
+	const hml_cmodel_v1_info *info;   /* &head */
+	hml_cmodel_v1_info head;   /* the entry's version 1 fields (a copy: its prefix) */
+	unsigned abi;              /* the entry's ABI version, 1 or 2 */
+	const char *input_stats;   /* version 2's, in the object; NULL: none */
 	char *path;
 	void *out;              /* last output */
 	size_t out_cap;         /* bytes */
@@ -56,7 +59,8 @@ int hml__cmodel_sniff(const char *path)
 	return n == (ssize_t)sizeof(head) && memcmp(head, elf_magic, sizeof(head)) == 0;
 }
 
-/* Check the file without running any of it (cmodel_elf.c). The check and
+/* Check the file without running any of it (cmodel_elf.c): its ABI
+ * version (1 or 2), or a negative code. The check and
  * the dlopen that follows it name the same path: a file planted in an
  * experiment is caught, a concurrent writer replacing it in between is not
  * (dlopen of /proc/self/fd/N would close that gap, but glibc matches a
@@ -114,20 +118,21 @@ static int shape_ok(int ndim, const int64_t *shape, int64_t features)
 	return p == features;
 }
 
-/* The entry struct, checked field by field before anything is called. */
-static int check_info(const char *path, const hml_cmodel_v1_info *i)
+/* The entry struct of ABI version `abi` (its symbol `entry`, its size
+ * `size`, its tag), checked field by field before anything is called. */
+static int check_info(const char *path, const hml_cmodel_v1_info *i, unsigned abi,
+                      const char *entry, size_t size, const char *tag)
 {
 	if (i->magic != HML_CMODEL_MAGIC)
 		return hml__error_set(HML_EMODEL, "cannot open compiled model '%s': bad magic number "
-		                      "%#x in '%s'", path, (unsigned)i->magic, HML_CMODEL_ENTRY);
-	if (i->abi_version != HML_CMODEL_ABI_VERSION)
+		                      "%#x in '%s'", path, (unsigned)i->magic, entry);
+	if (i->abi_version != abi)
 		return hml__error_set(HML_ENOTSUPPORTED, "cannot open compiled model '%s': ABI version "
-		                      "%u, this runtime reads %u (compile it again with this hml)",
-		                      path, (unsigned)i->abi_version, HML_CMODEL_ABI_VERSION);
-	if (i->size != sizeof(*i) || memcmp(i->tag, HML_CMODEL_TAG, sizeof(HML_CMODEL_TAG)) != 0)
+		                      "%u, this runtime reads 1 and %u (compile it again with this "
+		                      "hml)", path, (unsigned)i->abi_version, HML_CMODEL_ABI_VERSION);
+	if (i->size != size || memcmp(i->tag, tag, strlen(tag) + 1) != 0)
 		return hml__error_set(HML_EMODEL, "cannot open compiled model '%s': its '%s' "
-		                      "does not have the layout of ABI version %u", path,
-		                      HML_CMODEL_ENTRY, HML_CMODEL_ABI_VERSION);
+		                      "does not have the layout of ABI version %u", path, entry, abi);
 	if (i->dtype != HML_CMODEL_DTYPE_F32)
 		return hml__error_set(HML_ENOTSUPPORTED, "cannot open compiled model '%s': dtype %u "
 		                      "is not supported", path, (unsigned)i->dtype);
@@ -142,12 +147,17 @@ static int check_info(const char *path, const hml_cmodel_v1_info *i)
 int hml__cmodel_load(hml__cmodel **out, const char *path)
 {
 	hml__cmodel *m = NULL;
-	const char *why;
-	int rc;
+	const char *why, *entry, *tag;
+	const void *sym;
+	size_t size;
+	int rc, abi;
 
 	*out = NULL;
-	if ((rc = check_file(path)) < 0)
-		return rc;
+	if ((abi = check_file(path)) < 0)
+		return abi;
+	entry = abi == 1 ? HML_CMODEL_V1_ENTRY : HML_CMODEL_ENTRY;
+	tag = abi == 1 ? HML_CMODEL_V1_TAG : HML_CMODEL_TAG;
+	size = abi == 1 ? sizeof(hml_cmodel_v1_info) : sizeof(hml_cmodel_v2_info);
 	if (!(m = calloc(1, sizeof(*m))) || !(m->path = strdup(path))) {
 		rc = hml__error_oom();
 		goto done;
@@ -160,13 +170,19 @@ int hml__cmodel_load(hml__cmodel **out, const char *path)
 		         : hml__error_oom();
 		goto done;
 	}
-	if (!(m->info = dlsym(m->handle, HML_CMODEL_ENTRY))) {
+	if (!(sym = dlsym(m->handle, entry))) {
 		rc = hml__error_set(HML_EMODEL, "cannot open compiled model '%s': no '%s' symbol "
-		                    "(not a model compiled by hml)", path, HML_CMODEL_ENTRY);
+		                    "(not a model compiled by hml)", path, entry);
 		goto done;
 	}
-	if ((rc = check_info(path, m->info)) < 0)
+	/* A version 2 entry begins with version 1's fields, laid out alike. */
+	memcpy(&m->head, sym, sizeof(m->head));
+	m->info = &m->head;
+	m->abi = (unsigned)abi;
+	if ((rc = check_info(path, m->info, m->abi, entry, size, tag)) < 0)
 		goto done;
+	if (abi >= 2)
+		m->input_stats = ((const hml_cmodel_v2_info *)sym)->input_stats;
 	*out = m;
 	m = NULL;
 done:
@@ -230,6 +246,21 @@ const char *hml__cmodel_id(const hml__cmodel *m)
 const char *hml__cmodel_hash(const hml__cmodel *m)
 {
 	return m->info->hash ? m->info->hash : "";
+}
+
+const char *hml__cmodel_path(const hml__cmodel *m)
+{
+	return m->path;
+}
+
+unsigned hml__cmodel_abi(const hml__cmodel *m)
+{
+	return m->abi;
+}
+
+const char *hml__cmodel_input_stats(const hml__cmodel *m)
+{
+	return m->input_stats && *m->input_stats ? m->input_stats : NULL;
 }
 
 static int shape_error(const hml__cmodel *m, int ndim, const int64_t *shape)

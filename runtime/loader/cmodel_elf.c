@@ -3,7 +3,8 @@
  * file before the file is loaded (loader.h: hml__cmodel_elf_check).
  *
  * dlopen runs a shared object's constructors before dlsym can say whether
- * it exports hml_cmodel_v1, so the symbol is looked up here, in the file's
+ * it exports hml_cmodel_v2 (or version 1's hml_cmodel_v1), so the symbol is
+ * looked up here, in the file's
  * dynamic symbol table, and its constant fields (magic, ABI version, size,
  * tag: data that needs no relocation) are read from the section that holds
  * it. Every offset and size read from the file is checked against the
@@ -33,7 +34,7 @@
 #define HOST_DATA ELFDATA2MSB
 #endif
 
-/* The part of hml_cmodel_v1_info that is plain data, as in the file. */
+/* The part of the entry struct that is plain data, as in the file. */
 typedef struct {
 	uint32_t magic, abi_version, size, dtype;
 	char tag[24];
@@ -90,12 +91,12 @@ static uint64_t symbol_offset(const unsigned char *map, size_t size, const Elf64
 	return sh->sh_offset + (sym->st_value - sh->sh_addr);
 }
 
-/* The defined, global data symbol HML_CMODEL_ENTRY in the table `dynsym`, or NULL. */
+/* The defined, global data symbol `name` in the table `dynsym`, or NULL. */
 static const Elf64_Sym *find_entry(const unsigned char *map, size_t size, const Elf64_Ehdr *eh,
-                                   const Elf64_Shdr *dynsym)
+                                   const Elf64_Shdr *dynsym, const char *name)
 {
 	const Elf64_Shdr *strs = section(map, eh, dynsym->sh_link);
-	size_t n, k = sizeof(HML_CMODEL_ENTRY);
+	size_t n, k = strlen(name) + 1;
 
 	if (!strs || dynsym->sh_entsize != sizeof(Elf64_Sym) || dynsym->sh_offset % 8 != 0 ||
 	    !inside(dynsym->sh_offset, dynsym->sh_size, size) ||
@@ -106,7 +107,7 @@ static const Elf64_Sym *find_entry(const unsigned char *map, size_t size, const 
 		const Elf64_Sym *sym = (const Elf64_Sym *)(const void *)(map + dynsym->sh_offset) + i;
 
 		if (sym->st_name >= strs->sh_size || strs->sh_size - sym->st_name < k ||
-		    memcmp(map + strs->sh_offset + sym->st_name, HML_CMODEL_ENTRY, k) != 0)
+		    memcmp(map + strs->sh_offset + sym->st_name, name, k) != 0)
 			continue;
 		if (sym->st_shndx == SHN_UNDEF || sym->st_shndx >= SHN_LORESERVE ||
 		    ELF64_ST_TYPE(sym->st_info) != STT_OBJECT ||
@@ -117,36 +118,61 @@ static const Elf64_Sym *find_entry(const unsigned char *map, size_t size, const 
 	return NULL;
 }
 
+/* What each ABI version read exports: its symbol, struct size and tag. */
+static const struct {
+	unsigned version;
+	const char *entry;
+	size_t size;
+	const char *tag;
+} versions[] = {
+	{ 2, HML_CMODEL_ENTRY, sizeof(hml_cmodel_v2_info), HML_CMODEL_TAG },
+	{ 1, HML_CMODEL_V1_ENTRY, sizeof(hml_cmodel_v1_info), HML_CMODEL_V1_TAG },
+};
+
+/* The entry of the newest version the file exports, or NULL (*v its index). */
+static const Elf64_Sym *find_any(const unsigned char *map, size_t size, const Elf64_Ehdr *eh,
+                                 size_t *v)
+{
+	for (*v = 0; *v < sizeof(versions) / sizeof(versions[0]); (*v)++)
+		for (size_t i = 0; i < eh->e_shnum; i++) {
+			const Elf64_Shdr *sh = section(map, eh, i);
+			const Elf64_Sym *sym;
+
+			if (sh->sh_type == SHT_DYNSYM &&
+			    (sym = find_entry(map, size, eh, sh, versions[*v].entry)))
+				return sym;
+		}
+	return NULL;
+}
+
 int hml__cmodel_elf_check(const unsigned char *map, size_t size, const char *path)
 {
 	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)(const void *)map;
-	const Elf64_Sym *sym = NULL;
+	const Elf64_Sym *sym;
 	entry_head head;
 	uint64_t off;
+	size_t v;
 	int rc;
 
 	if ((rc = header_ok(map, size, path)) < 0)
 		return rc;
-	for (size_t i = 0; i < eh->e_shnum && !sym; i++) {
-		const Elf64_Shdr *sh = section(map, eh, i);
-
-		if (sh->sh_type == SHT_DYNSYM)
-			sym = find_entry(map, size, eh, sh);
-	}
-	if (!sym)
-		return refuse(path, "it exports no '" HML_CMODEL_ENTRY "' data symbol (not a model "
-		              "compiled by hml)");
-	if (sym->st_size != sizeof(hml_cmodel_v1_info) ||
-	    !(off = symbol_offset(map, size, eh, sym)))
-		return refuse(path, "its '" HML_CMODEL_ENTRY "' does not have the layout of ABI "
-		              "version 1");
+	if (!(sym = find_any(map, size, eh, &v)))
+		return refuse(path, "it exports no '" HML_CMODEL_ENTRY "' (nor version 1's '"
+		              HML_CMODEL_V1_ENTRY "') data symbol (not a model compiled by hml)");
+	if (sym->st_size != versions[v].size || !(off = symbol_offset(map, size, eh, sym)))
+		return hml__error_set(HML_EMODEL, "cannot open compiled model '%s': its '%s' does "
+		                      "not have the layout of ABI version %u (refused without loading "
+		                      "it)", path, versions[v].entry, versions[v].version);
 	memcpy(&head, map + off, sizeof(head));
-	if (head.abi_version != HML_CMODEL_ABI_VERSION && head.magic == HML_CMODEL_MAGIC)
+	if (head.abi_version != versions[v].version && head.magic == HML_CMODEL_MAGIC)
 		return hml__error_set(HML_ENOTSUPPORTED, "cannot open compiled model '%s': ABI "
-		                      "version %u, this runtime reads %u (compile it again with this "
-		                      "hml)", path, (unsigned)head.abi_version, HML_CMODEL_ABI_VERSION);
-	if (head.magic != HML_CMODEL_MAGIC || head.size != sizeof(hml_cmodel_v1_info) ||
-	    memcmp(head.tag, HML_CMODEL_TAG, sizeof(HML_CMODEL_TAG)) != 0)
-		return refuse(path, "its '" HML_CMODEL_ENTRY "' has a bad magic number, size or tag");
-	return 0;
+		                      "version %u, this runtime reads 1 and %u (compile it again with "
+		                      "this hml)", path, (unsigned)head.abi_version,
+		                      HML_CMODEL_ABI_VERSION);
+	if (head.magic != HML_CMODEL_MAGIC || head.size != versions[v].size ||
+	    memcmp(head.tag, versions[v].tag, strlen(versions[v].tag) + 1) != 0)
+		return hml__error_set(HML_EMODEL, "cannot open compiled model '%s': its '%s' has a "
+		                      "bad magic number, size or tag (refused without loading it)",
+		                      path, versions[v].entry);
+	return (int)versions[v].version;
 }

@@ -33,9 +33,10 @@
  *     is an ELF file; it contains the ABI tag string (so a foreign shared
  *     object is refused before dlopen would run its constructors);
  *     dlopen(RTLD_NOW | RTLD_LOCAL) succeeds; it exports the data symbol
- *     HML_CMODEL_ENTRY; the struct there carries the magic number, ABI
- *     version, size, tag and dtype of this runtime, sane shapes and both
- *     forward pointers. Only then is forward ever called.
+ *     HML_CMODEL_ENTRY (or version 1's HML_CMODEL_V1_ENTRY); the struct
+ *     there carries the magic number, ABI version, size and tag of that
+ *     version, this runtime's dtype, sane shapes and both forward
+ *     pointers. Only then is forward ever called.
  */
 #ifndef HML_LOADER_LOADER_H
 #define HML_LOADER_LOADER_H
@@ -229,6 +230,15 @@ int hml__model_reentrant(const hml__model *m);
 int hml__model_forward_into(hml__model *m, const void *in, hml_dtype dtype, int64_t rows,
                             void *out);
 
+/**
+ * The input statistics a compiled model carries (hml__cmodel_input_stats:
+ * the card's "guard" JSON text) into *json, borrowed while `m` is loaded.
+ * HML_ENOTSUPPORTED, *json NULL, with the reason: a TorchScript model
+ * ("a TorchScript model carries no input statistics ..."), a compiled
+ * model of ABI version 1, or one compiled from a card without them.
+ */
+int hml__model_input_stats(const hml__model *m, const char **json);
+
 /** The name of the backend running `m` ("torch"). Static storage. */
 const char *hml__model_backend(const hml__model *m);
 
@@ -270,11 +280,12 @@ int hml__cmodel_load(hml__cmodel **out, const char *path);
  * Check the ELF file mapped at `map` (`size` bytes, from `path`) without
  * loading it: a 64-bit shared object of this machine whose dynamic symbol
  * table defines HML_CMODEL_ENTRY as a global data symbol of the size of
- * hml_cmodel_v1_info, whose magic number, size and tag (read from the
- * file) are ABI version 1's. Every offset read from the file is bounded by
- * `size`. 0, or HML_EMODEL / HML_ENOTSUPPORTED (another ABI version) with
- * the message "cannot open compiled model 'PATH': REASON (refused without
- * loading it)".
+ * hml_cmodel_v2_info (or else HML_CMODEL_V1_ENTRY of the size of
+ * hml_cmodel_v1_info), whose magic number, size and tag (read from the
+ * file) are that ABI version's. Every offset read from the file is
+ * bounded by `size`. Returns the ABI version found (1 or 2), or
+ * HML_EMODEL / HML_ENOTSUPPORTED (another ABI version) with the message
+ * "cannot open compiled model 'PATH': REASON (refused without loading it)".
  */
 int hml__cmodel_elf_check(const unsigned char *map, size_t size, const char *path);
 
@@ -306,6 +317,17 @@ int hml__cmodel_declared_output(const hml__cmodel *m, int64_t *shape);
 /** The model id and the SHA-256 of the TorchScript file it came from. Borrowed. */
 const char *hml__cmodel_id(const hml__cmodel *m);
 const char *hml__cmodel_hash(const hml__cmodel *m);
+
+/** The path it was loaded from. Borrowed. */
+const char *hml__cmodel_path(const hml__cmodel *m);
+
+/** The ABI version of the object (hml/cmodel.h): 1 or 2. */
+unsigned hml__cmodel_abi(const hml__cmodel *m);
+
+/** The model's input statistics (hml/cmodel.h, version 2's input_stats:
+ *  the card's "guard" JSON text), borrowed while the model is loaded;
+ *  NULL for a version 1 object or a model compiled without them. */
+const char *hml__cmodel_input_stats(const hml__cmodel *m);
 
 /**
  * Run the model on `in`: `ndim` dims of `shape`, shape[0] the rows, the

@@ -246,6 +246,25 @@ int hml__model_forward_into(hml__model *m, const void *in, hml_dtype dtype, int6
 	return hml__cmodel_forward_into(m->impl, in, dtype, rows, out);
 }
 
+int hml__model_input_stats(const hml__model *m, const char **json)
+{
+	*json = NULL;
+	if (!m)
+		return hml__error_set(HML_EINVALID, "no model given");
+	if (m->be != &c_backend)
+		return hml__error_set(HML_ENOTSUPPORTED, "a TorchScript model carries no input "
+		                      "statistics (its card does: deploy it with --guard)");
+	if (hml__cmodel_abi(m->impl) < 2)
+		return hml__error_set(HML_ENOTSUPPORTED, "compiled model '%s' (ABI version 1) "
+		                      "carries no input statistics: compile it again with this hml "
+		                      "(hml deploy --target c)", hml__cmodel_path(m->impl));
+	if (!(*json = hml__cmodel_input_stats(m->impl)))
+		return hml__error_set(HML_ENOTSUPPORTED, "compiled model '%s' carries no input "
+		                      "statistics (its card had none: an imported model)",
+		                      hml__cmodel_path(m->impl));
+	return 0;
+}
+
 const char *hml__model_backend(const hml__model *m)
 {
 	return m ? m->be->name : NULL;

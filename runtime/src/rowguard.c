@@ -10,7 +10,9 @@
  * overwrites them: their outputs are exactly the original code's. Any
  * other region runs the original code for the whole call when a row is
  * guarded. An ensemble guard runs its members on the call's rows
- * (ensguard.c) and guards those they disagree on.
+ * (ensguard.c) and guards those they disagree on. The guard comes from a
+ * guard file or from a spec resolved against the statistics the region's
+ * compiled model carries (core/guard.h, part 4: guard_load).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +45,57 @@ static int rguard_get(hml_region *r, hml__rguard **out)
 	return 0;
 }
 
+/* A guard file used with a compiled model that embeds statistics must
+ * have been made for it (core/guard.h, part 4); a model without them
+ * (TorchScript, ABI version 1) has nothing to check the file against. */
+static int check_file_model(const hml__guard *g, const char *path, const hml__model *m,
+                            const char *model_path)
+{
+	hml__error_saved saved;
+	const char *stats;
+	char what[4200];
+
+	hml__error_save(&saved);
+	if (g->spec.kind == HML__GUARD_NONE || hml__model_input_stats(m, &stats) < 0) {
+		hml__error_restore(&saved);
+		return 0;
+	}
+	snprintf(what, sizeof(what), "guard file '%s'", path);
+	if (hml__guard_stats_match_text(&g->stats, stats, what) == 0)
+		return 0;
+	return hml__error_set(HML_EINVALID, "guard file '%s' was made for another model (its "
+	                      "statistics are not those compiled model '%s' carries)", path,
+	                      model_path);
+}
+
+/* The guard `value` names for model `m`, loaded from `model_path`
+ * (core/guard.h, part 4): a guard file, checked against the statistics
+ * `m` embeds, or a spec resolved against them. *g is the caller's
+ * (hml__guard_release). */
+static int guard_load(hml__guard *g, const char *value, const hml__model *m,
+                      const char *model_path)
+{
+	char what[4200];
+	const char *stats = NULL;
+	int rc;
+
+	if (!hml__guard_value_is_spec(value)) {
+		if ((rc = hml__guard_file_read(g, value)) < 0)
+			return rc;
+		if ((rc = check_file_model(g, value, m, model_path)) < 0)
+			hml__guard_release(g);
+		return rc;
+	}
+	memset(g, 0, sizeof(*g));
+	snprintf(what, sizeof(what), "compiled model '%s'", model_path);
+	if (strcmp(value, "none") != 0 && (rc = hml__model_input_stats(m, &stats)) < 0)
+		return hml__error_set(rc, "guard '%s': %s", value, hml_error_last()->message);
+	if ((rc = hml__guard_from_stats_text(g, value, strcmp(value, "none") ? stats : NULL,
+	                                     what)) < 0)
+		return hml__error_set(rc, "guard '%s': %s", value, hml_error_last()->message);
+	return 0;
+}
+
 int hml__guard_open(hml_region *r)
 {
 	hml__rguard *rg = NULL;
@@ -53,7 +106,7 @@ int hml__guard_open(hml_region *r)
 		return 0;
 	if ((rc = rguard_get(r, &rg)) < 0)
 		return rc;
-	if ((rc = hml__guard_file_read(&rg->g, r->cfg.guard)) < 0) {
+	if ((rc = guard_load(&rg->g, r->cfg.guard, r->model, r->cfg.model)) < 0) {
 		hml__error_set(rc, "region '%s': %s", r->label, hml_error_last()->message);
 		return hml__region_degrade(r, rc, &r->model_broken, "running the original code");
 	}
@@ -90,17 +143,22 @@ void hml__guard_discard(hml__guard_next *n)
 	free(n);
 }
 
-int hml__guard_prepare(hml__guard_next **out, hml_region *r, const char *path)
+int hml__guard_prepare(hml__guard_next **out, hml_region *r, const char *path,
+                       const hml__model *m, const char *model_path)
 {
 	hml__guard_next *n;
 	int rc;
 
 	*out = NULL;
+	/* No guard file in the deployment: the region's own spec, if it has
+	 * one, resolved for the next model (never its predecessor's stats). */
+	if ((!path || !*path) && hml__guard_value_is_spec(r->cfg.guard) && *r->cfg.guard)
+		path = r->cfg.guard;
 	if (!path || !*path)
 		return 0;
 	if (!(n = calloc(1, sizeof(*n))))
 		return hml__error_oom();
-	if ((rc = hml__guard_file_read(&n->g, path)) < 0)
+	if ((rc = guard_load(&n->g, path, m, model_path)) < 0)
 		goto fail;
 	if (n->g.spec.kind != HML__GUARD_NONE && n->g.stats.features != r->in.row_size) {
 		rc = hml__error_set(HML_ESHAPE, "guard '%s' checks rows of %lld features but the "

@@ -8,15 +8,19 @@
 #define HML_RUNTIME_ROWGUARD_H
 
 #include "hml/region.h"
+#include "loader/loader.h"
 
 typedef struct hml__rguard hml__rguard;
 
 /**
- * Load the guard file r->cfg.guard names (when set and the mode infers).
+ * Load the guard r->cfg.guard names (when set and the mode infers): a
+ * guard file, checked to be r->model's when that model embeds input
+ * statistics, or a spec resolved against them (core/guard.h, part 4).
  * Under the fallback policy an unusable file warns once and the region
  * runs the original code (model_broken): a guard that cannot be checked
  * must not let the model answer everything. Under the fail policy its
- * error (HML_EIO, HML_EINVALID) is returned.
+ * error (HML_EIO, HML_EINVALID: a file made for another model,
+ * HML_ENOTSUPPORTED: a spec the model has no statistics for) is returned.
  */
 int hml__guard_open(hml_region *r);
 void hml__guard_free(hml_region *r);
@@ -42,14 +46,20 @@ int hml__guard_one(hml_region *r, const void *x, hml_region_stats *st);
 void hml__guard_call_end(hml_region *r);
 
 /**
- * A hot swap's guard (swap.c): read the guard file at `path` ("" or NULL:
- * the deployment has none, *out = NULL) and check it fits the region's
- * rows, before the switch. *out is the caller's until handed to
- * hml__guard_switch (hml__guard_discard frees it). HML_EIO (a missing or
- * corrupt file), HML_ESHAPE (rows of other features), HML_ENOMEM.
+ * A hot swap's guard (swap.c) for the next model `m` (loaded from
+ * `model_path`): the guard file at
+ * `path` (checked to be m's, as at open), or, when the deployment names
+ * none ("" or NULL), the region's own spec when r->cfg.guard is one,
+ * resolved against m's statistics; neither: *out = NULL. Checked to fit
+ * the region's rows, before the switch. *out is the caller's until handed
+ * to hml__guard_switch (hml__guard_discard frees it). HML_EIO (a missing
+ * or corrupt file), HML_EINVALID (a file made for another model),
+ * HML_ENOTSUPPORTED (a spec m has no statistics for), HML_ESHAPE (rows of
+ * other features), HML_ENOMEM.
  */
 typedef struct hml__guard_next hml__guard_next;
-int hml__guard_prepare(hml__guard_next **out, hml_region *r, const char *path);
+int hml__guard_prepare(hml__guard_next **out, hml_region *r, const char *path,
+                       const hml__model *m, const char *model_path);
 void hml__guard_discard(hml__guard_next *g);
 
 /**

@@ -181,7 +181,7 @@ static void look(hml_region *r, hml__swap_calls_fn calls)
 	}
 	if ((rc = hml__model_load(&m, d.path, r->cfg.threads)) < 0 ||
 	    (rc = vet(r, m, d.path)) < 0 ||
-	    (sw->guarded && (rc = hml__guard_prepare(&g, r, d.guard)) < 0)) {
+	    (sw->guarded && (rc = hml__guard_prepare(&g, r, d.guard, m, d.path)) < 0)) {
 		refuse(r, "model '%s' (deployment %s): %s", d.model, d.deployment,
 		       hml_error_last()->message);
 		hml__model_free(m);

@@ -42,7 +42,7 @@ want = torch.jit.load("exp/models/m1.pt")(torch.from_numpy(x.astype(np.float32))
 want = want.reshape(len(x), -1).astype(np.float64)
 scale = max(1.0, np.abs(want).max())
 for so in ("c1.so", "c1-direct.so"):
-    info = Info.in_dll(ctypes.CDLL("exp/models/" + so), "hml_cmodel_v1")
+    info = Info.in_dll(ctypes.CDLL("exp/models/" + so), "hml_cmodel_v2")
     for dt, fn, ct in ((np.float32, info.f32, ctypes.c_float), (np.float64, info.f64, ctypes.c_double)):
         fwd = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ct), ctypes.POINTER(ct), ctypes.c_int64)(fn)
         for rows in (1, len(x)):

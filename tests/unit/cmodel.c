@@ -159,7 +159,7 @@ static void roundtrip(const hml__cg_model *m, const char *name, const int64_t *r
                       const char *cflags)
 {
 	char c[256], so[256];
-	hml__cg_options o = { name, "00ff" };
+	hml__cg_options o = { name, "00ff", NULL };
 	hml__cmodel *cm = NULL;
 	int64_t shape[HML_MAX_DIMS];
 
@@ -172,6 +172,8 @@ static void roundtrip(const hml__cg_model *m, const char *name, const int64_t *r
 		return;
 	CHECK_STR(hml__cmodel_id(cm), name);
 	CHECK_STR(hml__cmodel_hash(cm), "00ff");
+	CHECK_EQ_INT(hml__cmodel_abi(cm), 2);
+	CHECK(hml__cmodel_input_stats(cm) == NULL);   /* none given */
 	CHECK_EQ_INT(hml__cmodel_declared_input(cm, shape), m->in_ndim);
 	CHECK_EQ_INT(shape[m->in_ndim - 1], m->in_shape[m->in_ndim - 1]);
 	for (size_t i = 0; i < n; i++)
@@ -281,7 +283,7 @@ TEST(activation_accuracy)
 	enum { N = 24001 + 200 };
 
 	for (int a = HML__ACT_RELU; a <= HML__ACT_SIGMOID; a++) {
-		hml__cg_options o = { NULL, "00ff" };
+		hml__cg_options o = { NULL, "00ff", NULL };
 		hml__cg_model m;
 		hml__cmodel *cm = NULL;
 		hml__cbuild_info info;
@@ -367,7 +369,7 @@ TEST(mlp_gemm_path)
 	CHECK_OK(make_model(&m, HML__CG_MLP, 3, sizes, 0, HML__ACT_GELU, 21));
 	m.in_ndim = 1, m.in_shape[0] = 5;
 	m.out_ndim = 1, m.out_shape[0] = 3;
-	CHECK_OK(hml__cg_write(&m, &(hml__cg_options){ "g", NULL }, tmp_path("g.c"), NULL));
+	CHECK_OK(hml__cg_write(&m, &(hml__cg_options){ "g", NULL, NULL }, tmp_path("g.c"), NULL));
 	CHECK(sh("grep -q 'if (rows >= 547)' '%s'", tmp_path("g.c")) == 0);
 	CHECK(sh("grep -q 'cblas_sgemm(101, 111, 111, r, 40, 48' '%s'", tmp_path("g.c")) == 0);
 	CHECK_EQ_INT(hml__cg_uses_blas(&m), 1);
@@ -386,7 +388,7 @@ TEST(mlp_gemm_path)
 	CHECK_OK(make_model(&m, HML__CG_MLP, 2, (const int64_t[]){ 5, 8, 1 }, 0, HML__ACT_RELU, 22));
 	m.in_ndim = 1, m.in_shape[0] = 5;
 	m.out_ndim = 1, m.out_shape[0] = 1;
-	CHECK_OK(hml__cg_write(&m, &(hml__cg_options){ "n", NULL }, tmp_path("n.c"), NULL));
+	CHECK_OK(hml__cg_write(&m, &(hml__cg_options){ "n", NULL, NULL }, tmp_path("n.c"), NULL));
 	CHECK(sh("grep -q cblas_sgemm '%s'", tmp_path("n.c")) != 0);
 	CHECK_EQ_INT(hml__cg_uses_blas(&m), 0);
 	hml__cg_model_release(&m);
@@ -446,7 +448,7 @@ TEST(cnn_gemm_path)
 	CHECK_OK(make_model(&m, HML__CG_CNN, 3, sizes, 3, HML__ACT_TANH, 31));
 	m.in_ndim = 3, m.in_shape[0] = 2, m.in_shape[1] = 50, m.in_shape[2] = 20;
 	m.out_ndim = 3, m.out_shape[0] = 1, m.out_shape[1] = 50, m.out_shape[2] = 20;
-	CHECK_OK(hml__cg_write(&m, &(hml__cg_options){ "cg", NULL }, tmp_path("cg.c"), NULL));
+	CHECK_OK(hml__cg_write(&m, &(hml__cg_options){ "cg", NULL, NULL }, tmp_path("cg.c"), NULL));
 	CHECK(sh("grep -q 'layer 1: conv 128 -> 128, 3x3, tanh: im2col tiles of 45 rows + sgemm' '%s'",
 	         tmp_path("cg.c")) == 0);
 	CHECK(sh("test $(grep -c 'sgemm \\*/' '%s') = 1", tmp_path("cg.c")) == 0);
@@ -469,26 +471,43 @@ TEST(standalone)
 {
 	static const int64_t sizes[] = { 5, 16, 1 };
 	hml__cg_model m;
-	hml__cg_options o = { "m7", NULL };
+	hml__cg_options o = { "m7", NULL, NULL };
 	FILE *f;
 	double want[2], x[10] = { 1, 2, 3, 4, 5, 0.5, -1, 2.5, 7, 0 };
-	char line[256];
+	char line[256], *stats = malloc(9000);
 
+	/* statistics longer than the 4095 characters of one C literal, with
+	 * quotes and a backslash: -pedantic -Werror still compiles them */
+	strcpy(stats, "{\"a\\\"b\": [");
+	for (int i = 0; i < 800; i++)
+		strcat(stats, i ? ", 1.5e-3" : "1.5e-3");
+	strcat(stats, "]}");
+	o.input_stats = stats;
 	CHECK_OK(make_model(&m, HML__CG_MLP, 2, sizes, 0, HML__ACT_GELU, 3));
 	m.in_ndim = 1, m.in_shape[0] = 5;
 	m.out_ndim = 1, m.out_shape[0] = 1;
 	CHECK_OK(hml__cg_write(&m, &o, tmp_path("m7.c"), tmp_path("m7.h")));
 	f = fopen(tmp_path("app.c"), "w");
-	fputs("#include <stdio.h>\n#include \"m7.h\"\nint main(void)\n{\n"
+	fputs("#include <stdio.h>\n#include <string.h>\n#include \"m7.h\"\n#include \"stats.h\"\n"
+	      "int main(void)\n{\n"
 	      "\tconst float x[2 * HML_M7_IN_FEATURES] = { 1, 2, 3, 4, 5, 0.5f, -1, 2.5f, 7, 0 };\n"
 	      "\tfloat y[2];\n\tdouble xd[10], yd[2];\n"
 	      "\tfor (int i = 0; i < 10; i++) xd[i] = x[i];\n"
 	      "\tif (hml_m7_forward_f32(x, y, 2) || hml_m7_forward_f64(xd, yd, 2)) return 1;\n"
-	      "\tprintf(\"%.9g %.9g %.9g %.9g %s\\n\", y[0], y[1], yd[0], yd[1], hml_cmodel_v1.arch);\n"
+	      "\tprintf(\"%.9g %.9g %.9g %.9g %s\\n\", y[0], y[1], yd[0], yd[1], hml_cmodel_v2.arch);\n"
+	      "\tif (strcmp(hml_cmodel_v2.input_stats, STATS) != 0) return 2;\n"
 	      "\treturn 0;\n}\n", f);
 	fclose(f);
-	CHECK(sh("cd '%s' && cc -std=c11 -O2 -Wall -Wextra -pedantic -Werror -o app app.c m7.c -lm",
-	         tmpdir) == 0);
+	f = fopen(tmp_path("stats.h"), "w");   /* the same text, for the app to compare */
+	fputs("#define STATS \"", f);
+	for (const char *c = stats; *c; c++)
+		fprintf(f, "%s%c", *c == '"' || *c == '\\' ? "\\" : "", *c);
+	fputs("\"\n", f);
+	fclose(f);
+	/* m7.c as it is, under -pedantic; the app's own STATS is long too */
+	CHECK(sh("cd '%s' && cc -std=c11 -O2 -Wall -Wextra -pedantic -Werror -c m7.c && "
+	         "cc -std=c11 -O2 -Wall -Wextra -pedantic -Werror -Wno-overlength-strings -c app.c && "
+	         "cc -o app app.o m7.o -lm", tmpdir) == 0);
 	/* only libc and libm (and the loader, vdso) in the executable */
 	CHECK(sh("ldd '%s/app' | grep -v -e libc.so -e libm.so -e ld-linux -e linux-vdso "
 	         "| grep . && exit 1 || exit 0", tmpdir) == 0);
@@ -511,13 +530,14 @@ TEST(standalone)
 		CHECK_STR(arch, "mlp:test:gelu");
 	}
 	hml__cg_model_release(&m);
+	free(stats);
 }
 
 TEST(refused)
 {
 	static const int64_t sizes[] = { 5, 8, 1 };
 	hml__cg_model m;
-	hml__cg_options o = { "m1", NULL };
+	hml__cg_options o = { "m1", NULL, NULL };
 	hml__cmodel *cm = NULL;
 	char cmd[2048];
 	int64_t shape[3] = { 4, 4 };
@@ -539,7 +559,7 @@ TEST(refused)
 	         "static int f(const float *x, float *y, int64_t r) { (void)x; (void)y; (void)r; abort(); }\n"
 	         "static int d(const double *x, double *y, int64_t r) { (void)x; (void)y; (void)r; abort(); }\n"
 	         "__attribute__((visibility(\"default\"))) const hml_cmodel_v1_info hml_cmodel_v1 = {\n"
-	         "MAGIC, VERSION, sizeof(hml_cmodel_v1_info), 1, HML_CMODEL_TAG, 1, 1, {5}, {1}, 5, 1,\n"
+	         "MAGIC, VERSION, sizeof(hml_cmodel_v1_info), 1, HML_CMODEL_V1_TAG, 1, 1, {5}, {1}, 5, 1,\n"
 	         "\"x\", \"\", \"a\", f, d };\n");
 	write_text(tmp_path("fake.c"), "#include <stdlib.h>\n");
 	{
@@ -552,11 +572,11 @@ TEST(refused)
 	         getenv("HML_SOURCE_DIR") ? getenv("HML_SOURCE_DIR") : ".");
 	CHECK(compile_so(tmp_path("fake.c"), tmp_path("magic.so"), cmd) == 0);
 	CHECK_FAILS(hml__cmodel_load(&cm, tmp_path("magic.so")), HML_EMODEL, "bad magic number");
-	snprintf(cmd, sizeof(cmd), "-I'%s/runtime/include' -DMAGIC=HML_CMODEL_MAGIC -DVERSION=2",
+	snprintf(cmd, sizeof(cmd), "-I'%s/runtime/include' -DMAGIC=HML_CMODEL_MAGIC -DVERSION=3",
 	         getenv("HML_SOURCE_DIR") ? getenv("HML_SOURCE_DIR") : ".");
 	CHECK(compile_so(tmp_path("fake.c"), tmp_path("version.so"), cmd) == 0);
 	CHECK_FAILS(hml__cmodel_load(&cm, tmp_path("version.so")), HML_ENOTSUPPORTED,
-	            "ABI version 2, this runtime reads 1");
+	            "ABI version 3, this runtime reads 1 and 2");
 	/* a good model cut short */
 	CHECK_OK(make_model(&m, HML__CG_MLP, 2, sizes, 0, HML__ACT_RELU, 9));
 	m.in_ndim = 1, m.in_shape[0] = 5;
@@ -650,7 +670,7 @@ TEST(no_code_before_check)
 		if (copy) {
 			const Elf64_Ehdr *eh = (const Elf64_Ehdr *)(const void *)buf;
 
-			CHECK_OK(hml__cmodel_elf_check(buf, (size_t)n, "good.so"));
+			CHECK_EQ_INT(hml__cmodel_elf_check(buf, (size_t)n, "good.so"), 2);
 			for (int k = 0; k < 20000; k++) {
 				memcpy(copy, buf, (size_t)n);
 				for (int j = 0; j < 4; j++) {
@@ -685,7 +705,7 @@ TEST(threads)
 		"__attribute__((visibility(\"default\"))) int fake_caller_threads(void)\n"
 		"{ return omp_get_max_threads(); }\n"
 		"__attribute__((visibility(\"default\"))) const hml_cmodel_v1_info hml_cmodel_v1 = {\n"
-		"HML_CMODEL_MAGIC, 1, sizeof(hml_cmodel_v1_info), 1, HML_CMODEL_TAG, 1, 1, {5}, {1},"
+		"HML_CMODEL_MAGIC, 1, sizeof(hml_cmodel_v1_info), 1, HML_CMODEL_V1_TAG, 1, 1, {5}, {1},"
 		" 5, 1, \"t\", \"\", \"a\", f, d };\n";
 	char flags[1024];
 	const char *so = tmp_path("threads.so");
@@ -705,6 +725,9 @@ TEST(threads)
 	CHECK_OK(hml__cmodel_load(&cm, so));
 	if (!cm)
 		return;
+	/* an object of ABI version 1 (hml_cmodel_v1) loads, without statistics */
+	CHECK_EQ_INT(hml__cmodel_abi(cm), 1);
+	CHECK(hml__cmodel_input_stats(cm) == NULL);
 	h = dlopen(so, RTLD_NOW | RTLD_LOCAL);   /* the same object, counted once more */
 	CHECK(h && (sym = dlsym(h, "fake_caller_threads")));
 	if (!h || !sym)

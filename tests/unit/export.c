@@ -66,7 +66,7 @@ static void agree_with(const hml__dataset *d, const char *arch, const char *cat,
 	hml__train_options o = HML__TRAIN_OPTIONS_INIT;
 	hml__train_result res;
 	hml__cg_model m;
-	hml__cg_options go = { name, "feed" };
+	hml__cg_options go = { name, "feed", NULL };
 	hml__cmodel *cm = NULL;
 	char pt[600], c[600], so[600], cmd[2048];
 	int64_t shape[HML_MAX_DIMS + 1], oshape[HML_MAX_DIMS + 1];

@@ -51,7 +51,7 @@ static void on_log(hml_log_level level, const char *message, void *payload)
 /* A compiled model of `nin` inputs whose `nout` outputs are all `value`. */
 static int build(char *so, size_t size, const char *id, int64_t nin, int64_t nout, float value)
 {
-	hml__cg_options o = { id, NULL };
+	hml__cg_options o = { id, NULL, NULL };
 	hml__cbuild_info info;
 	hml__cg_model m;
 	int64_t sizes[2] = { nin, nout };
