@@ -75,11 +75,7 @@ for k in range(3):
     assert np.array_equal(x[at:at + 8], r)
     at += 8
 PY
-	# 3 epochs: an epoch makes at least 64 optimiser steps (hml-train(1)),
-	# 22 passes over these 19 training rows at the workflow's batch 8, so
-	# 3 epochs make about the 180 steps the workflow's 60 made when an
-	# epoch was one pass.
-	run --separate-stderr hml -C exp --json train --threads 1 --epochs 3
+	run --separate-stderr hml -C exp --json train --threads 1
 	assert_success
 	# At test size the CNN is no faster than 10 steps: --force (as 110 does).
 	run --separate-stderr hml -C exp --json deploy --best --force
