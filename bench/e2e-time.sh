@@ -54,7 +54,7 @@ run() {
 		OMP_NUM_THREADS=2 HML_WORKFLOW_PATH= \
 		bats --tap "tests/e2e/$stem.bats" > "$work/$stem.tap" 2>&1)
 	rc=$?
-	read -r w u s < "$work/time"
+	read -r w u s < <(tail -n 1 "$work/time")   # after "Command exited with ..."
 	if [ $rc != 0 ]; then
 		touch "$work/failed"
 		echo "e2e-time: $stem failed in $tree:" >&2
