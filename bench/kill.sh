@@ -17,9 +17,13 @@
 #           interrupted run says complete=false, and no record is there
 #           twice or half-written; the next command works.
 #
-# usage: bench/kill.sh [-b BUILD] [-n N] [-s SEED] [collect|cli]...
+# usage: bench/kill.sh [-b BUILD] [-n N] [-s SEED] [-o OPTIONS] [collect|cli]...
 #   -b  build directory (default build), -n kills per part (default 100),
-#   -s  seed of the random delays (default: the time), parts default both.
+#   -s  seed of the random delays (default: the time), -o options priced
+#   by each binomial run of the collect part (default 32768; the cli
+#   part's killed collections price twice as many), parts default both.
+#   The end-to-end test (tests/e2e/085-kill.bats) runs a few kills of
+#   smaller runs: the checks are the same at any size.
 # Prints one line per part with its counts; exits 1 when any check failed.
 # Each delay is drawn uniformly below the measured duration of an unkilled
 # run of the same command (timed first), so that kills land while it runs;
@@ -33,12 +37,14 @@ set -u
 build=build
 n=100
 seed=$(date +%s)
-while getopts b:n:s: opt; do
+options=32768
+while getopts b:n:s:o: opt; do
 	case $opt in
 	b) build=$OPTARG ;;
 	n) n=$OPTARG ;;
 	s) seed=$OPTARG ;;
-	*) echo "usage: $0 [-b BUILD] [-n N] [-s SEED] [collect|cli]..." >&2; exit 2 ;;
+	o) options=$OPTARG ;;
+	*) echo "usage: $0 [-b BUILD] [-n N] [-s SEED] [-o OPTIONS] [collect|cli]..." >&2; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
@@ -84,7 +90,7 @@ landed() {
 }
 
 collect_part() {
-	local args=(--options 32768 --batch 512 --seed 7 --quiet) i pid out
+	local args=(--options "$options" --batch 512 --seed 7 --quiet) i pid out
 	local files=0 absent=0 calls=0 bad=0 past=0 took run_ms
 	local while_running=0 after_end=0 own_error=0
 	HML_MODE=collect HML_DB="$work/ref.h5" "$BIN" "${args[@]}" || { echo "kill: reference run failed"; return 1; }
@@ -164,7 +170,7 @@ EOF2
 cli_part() {
 	local exp="$work/exp" i pid what bad=0 ncollect=0 ntrain=0 before after partial took
 	local collect_ms train_ms while_running=0 after_end=0 own_error=0
-	local collect=(collect binomial --args '--options 65536 --batch 512 --seed {seed}')
+	local collect=(collect binomial --args "--options $((2 * options)) --batch 512 --seed {seed}")
 	local train=(train --epochs 5 --threads 1 --arch mlp:16)
 	"$HML" -q -C "$exp" collect binomial --args '--options 8192 --batch 512 --seed {seed}' >/dev/null ||
 		{ echo "kill: first collect failed"; return 1; }

@@ -1,14 +1,15 @@
 #!/usr/bin/env bats
 # kill -9 at random moments loses nothing: the small version of
-# bench/kill.sh (which runs 100 kills per part). The delays come from a
-# fixed seed; the checks hold at whatever moment a kill lands.
+# bench/kill.sh (which runs 100 kills per part of runs four times as
+# long). The delays come from a fixed seed; the checks hold at whatever
+# moment a kill lands.
 
 load helpers
 
 setup() { common_setup; }
 
 @test "binomial killed while collecting: every file readable, its calls intact" {
-	run "$HML_SOURCE_DIR/bench/kill.sh" -b "$HML_BUILD_DIR" -n 3 -s 11 collect
+	run "$HML_SOURCE_DIR/bench/kill.sh" -b "$HML_BUILD_DIR" -n 3 -s 11 -o 8192 collect
 	assert_success
 	assert_output --partial "collect: 3 kills of binomial collecting (delays below its unkilled "
 	# delays are drawn below an unkilled run's duration: kills land while it runs
@@ -17,7 +18,7 @@ setup() { common_setup; }
 }
 
 @test "hml collect and hml train killed: the manifest stays valid, nothing half-registered" {
-	run "$HML_SOURCE_DIR/bench/kill.sh" -b "$HML_BUILD_DIR" -n 4 -s 5 cli
+	run "$HML_SOURCE_DIR/bench/kill.sh" -b "$HML_BUILD_DIR" -n 4 -s 5 -o 8192 cli
 	assert_success
 	assert_output --partial "cli: 4 kills ("
 	assert_output --regexp "ms\): [1-4] while it ran, [0-3] after it had ended, 0 after an error exit"

@@ -47,7 +47,11 @@ PY
 	assert_success
 	echo "$output" > collect.json
 	[ "$(json collect.json 'd["dataset"]["regions"]["miniweather"]["rows"]')" = 80 ]
-	run --separate-stderr hml --json train --threads 1
+	# 8 epochs: an epoch makes at least 64 optimiser steps (hml-train(1)),
+	# 8 passes over these 64 training rows at the workflow's batch 8, so
+	# 8 epochs make about the 480 steps the workflow's 60 made when an
+	# epoch was one pass (the bound below was measured at those).
+	run --separate-stderr hml --json train --threads 1 --epochs 8
 	assert_success
 	echo "$output" > train.json
 	# At test size the CNN's latency is near the time step's cost: on a
