@@ -38,18 +38,16 @@ m() { json hml-experiment/manifest.json "$1"; }
 
 @test "particlefilter: --label truth collects the truth as the output, and is refused in every other mode" {
 	# The truth where hml does not collect would be a run whose region
-	# output is not what the tracker computed: exit 2, one line, no QoI file.
+	# output is not what the tracker computed: exit 2, one line, no QoI
+	# file (with a model, infer: the last test).
 	for prog in particlefilter particlefilter_api particlefilter_baseline; do
-		for mode in off infer shadow; do
-			[ "$prog" = particlefilter_baseline ] && [ "$mode" != off ] && continue
-			HML_MODE=$mode HML_QOI=refused.h5 run --separate-stderr \
-				timeout 300 "$HML_BUILD_DIR/workflows/particlefilter/$prog" --videos 2 --label truth
-			[ "$status" -eq 2 ]
-			want=$mode
-			[ "$prog" = particlefilter_baseline ] && want=baseline
-			[ "$stderr" = "particlefilter: error: --label truth is for collection only (HML_MODE=collect), not mode $want" ]
-			[ ! -e refused.h5 ]
-		done
+		want=off
+		[ "$prog" = particlefilter_baseline ] && want=baseline
+		HML_QOI=refused.h5 run --separate-stderr \
+			timeout 300 "$HML_BUILD_DIR/workflows/particlefilter/$prog" --videos 2 --label truth
+		[ "$status" -eq 2 ]
+		[ "$stderr" = "particlefilter: error: --label truth is for collection only (HML_MODE=collect), not mode $want" ]
+		[ ! -e refused.h5 ]
 	done
 	# Collected by both forms: the same frames as without the flag, the
 	# true positions (moving by (+1, -2) a frame) as the output, and the
@@ -107,7 +105,7 @@ PY
 	echo "$output" > collect.json
 	[ "$(json collect.json 'd["dataset"]["regions"]["particlefilter"]["rows"]')" = 512 ]
 	# workflow.json collects with --label truth: the outputs are the truth.
-	[ "$(h5 hml-experiment/$(json collect.json 'd["dataset"]["files"][0]') 'str(f["particlefilter"].attrs["output_arrays"])')" = p.truth ]
+	[ "$(h5 hml-experiment/$(json collect.json 'd["dataset"]["files"]["data"]') 'str(f["particlefilter"].attrs["output_arrays"])')" = p.truth ]
 	# Architectures that do not fit these rows: one line, exit 3, no model.
 	run --separate-stderr hml -q train --arch cnn:4
 	[ "$status" -eq 3 ]
@@ -132,6 +130,14 @@ PY
 	# keeps this test about the pipeline.
 	run --separate-stderr hml --json deploy --best --force
 	assert_success
+	# --label truth under a model: refused before the model writes anything.
+	for prog in particlefilter particlefilter_api; do
+		HML_MODE=infer HML_MODEL=hml-experiment/models/m1.pt HML_QOI=refused.h5 run --separate-stderr \
+			timeout 300 "$HML_BUILD_DIR/workflows/particlefilter/$prog" --videos 2 --label truth
+		[ "$status" -eq 2 ]
+		[ "$stderr" = "particlefilter: error: --label truth is for collection only (HML_MODE=collect), not mode infer" ]
+		[ ! -e refused.h5 ]
+	done
 	run --separate-stderr hml --json evaluate --repeat 1
 	assert_success
 	echo "$output" > eval.json
