@@ -90,7 +90,7 @@ sizes() {
 		# 4 runs of 96 videos: 384 rows of 10 x 128 x 128 (~500 MB of
 		# float64); pool=4 keeps the head's input at 8 x 8 x 8 as the
 		# workflow's default (pool=2) does on 32 x 32 frames.
-		runs=4 cargs="--size 128 --frames 10 --videos 96 --seed {seed}"
+		runs=4 cargs="--size 128 --frames 10 --videos 96 --seed {seed} --label truth"
 		eargs="--size 128 --frames 10 --videos 96 --seed 1000"
 		arch="cnnvec:8x8:relu:kernel=3:pool=4:head=64" ;;
 	esac

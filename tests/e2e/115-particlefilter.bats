@@ -24,7 +24,7 @@ m() { json hml-experiment/manifest.json "$1"; }
 	assert_success
 	assert_line --index 0 --partial "usage: particlefilter"
 	for bad in "--size 8" "--size x" "--frames 0" "--videos" "--particles -3" "--seed -1" "--nope" \
-	           "--size 32 --frames 12"; do
+	           "--size 32 --frames 12" "--label" "--label nope"; do
 		run --separate-stderr pf $bad
 		[ "$status" -eq 2 ]
 		[ "${#stderr_lines[@]}" -eq 1 ]
@@ -32,6 +32,49 @@ m() { json hml-experiment/manifest.json "$1"; }
 	done
 	run --separate-stderr pf --size 32 --frames 12
 	[ "$stderr" = "particlefilter: error: --frames 12 do not fit in --size 32 (the disk moves 2 pixels a frame; at most 11 frames)" ]
+	run --separate-stderr pf --label nope
+	[ "$stderr" = "particlefilter: error: --label needs 'estimate' or 'truth', got 'nope'" ]
+}
+
+@test "particlefilter: --label truth collects the truth as the output, and is refused in every other mode" {
+	# The truth where hml does not collect would be a run whose region
+	# output is not what the tracker computed: exit 2, one line, no QoI
+	# file (with a model, infer: the last test).
+	for prog in particlefilter particlefilter_api particlefilter_baseline; do
+		want=off
+		[ "$prog" = particlefilter_baseline ] && want=baseline
+		HML_QOI=refused.h5 run --separate-stderr \
+			timeout 300 "$HML_BUILD_DIR/workflows/particlefilter/$prog" --videos 2 --label truth
+		[ "$status" -eq 2 ]
+		[ "$stderr" = "particlefilter: error: --label truth is for collection only (HML_MODE=collect), not mode $want" ]
+		[ ! -e refused.h5 ]
+	done
+	# Collected by both forms: the same frames as without the flag, the
+	# true positions (moving by (+1, -2) a frame) as the output, and the
+	# group says which array the output came from.
+	for prog in particlefilter particlefilter_api; do
+		HML_MODE=collect HML_DB=$prog-t.h5 HML_QOI=$prog-q.h5 \
+			run timeout 300 "$HML_BUILD_DIR/workflows/particlefilter/$prog" --videos 8 --seed 5 --label truth
+		assert_success
+		assert_output --partial "check final position: rmse"
+		HML_MODE=collect HML_DB=$prog-e.h5 run timeout 300 "$HML_BUILD_DIR/workflows/particlefilter/$prog" --videos 8 --seed 5 -q
+		assert_success
+		"$PY" - "$prog" <<'PY'
+import h5py, sys, numpy as np
+p = sys.argv[1]
+t, e, q = (h5py.File(p + s, "r") for s in ("-t.h5", "-e.h5", "-q.h5"))
+g, h = t["particlefilter"], e["particlefilter"]
+assert np.array_equal(g["input"][:], h["input"][:])
+y, truth = g["output"][:], q["truth"][:]
+assert y.shape == (8, 8, 2) and np.array_equal(y[:, -1], truth), y[:, -1]
+assert np.array_equal(y[:, 1:] - y[:, :-1], np.broadcast_to([1.0, -2.0], (8, 7, 2)))
+# The estimates, not the truth, are still the QoI the run reports.
+assert np.array_equal(q["final_position"][:], h["output"][:, -1])
+a = lambda grp: grp.attrs["output_arrays"]
+a = [x.decode() if isinstance(x, bytes) else str(x) for x in (a(g), a(h))]
+assert a == ["p.truth", "p.est"], a
+PY
+	done
 }
 
 @test "particlefilter: the accurate run passes its check; collect records frames and estimates per video" {
@@ -61,6 +104,8 @@ PY
 	assert_success
 	echo "$output" > collect.json
 	[ "$(json collect.json 'd["dataset"]["regions"]["particlefilter"]["rows"]')" = 512 ]
+	# workflow.json collects with --label truth: the outputs are the truth.
+	[ "$(h5 hml-experiment/$(json collect.json 'd["dataset"]["files"]["data"]') 'str(f["particlefilter"].attrs["output_arrays"])')" = p.truth ]
 	# Architectures that do not fit these rows: one line, exit 3, no model.
 	run --separate-stderr hml -q train --arch cnn:4
 	[ "$status" -eq 3 ]
@@ -89,6 +134,14 @@ PY
 	# keeps this test about the pipeline.
 	run --separate-stderr hml --json deploy --best --force
 	assert_success
+	# --label truth under a model: refused before the model writes anything.
+	for prog in particlefilter particlefilter_api; do
+		HML_MODE=infer HML_MODEL=hml-experiment/models/m1.pt HML_QOI=refused.h5 run --separate-stderr \
+			timeout 300 "$HML_BUILD_DIR/workflows/particlefilter/$prog" --videos 2 --label truth
+		[ "$status" -eq 2 ]
+		[ "$stderr" = "particlefilter: error: --label truth is for collection only (HML_MODE=collect), not mode infer" ]
+		[ ! -e refused.h5 ]
+	done
 	run --separate-stderr hml --json evaluate --repeat 1
 	assert_success
 	echo "$output" > eval.json

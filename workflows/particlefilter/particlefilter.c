@@ -13,7 +13,15 @@
  * "final_error" [V] (the distance between the two).
  *
  *   particlefilter [--size S] [--frames T] [--videos V] [--particles P]
- *                  [--seed N] [--quiet]
+ *                  [--seed N] [--label estimate|truth] [--quiet]
+ *
+ * Training data (--label truth, collect mode only): a surrogate trained on
+ * the region's outputs learns the filter's estimates, error included, and
+ * can at best match the filter. The truth is known here, so the collected
+ * output may be the true positions instead: the output map then binds
+ * p.truth (the group's output "arrays" attribute names it), the tracker
+ * still runs as the region's code, and any other mode exits 2, so no run
+ * whose outputs matter ever mixes the two.
  *
  * Exit 1 when the tracker's own estimates miss the truth (pf_track()): a
  * surrogate's estimates are the model's business, so a run whose region
@@ -32,8 +40,19 @@ int main(int argc, char **argv)
 
 	if ((rc = pf_setup(&p, argc, argv)) != 0)
 		return rc;
+	if (p.label_truth) {
+		/* The same region, its output read from the truth: collection
+		 * only (if(0): no model ever writes over the truth). */
+#pragma hml ml in(video_in(p.pixels[0:p.videos, 0:p.frames, 0:p.size, 0:p.size])) out(video_out(p.truth[0:p.videos, 0:p.frames, 0:2])) label("particlefilter") if(0)
+		ok = pf_track(&p);
+		if ((rc = pf_label_check(&p, hml_mode_name(hml_region_mode(hml_region_find("particlefilter"))))) != 0) {
+			pf_free(&p);
+			return rc;
+		}
+	} else {
 #pragma hml ml in(video_in(p.pixels[0:p.videos, 0:p.frames, 0:p.size, 0:p.size])) out(video_out(p.est[0:p.videos, 0:p.frames, 0:2])) label("particlefilter")
-	ok = pf_track(&p);
+		ok = pf_track(&p);
+	}
 	if (ok >= 0) {
 		pf_finish(&p);
 #pragma hml qoi(p.fin[0:p.videos, 0:2]) name("final_position")

@@ -26,10 +26,12 @@ static int describe(hml_region **r, const struct pfilter *p)
 {
 	hml_symbol sym[3] = { { "T", p->frames }, { "S", p->size }, { "V", p->videos } };
 	hml_array in = HML_ARRAY_4D(p->pixels, HML_I32, p->videos, p->frames, p->size, p->size);
-	hml_array out = HML_ARRAY_3D(p->est, HML_F64, p->videos, p->frames, 2);
+	/* --label truth: the output map reads the truth (particlefilter.c says why) */
+	double *labels = p->label_truth ? p->truth : p->est;
+	hml_array out = HML_ARRAY_3D(labels, HML_F64, p->videos, p->frames, 2);
 
 	in.name = "p.pixels";   /* as the directive form names them */
-	out.name = "p.est";
+	out.name = p->label_truth ? "p.truth" : "p.est";
 	if (hml_region_open(r, "particlefilter", NULL) < 0)
 		return fail("cannot open the region");
 	if (hml_region_input(*r, "[v, 0:T, 0:S, 0:S] = ([v, 0:T, 0:S, 0:S])", "0:V", &in, 1, sym, 3) < 0 ||
@@ -51,13 +53,17 @@ int main(int argc, char **argv)
 	if ((rc = pf_setup(&p, argc, argv)) != 0)
 		return rc;
 #ifndef HML_BASELINE
-	if ((rc = describe(&region, &p)) != 0)
+	if ((rc = describe(&region, &p)) != 0 ||
+	    (rc = pf_label_check(&p, hml_mode_name(hml_region_mode(region)))) != 0)
 		goto done;
 	if ((run = hml_region_begin(region)) < 0) {
 		rc = fail("region failed");
 		goto done;
 	}
 	if (run)
+#else
+	if ((rc = pf_label_check(&p, "baseline")) != 0)
+		goto done;
 #endif
 		ok = pf_track(&p);
 #ifndef HML_BASELINE

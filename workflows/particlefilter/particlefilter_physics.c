@@ -93,12 +93,15 @@ static int parse_long(const char *arg, const char *flag, long min, long max, lon
 static void usage(void)
 {
 	printf("usage: particlefilter [--size S] [--frames T] [--videos V] [--particles P]\n"
-	       "                      [--seed N] [--quiet]\n"
+	       "                      [--seed N] [--label estimate|truth] [--quiet]\n"
 	       "Tracks a disk moving by (+1, -2) pixels per frame through V noisy videos of\n"
 	       "T frames of S x S pixels with a particle filter of P particles (defaults:\n"
 	       "S 32, T 8, V 64, P 512) and checks the final estimates against the known\n"
 	       "positions (RMSE below %.0f pixels). The region is the whole tracker: frames\n"
 	       "in, (x, y) per frame out.\n"
+	       "--label truth (HML_MODE=collect only) records the true positions as the\n"
+	       "region's output instead of the tracker's estimates: training data for a\n"
+	       "surrogate that learns where the disk is, not the filter's error.\n"
 	       "hml settings come from the environment: HML_MODE, HML_MODEL, HML_DB, HML_QOI, ...\n",
 	       CHECK_BOUND);
 }
@@ -124,6 +127,15 @@ static int parse_args(int argc, char **argv, struct pfilter *o)
 		else if (!strcmp(a, "--seed")) {
 			bad = parse_long(next, a, 0, 0x7fffffffL, &v), i++;
 			o->seed = (unsigned long)v;
+		} else if (!strcmp(a, "--label")) {
+			if (next && (!strcmp(next, "truth") || !strcmp(next, "estimate")))
+				o->label_truth = !strcmp(next, "truth");
+			else {
+				fprintf(stderr, "particlefilter: error: --label needs 'estimate' or 'truth', got '%s'\n",
+				        next ? next : "");
+				bad = 1;
+			}
+			i++;
 		} else if (!strcmp(a, "--quiet") || !strcmp(a, "-q"))
 			o->quiet = 1;
 		else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -357,6 +369,15 @@ int pf_setup(struct pfilter *p, int argc, char **argv)
 		           p->off, p->ndisk);
 	p->t0 = now();
 	return 0;
+}
+
+int pf_label_check(const struct pfilter *p, const char *mode)
+{
+	if (!p->label_truth || !strcmp(mode, "collect"))
+		return 0;
+	fprintf(stderr, "particlefilter: error: --label truth is for collection only "
+	        "(HML_MODE=collect), not mode %s\n", mode);
+	return 2;
 }
 
 int pf_track(struct pfilter *p)

@@ -17,6 +17,7 @@ struct pfilter {
 	long size, frames, videos, particles;
 	unsigned long seed;
 	int quiet;
+	int label_truth;        /* --label truth: collect the truth as the region's output */
 	int off[4 * RADIUS * RADIUS][2], ndisk;  /* the disk's pixel offsets */
 	int32_t *pixels;        /* [videos][frames][size][size] */
 	double *truth;          /* [videos][frames][2]: where the disk is */
@@ -29,6 +30,11 @@ struct pfilter {
  * the arrays and makes the videos. 0, or the exit status (2 for a bad
  * argument, 1 out of memory) after a one-line error on stderr. */
 int pf_setup(struct pfilter *p, int argc, char **argv);
+/* --label truth records the ground truth, not the tracker's estimates, as
+ * the region's output, which is only meaningful while hml collects: 0 when
+ * the flag is absent or `mode` (hml_mode_name()) is "collect", else 2
+ * after a one-line error on stderr. */
+int pf_label_check(const struct pfilter *p, const char *mode);
 /* The region's original code: every video tracked into p->est. Returns 1
  * when the final estimates pass the check against the truth (RMSE below
  * the bound), 0 when not, -1 out of memory (after an error on stderr). */
