@@ -1,7 +1,7 @@
 #!/bin/sh
 # bench/residual.sh - residual learning for the regions that advance a
-# field in place (miniWeather, heat): the workflow's default cnn arch
-# against the same arch with ':residual' (the network predicts y - x,
+# field in place (miniWeather, heat): the workflow's cnn arch without
+# ':residual' against the same arch with it (the network predicts y - x,
 # hml-train(1) ARCHITECTURES), trained on the same data with the same
 # options and seed, each compiled to C and evaluated end to end.
 #
@@ -10,6 +10,7 @@
 #                the workflows' own (test) collect and evaluate sizes
 #     REPEAT     hml evaluate's runs per arm (default 3)
 #   HML_BENCH_TRAIN="--epochs 20" adds options to both arms' hml train.
+#   APPS="miniweather" runs one of the two (default: miniweather heat).
 #
 # Per application and arch: the card's validation RMSE (in the outputs'
 # units, so the two arms compare), the QoI error of `hml evaluate --json`
@@ -17,7 +18,7 @@
 # or field, miniWeather's mass drift in the surrogate run), and the C
 # deployment's end-to-end and region speedups (accurate over surrogate
 # runs, alternated in the one hml evaluate command). The ratio column is
-# the residual arm's relative L2 over the default arm's, from this run.
+# the residual arm's relative L2 over the plain arm's, from this run.
 set -eu
 
 bigger=0
@@ -50,13 +51,15 @@ sizes() {
 
 echo "residual: $([ $bigger = 1 ] && echo bigger || echo test) sizes, $repeat repeats," \
      "$OMP_NUM_THREADS threads, $(nproc) cpus, load average $(cut -d' ' -f1-3 /proc/loadavg) at start"
-for app in miniweather heat; do
+APPS=${APPS:-miniweather heat}
+for app in $APPS; do
 	exp="$tmp/$app"
 	sizes "$app"
 	set -- -C "$exp" -q collect "$app"
 	[ -n "$cargs" ] && set -- "$@" --args "$cargs"
 	"$hml" "$@" > /dev/null
-	base=$("$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))["regions"][0]["model"]["arch"])' \
+	# the workflow's arch without the flag, then with it
+	base=$("$py" -c 'import json,sys; a=json.load(open(sys.argv[1]))["regions"][0]["model"]["arch"]; print(a.replace(":residual", ""))' \
 	       "$src/workflows/$app/workflow.json")
 	n=0
 	for arch in "$base" "$base:residual"; do
@@ -74,17 +77,18 @@ for app in miniweather heat; do
 	done
 done
 
-HML_BENCH_TRAIN="${HML_BENCH_TRAIN:-}" "$py" - "$src" "$tmp" <<'PY'
+# shellcheck disable=SC2086
+HML_BENCH_TRAIN="${HML_BENCH_TRAIN:-}" "$py" - "$src" "$tmp" $APPS <<'PY'
 import json, math, os, sys
-src, tmp = sys.argv[1], sys.argv[2]
+src, tmp, apps = sys.argv[1], sys.argv[2], sys.argv[3:]
 sys.path.insert(0, os.path.join(src, "bench"))
 import apps_goals
 
 extra = os.environ.get("HML_BENCH_TRAIN", "").strip()
 hdr = ("app", "arch", "val RMSE", "rel L2", "mass drift", "C e2e x", "C region x",
-       "rel L2 / default")
+       "rel L2 / plain")
 rows = []
-for app in ("miniweather", "heat"):
+for app in apps:
     exp = os.path.join(tmp, app)
     first = None
     for n in (1, 2):
