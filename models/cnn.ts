@@ -10,7 +10,9 @@
 #   attributes  hml_input_shape, hml_output_shape (List[int], per row:
 #               [C, H, W] or [H, W]), hml_arch (str), training (bool)
 # Rows [H, W] get a channel dimension of 1 inside forward, and lose it again
-# on output. Padding {pad} = kernel // 2 keeps the field's size ('same').
+# on output. A residual arch (@if residual) predicts the change: the input
+# is added to the de-normalised network, whose out_mean/out_std are then
+# the statistics of y - x. Padding {pad} = kernel // 2 keeps the field's size ('same').
 # Template syntax: see models/mlp.ts.
 
 def core(self, x: Tensor) -> Tensor:
@@ -27,6 +29,9 @@ def forward(self, x: Tensor) -> Tensor:
     n = x.size(0)
     z = (x.reshape([n, {in_channels}, {height}, {width}]) - self.in_mean) / self.in_std
     y = self.core(z) * self.out_std + self.out_mean
+@if residual
+    y = y + x.reshape([n, {in_channels}, {height}, {width}])
+@end
 @if log_output
     y = torch.exp(y)
 @end

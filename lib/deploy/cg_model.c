@@ -237,6 +237,8 @@ static int check_shapes(const hml__cg_model *m)
 	if (m->ncat > 0 && m->family != HML__CG_MLP)
 		return hml__error_set(HML_EINVALID, "model '%s': categorical features need an MLP",
 		                      m->arch);
+	if (m->residual && m->family != HML__CG_CNN)
+		return hml__error_set(HML_EINVALID, "model '%s': only a CNN can be residual", m->arch);
 	if (m->family == HML__CG_MLP) {
 		int64_t width;
 		int rc = check_categorical(m, prod(m->in_shape, m->in_ndim), &width);
@@ -262,6 +264,10 @@ static int check_shapes(const hml__cg_model *m)
 			"its layers take %lld and give %lld channels", m->arch,
 			(long long)ci, (long long)hi, (long long)wi, (long long)co, (long long)ho,
 			(long long)wo, (long long)first->in, (long long)last->out);
+	if (m->residual && ci != co)
+		return hml__error_set(HML_ESHAPE, "residual CNN '%s' maps %lld channels to %lld: it can "
+		                      "add its input to its output only when they are equal", m->arch,
+		                      (long long)ci, (long long)co);
 	return 0;
 }
 

@@ -14,6 +14,9 @@
  * the last map flattened ([C, H', W'] order), then linear layers; inputs
  * are normalised per channel, outputs per feature.
  *
+ * A residual CNN (models/cnn.ts, arch "...:residual") adds its input row to
+ * that: y = x + denorm(core(norm(x))), its rows keeping their shape.
+ *
  * An MLP may declare categorical input features (lib/train/categorical.h
  * states the encoding): norm(x) is then the encoded row, the continuous
  * features in order followed by one one-hot block per categorical feature,
@@ -73,6 +76,7 @@ typedef struct hml__cg_model {
 	int ncat;                            /**< MLP: categorical input features; else 0 */
 	int64_t *cat_feature;                /**< [ncat] increasing indices into the row; owned */
 	int64_t *cat_classes;                /**< [ncat] classes of each (2 or more); owned */
+	int residual;                        /**< CNN: 1 when y = x + the network's output */
 } hml__cg_model;
 
 /**
@@ -116,7 +120,7 @@ void hml__cg_model_release(hml__cg_model *m);
  * chain, shapes agree with the first and last layers (MLP: product of the
  * row shape = features, or with categorical features the encoded width,
  * each feature once, increasing, inside the row, 2 or more classes; CNN: [C, H, W] or [H, W] rows, odd kernels, same
- * H, W out as in; cnnvec: [C, H, W] or [H, W] rows whose pooled map
+ * H, W out as in, and for a residual one the input's channels out; cnnvec: [C, H, W] or [H, W] rows whose pooled map
  * flattens to the first linear layer's inputs, and output features those
  * of the last layer), standard deviations finite and nonzero, weights finite.
  * Errors: HML_ESHAPE or HML_EINVALID naming the problem.

@@ -799,6 +799,10 @@ static void put_cnn(gen *g)
 		if (!last)
 			fputs("\t{\n\t\tfloat *t = a;\n\n\t\ta = b;\n\t\tb = t;\n\t}\n", g->f);
 	}
+	/* models/cnn.ts's residual form: the change added to the input */
+	if (m->residual)
+		fprintf(g->f, "\tfor (int q = 0; q < %lld; q++)\n\t\ty[q] += x[q];\n",
+		        (long long)(m->layers[m->nlayers - 1].out * h * w));
 	fputs("}\n", g->f);
 	put_sample_forwards(g, (long long)(m->layers[0].in * h * w),
 	                    (long long)(m->layers[m->nlayers - 1].out * h * w));

@@ -5,6 +5,7 @@
  */
 #include <torch/script.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <map>
@@ -330,6 +331,8 @@ void read_module(const torch::jit::Module &mod, hml__cg_model *out)
 		y->act = l < nhidden ? (hml__cg_act)act : HML__ACT_IDENTITY;
 	}
 	read_common(mod, bufs, sizes.front(), sizes.back(), arch, out);
+	/* models/cnn.ts adds the input back (lib/train/arch.h's grammar) */
+	out->residual = cnn && std::find(f.begin(), f.end(), "residual") != f.end();
 }
 
 torch::Tensor t_of(float *p, std::vector<int64_t> shape)
@@ -475,6 +478,8 @@ torch::Tensor describe_forward(const hml__cg_model *m, const torch::Tensor &x)
 		h = activate(h, y->act);
 	}
 	h = h * t_of(m->out_std, oshape) + t_of(m->out_mean, oshape);
+	if (m->residual)
+		h = h + x.reshape(h.sizes());
 	std::vector<int64_t> shape = { n };
 	shape.insert(shape.end(), m->out_shape, m->out_shape + m->out_ndim);
 	return h.reshape(shape);

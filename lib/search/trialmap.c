@@ -39,6 +39,8 @@ static int known(const char *name, const char *family)
 		return 1;
 	if ((cnn || vec) && strcmp(name, "kernel") == 0)
 		return 1;
+	if (cnn && strcmp(name, "residual") == 0)
+		return 1;
 	return vec && (strcmp(name, "pool") == 0 || strcmp(name, "head") == 0);
 }
 
@@ -64,7 +66,7 @@ int hml__trialmap_check(const hml__space *space, const char *family, const char 
 			                      "activation, dropout, %slr, batch, weight_decay, optimizer, "
 			                      "epochs)", o, name, family,
 			                      strcmp(family, "cnnvec") == 0 ? "kernel, pool, head, " :
-			                      strcmp(family, "cnn") == 0 ? "kernel, " : "");
+			                      strcmp(family, "cnn") == 0 ? "kernel, residual, " : "");
 	}
 	return 0;
 }
@@ -139,7 +141,7 @@ static int arch_spec(char *spec, size_t size, const hml__arch *a, const json_t *
 	int n = a->nwidths, rc;
 	const json_t *act = json_object_get(sample, "activation");
 	double dropout = a->dropout;
-	long long kernel = a->kernel, pool = a->pool, head = a->head;
+	long long kernel = a->kernel, pool = a->pool, head = a->head, residual = a->residual;
 	size_t used;
 	char num[32];
 
@@ -151,8 +153,12 @@ static int arch_spec(char *spec, size_t size, const hml__arch *a, const json_t *
 	if ((rc = real_param(sample, "dropout", 0, 0, &dropout)) < 0 ||
 	    (rc = int_param(sample, "kernel", 1, &kernel)) < 0 ||
 	    (rc = int_param(sample, "pool", 1, &pool)) < 0 ||
-	    (rc = int_param(sample, "head", 0, &head)) < 0)
+	    (rc = int_param(sample, "head", 0, &head)) < 0 ||
+	    (rc = int_param(sample, "residual", 0, &residual)) < 0)
 		return rc;
+	if (residual > 1)
+		return hml__error_set(HML_EINVALID, "trial parameter 'residual' must be 0 or 1, not %lld",
+		                      residual);
 	used = (size_t)snprintf(spec, size, "%s:", a->family);
 	for (int i = 0; i < n && used < size; i++)
 		used += (size_t)snprintf(spec + used, size - used, "%s%lld", i ? "x" : "",
@@ -168,6 +174,8 @@ static int arch_spec(char *spec, size_t size, const hml__arch *a, const json_t *
 		used += (size_t)snprintf(spec + used, size - used, ":kernel=%lld", kernel);
 	if (a->vec && used < size)
 		used += (size_t)snprintf(spec + used, size - used, ":pool=%lld:head=%lld", pool, head);
+	if (residual && used < size)
+		used += (size_t)snprintf(spec + used, size - used, ":residual");
 	if (used >= size)
 		return hml__error_set(HML_EINVALID, "trial architecture is longer than %zu bytes", size);
 	return 0;
@@ -319,6 +327,8 @@ static json_t *base_sample(const hml__space *space, const json_t *c, const hml__
 	}
 	if (a->cnn)
 		set_if_present(s, "kernel", json_integer(a->kernel));
+	if (a->cnn && !a->vec)
+		set_if_present(s, "residual", json_integer(a->residual));
 	if (a->vec) {
 		set_if_present(s, "pool", json_integer(a->pool));
 		set_if_present(s, "head", json_integer(a->head));

@@ -4,13 +4,18 @@
  * and defaults, models/FAMILY.json, and their TorchScript templates,
  * models/FAMILY.ts, embedded at build time) and the template's expansion.
  * Checking a spec needs no libtorch; lib/train/train.cpp compiles what
- * hml__arch_expand() writes.
+ * hml__arch_expand() (arch_template.c) writes.
  *
  * Spec: FAMILY[:WIDTHS][:ACTIVATION][:key=value]...; what is left out comes
  * from the family's "defaults".
  *   mlp:64x64:relu            two hidden layers of 64, ReLU
  *   mlp:128x128x64:tanh:dropout=0.1
  *   cnn:16x16:relu:kernel=3   whole-field data [C,H,W] or [H,W]
+ *   cnn:16x16:tanh:kernel=5:residual
+ *                             the same, predicting the change: y = x +
+ *                             g(x), g's outputs normalised by the
+ *                             statistics of y - x (regions whose rows
+ *                             keep their shape: a field advanced in place)
  *   cnnvec:8x16:relu:kernel=3:pool=2:head=64
  *                             whole-field inputs, vector outputs: conv
  *                             layers ('same' padding), each followed by a
@@ -54,6 +59,7 @@ typedef struct hml__arch {
 	int vec;                   /**< 1 for cnnvec (a vector head) */
 	int pool;                  /**< cnnvec: pooling size after each conv layer (1: none) */
 	int64_t head;              /**< cnnvec: hidden units of the head (0: none) */
+	int residual;              /**< cnn: 1 when the network predicts y - x */
 	char canonical[256];       /**< "mlp:64x64:relu" */
 } hml__arch;
 
@@ -84,8 +90,8 @@ typedef struct hml__arch_layout {
 /**
  * Fill `l` for rows of `d` (only its shapes are read). Errors: HML_EINVALID
  * for rows without features, a CNN on data that are not whole fields, a
- * cnn that would change the field's size, or a cnnvec whose pooling leaves
- * no pixel.
+ * cnn that would change the field's size, a residual cnn whose rows change
+ * shape (naming both), or a cnnvec whose pooling leaves no pixel.
  */
 int hml__arch_layout_of(hml__arch_layout *l, const hml__arch *a, const hml__dataset *d);
 

@@ -3,7 +3,7 @@
  * interface of train.h. The CLI's only libtorch translation unit.
  *
  * The deployed model is defined once, by the family's TorchScript template
- * (models/FAMILY.ts, expanded in plain C by lib/train/arch.c, which also parses
+ * (models/FAMILY.ts, expanded in plain C by lib/train/arch_template.c; arch.c parses
  * and checks the arch spec; this file only compiles the expansion with
  * libtorch). The saved model runs in the runtime's libtorch plugin like
  * any other. Training runs an eager
@@ -728,6 +728,10 @@ struct Split {
 	torch::Tensor in_mean, in_std, out_mean, out_std;
 	torch::Tensor w;                        /* relative loss: each training output's weight */
 	bool log = false;                       /* LOSS_LOG: yn normalises log of the outputs */
+	bool residual = false;                  /* a residual arch: yn normalises y - x, and
+	                                           out_mean/out_std are its statistics */
+	torch::Tensor va_base, te_base;         /* residual: the validation and test inputs in
+	                                           the outputs' layout, added back to the network's */
 };
 
 int split_sizes(int64_t rows, const hml__train_options *o, Split &s, hml__train_result *res)
@@ -931,6 +935,13 @@ int split_data(const torch::Tensor &X, const torch::Tensor &Y, const hml__train_
 
 	if (s.log && (rc = log_targets(Y, ytr)) < 0)
 		return rc;
+	/* The relative loss weighs the error of y whatever the network predicts. */
+	torch::Tensor yjudged = ytr;
+	if (s.residual) {
+		ytr = ytr - xtr;
+		s.va_base = batch_view(s.xva_raw, lay.core_out);
+		s.te_base = batch_view(s.xte_raw, lay.core_out);
+	}
 	statistics(xtr, lay.core_in, lay.core_in.size() == 3, 1.0, s.in_mean, s.in_std);
 	statistics(ytr, lay.core_out, lay.core_out.size() == 3, 0.0, s.out_mean, s.out_std);
 	for (const hml__categorical &c : enc.cats) {   /* not normalised */
@@ -945,7 +956,7 @@ int split_data(const torch::Tensor &X, const torch::Tensor &Y, const hml__train_
 	s.yn = (ytr - s.out_mean) /
 	       torch::where(s.out_std == 0, torch::ones_like(s.out_std), s.out_std);
 	if (loss_index(o->loss) == LOSS_RELATIVE)
-		s.w = relative_weights(ytr, s.out_std, o->mape_floor);
+		s.w = relative_weights(yjudged, s.out_std, o->mape_floor);
 	if ((rc = check_metric(s, o)) < 0)
 		return rc;
 	s.xva = encode(s, enc, batch_view(s.xva_raw, raw_in));
@@ -987,7 +998,7 @@ Split on_device(const Split &s, torch::Device dev)
 	if (dev.is_cpu())
 		return d;
 	for (torch::Tensor *t : { &d.xn, &d.yn, &d.xva, &d.xte, &d.yva, &d.yte, &d.in_mean,
-	                          &d.in_std, &d.out_mean, &d.out_std, &d.w })
+	                          &d.in_std, &d.out_mean, &d.out_std, &d.w, &d.va_base, &d.te_base })
 		if (t->defined())
 			*t = t->to(dev);
 	return d;
@@ -1035,11 +1046,14 @@ void run_epoch(Model &m, MlpStep *manual, torch::optim::Optimizer &opt, const to
 }
 
 /* The network's normalised outputs in the application's units, as the
- * template's forward gives them. */
-torch::Tensor denormalise(const Split &s, const torch::Tensor &pred)
+ * template's forward gives them; base: a residual arch's inputs (in the
+ * outputs' layout), undefined otherwise. */
+torch::Tensor denormalise(const Split &s, const torch::Tensor &pred, const torch::Tensor &base)
 {
 	torch::Tensor y = pred * s.out_std + s.out_mean;
 
+	if (base.defined())
+		y = y + base;
 	return s.log ? y.exp() : y;
 }
 
@@ -1054,7 +1068,7 @@ double error_of(const torch::Tensor &pred, const torch::Tensor &t, const hml__tr
  * data's units. */
 double val_error_of(Model &m, const Split &s, const hml__train_options *o)
 {
-	return error_of(denormalise(s, predict(m, s.xva)), s.yva, o);
+	return error_of(denormalise(s, predict(m, s.xva), s.va_base), s.yva, o);
 }
 
 /* The passes over the training rows one epoch makes: enough for at least
@@ -1158,8 +1172,8 @@ int fit(Model &m, const Split &s, const hml__train_options *o, bool adamw, hml__
 int save_model(Model &m, const Split &s, const char *out_path, int fd, std::string &blob,
                torch::Tensor &eager_val, torch::Tensor &eager_test)
 {
-	eager_val = denormalise(s, predict(m, s.xva)).to(torch::kCPU);
-	eager_test = denormalise(s, predict(m, s.xte)).to(torch::kCPU);
+	eager_val = denormalise(s, predict(m, s.xva), s.va_base).to(torch::kCPU);
+	eager_test = denormalise(s, predict(m, s.xte), s.te_base).to(torch::kCPU);
 	for (size_t p = 0; p < m.params.size(); p++)
 		m.module.register_parameter(m.names[p],
 			m.params[p].detach().to(torch::kCPU).clone().requires_grad_(true), false);
@@ -1261,6 +1275,7 @@ int train(const hml__dataset *d, const hml__train_options *o, const char *out_pa
 		return hml__error_set(HML_EINVALID, "the data set has no rows");
 	m.loss = loss_index(o->loss);
 	s.log = m.loss == LOSS_LOG;
+	s.residual = m.arch.c.residual != 0;
 	m.lay.c.log_output = s.log;
 	if ((rc = split_sizes(d->rows, o, s, res)) < 0)
 		return rc;

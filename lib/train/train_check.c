@@ -159,6 +159,10 @@ int hml__train_check_arch(const hml__train_options *o, hml__arch *a)
 		return hml__error_set(HML_EINVALID, "train: no options given");
 	if ((rc = hml__arch_parse(a, o->arch)) < 0 || (rc = check_options(o)) < 0)
 		return rc;
+	/* the log of y - x, which may be of either sign, means nothing */
+	if (a->residual && o->loss && strcmp(o->loss, "log") == 0)
+		return hml__error_set(HML_EINVALID, "loss 'log' cannot train arch '%s': a residual "
+		                      "network predicts y - x, which need not be positive", a->canonical);
 	return check_categorical(o, a);
 }
 

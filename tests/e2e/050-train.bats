@@ -213,6 +213,12 @@ nan_rows() {
 	run hml -C exp train --arch rnn:8
 	assert_failure 2
 	assert_output --partial "rnn"
+	run hml -C exp train --arch mlp:8:residual
+	assert_failure 2
+	assert_output "hml: error: train: arch 'mlp:8:residual': residual is an option of the cnn family only (mlp does not take it)"
+	run hml -C exp train --arch cnn:8:residual:residual
+	assert_failure 2
+	assert_output "hml: error: train: arch 'cnn:8:residual:residual' gives residual twice"
 	run hml -C exp train --epochs 0
 	assert_failure 2
 	assert_output --partial "epochs"

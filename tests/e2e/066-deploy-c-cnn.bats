@@ -73,6 +73,12 @@ EOF
 	agree heat cnn:8:tanh:kernel=5 0
 }
 
+@test "cnn: residual (the input added to the network's output), 1 -> 8 -> 1 channels, matches TorchScript" {
+	agree heat cnn:8:tanh:kernel=5:residual 0
+	[ "$(grep -c 'y\[q\] += x\[q\]' exp/models/c1.c)" = 1 ]
+	[ "$(json exp/manifest.json 'd["models"][0]["arch"]')" = cnn:8:tanh:kernel=5:residual ]
+}
+
 @test "cnn: 3 layers, 3x3, 16 channels match TorchScript" {
 	agree heat cnn:16x16:gelu:kernel=3 0
 }

@@ -110,6 +110,12 @@ PY
 	run --separate-stderr hml -q train --arch cnn:4
 	[ "$status" -eq 3 ]
 	[ "$stderr" = "hml: error: arch 'cnn:4:relu:kernel=3' keeps the field's size, but the region maps [8, 32, 32] to [8, 2] (cnnvec maps fields to vectors)" ]
+	run --separate-stderr hml -q train --arch cnn:4:residual
+	[ "$status" -eq 3 ]
+	[ "$stderr" = "hml: error: arch 'cnn:4:relu:kernel=3:residual' adds its input to its output, but the region maps rows [8, 32, 32] to [8, 2] (residual needs equal input and output shapes)" ]
+	run --separate-stderr hml -q train --arch cnnvec:4:residual
+	[ "$status" -eq 2 ]
+	[ "$stderr" = "hml: error: train: arch 'cnnvec:4:residual': residual is an option of the cnn family only (cnnvec does not take it)" ]
 	run --separate-stderr hml -q train --arch cnnvec:4x4:relu:pool=16
 	[ "$status" -eq 3 ]
 	[ "$stderr" = "hml: error: arch 'cnnvec:4x4:relu:kernel=3:pool=16:head=64' pools rows [8, 32, 32] below one pixel after layer 2 (use fewer layers or a smaller pool)" ]

@@ -46,6 +46,10 @@ TEST(bad_specs)
 		{ "cnn:8:relu:kernel=17", "bad kernel '17'" },
 		{ "cnn:kernel=3:kernel=5", "gives kernel twice" },
 		{ "cnn:8:relu:stride=2", "unknown option 'stride' in arch 'cnn:8:relu:stride=2' (cnn takes: dropout, kernel)" },
+		{ "cnn:8:residual:relu:residual", "arch 'cnn:8:residual:relu:residual' gives residual twice" },
+		{ "mlp:8:residual", "arch 'mlp:8:residual': residual is an option of the cnn family only (mlp does not take it)" },
+		{ "cnnvec:8:residual", "residual is an option of the cnn family only (cnnvec does not take it)" },
+		{ "cnn:8:residual=1", "unknown option 'residual' in arch 'cnn:8:residual=1'" },
 	};
 	hml__arch a;
 
@@ -64,6 +68,8 @@ TEST(canonical_specs)
 		{ "mlp:dropout=0.25:sigmoid:8x4", "mlp:8x4:sigmoid:dropout=0.25" },
 		{ "cnn", "cnn:16x16:relu:kernel=3" },
 		{ "cnn:4x4:gelu:kernel=5:dropout=0", "cnn:4x4:gelu:kernel=5" },
+		{ "cnn:residual:4", "cnn:4:relu:kernel=3:residual" },
+		{ "cnn:8:tanh:residual:kernel=5:dropout=0.1", "cnn:8:tanh:kernel=5:dropout=0.1:residual" },
 	};
 	hml__arch a;
 	char buf[256];
@@ -88,6 +94,12 @@ TEST(canonical_specs)
 	CHECK_EQ_INT(a.act_index, 1);
 	CHECK_EQ_INT(a.kernel, 5);
 	CHECK_NEAR(a.dropout, 0.1, 0);
+	CHECK_EQ_INT(a.residual, 0);
+	CHECK_OK(hml__arch_parse(&a, "cnn:8:residual"));
+	CHECK_EQ_INT(a.residual, 1);
+	/* a canonical spec reads back as itself */
+	CHECK_OK(hml__arch_parse(&a, "cnn:8:tanh:kernel=5:dropout=0.1:residual"));
+	CHECK_STR(a.canonical, "cnn:8:tanh:kernel=5:dropout=0.1:residual");
 }
 
 TEST(option_checks_need_no_torch)
@@ -101,6 +113,13 @@ TEST(option_checks_need_no_torch)
 	o.arch = "mlp:8:foo";
 	CHECK_FAILS(hml__train_check(&o, NULL, 0), HML_EINVALID, "unknown activation 'foo'");
 	CHECK_FAILS(hml__train_check(NULL, NULL, 0), HML_EINVALID, "no options");
+	o.arch = "cnn:8:residual";
+	o.loss = "log";
+	CHECK_FAILS(hml__train_check(&o, NULL, 0), HML_EINVALID,
+	            "loss 'log' cannot train arch 'cnn:8:relu:kernel=3:residual': a residual network "
+	            "predicts y - x, which need not be positive");
+	o.loss = "relative";
+	CHECK_OK(hml__train_check(&o, NULL, 0));
 }
 
 /* The loss and metric names, and what a workflow's qoi.metric chooses. */
@@ -200,6 +219,27 @@ TEST(layouts)
 	CHECK_FAILS(hml__arch_layout_of(&l, &mlp, &d), HML_EINVALID, "data rows [0] -> [1] have no features");
 }
 
+/* A residual cnn adds its input to its output: the rows keep their shape
+ * ([H, W] and [1, H, W] are one field). */
+TEST(residual_layouts)
+{
+	static const int64_t hw[] = { 8, 8 }, chw[] = { 2, 8, 8 }, one_hw[] = { 1, 8, 8 };
+	hml__dataset d;
+	hml__arch_layout l;
+	hml__arch res;
+
+	CHECK_OK(hml__arch_parse(&res, "cnn:4:residual"));
+	set_rows(&d, 3, chw, 3, chw);
+	CHECK_OK(hml__arch_layout_of(&l, &res, &d));
+	CHECK(l.core_in[0] == 2 && l.core_out[0] == 2);
+	set_rows(&d, 2, hw, 3, one_hw);
+	CHECK_OK(hml__arch_layout_of(&l, &res, &d));
+	set_rows(&d, 2, hw, 3, chw);
+	CHECK_FAILS(hml__arch_layout_of(&l, &res, &d), HML_EINVALID,
+	            "arch 'cnn:4:relu:kernel=3:residual' adds its input to its output, but the region "
+	            "maps rows [8, 8] to [2, 8, 8] (residual needs equal input and output shapes)");
+}
+
 static char *expand(const char *spec, const int64_t *in, int in_ndim, const int64_t *out, int out_ndim)
 {
 	hml__arch a;
@@ -236,6 +276,13 @@ TEST(template_expansion)
 	free(s);
 	s = expand("cnn:3:silu:kernel=5", hw, 2, hw, 2);
 	CHECK(s != NULL && strstr(s, "{") == NULL);
+	CHECK(s != NULL && strstr(s, "y = y + x") == NULL);
+	free(s);
+	s = expand("cnn:3:silu:kernel=5:residual", hw, 2, hw, 2);
+	CHECK(s != NULL);
+	if (s)
+		CHECK_CONTAINS(s, "    y = self.core(z) * self.out_std + self.out_mean\n"
+		                  "    y = y + x.reshape([n, 1, 6, 7])\n");
 	free(s);
 }
 
@@ -466,6 +513,7 @@ int main(void)
 	RUN(loss_and_metric_names);
 	RUN(family_descriptions_are_embedded);
 	RUN(layouts);
+	RUN(residual_layouts);
 	RUN(template_expansion);
 	RUN(bad_templates);
 	RUN(shortest_doubles);

@@ -147,7 +147,8 @@ static void cnn_ref(const hml__cg_model *m, int64_t H, int64_t W, const double *
 	}
 	for (int64_t o = 0; o < m->layers[m->nlayers - 1].out; o++)
 		for (int64_t p = 0; p < H * W; p++)
-			y[o * H * W + p] = a[o * H * W + p] * m->out_std[o] + m->out_mean[o];
+			y[o * H * W + p] = a[o * H * W + p] * m->out_std[o] + m->out_mean[o] +
+			                   (m->residual ? x[o * H * W + p] : 0);
 }
 
 /* Run `rows` rows through the loaded model in float and double and compare
@@ -429,6 +430,20 @@ TEST(cnn)
 	m.in_ndim = 2, m.in_shape[0] = 4, m.in_shape[1] = 7;
 	m.out_ndim = 2, m.out_shape[0] = 4, m.out_shape[1] = 7;
 	roundtrip(&m, "cnn5", (const int64_t[]){ 2 }, 1, "");
+	hml__cg_model_release(&m);
+	/* residual (models/cnn.ts): the input added to the de-normalised output */
+	CHECK_OK(make_model(&m, HML__CG_CNN, 2, (const int64_t[]){ 2, 4, 2 }, 3, HML__ACT_TANH, 13));
+	m.in_ndim = 3, m.in_shape[0] = 2, m.in_shape[1] = 5, m.in_shape[2] = 6;
+	m.out_ndim = 3, m.out_shape[0] = 2, m.out_shape[1] = 5, m.out_shape[2] = 6;
+	m.residual = 1;
+	roundtrip(&m, "cnn_res", (const int64_t[]){ 1, 3 }, 2, "");
+	hml__cg_model_release(&m);
+	/* channels that differ cannot be added */
+	CHECK_OK(make_model(&m, HML__CG_CNN, 2, sizes, 3, HML__ACT_RELU, 11));
+	m.in_ndim = 3, m.in_shape[0] = 2, m.in_shape[1] = 5, m.in_shape[2] = 6;
+	m.out_ndim = 3, m.out_shape[0] = 3, m.out_shape[1] = 5, m.out_shape[2] = 6;
+	m.residual = 1;
+	CHECK_FAILS(hml__cg_model_check(&m), HML_ESHAPE, "residual CNN");
 	hml__cg_model_release(&m);
 }
 

@@ -77,6 +77,13 @@ TEST(cnn)
 	             "{\"layers\": 1, \"width\": 4, \"pool\": 4, \"head\": 0, \"batch\": 32}"));
 	CHECK_STR(arch, "cnnvec:4:relu:kernel=3:pool=4:head=0");
 	CHECK_EQ_INT(o.batch, 32);
+	/* residual: 1 adds the flag, 0 takes it off a residual base */
+	CHECK_OK(map(&o, arch, "cnn", NULL, "{\"width\": 8, \"residual\": 1}"));
+	CHECK_STR(arch, "cnn:8x8:relu:kernel=3:residual");
+	CHECK_OK(map(&o, arch, "cnn", "cnn:4:tanh:kernel=5:residual", "{\"residual\": 0}"));
+	CHECK_STR(arch, "cnn:4:tanh:kernel=5");
+	CHECK_OK(map(&o, arch, "cnn", "cnn:4:tanh:kernel=5:residual", "{\"layers\": 2}"));
+	CHECK_STR(arch, "cnn:4x4:tanh:kernel=5:residual");
 }
 
 TEST(bad_values)
@@ -93,6 +100,8 @@ TEST(bad_values)
 	            "unknown activation 'swish'");
 	CHECK_FAILS(map(&o, arch, "mlp", NULL, "{\"optimizer\": 3}"), HML_EINVALID, "'optimizer'");
 	CHECK_FAILS(map(&o, arch, "cnn", NULL, "{\"kernel\": 4}"), HML_EINVALID, "kernel");
+	CHECK_FAILS(map(&o, arch, "cnn", NULL, "{\"residual\": 2}"), HML_EINVALID,
+	            "trial parameter 'residual' must be 0 or 1, not 2");
 }
 
 static int check_space(const char *text, const char *family)
@@ -119,6 +128,10 @@ TEST(check)
 	            HML_EINVALID, "parameter 'momentum' is not an option of model family 'mlp'");
 	CHECK_FAILS(check_space("{\"kernel\": {\"type\": \"choice\", \"values\": [3]}}", "mlp"),
 	            HML_EINVALID, "parameter 'kernel'");
+	CHECK_OK(check_space("{\"residual\": {\"type\": \"choice\", \"values\": [0, 1]}}", "cnn"));
+	CHECK_FAILS(check_space("{\"residual\": {\"type\": \"choice\", \"values\": [0, 1]}}",
+	                        "cnnvec"),
+	            HML_EINVALID, "parameter 'residual' is not an option of model family 'cnnvec'");
 	CHECK_FAILS(check_space("{\"width_0\": {\"type\": \"int\", \"low\": 1, \"high\": 2}}", "mlp"),
 	            HML_EINVALID, "names layer 0");
 	CHECK_FAILS(check_space("{\"lr\": {\"type\": \"float\", \"low\": 0.1, \"high\": 1}}", "rnn"),
