@@ -14,13 +14,26 @@ int hml__guard_value_is_spec(const char *value)
 	return value && !strchr(value, '/');
 }
 
+/* Statistics from a compiled model's JSON text (*st yours when 0). */
+static int stats_from_text(hml__guard_stats *st, const char *text, const char *what)
+{
+	json_error_t jerr;
+	json_t *j;
+	int rc;
+
+	if (!(j = json_loads(text, 0, &jerr)))
+		return hml__error_set(HML_EINVALID, "%s: its input statistics are not JSON: %s",
+		                      what, jerr.text);
+	rc = hml__guard_stats_from_json(st, j, what);
+	json_decref(j);
+	return rc;
+}
+
 int hml__guard_from_stats_text(hml__guard *out, const char *spec_text, const char *stats_json,
                                const char *what)
 {
 	hml__guard_spec spec;
 	hml__guard_stats st;
-	json_error_t jerr;
-	json_t *j;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
@@ -37,12 +50,7 @@ int hml__guard_from_stats_text(hml__guard *out, const char *spec_text, const cha
 	if (!stats_json || !*stats_json)
 		return hml__error_set(HML_ENOTSUPPORTED, "%s carries no input statistics for guard "
 		                      "'%s'", what, spec_text);
-	if (!(j = json_loads(stats_json, 0, &jerr)))
-		return hml__error_set(HML_EINVALID, "%s: its input statistics are not JSON: %s",
-		                      what, jerr.text);
-	rc = hml__guard_stats_from_json(&st, j, what);
-	json_decref(j);
-	if (rc < 0)
+	if ((rc = stats_from_text(&st, stats_json, what)) < 0)
 		return rc;
 	if ((rc = hml__guard_make(out, &spec, &st)) < 0)
 		hml__error_set(rc, "%s: %s", what, hml_error_last()->message);
@@ -76,16 +84,9 @@ int hml__guard_stats_match_text(const hml__guard_stats *s, const char *stats_jso
                                 const char *what)
 {
 	hml__guard_stats m;
-	json_error_t jerr;
-	json_t *j;
 	int rc, same;
 
-	if (!(j = json_loads(stats_json, 0, &jerr)))
-		return hml__error_set(HML_EINVALID, "%s: its input statistics are not JSON: %s",
-		                      what, jerr.text);
-	rc = hml__guard_stats_from_json(&m, j, what);
-	json_decref(j);
-	if (rc < 0)
+	if ((rc = stats_from_text(&m, stats_json, what)) < 0)
 		return rc;
 	same = hml__guard_stats_same(s, &m);
 	hml__guard_stats_release(&m);
