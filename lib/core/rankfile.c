@@ -35,11 +35,15 @@ static int env_number(const char *const *vars, int64_t lo, int64_t hi, int *out,
 
 int hml__rank_from_env(int *rank, int *size)
 {
+	const char *e;
 	int r = -1, n = 0, rc;
 
 	if ((rc = env_number(rank_vars, 0, HML__RANK_MAX, &r, "rank")) < 0 ||
 	    (rc = env_number(size_vars, 1, (int64_t)HML__RANK_MAX + 1, &n, "size")) < 0)
 		return rc;
+	if (r >= 0 && n == 0 && (e = getenv(HML__SINGLETON_ENV)) &&
+	    strcmp(e, HML__SINGLETON_VALUE) == 0)
+		n = 1;   /* Open MPI's singleton: one process, no launcher */
 	if (rank)
 		*rank = r;
 	if (size)

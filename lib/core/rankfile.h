@@ -8,6 +8,10 @@
  * PMI_RANK (MPICH/Hydra, Intel MPI), PMIX_RANK (PMIx launchers), the first
  * one set. Size: OMPI_COMM_WORLD_SIZE, PMI_SIZE, PMIX_SIZE, the first one set.
  *
+ * Open MPI's singleton, an MPI program started without a launcher, sets
+ * PMIX_RANK=0 and no size, but OMPI_MCA_ess=singleton (HML__SINGLETON_ENV):
+ * it is one process, of size 1.
+ *
  * A process is "one of several ranks" when a rank is found and the size is
  * greater than 1, or is unknown (a PMIx launcher that sets no size); it
  * then writes the file named by hml__rankfile_path() instead of HML_DB:
@@ -37,6 +41,10 @@ extern "C" {
 /* The environment variables, in the order they are looked at. */
 #define HML__RANK_ENV_VARS "OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK"
 #define HML__SIZE_ENV_VARS "OMPI_COMM_WORLD_SIZE, PMI_SIZE, PMIX_SIZE"
+
+/* Open MPI's mark of a process started without a launcher, and its value. */
+#define HML__SINGLETON_ENV "OMPI_MCA_ess"
+#define HML__SINGLETON_VALUE "singleton"
 
 /** The largest rank a file name holds. */
 #define HML__RANK_MAX 9999999

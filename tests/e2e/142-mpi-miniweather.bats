@@ -48,6 +48,11 @@ PYEOF
 	run timeout 300 mpirun -n 3 "$MWMPI" --nx 50
 	[ "$status" -ne 0 ]
 	[ "$(echo "$output" | grep -c 'miniweather: error: --nx 50 is not a multiple of the 3 ranks')" = 1 ]
+	# Started without a launcher (Open MPI's singleton: PMIX_RANK=0, no
+	# size), the program is one process: it collects into HML_DB itself.
+	HML_MODE=collect HML_DB="$PWD/one.h5" run timeout 300 "$MWMPI" --nx 48 --nz 16 --steps 20 --k 10
+	assert_success
+	[ -f one.h5 ] && [ ! -e one.r0000.h5 ]
 }
 
 @test "3 ranks: collect, train, deploy, evaluate under the launcher; the QoI over all ranks" {

@@ -100,6 +100,14 @@ TEST(environment)
 	setenv("PMIX_RANK", "0", 1);   /* no size: taken as one of several */
 	CHECK_EQ_INT(hml__rank_from_env(&rank, &size), 1);
 	CHECK_EQ_INT(size, 0);
+	/* ... unless Open MPI says it started the process as a singleton (no
+	 * launcher: PMIX_RANK=0 and no size), which is one process. */
+	setenv(HML__SINGLETON_ENV, HML__SINGLETON_VALUE, 1);
+	CHECK_EQ_INT(hml__rank_from_env(&rank, &size), 0);
+	CHECK(rank == 0 && size == 1);
+	setenv(HML__SINGLETON_ENV, "pmi", 1);
+	CHECK_EQ_INT(hml__rank_from_env(&rank, &size), 1);
+	unsetenv(HML__SINGLETON_ENV);
 	setenv("PMIX_RANK", "x1", 1);
 	CHECK_FAILS(hml__rank_from_env(&rank, &size), HML_EINVALID,
 	            "'PMIX_RANK' is not a rank: 'x1'");
