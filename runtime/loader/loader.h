@@ -62,8 +62,11 @@ extern "C" {
  * LIBDIR); else in its hml/ subdirectory (LIBDIR/hml, where plugins are
  * installed); for an executable that compiles this file in (the hml CLI),
  * the build tree's runtime/ beside its cmd/, or BINDIR/HML__BIN_TO_PLUGIN_DIR.
- * The first candidate that exists, or the last one (whose dlopen then says
- * what is missing). Never fails; the result is truncated to `size`.
+ * The object's directory is the one its loaded name gives, and, when that
+ * name is not absolute (an executable started from PATH as "hml", or as
+ * "./hml"), the one /proc/self/exe gives. The first candidate that exists,
+ * or the last one (whose dlopen then says what is missing). Never fails;
+ * the result is truncated to `size`.
  */
 void hml__plugin_path(char *buf, size_t size, const char *file, const char *env);
 

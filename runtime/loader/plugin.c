@@ -17,35 +17,52 @@
 #  define HML__BIN_TO_PLUGIN_DIR "../lib/hml"
 #endif
 
+/* The first place `file` lies, relative to `dir` (the directory of the
+ * object holding this code), into buf; 1 when found, else 0 with buf the
+ * last place tried. */
+static int plugin_near(char *buf, size_t size, const char *dir, int dir_len, const char *file)
+{
+	/* Beside libhml.so (build tree and LIBDIR), in its hml/ (LIBDIR/hml);
+	 * for an executable (the hml CLI), the build tree's runtime/ beside its
+	 * cmd/, or LIBDIR/hml relative to BINDIR. */
+	static const char *const near[] = { "", "/hml", "/../runtime", "/" HML__BIN_TO_PLUGIN_DIR };
+
+	for (size_t k = 0; k < sizeof(near) / sizeof(near[0]); k++) {
+		snprintf(buf, size, "%.*s%s/%s", dir_len, dir, near[k], file);
+		if (access(buf, F_OK) == 0)
+			return 1;
+	}
+	return 0;
+}
+
 void hml__plugin_path(char *buf, size_t size, const char *file, const char *env)
 {
 	const char *var = env ? getenv(env) : NULL;
+	const char *name = NULL, *slash;
+	char exe[4096];
 	Dl_info info;
-	const char *slash;
-	int dir_len;
+	ssize_t n;
 
 	if (var && *var) {
 		snprintf(buf, size, "%s", var);
 		return;
 	}
-	if (!dladdr((void *)&hml__plugin_path, &info) || !info.dli_fname ||
-	    !(slash = strrchr(info.dli_fname, '/'))) {
-		snprintf(buf, size, "%s", file);  /* the loader's search path */
+	if (dladdr((void *)&hml__plugin_path, &info) && info.dli_fname)
+		name = info.dli_fname;
+	if (name && (slash = strrchr(name, '/')) &&
+	    plugin_near(buf, size, name, (int)(slash - name), file))
 		return;
+	/* glibc names the main executable as it was started ("hml" found on
+	 * PATH, "./hml" before a chdir), which says nothing of where it lies:
+	 * the kernel's link to it does. */
+	if ((!name || name[0] != '/') &&
+	    (n = readlink("/proc/self/exe", exe, sizeof(exe) - 1)) > 0) {
+		exe[n] = '\0';
+		if ((slash = strrchr(exe, '/')) && plugin_near(buf, size, exe, (int)(slash - exe), file))
+			return;
 	}
-	dir_len = (int)(slash - info.dli_fname);
-	snprintf(buf, size, "%.*s/%s", dir_len, info.dli_fname, file);
-	if (access(buf, F_OK) == 0)
-		return;
-	snprintf(buf, size, "%.*s/hml/%s", dir_len, info.dli_fname, file);
-	if (access(buf, F_OK) == 0)
-		return;
-	/* This code inside an executable (the hml CLI): the build tree's
-	 * runtime/ beside its cmd/, or LIBDIR/hml relative to BINDIR. */
-	snprintf(buf, size, "%.*s/../runtime/%s", dir_len, info.dli_fname, file);
-	if (access(buf, F_OK) == 0)
-		return;
-	snprintf(buf, size, "%.*s/%s/%s", dir_len, info.dli_fname, HML__BIN_TO_PLUGIN_DIR, file);
+	if (!name || !strchr(name, '/'))
+		snprintf(buf, size, "%s", file);  /* the loader's search path */
 }
 
 /* Opens the plugin and checks its table; on failure p->rc and p->msg say why. */

@@ -101,7 +101,9 @@ wfdir=$(find "$prefix" -path '*/hml/workflows/binomial' -type d | head -n 1)
 	cd "$scratch"
 	"$wfdir/binomial" --options 64 --batch 64 --quiet ||
 		{ echo "the installed binomial does not run" >&2; exit 1; }
-	"$prefix/bin/hml" -q -C exp --json collect binomial \
+	# As a user runs it: found on PATH (its name then holds no directory;
+	# the plugins are found all the same).
+	PATH="$prefix/bin:$PATH" hml -q -C exp --json collect binomial \
 		--args '--options 1024 --batch 256 --seed {seed}' > collect.json ||
 		{ echo "the installed hml cannot collect binomial" >&2; exit 1; }
 	grep -q '"rows": 1024' collect.json &&
