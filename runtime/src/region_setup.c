@@ -101,12 +101,6 @@ static char *side_describe(const side *s, int what)
 	return out;
 }
 
-/*
- * A failure of the model or of collection. Under the fallback policy it is
- * reported once, the failing feature is switched off for the rest of the
- * run, and the call goes on with the original code; under the fail policy
- * the error goes back to the application.
- */
 int hml_region_set_agree(hml_region *r, hml_agree_fn agree, void *ctx)
 {
 	if (!r)
@@ -119,14 +113,26 @@ int hml_region_set_agree(hml_region *r, hml_agree_fn agree, void *ctx)
 	return 0;
 }
 
+/*
+ * A failure of the model or of collection. Under the fallback policy it is
+ * reported once, the failing feature is switched off for the rest of the
+ * run, and the call goes on with the original code; under the fail policy
+ * the error goes back to the application.
+ */
 int hml__region_degrade(hml_region *r, int rc, int *broken, const char *consequence)
 {
+	const char *msg = hml_error_last()->message;
+	char own[160];
+
 	if (r->cfg.on_error == HML_ON_ERROR_FAIL)
 		return rc;
+	/* The message names the region once, whether or not it did already. */
+	snprintf(own, sizeof(own), "region '%s': ", r->label);
+	if (strncmp(msg, own, strlen(own)) == 0)
+		msg += strlen(own);
 	/* Row calls read the flags without the lock (rows.c). */
 	if (!__atomic_exchange_n(broken, 1, __ATOMIC_RELAXED))
-		hml__log(HML_LOG_WARNING, "region '%s': %s; %s", r->label,
-		         hml_error_last()->message, consequence);
+		hml__log(HML_LOG_WARNING, "region '%s': %s; %s", r->label, msg, consequence);
 	return 0;
 }
 
