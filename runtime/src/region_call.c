@@ -41,7 +41,7 @@ static int side_scatter(const side *s, const void *src, hml_dtype dtype, int thr
 static int check_output(hml_region *r, int ndim, const int64_t *shape)
 {
 	char got[160], want[160];
-	int64_t full[HML_MAX_DIMS + 1], per_row = 1;
+	int64_t per_row = 1;
 	int d;
 
 	for (d = 1; d < ndim; d++)
@@ -49,9 +49,7 @@ static int check_output(hml_region *r, int ndim, const int64_t *shape)
 	if (ndim >= 1 && shape[0] == r->out.rows && per_row == r->out.row_size)
 		return 0;
 	hml__format_shape(got, sizeof(got), shape, ndim);
-	full[0] = r->out.rows;
-	memcpy(full + 1, r->out.shape, (size_t)r->out.ndim * sizeof(int64_t));
-	hml__format_shape(want, sizeof(want), full, r->out.ndim + 1);
+	hml__side_shape_text(want, sizeof(want), &r->out);
 	return hml__error_set(HML_ESHAPE,
 		"model '%s' returns %s but region '%s' needs outputs %s",
 		r->cfg.model, got, r->label, want);

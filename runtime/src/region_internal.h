@@ -102,6 +102,10 @@ static inline int hml__region_collects(const hml_region *r)
 	return r->cfg.mode == HML_MODE_COLLECT || r->collect_guarded;
 }
 
+/* "[rows, f1, f2]": a side's shape with its rows, for messages
+ * (region_setup.c). */
+void hml__side_shape_text(char *buf, size_t size, const side *s);
+
 /* Gather all maps of a side into `dst` (or *result = the application's
  * memory when one map is already the tensor) (region.c). */
 int hml__side_gather(const side *s, void *dst, hml_dtype dtype, int threads,

@@ -214,12 +214,21 @@ int hml__region_prepare(hml_region *r)
 	return 0;
 }
 
+void hml__side_shape_text(char *buf, size_t size, const side *s)
+{
+	int64_t full[HML_MAX_DIMS + 1];
+
+	full[0] = s->rows;
+	memcpy(full + 1, s->shape, (size_t)s->ndim * sizeof(int64_t));
+	hml__format_shape(buf, size, full, s->ndim + 1);
+}
+
 /* A model that declares its input features (hml-trained models do) is
  * checked before its first forward, so a mismatch names both shapes. */
 int hml__region_check_input(hml_region *r)
 {
 	char got[160], want[160];
-	int64_t decl[HML_MAX_DIMS], full[HML_MAX_DIMS + 1];
+	int64_t decl[HML_MAX_DIMS];
 	int d, nd, same;
 
 	if ((nd = hml__model_declared_input(r->model, decl)) <= 0)
@@ -230,9 +239,7 @@ int hml__region_check_input(hml_region *r)
 	if (same)
 		return 0;
 	hml__format_shape(got, sizeof(got), decl, nd);
-	full[0] = r->in.rows;
-	memcpy(full + 1, r->in.shape, (size_t)r->in.ndim * sizeof(int64_t));
-	hml__format_shape(want, sizeof(want), full, r->in.ndim + 1);
+	hml__side_shape_text(want, sizeof(want), &r->in);
 	return hml__error_set(HML_ESHAPE,
 		"model '%s' expects input rows %s but region '%s' gives %s",
 		r->cfg.model, got, r->label, want);
