@@ -161,13 +161,15 @@ struct hml__workflow;
 /* A shape as a JSON array of integers. New. */
 json_t *cmd_json_shape(const int64_t *shape, int ndim);
 
-/* The environment variables that run `label` with the model at `path`:
- * HML_MODE_<LABEL>=infer and HML_MODEL_<LABEL>=<path>, and, when `watch`
+/* The environment variables that run `label` with the model at `path`
+ * (lib/run/childenv.h hml__childenv_model(), as hml evaluate runs it):
+ * HML_MODE_<LABEL>=infer and HML_MODEL_<LABEL>=<path> (interleave > 0:
+ * HML_MODE_<LABEL>=interleave, HML_INTERLEAVE_<LABEL>=<interleave>), and, when `watch`
  * is not NULL, HML_DEPLOYMENT_<LABEL>=<watch> (the deployment file a
  * running application watches for a newer model: lib/core/deployfile.h),
  * named by lib/core/envname.h as the runtime reads them. New object; NULL
  * when the label is too long for a variable name (an hml error is set). */
-json_t *cmd_deploy_env(const char *label, const char *path, const char *watch);
+json_t *cmd_deploy_env(const char *label, const char *path, int interleave, const char *watch);
 
 /* Warn about every entry of the workflow's env that hml sets itself for
  * each run and so ignores (lib/run/childenv.h). */
@@ -278,20 +280,19 @@ void cmd_evaluate_qoi_print(const json_t *evaluation);
 /* --- hml evaluate of an iterative application (cmd/evaluate_iterative.c) */
 
 /*
- * --k K and --interleave N (-1: not given; then those of model record
- * `model`'s "iterative", when an iterative search registered it) as
- * workflow `w` declares them (search_args): *argv (the application's,
- * replaced) with the k argument (and the interleave argument when the
- * workflow declares one) set; *interleave the runtime's interleave ratio
- * for the surrogate runs (0: infer); *sched the k and interleave the
- * surrogate runs have (lib/store/cost.h: for the predicted speedup; k NaN
- * when not set). Errors: HML_EINVALID "--k: workflow 'W' declares no
- * steps per model call (search_args.k in hml-workflow(5))", HML_ENOMEM.
+ * Model run `r` (lib/store/model_run.h: --k and --interleave, else the
+ * deployment's, else the model card's) applied to workflow `w`'s run:
+ * *argv (the application's, replaced) with the k argument (and the
+ * interleave argument when the workflow declares one) set; *interleave
+ * the runtime's interleave ratio for the surrogate runs (0: infer);
+ * *sched the k and interleave the surrogate runs have (lib/store/cost.h:
+ * for the predicted speedup; k NaN when not set). Errors: those of
+ * hml__model_run_apply().
  */
 struct hml__schedule;
+struct hml__model_run;
 int cmd_evaluate_search_args(char ***argv, int *interleave, struct hml__schedule *sched,
-                             const struct hml__workflow *w, const json_t *model, int64_t k,
-                             int64_t il);
+                             const struct hml__workflow *w, const struct hml__model_run *r);
 
 /*
  * The error over time (lib/store/qoi_series.h) of the QoIs the accurate

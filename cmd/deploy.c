@@ -24,9 +24,11 @@
 #include "core/util.h"
 #include "deploy/latency.h"
 #include "deploy/metrics.h"
+#include "run/argv.h"
 #include "run/workflow.h"
 #include "store/checked.h"
 #include "store/cost.h"
+#include "store/model_run.h"
 #include "store/records.h"
 #include "store/select.h"
 #include "store/store.h"
@@ -465,6 +467,46 @@ static int write_deployfile(const hml__store *s, const char *pid, const char *la
 	return hml__deployfile_write(hml__store_dir(s), &d);
 }
 
+/* How the deployed model runs (lib/store/model_run.h): as hml evaluate
+ * runs it and as --max-qoi-error checked it, at its card's k and
+ * interleave; *interleave the runtime's ratio its environment sets (0:
+ * infer, or the application's own interleave argument). */
+static int model_run(hml__model_run *run, int *interleave, const hml__workflow *w,
+                     const hml__model_view *m)
+{
+	hml__run_config c;
+	char **argv = NULL;
+	int rc;
+
+	memset(&c, 0, sizeof(c));
+	hml__model_run_resolve(run, m, NULL, NULL);
+	if ((rc = hml__argv_build(&argv, w->program, (const char *const *)w->evaluate_args,
+	                          NULL)) == 0)
+		rc = hml__model_run_apply(&argv, &c, w, run);
+	hml__strv_free(argv);
+	*interleave = c.interleave;
+	return rc;
+}
+
+/* What the environment cannot carry: the application's own arguments
+ * the model must run with. */
+static void print_run(const char *pid, const char *id, const hml__workflow *w,
+                      const hml__model_run *run)
+{
+	const hml__search_args *a = &w->search_args;
+
+	if (run->k >= 1)
+		cmd_info("%s: model '%s' predicts %lld steps per call: run the application with "
+		         "'%s %lld'", pid, id, run->k, a->k.arg, run->k);
+	if (run->interleave >= 0 && a->interleave.arg)
+		cmd_info("%s: model '%s' was judged at interleave %lld: run the application with "
+		         "'%s %lld'", pid, id, run->interleave, a->interleave.arg, run->interleave);
+	else if (run->interleave > 0)
+		cmd_info("%s: model '%s' runs in interleave mode, %lld model calls, then the "
+		         "original code for one (HML_INTERLEAVE_<LABEL> in the environment)", pid, id,
+		         run->interleave);
+}
+
 /* stdout: the deployment (and compiled model) as JSON, or the environment
  * as shell export lines. */
 static void print_result(const hml__store *s, const char *pid, const char *cid, const json_t *env)
@@ -513,7 +555,8 @@ int cmd_deploy(int argc, char **argv)
 	char *path = NULL, *so_path = NULL, *gpath = NULL, *watch = NULL, *abs_dir = NULL, pid[32], cid[32] = "", rel[128];
 	hml__candidate pick = { NULL, HML__TARGET_TORCHSCRIPT, NAN, NAN, NAN, NAN,
 	                        { 0, 0, 0, 0, 0, 0, 0 }, NAN, NULL, 0, { NAN, 0 } };
-	int first, rc, code = HML_EXIT_OK;
+	hml__model_run run;
+	int first, rc, code = HML_EXIT_OK, interleave = 0;
 
 	if ((rc = cmd_parse(&spec, argc, argv, &first)) != 0)
 		return rc > 0 ? cmd_finish(HML_EXIT_OK) : HML_EXIT_USAGE;
@@ -542,7 +585,9 @@ int cmd_deploy(int argc, char **argv)
 		rc = rc < 0 ? rc : hml__error_oom();
 		goto fail;
 	}
-	if (!(env = cmd_deploy_env(label, so_path ? so_path : path, watch))) {
+	if ((rc = model_run(&run, &interleave, w, &model)) < 0)
+		goto fail;
+	if (!(env = cmd_deploy_env(label, so_path ? so_path : path, interleave, watch))) {
 		rc = hml_error_last()->code;
 		goto fail;
 	}
@@ -558,7 +603,8 @@ int cmd_deploy(int argc, char **argv)
 		goto fail;
 	}
 	if (!(rec = deployment_record(id, label, w->name, selection_name(first < argc), cid, &pick,
-	                              qoi_check, env, guard_rec, chosen_by))) {
+	                              qoi_check, env, guard_rec, chosen_by)) ||
+	    json_object_set_new(rec, "run", hml__model_run_json(&run)) < 0) {
 		rc = hml__error_oom();
 		goto fail;
 	}
@@ -568,6 +614,7 @@ int cmd_deploy(int argc, char **argv)
 	                                     so_path ? so_path : path, gpath)) < 0)
 		goto fail;
 	print_deployed(pid, id, label, w->name, &model, &pick, qoi_check);
+	print_run(pid, id, w, &run);
 	if (first >= argc && !search)
 		print_origin(pid, s, &model);
 	print_result(s, pid, cid, env);

@@ -37,6 +37,7 @@
 #include "run/childenv.h"
 #include "run/workflow.h"
 #include "store/checked.h"
+#include "store/model_run.h"
 #include "store/cost.h"
 #include "store/qoi_compare.h"
 #include "store/records.h"
@@ -126,16 +127,21 @@ static int plan_model(evaluation *e, const char *named)
 	hml__model_view model;
 	int rc;
 
+	hml__model_run deployed = HML__MODEL_RUN_INIT, choice = { k_opt, interleave_opt };
+
 	e->id = named;
 	e->target = "torchscript";
 	if (!e->id) {
 		if ((rc = hml__records_latest_deployment(&dep, e->s)) < 0)
 			return rc;
 		e->id = dep.model;
+		hml__model_run_read(&deployed, json_object_get(dep.json, "run"));
 	}
 	if ((rc = hml__checked_model(e->s, e->id, &model, &e->model_path)) < 0 ||
 	    (rc = hml__checked_model_workflow(e->s, &model, &e->w)) < 0)
 		return rc;
+	/* The model runs as it was judged, or deployed (lib/store/model_run.h). */
+	hml__model_run_resolve(&e->run, &model, &deployed, &choice);
 	/* The latest deployment is evaluated as deployed: a compiled one runs
 	 * its checked shared object, not the TorchScript file. */
 	if (!named && dep.compiled) {
@@ -169,9 +175,7 @@ static int plan_argv(evaluation *e, char **extra, int nextra)
 		rc = hml__argv_build(&e->argv, e->w->program, (const char *const *)args, NULL);
 	hml__strv_free(args);
 	if (rc == 0)
-		rc = cmd_evaluate_search_args(&e->argv, &e->interleave, &e->sched, e->w,
-		                              hml__store_find(e->s, "models", e->id), k_opt,
-		                              interleave_opt);
+		rc = cmd_evaluate_search_args(&e->argv, &e->interleave, &e->sched, e->w, &e->run);
 	if (rc == 0 && e->launcher) {   /* mpirun -n 3 PROGRAM ARGS */
 		char **app = e->argv;
 
@@ -355,6 +359,7 @@ static json_t *record_json(const evaluation *e, const char *a1, const char *s1)
 	json_object_set_new(rec, "qois", hml__qoi_results_json(e->qoi, e->w->nqoi));
 	if (e->interleave > 0)
 		json_object_set_new(rec, "interleave", json_integer(e->interleave));
+	json_object_set_new(rec, "run", hml__model_run_json(&e->run));
 	if (e->over_time)
 		json_object_set(rec, "over_time", e->over_time);
 	json_object_set_new(rec, "accurate", json_pack("{s:o, s:o}",

@@ -10,6 +10,7 @@
 #include "cmd.h"
 #include "deploy/latency.h"
 #include "store/cost.h"
+#include "store/model_run.h"
 #include "store/qoi_compare.h"
 #include "store/store.h"
 
@@ -39,6 +40,7 @@ typedef struct evaluation {
 	char *guard_path;         /* the deployment's guard file, or NULL */
 	const char *guard_spec;   /* its spec ("bounds:margin=0"), or NULL: none */
 	int nrep;
+	hml__model_run run;       /* the surrogate runs' k and interleave (lib/store/model_run.h) */
 	int interleave;           /* > 0: the runtime's interleave mode in surrogate runs */
 	hml__schedule sched;      /* the surrogate runs' k and interleave (lib/store/cost.h) */
 	/* run */

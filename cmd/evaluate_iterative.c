@@ -1,60 +1,35 @@
 /*
  * hml evaluate of an iterative application: --k and --interleave as its
- * workflow's search_args declare them (lib/run/search_args.h), and the
+ * workflow's search_args declare them (lib/store/model_run.h), and the
  * error over time of the quantities it records over time
  * (lib/store/qoi_series.h): a table, the record's "over_time", a plot.
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cmd.h"
 #include "core/json.h"
 #include "core/util.h"
-#include "run/search_args.h"
 #include "run/workflow.h"
 #include "store/cost.h"
+#include "store/model_run.h"
 #include "store/qoi_series.h"
 #include "sys/gnuplot.h"
 
-/* argv with argument `arg` set to v. */
-static int set_arg(char ***argv, const char *arg, int64_t v)
-{
-	char **out = NULL;
-	int rc = hml__search_args_set(&out, *argv, arg, v);
-
-	if (rc == 0) {
-		hml__strv_free(*argv);
-		*argv = out;
-	}
-	return rc;
-}
-
 int cmd_evaluate_search_args(char ***argv, int *interleave, hml__schedule *sched,
-                             const hml__workflow *w, const json_t *model, int64_t k,
-                             int64_t il)
+                             const hml__workflow *w, const hml__model_run *r)
 {
-	const hml__search_args *a = &w->search_args;
-	const json_t *it = json_object_get(model, "iterative");
+	hml__run_config c;
+	int rc;
 
-	/* a model an iterative search registered: its k and interleave by default */
-	if (k < 0 && json_is_integer(json_object_get(it, "k")))
-		k = json_integer_value(json_object_get(it, "k"));
-	if (il < 0 && json_is_integer(json_object_get(it, "interleave")))
-		il = json_integer_value(json_object_get(it, "interleave"));
-
-	*interleave = il > 0 ? (int)il : 0;
-	sched->k = k > 0 ? (double)k : NAN;
-	sched->interleave = il > 0 ? il : 0;
-	if (k > 0 && !a->k.arg)
-		return hml__error_set(HML_EINVALID, "--k: workflow '%s' declares no steps per model "
-		                      "call (search_args.k in hml-workflow(5))", w->name);
-	if (k > 0 && set_arg(argv, a->k.arg, k) < 0)
-		return HML_ENOMEM;
-	if (il >= 0 && a->interleave.arg) {
-		*interleave = 0;
-		return set_arg(argv, a->interleave.arg, il);
-	}
+	memset(&c, 0, sizeof(c));
+	if ((rc = hml__model_run_apply(argv, &c, w, r)) < 0)
+		return rc;
+	*interleave = c.interleave;
+	sched->k = r->k > 0 ? (double)r->k : NAN;
+	sched->interleave = r->interleave > 0 ? r->interleave : 0;
 	return 0;
 }
 

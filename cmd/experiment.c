@@ -9,6 +9,7 @@
 
 #include "cmd.h"
 #include "core/envname.h"
+#include "core/util.h"
 #include "run/childenv.h"
 #include "run/workflow.h"
 
@@ -21,21 +22,24 @@ json_t *cmd_json_shape(const int64_t *shape, int ndim)
 	return a;
 }
 
-json_t *cmd_deploy_env(const char *label, const char *path, const char *watch)
+json_t *cmd_deploy_env(const char *label, const char *path, int interleave, const char *watch)
 {
-	char name[HML__ENVNAME_MAX];
+	char name[HML__ENVNAME_MAX], **vars = NULL;
 	json_t *env = json_object();
 
 	if (!env) {
 		hml__error_oom();
 		return NULL;
 	}
-	if (hml__envname_region(name, sizeof(name), HML__ENV_MODE, label) < 0)
+	if (hml__childenv_model(&vars, label, path, interleave, NULL) < 0)
 		goto fail;
-	json_object_set_new(env, name, json_string("infer"));
-	if (hml__envname_region(name, sizeof(name), HML__ENV_MODEL, label) < 0)
-		goto fail;
-	json_object_set_new(env, name, json_string(path));
+	for (char **v = vars; *v; v++) {
+		char *eq = strchr(*v, '=');
+
+		*eq = '\0';
+		json_object_set_new(env, *v, json_string(eq + 1));
+	}
+	hml__strv_free(vars);
 	if (watch) {
 		if (hml__envname_region(name, sizeof(name), HML__ENV_DEPLOYMENT, label) < 0)
 			goto fail;

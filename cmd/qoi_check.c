@@ -9,7 +9,10 @@
  * The check run uses the workflow's collect arguments with the first seed
  * after every collected one, skipping the one that would give hml
  * evaluate's command line, so that neither the training data nor the
- * later evaluation chooses the model. A check runs the model's
+ * later evaluation chooses the model. Each model runs as hml evaluate runs
+ * it (lib/store/model_run.h): a model of an iterative application at the
+ * k and interleave its card records, against the accurate run at that k
+ * (one per k checked); each check records its argv and run. A check runs the model's
  * TorchScript form: its C form was checked against it when compiled
  * (cmd/deploy_c.c) and gives the same outputs to float rounding. An MPI
  * workflow's check runs are started under its launcher with its ranks, as
@@ -34,23 +37,31 @@
 #include "run/childenv.h"
 #include "run/workflow.h"
 #include "store/checked.h"
+#include "store/model_run.h"
 #include "store/qoi_compare.h"
 #include "store/records.h"
 #include "store/store.h"
+
+/* The accurate run at one k: the reference of the checks at that k. */
+typedef struct qoi_ref_run {
+	long long k;          /* -1: the command line's own */
+	hml__qoi_ref *ref;    /* its QoI */
+	double wall;          /* its wall time: the checks' time limit */
+} qoi_ref_run;
 
 struct cmd_qoi_check {
 	hml__store *s;
 	hml__workflow *w;
 	const char *region, *metric;
-	char *tmp, **argv;
+	char *tmp, **argv;    /* argv: the check run's, before a model's k is set */
 	int64_t seed;
 	int ranks;            /* an MPI workflow's (under its launcher), else 1 */
-	hml__qoi_ref *ref;    /* the accurate run's QoI */
+	qoi_ref_run *refs;    /* the accurate runs, one per k checked */
+	int nrefs;
 	hml__qoi_result *last;/* [w->nqoi]: the last check's comparison */
 	int last_ok;          /* it compared (its run did not fail) */
-	json_t *checks;       /* [{model, target, error, qois} or {..., failed}] */
+	json_t *checks;       /* [{model, target, argv, run, error, qois} or {..., failed}] */
 	int nchecks;
-	double acc_wall;      /* the accurate run's: the checks' time limit */
 };
 
 static int strv_equal(char *const *a, char *const *b)
@@ -101,37 +112,82 @@ static int check_argv(cmd_qoi_check *q)
 	return rc;
 }
 
-/* Paths of check k's files (k < 0: the accurate run). */
+/* Paths of check k's files (k < 0: accurate run -1 - k). */
 static void run_paths(const cmd_qoi_check *q, int k, char *qoi, char *log, size_t size)
 {
-	snprintf(qoi, size, "%s/%s%d.h5", q->tmp, k < 0 ? "a" : "s", k < 0 ? 0 : k);
-	snprintf(log, size, "%s/%s%d.log", q->tmp, k < 0 ? "a" : "s", k < 0 ? 0 : k);
+	snprintf(qoi, size, "%s/%s%d.h5", q->tmp, k < 0 ? "a" : "s", k < 0 ? -1 - k : k);
+	snprintf(log, size, "%s/%s%d.log", q->tmp, k < 0 ? "a" : "s", k < 0 ? -1 - k : k);
 }
 
-/* The accurate run that records the reference QoI. */
-static int reference(cmd_qoi_check *q)
+/* The accurate run at k (argv: the check run's at k), recording the
+ * reference QoI of the checks at k; run once per k. */
+static int reference(cmd_qoi_check *q, long long k, char **argv, const qoi_ref_run **out)
 {
 	hml__run_config config = { HML__RUN_ACCURATE, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0 };
-	char qoi[4096], log[4096], what[64];
+	char qoi[4096], log[4096], what[64], at[32] = "";
+	qoi_ref_run *r, *grown;
 	int rc;
 
-	if (!(q->tmp = hml__store_tmp_dir(q->s, "eval")))   /* never through a link */
+	for (int i = 0; i < q->nrefs; i++)
+		if (q->refs[i].k == k) {
+			*out = &q->refs[i];
+			return 0;
+		}
+	if (!q->tmp && !(q->tmp = hml__store_tmp_dir(q->s, "eval")))   /* never through a link */
 		return hml_error_last()->code;
-	run_paths(q, -1, qoi, log, sizeof(qoi));
+	if (!(grown = realloc(q->refs, (size_t)(q->nrefs + 1) * sizeof(*grown))))
+		return hml__error_oom();
+	q->refs = grown;
+	r = &q->refs[q->nrefs];
+	memset(r, 0, sizeof(*r));
+	r->k = k;
+	run_paths(q, -1 - q->nrefs, qoi, log, sizeof(qoi));
+	q->nrefs++;
 	config.qoi = qoi;
-	cmd_info("QoI check: workflow '%s', seed %lld: accurate run", q->w->name,
-	         (long long)q->seed);
-	if ((rc = cmd_app_run(q->w, q->argv, &config, log,
-	                      hml__records_run_wall_max(q->s, q->w->name), &q->acc_wall,
+	if (k >= 1)
+		snprintf(at, sizeof(at), ", k %lld", k);
+	cmd_info("QoI check: workflow '%s', seed %lld%s: accurate run", q->w->name,
+	         (long long)q->seed, at);
+	snprintf(what, sizeof(what), "seed %lld%s", (long long)q->seed, at);
+	if ((rc = cmd_app_run(q->w, argv, &config, log,
+	                      hml__records_run_wall_max(q->s, q->w->name), &r->wall,
 	                      NULL)) < 0 ||
-	    (rc = hml__qoi_ref_load(&q->ref, q->w, qoi, q->ranks)) < 0)
-		return rc;
-	snprintf(what, sizeof(what), "seed %lld", (long long)q->seed);
-	if ((rc = hml__qoi_ref_check_finite(q->ref, what)) < 0) {
+	    (rc = hml__qoi_ref_load(&r->ref, q->w, qoi, q->ranks)) < 0)
+		goto fail;
+	if ((rc = hml__qoi_ref_check_finite(r->ref, what)) < 0) {
 		cmd_log_tail(log, "the accurate run's log");
-		return rc;
+		goto fail;
 	}
+	*out = r;
 	return 0;
+fail:   /* kept for its files' names, never found again */
+	r->k = -2;
+	return rc;
+}
+
+/* Model `m`'s run (lib/store/model_run.h): *argv the check run's command
+ * line with its k (and interleave argument) set, c->interleave. */
+static int model_argv(const cmd_qoi_check *q, const hml__model_view *m, char ***argv,
+                      hml__run_config *c, hml__model_run *r)
+{
+	hml__model_run_resolve(r, m, NULL, NULL);
+	if (hml__argv_copy(argv, (const char *const *)q->argv, -1) < 0)
+		return HML_ENOMEM;
+	return hml__model_run_apply(argv, c, q->w, r);
+}
+
+/* The accurate run at model m's k. */
+static int reference_of(cmd_qoi_check *q, const hml__model_view *m, const qoi_ref_run **out)
+{
+	hml__run_config c = { HML__RUN_ACCURATE, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0 };
+	hml__model_run r;
+	char **argv = NULL;
+	int rc;
+
+	if ((rc = model_argv(q, m, &argv, &c, &r)) == 0)
+		rc = reference(q, r.k, argv, out);
+	hml__strv_free(argv);
+	return rc;
 }
 
 int cmd_qoi_check_open(cmd_qoi_check **out, hml__store *s, const char *model)
@@ -156,8 +212,12 @@ int cmd_qoi_check_open(cmd_qoi_check **out, hml__store *s, const char *model)
 		rc = hml__error_oom();
 		goto fail;
 	}
-	if ((rc = check_argv(q)) < 0 || (rc = reference(q)) < 0)
-		goto fail;
+	{
+		const qoi_ref_run *ref;
+
+		if ((rc = check_argv(q)) < 0 || (rc = reference_of(q, &mv, &ref)) < 0)
+			goto fail;
+	}
 	free(path);
 	*out = q;
 	return 0;
@@ -167,23 +227,41 @@ fail:
 	return rc;
 }
 
-/* Model `model`'s run compared into q->last. */
-static int run_model(cmd_qoi_check *q, const char *model, int k)
+/* Model `model`'s run compared into q->last; its argv and run into rec. */
+static int run_model(cmd_qoi_check *q, const char *model, int k, json_t *rec)
 {
 	hml__run_config config = { HML__RUN_SURROGATE, NULL, q->region, NULL, NULL, NULL, NULL, NULL, 0 };
-	char qoi[4096], log[4096], what[128], *path = NULL;
+	char qoi[4096], log[4096], what[128], *path = NULL, **argv = NULL;
+	const qoi_ref_run *ref;
 	hml__model_view mv;
+	hml__model_run r;
+	json_t *a;
 	int rc;
 
 	run_paths(q, k, qoi, log, sizeof(qoi));
 	config.qoi = qoi;
-	if ((rc = hml__checked_model(q->s, model, &mv, &path)) < 0)
-		return rc;
+	if ((rc = hml__checked_model(q->s, model, &mv, &path)) < 0 ||
+	    (rc = reference_of(q, &mv, &ref)) < 0 ||
+	    (rc = model_argv(q, &mv, &argv, &config, &r)) < 0)
+		goto done;
+	if (!(a = json_array()) || json_object_set_new(rec, "argv", a) < 0 ||
+	    json_object_set_new(rec, "run", hml__model_run_json(&r)) < 0) {
+		rc = hml__error_oom();
+		goto done;
+	}
+	for (char **v = argv; *v; v++)
+		json_array_append_new(a, hml__json_bytes(*v));
+	if (config.interleave > 0)
+		json_object_set_new(rec, "interleave", json_integer(config.interleave));
 	config.model = path;
-	rc = cmd_app_run(q->w, q->argv, &config, log, q->acc_wall, NULL, NULL);
-	free(path);
+	if ((rc = cmd_app_run(q->w, argv, &config, log, ref->wall, NULL, NULL)) < 0)
+		goto done;
 	snprintf(what, sizeof(what), "model '%s'", model);
-	return rc < 0 ? rc : hml__qoi_compare(q->last, q->ref, qoi, what);
+	rc = hml__qoi_compare(q->last, ref->ref, qoi, what);
+done:
+	hml__strv_free(argv);
+	free(path);
+	return rc;
 }
 
 /* Each data set's error after the primary's, with its bound: "; mass
@@ -225,7 +303,7 @@ int cmd_qoi_check_model(cmd_qoi_check *q, const char *model, const char *target,
 	*within = 0;
 	if (!rec)
 		return hml__error_oom();
-	rc = run_model(q, model, k);
+	rc = run_model(q, model, k, rec);
 	q->last_ok = rc == 0;
 	if (rc < 0 && (cmd_interrupted || rc == HML_ENOMEM)) {
 		json_decref(rec);
@@ -289,11 +367,14 @@ void cmd_qoi_check_free(cmd_qoi_check *q)
 {
 	if (!q)
 		return;
-	if (q->tmp)   /* a0 and s0 .. s<n-1>, each rank's */
-		cmd_evaluate_runs_remove(q->tmp, q->nchecks > 1 ? q->nchecks : 1, q->ranks);
+	if (q->tmp)   /* a0 .. a<refs-1> and s0 .. s<n-1>, each rank's */
+		cmd_evaluate_runs_remove(q->tmp, q->nchecks > q->nrefs ? (q->nchecks > 1 ?
+		                         q->nchecks : 1) : q->nrefs, q->ranks);
 	json_decref(q->checks);
 	free(q->tmp);
-	hml__qoi_ref_free(q->ref);
+	for (int i = 0; i < q->nrefs; i++)
+		hml__qoi_ref_free(q->refs[i].ref);
+	free(q->refs);
 	free(q->last);
 	hml__strv_free(q->argv);
 	hml__workflow_free(q->w);

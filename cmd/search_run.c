@@ -18,8 +18,8 @@
 #include "core/util.h"
 #include "run/argv.h"
 #include "run/childenv.h"
-#include "run/search_args.h"
 #include "run/workflow.h"
+#include "store/model_run.h"
 #include "store/qoi_compare.h"
 #include "sys/fsutil.h"
 #include "train/dataset.h"
@@ -33,7 +33,7 @@ typedef struct group {
 
 struct cmd_search_run {
 	hml__workflow *w;
-	char *region, *k_arg, *il_arg;
+	char *region;
 	char **argv;            /* collect's arguments on the check seed */
 	char *tmp;              /* the runs' files, beneath the experiment */
 	group *g;
@@ -57,8 +57,6 @@ void cmd_search_run_free(cmd_search_run *r)
 	hml__strv_free(r->argv);
 	hml__workflow_free(r->w);
 	free(r->region);
-	free(r->k_arg);
-	free(r->il_arg);
 	free(r);
 }
 
@@ -108,12 +106,6 @@ int cmd_search_run_open(cmd_search_run **out, const json_t *run, const char *reg
 			goto oom;
 	if (!(r->region = hml__strdup(region)))
 		goto oom;
-	if ((a = json_object_get(json_object_get(run, "k"), "arg")) &&
-	    !(r->k_arg = hml__strdup(json_string_value(a) ? json_string_value(a) : "")))
-		goto oom;
-	if ((a = json_object_get(json_object_get(run, "interleave"), "arg")) &&
-	    !(r->il_arg = hml__strdup(json_string_value(a) ? json_string_value(a) : "")))
-		goto oom;
 	if (!root || !dir || !(r->tmp = hml__path_join(dir, ".runs-XXXXXX")))
 		goto oom;
 	if ((rc = hml__workflow_load(&r->w, hml__json_string(run, "workflow"))) < 0 ||
@@ -152,25 +144,6 @@ const hml__dataset *cmd_search_run_data(cmd_search_run *r, long long k)
 	return g ? &g->d : NULL;
 }
 
-/* The application's argv at k and, when interleave is the application's
- * argument, at interleave. */
-static int argv_at(char ***out, const cmd_search_run *r, long long k, long long il)
-{
-	char **a = NULL, **b = NULL;
-	int rc = 0;
-
-	*out = NULL;
-	if (r->k_arg && k >= 0)
-		rc = hml__search_args_set(&a, r->argv, r->k_arg, k);
-	if (rc == 0 && r->il_arg && il >= 0)
-		rc = hml__search_args_set(&b, a ? a : r->argv, r->il_arg, il);
-	if (rc == 0)
-		rc = hml__argv_copy(out, (const char *const *)(b ? b : a ? a : r->argv), -1);
-	hml__strv_free(a);
-	hml__strv_free(b);
-	return rc;
-}
-
 /* The accurate run of group g, once. */
 static int reference(cmd_search_run *r, group *g, char **argv)
 {
@@ -196,6 +169,7 @@ int cmd_search_run_qoi(cmd_search_run *r, const char *model, long long k, long l
 {
 	hml__run_config c = { HML__RUN_SURROGATE, NULL, r->region, model, NULL, NULL, NULL,
 	                      NULL, 0 };
+	hml__model_run at = { k, il };
 	char qoi[4200], log[4200], what[64], **argv = NULL;
 	group *g = group_of(r, k);
 	int rc;
@@ -203,12 +177,14 @@ int cmd_search_run_qoi(cmd_search_run *r, const char *model, long long k, long l
 	*err = NAN;
 	if (!g)
 		return hml_error_last()->code;
-	if ((rc = argv_at(&argv, r, k, il)) < 0 || (rc = reference(r, g, argv)) < 0)
+	/* the trial's model run as hml evaluate will run it (lib/store/model_run.h) */
+	if ((rc = hml__argv_copy(&argv, (const char *const *)r->argv, -1)) < 0 ||
+	    (rc = hml__model_run_apply(&argv, &c, r->w, &at)) < 0 ||
+	    (rc = reference(r, g, argv)) < 0)
 		goto done;
 	snprintf(qoi, sizeof(qoi), "%s/s.h5", r->tmp);
 	snprintf(log, sizeof(log), "%s/s.log", r->tmp);
 	c.qoi = qoi;
-	c.interleave = !r->il_arg && il > 0 ? (int)il : 0;
 	snprintf(what, sizeof(what), "trial %ld", trial);
 	if ((rc = cmd_app_run(r->w, argv, &c, log, g->acc_wall, NULL, NULL)) < 0 ||
 	    (rc = hml__qoi_compare(r->res, g->ref, qoi, what)) < 0)

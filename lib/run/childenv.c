@@ -141,6 +141,44 @@ static int put_keep(envlist *l, const hml__collect_keep *k)
 	return rc;
 }
 
+/* The region's variables of a run with a model (its mode, model,
+ * interleave ratio, guard). */
+static int put_model(envlist *l, const char *region, const char *model, int interleave,
+                     const char *guard)
+{
+	int rc;
+
+	if ((rc = put_region(l, HML__ENV_MODE, region, interleave > 0 ? "interleave" :
+	                     "infer")) == 0)
+		rc = put_region(l, HML__ENV_MODEL, region, model);
+	if (rc == 0 && interleave > 0) {
+		char n[24];
+
+		snprintf(n, sizeof(n), "%d", interleave);
+		rc = put_region(l, HML__ENV_INTERLEAVE, region, n);
+	}
+	if (rc == 0 && guard)
+		rc = put_region(l, HML__ENV_GUARD, region, guard);
+	return rc;
+}
+
+int hml__childenv_model(char ***out, const char *region, const char *model, int interleave,
+                        const char *guard)
+{
+	envlist l = { NULL, 0, 0 };
+	int rc;
+
+	*out = NULL;
+	if (!region || !*region || !model)
+		return hml__error_set(HML_EINVALID, "a run with a model needs a region and a model");
+	if ((rc = put_model(&l, region, model, interleave, guard)) < 0) {
+		hml__strv_free(l.v);
+		return rc;
+	}
+	*out = l.v;
+	return 0;
+}
+
 /* Layer 3: what the configuration needs. */
 static int put_config(envlist *l, const hml__run_config *c)
 {
@@ -150,19 +188,8 @@ static int put_config(envlist *l, const hml__run_config *c)
 
 	if (rc == 0 && (c->kind == HML__RUN_COLLECT || c->kind == HML__RUN_GUARDED))
 		rc = put(l, HML__ENV_DB, c->db);
-	if (rc == 0 && infers &&
-	    (rc = put(l, HML__ENV_ON_ERROR, "fail")) == 0 &&
-	    (rc = put_region(l, HML__ENV_MODE, c->region, c->interleave > 0 ? "interleave" :
-	                     "infer")) == 0)
-		rc = put_region(l, HML__ENV_MODEL, c->region, c->model);
-	if (rc == 0 && infers && c->interleave > 0) {
-		char n[24];
-
-		snprintf(n, sizeof(n), "%d", c->interleave);
-		rc = put_region(l, HML__ENV_INTERLEAVE, c->region, n);
-	}
-	if (rc == 0 && infers && c->guard)
-		rc = put_region(l, HML__ENV_GUARD, c->region, c->guard);
+	if (rc == 0 && infers && (rc = put(l, HML__ENV_ON_ERROR, "fail")) == 0)
+		rc = put_model(l, c->region, c->model, c->interleave, c->guard);
 	if (rc == 0 && c->kind == HML__RUN_GUARDED)
 		rc = put_region(l, HML__ENV_COLLECT_GUARDED, c->region, "1");
 	if (rc == 0 && c->qoi)

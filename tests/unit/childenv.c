@@ -4,6 +4,7 @@
  * workflow's env without what the configuration controls, then exactly
  * what the configuration needs.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -195,6 +196,35 @@ TEST(interleave_configuration)
 	hml__strv_free(env);
 }
 
+/* What hml deploy prints for the shell is exactly the surrogate run's
+ * region variables: a deployed model runs as hml evaluate runs it. */
+TEST(model_variables_are_the_surrogate_runs)
+{
+	const hml__run_config c = { HML__RUN_SURROGATE, NULL, "mw", "/m.pt", NULL, NULL,
+	                            "/g.json", NULL, 3 };
+	char **env = NULL, **vars = NULL;
+	int times, n = 0;
+
+	CHECK_OK(hml__childenv_build(&env, &c, NULL, NULL));
+	CHECK_OK(hml__childenv_model(&vars, "mw", "/m.pt", 3, "/g.json"));
+	for (char **v = vars; v && *v; v++, n++) {
+		char key[64];
+
+		snprintf(key, sizeof(key), "%.*s", (int)strcspn(*v, "="), *v);
+		CHECK_STR(get(env, key, &times), strchr(*v, '=') + 1);
+	}
+	CHECK_EQ_INT(n, 4);
+	CHECK_EQ_INT(count_prefix(vars, "HML_INTERLEAVE_MW=3"), 1);
+	hml__strv_free(vars);
+	CHECK_OK(hml__childenv_model(&vars, "mw", "/m.pt", 0, NULL));
+	CHECK_STR(get(vars, "HML_MODE_MW", &times), "infer");
+	CHECK_EQ_INT(count_prefix(vars, "HML_INTERLEAVE"), 0);
+	hml__strv_free(vars);
+	CHECK_FAILS(hml__childenv_model(&vars, "", "/m.pt", 0, NULL), HML_EINVALID, "region");
+	CHECK(vars == NULL);
+	hml__strv_free(env);
+}
+
 TEST(guarded_configuration)
 {
 	const hml__run_config c = { HML__RUN_GUARDED, "/exp/data/.tmp-2.h5", "bin.omial-2",
@@ -274,6 +304,7 @@ int main(void)
 	RUN(collect_configuration);
 	RUN(surrogate_configuration);
 	RUN(interleave_configuration);
+	RUN(model_variables_are_the_surrogate_runs);
 	RUN(guarded_configuration);
 	RUN(empty_inputs);
 	RUN(incomplete_configuration);
