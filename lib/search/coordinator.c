@@ -218,7 +218,8 @@ static int sched_learn(hml__coordinator *c, long i)
 {
 	const search_trial *t = &c->t[i];
 	hml__sched_outcome o = { hml__hist_error(&t->m, c->p->base.metric), t->m.latency_s,
-	                         (double)t->m.params, hml__hist_cost(&t->m) };
+	                         (double)t->m.params, hml__hist_cost(&t->m),
+	                         t->m.latency_bound };
 
 	return t->end_status == HML__HIST_OK
 	       ? hml__sched_report(c->sched, (size_t)t->config, t->rung, &o)
@@ -416,12 +417,19 @@ static int trial_end(hml__coordinator *c, long i, hml__hist_status status, const
 		ev.m = (hml__hist_metrics){ r->val_rmse, r->test_rmse, r->val_mape, r->test_mape,
 		                            r->latency_s_per_sample, r->latency_batch, r->params,
 		                            r->epochs_run, p->target, p->lat_threads, t->lat_cached,
-		                            lat_cost, p->iterative != NULL, qoi, NAN };
+		                            lat_cost, p->iterative != NULL, qoi, NAN, NAN };
 		if (p->iterative && c->o.store)
 			ev.m.step_seconds = hml__iterative_step_seconds(c->o.store, p->iterative,
 			                                                p->region, c->cfg[t->config],
 			                                                r->latency_s_per_sample,
 			                                                p->ds_ids, p->nds);
+		if (p->iterative) {   /* its own k's bound (lib/search/iterative.h) */
+			long long k, il;
+
+			hml__iterative_choice(c->cfg[t->config], &k, &il);
+			ev.m.latency_bound = hml__iterative_latency_bound(p->iterative, k,
+			                                                  p->max_latency);
+		}
 		t->m = ev.m;
 		if (p->target == HML__TARGET_C && !t->lat_cached &&
 		    (rc = hml__latency_cache_put(&c->lat, r->arch, r->latency_batch, p->lat_threads,

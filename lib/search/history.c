@@ -63,6 +63,7 @@ void hml__hist_event_init(hml__hist_event *ev)
 	ev->m.latency_cost = NAN;
 	ev->m.qoi_error = NAN;
 	ev->m.step_seconds = NAN;
+	ev->m.latency_bound = NAN;
 }
 
 /* ---- writer ------------------------------------------------------------- */
@@ -233,6 +234,8 @@ static json_t *metrics_json(const hml__hist_metrics *m)
 		json_object_set_new(o, "qoi_error", hml__json_real(m->qoi_error));
 	if (m->has_qoi && m->step_seconds > 0 && isfinite(m->step_seconds))
 		json_object_set_new(o, "step_seconds", json_real(m->step_seconds));
+	if (m->latency_bound > 0 && isfinite(m->latency_bound))
+		json_object_set_new(o, "latency_bound", json_real(m->latency_bound));
 	return o;
 }
 
@@ -399,7 +402,8 @@ static const char *const line_keys[] = {
 static const char *const metric_keys[] = {
 	"val_rmse", "test_rmse", "val_mape", "test_mape", "latency_seconds_per_sample",
 	"latency_batch", "latency_target", "latency_threads", "latency_cached",
-	"latency_cost_seconds", "params", "epochs_run", "qoi_error", "step_seconds", NULL
+	"latency_cost_seconds", "params", "epochs_run", "qoi_error", "step_seconds",
+	"latency_bound", NULL
 };
 
 /* The first key of o not in keys (NULL: none). */
@@ -464,6 +468,8 @@ static const char *metrics_check(const json_t *m, char *why, size_t size)
 		return "'metrics.latency_seconds_per_sample' is not a finite number > 0";
 	if (!real_ok(m, "step_seconds", 1))
 		return "'metrics.step_seconds' is not a finite number > 0";
+	if (!real_ok(m, "latency_bound", 1))
+		return "'metrics.latency_bound' is not a finite number > 0";
 	/* (-1: unknown, as the writer writes it) */
 	if (!int_ok(m, "latency_batch", -1, INT32_MAX) || int_or(m, "latency_batch", -1) == 0 ||
 	    !int_ok(m, "params", -1, INT64_MAX) || !int_ok(m, "epochs_run", -1, INT32_MAX) ||
@@ -533,6 +539,7 @@ static void metrics_of(hml__hist_metrics *m, const json_t *o)
 	m->has_qoi = json_object_get(o, "qoi_error") != NULL;
 	m->qoi_error = hml__json_number(o, "qoi_error");
 	m->step_seconds = hml__json_number(o, "step_seconds");
+	m->latency_bound = hml__json_number(o, "latency_bound");
 }
 
 /* Fill *ev from line object o; *u receives the point (malloc'ed). NULL,

@@ -109,6 +109,9 @@ typedef struct hml__hist_metrics {
 	double step_seconds;       /**< an iterative trial's predicted region seconds per
 	                                application step at its k and interleave
 	                                (lib/search/iterative.h); NaN: not known */
+	double latency_bound;      /**< an iterative trial's own bound on latency_s, seconds
+	                                per row: its k's (lib/search/iterative.h
+	                                hml__iterative_latency_bound()); NaN: the search's */
 } hml__hist_metrics;
 
 /**

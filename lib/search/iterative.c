@@ -13,6 +13,7 @@
 #include "run/argv.h"
 #include "run/search_args.h"
 #include "search/iterative.h"
+#include "search/results.h"
 #include "store/cost.h"
 #include "store/records.h"
 
@@ -84,6 +85,37 @@ static int k_groups(json_t *groups, int64_t *kv, size_t *nk, const hml__store *s
 		                          (json_int_t)ka->values[v], "data", data)) < 0)
 			return hml__error_oom();
 	}
+	return 0;
+}
+
+/* Each group's original code cost per row and moving a row, from its own
+ * data sets: the bound of the trials at its k. */
+static int group_costs(json_t *groups, const hml__store *s, const char *region,
+                       const char *const *ds_ids, size_t nds)
+{
+	const json_t *g, *ix;
+	const char **ids = calloc(nds + 1, sizeof(*ids));
+	size_t i, j;
+
+	if (!ids)
+		return hml__error_oom();
+	json_array_foreach(groups, i, g) {
+		hml__region_cost c;
+		size_t n = 0;
+
+		json_array_foreach(json_object_get(g, "data"), j, ix)
+			if (json_integer_value(ix) >= 0 && (size_t)json_integer_value(ix) < nds)
+				ids[n++] = ds_ids[json_integer_value(ix)];
+		hml__cost_of_datasets(&c, s, region, ids, n);
+		if (json_object_set_new((json_t *)g, "region_cost_per_row",
+		                        hml__json_real(hml__cost_per_row(&c))) < 0 ||
+		    json_object_set_new((json_t *)g, "region_move_per_row",
+		                        hml__json_real(hml__cost_move_per_row(&c))) < 0) {
+			free(ids);
+			return hml__error_oom();
+		}
+	}
+	free(ids);
 	return 0;
 }
 
@@ -194,7 +226,8 @@ int hml__iterative_plan(json_t **out, const hml__store *s, const hml__workflow *
 		json_object_set_new(plan, "interleave", arg_json(sa->interleave.arg,
 		                    sa->interleave.values, sa->interleave.n));
 	}
-	if ((rc = run_argv(plan, s, w)) < 0)
+	if ((rc = group_costs(groups, s, region, ds_ids, nds)) < 0 ||
+	    (rc = run_argv(plan, s, w)) < 0)
 		goto fail;
 	*out = plan;
 	return 0;
@@ -261,4 +294,56 @@ double hml__iterative_step_seconds(const hml__store *s, const json_t *plan, cons
 	hml__iterative_choice(sample, &k, &il);
 	hml__iterative_predict(&p, s, plan, region, k, il, latency, ds_ids, nds);
 	return p.step_seconds;
+}
+
+/* The group of k in plan (k < 0: the group of a plan that searches no k), or NULL. */
+static const json_t *group_of(const json_t *plan, long long k)
+{
+	const json_t *g;
+	size_t i;
+
+	json_array_foreach(json_object_get(plan, "groups"), i, g) {
+		const json_t *gk = json_object_get(g, "k");
+
+		if (k < 0 ? json_is_null(gk) : json_is_integer(gk) && json_integer_value(gk) == k)
+			return g;
+	}
+	return NULL;
+}
+
+/* A group's bound: max_latency, or the room its cost leaves, the lower. */
+static double group_bound(const json_t *g, double max_latency)
+{
+	double room = hml__search_latency_room(hml__json_number(g, "region_cost_per_row"),
+	                                       hml__json_number(g, "region_move_per_row"));
+	double b = max_latency > 0 ? max_latency : INFINITY;
+
+	if (room < b)
+		b = room;
+	return isfinite(b) ? b : NAN;
+}
+
+double hml__iterative_latency_bound(const json_t *plan, long long k, double max_latency)
+{
+	const json_t *g = group_of(plan, k);
+
+	if (!g || !json_object_get(g, "region_cost_per_row"))
+		return NAN;
+	return group_bound(g, max_latency);
+}
+
+double hml__iterative_latency_bound_max(const json_t *plan, double max_latency)
+{
+	const json_t *g;
+	double most = NAN;
+	size_t i;
+
+	json_array_foreach(json_object_get(plan, "groups"), i, g) {
+		double b = json_object_get(g, "region_cost_per_row") ? group_bound(g, max_latency) :
+		           NAN;
+
+		if (b > 0 && !(b <= most))
+			most = b;
+	}
+	return most;
 }

@@ -20,8 +20,19 @@
  *   {"workflow": PATH, "region": R, "argv": [program, args...], "seed": S,
  *    "k": {"arg": "--k", "values": [5, 10]} (absent: not searched),
  *    "interleave": {"values": [0, 1, 2]}   (and "arg" when the application's),
- *    "groups": [{"k": 5, "data": [0, 2]}, ...]}   indices into the search's
- *                                                 data sets; k null: all
+ *    "groups": [{"k": 5, "data": [0, 2],       indices into the search's
+ *                "region_cost_per_row": C,      data sets; k null: all
+ *                "region_move_per_row": M}, ...]}
+ *
+ * A group's cost is that of its own data sets (lib/store/cost.h): the
+ * original code's cost per row differs by k (a call advances k steps), so
+ * "a model slower than the original code is infeasible" is judged per k:
+ * a trial's latency bound is --max-latency or the room its k's cost
+ * leaves (hml__search_latency_room()), the lower
+ * (hml__iterative_latency_bound()), recorded with the trial (its
+ * metrics' "latency_bound") and applied to it by the scheduler and the
+ * front (lib/search/opt/trialsched.h, lib/search/results.h). A plan of
+ * older hml has no group costs: the search's pooled bound holds.
  */
 #ifndef HML_LIB_ITERATIVE_H
 #define HML_LIB_ITERATIVE_H
@@ -90,6 +101,19 @@ void hml__iterative_predict(hml__prediction *p, const hml__store *s, const json_
 double hml__iterative_step_seconds(const hml__store *s, const json_t *plan, const char *region,
                                    const json_t *sample, double latency,
                                    const char *const *ds_ids, size_t nds);
+
+/**
+ * The latency bound, seconds per row, of a trial at k (k < 0: a plan that
+ * searches no k) in plan `plan`: max_latency (0: none) or the room left
+ * by the cost of the group of k (its "region_cost_per_row" less
+ * "region_move_per_row"), the lower. NaN when there is none, the group
+ * records no cost (a plan of older hml: the search's pooled bound holds)
+ * or the plan has no group of k.
+ */
+double hml__iterative_latency_bound(const json_t *plan, long long k, double max_latency);
+
+/** The largest of the groups' bounds (hml__iterative_latency_bound()), NaN: none. */
+double hml__iterative_latency_bound_max(const json_t *plan, double max_latency);
 
 #ifdef __cplusplus
 }

@@ -84,11 +84,9 @@ static void load_workflow(hml__search_plan *p, const hml__store *s,
 
 /* What the region's original code costs per row in the data searched on:
  * a model slower than that is infeasible (lib/store/cost.h). */
-static void region_cost(hml__search_plan *p, const hml__store *s,
-                        const hml__search_request *rq)
+static void region_cost(hml__search_plan *p, const hml__store *s)
 {
 	hml__region_cost c;
-	char buf[32], move[32];
 
 	hml__cost_of_datasets(&c, s, p->region, p->ds_ids, p->nds);
 	p->region_cost = hml__cost_per_row(&c);
@@ -97,27 +95,58 @@ static void region_cost(hml__search_plan *p, const hml__store *s,
 		p->region_move = 0;
 	if (c.threads > 0)
 		p->lat_threads = c.threads;
-	if (isnan(p->region_cost)) {
-		say(rq->info, rq->payload, "the data record no cost of the original code of region "
-		    "'%s' (collected before hml measured it): no model is judged slower than it",
-		    p->region);
-		return;
+}
+
+/* Say what the original code costs per row: slower models are infeasible.
+ * An iterative search says it for each k, from the data of that k, which
+ * bounds the trials at k (lib/search/iterative.h). */
+static void say_cost(const hml__search_plan *p, const hml__search_request *rq)
+{
+	const json_t *groups = p->iterative ? json_object_get(p->iterative, "groups") : NULL, *g;
+	char buf[32], move[32], at[48] = "";
+	size_t i, n = json_array_size(groups);
+
+	for (i = 0; i <= n; i++) {
+		double cost = p->region_cost, mv = p->region_move;
+
+		g = json_array_get(groups, i);
+		if (i < n && !(json_is_integer(json_object_get(g, "k")) &&
+		               json_object_get(g, "region_cost_per_row")))
+			continue;
+		if (i < n) {
+			cost = hml__json_number(g, "region_cost_per_row");
+			mv = hml__json_number(g, "region_move_per_row");
+			snprintf(at, sizeof(at), " at k %lld",
+			         (long long)json_integer_value(json_object_get(g, "k")));
+		} else if (at[0]) {
+			break;   /* each k said its own */
+		}
+		if (isnan(cost)) {
+			say(rq->info, rq->payload, "the data%s record no cost of the original code of "
+			    "region '%s' (collected before hml measured it): no model is judged slower "
+			    "than it", at, p->region);
+			continue;
+		}
+		hml__format_seconds(buf, sizeof(buf), cost, 2);
+		if (mv > 0)
+			say(rq->info, rq->payload, "the original code of region '%s'%s costs %s per row, "
+			    "moving a row in and out %s: slower models are infeasible", p->region, at,
+			    buf, hml__format_seconds(move, sizeof(move), mv, 2));
+		else
+			say(rq->info, rq->payload, "the original code of region '%s'%s costs %s per row: "
+			    "slower models are infeasible", p->region, at, buf);
 	}
-	hml__format_seconds(buf, sizeof(buf), p->region_cost, 2);
-	if (p->region_move > 0)
-		say(rq->info, rq->payload, "the original code of region '%s' costs %s per row, "
-		    "moving a row in and out %s: slower models are infeasible", p->region, buf,
-		    hml__format_seconds(move, sizeof(move), p->region_move, 2));
-	else
-		say(rq->info, rq->payload, "the original code of region '%s' costs %s per row: "
-		    "slower models are infeasible", p->region, buf);
 }
 
 double hml__search_plan_latency_bound(const hml__search_plan *p)
 {
 	double b = p->max_latency > 0 ? p->max_latency : INFINITY;
 	double room = hml__search_latency_room(p->region_cost, p->region_move);
+	double per_k = p->iterative ? hml__iterative_latency_bound_max(p->iterative,
+	                                                               p->max_latency) : NAN;
 
+	if (per_k > 0)   /* each trial has its k's (lib/search/iterative.h) */
+		return per_k;
 	if (room < b)
 		b = room;
 	return isfinite(b) ? b : 0;
@@ -234,7 +263,7 @@ static int plan_search(hml__search_plan *p, const hml__store *s, const hml__sear
 	if ((rc = pick_data(p, s)) < 0)
 		return rc;
 	load_workflow(p, s, rq);
-	region_cost(p, s, rq);
+	region_cost(p, s);
 	if (rq->max_epochs != HML__SEARCH_UNSET) {
 		p->max_epochs = (int)rq->max_epochs;
 	} else {
@@ -445,8 +474,10 @@ int hml__search_plan_new(hml__search_plan *p, hml__store *s, const hml__search_r
 		return rc;
 	p->rungs = rungs_for(p->max_epochs);
 	setup_base(p);
-	if ((rc = load_space(p, s, rq->space_path, NULL)) < 0 ||
-	    (rc = choose_target(p, rq, NULL)) < 0 || (rc = choose_fidelity(p, rq, NULL)) < 0 ||
+	if ((rc = load_space(p, s, rq->space_path, NULL)) < 0)
+		return rc;
+	say_cost(p, rq);
+	if ((rc = choose_target(p, rq, NULL)) < 0 || (rc = choose_fidelity(p, rq, NULL)) < 0 ||
 	    (rq->from && (rc = seed_from(p, s, rq)) < 0))
 		return rc;
 	if (!(ids = json_array()))

@@ -157,7 +157,10 @@ void hml__search_plan_rung_options(const hml__search_plan *p, double fraction,
  * The latency bound the search enforces, seconds per sample: the least of
  * --max-latency and the region's cost per row less moving a row (a model
  * that costs the whole of it cannot pay); 0 for none. (Read back from
- * the record: hml__search_record_latency_bound(), results.h.)
+ * the record: hml__search_record_latency_bound(), results.h.) An
+ * iterative search whose plan has each k's cost: the largest of its k's
+ * bounds, onto which each trial's own k's bound is scaled
+ * (lib/search/iterative.h, lib/search/opt/trialsched.h latency_bound).
  */
 double hml__search_plan_latency_bound(const hml__search_plan *p);
 

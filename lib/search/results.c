@@ -69,6 +69,7 @@ static int on_event(const hml__hist_event *ev, void *payload)
 	t->latency_s = ev->m.latency_s;
 	t->cost = hml__hist_cost(&ev->m);
 	t->params = ev->m.params;
+	t->latency_bound = ev->m.latency_bound;
 	if (ev->arch && !(t->arch = hml__strdup(ev->arch)))
 		return hml__error_oom();
 	if (ev->rung > l->max_rung)
@@ -110,7 +111,9 @@ static double constraint(const json_t *c, const char *key)
 
 static int feasible(const hml__search_results *r, const hml__sr_trial *t)
 {
-	return !(t->error > r->max_error) && !(t->latency_s > r->max_latency) &&
+	double lat = t->latency_bound > 0 ? t->latency_bound : r->max_latency;
+
+	return !(t->error > r->max_error) && !(t->latency_s > lat) &&
 	       !(t->params >= 0 && (double)t->params > r->max_params);
 }
 

@@ -36,7 +36,10 @@ typedef struct hml__sr_trial {
 	double cost;           /**< the second objective (history.h hml__hist_cost()):
 	                            latency_s, or an iterative trial's seconds per step */
 	int64_t params;        /**< -1: not recorded */
-	int feasible;          /**< within every constraint of the search */
+	double latency_bound;  /**< its own bound on latency_s (an iterative trial's k's,
+	                            history.h); NaN: the search's max_latency */
+	int feasible;          /**< within every constraint of the search (latency_s
+	                            within latency_bound when it has one) */
 	int top;               /**< trained at the top rung (full fidelity) */
 	int front;             /**< on the Pareto front */
 	char *arch;            /**< the architecture trained (malloc'ed) or NULL */

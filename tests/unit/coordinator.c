@@ -492,7 +492,8 @@ TEST(promotion_order)
 		} else {
 			rung0[nrung0++] = t.m.val_rmse;
 		}
-		out = (hml__sched_outcome){ t.m.val_rmse, t.m.latency_s, (double)t.m.params, hml__hist_cost(&t.m) };
+		out = (hml__sched_outcome){ t.m.val_rmse, t.m.latency_s, (double)t.m.params,
+		                            hml__hist_cost(&t.m), t.m.latency_bound };
 		CHECK_OK(hml__sched_report(s, (size_t)t.config, t.rung, &out));
 	}
 	if (s) {

@@ -331,6 +331,8 @@ TEST(hostile_lines)
 		  "number > 0" },
 		{ "{\"trial\":0,\"config\":0,\"rung\":0,\"status\":\"ok\",\"metrics\":"
 		  "{\"latency_batch\":0}}", "a count in 'metrics'" },
+		{ "{\"trial\":0,\"config\":0,\"rung\":0,\"status\":\"ok\",\"metrics\":"
+		  "{\"latency_bound\":-1e-6}}", "'metrics.latency_bound' is not a finite number > 0" },
 		{ "{\"trial\":0,\"config\":0,\"rung\":0,\"status\":\"ok\",\"metrics\":[]}",
 		  "'metrics' is not an object" },
 		{ "{\"trial\":0,\"config\":0,\"rung\":0,\"status\":\"kept\",\"model\":"
@@ -479,14 +481,17 @@ TEST(qoi_error_round_trip)
 	ev.trial = 0; ev.config = 0; ev.status = HML__HIST_OK; ev.arch = "cnn:4:relu";
 	ev.m.val_rmse = 0.5; ev.m.test_rmse = 0.6; ev.m.latency_s = 1e-4;
 	ev.m.latency_batch = 1; ev.m.params = 9; ev.m.epochs_run = 1;
-	ev.m.has_qoi = 1; ev.m.qoi_error = 3.25;
+	ev.m.has_qoi = 1; ev.m.qoi_error = 3.25; ev.m.latency_bound = 2.5e-6;
 	CHECK_OK(hml__history_append(h, &ev));
 	ev.trial = 1; ev.m.has_qoi = 0;   /* an ordinary trial writes none */
+	ev.m.latency_bound = NAN;
 	CHECK_OK(hml__history_append(h, &ev));
 	hml__history_close(h);
 	CHECK_OK(hml__history_read(path, collect, &c, &torn));
 	CHECK_EQ_INT(c.n, 2);
 	CHECK(c.ev[0].m.has_qoi && c.ev[0].m.qoi_error == 3.25);
+	CHECK(c.ev[0].m.latency_bound == 2.5e-6);   /* its k's bound (lib/search/iterative.h) */
+	CHECK(isnan(c.ev[1].m.latency_bound));
 	CHECK(hml__hist_error(&c.ev[0].m, "rmse") == 3.25);
 	CHECK(!c.ev[1].m.has_qoi);
 	CHECK(hml__hist_error(&c.ev[1].m, "rmse") == 0.5);

@@ -219,7 +219,7 @@ TEST(constraints)
 	hml__space *sp = make_space();
 	sim *m = calloc(1, sizeof(*m));
 	size_t configs[64];
-	hml__sched_outcome out[64], big = { 0.1, 1e-7, 900, NAN }, small = { 0.1, 1e-7, 300, NAN };
+	hml__sched_outcome out[64], big = { 0.1, 1e-7, 900, NAN, NAN }, small = { 0.1, 1e-7, 300, NAN, NAN };
 	long nf;
 	int guard = 0;
 
@@ -271,12 +271,37 @@ TEST(small_budget_reaches_top)
 	hml__space_free(sp);
 }
 
+/* A trial with its own latency bound (an iterative search's k) is judged
+ * against it, not against max_latency: feasible at 3 us under its bound
+ * of 4 us with max_latency 1 us, infeasible at 3 us under 2 us. */
+TEST(per_trial_latency_bound)
+{
+	hml__space *sp = make_space();
+	hml__sched_options o = HML__SCHED_OPTIONS_INIT;
+	hml__sched *s = NULL;
+	hml__sched_outcome own = { 0.1, 3e-6, 10, NAN, 4e-6 }, tight = own, none = own;
+
+	tight.latency_bound = 2e-6;
+	none.latency_bound = NAN;
+	o.space = sp;
+	o.budget = 3;
+	o.max_latency = 1e-6;
+	CHECK_OK(hml__sched_new(&s, &o));
+	CHECK(hml__sched_feasible(s, &own));
+	CHECK(!hml__sched_feasible(s, &tight));
+	CHECK(!hml__sched_feasible(s, &none));   /* max_latency's */
+	none.latency_s = 0.5e-6;
+	CHECK(hml__sched_feasible(s, &none));
+	hml__sched_free(s);
+	hml__space_free(sp);
+}
+
 TEST(bad_arguments)
 {
 	hml__space *sp = make_space();
 	hml__sched_options o = HML__SCHED_OPTIONS_INIT;
 	hml__sched *s = NULL;
-	hml__sched_outcome bad = { NAN, 1e-6, 10, NAN };
+	hml__sched_outcome bad = { NAN, 1e-6, 10, NAN, NAN };
 	hml__sched_trial t;
 
 	o.space = sp;
@@ -305,6 +330,7 @@ int main(void)
 	RUN(replay_determinism);
 	RUN(constraints);
 	RUN(small_budget_reaches_top);
+	RUN(per_trial_latency_bound);
 	RUN(bad_arguments);
 	return check_report();
 }

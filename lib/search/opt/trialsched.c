@@ -126,7 +126,7 @@ static int push(hml__sched *s, size_t config, unsigned rung)
 		s->r = r;
 		s->cap = cap;
 	}
-	s->r[s->n++] = (run){ config, rung, RUNNING, { NAN, NAN, NAN, NAN } };
+	s->r[s->n++] = (run){ config, rung, RUNNING, { NAN, NAN, NAN, NAN, NAN } };
 	return 0;
 }
 
@@ -230,8 +230,12 @@ static double objective(const hml__sched_outcome *o)
 	return o->cost_s > 0 && isfinite(o->cost_s) ? o->cost_s : o->latency_s;
 }
 
-static double cons_value(const hml__sched_outcome *o, int kind)
+/* The value of constraint kind (0 latency, 1 params, 2 error) whose bound
+ * is `bound`: a latency with the trial's own bound scaled onto it. */
+static double cons_value(const hml__sched_outcome *o, int kind, double bound)
 {
+	if (kind == 0 && o->latency_bound > 0)
+		return o->latency_s / o->latency_bound * bound;
 	return kind == 0 ? o->latency_s : kind == 1 ? o->params : o->val_rmse;
 }
 
@@ -251,7 +255,7 @@ int hml__sched_report(hml__sched *s, size_t config, unsigned rung,
 	f[0] = lg(o->val_rmse);
 	f[1] = lg(objective(o));
 	for (unsigned i = 0; i < s->ncons; i++)
-		c[i] = lg(cons_value(o, s->cons_kind[i]));
+		c[i] = lg(cons_value(o, s->cons_kind[i], s->cons_bound[i]));
 	if ((rc = hml__asha_report(s->asha, config, rung, f)) < 0 ||
 	    (rc = rung == 0 ? hml__bo_tell(s->bo, config, f, c)
 	                    : hml__bo_improve(s->bo, config, f, c)) < 0)
@@ -298,7 +302,7 @@ double hml__sched_fraction(const hml__sched *s, unsigned rung)
 int hml__sched_feasible(const hml__sched *s, const hml__sched_outcome *o)
 {
 	for (unsigned i = 0; i < s->ncons; i++)
-		if (!(cons_value(o, s->cons_kind[i]) <= s->cons_bound[i]))
+		if (!(cons_value(o, s->cons_kind[i], s->cons_bound[i]) <= s->cons_bound[i]))
 			return 0;
 	return 1;
 }

@@ -83,6 +83,12 @@ typedef struct hml__sched_outcome {
 	double cost_s;      /**< the second objective (an iterative application's seconds
 	                         per step, lib/search/history.h hml__hist_cost()); 0 or
 	                         NaN: latency_s */
+	double latency_bound; /**< this trial's own bound on latency_s, where bounds differ
+	                         by trial (an iterative search's k, lib/search/
+	                         iterative.h): latency_s is judged against it, scaled
+	                         onto max_latency (latency_s x max_latency /
+	                         latency_bound) so that the optimiser's one constraint
+	                         model serves every trial; 0 or NaN: max_latency */
 } hml__sched_outcome;
 
 typedef struct hml__sched hml__sched;
