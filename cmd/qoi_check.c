@@ -31,6 +31,7 @@
 #include "collect_mpi.h"
 #include "evaluate_mpi.h"
 #include "core/json.h"
+#include "core/profile_file.h"
 #include "core/util.h"
 #include "deploy/metrics.h"
 #include "run/argv.h"
@@ -60,7 +61,8 @@ struct cmd_qoi_check {
 	int nrefs;
 	hml__qoi_result *last;/* [w->nqoi]: the last check's comparison */
 	int last_ok;          /* it compared (its run did not fail) */
-	json_t *checks;       /* [{model, target, argv, run, error, qois} or {..., failed}] */
+	json_t *checks;       /* [{model, target, argv, run, calls, error, qois} or
+	                         {..., failed}] */
 	int nchecks;
 };
 
@@ -117,6 +119,23 @@ static void run_paths(const cmd_qoi_check *q, int k, char *qoi, char *log, size_
 {
 	snprintf(qoi, size, "%s/%s%d.h5", q->tmp, k < 0 ? "a" : "s", k < 0 ? -1 - k : k);
 	snprintf(log, size, "%s/%s%d.log", q->tmp, k < 0 ? "a" : "s", k < 0 ? -1 - k : k);
+}
+
+/* The region's calls in check run `prof`'s profile, into rec's "calls":
+ * what the runtime did (model calls and original-code calls), the proof
+ * that the model ran at its k and interleave. */
+static int record_calls(const cmd_qoi_check *q, const char *prof, json_t *rec)
+{
+	hml__profile_record p;
+	int rc;
+
+	if ((rc = hml__profile_file_find_ranks(prof, q->ranks, q->region, &p)) < 0)
+		return rc;
+	if (json_object_set_new(rec, "calls", json_pack("{s:I, s:I, s:I}", "calls",
+	                        (json_int_t)p.stats.calls, "model", (json_int_t)p.stats.model_calls,
+	                        "original", (json_int_t)p.stats.original_calls)) < 0)
+		return hml__error_oom();
+	return 0;
 }
 
 /* The accurate run at k (argv: the check run's at k), recording the
@@ -231,7 +250,7 @@ fail:
 static int run_model(cmd_qoi_check *q, const char *model, int k, json_t *rec)
 {
 	hml__run_config config = { HML__RUN_SURROGATE, NULL, q->region, NULL, NULL, NULL, NULL, NULL, 0 };
-	char qoi[4096], log[4096], what[128], *path = NULL, **argv = NULL;
+	char qoi[4096], log[4096], prof[4200], what[128], *path = NULL, **argv = NULL;
 	const qoi_ref_run *ref;
 	hml__model_view mv;
 	hml__model_run r;
@@ -239,7 +258,9 @@ static int run_model(cmd_qoi_check *q, const char *model, int k, json_t *rec)
 	int rc;
 
 	run_paths(q, k, qoi, log, sizeof(qoi));
+	snprintf(prof, sizeof(prof), "%s/s%d.json", q->tmp, k);
 	config.qoi = qoi;
+	config.profile = prof;
 	if ((rc = hml__checked_model(q->s, model, &mv, &path)) < 0 ||
 	    (rc = reference_of(q, &mv, &ref)) < 0 ||
 	    (rc = model_argv(q, &mv, &argv, &config, &r)) < 0)
@@ -254,7 +275,8 @@ static int run_model(cmd_qoi_check *q, const char *model, int k, json_t *rec)
 	if (config.interleave > 0)
 		json_object_set_new(rec, "interleave", json_integer(config.interleave));
 	config.model = path;
-	if ((rc = cmd_app_run(q->w, argv, &config, log, ref->wall, NULL, NULL)) < 0)
+	if ((rc = cmd_app_run(q->w, argv, &config, log, ref->wall, NULL, NULL)) < 0 ||
+	    (rc = record_calls(q, prof, rec)) < 0)
 		goto done;
 	snprintf(what, sizeof(what), "model '%s'", model);
 	rc = hml__qoi_compare(q->last, ref->ref, qoi, what);
