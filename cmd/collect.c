@@ -26,6 +26,7 @@
 #include "run/limit.h"
 #include "run/workflow.h"
 #include "store/cost.h"
+#include "store/model_run.h"
 #include "store/records.h"
 #include "store/sampling.h"
 #include "store/store.h"
@@ -123,6 +124,8 @@ typedef struct collect_state {
 	size_t ninfos;
 	int64_t rows, calls;
 	hml__deployfile dep;    /* --guarded: the region's deployment (dep.region "": none) */
+	hml__model_run run;     /* --guarded: its model's k and interleave, as deployed
+	                           (lib/store/model_run.h); -1 each: none */
 	char **launcher;        /* the workflow's, its program found; NULL: not MPI */
 	int ranks;
 	collect_mpi mpi;
@@ -243,16 +246,25 @@ static int run_all(collect_state *st, int64_t first_seed, int runs, int *interru
                    char *why, size_t why_size)
 {
 	const int g = st->dep.region[0] != '\0';
-	const hml__run_config config = { g ? HML__RUN_GUARDED : HML__RUN_COLLECT, st->db,
-	                                 g ? st->dep.region : NULL, g ? st->dep.path : NULL,
-	                                 NULL, st->prof, g ? st->dep.guard : NULL,
-	                                 g ? NULL : &st->w->collect_keep, 0 };
-	char **env = NULL;
+	hml__run_config config = { g ? HML__RUN_GUARDED : HML__RUN_COLLECT, st->db,
+	                           g ? st->dep.region : NULL, g ? st->dep.path : NULL,
+	                           NULL, st->prof, g ? st->dep.guard : NULL,
+	                           g ? NULL : &st->w->collect_keep, 0 };
+	char **env = NULL, *program[] = { st->w->program, NULL }, **probe = NULL;
 	cmd_progress *bar = cmd_progress_start("collect", runs);
 	double limit;   /* lib/run/limit.h: no accurate run to scale */
 	int k, ok = 0;
 
 	why[0] = '\0';
+	/* --guarded: the deployed model runs as deployed, its interleave in the
+	 * environment (and its k on each run's command line below) */
+	if (g && (hml__argv_copy(&probe, (const char *const *)program, -1) < 0 ||
+	          hml__model_run_apply(&probe, &config, st->w, &st->run) < 0)) {
+		snprintf(why, why_size, "%s", hml_error_last()->message);
+		hml__strv_free(probe);
+		goto done;
+	}
+	hml__strv_free(probe);
 	if (hml__run_limit(&limit, cmd_run_timeout, 0.0) < 0 ||
 	    hml__childenv_build(&env, &config, (const char *const *)environ,
 	                        (const char *const *)st->w->env) < 0) {
@@ -267,6 +279,10 @@ static int run_all(collect_state *st, int64_t first_seed, int runs, int *interru
 		int rc;
 
 		hml__argv_build(&argv, st->w->program, (const char *const *)st->args, &seed);
+		if (argv && g && hml__model_run_apply(&argv, &config, st->w, &st->run) < 0) {
+			hml__strv_free(argv);
+			argv = NULL;
+		}
 		if (argv && st->launcher) {   /* mpirun -n 3 PROGRAM ARGS */
 			char **app = argv;
 
@@ -415,8 +431,11 @@ static int find_deployment(collect_state *st)
 			continue;
 		if (rc < 0)
 			return cmd_fail(rc);
-		if (st->dep.guard[0])
+		if (st->dep.guard[0]) {
+			hml__model_run_read(&st->run, json_object_get(hml__store_find(st->s,
+			                    "deployments", st->dep.deployment), "run"));
 			return 0;
+		}
 		memset(&st->dep, 0, sizeof(st->dep));
 	}
 	cmd_error("collect: --guarded needs a region of workflow '%s' deployed with a guard "
@@ -561,6 +580,7 @@ int cmd_collect(int argc, char **argv)
 	int64_t seed = 0;
 
 	memset(&st, 0, sizeof(st));
+	st.run = (hml__model_run)HML__MODEL_RUN_INIT;
 	split = split_dashdash(argc, argv);
 	rc = cmd_parse(&spec, split, argv, &first);
 	if (rc != 0)

@@ -190,3 +190,20 @@ for f in s["front"]:
     assert l["metrics"]["latency_seconds_per_sample"] <= l["metrics"]["latency_bound"], (f, l)
 PY
 }
+
+@test "iterative deploy: collect --guarded runs the deployed model at its k and interleave" {
+	k8_model
+	run --separate-stderr hml -q deploy m1 --force --guard bounds
+	assert_success
+	# --init mode puts every model call's field outside the training
+	# data's bounds, so the guard sends each model call's rows to the
+	# original code: at k 8 with interleave 2 that is the 6 model calls
+	# (the --k 4 given would make 16 calls, all of them the model's).
+	run --separate-stderr hml --json collect heat --guarded --runs 1 \
+		--args '--n 32 --steps 64 --k 4 --init mode --seed {seed}'
+	assert_success
+	echo "$output" > c.json
+	[ "$(json c.json 'd["dataset"]["runs"][0]["argv"][d["dataset"]["runs"][0]["argv"].index("--k") + 1]')" = 8 ]
+	[ "$(json c.json 'd["dataset"]["regions"]["heat_field"]["rows"]')" = 6 ]
+	[ "$(json c.json 'd["dataset"]["guarded"]["deployment"]')" = p1 ]
+}
