@@ -507,6 +507,49 @@ static void print_run(const char *pid, const char *id, const hml__workflow *w,
 		         run->interleave);
 }
 
+/* "k 8, interleave 2"; "the command line's k, interleave 0". */
+static void run_text(char *buf, size_t size, const hml__model_run *r)
+{
+	if (r->k >= 1)
+		snprintf(buf, size, "k %lld, interleave %lld", r->k,
+		         r->interleave > 0 ? r->interleave : 0);
+	else
+		snprintf(buf, size, "the command line's k, interleave %lld",
+		         r->interleave > 0 ? r->interleave : 0);
+}
+
+/* A running application that swaps to this deployment through the
+ * region's deployment file keeps the k and interleave it was started with
+ * (k is its argument, the interleave its environment's): say so when the
+ * region's previous deployment runs at others. Before the new record. */
+static void warn_swap(const hml__store *s, const char *label, const char *id,
+                      const hml__model_run *run)
+{
+	const json_t *deps = json_object_get(hml__store_manifest(s), "deployments"), *d;
+	hml__model_run was;
+
+	for (size_t i = json_array_size(deps); i-- > 0;) {
+		d = json_array_get(deps, i);
+		if (!json_is_string(json_object_get(d, "region")) ||
+		    strcmp(json_string_value(json_object_get(d, "region")), label) != 0)
+			continue;
+		hml__model_run_read(&was, json_object_get(d, "run"));
+		if (was.k != run->k || (was.interleave > 0 ? was.interleave : 0) !=
+		                       (run->interleave > 0 ? run->interleave : 0)) {
+			char now[64], before[64];
+
+			run_text(now, sizeof(now), run);
+			run_text(before, sizeof(before), &was);
+			cmd_warn("model '%s' runs at %s, the region's previous deployment '%s' at %s: "
+			         "an application running with that one's environment keeps its k and "
+			         "interleave when it swaps to this model; start it again with the "
+			         "environment printed", id, now,
+			         hml__json_string(d, "id") ? hml__json_string(d, "id") : "?", before);
+		}
+		return;
+	}
+}
+
 /* stdout: the deployment (and compiled model) as JSON, or the environment
  * as shell export lines. */
 static void print_result(const hml__store *s, const char *pid, const char *cid, const json_t *env)
@@ -608,6 +651,7 @@ int cmd_deploy(int argc, char **argv)
 		rc = hml__error_oom();
 		goto fail;
 	}
+	warn_swap(s, label, id, &run);
 	rc = hml__store_add(s, "deployments", rec, NULL, 0, 0, pid, sizeof(pid));
 	rec = NULL;   /* the store's now, or released by it */
 	if (rc < 0 || (rc = write_deployfile(s, pid, label, cid[0] ? cid : id,

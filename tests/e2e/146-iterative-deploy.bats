@@ -207,3 +207,25 @@ PY
 	[ "$(json c.json 'd["dataset"]["regions"]["heat_field"]["rows"]')" = 6 ]
 	[ "$(json c.json 'd["dataset"]["guarded"]["deployment"]')" = p1 ]
 }
+
+@test "iterative deploy: a deployment at another interleave warns that a running application keeps its own" {
+	k8_model
+	run --separate-stderr hml -q deploy m1 --force
+	assert_success
+	"$PY" - <<'PY'
+import json
+p = "hml-experiment/manifest.json"
+d = json.load(open(p))
+d["models"][0]["iterative"]["interleave"] = 3
+json.dump(d, open(p, "w"))
+PY
+	run --separate-stderr hml --json deploy m1 --force
+	assert_success
+	echo "$output" > p.json
+	[[ "$stderr" == *"model 'm1' runs at k 8, interleave 3, the region's previous deployment 'p1' at k 8, interleave 2: an application running with that one's environment keeps its k and interleave when it swaps to this model"* ]]
+	[ "$(json p.json 'd["deployment"]["run"], d["deployment"]["env"]["HML_INTERLEAVE_HEAT_FIELD"]')" = "({'k': 8, 'interleave': 3}, '3')" ]
+	# The same run again: no warning.
+	run --separate-stderr hml deploy m1 --force
+	assert_success
+	[[ "$stderr" != *"keeps its k and interleave"* ]]
+}
