@@ -42,6 +42,8 @@
 #   HML_BENCH_TRAIN="--epochs 10" adds options to every `hml train` (the
 #   table then says so): for a loaded machine where training at the
 #   workflow's own epochs would take too long.
+#   HML_BENCH_KEEP=DIR keeps every command's --json output and error text
+#   (DIR/APP-*.json, *.err) for a closer look; the experiments' data go.
 set -eu
 
 quick=0
@@ -58,7 +60,13 @@ src=$(cd "$(dirname "$0")/.." && pwd)
 hml="$build/cmd/hml"
 py=/usr/bin/python3
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+keep() {
+	if [ -n "${HML_BENCH_KEEP:-}" ]; then
+		mkdir -p "$HML_BENCH_KEEP" && cp "$tmp"/*.json "$tmp"/*.err "$HML_BENCH_KEEP"/ 2>/dev/null || :
+	fi
+	rm -rf "$tmp"
+}
+trap keep EXIT
 export OMP_NUM_THREADS="${OMP_NUM_THREADS:-$(nproc)}"
 export HML_THREADS="${HML_THREADS:-$OMP_NUM_THREADS}"
 
