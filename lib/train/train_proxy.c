@@ -12,12 +12,12 @@
  * libtorch's OpenMP runtime (libgomp) is mapped with the plugin and reads
  * OMP_WAIT_POLICY then, once. Unless the environment sets it, the plugin
  * is loaded with OMP_WAIT_POLICY=passive: with libgomp's default, threads
- * that spin between parallel regions hold up every region (every GEMM of a
- * step) on a machine that other work shares (bench/train-wait.sh: the
- * same training 110 and 176 s against 10 and 77 s passive on 2 loaded
- * cores). The variable is removed
- * again after loading, so the applications hml starts later see the
- * environment as the user left it.
+ * that spin between parallel regions hold up every region (every GEMM of
+ * a step) on a machine that other work shares (two runs of one training
+ * on 2 cores at load 8: 110 and 176 s spinning, 10 and 77 s passive;
+ * bench/train-wait.sh compares the two under busy loops). The variable is
+ * removed again after loading, so the applications hml starts later see
+ * the environment as the user left it.
  */
 #include <stddef.h>
 #include <stdlib.h>
