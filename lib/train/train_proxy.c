@@ -8,8 +8,19 @@
  * it: the plugin is opened the first time hml__train is called and stays
  * loaded (libtorch does not survive dlclose). A failure there becomes the
  * caller's hml error.
+ *
+ * libtorch's OpenMP runtime (libgomp) is mapped with the plugin and reads
+ * OMP_WAIT_POLICY then, once. Unless the environment sets it, the plugin
+ * is loaded with OMP_WAIT_POLICY=passive: with libgomp's default, threads
+ * that spin between parallel regions hold up every region (every GEMM of
+ * a step) on a machine that other work shares (two runs of one training
+ * on 2 cores at load 8: 110 and 176 s spinning, 10 and 77 s passive;
+ * bench/train-wait.sh compares the two under busy loops). The variable is
+ * removed again after loading, so the applications hml starts later see
+ * the environment as the user left it.
  */
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/error.h"
@@ -28,6 +39,23 @@ static const hml__plugin_spec spec = {
 };
 static hml__plugin plugin = HML__PLUGIN_INIT(spec);
 
+/* libgomp's variable (libgomp(3)); set here for the plugin's loading only. */
+#define HML__TRAIN_WAIT_ENV "OMP_WAIT_POLICY"
+
+/* hml__plugin_load of the training plugin, libgomp's wait policy passive
+ * unless the user chose one (above). */
+static int load(const void **table)
+{
+	int own = getenv(HML__TRAIN_WAIT_ENV) == NULL, rc;
+
+	if (own && setenv(HML__TRAIN_WAIT_ENV, "passive", 1) != 0)
+		return hml__error_oom();
+	rc = hml__plugin_load(&plugin, table);
+	if (own)
+		unsetenv(HML__TRAIN_WAIT_ENV);
+	return rc;
+}
+
 int hml__train(const hml__dataset *d, const hml__train_options *o, const char *out_path,
                hml__train_result *res)
 {
@@ -35,7 +63,7 @@ int hml__train(const hml__dataset *d, const hml__train_options *o, const char *o
 	const void *table;
 	int rc;
 
-	if ((rc = hml__plugin_load(&plugin, &table)) < 0) {
+	if ((rc = load(&table)) < 0) {
 		if (res)
 			memset(res, 0, sizeof(*res));
 		return hml__error_set(rc, "cannot train: %s", plugin.msg);
@@ -53,7 +81,7 @@ int hml__guard_fit(hml__guard_stats *out, const float *x, int64_t rows, int64_t 
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	if ((rc = hml__plugin_load(&plugin, &table)) < 0)
+	if ((rc = load(&table)) < 0)
 		return hml__error_set(rc, "cannot fit guard statistics: %s", plugin.msg);
 	t = table;
 	if ((rc = t->guard_fit(out, x, rows, features)) < 0)

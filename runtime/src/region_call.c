@@ -128,17 +128,24 @@ static int collect_side(hml_region *r, side *s, int which, int *placed)
 {
 	const void *x;
 	void *dst;
+	double t0 = hml__now(), t1;
 	int rc;
 
 	*placed = 0;
-	if ((rc = hml__collector_next(r->col, which, s->rows, &dst)) < 0)
+	rc = hml__collector_next(r->col, which, s->rows, &dst);
+	/* The collector's place for the rows (growing its buffer, a realloc
+	 * that may copy all rows so far) is the collector's own cost, not a
+	 * deployed model's: gather_seconds (lib/store/cost.h) is the gather
+	 * alone, what a model pays too. */
+	t1 = hml__now();
+	r->stats.write_s += t1 - t0;
+	if (rc < 0)
 		return rc;
 	*placed = 1;
-	if ((rc = hml__side_gather(s, dst, s->app_dtype, r->cfg.threads, &x)) < 0)
-		return rc;
-	if (x != dst)
+	if ((rc = hml__side_gather(s, dst, s->app_dtype, r->cfg.threads, &x)) == 0 && x != dst)
 		memcpy(dst, x, (size_t)(s->rows * s->row_size) * hml_dtype_size(s->app_dtype));
-	return 0;
+	r->stats.gather_s += hml__now() - t1;
+	return rc;
 }
 
 /* Which path this call takes, before any work is done. `*wanted` is set
@@ -299,9 +306,7 @@ int hml_region_begin_if(hml_region *r, int run_original)
 	case PATH_COLLECT:
 		/* Inputs are gathered before the original code, which may
 		 * overwrite them (in-place time steps). */
-		t = hml__now();
 		rc = collect_side(r, &r->in, HML__COLLECTOR_INPUT, &placed);
-		r->stats.gather_s += hml__now() - t;
 		if (rc < 0 && !placed &&
 		    (rc = hml__region_degrade(r, rc, &r->collect_broken, "not collecting")) == 0) {
 			r->path = PATH_ORIGINAL;
@@ -400,7 +405,6 @@ int hml_region_end(hml_region *r)
 		rc = collect_side(r, &r->out, HML__COLLECTOR_OUTPUT, &placed);
 		if (rc == 0) {
 			double t1 = hml__now();
-			r->stats.gather_s += t1 - t;
 			rc = hml__collector_commit(r->col, orig);
 			r->stats.write_s += hml__now() - t1;
 		}

@@ -299,6 +299,16 @@ nan_rows() {
 	[ "$(m '[r["options"]["threads"] for r in d["models"]]')" = "[1, 2]" ]
 }
 
+@test "libtorch's threads wait passively unless OMP_WAIT_POLICY says otherwise" {
+	# libgomp prints its settings when it starts (OMP_DISPLAY_ENV)
+	OMP_DISPLAY_ENV=true run --separate-stderr hml -q -C exp train $QUICK
+	assert_success
+	[[ "$stderr" == *"OMP_WAIT_POLICY = 'PASSIVE'"* ]]
+	OMP_WAIT_POLICY=active OMP_DISPLAY_ENV=true run --separate-stderr hml -q -C exp train $QUICK
+	assert_success
+	[[ "$stderr" == *"OMP_WAIT_POLICY = 'ACTIVE'"* ]]
+}
+
 @test "missing experiment, data set or region: one-line errors, exit 3" {
 	run hml -C nowhere train
 	assert_failure 3
