@@ -468,7 +468,8 @@ static int load_data(train_state *st, hml__train_options *o, const char **nf,
 	if ((rc = hml__train_check(o, canonical, size)) < 0 ||
 	    (rc = check_data_files(st)) < 0 ||
 	    (rc = hml__dataset_load(&st->d, (const char *const *)st->paths, st->n, st->label,
-	                            policy)) < 0)
+	                            policy)) < 0 ||
+	    (rc = hml__rollout_check(&st->d, o->rollout)) < 0)
 		return rc;
 	if (st->d.nonfinite_rows)
 		cmd_warn("region '%s': dropped %lld of %lld rows holding NaN or Inf (%lld values)",
