@@ -150,7 +150,9 @@ typedef struct train_state {
 
 static void state_release(train_state *st)
 {
-	for (size_t i = 0; i < st->n; i++)
+	/* st->n data sets are picked before their paths are checked: a bad
+	 * training default in the workflow fails in between */
+	for (size_t i = 0; st->paths && i < st->n; i++)
 		free(st->paths[i]);
 	free(st->paths);
 	free(st->ids);
