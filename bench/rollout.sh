@@ -34,7 +34,7 @@ export HML_THREADS="${HML_THREADS:-$OMP_NUM_THREADS}"
 ROLLOUTS=${ROLLOUTS:-1 2 4}
 
 echo "rollout: test sizes, rollouts $ROLLOUTS, $repeat repeats, $OMP_NUM_THREADS threads," \
-     "$(nproc) cpus, load average $(cut -d' ' -f1-3 /proc/loadavg) at start"
+     "$(getconf _NPROCESSORS_ONLN) cpus, load average $(cut -d' ' -f1-3 /proc/loadavg) at start"
 APPS=${APPS:-miniweather heat}
 for app in $APPS; do
 	exp="$tmp/$app"
