@@ -47,7 +47,7 @@ static const char *region, *arch, *optimizer, *schedule, *nonfinite, *loss, *cat
 	*device;
 static cmd_list data_ids;
 static int64_t epochs = UNSET, batch = UNSET, patience = UNSET, seed = UNSET,
-	threads = UNSET, infer_batch = UNSET, ensemble = UNSET;
+	threads = UNSET, infer_batch = UNSET, ensemble = UNSET, rollout = UNSET;
 static double lr = NAN, weight_decay = NAN, clip = NAN, val_fraction = NAN,
 	test_fraction = NAN, max_seconds = NAN;
 
@@ -91,6 +91,10 @@ static const cmd_option options[] = {
 	  "and the region's others; the new model records MODEL as its parent" },
 	{ "device", 0, CMD_OPT_STRING, &device, "cpu|cuda|auto",
 	  "where the training steps run (default cpu; cuda needs a CUDA build and a GPU)" },
+	{ "rollout", 0, CMD_OPT_INT, &rollout, "R",
+	  "multi-step training for a region whose output is its next call's input: the loss "
+	  "sums the errors of the model applied R times in a row along the calls of a run "
+	  "(default 1: one call at a time; see hml-train(1), ROLLOUT)" },
 	{ "ensemble", 0, CMD_OPT_INT, &ensemble, "N",
 	  "train N models of this configuration (seeds SEED..SEED+N-1, N from 2 to 16) as one, "
 	  "member 0 deployed; their disagreement calibrated for --guard ensemble" },
@@ -105,6 +109,7 @@ static const cmd_range ranges[] = {
 	{ "clip", 0, INFINITY, 0 }, { "seed", 0, INFINITY, 0 }, { "threads", 0, INT_MAX, 0 },
 	{ "val-fraction", 0, 1, 1 }, { "test-fraction", 0, 1, 1 },
 	{ "max-seconds", 0, INFINITY, 1 }, { "infer-batch", 1, INFINITY, 0 },
+	{ "rollout", 1, HML__ROLLOUT_MAX, 0 },
 	{ "ensemble", HML__GUARD_ENSEMBLE_MIN, HML__GUARD_ENSEMBLE_MAX, 0 }, { NULL, 0, 0, 0 }
 };
 
@@ -145,7 +150,9 @@ typedef struct train_state {
 
 static void state_release(train_state *st)
 {
-	for (size_t i = 0; i < st->n; i++)
+	/* st->n data sets are picked before their paths are checked: a bad
+	 * training default in the workflow fails in between */
+	for (size_t i = 0; st->paths && i < st->n; i++)
 		free(st->paths[i]);
 	free(st->paths);
 	free(st->ids);
@@ -260,6 +267,7 @@ static void apply_defaults(const train_state *st, hml__train_options *o, const c
 	INT_OPT(epochs, epochs);
 	INT_OPT(batch, batch);
 	INT_OPT(patience, patience);
+	INT_OPT(rollout, rollout);
 	INT_OPT(seed, seed);
 	INT_OPT(threads, threads);
 	NUM_OPT(lr, lr);
@@ -462,7 +470,8 @@ static int load_data(train_state *st, hml__train_options *o, const char **nf,
 	if ((rc = hml__train_check(o, canonical, size)) < 0 ||
 	    (rc = check_data_files(st)) < 0 ||
 	    (rc = hml__dataset_load(&st->d, (const char *const *)st->paths, st->n, st->label,
-	                            policy)) < 0)
+	                            policy)) < 0 ||
+	    (rc = hml__rollout_check(&st->d, o->rollout)) < 0)
 		return rc;
 	if (st->d.nonfinite_rows)
 		cmd_warn("region '%s': dropped %lld of %lld rows holding NaN or Inf (%lld values)",

@@ -326,7 +326,7 @@ static int check_train(const vctx *v, const json_t *train, const char *parent)
 		{ "optimizer", 's' }, { "schedule", 's' }, { "patience", 'i' },
 		{ "clip", 'n' }, { "seed", 'i' }, { "threads", 'i' },
 		{ "val_fraction", 'n' }, { "test_fraction", 'n' }, { "nonfinite", 's' },
-		{ "max_seconds", 'n' }, { "loss", 's' },
+		{ "max_seconds", 'n' }, { "loss", 's' }, { "rollout", 'i' },
 	};
 	const char *key;
 	json_t *val;
@@ -998,6 +998,12 @@ void hml__workflow_train_options(const hml__workflow_region *r, hml__train_optio
 	INT_KEY("epochs", epochs);
 	INT_KEY("batch", batch);
 	INT_KEY("patience", patience);
+	/* clamped, not wrapped: 2^32 + 2 is refused, not read as 2 */
+	if (json_is_integer(v = json_object_get(t, "rollout"))) {
+		json_int_t n = json_integer_value(v);
+
+		o->rollout = n > INT_MAX ? INT_MAX : n < INT_MIN ? INT_MIN : (int)n;
+	}
 	INT_KEY("seed", seed);
 	INT_KEY("threads", threads);
 	NUM_KEY("lr", lr);

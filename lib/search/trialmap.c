@@ -268,6 +268,7 @@ json_t *hml__trialmap_train_argv(const hml__train_options *o, const char *region
 	      (o->categorical && *o->categorical &&
 	       push_arg(argv, "--categorical", o->categorical) < 0) ||
 	      push_int(argv, "--patience", o->patience) < 0 ||
+	      (o->rollout > 1 && push_int(argv, "--rollout", o->rollout) < 0) ||
 	      push_real(argv, "--clip", o->clip) < 0 ||
 	      push_int(argv, "--seed", (long long)o->seed) < 0 ||
 	      push_real(argv, "--val-fraction", o->val_fraction) < 0 ||

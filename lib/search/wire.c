@@ -91,7 +91,7 @@ json_t *hml__wire_trial(long trial, const char *out, const hml__train_options *o
 {
 	json_t *opt = json_pack(
 		"{s:s, s:i, s:I, s:o, s:o, s:s, s:s, s:i, s:o, s:I, s:i, s:o, s:o, s:I, s:o, s:s, s:s,"
-		" s:o, s:i, s:o, s:s}",
+		" s:o, s:i, s:o, s:s, s:i}",
 		"arch", o->arch ? o->arch : "", "epochs", o->epochs, "batch", (json_int_t)o->batch,
 		"lr", hml__json_real(o->lr), "weight_decay", hml__json_real(o->weight_decay),
 		"optimizer", o->optimizer ? o->optimizer : "adam",
@@ -102,7 +102,7 @@ json_t *hml__wire_trial(long trial, const char *out, const hml__train_options *o
 		"loss", o->loss ? o->loss : "mse", "metric", o->metric ? o->metric : "rmse",
 		"mape_floor", hml__json_real(o->mape_floor), "latency_threads", o->latency_threads,
 		"row_fraction", hml__json_real(o->row_fraction),
-		"categorical", o->categorical ? o->categorical : "");
+		"categorical", o->categorical ? o->categorical : "", "rollout", o->rollout);
 
 	if (!opt)
 		return NULL;
@@ -137,6 +137,7 @@ int hml__wire_trial_read(const json_t *msg, long *trial, const char **out,
 	o->epochs = (int)int_of(opt, "epochs", o->epochs);
 	o->batch = int_of(opt, "batch", o->batch);
 	o->patience = (int)int_of(opt, "patience", o->patience);
+	o->rollout = (int)int_of(opt, "rollout", o->rollout);
 	o->seed = (uint64_t)int_of(opt, "seed", (long long)o->seed);
 	o->threads = (int)int_of(opt, "threads", o->threads);
 	o->latency_threads = (int)int_of(opt, "latency_threads", o->latency_threads);

@@ -375,7 +375,7 @@ static json_t *options_json(const hml__train_options *o)
 	int adamw = o->optimizer && strcmp(o->optimizer, "adamw") == 0;
 
 	return json_pack("{s:i, s:I, s:o, s:o, s:s, s:s, s:i, s:o, s:I, s:i, s:o, s:o, s:o, s:s,"
-	                 " s:o}",
+	                 " s:o, s:i}",
 		"epochs", o->epochs, "batch", (json_int_t)o->batch, "lr", hml__json_real(o->lr),
 		"weight_decay", hml__json_real(o->weight_decay >= 0 ? o->weight_decay
 		                                                  : adamw ? 1e-2 : 0.0),
@@ -385,7 +385,8 @@ static json_t *options_json(const hml__train_options *o)
 		"threads", o->threads, "val_fraction", hml__json_real(o->val_fraction),
 		"test_fraction", hml__json_real(o->test_fraction),
 		"max_seconds", o->max_seconds > 0 ? json_real(o->max_seconds) : json_null(),
-		"loss", o->loss ? o->loss : "mse", "mape_floor", hml__json_real(o->mape_floor));
+		"loss", o->loss ? o->loss : "mse", "mape_floor", hml__json_real(o->mape_floor),
+		"rollout", o->rollout);
 }
 
 static json_t *metrics_json(const hml__train_result *r)

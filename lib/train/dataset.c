@@ -385,6 +385,8 @@ void hml__dataset_release(hml__dataset *d)
 		return;
 	free(d->x);
 	free(d->y);
+	free(d->run);
+	free(d->call);
 	memset(d, 0, sizeof(*d));
 }
 
@@ -510,6 +512,10 @@ static int64_t screen(hml__dataset *d, int64_t at, int64_t count, int drop,
 		if (kept != i) {
 			memcpy(d->x + kept * fi, d->x + i * fi, (size_t)fi * sizeof(float));
 			memcpy(d->y + kept * fo, d->y + i * fo, (size_t)fo * sizeof(float));
+			if (d->run) {
+				d->run[kept] = d->run[i];
+				d->call[kept] = d->call[i];
+			}
 		}
 		kept++;
 	}
@@ -542,14 +548,117 @@ static int same_shape(const int64_t *a, int na, const int64_t *b, int nb)
 	return 1;
 }
 
+/* ---- call order ------------------------------------------------------------ */
+
+/* The call order of a file's rows (hml__dataset's run and call). */
+typedef struct {
+	int64_t *run, *call;   /* r.rows each, or NULL: no row's order is known */
+	int64_t runs;          /* run numbers the file used (largest + 1) */
+} file_order;
+
+/* A record that stands for one call of one row, paired in both sides. */
+static int one_row_call(const hml__call_record *c, int64_t rows)
+{
+	return c->input_rows == 1 && c->output_rows == 1 && c->ncalls == 1 &&
+	       c->input_offset == c->output_offset && c->input_offset >= 0 &&
+	       c->input_offset < rows && c->run >= 0 && c->run < INT32_MAX && c->call >= 0;
+}
+
+/* Read the `calls` table of r, when it is the collector's, into o: the run
+ * and call of every row a record of one row stands for. Rows of row
+ * regions (records of many rows) have no order; o->run stays NULL when no
+ * row has one, so that those data sets cost no memory for it. */
+static int read_order(const region *r, const char *path, const char *label, file_order *o)
+{
+	hml__call_record *recs = NULL;
+	hml__coll_calls info;
+	hid_t dset = H5I_INVALID_HID, type = H5I_INVALID_HID;
+	int64_t k, n = 0;
+	int rc;
+
+	memset(o, 0, sizeof(*o));
+	if ((rc = hml__coll_has(r->group, path, label, HML__COLL_CALLS)) <= 0)
+		return rc;
+	if ((rc = hml__coll_calls_open(&dset, &info, r->group, path, label)) < 0)
+		return rc;
+	if (info.fields < 2 || !info.table || info.ncalls <= 0)
+		goto done;
+	if ((uint64_t)info.ncalls > SIZE_MAX / sizeof(*recs) ||
+	    !(recs = malloc((size_t)info.ncalls * sizeof(*recs)))) {
+		rc = hml__error_oom();
+		goto done;
+	}
+	for (k = 0; k < info.ncalls; k++)
+		recs[k].ncalls = 1;   /* files made before the field */
+	if ((type = hml__coll_calls_type(info.has_ncalls)) < 0 ||
+	    H5Dread(dset, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, recs) < 0) {
+		rc = hml__h5_error(HML_EIO, "cannot read '%s/calls' in '%s'", label, path);
+		goto done;
+	}
+	for (k = 0; k < info.ncalls; k++)
+		n += one_row_call(&recs[k], r->rows);
+	if (n == 0 || r->rows == 0)
+		goto done;
+	if (!(o->run = malloc((size_t)r->rows * sizeof(int64_t))) ||
+	    !(o->call = malloc((size_t)r->rows * sizeof(int64_t)))) {
+		rc = hml__error_oom();
+		goto done;
+	}
+	for (k = 0; k < r->rows; k++) {
+		o->run[k] = 0;
+		o->call[k] = -1;
+	}
+	for (k = 0; k < info.ncalls; k++)
+		if (one_row_call(&recs[k], r->rows)) {
+			o->run[recs[k].input_offset] = recs[k].run;
+			o->call[recs[k].input_offset] = recs[k].call;
+			if (recs[k].run >= o->runs)
+				o->runs = recs[k].run + 1;
+		}
+done:
+	free(recs);
+	if (type >= 0)
+		H5Tclose(type);
+	H5Dclose(dset);
+	if (rc < 0) {
+		free(o->run);
+		free(o->call);
+		memset(o, 0, sizeof(*o));
+	}
+	return rc;
+}
+
+/* d's order arrays grown to `rows`, made (earlier rows: no order) on the
+ * first file that has an order. */
+static int order_grow(hml__dataset *d, int64_t rows)
+{
+	int64_t *p, old = d->rows, i;
+
+	if ((uint64_t)rows > SIZE_MAX / sizeof(int64_t))
+		return hml__error_oom();
+	if (!(p = realloc(d->run, (size_t)(rows ? rows : 1) * sizeof(int64_t))))
+		return hml__error_oom();
+	d->run = p;
+	if (!(p = realloc(d->call, (size_t)(rows ? rows : 1) * sizeof(int64_t))))
+		return hml__error_oom();
+	if (!d->call)
+		for (i = 0; i < old; i++) {
+			d->run[i] = -1;
+			p[i] = -1;
+		}
+	d->call = p;
+	return 0;
+}
+
 /* Append the region's rows of one file to `d`. A file with no region at
  * all (a collection that stopped before its first write) adds no rows;
  * *first is the file that set the shapes, NULL until one has. */
 static int load_file(hml__dataset *d, const char *path, const char **first,
-                     const char *label, hml__nonfinite policy)
+                     const char *label, hml__nonfinite policy, int64_t *run_base)
 {
 	hid_t file = H5I_INVALID_HID;
-	int64_t slab, at, count, bad_rows = 0, bad_values = 0;
+	int64_t slab, at, count, bad_rows = 0, bad_values = 0, k;
+	file_order order = { NULL, NULL, 0 };
 	region r;
 	int rc;
 
@@ -584,7 +693,9 @@ static int load_file(hml__dataset *d, const char *path, const char **first,
 		goto done;
 	}
 	if ((rc = grow(&d->x, d->rows + r.rows, d->in_features)) < 0 ||
-	    (rc = grow(&d->y, d->rows + r.rows, d->out_features)) < 0)
+	    (rc = grow(&d->y, d->rows + r.rows, d->out_features)) < 0 ||
+	    (rc = read_order(&r, path, label, &order)) < 0 ||
+	    ((order.run || d->run) && (rc = order_grow(d, d->rows + r.rows)) < 0))
 		goto done;
 	slab = SLAB_BYTES / (int64_t)sizeof(float) /
 	       (d->in_features > d->out_features ? d->in_features : d->out_features);
@@ -605,17 +716,24 @@ static int load_file(hml__dataset *d, const char *path, const char **first,
 		    (rc = read_rows(&r, OUT, path, label, at, count,
 		                    d->y + d->rows * d->out_features)) < 0)
 			goto done;
+		for (k = 0; d->run && k < count; k++) {
+			d->run[d->rows + k] = order.run ? *run_base + order.run[at + k] : -1;
+			d->call[d->rows + k] = order.run ? order.call[at + k] : -1;
+		}
 		d->rows += screen(d, d->rows, count, policy == HML__NONFINITE_DROP,
 		                  &bad_rows, &bad_values);
 	}
 	d->nonfinite_rows += bad_rows;
 	d->nonfinite_values += bad_values;
+	*run_base += order.runs;
 	if (bad_rows && policy != HML__NONFINITE_DROP)
 		rc = hml__error_set(HML_EINVALID,
 			"region '%s': %lld rows hold NaN or Inf (%lld values) in '%s'; "
 			"use --nonfinite drop to drop them", label, (long long)bad_rows,
 			(long long)bad_values, path);
 done:
+	free(order.run);
+	free(order.call);
 	region_close(&r);
 	if (file >= 0)
 		H5Fclose(file);
@@ -641,6 +759,7 @@ int hml__dataset_load(hml__dataset *d, const char *const *paths, size_t n,
                       const char *label, hml__nonfinite policy)
 {
 	const char *first = NULL;
+	int64_t run_base = 0, *q;
 	float *p;
 	size_t i;
 	int rc = 0;
@@ -656,7 +775,7 @@ int hml__dataset_load(hml__dataset *d, const char *const *paths, size_t n,
 		return hml__error_set(HML_EINVALID, "unknown NaN/Inf policy %d",
 		                      (int)policy);
 	for (i = 0; i < n; i++)
-		if ((rc = load_file(d, paths[i], &first, label, policy)) < 0)
+		if ((rc = load_file(d, paths[i], &first, label, policy, &run_base)) < 0)
 			goto done;
 	if (d->rows == 0) {
 		rc = no_rows(paths, n, label);
@@ -669,6 +788,10 @@ int hml__dataset_load(hml__dataset *d, const char *const *paths, size_t n,
 			d->x = p;
 		if ((p = realloc(d->y, (size_t)(d->rows * d->out_features) * sizeof(float))))
 			d->y = p;
+		if (d->run && (q = realloc(d->run, (size_t)d->rows * sizeof(*q))))
+			d->run = q;
+		if (d->call && (q = realloc(d->call, (size_t)d->rows * sizeof(*q))))
+			d->call = q;
 	}
 done:
 	if (rc < 0)

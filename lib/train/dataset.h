@@ -73,6 +73,16 @@ typedef struct hml__dataset {
 	float *y;                           /**< rows * out_features */
 	int64_t nonfinite_rows;             /**< rows dropped (policy DROP) */
 	int64_t nonfinite_values;           /**< NaN/Inf values seen */
+	/** Per row (rows of each, or NULL when the rows were not loaded by
+	 *  hml__dataset_load): the run the row was collected in, numbered
+	 *  across the files (two files' runs never share a number), and its
+	 *  call number within that run from the collector's `calls` table;
+	 *  call -1 where the order is not known (no calls table, or a record
+	 *  of several rows or calls). A row whose call is c + 1 in the run of
+	 *  a row of call c is the next call of the same run: what an in-place
+	 *  region's multi-step training follows (lib/train/rollout.h). */
+	int64_t *run;
+	int64_t *call;
 } hml__dataset;
 
 /**

@@ -21,6 +21,8 @@ void hml__ensemble_rows_release(hml__dataset *d)
 		return;
 	free(d->x);
 	free(d->y);
+	free(d->run);
+	free(d->call);
 	memset(d, 0, sizeof(*d));
 }
 
@@ -32,6 +34,7 @@ int hml__ensemble_split(hml__dataset *fit, hml__dataset *cal, const hml__dataset
 	*fit = *all;
 	*cal = *all;
 	fit->x = fit->y = cal->x = cal->y = NULL;
+	fit->run = fit->call = cal->run = cal->call = NULL;
 	fit->nonfinite_rows = cal->nonfinite_rows = 0;
 	fit->nonfinite_values = cal->nonfinite_values = 0;
 	if (nc < HML__ENSEMBLE_MIN_CALIBRATION)
@@ -45,7 +48,14 @@ int hml__ensemble_split(hml__dataset *fit, hml__dataset *cal, const hml__dataset
 	fit->y = malloc((size_t)fit->rows * fout * sizeof(float));
 	cal->x = malloc((size_t)nc * fin * sizeof(float));
 	cal->y = malloc((size_t)nc * fout * sizeof(float));
-	if (!fit->x || !fit->y || !cal->x || !cal->y) {
+	if (all->run && all->call) {   /* the call order, for a rollout's windows */
+		fit->run = malloc((size_t)fit->rows * sizeof(int64_t));
+		fit->call = malloc((size_t)fit->rows * sizeof(int64_t));
+		cal->run = malloc((size_t)nc * sizeof(int64_t));
+		cal->call = malloc((size_t)nc * sizeof(int64_t));
+	}
+	if (!fit->x || !fit->y || !cal->x || !cal->y ||
+	    (all->run && all->call && (!fit->run || !fit->call || !cal->run || !cal->call))) {
 		hml__ensemble_rows_release(fit);
 		hml__ensemble_rows_release(cal);
 		return hml__error_oom();
@@ -56,6 +66,10 @@ int hml__ensemble_split(hml__dataset *fit, hml__dataset *cal, const hml__dataset
 
 		memcpy(to->x + (size_t)k * fin, all->x + (size_t)i * fin, fin * sizeof(float));
 		memcpy(to->y + (size_t)k * fout, all->y + (size_t)i * fout, fout * sizeof(float));
+		if (to->run) {
+			to->run[k] = all->run[i];
+			to->call[k] = all->call[i];
+		}
 	}
 	return 0;
 }

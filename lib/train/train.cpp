@@ -732,6 +732,15 @@ struct Split {
 	                                           out_mean/out_std are its statistics */
 	torch::Tensor va_base, te_base;         /* residual: the validation and test inputs in
 	                                           the outputs' layout, added back to the network's */
+	std::vector<int64_t> train_rows;        /* the data set's rows of the training split */
+	/* rollout R > 1 (train.h): one sample per window of R consecutive calls */
+	int rollout = 1;
+	int64_t n_windows = 0;
+	torch::Tensor rw_x0;                    /* first inputs, normalised [W, *core_in] */
+	torch::Tensor rw_base0;                 /* residual: the same, raw, [W, *core_out] */
+	torch::Tensor rw_y;                     /* the R outputs, raw [W, R, *core_out] */
+	torch::Tensor rw_w;                     /* relative loss: their weights, likewise */
+	torch::Tensor out_scale;                /* out_std with 1 for its zeros (as yn) */
 };
 
 int split_sizes(int64_t rows, const hml__train_options *o, Split &s, hml__train_result *res)
@@ -916,6 +925,7 @@ int split_data(const torch::Tensor &X, const torch::Tensor &Y, const hml__train_
 	std::vector<int64_t> val_idx(order.begin() + s.n_test, order.begin() + s.n_test + s.n_val);
 	std::vector<int64_t> train_idx(order.begin() + s.n_test + s.n_val,
 	                               order.begin() + s.n_test + s.n_val + s.n_train);
+	s.train_rows = train_idx;
 	{
 		int64_t bad_x = (~torch::isfinite(X)).sum().item<int64_t>();
 		int64_t bad_y = (~torch::isfinite(Y)).sum().item<int64_t>();
@@ -964,6 +974,58 @@ int split_data(const torch::Tensor &X, const torch::Tensor &Y, const hml__train_
 	return 0;
 }
 
+/* Rollout R > 1 (train.h): the windows of R consecutive calls of one run
+ * whose rows are all training rows (lib/train/rollout.h), as the samples
+ * the epochs draw: each window's first input (normalised, and raw for a
+ * residual arch) and its R outputs (raw) and relative-loss weights. */
+int rollout_setup(const hml__dataset *d, const torch::Tensor &X, const torch::Tensor &Y,
+                  const hml__train_options *o, const Layout &lay, Split &s)
+{
+	std::vector<unsigned char> usable(d->rows, 0);
+	std::vector<int64_t> pos(d->rows, -1), first, rows;
+	int64_t *starts = nullptr, n = 0;
+	const int R = o->rollout;
+	int rc;
+
+	s.rollout = R;
+	if (R <= 1)
+		return 0;
+	if (lay.core_in != lay.core_out)
+		return hml__error_set(HML_EINVALID, "--rollout %d needs a model whose output has its "
+		                      "input's shape", R);
+	for (size_t i = 0; i < s.train_rows.size(); i++) {
+		usable[s.train_rows[i]] = 1;
+		pos[s.train_rows[i]] = (int64_t)i;
+	}
+	if ((rc = hml__rollout_windows(&starts, &n, d->run, d->call, usable.data(), d->rows, R)) < 0)
+		return rc;
+	first.assign(starts, starts + n);
+	std::free(starts);
+	if (n == 0)
+		return hml__error_set(HML_EINVALID, "--rollout %d: no %d consecutive calls of one run "
+		                      "are all training rows (%lld of %lld rows); use a smaller rollout "
+		                      "or collect more calls", R, R, (long long)s.n_train,
+		                      (long long)d->rows);
+	s.n_windows = n;
+	for (int k = 0; k < R; k++)
+		for (int64_t i : first)
+			rows.push_back(i + k);
+	torch::Tensor r0 = index_tensor(first), all = index_tensor(rows);
+	std::vector<int64_t> wy = { R, n };   /* [R, W, ...] -> [W, R, ...] */
+	wy.insert(wy.end(), lay.core_out.begin(), lay.core_out.end());
+	std::vector<int64_t> p;
+	for (int64_t r : rows)
+		p.push_back(pos[r]);
+	s.out_scale = torch::where(s.out_std == 0, torch::ones_like(s.out_std), s.out_std);
+	s.rw_x0 = s.xn.index_select(0, index_tensor(std::vector<int64_t>(p.begin(), p.begin() + n)));
+	s.rw_y = Y.index_select(0, all).reshape(wy).transpose(0, 1).contiguous();
+	if (s.residual)
+		s.rw_base0 = batch_view(X.index_select(0, r0), lay.core_out);
+	if (s.w.defined())
+		s.rw_w = s.w.index_select(0, index_tensor(p)).reshape(wy).transpose(0, 1).contiguous();
+	return 0;
+}
+
 /* o->device resolved into m.dev; res->device says which. */
 int pick_device(const hml__train_options *o, Model &m, hml__train_result *res)
 {
@@ -998,7 +1060,8 @@ Split on_device(const Split &s, torch::Device dev)
 	if (dev.is_cpu())
 		return d;
 	for (torch::Tensor *t : { &d.xn, &d.yn, &d.xva, &d.xte, &d.yva, &d.yte, &d.in_mean,
-	                          &d.in_std, &d.out_mean, &d.out_std, &d.w, &d.va_base, &d.te_base })
+	                          &d.in_std, &d.out_mean, &d.out_std, &d.w, &d.va_base, &d.te_base,
+	                          &d.rw_x0, &d.rw_base0, &d.rw_y, &d.rw_w, &d.out_scale })
 		if (t->defined())
 			*t = t->to(dev);
 	return d;
@@ -1039,6 +1102,50 @@ void run_epoch(Model &m, MlpStep *manual, torch::optim::Optimizer &opt, const to
 			loss.backward();
 			loss_sum.add_(loss.detach(), (double)len);
 		}
+		if (o->clip > 0)
+			torch::nn::utils::clip_grad_norm_({ m.flat }, o->clip);
+		opt.step();
+	}
+}
+
+/* One pass of rollout training over the windows in the order `perm`: the
+ * model applied s.rollout times from each window's first input, its output
+ * in the application's units fed back as the next input; the loss is the
+ * sum of the steps' losses, each that of the one-step training (the error
+ * over out_std), back-propagated through the chain. loss_sum gets the
+ * mean step loss times the windows. */
+void run_rollout_epoch(Model &m, torch::optim::Optimizer &opt, const Split &s,
+                       const torch::Tensor &perm, const hml__train_options *o,
+                       torch::Tensor &loss_sum)
+{
+	int64_t n = perm.size(0);
+
+	for (int64_t b = 0; b < n; b += o->batch) {
+		int64_t len = std::min(o->batch, n - b);
+		torch::Tensor idx = perm.narrow(0, b, len);
+		torch::Tensor in = s.rw_x0.index_select(0, idx), y = s.rw_y.index_select(0, idx);
+		torch::Tensor w = s.rw_w.defined() ? s.rw_w.index_select(0, idx) : torch::Tensor();
+		torch::Tensor base = s.residual ? s.rw_base0.index_select(0, idx) : torch::Tensor();
+		torch::Tensor loss;
+
+		m.flat_grad.zero_();
+		for (int k = 0; k < s.rollout; k++) {
+			torch::Tensor out = m.forward(in, true), target = y.select(1, k);
+			torch::Tensor pred = out * s.out_std + s.out_mean;
+
+			if (s.residual) {
+				target = target - base;
+				pred = pred + base;
+			}
+			target = (target - s.out_mean) / s.out_scale;
+			torch::Tensor step = loss_of(m.loss, out, target,
+			                             w.defined() ? w.select(1, k) : torch::Tensor());
+			loss = k == 0 ? step : loss + step;
+			base = pred;
+			in = (pred - s.in_mean) / s.in_std;
+		}
+		loss.backward();
+		loss_sum.add_(loss.detach(), (double)len / s.rollout);
 		if (o->clip > 0)
 			torch::nn::utils::clip_grad_norm_({ m.flat }, o->clip);
 		opt.step();
@@ -1091,17 +1198,20 @@ int fit(Model &m, const Split &s, const hml__train_options *o, bool adamw, hml__
 	torch::Tensor best = m.flat.clone();
 	double best_val = INFINITY, lr = o->lr, t0 = hml__now(), step_time = 0;
 	const int plateau_wait = o->patience > 0 ? std::max(1, o->patience / 2) : 5;
-	int since_best = 0, since_lr = 0, epoch, passes = epoch_passes(s.n_train_all, o->batch);
+	const bool unrolled = s.rollout > 1;
+	const int64_t samples = unrolled ? s.n_windows : s.n_train;   /* one epoch pass's */
+	int since_best = 0, since_lr = 0, epoch;
+	int passes = epoch_passes(unrolled ? s.n_windows : s.n_train_all, o->batch);
 	std::mt19937_64 batch_rng(o->seed ^ HML__RNG_GOLDEN);
-	std::vector<int64_t> perm(s.n_train);
+	std::vector<int64_t> perm(samples);
 	torch::Tensor xs = torch::empty_like(s.xn), ys = torch::empty_like(s.yn); /* shuffled rows */
 	torch::Tensor ws = s.w.defined() ? torch::empty_like(s.w) : torch::Tensor();
 	torch::Tensor loss_sum = torch::zeros({}, m.flat.options());
 	std::unique_ptr<MlpStep> manual;
 
-	if (!m.script && !m.lay.cnn)
+	if (!m.script && !m.lay.cnn && !unrolled)
 		manual.reset(new MlpStep(m, std::min(o->batch, s.n_train)));
-	for (int64_t i = 0; i < s.n_train; i++)
+	for (int64_t i = 0; i < samples; i++)
 		perm[i] = i;
 	m.set_training(true);
 	for (epoch = 1; epoch <= o->epochs; epoch++) {
@@ -1114,7 +1224,11 @@ int fit(Model &m, const Split &s, const hml__train_options *o, bool adamw, hml__
 		loss_sum.zero_();
 		for (int pass = 0; pass < passes; pass++) {
 			shuffle(perm, batch_rng);
-			torch::Tensor p = torch::from_blob(perm.data(), { s.n_train }, torch::kLong).to(m.dev);
+			torch::Tensor p = torch::from_blob(perm.data(), { samples }, torch::kLong).to(m.dev);
+			if (unrolled) {
+				run_rollout_epoch(m, *opt, s, p, o, loss_sum);
+				continue;
+			}
 			at::index_select_out(xs, s.xn, 0, p);
 			at::index_select_out(ys, s.yn, 0, p);
 			if (ws.defined())
@@ -1122,7 +1236,7 @@ int fit(Model &m, const Split &s, const hml__train_options *o, bool adamw, hml__
 			run_epoch(m, manual.get(), *opt, xs, ys, ws, o, loss_sum);
 		}
 		step_time += hml__now() - ts;
-		train_loss = loss_sum.item<double>() / ((double)s.n_train * passes);
+		train_loss = loss_sum.item<double>() / ((double)samples * passes);
 		val_err = val_error_of(m, s, o);
 		res->epochs_run = epoch;
 		if (val_err < best_val) {
@@ -1156,7 +1270,7 @@ int fit(Model &m, const Split &s, const hml__train_options *o, bool adamw, hml__
 	res->train_seconds = hml__now() - t0;
 	res->train_step_seconds = step_time;
 	res->samples_per_second = step_time > 0 ?
-		(double)s.n_train * passes * res->epochs_run / step_time : 0;
+		(double)samples * passes * res->epochs_run / step_time : 0;
 	res->final_lr = lr;
 	if (res->best_epoch == 0)
 		return hml__error_set(HML_EINVALID,
@@ -1260,7 +1374,7 @@ int train(const hml__dataset *d, const hml__train_options *o, const char *out_pa
 	const bool adamw = o->optimizer && std::strcmp(o->optimizer, "adamw") == 0;
 	const char *fwd_env = std::getenv("HML_TRAIN_FORWARD");
 
-	if ((rc = check_options(o, m.arch)) < 0)
+	if ((rc = check_options(o, m.arch)) < 0 || (rc = hml__rollout_check(d, o->rollout)) < 0)
 		return rc;
 	std::snprintf(res->arch, sizeof(res->arch), "%s", m.arch.canonical.c_str());
 	if ((rc = make_encoding(o, m.enc)) < 0 || (rc = make_layout(d, m.arch, m.enc, m.lay)) < 0)
@@ -1286,7 +1400,8 @@ int train(const hml__dataset *d, const hml__train_options *o, const char *out_pa
 	torch::Tensor Y = torch::from_blob(const_cast<float *>(d->y), { d->rows, d->out_features }, torch::kFloat);
 	Parent parent;
 	if ((rc = parent_load(o->init_from, parent)) < 0 ||
-	    (rc = split_data(X, Y, o, m.lay, m.enc, parent, s)) < 0)
+	    (rc = split_data(X, Y, o, m.lay, m.enc, parent, s)) < 0 ||
+	    (rc = rollout_setup(d, X, Y, o, m.lay, s)) < 0)
 		return rc;
 	torch::manual_seed(o->seed);
 	make_params(m);

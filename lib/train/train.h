@@ -30,6 +30,7 @@
 
 #include "train/arch.h"
 #include "train/dataset.h"
+#include "train/rollout.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -111,10 +112,23 @@ typedef struct hml__train_options {
 	 *  the same on either: the model is saved for the CPU (the runtime
 	 *  moves it, HML_DEVICE), and the card's latency is the CPU's. */
 	const char *device;
+	/** Multi-step (unrolled) training, 1 to HML__ROLLOUT_MAX (default 1:
+	 *  one call at a time). R > 1, for a region whose output has its
+	 *  input's shape and whose data record the order of the calls
+	 *  (lib/train/rollout.h): each training sample is a window of R
+	 *  consecutive calls of one run whose rows are all training rows; the
+	 *  model is applied R times from the first input, each output (in the
+	 *  application's units, as the deployed model gives it) normalised
+	 *  and fed back as the next input, and the loss is the sum of the R
+	 *  steps' losses against the windows' outputs, back-propagated
+	 *  through the whole chain. Validation, early stopping and the card's
+	 *  errors stay one-step. Loss log and categorical features are
+	 *  refused with R > 1. */
+	int rollout;
 } hml__train_options;
 
 #define HML__TRAIN_OPTIONS_INIT { NULL, 100, 256, 1e-3, -1.0, "adam", "plateau", \
-	10, 5.0, 42, 0, 0.1, 0.1, 0, 0.0, NULL, NULL, NULL, NULL, 0.0, 0, 1.0, NULL, NULL, NULL, NULL }
+	10, 5.0, 42, 0, 0.1, 0.1, 0, 0.0, NULL, NULL, NULL, NULL, 0.0, 0, 1.0, NULL, NULL, NULL, NULL, 1 }
 
 /** The threads o's latency is measured with: latency_threads, else threads
  *  (0: the forms' defaults). */

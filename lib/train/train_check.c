@@ -132,6 +132,13 @@ static int check_options(const hml__train_options *o)
 		return rc;
 	if (!(o->mape_floor >= 0) || !isfinite(o->mape_floor))
 		return hml__error_set(HML_EINVALID, "MAPE floor must be 0 or more, not %g", o->mape_floor);
+	if (o->rollout < 1 || o->rollout > HML__ROLLOUT_MAX)
+		return hml__error_set(HML_EINVALID, "rollout must be 1 to %d, not %d",
+		                      HML__ROLLOUT_MAX, o->rollout);
+	/* a chain feeds the model its own outputs in the application's units */
+	if (o->rollout > 1 && o->loss && strcmp(o->loss, "log") == 0)
+		return hml__error_set(HML_EINVALID, "loss 'log' cannot train with rollout %d "
+		                      "(mse, mae and relative can)", o->rollout);
 	return 0;
 }
 
@@ -148,6 +155,9 @@ static int check_categorical(const hml__train_options *o, const hml__arch *a)
 	if (n > 0 && a->cnn)
 		return hml__error_set(HML_EINVALID, "categorical features are for the mlp family; "
 		                      "arch '%s' is %s", a->canonical, a->family);
+	if (n > 0 && o->rollout > 1)
+		return hml__error_set(HML_EINVALID, "categorical features cannot train with rollout "
+		                      "%d: a model's outputs are not categories", o->rollout);
 	return 0;
 }
 

@@ -344,6 +344,14 @@ TEST(merged_calls)
 	CHECK_EQ_INT(ds.rows, 5);
 	if (ds.x && ds.rows == 5)
 		CHECK(ds.x[4 * IN_FEAT + 1] == (float)(4 * IN_FEAT + 1));
+	/* the rows of a record of 4 calls have no call order; the last has */
+	CHECK(ds.run && ds.call);
+	if (ds.call && ds.rows == 5) {
+		CHECK_EQ_INT(ds.call[0], -1);
+		CHECK_EQ_INT(ds.call[3], -1);
+		CHECK_EQ_INT(ds.call[4], 4);
+		CHECK_EQ_INT(ds.run[4], 0);
+	}
 	hml__dataset_release(&ds);
 
 	/* A table without `ncalls`: appended to as it is. */
@@ -361,6 +369,58 @@ TEST(merged_calls)
 	CHECK_EQ_INT(recs[1].input_rows, 2);
 	CHECK_EQ_INT(recs[1].ncalls, 0);
 	CHECK(recs[1].original_seconds == 0.5);
+}
+
+/* One run of `ncalls` calls of one row each, every value run * 100 + call. */
+static int write_field_run(const char *path, int64_t run, int64_t ncalls)
+{
+	hml__collector_desc d = desc_of(path);
+	hml__collector *c = NULL;
+	double in[IN_FEAT];
+	float out[OUT_FEAT];
+	int rc = 0;
+
+	if ((rc = hml__collector_open(&c, &d)) < 0)
+		return rc;
+	for (int64_t call = 0; rc == 0 && call < ncalls; call++) {
+		for (int k = 0; k < IN_FEAT; k++)
+			in[k] = (double)(run * 100 + call);
+		for (int k = 0; k < OUT_FEAT; k++)
+			out[k] = (float)(run * 100 + call);
+		rc = hml__collector_append(c, in, 1, out, 1, 0.01);
+	}
+	if (hml__collector_close(c) < 0 && rc == 0)
+		rc = -1;
+	return rc;
+}
+
+/* The call order the reader gives each row (hml__dataset run, call): the
+ * runs of a file and of two files are told apart, so that multi-step
+ * training (lib/train/rollout.h) never follows one run into another. */
+TEST(call_order)
+{
+	const char *a = tmp_path("order-a.h5"), *b = tmp_path("order-b.h5");
+	const char *both[2] = { a, b };
+	hml__dataset ds;
+	int bad = 0;
+
+	unlink(a);
+	unlink(b);
+	CHECK_OK(write_field_run(a, 0, 3));
+	CHECK_OK(write_field_run(a, 1, 2));
+	CHECK_OK(write_field_run(b, 0, 4));
+	CHECK_OK(hml__dataset_load(&ds, both, 2, "trip", HML__NONFINITE_ERROR));
+	CHECK_EQ_INT(ds.rows, 9);
+	CHECK(ds.run && ds.call);
+	for (int64_t i = 0; ds.run && ds.call && ds.x && i < ds.rows; i++) {
+		/* file a: runs 0, 1; file b's run 0 comes after them as run 2 */
+		int64_t run = i < 3 ? 0 : i < 5 ? 1 : 2, call = i < 3 ? i : i < 5 ? i - 3 : i - 5;
+		int64_t value = (run == 2 ? 0 : run) * 100 + call;
+
+		bad += ds.run[i] != run || ds.call[i] != call || ds.x[i * IN_FEAT] != (float)value;
+	}
+	CHECK_EQ_INT(bad, 0);
+	hml__dataset_release(&ds);
 }
 
 TEST(type_names)
@@ -393,6 +453,7 @@ int main(void)
 	RUN(h5py_reads_it);
 	RUN(foreign_files);
 	RUN(merged_calls);
+	RUN(call_order);
 	RUN(type_names);
 	rc = check_report();
 	tmp_dir_remove();

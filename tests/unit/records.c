@@ -256,7 +256,8 @@ TEST(model_record_round_trip)
 	CHECK(json_real_value(json_object_get(m.options, "mape_floor")) == 1);
 	CHECK_STR(json_string_value(json_object_get(m.metrics, "device")), "cuda");
 	CHECK_EQ_INT(json_object_size(m.metrics), 19);
-	CHECK_EQ_INT(json_object_size(m.options), 15);
+	CHECK_EQ_INT(json_object_size(m.options), 16);
+	CHECK_EQ_INT(json_integer_value(json_object_get(m.options, "rollout")), 1);
 	CHECK_STR(keys(m.json), "id workflow region family arch input_shape output_shape datasets "
 	          "data_sha256 parent rows options loss metric metrics categorical normalisation files provenance");
 	CHECK_STR(keys(m.rows), "train validation test dropped_nonfinite nonfinite_values "

@@ -43,6 +43,7 @@ TEST(messages)
 	o.loss = "relative"; o.metric = "mape"; o.mape_floor = 1;
 	o.latency_threads = 3; o.row_fraction = 0.25;
 	o.categorical = "1:8,3:2";
+	o.rollout = 4;
 	m = hml__wire_trial(12, "/e/search/s1/t12.pt", &o);
 	CHECK_OK(hml__wire_trial_read(m, &trial, &out, &back));
 	CHECK_EQ_INT(trial, 12);
@@ -59,6 +60,7 @@ TEST(messages)
 	CHECK_STR(back.categorical, "1:8,3:2");
 	CHECK(back.mape_floor == 1);
 	CHECK(back.latency_threads == 3 && back.row_fraction == 0.25);
+	CHECK_EQ_INT(back.rollout, 4);
 	/* The latency objective: torchscript unless the trial names a target. */
 	CHECK_OK(hml__wire_trial_latency(m, &target, &known));
 	CHECK(target == HML__TARGET_TORCHSCRIPT && isnan(known));

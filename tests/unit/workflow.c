@@ -3,6 +3,7 @@
  * field, defaults, lookup by path, by directory and by bundled name, and
  * every kind of malformed document, each with the key its message names.
  */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -227,6 +228,18 @@ TEST(train_options)
 	hml__workflow_train_options(&r, &o, NULL);
 	CHECK(o.batch == 8 && o.epochs == base.epochs && o.lr == base.lr && o.seed == base.seed);
 	CHECK_STR(o.optimizer, "adam");
+	json_decref(r.train);
+
+	/* rollout read, and clamped rather than wrapped (2^32 + 2 is not 2) */
+	r.train = json_pack("{s:i}", "rollout", 4);
+	o = base;
+	CHECK_EQ_INT(o.rollout, 1);
+	hml__workflow_train_options(&r, &o, NULL);
+	CHECK_EQ_INT(o.rollout, 4);
+	json_decref(r.train);
+	r.train = json_pack("{s:I}", "rollout", (json_int_t)4294967298LL);
+	hml__workflow_train_options(&r, &o, NULL);
+	CHECK_EQ_INT(o.rollout, INT_MAX);
 	json_decref(r.train);
 	o = base;
 	nf = "drop";

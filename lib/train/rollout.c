@@ -1,0 +1,107 @@
+#include <stdlib.h>
+
+#include "core/error.h"
+#include "core/util.h"
+#include "train/rollout.h"
+
+/* Row i + 1 is the call after row i's, in the same run. */
+static int follows(const int64_t *run, const int64_t *call, int64_t i)
+{
+	return call[i] >= 0 && call[i + 1] == call[i] + 1 && run[i + 1] == run[i];
+}
+
+int64_t hml__rollout_longest(const int64_t *run, const int64_t *call, int64_t rows)
+{
+	int64_t i, len = 0, best = 0;
+
+	if (!run || !call)
+		return 0;
+	for (i = 0; i < rows; i++) {
+		len = i > 0 && follows(run, call, i - 1) ? len + 1 : call[i] >= 0;
+		if (len > best)
+			best = len;
+	}
+	return best;
+}
+
+/* Rows i .. i + steps - 1 are one window of usable rows. */
+static int window_at(const int64_t *run, const int64_t *call, const unsigned char *usable,
+                     int64_t rows, int steps, int64_t i)
+{
+	int64_t k;
+
+	if (i + steps > rows || call[i] < 0)
+		return 0;
+	for (k = 0; k < steps; k++)
+		if ((usable && !usable[i + k]) || (k + 1 < steps && !follows(run, call, i + k)))
+			return 0;
+	return 1;
+}
+
+int hml__rollout_windows(int64_t **starts, int64_t *n, const int64_t *run,
+                         const int64_t *call, const unsigned char *usable, int64_t rows,
+                         int steps)
+{
+	int64_t i, count = 0, *out;
+
+	*starts = NULL;
+	*n = 0;
+	if (steps < 1)
+		return hml__error_set(HML_EINVALID, "rollout %d is not a number of steps (1 or more)",
+		                      steps);
+	if (!run || !call)
+		return 0;
+	for (i = 0; i < rows; i++)
+		count += window_at(run, call, usable, rows, steps, i);
+	if (count == 0)
+		return 0;
+	if ((uint64_t)count > SIZE_MAX / sizeof(*out) || !(out = malloc((size_t)count * sizeof(*out))))
+		return hml__error_oom();
+	for (i = 0, count = 0; i < rows; i++)
+		if (window_at(run, call, usable, rows, steps, i))
+			out[count++] = i;
+	*starts = out;
+	*n = count;
+	return 0;
+}
+
+static int same_shape(const hml__dataset *d)
+{
+	int i;
+
+	if (d->in_ndim != d->out_ndim)
+		return 0;
+	for (i = 0; i < d->in_ndim; i++)
+		if (d->in_shape[i] != d->out_shape[i])
+			return 0;
+	return 1;
+}
+
+int hml__rollout_check(const hml__dataset *d, int steps)
+{
+	char in[160], out[160];
+	int64_t longest;
+
+	if (steps == 1)
+		return 0;
+	if (steps < 1 || steps > HML__ROLLOUT_MAX)
+		return hml__error_set(HML_EINVALID, "rollout must be 1 to %d, not %d",
+		                      HML__ROLLOUT_MAX, steps);
+	if (!same_shape(d)) {
+		hml__format_shape(in, sizeof(in), d->in_shape, d->in_ndim);
+		hml__format_shape(out, sizeof(out), d->out_shape, d->out_ndim);
+		return hml__error_set(HML_EINVALID, "--rollout %d needs a region whose output has "
+		                      "its input's shape; the input is %s, the output %s", steps,
+		                      in, out);
+	}
+	longest = hml__rollout_longest(d->run, d->call, d->rows);
+	if (longest == 0)
+		return hml__error_set(HML_EINVALID, "--rollout %d needs the order of the calls, "
+		                      "which the data do not record (no calls table, or several "
+		                      "rows per call)", steps);
+	if (longest < steps)
+		return hml__error_set(HML_EINVALID, "--rollout %d is more than the %lld consecutive "
+		                      "calls of the longest run in the data", steps,
+		                      (long long)longest);
+	return 0;
+}
