@@ -87,6 +87,19 @@ int hml__wf_get(const hml__wf_ctx *v, const json_t *obj, const char *parent, con
 	return 0;
 }
 
+/* `key` of `obj` in *j and its path in full[size]: 1 when there, 0 when
+ * absent and not required, or the error. */
+static int lookup(const hml__wf_ctx *v, const json_t *obj, const char *parent,
+                  const char *key, int required, json_t **j, char *full, size_t size)
+{
+	int rc;
+
+	if ((rc = hml__wf_get(v, obj, parent, key, required, j)) < 0 || !*j)
+		return rc;
+	hml__wf_key_join(full, size, parent, key);
+	return 1;
+}
+
 int hml__wf_get_string(const hml__wf_ctx *v, const json_t *obj, const char *parent,
                        const char *key, int required, char **out)
 {
@@ -95,9 +108,8 @@ int hml__wf_get_string(const hml__wf_ctx *v, const json_t *obj, const char *pare
 	int rc;
 
 	*out = NULL;
-	if ((rc = hml__wf_get(v, obj, parent, key, required, &j)) < 0 || !j)
+	if ((rc = lookup(v, obj, parent, key, required, &j, full, sizeof(full))) <= 0)
 		return rc;
-	hml__wf_key_join(full, sizeof(full), parent, key);
 	if (!json_is_string(j))
 		return hml__wf_bad_key(v, full, "must be a string");
 	if (json_string_length(j) == 0)
@@ -117,9 +129,8 @@ int hml__wf_get_int(const hml__wf_ctx *v, const json_t *obj, const char *parent,
 	json_t *j;
 	int rc;
 
-	if ((rc = hml__wf_get(v, obj, parent, key, required, &j)) < 0 || !j)
+	if ((rc = lookup(v, obj, parent, key, required, &j, full, sizeof(full))) <= 0)
 		return rc;
-	hml__wf_key_join(full, sizeof(full), parent, key);
 	if (!json_is_integer(j))
 		return hml__wf_bad_key(v, full, "must be an integer");
 	*out = (int64_t)json_integer_value(j);
@@ -135,9 +146,8 @@ int hml__wf_get_object(const hml__wf_ctx *v, const json_t *obj, const char *pare
 	char full[256];
 	int rc;
 
-	if ((rc = hml__wf_get(v, obj, parent, key, required, out)) < 0 || !*out)
+	if ((rc = lookup(v, obj, parent, key, required, out, full, sizeof(full))) <= 0)
 		return rc;
-	hml__wf_key_join(full, sizeof(full), parent, key);
 	if (!json_is_object(*out))
 		return hml__wf_bad_key(v, full, "must be an object");
 	return 0;
@@ -153,9 +163,8 @@ int hml__wf_get_strv(const hml__wf_ctx *v, const json_t *obj, const char *parent
 	int rc;
 
 	*out = NULL;
-	if ((rc = hml__wf_get(v, obj, parent, key, 1, &j)) < 0)
+	if ((rc = lookup(v, obj, parent, key, 1, &j, full, sizeof(full))) <= 0)
 		return rc;
-	hml__wf_key_join(full, sizeof(full), parent, key);
 	if (!json_is_array(j))
 		return hml__wf_bad_key(v, full, "must be an array of strings");
 	n = json_array_size(j);
