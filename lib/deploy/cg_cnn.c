@@ -56,6 +56,16 @@ void hml__cg_put_sample_forwards(hml__cg_gen *g, long long nin, long long nout)
 		"\treturn hml_%s_samples(x, y, rows, 1);\n}\n", id, id, id, id);
 }
 
+/* The scratch defines' last line (the sgemm part, cg_conv_gemm.c) and the
+ * head of hml_<id>_sample, whose comment says what buf holds (`note`). */
+void hml__cg_put_sample_head(hml__cg_gen *g, int64_t gscratch, const char *note)
+{
+	hml__cg_put_gemm_scratch(g, gscratch);
+	fprintf(g->f, "\n/* buf: HML_%s_SCRATCH floats%s */\n"
+	        "HML_%s_KERNEL\nstatic void hml_%s_sample(const float *restrict x, float *restrict y, "
+	        "float *buf,\n                          int par)\n{\n", g->up, note, g->up, g->id);
+}
+
 /* The CNN's sgemm path, a layer before the last: its result `src`
  * ([out][H x W]) with the activation into the next layer's padded planes. */
 static void put_conv_place(hml__cg_gen *g, const hml__cg_layer *y, const char *src)
@@ -120,16 +130,13 @@ void hml__cg_put_cnn(hml__cg_gen *g)
 	        (long long)((h + 2 * pmax) * (w + 2 * pmax)));
 	fprintf(g->f, "#define HML_%s_SCRATCH (2 * (%lld * HML_%s_PLANE + %d))\n", g->up,
 	        (long long)cmax, g->up, HML__CG_CONV_SLACK);
-	hml__cg_put_gemm_scratch(g, gsz);
-	fputc('\n', g->f);
-	fprintf(g->f, "/* buf: HML_%s_SCRATCH floats, zero at the borders */\n"
-	        "HML_%s_KERNEL\nstatic void hml_%s_sample(const float *restrict x, float *restrict y, float *buf,\n                          int par)\n{\n"
-	        "\tfloat *a = buf, *b = buf + HML_%s_SCRATCH / 2;\n\n\t(void)par;\n"
+	hml__cg_put_sample_head(g, gsz, ", zero at the borders");
+	fprintf(g->f, "\tfloat *a = buf, *b = buf + HML_%s_SCRATCH / 2;\n\n\t(void)par;\n"
 	        "\tfor (int c = 0; c < %lld; c++)\n\t\tfor (int i = 0; i < HML_%s_H; i++)\n"
 	        "\t\t\tfor (int j = 0; j < HML_%s_W; j++)\n"
 	        "\t\t\t\ta[c * HML_%s_PLANE + (i + HML_%s_P) * HML_%s_WP + j + HML_%s_P] =\n"
 	        "\t\t\t\t\t(x[(c * HML_%s_H + i) * HML_%s_W + j] - hml_%s_in_mean[c]) / hml_%s_in_std[c];\n",
-	        g->up, g->up, id, g->up, (long long)c, g->up, g->up, g->up, g->up, g->up, g->up, g->up,
+	        g->up, (long long)c, g->up, g->up, g->up, g->up, g->up, g->up, g->up,
 	        g->up, id, id);
 	if (gsz > 0)
 		fprintf(g->f, "#ifdef HML_CMODEL_CBLAS\n\tfloat *col = buf + HML_%s_SCRATCH, "

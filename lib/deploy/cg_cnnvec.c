@@ -101,18 +101,15 @@ void hml__cg_put_cnnvec(hml__cg_gen *g)
 	}
 	fprintf(g->f, "\n#define HML_%s_SCRATCH (2 * %lld + %lld + 2 * %lld)\n", g->up,
 	        (long long)pad_max, (long long)conv_max, (long long)vec_max);
-	hml__cg_put_gemm_scratch(g, gsz);
-	fputc('\n', g->f);
-	fprintf(g->f, "/* buf: HML_%s_SCRATCH floats */\n"
-	        "HML_%s_KERNEL\nstatic void hml_%s_sample(const float *restrict x, float *restrict y, float *buf,\n                          int par)\n{\n"
-	        "\tfloat *a = buf, *b = buf + %lld, *t = buf + 2 * %lld, *u = t + %lld, *v = u + %lld;\n\n"
+	hml__cg_put_sample_head(g, gsz, "");
+	fprintf(g->f, "\tfloat *a = buf, *b = buf + %lld, *t = buf + 2 * %lld, *u = t + %lld, *v = u + %lld;\n\n"
 	        "\t(void)b;\n\t(void)v;\n\t(void)par;\n"
 	        "\tfor (int k = 0; k < %lld; k++)\n\t\ta[k] = 0.0f;\n"
 	        "\tfor (int c = 0; c < %lld; c++)\n\t\tfor (int i = 0; i < %lld; i++)\n"
 	        "\t\t\tfor (int j = 0; j < %lld; j++)\n"
 	        "\t\t\t\ta[c * %lld + (i + %d) * %lld + j + %d] =\n"
 	        "\t\t\t\t\t(x[(c * %lld + i) * %lld + j] - hml_%s_in_mean[c]) / hml_%s_in_std[c];\n",
-	        g->up, g->up, id, (long long)pad_max, (long long)pad_max, (long long)conv_max,
+	        (long long)pad_max, (long long)pad_max, (long long)conv_max,
 	        (long long)vec_max, (long long)(c * (h + 2 * p) * (w + 2 * p)), (long long)c,
 	        (long long)h, (long long)w, (long long)((h + 2 * p) * (w + 2 * p)), p,
 	        (long long)(w + 2 * p), p, (long long)h, (long long)w, id, id);

@@ -88,6 +88,11 @@ void hml__cg_put_gemm_scratch(hml__cg_gen *g, int64_t n);
 /** The CNN's hml_<id>_sample and its forwards. */
 void hml__cg_put_cnn(hml__cg_gen *g);
 
+/** #define HML_<ID>_GSCRATCH (hml__cg_put_gemm_scratch) and the head of
+ * `static void hml_<id>_sample(x, y, buf, par)` up to its opening brace,
+ * its comment "buf: HML_<ID>_SCRATCH floats<note>". */
+void hml__cg_put_sample_head(hml__cg_gen *g, int64_t gscratch, const char *note);
+
 /** hml_<id>_forward_f32 / _f64 of a CNN or cnnvec over its
  * hml_<id>_sample, samples of `nin` and `nout` floats. */
 void hml__cg_put_sample_forwards(hml__cg_gen *g, long long nin, long long nout);
