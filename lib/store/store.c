@@ -38,6 +38,37 @@ void hml__store_manifest_replace(hml__store *s, json_t *m)
 	s->manifest = m;
 }
 
+/* The experiment's lock (lock.h), naming our command for whoever waits. */
+int hml__store_lock_take(const hml__store *s, int *fd)
+{
+	return hml__lock_take(fd, s->lock_path, s->dir, hml__store_command_name());
+}
+
+json_t *hml__store_provenance(const hml__store *s, const char *const *rel_files,
+                              size_t nfiles)
+{
+	char (*hashes)[65] = NULL;
+	json_t *p = NULL;
+
+	if (nfiles && !(hashes = calloc(nfiles, sizeof(*hashes)))) {
+		hml__error_oom();
+		return NULL;
+	}
+	for (size_t i = 0; i < nfiles; i++) {
+		char *abs = hml__store_path(s, rel_files[i]);
+		int rc = abs ? hml__sha256_file(abs, hashes[i]) : HML_ENOMEM;
+
+		free(abs);
+		if (rc < 0)
+			goto done;
+	}
+	p = hml__store_provenance_new(rel_files, hashes, nfiles);
+
+done:
+	free(hashes);
+	return p;
+}
+
 static int store_new(hml__store **out, const char *dir)
 {
 	hml__store *s = calloc(1, sizeof(*s));

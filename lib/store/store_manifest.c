@@ -1,8 +1,7 @@
 /*
  * lib/store/store_manifest.c - manifest.json on disk (store_private.h):
  * the collections it holds, its validation (a manifest that does not
- * validate is never written over), reading it, writing it atomically, and
- * the lock taken around every change.
+ * validate is never written over), reading it, writing it atomically.
  */
 #include <errno.h>
 #include <limits.h>
@@ -234,10 +233,4 @@ json_t *hml__manifest_new(void)
 	return json_pack("{s:i, s:s, s:s, s:[], s:[], s:[], s:[]}",
 	                 "schema_version", HML__STORE_SCHEMA, "hml_version", HML_VERSION_STRING,
 	                 "created", when, "datasets", "models", "deployments", "evaluations");
-}
-
-/* The experiment's lock (lock.h), naming our command for whoever waits. */
-int hml__store_lock_take(const hml__store *s, int *fd)
-{
-	return hml__lock_take(fd, s->lock_path, s->dir, hml__store_command_name());
 }

@@ -3,9 +3,10 @@
  * pieces its files share (private to lib/store/store*.c; the interface
  * is store.h):
  *
- *   store.c             opening and creating a store, its paths, finding records
+ *   store.c             opening and creating a store, its paths, finding
+ *                       records, its lock, a record's provenance
  *   store_manifest.c    manifest.json on disk: its collections, validation,
- *                       reading, atomic writing; the experiment's lock
+ *                       reading, atomic writing
  *   store_add.c         registering records and their files, and updates
  *   store_provenance.c  the facts recorded with every record (command,
  *                       user, versions, input hashes)
@@ -57,10 +58,13 @@ int hml__manifest_write(const char *dir, const char *path, const json_t *m);
 /** A new, empty manifest (NULL when out of memory). */
 json_t *hml__manifest_new(void);
 
+/* store.c */
+
 /** Take the experiment's lock (lock.h), naming our command for whoever waits. */
 int hml__store_lock_take(const hml__store *s, int *fd);
 
-/* store_provenance.c */
+/* store_provenance.c (which needs no store: the dependencies go
+ * store_add.c -> store.c -> store_manifest.c, store_provenance.c) */
 
 /** The command's name for the lock's holder ("hml train"). */
 const char *hml__store_command_name(void);

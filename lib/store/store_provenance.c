@@ -1,7 +1,8 @@
 /*
  * lib/store/store_provenance.c - the facts recorded with every record
  * (store_private.h): the command line and its name, the user, the
- * versions of hml and its libraries, and the hashes of the input files.
+ * versions of hml and its libraries, and the hashes of the input files
+ * (hml__store_provenance, which finds them in a store, is store.c's).
  */
 #include <pwd.h>
 #include <stdio.h>
@@ -174,29 +175,4 @@ oom:
 	json_decref(sums);
 	hml__error_oom();
 	return NULL;
-}
-
-json_t *hml__store_provenance(const hml__store *s, const char *const *rel_files,
-                              size_t nfiles)
-{
-	char (*hashes)[65] = NULL;
-	json_t *p = NULL;
-
-	if (nfiles && !(hashes = calloc(nfiles, sizeof(*hashes)))) {
-		hml__error_oom();
-		return NULL;
-	}
-	for (size_t i = 0; i < nfiles; i++) {
-		char *abs = hml__store_path(s, rel_files[i]);
-		int rc = abs ? hml__sha256_file(abs, hashes[i]) : HML_ENOMEM;
-
-		free(abs);
-		if (rc < 0)
-			goto done;
-	}
-	p = hml__store_provenance_new(rel_files, hashes, nfiles);
-
-done:
-	free(hashes);
-	return p;
 }
