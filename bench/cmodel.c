@@ -15,7 +15,7 @@
  * to 3 compiled forms (the first is the one deployed, portable: the goals
  * are read on it). bench/cmodel.sh trains the models and compiles them
  * with hml deploy --target c, and once more without OpenBLAS, so that the
- * table shows where the sgemm path starts to win (lib/deploy/codegen.c).
+ * table shows where the sgemm path starts to win (lib/deploy/cg_mlp.c).
  */
 #include <math.h>
 #include <stdint.h>

@@ -15,7 +15,7 @@
 # (see bench/cmodel.c). The ratio is libtorch / C. Where the "blocked"
 # column beats "C" is where the sgemm path should not be taken: the
 # generated code takes it from the batch at which the widest layer does
-# 2^20 multiply-adds (GEMM_MACS in lib/deploy/codegen.c), the crossover measured
+# 2^20 multiply-adds (GEMM_MACS in lib/deploy/cg_mlp.c), the crossover measured
 # with this table.
 # Both sides use THREADS threads (libtorch intra-op; OpenMP in the compiled
 # model, from 1024 rows; OpenBLAS runs single-threaded inside those

@@ -8,7 +8,7 @@
 # the particle filter 128 videos of 8 x 32 x 32).
 #
 # Each model is compiled as deployed (with OpenBLAS when hml was configured
-# with it: a conv layer wide enough for lib/deploy/codegen.c's
+# with it: a conv layer wide enough for lib/deploy/cg_conv_gemm.c's
 # CONV_GEMM_MIN_OUT and CONV_GEMM_MIN_K runs as im2col + sgemm) and from
 # the same generated source without OpenBLAS ("C-direct": the blocked
 # direct loops of lib/deploy/cg_conv.c for every layer, the flags of the

@@ -31,7 +31,7 @@ extern "C" {
 /** The compiler flags, in order, before the optional -march=ARCH.
  *  -fno-trapping-math: the generated code never reads floating-point
  *  exception flags, and with it gcc vectorises the activation loops
- *  (their branch-free selects; lib/deploy/codegen.c). */
+ *  (their branch-free selects; lib/deploy/cg_consts.c). */
 #define HML__CBUILD_FLAGS { "-std=c11", "-O3", "-ffp-contract=fast", "-fno-trapping-math", \
 	"-fPIC", "-shared", "-fvisibility=hidden", "-fopenmp" }
 #define HML__CBUILD_NFLAGS 8

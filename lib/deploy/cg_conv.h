@@ -1,8 +1,8 @@
 /*
  * lib/deploy/cg_conv.h - the generated C of one conv layer's direct form
- * (internal to lib/deploy/codegen.c, which calls it for every conv layer
- * of a CNN or cnnvec that does not take the im2col + sgemm path, and for
- * every conv layer of a build without a CBLAS).
+ * (internal to the C generator: cg_cnn.c and cg_cnnvec.c call it for every
+ * conv layer of a CNN or cnnvec that does not take the im2col + sgemm path,
+ * cg_conv_gemm.c, and for every conv layer of a build without a CBLAS).
  *
  * The layer is written as register-blocked loops: for each image row,
  * blocks of HML__CG_CONV_CB output channels x HML__CG_CONV_JB columns are summed in

@@ -354,7 +354,7 @@ TEST(mlp_batches)
 	hml__cg_model_release(&m);
 }
 
-/* The sgemm path (lib/deploy/codegen.c): a layer of 48 x 40 takes it from 547
+/* The sgemm path (lib/deploy/cg_mlp.c): a layer of 48 x 40 takes it from 547
  * rows (2^20 multiply-adds); below, at and above that, in chunks with a
  * ragged tail and over OpenMP, float and double, built with OpenBLAS as
  * hml deploy builds it (lib/deploy/cbuild.c); the same source without the define
