@@ -171,6 +171,22 @@ json_t *cmd_json_shape(const int64_t *shape, int ndim);
  * when the label is too long for a variable name (an hml error is set). */
 json_t *cmd_deploy_env(const char *label, const char *path, int interleave, const char *watch);
 
+/* cmd/deploy_run.c: how a deployed model runs. *run from the card (its
+ * iterative k and interleave), *interleave the runtime's ratio its
+ * environment sets (0: infer, or the application's own interleave
+ * argument). 0 or an hml error. */
+struct hml__model_run;
+struct hml__model_view;
+int cmd_deploy_model_run(struct hml__model_run *run, int *interleave,
+                         const struct hml__workflow *w, const struct hml__model_view *m);
+/* Tell the user the application's arguments the model must run with. */
+void cmd_deploy_print_run(const char *pid, const char *id, const struct hml__workflow *w,
+                          const struct hml__model_run *run);
+/* Warn when the region's previous deployment runs at another k or
+ * interleave (a hot swap keeps the running application's). */
+void cmd_deploy_warn_swap(const struct hml__store *s, const char *label, const char *id,
+                          const struct hml__model_run *run);
+
 /* Warn about every entry of the workflow's env that hml sets itself for
  * each run and so ignores (lib/run/childenv.h). */
 void cmd_workflow_env_check(const struct hml__workflow *w);

@@ -24,7 +24,6 @@
 #include "core/util.h"
 #include "deploy/latency.h"
 #include "deploy/metrics.h"
-#include "run/argv.h"
 #include "run/workflow.h"
 #include "store/checked.h"
 #include "store/cost.h"
@@ -467,89 +466,6 @@ static int write_deployfile(const hml__store *s, const char *pid, const char *la
 	return hml__deployfile_write(hml__store_dir(s), &d);
 }
 
-/* How the deployed model runs (lib/store/model_run.h): as hml evaluate
- * runs it and as --max-qoi-error checked it, at its card's k and
- * interleave; *interleave the runtime's ratio its environment sets (0:
- * infer, or the application's own interleave argument). */
-static int model_run(hml__model_run *run, int *interleave, const hml__workflow *w,
-                     const hml__model_view *m)
-{
-	hml__run_config c;
-	char **argv = NULL;
-	int rc;
-
-	memset(&c, 0, sizeof(c));
-	hml__model_run_resolve(run, m, NULL, NULL);
-	if ((rc = hml__argv_build(&argv, w->program, (const char *const *)w->evaluate_args,
-	                          NULL)) == 0)
-		rc = hml__model_run_apply(&argv, &c, w, run);
-	hml__strv_free(argv);
-	*interleave = c.interleave;
-	return rc;
-}
-
-/* What the environment cannot carry: the application's own arguments
- * the model must run with. */
-static void print_run(const char *pid, const char *id, const hml__workflow *w,
-                      const hml__model_run *run)
-{
-	const hml__search_args *a = &w->search_args;
-
-	if (run->k >= 1)
-		cmd_info("%s: model '%s' predicts %lld steps per call: run the application with "
-		         "'%s %lld'", pid, id, run->k, a->k.arg, run->k);
-	if (run->interleave >= 0 && a->interleave.arg)
-		cmd_info("%s: model '%s' was judged at interleave %lld: run the application with "
-		         "'%s %lld'", pid, id, run->interleave, a->interleave.arg, run->interleave);
-	else if (run->interleave > 0)
-		cmd_info("%s: model '%s' runs in interleave mode, %lld model calls, then the "
-		         "original code for one (HML_INTERLEAVE_<LABEL> in the environment)", pid, id,
-		         run->interleave);
-}
-
-/* "k 8, interleave 2"; "the command line's k, interleave 0". */
-static void run_text(char *buf, size_t size, const hml__model_run *r)
-{
-	if (r->k >= 1)
-		snprintf(buf, size, "k %lld, interleave %lld", r->k,
-		         r->interleave > 0 ? r->interleave : 0);
-	else
-		snprintf(buf, size, "the command line's k, interleave %lld",
-		         r->interleave > 0 ? r->interleave : 0);
-}
-
-/* A running application that swaps to this deployment through the
- * region's deployment file keeps the k and interleave it was started with
- * (k is its argument, the interleave its environment's): say so when the
- * region's previous deployment runs at others. Before the new record. */
-static void warn_swap(const hml__store *s, const char *label, const char *id,
-                      const hml__model_run *run)
-{
-	const json_t *deps = json_object_get(hml__store_manifest(s), "deployments"), *d;
-	hml__model_run was;
-
-	for (size_t i = json_array_size(deps); i-- > 0;) {
-		d = json_array_get(deps, i);
-		if (!json_is_string(json_object_get(d, "region")) ||
-		    strcmp(json_string_value(json_object_get(d, "region")), label) != 0)
-			continue;
-		hml__model_run_read(&was, json_object_get(d, "run"));
-		if (was.k != run->k || (was.interleave > 0 ? was.interleave : 0) !=
-		                       (run->interleave > 0 ? run->interleave : 0)) {
-			char now[64], before[64];
-
-			run_text(now, sizeof(now), run);
-			run_text(before, sizeof(before), &was);
-			cmd_warn("model '%s' runs at %s, the region's previous deployment '%s' at %s: "
-			         "an application running with that one's environment keeps its k and "
-			         "interleave when it swaps to this model; start it again with the "
-			         "environment printed", id, now,
-			         hml__json_string(d, "id") ? hml__json_string(d, "id") : "?", before);
-		}
-		return;
-	}
-}
-
 /* stdout: the deployment (and compiled model) as JSON, or the environment
  * as shell export lines. */
 static void print_result(const hml__store *s, const char *pid, const char *cid, const json_t *env)
@@ -628,7 +544,7 @@ int cmd_deploy(int argc, char **argv)
 		rc = rc < 0 ? rc : hml__error_oom();
 		goto fail;
 	}
-	if ((rc = model_run(&run, &interleave, w, &model)) < 0)
+	if ((rc = cmd_deploy_model_run(&run, &interleave, w, &model)) < 0)
 		goto fail;
 	if (!(env = cmd_deploy_env(label, so_path ? so_path : path, interleave, watch))) {
 		rc = hml_error_last()->code;
@@ -651,14 +567,14 @@ int cmd_deploy(int argc, char **argv)
 		rc = hml__error_oom();
 		goto fail;
 	}
-	warn_swap(s, label, id, &run);
+	cmd_deploy_warn_swap(s, label, id, &run);
 	rc = hml__store_add(s, "deployments", rec, NULL, 0, 0, pid, sizeof(pid));
 	rec = NULL;   /* the store's now, or released by it */
 	if (rc < 0 || (rc = write_deployfile(s, pid, label, cid[0] ? cid : id,
 	                                     so_path ? so_path : path, gpath)) < 0)
 		goto fail;
 	print_deployed(pid, id, label, w->name, &model, &pick, qoi_check);
-	print_run(pid, id, w, &run);
+	cmd_deploy_print_run(pid, id, w, &run);
 	if (first >= argc && !search)
 		print_origin(pid, s, &model);
 	print_result(s, pid, cid, env);

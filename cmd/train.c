@@ -5,8 +5,7 @@
  * workflow region's "model.train" object (and "model.arch"), the defaults
  * of lib/train/train.h. The data are the region's rows in the chosen data sets
  * (default: every data set of the newest data set's workflow that holds the
- * region); each data file is checked against the SHA-256 recorded when it
- * was collected before it is read.
+ * region), each file checked against its SHA-256 as collected before it is read.
  *
  * --from MODEL continues a model: MODEL's arch, loss and categorical
  * features, its parameters as the starting point and its normalisation
@@ -92,9 +91,8 @@ static const cmd_option options[] = {
 	{ "device", 0, CMD_OPT_STRING, &device, "cpu|cuda|auto",
 	  "where the training steps run (default cpu; cuda needs a CUDA build and a GPU)" },
 	{ "rollout", 0, CMD_OPT_INT, &rollout, "R",
-	  "multi-step training for a region whose output is its next call's input: the loss "
-	  "sums the errors of the model applied R times in a row along the calls of a run "
-	  "(default 1: one call at a time; see hml-train(1), ROLLOUT)" },
+	  "multi-step training: the loss sums the errors of the model applied R times along "
+	  "a run's calls, each output the next input (default 1; hml-train(1) ROLLOUT)" },
 	{ "ensemble", 0, CMD_OPT_INT, &ensemble, "N",
 	  "train N models of this configuration (seeds SEED..SEED+N-1, N from 2 to 16) as one, "
 	  "member 0 deployed; their disagreement calibrated for --guard ensemble" },
@@ -150,8 +148,7 @@ typedef struct train_state {
 
 static void state_release(train_state *st)
 {
-	/* st->n data sets are picked before their paths are checked: a bad
-	 * training default in the workflow fails in between */
+	/* data sets are picked before their paths: a bad workflow default fails between */
 	for (size_t i = 0; st->paths && i < st->n; i++)
 		free(st->paths[i]);
 	free(st->paths);
