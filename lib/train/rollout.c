@@ -1,3 +1,9 @@
+/*
+ * lib/train/rollout.c - the windows of multi-step (rollout) training
+ * (rollout.h): R consecutive calls of one run, every row usable for
+ * training, and the checks that a rollout can be served by the data.
+ * No libtorch: train.cpp draws its batches from these windows.
+ */
 #include <stdlib.h>
 
 #include "core/error.h"
