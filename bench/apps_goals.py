@@ -40,6 +40,14 @@ GOAL_TEXT = {
 }
 
 
+def qoi_bound(app):
+    """The goal's error bound where it is in the workflow's own QoI metric
+    (rmse, or mape in per cent), the E of hml deploy --max-qoi-error E; else
+    None (a relative L2 or the filter's own error: no deploy option says it)."""
+    goal = GOALS.get(app)
+    return goal[2] if goal and goal[1] in ("rmse", "mape") else None
+
+
 def _qoi(exp, ev, name):
     """The accurate and the surrogate run's dataset `name` (last repeat)."""
     f = [h5py.File(os.path.join(exp, ev["files"][k]), "r") for k in ("qoi_accurate", "qoi_surrogate")]

@@ -21,6 +21,7 @@
 #include "collect_mpi.h"
 #include "collect_record.h"
 #include "collect_state.h"
+#include "core/profile_file.h"
 #include "core/util.h"
 #include "run/argv.h"
 #include "run/workflow.h"
@@ -287,6 +288,25 @@ static int setup_launcher(collect_state *st, const collect_opts *o)
 /* What the runs left: the regions' rows read back, with a warning for each
  * region that collected none. 0, or the exit status with nothing
  * registered (why: the runs' failure, if any). */
+/* The runs' processes waited for a CPU a large share of their time
+ * (cost.h "cpu_wait_seconds"): every time the collection recorded, the
+ * original code's among them, was stretched by other work, and the
+ * speedups predicted from it are too high. Said once: all regions of a
+ * run share its processes. */
+static void say_cpu_wait(const collect_state *st)
+{
+	hml__profile_cpu cpu = { NAN, NAN };
+	double share;
+
+	if (st->times && st->w->nregions)
+		cpu = (hml__profile_cpu){ st->times[0].cpu_run_s, st->times[0].cpu_wait_s };
+	if ((share = hml__profile_cpu_wait_share(&cpu)) >= HML__CPU_WAIT_NOTED)
+		cmd_info("the application's threads waited for a CPU %.0f%% of their time while "
+		         "it ran (other work on this machine): the cost of the original code "
+		         "recorded, and the speedups hml predicts from it, are too high; collect "
+		         "on an idle machine to trust them", 100.0 * share);
+}
+
 static int check_collected(collect_state *st, const char *why, int interrupted)
 {
 	int fail_code = interrupted ? HML_EXIT_INTERRUPTED : HML_EXIT_FAILURE;
@@ -318,6 +338,7 @@ static int check_collected(collect_state *st, const char *why, int interrupted)
 			cmd_warn("region '%s' of workflow '%s' collected no rows",
 			         st->w->regions[i].label, st->w->name);
 	}
+	say_cpu_wait(st);
 	return 0;
 }
 

@@ -86,6 +86,7 @@ static const cmd_spec spec = {
 static void evaluation_release(evaluation *e)
 {
 	free(e->acc.wall); free(e->acc.region); free(e->sur.wall); free(e->sur.region);
+	free(e->acc.cpu_wait); free(e->sur.cpu_wait);
 	free(e->speed_e2e); free(e->speed_region);
 	hml__strv_free(e->argv);
 	hml__strv_free(e->launcher);
@@ -212,8 +213,10 @@ static int plan(evaluation *e, const char *named, char **extra, int nextra)
 	e->sur.region = calloc((size_t)e->nrep, sizeof(double));
 	e->speed_e2e = calloc((size_t)e->nrep, sizeof(double));
 	e->speed_region = calloc((size_t)e->nrep, sizeof(double));
+	e->acc.cpu_wait = calloc((size_t)e->nrep, sizeof(double));
+	e->sur.cpu_wait = calloc((size_t)e->nrep, sizeof(double));
 	if (!e->acc.wall || !e->acc.region || !e->sur.wall || !e->sur.region ||
-	    !e->speed_e2e || !e->speed_region)
+	    !e->speed_e2e || !e->speed_region || !e->acc.cpu_wait || !e->sur.cpu_wait)
 		return hml__error_oom();
 	return 0;
 }
@@ -267,7 +270,26 @@ static int run_one(evaluation *e, int which, int k, cmd_progress **bar)
 	se->guard.seconds += rec.stats.guard_s;
 	se->wall[k - 1] = wall;
 	se->region[k - 1] = rec.stats.region_s;
+	se->cpu_wait[k - 1] = hml__profile_cpu_wait_share(&rec.cpu);
 	return 0;
+}
+
+/* Measured runs whose threads waited for a CPU (other work on the machine)
+ * measured that work as well as the application's: said, not under -q. */
+static void say_cpu_wait(const evaluation *e)
+{
+	double most = 0;
+
+	for (int k = 0; k < e->nrep; k++) {
+		if (e->acc.cpu_wait[k] > most)
+			most = e->acc.cpu_wait[k];
+		if (e->sur.cpu_wait[k] > most)
+			most = e->sur.cpu_wait[k];
+	}
+	if (most >= HML__CPU_WAIT_NOTED)
+		cmd_info("the measured runs' threads waited for a CPU up to %.0f%% of their time "
+		         "(other work on this machine): the times and speedups measured are not "
+		         "the application's alone", 100.0 * most);
 }
 
 /* Accurate and surrogate runs alternate, the first pair discarded. */
@@ -293,6 +315,8 @@ static int run(evaluation *e)
 		}
 	}
 	cmd_progress_end(bar);
+	if (rc == 0)
+		say_cpu_wait(e);
 	if (rc == 0 && e->sur.model_calls == 0)
 		cmd_warn("the surrogate runs made no model calls in region '%s'", e->label);
 	return rc;
@@ -362,12 +386,14 @@ static json_t *record_json(const evaluation *e, const char *a1, const char *s1)
 	json_object_set_new(rec, "run", hml__model_run_json(&e->run));
 	if (e->over_time)
 		json_object_set(rec, "over_time", e->over_time);
-	json_object_set_new(rec, "accurate", json_pack("{s:o, s:o}",
+	json_object_set_new(rec, "accurate", json_pack("{s:o, s:o, s:o}",
 		"wall_seconds", array_json(e->acc.wall, n),
-		"region_seconds", array_json(e->acc.region, n)));
-	json_object_set_new(rec, "surrogate", json_pack("{s:o, s:o, s:I, s:I, s:I}",
+		"region_seconds", array_json(e->acc.region, n),
+		"cpu_wait_share", array_json(e->acc.cpu_wait, n)));
+	json_object_set_new(rec, "surrogate", json_pack("{s:o, s:o, s:o, s:I, s:I, s:I}",
 		"wall_seconds", array_json(e->sur.wall, n),
 		"region_seconds", array_json(e->sur.region, n),
+		"cpu_wait_share", array_json(e->sur.cpu_wait, n),
 		"model_calls", (json_int_t)e->sur.model_calls,
 		"fallback_calls", (json_int_t)e->sur.fallback_calls,
 		"original_calls", (json_int_t)e->sur.original_calls));

@@ -17,6 +17,7 @@
 /* One configuration's measured runs. */
 typedef struct series {
 	double *wall, *region;
+	double *cpu_wait;         /* each run's share of thread time waiting for a CPU, or NaN */
 	int64_t model_calls, fallback_calls, original_calls;
 	cmd_guard_counts guard;
 	int unverified;           /* runs whose output failed the workflow's verify.pattern */

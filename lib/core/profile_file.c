@@ -91,7 +91,15 @@ static json_t *record_json(const hml__profile_record *r)
 	return o;
 }
 
-int hml__profile_file_write(const char *path, const hml__profile_record *recs, size_t n)
+double hml__profile_cpu_wait_share(const hml__profile_cpu *c)
+{
+	double all = c ? c->run_s + c->wait_s : NAN;
+
+	return all > 0 && c->run_s >= 0 && c->wait_s >= 0 ? c->wait_s / all : NAN;
+}
+
+int hml__profile_file_write(const char *path, const hml__profile_record *recs, size_t n,
+                            const hml__profile_cpu *cpu)
 {
 	char tmp[4096];
 	json_t *doc, *regions = json_array(), *r;
@@ -105,6 +113,12 @@ int hml__profile_file_write(const char *path, const hml__profile_record *recs, s
 			json_decref(doc);
 			doc = NULL;
 		}
+	if (doc && cpu && cpu->run_s >= 0 && cpu->wait_s >= 0 &&
+	    json_object_set_new(doc, "cpu", json_pack("{s:f, s:f}", "run_s", cpu->run_s,
+	                                              "wait_s", cpu->wait_s)) < 0) {
+		json_decref(doc);
+		doc = NULL;
+	}
 	if (!doc)
 		return hml__error_oom();
 	/* The rename would put a regular file in place of a device or a FIFO
@@ -247,6 +261,9 @@ int hml__profile_file_find(const char *path, const char *label, hml__profile_rec
 	if (rc < 0)
 		rc = hml__error_set(HML_ENOTFOUND,
 			"the application never entered region '%s' (profile '%s')", label, path);
+	r = json_object_get(doc, "cpu");
+	out->cpu.run_s = get_number(r, "run_s") >= 0 ? get_number(r, "run_s") : NAN;
+	out->cpu.wait_s = get_number(r, "wait_s") >= 0 ? get_number(r, "wait_s") : NAN;
 done:
 	json_decref(doc);
 	return rc;
@@ -268,8 +285,11 @@ int hml__profile_file_find_ranks(const char *path, int ranks, const char *label,
 		rc = hml__profile_file_find(own, label, found ? &more : out);
 		if (rc == HML_ENOTFOUND)   /* this rank never entered the region */
 			rc = 0;
-		else if (rc == 0 && found++)
+		else if (rc == 0 && found++) {
 			record_add(out, &more);
+			out->cpu.run_s += more.cpu.run_s;
+			out->cpu.wait_s += more.cpu.wait_s;
+		}
 		free(own);
 		own = NULL;
 	}

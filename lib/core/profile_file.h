@@ -15,7 +15,8 @@
  *               "guard_whole_calls": 0, "guard_s": 0, "agreed_calls": 0,
  *               "threads": 2, "guard": "bounds:margin=0",
  *               "swaps": [{"from": "m1", "to": "m2", "call": 1200}],
- *               "swaps_refused": 0}, ...]}
+ *               "swaps_refused": 0}, ...],
+ *  "cpu": {"run_s": 1.9, "wait_s": 0.4}}
  *
  * Counts are integers, times seconds; a number that is NaN or infinite
  * (JSON has neither) is written as null and read back as NaN. "threads"
@@ -34,6 +35,13 @@
  * more), "swaps_refused" the deployments it refused (another shape, a
  * missing or corrupt file) and kept its model; both absent in older
  * profiles: read as none.
+ * "cpu" (absent where the system does not say, and in older profiles:
+ * read as NaN) is the process's, not a region's: the CPU time its threads
+ * ran and the time they were runnable but waited for a CPU (Linux
+ * schedstat, summed over the threads alive at exit), from their start to
+ * the profile's writing. Waiting means other work held the CPUs: every
+ * time the profile records was then stretched by it, an OpenMP loop's
+ * the most (its threads wait at each barrier for the one descheduled).
  */
 #ifndef HML_LIB_PROFILEFILE_H
 #define HML_LIB_PROFILEFILE_H
@@ -70,6 +78,16 @@ typedef struct hml__profile_swaps {
 	hml__profile_swap at[HML__PROFILE_SWAPS_MAX];
 } hml__profile_swaps;
 
+/** The process's threads' CPU time and wait for a CPU; NaN: unknown. */
+typedef struct hml__profile_cpu {
+	double run_s;            /**< seconds on a CPU, all threads */
+	double wait_s;           /**< seconds runnable but waiting for one */
+} hml__profile_cpu;
+
+/** wait_s / (run_s + wait_s): the share of its threads' time the process
+ *  waited for a CPU; NaN when unknown or both are 0. */
+double hml__profile_cpu_wait_share(const hml__profile_cpu *c);
+
 /** One region's profile record. */
 typedef struct hml__profile_record {
 	char label[72];          /**< the region label (at most 64 characters) */
@@ -78,15 +96,20 @@ typedef struct hml__profile_record {
 	int threads;             /**< its model's threads; 0: not recorded */
 	char guard[48];          /**< its guard ("bounds:margin=0"), "" for none */
 	hml__profile_swaps swaps; /**< its hot swaps */
+	hml__profile_cpu cpu;    /**< read: the process's (or the ranks' summed), the
+	                              same in every region of one file; not written
+	                              from here (hml__profile_file_write's `cpu`) */
 } hml__profile_record;
 
 /**
  * Write the records of `n` regions as a profile file at `path`,
  * atomically (a temporary file in the same directory, then rename), with
- * this process's pid. 0, HML_ENOMEM, or HML_EIO "cannot write profile
- * 'P': <reason>" (no file left behind).
+ * this process's pid and `cpu` (NULL, or NaN fields: no "cpu"). 0,
+ * HML_ENOMEM, or HML_EIO "cannot write profile 'P': <reason>" (no file
+ * left behind).
  */
-int hml__profile_file_write(const char *path, const hml__profile_record *recs, size_t n);
+int hml__profile_file_write(const char *path, const hml__profile_record *recs, size_t n,
+                            const hml__profile_cpu *cpu);
 
 /**
  * Read the record of region `label` from the profile file `path` into
@@ -109,6 +132,7 @@ int hml__profile_file_find(const char *path, const char *label, hml__profile_rec
  * region adds nothing; HML_ENOTFOUND "no rank of 3 entered region 'L'
  * ..." when none did; a rank's missing or unreadable profile fails as
  * hml__profile_file_find() does (HML_EIO "cannot read profile 'P.r0001.json'").
+ * out->cpu is the sum over the ranks that entered it (NaN when one's is unknown).
  */
 int hml__profile_file_find_ranks(const char *path, int ranks, const char *label,
                                  hml__profile_record *out);

@@ -18,6 +18,8 @@
 #define F_PER_ROW "original_seconds_per_row"
 #define F_GATHER "gather_seconds"
 #define F_THREADS "threads"
+#define F_CPU_RUN "cpu_run_seconds"
+#define F_CPU_WAIT "cpu_wait_seconds"
 
 static int put_real(json_t *rec, const char *key, double v)
 {
@@ -40,6 +42,10 @@ int hml__cost_put(json_t *rec, const hml__cost_times *t, double per_row)
 	if (t->threads > 0 &&
 	    json_object_set_new(rec, F_THREADS, json_integer(t->threads)) < 0)
 		return hml__error_oom();
+	if (t->cpu_run_s >= 0 && isfinite(t->cpu_run_s) && t->cpu_wait_s >= 0 &&
+	    isfinite(t->cpu_wait_s) && ((rc = put_real(rec, F_CPU_RUN, t->cpu_run_s)) < 0 ||
+	                                (rc = put_real(rec, F_CPU_WAIT, t->cpu_wait_s)) < 0))
+		return rc;
 	if (per_row > 0 && isfinite(per_row))
 		rc = put_real(rec, F_PER_ROW, per_row);
 	return rc;
@@ -62,6 +68,8 @@ int hml__cost_times_add(hml__cost_times *t, size_t n, const char *path)
 		t[i].original_s += rec.stats.original_s;
 		t[i].region_s += rec.stats.region_s;
 		t[i].gather_s += rec.stats.gather_s >= 0 ? rec.stats.gather_s : NAN;
+		t[i].cpu_run_s += rec.cpu.run_s;    /* NaN once a run's is unknown */
+		t[i].cpu_wait_s += rec.cpu.wait_s;
 		if (t[i].threads <= 0)
 			t[i].threads = rec.threads;
 	}
@@ -106,6 +114,8 @@ static int add_dataset(hml__region_cost *c, const hml__dataset_view *d, const ch
 	c->rows += (double)rows;
 	c->runs += (double)json_array_size(d->runs);
 	c->gather_s += isnan(gather) ? 0 : gather;
+	c->cpu_run_s += field(r, F_CPU_RUN);   /* NaN once a data set lacks it */
+	c->cpu_wait_s += field(r, F_CPU_WAIT);
 	/* calls unknown once one data set lacks them */
 	c->calls += json_is_integer(calls) && json_integer_value(calls) > 0 ?
 	            (double)json_integer_value(calls) : NAN;
@@ -122,6 +132,7 @@ static int add_dataset(hml__region_cost *c, const hml__dataset_view *d, const ch
 static void unknown(hml__region_cost *c)
 {
 	c->original_s = c->app_s = c->rows = c->runs = c->gather_s = c->calls = NAN;
+	c->cpu_run_s = c->cpu_wait_s = NAN;
 	c->threads = 0;
 }
 
@@ -169,6 +180,13 @@ double hml__cost_per_row(const hml__region_cost *c)
 	return c->rows > 0 && c->original_s >= 0 ? c->original_s / c->rows : NAN;
 }
 
+double hml__cost_cpu_wait_share(const hml__region_cost *c)
+{
+	hml__profile_cpu cpu = { c->cpu_run_s, c->cpu_wait_s };
+
+	return hml__profile_cpu_wait_share(&cpu);
+}
+
 double hml__cost_move_per_row(const hml__region_cost *c)
 {
 	return c->rows > 0 && c->gather_s >= 0 ? c->gather_s / c->rows : NAN;
@@ -204,6 +222,7 @@ void hml__predict(hml__prediction *p, const hml__region_cost *c, double latency,
 	p->model_per_row = latency > 0 ? latency : NAN;
 	p->startup = startup >= 0 ? startup : NAN;
 	p->model_share = model_share(c, sch ? sch->interleave : 0);
+	p->cpu_wait_share = hml__cost_cpu_wait_share(c);
 	per_row = p->model_per_row + p->move_per_row;
 	/* the calls the original code keeps cost what they cost collected */
 	region_row = p->model_share < 1 ? p->model_share * per_row +
@@ -220,7 +239,7 @@ void hml__predict(hml__prediction *p, const hml__region_cost *c, double latency,
 
 json_t *hml__prediction_json(const hml__prediction *p)
 {
-	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
+	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
 	                 "cost_per_row", hml__json_real(p->cost_per_row),
 	                 "model_per_row", hml__json_real(p->model_per_row),
 	                 "move_per_row", hml__json_real(p->move_per_row),
@@ -229,7 +248,8 @@ json_t *hml__prediction_json(const hml__prediction *p)
 	                 "end_to_end", hml__json_real(p->end_to_end),
 	                 "slower", isnan(p->region) ? json_null() : json_boolean(p->slower),
 	                 "model_share", hml__json_real(p->model_share),
-	                 "step_seconds", hml__json_real(p->step_seconds));
+	                 "step_seconds", hml__json_real(p->step_seconds),
+	                 "cpu_wait_share", hml__json_real(p->cpu_wait_share));
 }
 
 char *hml__prediction_model_text(char *buf, size_t size, const hml__prediction *p)

@@ -19,7 +19,13 @@
  *   "original_seconds_per_row": the median over the calls of the original
  *                       code's seconds per row (the data file's `calls`
  *                       table): what one preempted call of a short run
- *                       cannot move, where the sum can be doubled by it.
+ *                       cannot move, where the sum can be doubled by it;
+ *   "cpu_run_seconds", "cpu_wait_seconds": the collect runs' processes'
+ *                       CPU time and time waiting for a CPU (the profiles'
+ *                       "cpu", lib/core/profile_file.h), all runs; absent
+ *                       when a run's is unknown. Their wait share says the
+ *                       cost above was measured while other work held the
+ *                       CPUs, and is then too high (hml collect says so).
  * The region's cost is the median per row x rows when the data set has
  * it, else original_seconds.
  * The writer (hml__cost_put) and the reader (hml__cost_of_datasets) are
@@ -79,6 +85,8 @@ typedef struct hml__region_cost {
 	                          or data sets that differ */
 	double calls;        /**< region calls over the runs (the data sets' "calls");
 	                          0 or NaN: unknown */
+	double cpu_run_s;    /**< the runs' CPU time, all threads; NaN: unknown */
+	double cpu_wait_s;   /**< the runs' time waiting for a CPU; NaN: unknown */
 } hml__region_cost;
 
 /** How a run calls the region (an iterative application's k and interleave). */
@@ -103,6 +111,10 @@ typedef struct hml__prediction {
 	                           (1 in infer mode) */
 	double step_seconds;  /**< the region's seconds per application time step with
 	                           the model (per call when k is unknown) */
+	double cpu_wait_share; /**< the collect runs' share of time waiting for a CPU
+	                            (hml__cost_cpu_wait_share): from
+	                            HML__CPU_WAIT_NOTED on, cost_per_row and so the
+	                            speedups are too high; NaN: unknown */
 } hml__prediction;
 
 /** What the profiles of collect runs say of one region (writer side). */
@@ -113,6 +125,9 @@ typedef struct hml__cost_times {
 	                          is the collector's) */
 	double gather_s;     /**< the collector's gathering of rows, summed */
 	int threads;         /**< the threads it gives a model (the first run's) */
+	double cpu_run_s;    /**< the runs' processes' CPU time, summed (NaN: a run's
+	                          unknown) */
+	double cpu_wait_s;   /**< their time waiting for a CPU, summed */
 } hml__cost_times;
 
 /**
@@ -131,7 +146,8 @@ int hml__cost_times_add(hml__cost_times *t, size_t n, const char *path);
  * original_s) when both are >= 0 and finite (else none of the times: a
  * run the profile could not measure), "gather_seconds" with them when it
  * is >= 0, finite and not above collect_seconds, "threads" when > 0, and
- * "original_seconds_per_row" when `per_row` is > 0 and finite. Returns 0
+ * "original_seconds_per_row" when `per_row` is > 0 and finite,
+ * "cpu_run_seconds" and "cpu_wait_seconds" when both are known. Returns 0
  * or HML_ENOMEM.
  */
 int hml__cost_put(json_t *rec, const hml__cost_times *t, double per_row);
@@ -152,6 +168,13 @@ void hml__cost_of_model(hml__region_cost *out, const hml__store *s,
 
 /** The original code's seconds per row: original_s / rows, or NaN. */
 double hml__cost_per_row(const hml__region_cost *c);
+
+/** The CPU-wait share from which hml says a recorded cost is too high. */
+#define HML__CPU_WAIT_NOTED 0.2
+
+/** The share of the collect runs' thread time spent waiting for a CPU
+ *  (cpu_wait_s / (cpu_run_s + cpu_wait_s)); NaN when unknown. */
+double hml__cost_cpu_wait_share(const hml__region_cost *c);
 
 /** Moving a row in and out (gather_s / rows): 0 when not recorded, NaN
  *  when the cost is unknown. */
@@ -181,7 +204,8 @@ void hml__predict(hml__prediction *p, const hml__region_cost *c, double latency,
  * The prediction as JSON (the "predicted" member of deployment records,
  * hml show --json and evaluation records, hml-manifest(5)): {"cost_per_row",
  * "model_per_row", "move_per_row", "startup", "region", "end_to_end",
- * "slower", "model_share", "step_seconds"}, null where unknown. New
+ * "slower", "model_share", "step_seconds", "cpu_wait_share"}, null where
+ * unknown. New
  * reference; NULL when out of memory.
  */
 json_t *hml__prediction_json(const hml__prediction *p);

@@ -297,6 +297,11 @@ static int reserve_bytes(buffer *b, size_t need)
 		return rc;
 	if (!(p = realloc(b->p, cap)))
 		return hml__error_oom();
+	/* The new pages touched here, the collector's own cost (write_seconds):
+	 * else their first-touch faults fall in the gather that fills them,
+	 * which lib/store/cost.h predicts as a deployed model's moving cost,
+	 * although a model gathers into a buffer it reuses. */
+	memset(p + b->cap, 0, cap - b->cap);
 	b->p = p;
 	b->cap = cap;
 	return 0;

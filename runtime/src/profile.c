@@ -2,6 +2,8 @@
  * runtime/src/profile.c - the registry of regions and the profile at exit
  * (see profile.h).
  */
+#include <dirent.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,8 +79,43 @@ static void print_table(const record *recs, size_t n)
 	}
 }
 
+/* The process's threads' CPU and CPU-wait seconds (lib/core/profile_file.h
+ * "cpu"), from Linux's /proc/self/task/TID/schedstat ("run_ns wait_ns
+ * slices"); NaN where there is none. */
+static hml__profile_cpu process_cpu(void)
+{
+	hml__profile_cpu c = { NAN, NAN };
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	double run = 0, wait = 0;
+	int any = 0;
+
+	while (d && (e = readdir(d)) != NULL) {
+		char path[64];
+		unsigned long long r, w;
+		FILE *f;
+
+		if (e->d_name[0] == '.' ||
+		    (size_t)snprintf(path, sizeof(path), "/proc/self/task/%s/schedstat",
+		                     e->d_name) >= sizeof(path) || !(f = fopen(path, "r")))
+			continue;
+		if (fscanf(f, "%llu %llu", &r, &w) == 2) {
+			run += 1e-9 * (double)r;
+			wait += 1e-9 * (double)w;
+			any = 1;
+		}
+		fclose(f);
+	}
+	if (d)
+		closedir(d);
+	if (any)
+		c = (hml__profile_cpu){ run, wait };
+	return c;
+}
+
 /* The profile file (lib/core/profile_file.h) of the selected records. */
-static int write_json(const char *path, const record *recs, size_t n)
+static int write_json(const char *path, const record *recs, size_t n,
+                      const hml__profile_cpu *cpu)
 {
 	hml__profile_record *out = calloc(n ? n : 1, sizeof(*out));
 	char *own = NULL;
@@ -99,7 +136,7 @@ static int write_json(const char *path, const record *recs, size_t n)
 		snprintf(out[i].guard, sizeof(out[i].guard), "%s", recs[i].guard);
 		out[i].swaps = recs[i].swaps;
 	}
-	rc = hml__profile_file_write(own, out, n);
+	rc = hml__profile_file_write(own, out, n, cpu);
 	free(own);
 	free(out);
 	return rc;
@@ -109,6 +146,7 @@ static void at_exit(void)
 {
 	static int done;
 	void (*first)(void);
+	hml__profile_cpu cpu;
 	record *sel;
 	size_t i, j, n;
 
@@ -135,6 +173,7 @@ static void at_exit(void)
 	sel = malloc((nrecords ? nrecords : 1) * sizeof(*sel));
 	if (!sel)
 		goto done;
+	cpu = process_cpu();
 	/* One table for all regions asking for "1"; one JSON file per path. */
 	for (n = 0, i = 0; i < nrecords; i++)
 		if (records[i].dest && strcmp(records[i].dest, "1") == 0)
@@ -154,7 +193,7 @@ static void at_exit(void)
 		for (n = 0, j = i; j < nrecords; j++)
 			if (records[j].dest && strcmp(records[j].dest, dest) == 0)
 				sel[n++] = records[j];
-		if (write_json(dest, sel, n) < 0)
+		if (write_json(dest, sel, n, &cpu) < 0)
 			hml__log(HML_LOG_WARNING, "%s", hml_error_last()->message);
 	}
 	free(sel);

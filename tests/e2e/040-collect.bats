@@ -115,6 +115,38 @@ no_tmp() {
 	[ -z "$stderr" ]
 }
 
+@test "CPU-wait: the runs' CPU and CPU-wait seconds are recorded; runs that waited for a CPU are said to (not with -q)" {
+	# Busy loops, more than twice the CPUs, hold the CPUs while the
+	# application runs: its threads wait for one most of their time.
+	busy=()
+	for _ in $(seq $(( 2 * $(nproc) + 1 ))); do
+		sh -c 'while :; do :; done' &
+		busy+=($!)
+	done
+	run --separate-stderr hml -C exp --json collect binomial "${SMALL[@]}"
+	loud_status=$status loud_stderr=$stderr
+	echo "$output" > d1.json
+	run --separate-stderr hml -q -C exp collect binomial "${SMALL[@]}"
+	quiet_status=$status quiet_stderr=$stderr
+	hml -q -C exp train --epochs 1 &&
+		hml -q -C exp --json deploy --best --force > p.json &&
+		run --separate-stderr hml -C exp --json evaluate --repeat 1 --args '--options 4096 --seed 42'
+	kill "${busy[@]}"
+	assert_success
+	[[ "$stderr" == *"hml: the measured runs' threads waited for a CPU up to "*"% of their time (other work on this machine): the times and speedups measured are not the application's alone"* ]]
+	[ "$loud_status" -eq 0 ] && [ "$quiet_status" -eq 0 ] && [ -z "$quiet_stderr" ]
+	[[ "$loud_stderr" == *"hml: the application's threads waited for a CPU "*"% of their time while it ran (other work on this machine): the cost of the original code recorded, and the speedups hml predicts from it, are too high; collect on an idle machine to trust them"* ]]
+	"$PY" - d1.json p.json <<'EOF'
+import json, sys
+r = json.load(open(sys.argv[1]))["dataset"]["regions"]["binomial"]
+run, wait = r["cpu_run_seconds"], r["cpu_wait_seconds"]
+assert run > 0 and wait >= 0.2 * (run + wait), (run, wait)
+# deploy's prediction carries the share of both data sets
+share = json.load(open(sys.argv[2]))["deployment"]["predicted"]["cpu_wait_share"]
+assert 0.2 <= share < 1, share
+EOF
+}
+
 @test "a bundled workflow is also found by the path of its workflow.json or directory" {
 	bundled="$HML_BUILD_DIR/workflows/binomial/workflow.json"
 	run hml -q -C exp collect "$bundled" "${TINY[@]}"

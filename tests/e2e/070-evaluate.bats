@@ -31,6 +31,8 @@ setup() {
 	[ "$(json out.json "$e['qoi']['max_abs'] >= $e['qoi']['rmse']")" = True ]
 	[ "$(json out.json "len($e['accurate']['wall_seconds']) == 2 == len($e['surrogate']['region_seconds'])")" = True ]
 	[ "$(json out.json "$e['surrogate']['model_calls'] == 2 * 2 and $e['surrogate']['fallback_calls'] == 0")" = True ]
+	# Each measured run's share of time waiting for a CPU (Linux says it).
+	[ "$(json out.json "all(len(v) == 2 and all(0 <= x < 1 for x in v) for v in ($e['accurate']['cpu_wait_share'], $e['surrogate']['cpu_wait_share']))")" = True ]
 	# The tree is ~1000x the cost of a small MLP: the region speedup is large.
 	[ "$(json out.json "$e['speedup']['region']['min'] > 5")" = True ]
 	[ "$(json out.json "$e['speedup']['end_to_end']['mean'] > 0")" = True ]

@@ -28,7 +28,7 @@ static void add_dataset(hml__store *s, int runs, double wall, long long rows, do
 
 	for (int k = 0; k < runs; k++)
 		json_array_append_new(list, json_pack("{s:f}", "wall_seconds", wall));
-	const hml__cost_times t = { "r", orig, orig + coll, 0, 0 };
+	const hml__cost_times t = { "r", orig, orig + coll, 0, 0, NAN, NAN };
 
 	if (orig >= 0)
 		CHECK_OK(hml__cost_put(region, &t, NAN));
@@ -80,7 +80,7 @@ TEST(median_per_row)
 	hml__store *s = NULL;
 	hml__region_cost c;
 	json_t *region = json_pack("{s:i}", "rows", 1000);
-	const hml__cost_times t = { "r", 2e-3, 3e-3, 0, 0 };
+	const hml__cost_times t = { "r", 2e-3, 3e-3, 0, 0, NAN, NAN };
 	char sub[600], id[16];
 	const char *ids[1] = { id };
 
@@ -102,7 +102,9 @@ TEST(median_per_row)
 TEST(times_from_profiles)
 {
 	hml__profile_record rec[1];
-	hml__cost_times t[2] = { { "a", 0, 0, 0, 0 }, { "b", 0, 0, 0, 0 } };
+	hml__cost_times t[2] = { { "a", 0, 0, 0, 0, 0, 0 }, { "b", 0, 0, 0, 0, 0, 0 } };
+	const hml__profile_cpu cpu = { 1.0, 0.5 };
+	json_t *o;
 	char path[600];
 
 	snprintf(path, sizeof(path), "%s/p.json", tmpdir);
@@ -112,17 +114,32 @@ TEST(times_from_profiles)
 	rec[0].stats.region_s = 2.5;
 	rec[0].stats.gather_s = 0.125;
 	rec[0].threads = 3;
-	CHECK_OK(hml__profile_file_write(path, rec, 1));
+	CHECK_OK(hml__profile_file_write(path, rec, 1, &cpu));
 	CHECK_OK(hml__cost_times_add(t, 2, path));
 	CHECK_OK(hml__cost_times_add(t, 2, path));
+	/* The processes' CPU and CPU-wait seconds, summed over the runs and
+	 * recorded beside the times (cost.h "cpu_run_seconds"). */
+	CHECK_NEAR(t[0].cpu_run_s, 2.0, 1e-12);
+	CHECK_NEAR(t[0].cpu_wait_s, 1.0, 1e-12);
+	CHECK_OK(hml__cost_put(o = json_object(), &t[0], NAN));
+	CHECK_NEAR(json_real_value(json_object_get(o, "cpu_run_seconds")), 2.0, 1e-12);
+	CHECK_NEAR(json_real_value(json_object_get(o, "cpu_wait_seconds")), 1.0, 1e-12);
+	json_decref(o);
 	CHECK_NEAR(t[0].original_s, 4.0, 1e-12);
 	CHECK_NEAR(t[0].region_s, 5.0, 1e-12);
 	CHECK_NEAR(t[0].gather_s, 0.25, 1e-12);
 	CHECK_EQ_INT(t[0].threads, 3);
 	CHECK_NEAR(t[1].original_s, 0.0, 0);
 	CHECK_EQ_INT(t[1].threads, 0);
+	/* A run whose profile has no "cpu" leaves the sums unknown: none recorded. */
+	CHECK_OK(hml__profile_file_write(path, rec, 1, NULL));
+	CHECK_OK(hml__cost_times_add(t, 2, path));
+	CHECK(isnan(t[0].cpu_run_s) && isnan(t[0].cpu_wait_s));
+	CHECK_OK(hml__cost_put(o = json_object(), &t[0], NAN));
+	CHECK(!json_object_get(o, "cpu_run_seconds") && !json_object_get(o, "cpu_wait_seconds"));
+	json_decref(o);
 	rec[0].stats.region_s = 1.0;
-	CHECK_OK(hml__profile_file_write(path, rec, 1));
+	CHECK_OK(hml__profile_file_write(path, rec, 1, NULL));
 	CHECK_FAILS(hml__cost_times_add(t, 2, path), HML_EINVALID, "less than its original code");
 	CHECK(hml__cost_times_add(t, 2, "/nonexistent/p.json") < 0);
 }
@@ -131,11 +148,11 @@ TEST(put_refuses_nonsense)
 {
 	json_t *o = json_object();
 	const hml__cost_times bad[] = {
-		{ "r", NAN, 1, 0, 0 }, { "r", 1, 0, 0, 0 },   /* a region shorter than its code */
-		{ "r", INFINITY, INFINITY, 0, -2 }, { "r", NAN, NAN, NAN, 0 },
+		{ "r", NAN, 1, 0, 0, NAN, NAN }, { "r", 1, 0, 0, 0, NAN, NAN },   /* a region shorter than its code */
+		{ "r", INFINITY, INFINITY, 0, -2, NAN, NAN }, { "r", NAN, NAN, NAN, 0, NAN, NAN },
 	};
-	const hml__cost_times zero = { "r", 0, 0, 0, 0 };
-	const hml__cost_times gather_over = { "r", 1, 2, 1.5, 0 };   /* more than the collector's */
+	const hml__cost_times zero = { "r", 0, 0, 0, 0, NAN, NAN };
+	const hml__cost_times gather_over = { "r", 1, 2, 1.5, 0, NAN, NAN };   /* more than the collector's */
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		CHECK_OK(hml__cost_put(o, &bad[i], i % 2 ? 0 : i == 0 ? NAN : INFINITY));
@@ -155,10 +172,10 @@ TEST(prediction)
 {
 	/* 10 runs of 1 s without the collector, 0.8 s of it in the region's
 	 * original code over 1e5 rows: 8 us per row */
-	const hml__region_cost c = { 8.0, 10.0, 1e6, 10, 0, 0, NAN };
-	const hml__region_cost none = { NAN, NAN, NAN, NAN, NAN, 0, NAN };
+	const hml__region_cost c = { 8.0, 10.0, 1e6, 10, 0, 0, NAN, NAN, NAN };
+	const hml__region_cost none = { NAN, NAN, NAN, NAN, NAN, 0, NAN, NAN, NAN };
 	/* the same region, where gathering and scattering a row costs 1 us */
-	const hml__region_cost moved = { 8.0, 10.0, 1e6, 10, 1.0, 2, NAN };
+	const hml__region_cost moved = { 8.0, 10.0, 1e6, 10, 1.0, 2, NAN, NAN, NAN };
 	char text[64];
 	hml__prediction p;
 
@@ -202,9 +219,9 @@ TEST(prediction)
  * the original code's). Every figure below is worked by hand. */
 TEST(schedule)
 {
-	const hml__region_cost c = { 8.0, 10.0, 1e6, 10, 0, 0, 1e4 };
-	const hml__region_cost odd = { 8.0, 10.0, 1e6, 10, 0, 0, 10010 };
-	const hml__region_cost nocalls = { 8.0, 10.0, 1e6, 10, 0, 0, NAN };
+	const hml__region_cost c = { 8.0, 10.0, 1e6, 10, 0, 0, 1e4, NAN, NAN };
+	const hml__region_cost odd = { 8.0, 10.0, 1e6, 10, 0, 0, 10010, NAN, NAN };
+	const hml__region_cost nocalls = { 8.0, 10.0, 1e6, 10, 0, 0, NAN, NAN, NAN };
 	hml__schedule infer5 = { 5, 0 }, il3 = { 5, 3 }, infer10 = { 10, 0 };
 	hml__prediction p;
 
@@ -252,7 +269,7 @@ TEST(moves_and_threads)
 	char sub[600], id[3][16];
 	const char *ids[3] = { id[0], id[1], id[2] };
 	const hml__cost_times t[3] = {
-		{ "r", 2.0, 3.0, 0.5, 4 }, { "r", 2.0, 3.0, 0.25, 4 }, { "r", 2.0, 3.0, 0.25, 1 },
+		{ "r", 2.0, 3.0, 0.5, 4, NAN, NAN }, { "r", 2.0, 3.0, 0.25, 4, NAN, NAN }, { "r", 2.0, 3.0, 0.25, 1, NAN, NAN },
 	};
 
 	snprintf(sub, sizeof(sub), "%s/moves", tmpdir);

@@ -39,7 +39,7 @@ TEST(round_trip)
 	recs[1].threads = 3;   /* recs[0]: not recorded, read back as 0 */
 	snprintf(recs[0].guard, sizeof(recs[0].guard), "bounds:margin=0.05");
 	path_of(path, sizeof(path), "p.json");
-	CHECK_OK(hml__profile_file_write(path, recs, 2));
+	CHECK_OK(hml__profile_file_write(path, recs, 2, NULL));
 	for (int i = 0; i < 2; i++) {
 		const hml_region_stats *a = &recs[i].stats, *b = &back.stats;
 
@@ -90,7 +90,7 @@ TEST(records_of_one_label_summed)
 	recs[0].threads = 2;
 	recs[2].threads = 5;
 	path_of(path, sizeof(path), "sum.json");
-	CHECK_OK(hml__profile_file_write(path, recs, 3));
+	CHECK_OK(hml__profile_file_write(path, recs, 3, NULL));
 	CHECK_OK(hml__profile_file_find(path, "r", &back));
 	CHECK_STR(back.mode, "shadow");
 	CHECK_EQ_INT(back.threads, 2);
@@ -128,7 +128,7 @@ TEST(swaps_round_trip)
 	snprintf(recs[1].swaps.at[0].to, 64, "m7");
 	recs[1].swaps.at[0].call = 5;
 	path_of(path, sizeof(path), "swaps.json");
-	CHECK_OK(hml__profile_file_write(path, recs, 1));
+	CHECK_OK(hml__profile_file_write(path, recs, 1, NULL));
 	CHECK_OK(hml__profile_file_find(path, "r", &back));
 	CHECK(back.swaps.n == 2 && back.swaps.done == 2 && back.swaps.refused == 3);
 	CHECK_STR(back.swaps.at[0].from, "m1");
@@ -136,7 +136,7 @@ TEST(swaps_round_trip)
 	CHECK(back.swaps.at[0].call == 120);
 	CHECK_STR(back.swaps.at[1].to, "c4");
 	CHECK(back.swaps.at[1].call == 9000000000ULL);
-	CHECK_OK(hml__profile_file_write(path, recs, 2));
+	CHECK_OK(hml__profile_file_write(path, recs, 2, NULL));
 	CHECK_OK(hml__profile_file_find(path, "r", &back));
 	CHECK(back.swaps.n == 3 && back.swaps.done == 42 && back.swaps.refused == 3);
 	CHECK_STR(back.swaps.at[2].to, "m7");
@@ -144,6 +144,35 @@ TEST(swaps_round_trip)
 	write_text(path, "{\"schema_version\": 1, \"regions\": [{\"label\": \"r\", \"calls\": 2}]}");
 	CHECK_OK(hml__profile_file_find(path, "r", &back));
 	CHECK(back.swaps.n == 0 && back.swaps.done == 0 && back.swaps.refused == 0);
+}
+
+/* The process's CPU and CPU-wait seconds: written, read back in every
+ * region's record, NaN when absent or negative, the share computed. */
+TEST(cpu_round_trip)
+{
+	hml__profile_record recs[2], back;
+	hml__profile_cpu cpu = { 1.5, 0.5 }, none = { NAN, 0.25 };
+	char path[640];
+
+	memset(recs, 0, sizeof(recs));
+	snprintf(recs[0].label, sizeof(recs[0].label), "a");
+	snprintf(recs[1].label, sizeof(recs[1].label), "b");
+	path_of(path, sizeof(path), "cpu.json");
+	CHECK_OK(hml__profile_file_write(path, recs, 2, &cpu));
+	CHECK_OK(hml__profile_file_find(path, "b", &back));
+	CHECK(back.cpu.run_s == 1.5 && back.cpu.wait_s == 0.5);
+	CHECK(hml__profile_cpu_wait_share(&back.cpu) == 0.25);
+	CHECK_OK(hml__profile_file_write(path, recs, 2, &none));   /* unknown: not written */
+	CHECK_OK(hml__profile_file_find(path, "a", &back));
+	CHECK(isnan(back.cpu.run_s) && isnan(back.cpu.wait_s));
+	CHECK(isnan(hml__profile_cpu_wait_share(&back.cpu)));
+	write_text(path, "{\"schema_version\": 1, \"regions\": [{\"label\": \"a\"}], "
+	           "\"cpu\": {\"run_s\": -1, \"wait_s\": \"x\"}}");
+	CHECK_OK(hml__profile_file_find(path, "a", &back));
+	CHECK(isnan(back.cpu.run_s) && isnan(back.cpu.wait_s));
+	cpu = (hml__profile_cpu){ 0, 0 };
+	CHECK(isnan(hml__profile_cpu_wait_share(&cpu)));
+	CHECK(isnan(hml__profile_cpu_wait_share(NULL)));
 }
 
 TEST(region_not_entered)
@@ -155,10 +184,10 @@ TEST(region_not_entered)
 	snprintf(rec.label, sizeof(rec.label), "a");
 	snprintf(rec.mode, sizeof(rec.mode), "off");
 	path_of(path, sizeof(path), "a.json");
-	CHECK_OK(hml__profile_file_write(path, &rec, 1));
+	CHECK_OK(hml__profile_file_write(path, &rec, 1, NULL));
 	CHECK_FAILS(hml__profile_file_find(path, "b", &back), HML_ENOTFOUND,
 	            "the application never entered region 'b'");
-	CHECK_OK(hml__profile_file_write(path, NULL, 0));
+	CHECK_OK(hml__profile_file_write(path, NULL, 0, NULL));
 	CHECK_FAILS(hml__profile_file_find(path, "a", &back), HML_ENOTFOUND, "region 'a'");
 }
 
@@ -189,7 +218,7 @@ TEST(bad_files)
 	CHECK_FAILS(hml__profile_file_find(path, "a", &back), HML_EIO, "is larger than");
 	CHECK_CONTAINS(hml_error_last()->message, "cannot read profile '");
 	path_of(path, sizeof(path), "no-such-dir/p.json");
-	CHECK_FAILS(hml__profile_file_write(path, NULL, 0), HML_EIO, "cannot write profile");
+	CHECK_FAILS(hml__profile_file_write(path, NULL, 0, NULL), HML_EIO, "cannot write profile");
 }
 
 /* The writer renames over its path: never over a FIFO, a device or a
@@ -202,21 +231,21 @@ TEST(write_refuses_what_is_not_a_regular_file)
 
 	path_of(fifo, sizeof(fifo), "out-fifo.json");
 	CHECK(mkfifo(fifo, 0600) == 0);
-	CHECK_FAILS(hml__profile_file_write(fifo, NULL, 0), HML_EINVALID,
+	CHECK_FAILS(hml__profile_file_write(fifo, NULL, 0, NULL), HML_EINVALID,
 	            "out-fifo.json': not a regular file (a FIFO)");
 	CHECK(lstat(fifo, &st) == 0 && S_ISFIFO(st.st_mode));
 	path_of(target, sizeof(target), "target.txt");
 	write_text(target, "kept");
 	path_of(link_path, sizeof(link_path), "link.json");
 	CHECK(symlink(target, link_path) == 0);
-	CHECK_FAILS(hml__profile_file_write(link_path, NULL, 0), HML_EINVALID,
+	CHECK_FAILS(hml__profile_file_write(link_path, NULL, 0, NULL), HML_EINVALID,
 	            "link.json': not a regular file (a symbolic link)");
 	CHECK(lstat(link_path, &st) == 0 && S_ISLNK(st.st_mode));
 	CHECK((f = fopen(target, "r")) != NULL && fgets(text, sizeof(text), f) != NULL);
 	if (f)
 		fclose(f);
 	CHECK_STR(text, "kept");
-	CHECK_FAILS(hml__profile_file_write("/dev/null", NULL, 0), HML_EINVALID,
+	CHECK_FAILS(hml__profile_file_write("/dev/null", NULL, 0, NULL), HML_EINVALID,
 	            "(a character device)");
 }
 
@@ -227,6 +256,7 @@ int main(void)
 	RUN(round_trip);
 	RUN(records_of_one_label_summed);
 	RUN(swaps_round_trip);
+	RUN(cpu_round_trip);
 	RUN(region_not_entered);
 	RUN(bad_files);
 	RUN(write_refuses_what_is_not_a_regular_file);

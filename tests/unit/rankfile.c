@@ -245,7 +245,7 @@ TEST(profile_round_trip)
 		rec.stats.region_s = 0.5 * (k + 1);
 		snprintf(rec.label, sizeof(rec.label), "%s", k == 1 ? "other" : "r");
 		CHECK_OK(hml__rankfile_own(&own, prof));
-		CHECK_OK(hml__profile_file_write(own, &rec, 1));
+		CHECK_OK(hml__profile_file_write(own, &rec, 1, NULL));
 		free(own);
 		own = NULL;
 	}
