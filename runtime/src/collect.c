@@ -297,14 +297,23 @@ static int reserve_bytes(buffer *b, size_t need)
 		return rc;
 	if (!(p = realloc(b->p, cap)))
 		return hml__error_oom();
-	/* The new pages touched here, the collector's own cost (write_seconds):
-	 * else their first-touch faults fall in the gather that fills them,
-	 * which lib/store/cost.h predicts as a deployed model's moving cost,
-	 * although a model gathers into a buffer it reuses. */
-	memset(p + b->cap, 0, cap - b->cap);
 	b->p = p;
 	b->cap = cap;
 	return 0;
+}
+
+/* The buffer's first `upto` bytes written once, each page the first time
+ * it is used: their first-touch faults are the collector's own cost (the
+ * runtime times hml__collector_next as write_seconds), else they would
+ * fall in the gather that fills them, which lib/store/cost.h predicts as a
+ * deployed model's cost of moving rows, although a model gathers into a
+ * buffer it reuses. Pages never used are never touched (resident memory). */
+static void touch(buffer *b, size_t upto)
+{
+	if (upto > b->touched && b->p) {
+		memset(b->p + b->touched, 0, upto - b->touched);
+		b->touched = upto;
+	}
 }
 
 static int reserve_record(hml__collector *c)
@@ -339,6 +348,7 @@ int hml__collector_next(hml__collector *c, int side, int64_t rows, void **dst)
 	bytes = (size_t)rows * c->row_bytes[side];
 	if ((rc = reserve_bytes(&c->buf[side], c->buf[side].len + bytes)) < 0)
 		return rc;
+	touch(&c->buf[side], c->buf[side].len + bytes);
 	*dst = c->buf[side].p ? c->buf[side].p + c->buf[side].len : NULL;
 	c->next_rows[side] = rows;
 	return 0;

@@ -19,6 +19,7 @@ enum { IN = HML__COLL_IN, OUT = HML__COLL_OUT };
 typedef struct {
 	unsigned char *p;
 	size_t len, cap;
+	size_t touched;   /* bytes from p on written at least once (collect.c) */
 } buffer;
 
 struct hml__collector {
