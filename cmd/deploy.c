@@ -6,11 +6,10 @@
  * the fastest within an error bound (--max-error E), or as the most
  * accurate within a latency bound (--max-latency L), in the target asked
  * for (--target torchscript, c, or auto: both compete); the choice is
- * lib/store/select.h's, over the latencies of the model cards (lib/deploy/latency.h).
+ * lib/store/select.h's, over the model cards' latencies (lib/deploy/latency.h).
  * --max-qoi-error E bounds the application's output instead, checked by
- * running it (cmd/deploy_qoi.c).
- * Prints the environment that makes the application run the region as
- * inference, in a form `eval "$(hml deploy --best)"` accepts.
+ * running it (cmd/deploy_qoi.c). Prints the environment that makes the
+ * application run the region as inference (`eval "$(hml deploy --best)"`).
  */
 #include <math.h>
 #include <stdio.h>
@@ -349,6 +348,10 @@ static void print_predicted(const char *pid, const hml__candidate *pick)
 	hml__format_speedup(e2e, sizeof(e2e), p.end_to_end);
 	cmd_info("%s: predicted speedup: region %s (the original code %s per row, the model %s), "
 	         "end to end %s for a run as collected", pid, reg, cost, lat, e2e);
+	if (p.cpu_wait_share >= HML__CPU_WAIT_NOTED)
+		cmd_info("%s: the original code's cost was collected while its threads waited for a "
+		         "CPU %.0f%% of their time (other work on the machine): it, and so the "
+		         "predicted speedups, are too high", pid, 100.0 * p.cpu_wait_share);
 	if (p.slower)
 		cmd_warn("%s: model '%s' is predicted slower than the original code (deployed "
 		         "with --force)", pid, pick->model);
@@ -361,8 +364,7 @@ static void print_predicted(const char *pid, const hml__candidate *pick)
 
 /* A model chosen without --search was chosen among every model of its
  * region: say which kind it is, and warn when the region's newest search
- * left nothing on its front, so that an older model is never taken for
- * that search's (hml-deploy(1)). */
+ * left an empty front, so that no older model passes for its (hml-deploy(1)). */
 static void print_origin(const char *pid, const hml__store *s, const hml__model_view *m)
 {
 	hml__search_view v, newest = { 0 };
