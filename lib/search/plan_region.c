@@ -86,43 +86,49 @@ static void region_cost(hml__search_plan *p, const hml__store *s)
 		p->lat_threads = c.threads;
 }
 
+/* One line on what the original code costs per row, `at` (" at k 4", or
+ * "" for the data searched on as a whole): slower models are infeasible. */
+static void say_one_cost(const hml__search_plan *p, const hml__search_request *rq,
+                         const char *at, double cost, double move)
+{
+	char buf[32], mv[32];
+
+	if (isnan(cost)) {
+		hml__plan_say(rq->info, rq->payload, "the data%s record no cost of the original "
+		              "code of region '%s' (collected before hml measured it): no model "
+		              "is judged slower than it", at, p->region);
+		return;
+	}
+	hml__format_seconds(buf, sizeof(buf), cost, 2);
+	if (move > 0)
+		hml__plan_say(rq->info, rq->payload, "the original code of region '%s'%s costs %s "
+		              "per row, moving a row in and out %s: slower models are infeasible",
+		              p->region, at, buf, hml__format_seconds(mv, sizeof(mv), move, 2));
+	else
+		hml__plan_say(rq->info, rq->payload, "the original code of region '%s'%s costs %s "
+		              "per row: slower models are infeasible", p->region, at, buf);
+}
+
 void hml__plan_say_cost(const hml__search_plan *p, const hml__search_request *rq)
 {
-	const json_t *groups = p->iterative ? json_object_get(p->iterative, "groups") : NULL, *g;
-	char buf[32], move[32], at[48] = "";
-	size_t i, n = json_array_size(groups);
+	const json_t *groups = p->iterative ? json_object_get(p->iterative, "groups") : NULL;
+	const json_t *g;
+	char at[48];
+	size_t i;
+	int said = 0;
 
-	for (i = 0; i <= n; i++) {
-		double cost = p->region_cost, mv = p->region_move;
+	json_array_foreach(groups, i, g) {
+		const json_t *k = json_object_get(g, "k");
 
-		g = json_array_get(groups, i);
-		if (i < n && !(json_is_integer(json_object_get(g, "k")) &&
-		               json_object_get(g, "region_cost_per_row")))
+		if (!json_is_integer(k) || !json_object_get(g, "region_cost_per_row"))
 			continue;
-		if (i < n) {
-			cost = hml__json_number(g, "region_cost_per_row");
-			mv = hml__json_number(g, "region_move_per_row");
-			snprintf(at, sizeof(at), " at k %lld",
-			         (long long)json_integer_value(json_object_get(g, "k")));
-		} else if (at[0]) {
-			break;   /* each k said its own */
-		}
-		if (isnan(cost)) {
-			hml__plan_say(rq->info, rq->payload, "the data%s record no cost of the original "
-			              "code of region '%s' (collected before hml measured it): no model "
-			              "is judged slower than it", at, p->region);
-			continue;
-		}
-		hml__format_seconds(buf, sizeof(buf), cost, 2);
-		if (mv > 0)
-			hml__plan_say(rq->info, rq->payload, "the original code of region '%s'%s costs "
-			              "%s per row, moving a row in and out %s: slower models are "
-			              "infeasible", p->region, at, buf,
-			              hml__format_seconds(move, sizeof(move), mv, 2));
-		else
-			hml__plan_say(rq->info, rq->payload, "the original code of region '%s'%s costs "
-			              "%s per row: slower models are infeasible", p->region, at, buf);
+		snprintf(at, sizeof(at), " at k %lld", (long long)json_integer_value(k));
+		say_one_cost(p, rq, at, hml__json_number(g, "region_cost_per_row"),
+		             hml__json_number(g, "region_move_per_row"));
+		said = 1;
 	}
+	if (!said)   /* the data as a whole, when no k has its own */
+		say_one_cost(p, rq, "", p->region_cost, p->region_move);
 }
 
 double hml__search_plan_latency_bound(const hml__search_plan *p)
