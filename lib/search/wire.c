@@ -31,6 +31,13 @@ static long long int_of(const json_t *o, const char *key, long long dflt)
 	return json_is_integer(v) ? (long long)json_integer_value(v) : dflt;
 }
 
+static const char *str_of(const json_t *o, const char *key, const char *dflt)
+{
+	const char *v = json_string_value(json_object_get(o, key));
+
+	return v ? v : dflt;
+}
+
 const char *hml__wire_type(const json_t *msg)
 {
 	const char *t = json_string_value(json_object_get(msg, "type"));
@@ -121,18 +128,12 @@ int hml__wire_trial_read(const json_t *msg, long *trial, const char **out,
 		return bad("expected 'trial'");
 	if (*trial < 0 || !*out || !json_is_object(opt))
 		return bad("trial lacks 'trial', 'out' or 'options'");
-	if (json_string_value(json_object_get(opt, "arch")))
-		o->arch = json_string_value(json_object_get(opt, "arch"));
-	if (json_string_value(json_object_get(opt, "optimizer")))
-		o->optimizer = json_string_value(json_object_get(opt, "optimizer"));
-	if (json_string_value(json_object_get(opt, "schedule")))
-		o->schedule = json_string_value(json_object_get(opt, "schedule"));
-	if (json_string_value(json_object_get(opt, "loss")))
-		o->loss = json_string_value(json_object_get(opt, "loss"));
-	if (json_string_value(json_object_get(opt, "categorical")))
-		o->categorical = json_string_value(json_object_get(opt, "categorical"));
-	if (json_string_value(json_object_get(opt, "metric")))
-		o->metric = json_string_value(json_object_get(opt, "metric"));
+	o->arch = str_of(opt, "arch", o->arch);
+	o->optimizer = str_of(opt, "optimizer", o->optimizer);
+	o->schedule = str_of(opt, "schedule", o->schedule);
+	o->loss = str_of(opt, "loss", o->loss);
+	o->categorical = str_of(opt, "categorical", o->categorical);
+	o->metric = str_of(opt, "metric", o->metric);
 	o->mape_floor = num_of(opt, "mape_floor", o->mape_floor);
 	o->epochs = (int)int_of(opt, "epochs", o->epochs);
 	o->batch = int_of(opt, "batch", o->batch);

@@ -1,6 +1,7 @@
 /*
- * libFuzzer target: the trial history reader (lib/search/history.c) and
- * the checks a line passes before a replay (lib/search/history_check.c).
+ * libFuzzer target: the trial history reader (lib/search/history.c, a
+ * line's checks in history_line.c) and the checks a line passes before a
+ * replay (lib/search/history_check.c).
  * The input is written as a search's trials.jsonl and read; every event
  * the reader hands over must hold what it promises (counts in range, the
  * point in the unit cube, a kept model an id), and is then checked against
