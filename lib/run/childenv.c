@@ -13,7 +13,7 @@
 static const char *const controlled[] = {
 	HML__ENV_MODE, HML__ENV_MODEL, HML__ENV_DB, HML__ENV_QOI,
 	HML__ENV_PROFILE, HML__ENV_ON_ERROR, HML__ENV_GUARD, HML__ENV_DEPLOYMENT,
-	HML__ENV_COLLECT_GUARDED,
+	HML__ENV_COLLECT_GUARDED, HML__ENV_CONSERVE,
 };
 
 int hml__childenv_controls(const char *entry)
@@ -190,6 +190,8 @@ static int put_config(envlist *l, const hml__run_config *c)
 		rc = put(l, HML__ENV_DB, c->db);
 	if (rc == 0 && infers && (rc = put(l, HML__ENV_ON_ERROR, "fail")) == 0)
 		rc = put_model(l, c->region, c->model, c->interleave, c->guard);
+	if (rc == 0 && infers && c->conserve)
+		rc = put_region(l, HML__ENV_CONSERVE, c->region, c->conserve);
 	if (rc == 0 && c->kind == HML__RUN_GUARDED)
 		rc = put_region(l, HML__ENV_COLLECT_GUARDED, c->region, "1");
 	if (rc == 0 && c->qoi)

@@ -85,6 +85,8 @@ typedef struct hml__run_config {
 	const hml__collect_keep *keep;  /**< collect: HML_COLLECT_*, or NULL */
 	int interleave;       /**< surrogate, guarded: > 0: the interleave mode, the model for
 	                           this many calls, then the original code for one; 0: infer */
+	const char *conserve; /**< surrogate, guarded: HML_CONSERVE_<REGION>, the sum the
+	                           model's output keeps (lib/core/conserve.h), or NULL */
 } hml__run_config;
 
 /**
