@@ -2,8 +2,8 @@
 # A conserved sum (hml-workflow(5) "conserve", hml-runtime(3)
 # HML_CONSERVE_<LABEL>, lib/core/conserve.h): miniWeather declares that
 # its model's output keeps the sum of channel 0 (rho') over the interior,
-# which is its mass; every run of a model (hml evaluate here) sets the
-# variable, and the runtime corrects each output so that the mass of the
+# which is its mass; every run of a model (hml evaluate here) and the
+# environment hml deploy prints set the variable, and the runtime corrects each output so that the mass of the
 # surrogate run stays that of its start, where the same model without the
 # declaration drifts. Bad specs get one line and their exit codes. The
 # spec's grammar, its canonical form and the correction itself are
@@ -55,8 +55,9 @@ surrogate() {
 	run --separate-stderr hml -C "$1" -q --json train "${TRAIN[@]}"
 	assert_success
 	id=$(echo "$output" | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["model"]["id"])')
-	run --separate-stderr hml -C "$1" -q deploy --force --target c "$id"
+	run --separate-stderr hml -C "$1" -q --json deploy --force --target c "$id"
 	assert_success
+	echo "$output" > "$1-deploy.json"
 	run --separate-stderr hml -C "$1" -q --json evaluate --repeat 1 --args "$EVAL"
 	assert_success
 	echo "$output" > "$1.json"
@@ -68,6 +69,9 @@ surrogate() {
 	surrogate with miniweather
 	workflow wf null
 	surrogate without ./wf/workflow.json
+	# the environment deploy prints runs the model as evaluate did
+	[ "$(json with-deploy.json 'd["deployment"]["env"]["HML_CONSERVE_MINIWEATHER"]')" = "0,2:-2,2:-2" ]
+	[ "$(json without-deploy.json '"HML_CONSERVE_MINIWEATHER" in d["deployment"]["env"]')" = False ]
 	kept=$(drift with with.json)
 	lost=$(drift without without.json)
 	echo "mass drift: $kept with, $lost without"

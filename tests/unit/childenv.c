@@ -223,26 +223,28 @@ TEST(conserve_configuration)
 TEST(model_variables_are_the_surrogate_runs)
 {
 	const hml__run_config c = { HML__RUN_SURROGATE, NULL, "mw", "/m.pt", NULL, NULL,
-	                            "/g.json", NULL, 3, NULL };
+	                            "/g.json", NULL, 3, "0,1:-1" };
 	char **env = NULL, **vars = NULL;
 	int times, n = 0;
 
 	CHECK_OK(hml__childenv_build(&env, &c, NULL, NULL));
-	CHECK_OK(hml__childenv_model(&vars, "mw", "/m.pt", 3, "/g.json"));
+	CHECK_OK(hml__childenv_model(&vars, "mw", "/m.pt", 3, "/g.json", "0,1:-1"));
 	for (char **v = vars; v && *v; v++, n++) {
 		char key[64];
 
 		snprintf(key, sizeof(key), "%.*s", (int)strcspn(*v, "="), *v);
 		CHECK_STR(get(env, key, &times), strchr(*v, '=') + 1);
 	}
-	CHECK_EQ_INT(n, 4);
+	CHECK_EQ_INT(n, 5);
 	CHECK_EQ_INT(count_prefix(vars, "HML_INTERLEAVE_MW=3"), 1);
+	CHECK_EQ_INT(count_prefix(vars, "HML_CONSERVE_MW=0,1:-1"), 1);
 	hml__strv_free(vars);
-	CHECK_OK(hml__childenv_model(&vars, "mw", "/m.pt", 0, NULL));
+	CHECK_OK(hml__childenv_model(&vars, "mw", "/m.pt", 0, NULL, NULL));
 	CHECK_STR(get(vars, "HML_MODE_MW", &times), "infer");
 	CHECK_EQ_INT(count_prefix(vars, "HML_INTERLEAVE"), 0);
+	CHECK_EQ_INT(count_prefix(vars, "HML_CONSERVE"), 0);
 	hml__strv_free(vars);
-	CHECK_FAILS(hml__childenv_model(&vars, "", "/m.pt", 0, NULL), HML_EINVALID, "region");
+	CHECK_FAILS(hml__childenv_model(&vars, "", "/m.pt", 0, NULL, NULL), HML_EINVALID, "region");
 	CHECK(vars == NULL);
 	hml__strv_free(env);
 }
