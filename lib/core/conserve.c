@@ -216,24 +216,27 @@ static void box_add(const hml__conserve_box *b, void *row, int f64, double add)
 	} while (box_next(b, idx));
 }
 
+static void apply(const hml__conserve_box *b, const void *in, void *out, int64_t rows,
+                  int f64)
+{
+	size_t bytes = (size_t)b->row_size * (f64 ? sizeof(double) : sizeof(float));
+
+	for (int64_t r = 0; r < rows; r++) {
+		const void *x = (const char *)in + (size_t)r * bytes;
+		void *y = (char *)out + (size_t)r * bytes;
+
+		box_add(b, y, f64, (box_sum(b, x, f64) - box_sum(b, y, f64)) / (double)b->count);
+	}
+}
+
 void hml__conserve_apply_f32(const hml__conserve_box *b, const float *in, float *out,
                              int64_t rows)
 {
-	for (int64_t r = 0; r < rows; r++) {
-		const float *x = in + r * b->row_size;
-		float *y = out + r * b->row_size;
-
-		box_add(b, y, 0, (box_sum(b, x, 0) - box_sum(b, y, 0)) / (double)b->count);
-	}
+	apply(b, in, out, rows, 0);
 }
 
 void hml__conserve_apply_f64(const hml__conserve_box *b, const double *in, double *out,
                              int64_t rows)
 {
-	for (int64_t r = 0; r < rows; r++) {
-		const double *x = in + r * b->row_size;
-		double *y = out + r * b->row_size;
-
-		box_add(b, y, 1, (box_sum(b, x, 1) - box_sum(b, y, 1)) / (double)b->count);
-	}
+	apply(b, in, out, rows, 1);
 }

@@ -748,6 +748,18 @@ struct Split {
 	torch::Tensor rv_x0, rv_base0, rv_y;    /* as rw_x0, rw_base0, rw_y */
 };
 
+/* The training part of s's n_train rows, and the sizes into res. */
+void train_part(Split &s, const hml__train_options *o, hml__train_result *res)
+{
+	s.n_train_all = s.n_train;
+	/* A lower fidelity: the first rows of the (shuffled) training part. */
+	if (o->row_fraction > 0 && o->row_fraction < 1)
+		s.n_train = std::max<int64_t>(1, std::llround((double)s.n_train * o->row_fraction));
+	res->n_train = s.n_train;
+	res->n_val = s.n_val;
+	res->n_test = s.n_test;
+}
+
 int split_sizes(int64_t rows, const hml__train_options *o, Split &s, hml__train_result *res)
 {
 	s.n_test = (int64_t)std::llround((double)rows * o->test_fraction);
@@ -757,13 +769,7 @@ int split_sizes(int64_t rows, const hml__train_options *o, Split &s, hml__train_
 		return hml__error_set(HML_EINVALID,
 			"%lld rows are too few for a train/validation/test split (fractions %g and %g)",
 			(long long)rows, o->val_fraction, o->test_fraction);
-	s.n_train_all = s.n_train;
-	/* A lower fidelity: the first rows of the (shuffled) training part. */
-	if (o->row_fraction > 0 && o->row_fraction < 1)
-		s.n_train = std::max<int64_t>(1, std::llround((double)s.n_train * o->row_fraction));
-	res->n_train = s.n_train;
-	res->n_val = s.n_val;
-	res->n_test = s.n_test;
+	train_part(s, o, res);
 	return 0;
 }
 
@@ -781,12 +787,8 @@ int block_split(const hml__dataset *d, const hml__train_options *o, Split &s,
 	if ((rc = hml__rollout_split(s.order.data(), &s.n_val, &s.n_test, d->run, d->call, d->rows,
 	                             o->rollout, o->seed)) < 0)
 		return rc;
-	s.n_train = s.n_train_all = d->rows - s.n_val - s.n_test;
-	if (o->row_fraction > 0 && o->row_fraction < 1)
-		s.n_train = std::max<int64_t>(1, std::llround((double)s.n_train * o->row_fraction));
-	res->n_train = s.n_train;
-	res->n_val = s.n_val;
-	res->n_test = s.n_test;
+	s.n_train = d->rows - s.n_val - s.n_test;
+	train_part(s, o, res);
 	return 0;
 }
 
