@@ -161,15 +161,18 @@ struct hml__workflow;
 /* A shape as a JSON array of integers. New. */
 json_t *cmd_json_shape(const int64_t *shape, int ndim);
 
-/* The environment variables that run `label` with the model at `path`
- * (lib/run/childenv.h hml__childenv_model(), as hml evaluate runs it):
- * HML_MODE_<LABEL>=infer and HML_MODEL_<LABEL>=<path> (interleave > 0:
- * HML_MODE_<LABEL>=interleave, HML_INTERLEAVE_<LABEL>=<interleave>), and, when `watch`
+/* The environment variables that run `label` of workflow `w` with the
+ * model at `path` (lib/run/childenv.h hml__childenv_model(), as hml
+ * evaluate runs it): HML_MODE_<LABEL>=infer and HML_MODEL_<LABEL>=<path>
+ * (interleave > 0: HML_MODE_<LABEL>=interleave,
+ * HML_INTERLEAVE_<LABEL>=<interleave>), HML_CONSERVE_<LABEL> when the
+ * region declares "conserve" (hml-workflow(5)), and, when `watch`
  * is not NULL, HML_DEPLOYMENT_<LABEL>=<watch> (the deployment file a
  * running application watches for a newer model: lib/core/deployfile.h),
  * named by lib/core/envname.h as the runtime reads them. New object; NULL
  * when the label is too long for a variable name (an hml error is set). */
-json_t *cmd_deploy_env(const char *label, const char *path, int interleave, const char *watch);
+json_t *cmd_deploy_env(const struct hml__workflow *w, const char *label, const char *path,
+                       int interleave, const char *watch);
 
 /* cmd/deploy_run.c: how a deployed model runs. *run from the card (its
  * iterative k and interleave), *interleave the runtime's ratio its

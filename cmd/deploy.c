@@ -548,7 +548,7 @@ int cmd_deploy(int argc, char **argv)
 	}
 	if ((rc = cmd_deploy_model_run(&run, &interleave, w, &model)) < 0)
 		goto fail;
-	if (!(env = cmd_deploy_env(label, so_path ? so_path : path, interleave, watch))) {
+	if (!(env = cmd_deploy_env(w, label, so_path ? so_path : path, interleave, watch))) {
 		rc = hml_error_last()->code;
 		goto fail;
 	}

@@ -235,7 +235,8 @@ static int run_one(evaluation *e, int which, int k, cmd_progress **bar)
 	hml__run_config config = { which ? HML__RUN_SURROGATE : HML__RUN_ACCURATE, NULL,
 	                           e->label, e->model_path, NULL, NULL,
 	                           which ? e->guard_path : NULL, NULL,
-	                           which ? e->interleave : 0 };
+	                           which ? e->interleave : 0, NULL };
+	const hml__workflow_region *region = hml__workflow_region_find(e->w, e->label);
 	char qoi[4096], prof[4096], log[4096];
 	series *se = which ? &e->sur : &e->acc;
 	hml__profile_record rec;
@@ -246,6 +247,7 @@ static int run_one(evaluation *e, int which, int k, cmd_progress **bar)
 	snprintf(prof, sizeof(prof), "%s/%s%d.json", e->tmp, kind, k);
 	snprintf(log, sizeof(log), "%s/%s%d.log", e->tmp, kind, k);
 	config.qoi = k == 0 ? qoi : NULL;   /* the warm-up pair records the QoI */
+	config.conserve = which && region ? region->conserve : NULL;
 	config.profile = prof;
 	/* A surrogate run's limit: 10 x the slowest accurate run so far; an
 	 * accurate run's: 10 x the slowest collected run (lib/run/limit.h). */

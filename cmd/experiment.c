@@ -22,8 +22,10 @@ json_t *cmd_json_shape(const int64_t *shape, int ndim)
 	return a;
 }
 
-json_t *cmd_deploy_env(const char *label, const char *path, int interleave, const char *watch)
+json_t *cmd_deploy_env(const struct hml__workflow *w, const char *label, const char *path,
+                       int interleave, const char *watch)
 {
+	const hml__workflow_region *r = hml__workflow_region_find(w, label);
 	char name[HML__ENVNAME_MAX], **vars = NULL;
 	json_t *env = json_object();
 
@@ -31,7 +33,7 @@ json_t *cmd_deploy_env(const char *label, const char *path, int interleave, cons
 		hml__error_oom();
 		return NULL;
 	}
-	if (hml__childenv_model(&vars, label, path, interleave, NULL) < 0)
+	if (hml__childenv_model(&vars, label, path, interleave, NULL, r ? r->conserve : NULL) < 0)
 		goto fail;
 	for (char **v = vars; *v; v++) {
 		char *eq = strchr(*v, '=');

@@ -91,8 +91,8 @@ static const cmd_option options[] = {
 	{ "device", 0, CMD_OPT_STRING, &device, "cpu|cuda|auto",
 	  "where the training steps run (default cpu; cuda needs a CUDA build and a GPU)" },
 	{ "rollout", 0, CMD_OPT_INT, &rollout, "R",
-	  "multi-step training: the loss sums the errors of the model applied R times along "
-	  "a run's calls, each output the next input (default 1; hml-train(1) ROLLOUT)" },
+	  "multi-step training: the model applied R times along a run's calls, each output the "
+	  "next input; loss and best epoch by the R steps' errors (default 1; hml-train(1) ROLLOUT)" },
 	{ "ensemble", 0, CMD_OPT_INT, &ensemble, "N",
 	  "train N models of this configuration (seeds SEED..SEED+N-1, N from 2 to 16) as one, "
 	  "member 0 deployed; their disagreement calibrated for --guard ensemble" },

@@ -31,6 +31,8 @@ extern "C" {
 #define HML__ENV_FLUSH_BYTES   "HML_FLUSH_BYTES"
 #define HML__ENV_GUARD         "HML_GUARD"
 #define HML__ENV_COLLECT_GUARDED "HML_COLLECT_GUARDED"
+/* The sum a model's output conserves (core/conserve.h): a spec. */
+#define HML__ENV_CONSERVE      "HML_CONSERVE"
 /* Hot swap: the deployment file a region watches (core/deployfile.h), and
  * the milliseconds between two looks at it. */
 #define HML__ENV_DEPLOYMENT    "HML_DEPLOYMENT"

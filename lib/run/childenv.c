@@ -13,7 +13,7 @@
 static const char *const controlled[] = {
 	HML__ENV_MODE, HML__ENV_MODEL, HML__ENV_DB, HML__ENV_QOI,
 	HML__ENV_PROFILE, HML__ENV_ON_ERROR, HML__ENV_GUARD, HML__ENV_DEPLOYMENT,
-	HML__ENV_COLLECT_GUARDED,
+	HML__ENV_COLLECT_GUARDED, HML__ENV_CONSERVE,
 };
 
 int hml__childenv_controls(const char *entry)
@@ -142,9 +142,9 @@ static int put_keep(envlist *l, const hml__collect_keep *k)
 }
 
 /* The region's variables of a run with a model (its mode, model,
- * interleave ratio, guard). */
+ * interleave ratio, guard, conserved sum). */
 static int put_model(envlist *l, const char *region, const char *model, int interleave,
-                     const char *guard)
+                     const char *guard, const char *conserve)
 {
 	int rc;
 
@@ -159,11 +159,13 @@ static int put_model(envlist *l, const char *region, const char *model, int inte
 	}
 	if (rc == 0 && guard)
 		rc = put_region(l, HML__ENV_GUARD, region, guard);
+	if (rc == 0 && conserve)
+		rc = put_region(l, HML__ENV_CONSERVE, region, conserve);
 	return rc;
 }
 
 int hml__childenv_model(char ***out, const char *region, const char *model, int interleave,
-                        const char *guard)
+                        const char *guard, const char *conserve)
 {
 	envlist l = { NULL, 0, 0 };
 	int rc;
@@ -171,7 +173,7 @@ int hml__childenv_model(char ***out, const char *region, const char *model, int 
 	*out = NULL;
 	if (!region || !*region || !model)
 		return hml__error_set(HML_EINVALID, "a run with a model needs a region and a model");
-	if ((rc = put_model(&l, region, model, interleave, guard)) < 0) {
+	if ((rc = put_model(&l, region, model, interleave, guard, conserve)) < 0) {
 		hml__strv_free(l.v);
 		return rc;
 	}
@@ -189,7 +191,7 @@ static int put_config(envlist *l, const hml__run_config *c)
 	if (rc == 0 && (c->kind == HML__RUN_COLLECT || c->kind == HML__RUN_GUARDED))
 		rc = put(l, HML__ENV_DB, c->db);
 	if (rc == 0 && infers && (rc = put(l, HML__ENV_ON_ERROR, "fail")) == 0)
-		rc = put_model(l, c->region, c->model, c->interleave, c->guard);
+		rc = put_model(l, c->region, c->model, c->interleave, c->guard, c->conserve);
 	if (rc == 0 && c->kind == HML__RUN_GUARDED)
 		rc = put_region(l, HML__ENV_COLLECT_GUARDED, c->region, "1");
 	if (rc == 0 && c->qoi)

@@ -85,6 +85,8 @@ typedef struct hml__run_config {
 	const hml__collect_keep *keep;  /**< collect: HML_COLLECT_*, or NULL */
 	int interleave;       /**< surrogate, guarded: > 0: the interleave mode, the model for
 	                           this many calls, then the original code for one; 0: infer */
+	const char *conserve; /**< surrogate, guarded: HML_CONSERVE_<REGION>, the sum the
+	                           model's output keeps (lib/core/conserve.h), or NULL */
 } hml__run_config;
 
 /**
@@ -101,16 +103,17 @@ int hml__childenv_build(char ***out, const hml__run_config *c,
 
 /**
  * The variables of region `region` in a run with the model file `model`
- * at interleave ratio `interleave` (0: infer) and guard file `guard` (NULL:
- * none), as a surrogate run's layer 3 sets them: HML_MODE_<REGION>=infer
- * (or interleave with HML_INTERLEAVE_<REGION>=N), HML_MODEL_<REGION>, and
- * HML_GUARD_<REGION>. hml deploy prints them for the shell, so that a
+ * at interleave ratio `interleave` (0: infer), guard file `guard` (NULL:
+ * none) and conserved sum `conserve` (NULL: none), as a surrogate run's
+ * layer 3 sets them: HML_MODE_<REGION>=infer (or interleave with
+ * HML_INTERLEAVE_<REGION>=N), HML_MODEL_<REGION>, HML_GUARD_<REGION> and
+ * HML_CONSERVE_<REGION>. hml deploy prints them for the shell, so that a
  * deployed model runs as hml evaluate runs it. *out ("KEY=VALUE",
  * NULL-terminated) yours: hml__strv_free(). HML_EINVALID (no region or
  * model, a label too long for a variable name), HML_ENOMEM.
  */
 int hml__childenv_model(char ***out, const char *region, const char *model, int interleave,
-                        const char *guard);
+                        const char *guard, const char *conserve);
 
 /** 1 when `entry` ("KEY=VALUE" or "KEY") names a variable that every run's
  *  configuration sets (so a workflow's "env" cannot), else 0. */

@@ -74,6 +74,7 @@ void hml__workflow_free(hml__workflow *w)
 		free(w->regions[i].family);
 		free(w->regions[i].arch);
 		free(w->regions[i].categorical);
+		free(w->regions[i].conserve);
 	}
 	free(w->regions);
 	free(w->name);

@@ -79,6 +79,9 @@ typedef struct hml__workflow_region {
 	double mape_floor;   /**< the primary qoi's mape_floor */
 	char *categorical;   /**< model.categorical as "F:K,..." (lib/train/categorical.h),
 	                          or NULL */
+	char *conserve;      /**< "conserve": the sum of a box of the output the physics
+	                          conserves, a spec in its canonical form
+	                          (hml__conserve_format, lib/core/conserve.h), or NULL */
 } hml__workflow_region;
 
 /* One quantity of interest, an entry of "qoi". */

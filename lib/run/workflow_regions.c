@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "core/util.h"
 #include "run/workflow_keys.h"
+#include "core/conserve.h"
 #include "train/arch.h"
 #include "train/categorical.h"
 #include "train/train.h"
@@ -78,10 +79,31 @@ static int parse_categorical(const hml__wf_ctx *v, const json_t *model, const ch
 	return rc;
 }
 
+/* "conserve": a spec (lib/core/conserve.h), its grammar checked here and
+ * kept in the canonical form HML_CONSERVE_<LABEL> carries; its fit to the
+ * output's shape is the runtime's, at the model's first call. */
+static int parse_conserve(const hml__wf_ctx *v, const json_t *item, const char *parent,
+                          hml__workflow_region *r)
+{
+	hml__conserve c;
+	char full[96], canonical[256];
+	int rc;
+
+	if ((rc = hml__wf_get_string(v, item, parent, "conserve", 0, &r->conserve)) < 0 ||
+	    !r->conserve)
+		return rc;
+	snprintf(full, sizeof(full), "%s.conserve", parent);
+	if (hml__conserve_parse(&c, r->conserve) < 0 ||
+	    hml__conserve_format(canonical, sizeof(canonical), &c) < 0)
+		return hml__wf_bad_key(v, full, "is not a spec (%s)", hml_error_last()->message);
+	free(r->conserve);
+	return (r->conserve = hml__strdup(canonical)) ? 0 : HML_ENOMEM;
+}
+
 static int parse_region(const hml__wf_ctx *v, const json_t *item, size_t idx,
                         hml__workflow_region *r)
 {
-	static const char *const keys[] = { "label", "batch", "model", NULL };
+	static const char *const keys[] = { "label", "batch", "model", "conserve", NULL };
 	static const char *const model_keys[] = { "family", "arch", "train",
 	                                          "search_space", "categorical", NULL };
 	char parent[64], mparent[80], full[128];
@@ -95,6 +117,7 @@ static int parse_region(const hml__wf_ctx *v, const json_t *item, size_t idx,
 	if ((rc = hml__wf_check_keys(v, item, parent, keys)) < 0 ||
 	    (rc = hml__wf_get_string(v, item, parent, "label", 1, &r->label)) < 0 ||
 	    (rc = hml__wf_get_int(v, item, parent, "batch", 0, 0, INT64_MAX, &r->batch)) < 0 ||
+	    (rc = parse_conserve(v, item, parent, r)) < 0 ||
 	    (rc = hml__wf_get_object(v, item, parent, "model", 1, &model)) < 0 ||
 	    (rc = hml__wf_check_keys(v, model, mparent, model_keys)) < 0 ||
 	    (rc = hml__wf_get_string(v, model, mparent, "family", 1, &r->family)) < 0 ||

@@ -164,7 +164,7 @@ json_t *hml__wire_result(long trial, const char *error, const hml__train_result 
 		                 "status", "failed", "error", error);
 	res = json_pack(
 		"{s:s, s:I, s:I, s:I, s:I, s:i, s:i, s:b, s:b, s:o, s:o, s:o, s:o, s:o, s:o, s:o,"
-		" s:o, s:I, s:b, s:o, s:o, s:o, s:o}",
+		" s:o, s:I, s:b, s:o, s:o, s:o, s:o, s:I, s:o, s:o}",
 		"arch", r->arch, "params", (json_int_t)r->params, "n_train", (json_int_t)r->n_train,
 		"n_val", (json_int_t)r->n_val, "n_test", (json_int_t)r->n_test,
 		"epochs_run", r->epochs_run, "best_epoch", r->best_epoch,
@@ -176,7 +176,10 @@ json_t *hml__wire_result(long trial, const char *error, const hml__train_result 
 		"latency_batch", (json_int_t)r->latency_batch, "out_of_time", r->out_of_time,
 		"train_step_seconds", hml__json_real(r->train_step_seconds),
 		"forward_max_diff", hml__json_real(r->forward_max_diff),
-		"val_mape", hml__json_real(r->val_mape), "test_mape", hml__json_real(r->test_mape));
+		"val_mape", hml__json_real(r->val_mape), "test_mape", hml__json_real(r->test_mape),
+		"val_rollout_windows", (json_int_t)r->val_rollout_windows,
+		"val_rollout_rmse", hml__json_real(r->val_rollout_rmse),
+		"val_rollout_mape", hml__json_real(r->val_rollout_mape));
 	if (!res)
 		return NULL;
 	return json_pack("{s:s, s:i, s:s, s:o}", "type", "result", "trial", (int)trial,
@@ -229,6 +232,9 @@ int hml__wire_result_read(const json_t *msg, long *trial, const char **error,
 	r->forward_max_diff = num_of(res, "forward_max_diff", NAN);
 	r->val_mape = num_of(res, "val_mape", NAN);
 	r->test_mape = num_of(res, "test_mape", NAN);
+	r->val_rollout_windows = int_of(res, "val_rollout_windows", 0);
+	r->val_rollout_rmse = num_of(res, "val_rollout_rmse", NAN);
+	r->val_rollout_mape = num_of(res, "val_rollout_mape", NAN);
 	return 0;
 }
 

@@ -38,6 +38,14 @@ static int set_arg(char ***argv, const char *arg, long long v)
 	return rc;
 }
 
+/* The workflow's "conserve" of the region the model replaces, or NULL. */
+static const char *conserve_of(const hml__workflow *w, const char *region)
+{
+	const hml__workflow_region *r = region ? hml__workflow_region_find(w, region) : NULL;
+
+	return r ? r->conserve : NULL;
+}
+
 int hml__model_run_apply(char ***argv, hml__run_config *c, const hml__workflow *w,
                          const hml__model_run *r)
 {
@@ -53,6 +61,7 @@ int hml__model_run_apply(char ***argv, hml__run_config *c, const hml__workflow *
 	if (r->k >= 1 && (rc = set_arg(&v, a->k.arg, r->k)) < 0)
 		goto fail;
 	c->interleave = r->interleave > 0 && r->interleave <= INT32_MAX ? (int)r->interleave : 0;
+	c->conserve = conserve_of(w, c->region);
 	if (r->interleave >= 0 && a->interleave.arg) {
 		c->interleave = 0;
 		if ((rc = set_arg(&v, a->interleave.arg, r->interleave)) < 0)

@@ -59,7 +59,10 @@ void hml__model_run_resolve(hml__model_run *out, const hml__model_view *m,
  * replaced by a new vector on success) gets w's search_args.k argument
  * set to r->k when r->k >= 1, and its search_args.interleave argument set
  * to r->interleave when it declares one (c->interleave then 0); else
- * c->interleave is r->interleave (0 when -1). Errors: HML_EINVALID "k K:
+ * c->interleave is r->interleave (0 when -1). c->conserve is the
+ * "conserve" w declares for region c->region (NULL: none; set c->region
+ * first), so that every run of a model keeps the sum the region's physics
+ * keeps (lib/core/conserve.h). Errors: HML_EINVALID "k K:
  * workflow 'W' declares no steps per model call (search_args.k in
  * hml-workflow(5))"; HML_ENOMEM. *argv is unchanged on failure.
  */

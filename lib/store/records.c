@@ -391,9 +391,14 @@ static json_t *options_json(const hml__train_options *o)
 
 static json_t *metrics_json(const hml__train_result *r)
 {
+	const int rollout = r->val_rollout_windows > 0;
+
 	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o,"
-	                 " s:o, s:o, s:o, s:o, s:o, s:o}",
+	                 " s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
 		"val_rmse", hml__json_real(r->val_rmse), "test_rmse", hml__json_real(r->test_rmse),
+		"val_rollout_rmse", rollout ? hml__json_real(r->val_rollout_rmse) : json_null(),
+		"val_rollout_mape", rollout ? hml__json_real(r->val_rollout_mape) : json_null(),
+		"val_rollout_windows", rollout ? count_or_null(r->val_rollout_windows) : json_null(),
 		"val_mape", hml__json_real(r->val_mape), "test_mape", hml__json_real(r->test_mape),
 		"test_mae", hml__json_real(r->test_mae), "test_max_abs", hml__json_real(r->test_max_abs),
 		"params", count_or_null(r->params), "epochs_run", count_or_null(r->epochs_run),

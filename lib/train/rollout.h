@@ -54,6 +54,29 @@ int hml__rollout_windows(int64_t **starts, int64_t *n, const int64_t *run,
  */
 int hml__rollout_check(const hml__dataset *d, int steps);
 
+/**
+ * The split of rollout `block` (R > 1): the rows' order as train.cpp deals
+ * it (test rows first, then validation, then training), by blocks of
+ * `block` consecutive calls of one run, so that every validation and test
+ * block is a window of R calls and the best epoch can be chosen by the
+ * R-step error (hml-train(1) ROLLOUT). Every chain of consecutive calls
+ * of one run (hml__rollout_windows' rule) is cut into blocks of `block`
+ * rows from its first call; the blocks are shuffled with `seed`; the
+ * first round(*n_test / block) (at least 1) are the test rows, the next
+ * round(*n_val / block) (at least 1) the validation rows, and the rest,
+ * with every row in no block (a chain's shorter tail, a call of unknown
+ * order), the training rows. order has `rows` elements; *n_val and
+ * *n_test are the rows wanted on entry and the rows given on return
+ * (multiples of block). A block's rows are in call order.
+ * Errors: HML_EINVALID when the data hold too few blocks for a test, a
+ * validation and a training block ("--rollout 4: the 12 rows hold 3
+ * blocks of 4 consecutive calls of one run, too few for 1 test, 1
+ * validation and a training block; collect more calls") or no order of
+ * the calls, HML_ENOMEM.
+ */
+int hml__rollout_split(int64_t *order, int64_t *n_val, int64_t *n_test, const int64_t *run,
+                       const int64_t *call, int64_t rows, int block, uint64_t seed);
+
 #ifdef __cplusplus
 }
 #endif

@@ -741,7 +741,24 @@ struct Split {
 	torch::Tensor rw_y;                     /* the R outputs, raw [W, R, *core_out] */
 	torch::Tensor rw_w;                     /* relative loss: their weights, likewise */
 	torch::Tensor out_scale;                /* out_std with 1 for its zeros (as yn) */
+	/* the rows' order by blocks of R calls (hml__rollout_split), and the
+	 * validation windows the best epoch is chosen by */
+	std::vector<int64_t> order;
+	int64_t n_val_windows = 0;
+	torch::Tensor rv_x0, rv_base0, rv_y;    /* as rw_x0, rw_base0, rw_y */
 };
+
+/* The training part of s's n_train rows, and the sizes into res. */
+void train_part(Split &s, const hml__train_options *o, hml__train_result *res)
+{
+	s.n_train_all = s.n_train;
+	/* A lower fidelity: the first rows of the (shuffled) training part. */
+	if (o->row_fraction > 0 && o->row_fraction < 1)
+		s.n_train = std::max<int64_t>(1, std::llround((double)s.n_train * o->row_fraction));
+	res->n_train = s.n_train;
+	res->n_val = s.n_val;
+	res->n_test = s.n_test;
+}
 
 int split_sizes(int64_t rows, const hml__train_options *o, Split &s, hml__train_result *res)
 {
@@ -752,13 +769,26 @@ int split_sizes(int64_t rows, const hml__train_options *o, Split &s, hml__train_
 		return hml__error_set(HML_EINVALID,
 			"%lld rows are too few for a train/validation/test split (fractions %g and %g)",
 			(long long)rows, o->val_fraction, o->test_fraction);
-	s.n_train_all = s.n_train;
-	/* A lower fidelity: the first rows of the (shuffled) training part. */
-	if (o->row_fraction > 0 && o->row_fraction < 1)
-		s.n_train = std::max<int64_t>(1, std::llround((double)s.n_train * o->row_fraction));
-	res->n_train = s.n_train;
-	res->n_val = s.n_val;
-	res->n_test = s.n_test;
+	train_part(s, o, res);
+	return 0;
+}
+
+/* Rollout R > 1: the rows split by blocks of R consecutive calls
+ * (lib/train/rollout.h), so that validation holds windows; the sizes of
+ * split_sizes rounded to whole blocks. */
+int block_split(const hml__dataset *d, const hml__train_options *o, Split &s,
+                hml__train_result *res)
+{
+	int rc;
+
+	if (o->rollout <= 1)
+		return 0;
+	s.order.resize(d->rows);
+	if ((rc = hml__rollout_split(s.order.data(), &s.n_val, &s.n_test, d->run, d->call, d->rows,
+	                             o->rollout, o->seed)) < 0)
+		return rc;
+	s.n_train = d->rows - s.n_val - s.n_test;
+	train_part(s, o, res);
 	return 0;
 }
 
@@ -915,12 +945,15 @@ int split_data(const torch::Tensor &X, const torch::Tensor &Y, const hml__train_
 	int rc;
 
 	int64_t rows = X.size(0);
-	std::vector<int64_t> order(rows);
+	std::vector<int64_t> order(s.order);
 
-	for (int64_t i = 0; i < rows; i++)
-		order[i] = i;
-	std::mt19937_64 split_rng(o->seed);
-	shuffle(order, split_rng);
+	if (order.empty()) {
+		order.resize(rows);
+		for (int64_t i = 0; i < rows; i++)
+			order[i] = i;
+		std::mt19937_64 split_rng(o->seed);
+		shuffle(order, split_rng);
+	}
 	std::vector<int64_t> test_idx(order.begin(), order.begin() + s.n_test);
 	std::vector<int64_t> val_idx(order.begin() + s.n_test, order.begin() + s.n_test + s.n_val);
 	std::vector<int64_t> train_idx(order.begin() + s.n_test + s.n_val,
@@ -974,6 +1007,39 @@ int split_data(const torch::Tensor &X, const torch::Tensor &Y, const hml__train_
 	return 0;
 }
 
+/* The windows of R consecutive validation rows (block_split made them),
+ * the samples of the R-step validation error (val_rollout_error_of). */
+int val_windows(const hml__dataset *d, const torch::Tensor &X, const torch::Tensor &Y,
+                const Layout &lay, Split &s)
+{
+	std::vector<unsigned char> usable(d->rows, 0);
+	std::vector<int64_t> rows;
+	int64_t *starts = nullptr, n = 0;
+	const int R = s.rollout;
+	int rc;
+
+	for (int64_t i = s.n_test; i < s.n_test + s.n_val; i++)
+		usable[s.order[i]] = 1;
+	if ((rc = hml__rollout_windows(&starts, &n, d->run, d->call, usable.data(), d->rows, R)) < 0)
+		return rc;
+	std::vector<int64_t> first(starts, starts + n);
+	std::free(starts);
+	if (n == 0)   /* hml__rollout_split deals whole windows */
+		return hml__error_set(HML_EINVALID, "--rollout %d: no validation window", R);
+	s.n_val_windows = n;
+	for (int k = 0; k < R; k++)
+		for (int64_t i : first)
+			rows.push_back(i + k);
+	std::vector<int64_t> wy = { R, n };   /* [R, W, ...] -> [W, R, ...] */
+	wy.insert(wy.end(), lay.core_out.begin(), lay.core_out.end());
+	torch::Tensor x0 = batch_view(X.index_select(0, index_tensor(first)), lay.core_in);
+	s.rv_x0 = (x0 - s.in_mean) / s.in_std;
+	if (s.residual)
+		s.rv_base0 = batch_view(X.index_select(0, index_tensor(first)), lay.core_out);
+	s.rv_y = Y.index_select(0, index_tensor(rows)).reshape(wy).transpose(0, 1).contiguous();
+	return 0;
+}
+
 /* Rollout R > 1 (train.h): the windows of R consecutive calls of one run
  * whose rows are all training rows (lib/train/rollout.h), as the samples
  * the epochs draw: each window's first input (normalised, and raw for a
@@ -1023,7 +1089,7 @@ int rollout_setup(const hml__dataset *d, const torch::Tensor &X, const torch::Te
 		s.rw_base0 = batch_view(X.index_select(0, r0), lay.core_out);
 	if (s.w.defined())
 		s.rw_w = s.w.index_select(0, index_tensor(p)).reshape(wy).transpose(0, 1).contiguous();
-	return 0;
+	return val_windows(d, X, Y, lay, s);
 }
 
 /* o->device resolved into m.dev; res->device says which. */
@@ -1061,7 +1127,8 @@ Split on_device(const Split &s, torch::Device dev)
 		return d;
 	for (torch::Tensor *t : { &d.xn, &d.yn, &d.xva, &d.xte, &d.yva, &d.yte, &d.in_mean,
 	                          &d.in_std, &d.out_mean, &d.out_std, &d.w, &d.va_base, &d.te_base,
-	                          &d.rw_x0, &d.rw_base0, &d.rw_y, &d.rw_w, &d.out_scale })
+	                          &d.rw_x0, &d.rw_base0, &d.rw_y, &d.rw_w, &d.out_scale,
+	                          &d.rv_x0, &d.rv_base0, &d.rv_y })
 		if (t->defined())
 			*t = t->to(dev);
 	return d;
@@ -1178,6 +1245,32 @@ double val_error_of(Model &m, const Split &s, const hml__train_options *o)
 	return error_of(denormalise(s, predict(m, s.xva), s.va_base), s.yva, o);
 }
 
+/* The model applied s.rollout times from each validation window's first
+ * input, as run_rollout_epoch does; its R outputs [W, R, *core_out] in the
+ * application's units. */
+torch::Tensor val_rollout(Model &m, const Split &s)
+{
+	torch::NoGradGuard no_grad;
+	torch::Tensor in = s.rv_x0, base = s.residual ? s.rv_base0 : torch::Tensor();
+	std::vector<torch::Tensor> steps;
+
+	for (int k = 0; k < s.rollout; k++) {
+		torch::Tensor pred = denormalise(s, predict(m, in), base);
+
+		steps.push_back(pred);
+		base = s.residual ? pred : base;
+		in = (pred - s.in_mean) / s.in_std;
+	}
+	return torch::stack(steps, 1);
+}
+
+/* The R-step validation error in the options' metric, over every step of
+ * every window: what the best epoch and early stopping go by when R > 1. */
+double val_rollout_error_of(Model &m, const Split &s, const hml__train_options *o)
+{
+	return error_of(val_rollout(m, s), s.rv_y, o);
+}
+
 /* The passes over the training rows one epoch makes: enough for at least
  * HML__TRAIN_MIN_EPOCH_STEPS optimiser steps (train.h) over the whole
  * training split, so that a search's lower fidelity (row_fraction) makes
@@ -1237,7 +1330,7 @@ int fit(Model &m, const Split &s, const hml__train_options *o, bool adamw, hml__
 		}
 		step_time += hml__now() - ts;
 		train_loss = loss_sum.item<double>() / ((double)samples * passes);
-		val_err = val_error_of(m, s, o);
+		val_err = unrolled ? val_rollout_error_of(m, s, o) : val_error_of(m, s, o);
 		res->epochs_run = epoch;
 		if (val_err < best_val) {
 			best_val = val_err;
@@ -1277,6 +1370,13 @@ int fit(Model &m, const Split &s, const hml__train_options *o, bool adamw, hml__
 			"training diverged: the validation error was not finite in any of %d epochs (try a smaller learning rate)",
 			res->epochs_run);
 	m.flat.copy_(best);
+	if (unrolled) {
+		torch::Tensor steps = val_rollout(m, s);
+
+		res->val_rollout_windows = s.n_val_windows;
+		res->val_rollout_rmse = std::sqrt((steps - s.rv_y).square().mean().item<double>());
+		res->val_rollout_mape = mape_of(steps, s.rv_y, o->mape_floor);
+	}
 	return 0;
 }
 
@@ -1391,7 +1491,8 @@ int train(const hml__dataset *d, const hml__train_options *o, const char *out_pa
 	s.log = m.loss == LOSS_LOG;
 	s.residual = m.arch.c.residual != 0;
 	m.lay.c.log_output = s.log;
-	if ((rc = split_sizes(d->rows, o, s, res)) < 0)
+	s.rollout = o->rollout;
+	if ((rc = split_sizes(d->rows, o, s, res)) < 0 || (rc = block_split(d, o, s, res)) < 0)
 		return rc;
 	if (o->threads > 0)
 		at::set_num_threads(o->threads);

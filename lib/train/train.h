@@ -121,9 +121,13 @@ typedef struct hml__train_options {
 	 *  application's units, as the deployed model gives it) normalised
 	 *  and fed back as the next input, and the loss is the sum of the R
 	 *  steps' losses against the windows' outputs, back-propagated
-	 *  through the whole chain. Validation, early stopping and the card's
-	 *  errors stay one-step. Loss log and categorical features are
-	 *  refused with R > 1. */
+	 *  through the whole chain. The rows are split by blocks of R
+	 *  consecutive calls (hml__rollout_split), and the best epoch and
+	 *  early stopping go by the R-step validation error: the model
+	 *  applied R times from each validation window's first input, its
+	 *  error over the R steps in `metric` (the result's val_rollout_*).
+	 *  The card's val_* and test_* errors stay one-step. Loss log and
+	 *  categorical features are refused with R > 1. */
 	int rollout;
 } hml__train_options;
 
@@ -184,6 +188,12 @@ typedef struct hml__train_result {
 	 * it exceeds 1e-5 relative to the outputs' scale. */
 	double forward_max_diff;
 	char device[8];              /**< where the steps ran: "cpu" or "cuda" */
+	/** Rollout R > 1: the R-step validation error of the best epoch's
+	 *  weights (the model applied R times from each of the
+	 *  val_rollout_windows windows' first input, the error over all R
+	 *  steps), RMSE and MAPE in per cent; 0 windows for R = 1. */
+	int64_t val_rollout_windows;
+	double val_rollout_rmse, val_rollout_mape;
 } hml__train_result;
 
 /**

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "core/conserve.h"
 #include "core/envname.h"
 #include "core/error.h"
 #include "core/util.h"
@@ -156,6 +157,8 @@ static const setting settings[] = {
 	{ HML__ENV_DEPLOYMENT, "deployment", STRING, CFG(deployment), NO_OPTION, NULL, NULL, 0, 0, 0 },
 	{ HML__ENV_SWAP_INTERVAL, "swap interval", INT, CFG(swap_interval), NO_OPTION, "500",
 	  " milliseconds", 1, 86400000, 0 },
+	/* The sum the model's output conserves (region_conserve.c). */
+	{ HML__ENV_CONSERVE, "conserve", STRING, CFG(conserve), NO_OPTION, NULL, NULL, 0, 0, 0 },
 };
 
 #define OPTION(o, s, type) (*(const type *)((const char *)(o) + (s)->option))
@@ -298,6 +301,7 @@ int hml__config_resolve(hml__config *c, const char *label,
 {
 	hml_region_options defaults = HML_REGION_OPTIONS_INIT, v1;
 	char name[HML__ENVNAME_MAX];
+	hml__conserve spec;
 	const char *v;
 	size_t i;
 	int rc;
@@ -344,6 +348,8 @@ int hml__config_resolve(hml__config *c, const char *label,
 	}
 	if (c->mode != HML_MODE_OFF && c->mode != HML_MODE_COLLECT && (rc = device_check()) < 0)
 		goto fail;
+	if (c->conserve && (rc = hml__conserve_parse(&spec, c->conserve)) < 0)
+		goto fail;
 	return 0;
 
 fail:
@@ -361,7 +367,9 @@ void hml__config_release(hml__config *c)
 	free(c->guard);
 	free(c->deployment);
 	free(c->collect_compression);
+	free(c->conserve);
 	c->model = c->db = c->profile = c->guard = c->deployment = c->collect_compression = NULL;
+	c->conserve = NULL;
 }
 
 int hml_region_options_init(hml_region_options *opts, unsigned int version)

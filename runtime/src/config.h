@@ -35,6 +35,8 @@ typedef struct hml__config {
 	int collect_dedup;          /* 0 or 1 */
 	int collect_seed;
 	char *collect_compression;  /* NULL: none */
+	/* HML_CONSERVE: environment only; a spec (lib/core/conserve.h), NULL: none */
+	char *conserve;
 } hml__config;
 
 /** Check a label: 1-64 characters from [A-Za-z0-9_.-]. */

@@ -258,6 +258,7 @@ void hml_region_free(hml_region *r)
 	hml__swap_release(r);
 	side_release(&r->in);
 	side_release(&r->out);
+	hml__region_conserve_release(r);
 	hml__config_release(&r->cfg);
 	free(r->label);
 	free(r);

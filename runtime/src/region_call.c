@@ -84,12 +84,15 @@ static int run_model(hml_region *r, const void **out, hml_dtype *out_dtype)
 		return rc;
 	if ((rc = hml__model_output(r->model, out, out_dtype, &ond, oshape)) < 0)
 		return rc;
-	r->stats.forward_s += hml__now() - t1;
 	if (!r->model_checked) {
-		if ((rc = check_output(r, ond, oshape)) < 0)
+		if ((rc = check_output(r, ond, oshape)) < 0 ||
+		    (rc = hml__region_conserve_setup(r)) < 0)
 			return rc;
 		r->model_checked = 1;
 	}
+	if (r->conserve_on && (rc = hml__region_conserve_apply(r, x, out, *out_dtype)) < 0)
+		return rc;
+	r->stats.forward_s += hml__now() - t1;
 	return guarded;
 }
 

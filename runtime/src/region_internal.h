@@ -16,6 +16,7 @@
 
 #include "collect.h"
 #include "config.h"
+#include "core/conserve.h"
 #include "hml/region.h"
 #include "loader/loader.h"
 #include "swap.h"
@@ -81,6 +82,13 @@ struct hml_region {
 	hml__row_slot *slots;  /* one per thread that made a row call */
 
 	hml__swap swap;        /* hot swap (swap.h) */
+
+	/* HML_CONSERVE (region_conserve.c): the box of the output whose sum
+	 * each model call keeps, and the copy of the output it corrects. */
+	int conserve_on;
+	hml__conserve_box conserve_box;
+	void *conserve_buf;
+	size_t conserve_cap;
 };
 
 /* At a call's start, with the clock read `now`: a look at the deployment
@@ -101,6 +109,16 @@ static inline int hml__region_collects(const hml_region *r)
 {
 	return r->cfg.mode == HML_MODE_COLLECT || r->collect_guarded;
 }
+
+/* HML_CONSERVE (region_conserve.c): _setup on a model's first call (its
+ * shapes checked), the box resolved on the output row, HML_EINVALID when
+ * the region's output is not shaped as its input or the box does not fit;
+ * _apply after each forward: *y (the model's output, ydt) replaced by a
+ * corrected copy whose box sums to the input x's (in the model's dtype).
+ * _release frees the copy. */
+int hml__region_conserve_setup(hml_region *r);
+int hml__region_conserve_apply(hml_region *r, const void *x, const void **y, hml_dtype ydt);
+void hml__region_conserve_release(hml_region *r);
 
 /* "[rows, f1, f2]": a side's shape with its rows, for messages
  * (region_setup.c). */

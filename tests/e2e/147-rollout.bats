@@ -1,9 +1,10 @@
 #!/usr/bin/env bats
 # Multi-step (unrolled) training, hml train --rollout R (hml-train(1)
 # ROLLOUT), on the heat workflow's in-place field region at a small size:
-# R = 1 is the one-call training bit for bit, R = 2 trains and is
-# recorded, model.train.rollout is read from the workflow, and every bad
-# value gets one line and its exit code with nothing recorded. That the
+# R = 1 is the one-call training bit for bit, R = 2 trains on a split by
+# blocks of 2 calls and records its 2-step validation error,
+# model.train.rollout is read from the workflow, and every bad value gets
+# one line and its exit code with nothing recorded. That the
 # windows never span two runs is unit.rollout's (and unit.collection's for
 # the run and call numbers the reader gives each row).
 
@@ -54,14 +55,25 @@ models() {
 		[ "$(json none.json "repr(d['model']['metrics']['$k'])")" = \
 		  "$(json one.json "repr(d['model']['metrics']['$k'])")" ]
 	done
-	# two steps train another model, finite, on the same split
+	# one call: no R-step validation error
+	for k in val_rollout_rmse val_rollout_mape val_rollout_windows; do
+		[ "$(json none.json "d['model']['metrics']['$k']")" = None ]
+	done
+	# two steps train another model, finite, on a split by blocks of 2
+	# calls: the same rows in all, whole windows in validation and test,
+	# and the 2-step validation error recorded beside the one-call one
 	[ "$(json two.json 'd["model"]["metrics"]["val_rmse"] != d["model"]["metrics"]["val_rmse"]')" = False ]
-	[ "$(json two.json 'd["model"]["rows"]["train"]')" = "$(json none.json 'd["model"]["rows"]["train"]')" ]
+	[ "$(json two.json 'sum(d["model"]["rows"][k] for k in ("train", "validation", "test"))')" = \
+	  "$(json none.json 'sum(d["model"]["rows"][k] for k in ("train", "validation", "test"))')" ]
+	[ "$(json two.json 'd["model"]["rows"]["validation"] % 2, d["model"]["rows"]["test"] % 2')" = "(0, 0)" ]
+	[ "$(json two.json 'd["model"]["metrics"]["val_rollout_windows"] >= 1')" = True ]
+	[ "$(json two.json '(lambda m: 0 < m["val_rollout_rmse"] < float("inf") and m["val_rollout_rmse"] != m["val_rmse"])(d["model"]["metrics"])')" = True ]
 	[ "$(json two.json 'd["model"]["metrics"]["val_rmse"]')" != "$(json none.json 'd["model"]["metrics"]["val_rmse"]')" ]
 	id=$(json two.json 'd["model"]["id"]')
 	run --separate-stderr hml show "$id"
 	assert_success
 	assert_line --regexp '^ *options\.rollout: +2$'
+	assert_line --regexp '^ *metrics\.val_rollout_rmse: +[0-9.e-]+$'
 }
 
 @test "rollout: model.train.rollout is read from the workflow, the command line overrides it" {
@@ -90,6 +102,11 @@ models() {
 	[ "$status" -eq 3 ]
 	[ "${#stderr_lines[@]}" -eq 1 ]
 	[[ "$stderr" == *"--rollout 9 is more than the 8 consecutive calls of the longest run in the data"* ]]
+	# validation and test by whole blocks of 8 calls: 4 blocks, too few
+	run --separate-stderr hml -q train "${TRAIN[@]}" --rollout 8 --val-fraction 0.4 --test-fraction 0.4
+	[ "$status" -eq 3 ]
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	[[ "$stderr" == *"--rollout 8: the 32 rows hold 4 blocks of 8 consecutive calls of one run, too few for 2 test, 2 validation and a training block; collect more calls"* ]]
 	# loss log cannot chain
 	run --separate-stderr hml train "${TRAIN[@]}" --rollout 2 --loss log --arch cnn:4:tanh
 	[ "$status" -eq 2 ]

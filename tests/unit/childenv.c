@@ -56,7 +56,7 @@ static const char *const wf_env[] = {
 
 TEST(caller_hml_variables_removed)
 {
-	const hml__run_config c = { HML__RUN_ACCURATE, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0 };
+	const hml__run_config c = { HML__RUN_ACCURATE, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, NULL };
 	char **env = NULL;
 	int times;
 
@@ -76,7 +76,7 @@ TEST(caller_hml_variables_removed)
 
 TEST(workflow_env_cannot_override_the_configuration)
 {
-	const hml__run_config c = { HML__RUN_ACCURATE, NULL, NULL, NULL, "/run/q.h5", "/run/p.json", NULL, NULL, 0 };
+	const hml__run_config c = { HML__RUN_ACCURATE, NULL, NULL, NULL, "/run/q.h5", "/run/p.json", NULL, NULL, 0, NULL };
 	char **env = NULL;
 	int times;
 
@@ -103,7 +103,7 @@ TEST(workflow_env_cannot_override_the_configuration)
 
 TEST(collect_configuration)
 {
-	const hml__run_config c = { HML__RUN_COLLECT, "/exp/data/.tmp-1.h5", NULL, NULL, NULL, NULL, NULL, NULL, 0 };
+	const hml__run_config c = { HML__RUN_COLLECT, "/exp/data/.tmp-1.h5", NULL, NULL, NULL, NULL, NULL, NULL, 0, NULL };
 	char **env = NULL;
 	int times;
 
@@ -121,7 +121,7 @@ TEST(collect_configuration)
 TEST(collect_keep)
 {
 	hml__collect_keep k = { 0.25, 20000, 1, 7, "shuffle+deflate:4" };
-	hml__run_config c = { HML__RUN_COLLECT, "/d.h5", NULL, NULL, NULL, NULL, NULL, &k, 0 };
+	hml__run_config c = { HML__RUN_COLLECT, "/d.h5", NULL, NULL, NULL, NULL, NULL, &k, 0, NULL };
 	char **env = NULL;
 	int times;
 
@@ -162,7 +162,7 @@ TEST(surrogate_configuration)
 {
 	const hml__run_config c = { HML__RUN_SURROGATE, NULL, "bin.omial-2", "/exp/models/m2.pt",
 	                            "/run/q.h5", NULL, "/exp/models/m2.guard-bounds.json",
-	                            NULL, 0 };
+	                            NULL, 0, NULL };
 	char **env = NULL;
 	int times;
 
@@ -184,7 +184,7 @@ TEST(surrogate_configuration)
 TEST(interleave_configuration)
 {
 	const hml__run_config c = { HML__RUN_SURROGATE, NULL, "mw", "/m.pt", NULL, NULL, NULL,
-	                            NULL, 3 };
+	                            NULL, 3, NULL };
 	char **env = NULL;
 	int times;
 
@@ -193,6 +193,28 @@ TEST(interleave_configuration)
 	CHECK_STR(get(env, "HML_MODE_MW", &times), "interleave");
 	CHECK_STR(get(env, "HML_INTERLEAVE_MW", &times), "3");
 	CHECK_STR(get(env, "HML_MODEL_MW", &times), "/m.pt");
+	CHECK(get(env, "HML_CONSERVE_MW", &times) == NULL);
+	hml__strv_free(env);
+}
+
+/* The sum a model's output conserves (core/conserve.h): for the region,
+ * in a run with the model only; the caller's own value does not leak in. */
+TEST(conserve_configuration)
+{
+	const hml__run_config sur = { HML__RUN_SURROGATE, NULL, "mw", "/m.pt", NULL, NULL, NULL,
+	                              NULL, 0, "0,2:-2,2:-2" };
+	const hml__run_config acc = { HML__RUN_ACCURATE, NULL, "mw", NULL, NULL, NULL, NULL,
+	                              NULL, 0, "0,2:-2,2:-2" };
+	const char *const caller[] = { "HML_CONSERVE_MW=1", "PATH=/bin", NULL };
+	char **env = NULL;
+	int times;
+
+	CHECK_OK(hml__childenv_build(&env, &sur, caller, NULL));
+	CHECK_STR(get(env, "HML_CONSERVE_MW", &times), "0,2:-2,2:-2");
+	CHECK_EQ_INT(times, 1);
+	hml__strv_free(env);
+	CHECK_OK(hml__childenv_build(&env, &acc, caller, NULL));
+	CHECK(get(env, "HML_CONSERVE_MW", &times) == NULL);
 	hml__strv_free(env);
 }
 
@@ -201,26 +223,28 @@ TEST(interleave_configuration)
 TEST(model_variables_are_the_surrogate_runs)
 {
 	const hml__run_config c = { HML__RUN_SURROGATE, NULL, "mw", "/m.pt", NULL, NULL,
-	                            "/g.json", NULL, 3 };
+	                            "/g.json", NULL, 3, "0,1:-1" };
 	char **env = NULL, **vars = NULL;
 	int times, n = 0;
 
 	CHECK_OK(hml__childenv_build(&env, &c, NULL, NULL));
-	CHECK_OK(hml__childenv_model(&vars, "mw", "/m.pt", 3, "/g.json"));
+	CHECK_OK(hml__childenv_model(&vars, "mw", "/m.pt", 3, "/g.json", "0,1:-1"));
 	for (char **v = vars; v && *v; v++, n++) {
 		char key[64];
 
 		snprintf(key, sizeof(key), "%.*s", (int)strcspn(*v, "="), *v);
 		CHECK_STR(get(env, key, &times), strchr(*v, '=') + 1);
 	}
-	CHECK_EQ_INT(n, 4);
+	CHECK_EQ_INT(n, 5);
 	CHECK_EQ_INT(count_prefix(vars, "HML_INTERLEAVE_MW=3"), 1);
+	CHECK_EQ_INT(count_prefix(vars, "HML_CONSERVE_MW=0,1:-1"), 1);
 	hml__strv_free(vars);
-	CHECK_OK(hml__childenv_model(&vars, "mw", "/m.pt", 0, NULL));
+	CHECK_OK(hml__childenv_model(&vars, "mw", "/m.pt", 0, NULL, NULL));
 	CHECK_STR(get(vars, "HML_MODE_MW", &times), "infer");
 	CHECK_EQ_INT(count_prefix(vars, "HML_INTERLEAVE"), 0);
+	CHECK_EQ_INT(count_prefix(vars, "HML_CONSERVE"), 0);
 	hml__strv_free(vars);
-	CHECK_FAILS(hml__childenv_model(&vars, "", "/m.pt", 0, NULL), HML_EINVALID, "region");
+	CHECK_FAILS(hml__childenv_model(&vars, "", "/m.pt", 0, NULL, NULL), HML_EINVALID, "region");
 	CHECK(vars == NULL);
 	hml__strv_free(env);
 }
@@ -229,7 +253,7 @@ TEST(guarded_configuration)
 {
 	const hml__run_config c = { HML__RUN_GUARDED, "/exp/data/.tmp-2.h5", "bin.omial-2",
 	                            "/exp/models/m2.pt", NULL, NULL,
-	                            "/exp/models/m2.guard-bounds.json", NULL, 0 };
+	                            "/exp/models/m2.guard-bounds.json", NULL, 0, NULL };
 	hml__run_config no_guard = c;
 	char **env = NULL;
 	int times;
@@ -255,7 +279,7 @@ TEST(guarded_configuration)
 
 TEST(empty_inputs)
 {
-	const hml__run_config c = { HML__RUN_ACCURATE, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0 };
+	const hml__run_config c = { HML__RUN_ACCURATE, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, NULL };
 	char **env = NULL;
 
 	CHECK_OK(hml__childenv_build(&env, &c, NULL, NULL));
@@ -265,10 +289,10 @@ TEST(empty_inputs)
 
 TEST(incomplete_configuration)
 {
-	const hml__run_config collect = { HML__RUN_COLLECT, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0 };
-	const hml__run_config sur = { HML__RUN_SURROGATE, NULL, "r", NULL, NULL, NULL, NULL, NULL, 0 };
+	const hml__run_config collect = { HML__RUN_COLLECT, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, NULL };
+	const hml__run_config sur = { HML__RUN_SURROGATE, NULL, "r", NULL, NULL, NULL, NULL, NULL, 0, NULL };
 	char label[100], **env = (char **)1;
-	hml__run_config long_label = { HML__RUN_SURROGATE, NULL, label, "/m.pt", NULL, NULL, NULL, NULL, 0 };
+	hml__run_config long_label = { HML__RUN_SURROGATE, NULL, label, "/m.pt", NULL, NULL, NULL, NULL, 0, NULL };
 
 	CHECK_FAILS(hml__childenv_build(&env, &collect, shell, NULL), HML_EINVALID,
 	            "a collect run needs a data file");
@@ -304,6 +328,7 @@ int main(void)
 	RUN(collect_configuration);
 	RUN(surrogate_configuration);
 	RUN(interleave_configuration);
+	RUN(conserve_configuration);
 	RUN(model_variables_are_the_surrogate_runs);
 	RUN(guarded_configuration);
 	RUN(empty_inputs);

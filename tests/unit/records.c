@@ -255,7 +255,11 @@ TEST(model_record_round_trip)
 	CHECK_STR(json_string_value(json_object_get(m.options, "loss")), "relative");
 	CHECK(json_real_value(json_object_get(m.options, "mape_floor")) == 1);
 	CHECK_STR(json_string_value(json_object_get(m.metrics, "device")), "cuda");
-	CHECK_EQ_INT(json_object_size(m.metrics), 19);
+	CHECK_EQ_INT(json_object_size(m.metrics), 22);
+	/* one-call training: no R-step validation error */
+	CHECK(json_is_null(json_object_get(m.metrics, "val_rollout_rmse")));
+	CHECK(json_is_null(json_object_get(m.metrics, "val_rollout_mape")));
+	CHECK(json_is_null(json_object_get(m.metrics, "val_rollout_windows")));
 	CHECK_EQ_INT(json_object_size(m.options), 16);
 	CHECK_EQ_INT(json_integer_value(json_object_get(m.options, "rollout")), 1);
 	CHECK_STR(keys(m.json), "id workflow region family arch input_shape output_shape datasets "
@@ -267,6 +271,7 @@ TEST(model_record_round_trip)
 	r.n_train = r.n_val = r.n_test = -1;
 	r.best_epoch = r.stopped_early = r.out_of_time = -1;
 	r.test_mae = r.final_lr = NAN;
+	r.val_rollout_windows = 5, r.val_rollout_rmse = 0.375, r.val_rollout_mape = NAN;
 	o.optimizer = "adam", o.weight_decay = -1, o.max_seconds = 0;
 	o.loss = o.metric = NULL, r.val_mape = r.test_mape = NAN;
 	o.categorical = "4:12,1:3";   /* recorded as objects, in feature order */
@@ -287,6 +292,9 @@ TEST(model_record_round_trip)
 	CHECK(json_is_null(json_object_get(m.metrics, "stopped_early")));
 	CHECK(json_is_null(json_object_get(m.metrics, "best_epoch")));
 	CHECK(isnan(metric(&m, "test_mae")) && isnan(metric(&m, "final_lr")));
+	/* rollout R > 1: the R-step validation error beside the one-call one */
+	CHECK(metric(&m, "val_rollout_rmse") == 0.375 && metric(&m, "val_rollout_windows") == 5);
+	CHECK(json_is_null(json_object_get(m.metrics, "val_rollout_mape")));
 	CHECK(json_is_null(json_object_get(m.options, "max_seconds")));
 	CHECK(json_real_value(json_object_get(m.options, "weight_decay")) == 0);
 	/* the defaults: MSE trained, RMSE judged */

@@ -3,7 +3,8 @@
  * (lib/train/rollout.h) and the rollout option's checks
  * (lib/train/train_check.c), without libtorch: windows never span two runs
  * or a missing call, only usable rows, the longest run, and the one-line
- * refusals of a rollout the data cannot serve.
+ * refusals of a rollout the data cannot serve; the split by blocks of
+ * consecutive calls that gives validation its windows.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -156,6 +157,109 @@ TEST(option_checks)
 	            "categorical features cannot train with rollout 2");
 }
 
+/* Whether rows order[from .. from + block - 1] are consecutive calls of one run. */
+static int one_window(const int64_t *order, int64_t from, int block, const int64_t *run,
+                      const int64_t *call)
+{
+	for (int64_t k = from + 1; k < from + block; k++)
+		if (order[k] != order[k - 1] + 1 || run[order[k]] != run[order[k - 1]] ||
+		    call[order[k]] != call[order[k - 1]] + 1)
+			return 0;
+	return 1;
+}
+
+/* 4 runs of 10 calls: 40 rows. */
+static void runs_of_ten(int64_t *run, int64_t *call)
+{
+	for (int64_t i = 0; i < 40; i++) {
+		run[i] = i / 10;
+		call[i] = i % 10;
+	}
+}
+
+TEST(split_by_blocks)
+{
+	int64_t run[40], call[40], order[40], again[40], other[40], n_val = 4, n_test = 4;
+	unsigned char seen[40] = { 0 }, val[40] = { 0 };
+	int64_t *s = NULL, n = 0, i, differs = 0;
+
+	runs_of_ten(run, call);
+	CHECK_OK(hml__rollout_split(order, &n_val, &n_test, run, call, 40, 4, 7));
+	CHECK_EQ_INT(n_test, 4);
+	CHECK_EQ_INT(n_val, 4);
+	for (i = 0; i < 40; i++) {   /* a permutation of the rows */
+		CHECK(order[i] >= 0 && order[i] < 40 && !seen[order[i]]);
+		seen[order[i]] = 1;
+	}
+	/* the test block and the validation block: 4 consecutive calls of one
+	 * run each, from a chain's call 0 or 4 (blocks cut from a chain's start) */
+	CHECK(one_window(order, 0, 4, run, call));
+	CHECK(one_window(order, 4, 4, run, call));
+	CHECK(call[order[0]] % 4 == 0 && call[order[4]] % 4 == 0);
+	/* a chain's tail of 2 calls (8, 9) is no block: always training */
+	for (i = 0; i < 8; i++)
+		CHECK(call[order[i]] < 8);
+	/* the validation rows hold one window of 4, and the training rows'
+	 * windows never reach into validation or test */
+	for (i = 4; i < 8; i++)
+		val[order[i]] = 1;
+	CHECK_OK(hml__rollout_windows(&s, &n, run, call, val, 40, 4));
+	CHECK_EQ_INT(n, 1);
+	CHECK_EQ_INT(s[0], order[4]);
+	free(s);
+	/* the same seed deals the same blocks; another seed others */
+	CHECK_OK(hml__rollout_split(again, &n_val, &n_test, run, call, 40, 4, 7));
+	CHECK(memcmp(order, again, sizeof(order)) == 0);
+	CHECK_OK(hml__rollout_split(other, &n_val, &n_test, run, call, 40, 4, 8));
+	for (i = 0; i < 8; i++)
+		differs += order[i] != other[i];
+	CHECK(differs > 0);
+}
+
+TEST(split_rounds_to_whole_blocks)
+{
+	int64_t run[40], call[40], order[40], n_val = 6, n_test = 1, i;
+
+	runs_of_ten(run, call);
+	/* 6 rows: 1.5 blocks of 4, rounded to 2; 1 row: at least 1 block */
+	CHECK_OK(hml__rollout_split(order, &n_val, &n_test, run, call, 40, 4, 1));
+	CHECK_EQ_INT(n_test, 4);
+	CHECK_EQ_INT(n_val, 8);
+	for (i = 0; i < 12; i += 4)
+		CHECK(one_window(order, i, 4, run, call));
+	/* blocks of 1: the rows themselves, shuffled */
+	n_val = 5;
+	n_test = 3;
+	CHECK_OK(hml__rollout_split(order, &n_val, &n_test, run, call, 40, 1, 1));
+	CHECK_EQ_INT(n_val, 5);
+	CHECK_EQ_INT(n_test, 3);
+}
+
+TEST(split_skips_gaps_and_refuses_too_few_blocks)
+{
+	/* call 2 missing, a row of unknown order: chains (0, 1), (3, 4), (6, 7) */
+	static const int64_t run[] = { 0, 0, 0, 0, 0, 0, 0 };
+	static const int64_t call[] = { 0, 1, 3, 4, -1, 6, 7 };
+	int64_t order[8], n_val = 2, n_test = 2;
+
+	CHECK_OK(hml__rollout_split(order, &n_val, &n_test, run, call, 7, 2, 3));
+	CHECK(one_window(order, 0, 2, run, call));
+	CHECK(one_window(order, 2, 2, run, call));
+	CHECK(order[0] != 4 && order[1] != 4 && order[2] != 4 && order[3] != 4);
+	n_val = n_test = 2;
+	CHECK_FAILS(hml__rollout_split(order, &n_val, &n_test, run, call, 7, 3, 3), HML_EINVALID,
+	            "--rollout 3: the 7 rows hold 0 blocks of 3 consecutive calls of one run, too "
+	            "few for 1 test, 1 validation and a training block; collect more calls");
+	/* two runs of 4: two blocks of 4, no training block left */
+	n_val = n_test = 1;
+	CHECK_FAILS(hml__rollout_split(order, &n_val, &n_test, run2, call2, 8, 4, 3), HML_EINVALID,
+	            "the 8 rows hold 2 blocks of 4 consecutive calls");
+	CHECK_FAILS(hml__rollout_split(order, &n_val, &n_test, NULL, NULL, 8, 2, 3), HML_EINVALID,
+	            "needs the order of the calls");
+	CHECK_FAILS(hml__rollout_split(order, &n_val, &n_test, run2, call2, 8, 0, 3), HML_EINVALID,
+	            "rollout 0 is not a number of steps");
+}
+
 int main(void)
 {
 	RUN(windows_stay_in_one_run);
@@ -165,5 +269,8 @@ int main(void)
 	RUN(bad_steps);
 	RUN(check_against_data);
 	RUN(option_checks);
+	RUN(split_by_blocks);
+	RUN(split_rounds_to_whole_blocks);
+	RUN(split_skips_gaps_and_refuses_too_few_blocks);
 	return check_report();
 }

@@ -380,6 +380,86 @@ TEST(progress_and_interrupt_keep_the_best_so_far)
 	hml__dataset_release(&d);
 }
 
+/* Runs of the heat step in place: `runs` runs of `calls` calls on [1, 8, 8]
+ * rows, each call's input the previous call's output, with the run and
+ * call numbers the collector records. */
+static void make_heat_runs(hml__dataset *d, int64_t runs, int64_t calls, uint64_t seed)
+{
+	static const int64_t chw[] = { 1, FIELD, FIELD };
+	const int64_t cells = FIELD * FIELD;
+
+	dataset_zeros(d, runs * calls, 3, chw, 3, chw);
+	d->run = malloc((size_t)d->rows * sizeof(int64_t));
+	d->call = malloc((size_t)d->rows * sizeof(int64_t));
+	for (int64_t r = 0, i = 0; r < runs; r++)
+		for (int64_t c = 0; c < calls; c++, i++) {
+			float *x = d->x + i * cells;
+
+			for (int64_t k = 0; k < cells; k++)
+				x[k] = c == 0 ? (float)uniform(&seed, 0, 1) : d->y[(i - 1) * cells + k];
+			heat_step(x, d->y + i * cells);
+			d->run[i] = r;
+			d->call[i] = c;
+		}
+}
+
+typedef struct val_log {
+	int epochs;
+	double val[16];
+} val_log;
+
+static int log_val(void *payload, int epoch, int epochs, double loss, double val)
+{
+	val_log *p = payload;
+
+	(void)epochs;
+	(void)loss;
+	if (epoch >= 1 && epoch <= 16)
+		p->val[epoch - 1] = val;
+	p->epochs = epoch;
+	return 0;
+}
+
+/* Rollout R > 1: the split deals whole windows of R calls, and the error
+ * the epochs are judged by (the progress callback's) is the R-step one:
+ * its smallest is the best epoch's, and the card's val_rollout_rmse. */
+TEST(rollout_chooses_the_epoch_by_the_r_step_error)
+{
+	hml__dataset d;
+	hml__train_options o = quick("cnn:4:tanh:kernel=3:residual", 8);
+	hml__train_result r, one;
+	val_log log = { 0, { 0 } };
+	int best = 0;
+
+	make_heat_runs(&d, 4, 12, 21);
+	o.batch = 8;
+	o.patience = 0;
+	o.rollout = 3;
+	o.progress = log_val;
+	o.payload = &log;
+	CHECK_OK(hml__train(&d, &o, tmp_path("rollout3.pt"), &r));
+	CHECK_EQ_INT(log.epochs, 8);
+	for (int e = 1; e < 8; e++)
+		if (log.val[e] < log.val[best])
+			best = e;
+	CHECK_EQ_INT(r.best_epoch, best + 1);
+	CHECK(r.val_rollout_windows >= 1);
+	CHECK_NEAR(log.val[best], r.val_rollout_rmse, 1e-6 * r.val_rollout_rmse);
+	CHECK(fabs(r.val_rollout_rmse - r.val_rmse) > 1e-6 * r.val_rmse);
+	CHECK(isfinite(r.val_rollout_mape));
+	/* whole blocks of 3 calls: 48 rows, 10% is 4.8 rows, 2 blocks */
+	CHECK_EQ_INT(r.n_val, 6);
+	CHECK_EQ_INT(r.n_test, 6);
+	CHECK_EQ_INT(r.n_train, 36);
+	/* one call at a time: the row split, no R-step error */
+	o.rollout = 1;
+	o.progress = NULL;
+	CHECK_OK(hml__train(&d, &o, tmp_path("rollout1.pt"), &one));
+	CHECK_EQ_INT(one.n_val, 5);
+	CHECK_EQ_INT(one.val_rollout_windows, 0);
+	hml__dataset_release(&d);
+}
+
 /* Outputs that are noise: validation never improves for long. */
 static void make_noise(hml__dataset *d, int64_t rows)
 {
@@ -794,6 +874,7 @@ int main(void)
 	RUN(cnnvec_finds_a_spot);
 	RUN(mlp_on_multidimensional_rows_and_constant_features);
 	RUN(progress_and_interrupt_keep_the_best_so_far);
+	RUN(rollout_chooses_the_epoch_by_the_r_step_error);
 	RUN(early_stopping_and_schedules);
 	RUN(script_forward_trains_the_same_model);
 	RUN(hand_written_backward_matches_autograd);

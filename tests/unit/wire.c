@@ -84,6 +84,7 @@ TEST(messages)
 	r.final_lr = NAN; r.val_rmse = 0.0123456789012345; r.test_rmse = 0.013; r.test_mae = 0.01;
 	r.test_max_abs = 0.1; r.latency_s_per_sample = 2.5e-8; r.latency_batch = 4096;
 	r.train_step_seconds = 1.2; r.forward_max_diff = 1e-7; r.val_mape = 12.25; r.test_mape = NAN;
+	r.val_rollout_windows = 3; r.val_rollout_rmse = 0.0456789012345678; r.val_rollout_mape = NAN;
 	m = hml__wire_result(12, NULL, &r);
 	CHECK_OK(hml__wire_result_read(m, &trial, &err, &rb));
 	CHECK(err == NULL);
@@ -92,6 +93,8 @@ TEST(messages)
 	      rb.stopped_early == 1 && rb.interrupted == 0);
 	CHECK(rb.val_rmse == r.val_rmse);   /* every digit */
 	CHECK(rb.val_mape == 12.25 && isnan(rb.test_mape));
+	CHECK(rb.val_rollout_windows == 3 && rb.val_rollout_rmse == r.val_rollout_rmse &&
+	      isnan(rb.val_rollout_mape));
 	CHECK(rb.latency_s_per_sample == 2.5e-8 && rb.latency_batch == 4096);
 	CHECK(isnan(rb.final_lr));
 	CHECK_OK(hml__wire_result_latency(m, &target, &known));

@@ -276,6 +276,21 @@ TEST(categorical)
 	json_decref(doc);
 }
 
+/* "conserve" (lib/core/conserve.h): kept in its canonical form, what
+ * HML_CONSERVE_<LABEL> carries; none without it. */
+TEST(conserve)
+{
+	json_t *doc = valid_doc();
+	hml__workflow *w = NULL;
+
+	set_path(doc, "regions.0.conserve", json_string("0, 2:-2, 2:-2"));
+	CHECK_OK(hml__workflow_load(&w, write_doc("conserve", doc)));
+	CHECK_STR(w->regions[0].conserve, "0,2:-2,2:-2");
+	CHECK(w->regions[1].conserve == NULL);
+	hml__workflow_free(w);
+	json_decref(doc);
+}
+
 /* The error objective follows qoi.metric: mape -> MAPE and the relative
  * loss (its floor with it), overridden per region by model.train.loss. */
 TEST(metric_and_loss)
@@ -538,6 +553,9 @@ static const bad_case bad_cases[] = {
 	{ "evaluate.repeats", "2", HML_EINVALID, "unknown key 'evaluate.repeats'" },
 	{ "qoi.metrc", "\"rmse\"", HML_EINVALID, "unknown key 'qoi.metrc'" },
 	{ "regions.0.lable", "\"x\"", HML_EINVALID, "unknown key 'regions[0].lable'" },
+	{ "regions.0.conserve", "3", HML_EINVALID, "key 'regions[0].conserve' must be a string" },
+	{ "regions.0.conserve", "\"0,2:x\"", HML_EINVALID,
+	  "key 'regions[0].conserve' is not a spec (conserve '0,2:x': 'x' is not an index)" },
 	{ "regions.1.model.familly", "\"mlp\"", HML_EINVALID, "unknown key 'regions[1].model.familly'" },
 	{ "regions.0.model.train.epoch", "5", HML_EINVALID, "unknown key 'regions[0].model.train.epoch'" },
 	{ "schema_version", NULL, HML_EINVALID, "key 'schema_version' is missing" },
@@ -877,6 +895,7 @@ int main(void)
 	RUN(train_options);
 	RUN(metric_and_loss);
 	RUN(categorical);
+	RUN(conserve);
 	RUN(collect_keep);
 	RUN(path_forms);
 	RUN(bundled_names);
