@@ -83,10 +83,12 @@ PY
 
 	# The objective is the application's own error after the whole run:
 	# the front's model run by hand at its k and interleave on the search's
-	# command line gives the same RMSE of the final state.
-	"$PY" - s.json > check.sh <<'PY'
+	# command line, with the mass the workflow conserves (hml-workflow(5)
+	# conserve), gives the same RMSE of the final state.
+	"$PY" - s.json "$HML_SOURCE_DIR/workflows/miniweather/workflow.json" > check.sh <<'PY'
 import json, sys, shlex
 s = json.load(open(sys.argv[1]))["search"]
+conserve = json.load(open(sys.argv[2]))["regions"][0]["conserve"]
 f = s["front"][0]
 argv = list(s["iterative"]["argv"])
 argv[argv.index("--k") + 1] = str(f["k"])
@@ -94,8 +96,9 @@ mode = "interleave" if f["interleave"] > 0 else "infer"
 cmd = " ".join(shlex.quote(a) for a in argv)
 print("HML_QOI=acc.h5 %s >/dev/null" % cmd)
 print("HML_MODE_MINIWEATHER=%s HML_INTERLEAVE_MINIWEATHER=%d HML_ON_ERROR=fail "
+      "HML_CONSERVE_MINIWEATHER=%s "
       "HML_MODEL_MINIWEATHER=hml-experiment/models/%s.pt HML_QOI=sur.h5 %s >/dev/null"
-      % (mode, max(f["interleave"], 1), f["model"], cmd))
+      % (mode, max(f["interleave"], 1), shlex.quote(conserve), f["model"], cmd))
 print("echo %r > expected" % repr(f["qoi_error"]))
 PY
 	run bash -e check.sh
