@@ -12,7 +12,10 @@
 #      per run its MAPE (|E| >= 1) on the rows collected (its training,
 #      validation and test rows together), on its validation rows (the
 #      card's), on the fresh poses, its epochs and training seconds, and
-#      the load at its start and end;
+#      the load at its start and end; then a receptor grid summed over
+#      the true ligand atoms (bench/minibude_grid.py: the physics'
+#      structure, a diagnostic) on the same poses, and on more with
+#      HML_BENCH_MORE=M;
 #   3. one bounded `hml search` over the workflow's search space
 #      (--budget 200, 1 worker, --time-limit LIMIT), its best model
 #      deployed (hml deploy --best, then --target c --best) and evaluated
@@ -24,7 +27,9 @@
 # usage: bench/minibude-search.sh [BUILD_DIR] [POSES] [LIMIT] [EXPERIMENTS]
 #   defaults: build 65536 35m all; EXPERIMENTS: a list of the tags below,
 #   'none' to run the search alone; LIMIT 0 skips the search.
-#   HML_BENCH_KEEP=DIR keeps every output there.
+#   HML_BENCH_KEEP=DIR keeps every output there (and reuses what is there);
+#   HML_BENCH_GRID=0 skips the receptor grid; HML_BENCH_MORE=M adds M poses
+#   for it; HML_THREADS: training threads (default 1).
 set -eu
 
 build=$(cd "${1:-build}" && pwd)
@@ -132,6 +137,28 @@ for x in [hdr] + t:
     print("  ".join(str(c).ljust(w[i]) for i, c in enumerate(x)))
 PY
 
+# The physics' structure (bench/minibude_grid.py, a diagnostic): a receptor
+# grid summed over the true ligand atoms, on the same poses, at 1 and 2
+# angstrom; with HML_BENCH_MORE=M, at 1 angstrom on M more poses (seed 7)
+# as well: what more rows buy a model with the right structure.
+if [ "${HML_BENCH_GRID:-1}" != 0 ]; then
+	cc -O2 -I"$src/workflows/minibude" "$src/bench/minibude_ligand.c" \
+		"$src/workflows/minibude/minibude_physics.c" -lm -o minibude_ligand
+	# shellcheck disable=SC2086
+	./minibude_ligand --poses 1 $size > ligand.txt
+	echo "receptor grid (the physics' structure, not an hml family):"
+	for h in 1 2; do
+		"$py" "$src/bench/minibude_grid.py" ligand.txt raw/data/d1.h5 fresh-raw.h5 "$h" 30
+	done
+	more=${HML_BENCH_MORE:-0}
+	if [ "$more" -gt 0 ]; then
+		[ -f more/data/d1.h5 ] || "$hml" -q -C more collect minibude \
+			--args "--poses $more $size --seed {seed}" --seed 7 > /dev/null
+		"$py" "$src/bench/minibude_grid.py" ligand.txt raw/data/d1.h5,more/data/d1.h5 \
+			fresh-raw.h5 1 40
+	fi
+fi
+
 [ "$limit" = 0 ] && exit 0
 # The search, its best model as TorchScript and in C, each evaluated.
 # The workflow's space with widths up to 256: 4x256 and 4x512 fit no better
@@ -154,12 +181,15 @@ l0=$(load)
 "$hml" -q -C raw --json evaluate --repeat 3 > eval-c.json
 "$py" - "$l0" "$(load)" <<'PY'
 import json, sys
-s = json.load(open("search.json"))
-d = json.load(open("deploy-c.json"))
-print("search: %s, load %s-%s" % (json.dumps({k: s[k] for k in s if k in ("search", "wall_seconds", "trials", "configurations")})[:300], sys.argv[1], sys.argv[2]))
+s = json.load(open("search.json"))["search"]
+print("search %s (%s): %d configurations, %d trials, %.0f s of wall time, %d models on the front;"
+      " load %s at start, %s at end" % (s["id"], s["status"], s["counts"]["configs"],
+      s["counts"]["trials"], s["seconds"], len(s.get("front") or []), sys.argv[1], sys.argv[2]))
 for form in ("ts", "c"):
     e = json.load(open("eval-%s.json" % form))["evaluation"]
-    print("%-2s model %s: MAPE %.1f%%, end to end %.1fx (predicted %s), region %.1fx"
-          % (form, e.get("model"), e["qoi"]["mape"], e["speedup"]["end_to_end"]["median"],
-             e.get("predicted", {}).get("end_to_end"), e["speedup"]["region"]["median"]))
+    print("  %s %s: MAPE %.1f%% on the evaluate poses, end to end %.1fx (predicted %.0fx),"
+          " region %.1fx (medians of %d runs)"
+          % (e["model"], e["target"], e["qoi"]["mape"], e["speedup"]["end_to_end"]["median"],
+             e.get("predicted", {}).get("end_to_end", float("nan")),
+             e["speedup"]["region"]["median"], e["repeat"]))
 PY
