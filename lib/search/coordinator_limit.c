@@ -39,13 +39,36 @@ static double expected_seconds(const hml__coordinator *c, unsigned rung, int col
 	return isnan(same) ? other : same;
 }
 
-int hml__coord_fits(const hml__coordinator *c, unsigned rung, int k)
+/* Seconds trial i is expected to take: a promotion's own configuration at
+ * a lower rung, scaled up to this rung's fidelity (the longest such; its
+ * fixed costs, scaled too, keep it conservative), else expected_seconds().
+ * The longest trial of any configuration judges only configurations not
+ * yet timed: one wide configuration timed at rung 0 must not hold every
+ * small one's promotion (a search of miniBUDE at benchmark size held all
+ * of them behind a 5x252 trial and ended with an empty front). */
+static double trial_expected_seconds(const hml__coordinator *c, long i, int cold)
+{
+	const hml__coord_trial *t = &c->t[i];
+	double own = NAN, f = hml__sched_fraction(c->sched, t->rung);
+
+	for (size_t j = 0; j < c->nt; j++) {
+		const hml__coord_trial *u = &c->t[j];
+
+		if (u->config == t->config && u->rung < t->rung && u->end_status == HML__HIST_OK &&
+		    isfinite(u->seconds))
+			own = fmax(own, u->seconds * fmax(1, f / hml__sched_fraction(c->sched, u->rung)));
+	}
+	return isnan(own) ? expected_seconds(c, t->rung, cold) : own;
+}
+
+int hml__coord_fits(const hml__coordinator *c, unsigned rung, long i, int k)
 {
 	double e;
 
 	if (c->deadline <= 0)
 		return 1;
-	e = expected_seconds(c, rung, !c->wk[k].ran);
+	e = i >= 0 ? trial_expected_seconds(c, i, !c->wk[k].ran)
+	           : expected_seconds(c, rung, !c->wk[k].ran);
 	return hml__now() + (isnan(e) ? 0 : e) < c->deadline;
 }
 

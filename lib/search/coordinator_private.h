@@ -198,8 +198,10 @@ int hml__coord_on_event(void *payload, const hml__pool_event *ev);
 
 /* coordinator_limit.c */
 
-/** May a trial at `rung` start on worker k now and end by the time limit? */
-int hml__coord_fits(const hml__coordinator *c, unsigned rung, int k);
+/** May a trial at `rung` (i < 0), or trial i (a promotion is timed by its
+ *  own configuration at a lower rung), start on worker k now and end by the
+ *  time limit? */
+int hml__coord_fits(const hml__coordinator *c, unsigned rung, long i, int k);
 
 /** The rung the next trial would train at, if known before choosing it: a
  * re-run's, else rung 0 (the cheapest a choice may be). */

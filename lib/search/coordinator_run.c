@@ -61,7 +61,7 @@ static int dispatch(hml__coordinator *c, int *done)
 			size_t before = c->counted;
 			int next;
 
-			if (!hml__coord_fits(c, hml__coord_next_rung(c), k)) {
+			if (!hml__coord_fits(c, hml__coord_next_rung(c), -1, k)) {
 				c->time_up = 1;
 				return 0;
 			}
@@ -71,7 +71,7 @@ static int dispatch(hml__coordinator *c, int *done)
 				*done = 1;
 				return 0;
 			}
-			if (next == 1 && fresh && !hml__coord_fits(c, c->t[i].rung, k)) {
+			if (next == 1 && fresh && !hml__coord_fits(c, c->t[i].rung, i, k)) {
 				/* too long for the time left */
 				if ((rc = hml__coord_trial_hold(c, i)) < 0)
 					return rc;

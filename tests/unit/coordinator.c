@@ -69,6 +69,8 @@ typedef struct fake_pool {
 	int sent_lat_threads[MAXT];   /* ... and latency threads */
 	size_t nsent;
 	double epoch_s;           /* a trial's answer waits epochs x this (0: none) */
+	long slow;                /* the trial whose answer waits slow_x times longer (-1: none) */
+	double slow_x;
 	double due;               /* the next answer's due time */
 	/* the constant-liar check, at each trial sent (coordinator set) */
 	hml__coordinator *c;
@@ -80,7 +82,7 @@ static void fake_init(fake_pool *f, int n, uint64_t rng)
 	memset(f, 0, sizeof(*f));
 	f->n = n;
 	f->rng = rng;
-	f->fail = f->crash = f->hang = -1;
+	f->fail = f->crash = f->hang = f->slow = -1;
 	for (int k = 0; k < MAXW; k++)
 		f->running[k] = -1;
 }
@@ -199,7 +201,7 @@ static int fake_send(void *pool, int k, const json_t *msg)
 		return 0;
 	}
 	answer(&o, &r);
-	f->due = f->epoch_s > 0 ? hml__now() + f->epoch_s * o.epochs : 0;
+	f->due = f->epoch_s > 0 ? hml__now() + f->epoch_s * o.epochs * (trial == f->slow ? f->slow_x : 1) : 0;
 	push(f, k, 0, hml__wire_result(trial, NULL, &r));
 	f->due = 0;
 	return 0;
@@ -853,6 +855,34 @@ done:
 	hml__search_plan_release(&p);
 }
 
+/* One worker, trials of 20 ms an epoch but trial 1 (a wide configuration)
+ * 20 times slower, a limit of 1 s: a promotion is judged by its own
+ * configuration's time at rung 0 (3 x 20 ms), not by trial 1's scaled up
+ * (1.2 s, which would hold every promotion and leave the front empty). */
+TEST(time_limit_own_config)
+{
+	hml__search_plan p;
+	fake_pool f;
+	warnings w = { "" };
+	hml__coordinator *c;
+	int promoted = 0;
+
+	plan_init(&p, "ownconfig", 1, 80, 3);
+	fake_init(&f, 1, 0);
+	f.epoch_s = 0.02;
+	f.slow = 1;
+	f.slow_x = 20;
+	if (!(c = run_limited(&p, &f, NULL, &w, 2, 1.0)))
+		goto done;
+	for (size_t k = 0; k < f.nsent; k++)
+		promoted += f.sent_epochs[k] == 3 && f.sent[k] != 1;
+	CHECK(promoted >= 1);
+	hml__coordinator_free(c);
+done:
+	fake_release(&f);
+	hml__search_plan_release(&p);
+}
+
 /* --fidelity: a lower rung trains fewer rows (all epochs), or sqrt of its
  * fraction of each; the top rung every row and epoch; every trial's
  * latency is measured with the application's threads. */
@@ -911,6 +941,7 @@ int main(void)
 	RUN(deterministic_lockstep);
 	RUN(time_limit);
 	RUN(time_limit_hold);
+	RUN(time_limit_own_config);
 	tmp_dir_remove();
 	return check_report();
 }
