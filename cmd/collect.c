@@ -300,7 +300,7 @@ static void say_cpu_wait(const collect_state *st)
 
 	if (st->times && st->w->nregions)
 		cpu = (hml__profile_cpu){ st->times[0].cpu_run_s, st->times[0].cpu_wait_s };
-	if ((share = hml__profile_cpu_wait_share(&cpu)) >= HML__CPU_WAIT_NOTED)
+	if (hml__profile_cpu_waited(&cpu) && (share = hml__profile_cpu_wait_share(&cpu)) > 0)
 		cmd_info("the application's threads waited for a CPU %.0f%% of their time while "
 		         "it ran (other work on this machine): the cost of the original code "
 		         "recorded, and the speedups hml predicts from it, are too high; collect "

@@ -348,7 +348,7 @@ static void print_predicted(const char *pid, const hml__candidate *pick)
 	hml__format_speedup(e2e, sizeof(e2e), p.end_to_end);
 	cmd_info("%s: predicted speedup: region %s (the original code %s per row, the model %s), "
 	         "end to end %s for a run as collected", pid, reg, cost, lat, e2e);
-	if (p.cpu_wait_share >= HML__CPU_WAIT_NOTED)
+	if (hml__cost_cpu_waited(&pick->cost))
 		cmd_info("%s: the original code's cost was collected while its threads waited for a "
 		         "CPU %.0f%% of their time (other work on the machine): it, and so the "
 		         "predicted speedups, are too high", pid, 100.0 * p.cpu_wait_share);

@@ -273,22 +273,19 @@ static int run_one(evaluation *e, int which, int k, cmd_progress **bar)
 	se->wall[k - 1] = wall;
 	se->region[k - 1] = rec.stats.region_s;
 	se->cpu_wait[k - 1] = hml__profile_cpu_wait_share(&rec.cpu);
+	if (hml__profile_cpu_waited(&rec.cpu))
+		se->cpu_noted = fmax(se->cpu_noted, se->cpu_wait[k - 1]);
 	return 0;
 }
 
-/* Measured runs whose threads waited for a CPU (other work on the machine)
- * measured that work as well as the application's: said, not under -q. */
+/* Measured runs whose threads waited for a CPU (hml__profile_cpu_waited:
+ * other work on the machine) measured that work as well as the
+ * application's: said, not under -q. */
 static void say_cpu_wait(const evaluation *e)
 {
-	double most = 0;
+	double most = fmax(e->acc.cpu_noted, e->sur.cpu_noted);
 
-	for (int k = 0; k < e->nrep; k++) {
-		if (e->acc.cpu_wait[k] > most)
-			most = e->acc.cpu_wait[k];
-		if (e->sur.cpu_wait[k] > most)
-			most = e->sur.cpu_wait[k];
-	}
-	if (most >= HML__CPU_WAIT_NOTED)
+	if (most > 0)
 		cmd_info("the measured runs' threads waited for a CPU up to %.0f%% of their time "
 		         "(other work on this machine): the times and speedups measured are not "
 		         "the application's alone", 100.0 * most);

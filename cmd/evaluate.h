@@ -18,6 +18,7 @@
 typedef struct series {
 	double *wall, *region;
 	double *cpu_wait;         /* each run's share of thread time waiting for a CPU, or NaN */
+	double cpu_noted;         /* the largest share of a run that waited enough to say so */
 	int64_t model_calls, fallback_calls, original_calls;
 	cmd_guard_counts guard;
 	int unverified;           /* runs whose output failed the workflow's verify.pattern */

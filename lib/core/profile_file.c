@@ -98,6 +98,12 @@ double hml__profile_cpu_wait_share(const hml__profile_cpu *c)
 	return all > 0 && c->run_s >= 0 && c->wait_s >= 0 ? c->wait_s / all : NAN;
 }
 
+int hml__profile_cpu_waited(const hml__profile_cpu *c)
+{
+	return hml__profile_cpu_wait_share(c) >= HML__CPU_WAIT_NOTED &&
+	       c->wait_s >= HML__CPU_WAIT_NOTED_SECONDS;
+}
+
 int hml__profile_file_write(const char *path, const hml__profile_record *recs, size_t n,
                             const hml__profile_cpu *cpu)
 {

@@ -88,6 +88,17 @@ typedef struct hml__profile_cpu {
  *  waited for a CPU; NaN when unknown or both are 0. */
 double hml__profile_cpu_wait_share(const hml__profile_cpu *c);
 
+/** The share and the seconds of waiting from which hml says that a run's
+ *  times were stretched by other work: both must be reached (a short
+ *  OpenMP run waits a few ms while its threads are first placed, which is
+ *  a large share of little). */
+#define HML__CPU_WAIT_NOTED 0.2
+#define HML__CPU_WAIT_NOTED_SECONDS 0.1
+
+/** 1 when `c` waited HML__CPU_WAIT_NOTED of its time and at least
+ *  HML__CPU_WAIT_NOTED_SECONDS; 0 otherwise or when unknown. */
+int hml__profile_cpu_waited(const hml__profile_cpu *c);
+
 /** One region's profile record. */
 typedef struct hml__profile_record {
 	char label[72];          /**< the region label (at most 64 characters) */

@@ -187,6 +187,13 @@ double hml__cost_cpu_wait_share(const hml__region_cost *c)
 	return hml__profile_cpu_wait_share(&cpu);
 }
 
+int hml__cost_cpu_waited(const hml__region_cost *c)
+{
+	hml__profile_cpu cpu = { c->cpu_run_s, c->cpu_wait_s };
+
+	return hml__profile_cpu_waited(&cpu);
+}
+
 double hml__cost_move_per_row(const hml__region_cost *c)
 {
 	return c->rows > 0 && c->gather_s >= 0 ? c->gather_s / c->rows : NAN;

@@ -112,9 +112,9 @@ typedef struct hml__prediction {
 	double step_seconds;  /**< the region's seconds per application time step with
 	                           the model (per call when k is unknown) */
 	double cpu_wait_share; /**< the collect runs' share of time waiting for a CPU
-	                            (hml__cost_cpu_wait_share): from
-	                            HML__CPU_WAIT_NOTED on, cost_per_row and so the
-	                            speedups are too high; NaN: unknown */
+	                            (hml__cost_cpu_wait_share; hml__cost_cpu_waited:
+	                            enough to make cost_per_row and so the speedups
+	                            too high); NaN: unknown */
 } hml__prediction;
 
 /** What the profiles of collect runs say of one region (writer side). */
@@ -169,12 +169,13 @@ void hml__cost_of_model(hml__region_cost *out, const hml__store *s,
 /** The original code's seconds per row: original_s / rows, or NaN. */
 double hml__cost_per_row(const hml__region_cost *c);
 
-/** The CPU-wait share from which hml says a recorded cost is too high. */
-#define HML__CPU_WAIT_NOTED 0.2
-
 /** The share of the collect runs' thread time spent waiting for a CPU
  *  (cpu_wait_s / (cpu_run_s + cpu_wait_s)); NaN when unknown. */
 double hml__cost_cpu_wait_share(const hml__region_cost *c);
+
+/** 1 when the collect runs waited enough for a CPU that hml says their
+ *  cost is too high (hml__profile_cpu_waited over their sums). */
+int hml__cost_cpu_waited(const hml__region_cost *c);
 
 /** Moving a row in and out (gather_s / rows): 0 when not recorded, NaN
  *  when the cost is unknown. */

@@ -141,7 +141,7 @@ no_tmp() {
 import json, sys
 r = json.load(open(sys.argv[1]))["dataset"]["regions"]["binomial"]
 run, wait = r["cpu_run_seconds"], r["cpu_wait_seconds"]
-assert run > 0 and wait >= 0.2 * (run + wait), (run, wait)
+assert run > 0 and wait >= 0.2 * (run + wait) and wait >= 0.1, (run, wait)
 # deploy records the share (both data sets) and says it
 share = json.load(open(sys.argv[2]))["deployment"]["predicted"]["cpu_wait_share"]
 assert 0.2 <= share < 1, share

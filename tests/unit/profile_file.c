@@ -171,7 +171,16 @@ TEST(cpu_round_trip)
 	CHECK_OK(hml__profile_file_find(path, "a", &back));
 	CHECK(isnan(back.cpu.run_s) && isnan(back.cpu.wait_s));
 	cpu = (hml__profile_cpu){ 0, 0 };
-	CHECK(isnan(hml__profile_cpu_wait_share(&cpu)));
+	CHECK(isnan(hml__profile_cpu_wait_share(&cpu)) && !hml__profile_cpu_waited(&cpu));
+	/* Said only from a share of 0.2 and 0.1 s of waiting on. */
+	cpu = (hml__profile_cpu){ 0.3, 0.1 };
+	CHECK(hml__profile_cpu_waited(&cpu));
+	cpu = (hml__profile_cpu){ 0.03, 0.01 };   /* a large share of little */
+	CHECK(!hml__profile_cpu_waited(&cpu));
+	cpu = (hml__profile_cpu){ 10.0, 1.0 };    /* much, but a small share */
+	CHECK(!hml__profile_cpu_waited(&cpu));
+	cpu = (hml__profile_cpu){ NAN, 5.0 };
+	CHECK(!hml__profile_cpu_waited(&cpu));
 	CHECK(isnan(hml__profile_cpu_wait_share(NULL)));
 }
 
