@@ -54,6 +54,13 @@
 #   where the goal is in the workflow's own QoI metric (hml deploy
 #   --max-qoi-error E: binomial, bonds, miniBUDE), else the most accurate
 #   (--best; also when no model meets E: the table says so).
+#   HML_BENCH_DEVICE=cuda evaluates the TorchScript form once more with
+#   HML_DEVICE=cuda (the model on the GPU; needs a CUDA build and a GPU:
+#   scripts/cuda-check.sh CHECK_APPS runs this on a lent GPU machine) and
+#   adds its columns (the application's wall time, end-to-end and region
+#   speedup, QoI error) to the table. The goal's verdict stays the CPU's
+#   (issue 30's goals are for the CPU); HML_BENCH_DEVICE=cpu checks the
+#   plumbing on a machine without a GPU.
 set -eu
 
 quick=0
@@ -68,7 +75,7 @@ APPS="binomial bonds minibude heat heat-rows miniweather particlefilter"
 [ $# -gt 0 ] && APPS="$*"
 src=$(cd "$(dirname "$0")/.." && pwd)
 hml="$build/cmd/hml"
-py=/usr/bin/python3
+py=${HML_BENCH_PYTHON:-/usr/bin/python3}   # needs h5py and numpy
 tmp=$(mktemp -d)
 keep() {
 	if [ -n "${HML_BENCH_KEEP:-}" ]; then
@@ -188,6 +195,9 @@ for app in $APPS; do
 	set -- -C "$exp" -q --json evaluate --repeat "$repeat"
 	[ -n "$eargs" ] && set -- "$@" --args "$eargs"
 	"$hml" "$@" > "$tmp/$app-eval.json"
+	if [ -n "${HML_BENCH_DEVICE:-}" ]; then
+		HML_DEVICE="$HML_BENCH_DEVICE" "$hml" "$@" > "$tmp/$app-evaldev.json"
+	fi
 	# shellcheck disable=SC2086
 	if deploy_or_force "$app" c --target c $choose 2> "$tmp/$app-c.err"; then
 		"$hml" "$@" > "$tmp/$app-evalc.json"
@@ -219,7 +229,7 @@ PY
 	rm -rf "$exp/data"   # the collected data of the big sizes: hundreds of MB
 done
 
-HML_BENCH_TRAIN="${HML_BENCH_TRAIN:-}" HML_BENCH_SEARCH="${HML_BENCH_SEARCH:-}" \
+HML_BENCH_TRAIN="${HML_BENCH_TRAIN:-}" HML_BENCH_SEARCH="${HML_BENCH_SEARCH:-}" HML_BENCH_DEVICE="${HML_BENCH_DEVICE:-}" \
 	"$py" - "$src" "$tmp" $APPS <<'PY'
 import json, os, statistics, sys
 src, tmp, apps = sys.argv[1], sys.argv[2], sys.argv[3:]
@@ -230,6 +240,9 @@ lines = {l.split()[0]: l.split()[1:] for l in open(os.path.join(tmp, "lines"))}
 hdr = ("app", "accurate s", "surrogate s", "e2e x", "pred", "region x", "pred", "QoI error",
        "C: surrogate s", "e2e x", "pred", "region x", "pred", "QoI error", "model (chosen by)",
        "hml lines", "goal (issue 30)", "met", "judged on")
+dev = os.environ.get("HML_BENCH_DEVICE", "")
+if dev:
+    hdr += (dev + ": surrogate s", "e2e x", "region x", "QoI error")
 
 
 def x(v, refused):
@@ -238,6 +251,19 @@ def x(v, refused):
         return "?"
     t = "%.0f" % v if v >= 99.5 else "%.2g" % v
     return t + ("!" if refused else "")
+
+def device_columns(app, metric, unit):
+    """The TorchScript form evaluated with HML_DEVICE=$HML_BENCH_DEVICE."""
+    if not dev:
+        return ()
+    path = os.path.join(tmp, app + "-evaldev.json")
+    if not os.path.exists(path):
+        return ("-",) * 4
+    d = json.load(open(path))["evaluation"]
+    return ("%.3f" % statistics.median(d["surrogate"]["wall_seconds"]),
+            "%.2f" % d["speedup"]["end_to_end"]["median"],
+            x(d["speedup"]["region"]["median"], False),
+            "%.4g%s" % (d["qoi"][metric], unit))
 
 rows, notes = [], []
 for app in apps:
@@ -281,7 +307,8 @@ for app in apps:
                  "%d/%d (%.1f%%)" % (n, total, 100.0 * n / total))
                 + apps_goals.verdict(app, os.path.join(tmp, app), ev, c,
                                      open(os.path.join(tmp, app + "-ts-refused")).read()
-                                     if ref["ts"] else None))
+                                     if ref["ts"] else None)
+                + device_columns(app, q["metric"], unit))
     wait = pt.get("cpu_wait_share")
     if wait is not None and wait >= 0.2:
         notes.append("%s: the collect runs' threads waited for a CPU %.0f%% of their time (hml"
@@ -300,6 +327,10 @@ for n in notes:
 print("goal: issue 30's, at benchmark size (bench/apps_goals.py: the thresholds; the verdict"
       " computed from this run's figures: the end-to-end speedup of a form, TorchScript or C,"
       " with that form's error; '?': no figure to judge on)")
+if dev:
+    print("%s: the TorchScript form evaluated again with HML_DEVICE=%s (the model on that"
+          " device; the original code and the data movement on the CPU as before);"
+          " the goal's verdict is the CPU's" % (dev, dev))
 print("C: the same model deployed with --target c (compiled, no libtorch loaded);"
       " '-': hml deploy refused to compile it (the reason is printed above)")
 print("pred: the speedup predicted from the collected cost of the original code and the"

@@ -32,6 +32,16 @@
 #   CHECK_SIZES="N M"    options per inference run (default "4096 65536")
 #   CHECK_CTEST=0        skip the unit tests at the end
 #   CHECK_RESERVOIR=N    only bench/reservoir.sh at N options after the build
+#   CHECK_APPS="a b"     only bench/apps.sh at benchmark size after the build,
+#                        one run per application in the order given (each
+#                        within what is left of the budget), training on
+#                        the GPU and the table's GPU column (HML_BENCH_DEVICE
+#                        =cuda); the tables go to apps.txt, the kept --json
+#                        outputs to apps-keep.tar.gz
+#   CHECK_APPS_REPEAT=N  bench/apps.sh's repeats (default 3)
+#   CHECK_APPS_DEVICE=D  the GPU column's HML_DEVICE (default cuda; cpu for
+#                        a trial without a GPU, with HML_BENCH_TRAIN set)
+#   CHECK_APPS_QUICK=1   bench/apps.sh --quick (test sizes: a trial run)
 #   CHECK_MPI=0          no Open MPI: hml built without it, no 3-rank runs
 #   CHECK_MW_SIZE="..."  miniweather-mpi's arguments (default --nx 240 --nz 80
 #                        --steps 200 --k 10: 80 columns per rank)
@@ -367,6 +377,39 @@ if [ -n "${CHECK_RESERVOIR:-}" ]; then
 	runlog "$(lim 900)" sh "$SRCDIR/bench/reservoir.sh" "$B" "$CHECK_RESERVOIR" 1 >"$T/reservoir.txt"
 	sum "bench/reservoir.sh $B $CHECK_RESERVOIR 1 ($HML_BENCH_TRAIN): exit $?"
 	while read -r line; do sum "  $line"; done <"$T/reservoir.txt"
+	finish "$BUILD_FAILED"
+fi
+# CHECK_APPS="a b": only bench/apps.sh at benchmark size, one application
+# at a time (a table each, so that those done survive a time-out), then stop.
+if [ -n "${CHECK_APPS:-}" ]; then
+	export HML_BENCH_TRAIN="${HML_BENCH_TRAIN:---device cuda}" HML_BENCH_DEVICE="${CHECK_APPS_DEVICE:-cuda}"
+	quick=""
+	[ "${CHECK_APPS_QUICK:-0}" = 1 ] && quick=--quick
+	# the table's python needs h5py and numpy: the machine's python3 (there,
+	# PyTorch's), else Debian's
+	for p in python3 /usr/bin/python3; do
+		if "$p" -c 'import h5py, numpy' 2>/dev/null; then
+			HML_BENCH_PYTHON=$(command -v "$p")
+			export HML_BENCH_PYTHON
+			break
+		fi
+	done
+	mkdir -p "$T/apps-keep"
+	: >"$OUT/apps.txt"
+	for a in $CHECK_APPS; do
+		step "bench/apps.sh $quick $B ${CHECK_APPS_REPEAT:-3} $a (HML_BENCH_TRAIN=$HML_BENCH_TRAIN, HML_BENCH_DEVICE=$HML_BENCH_DEVICE)"
+		if [ "$(lim 600)" -lt 40 ]; then
+			sum "bench/apps.sh $a: not run (out of time)"
+			continue
+		fi
+		s=$(date +%s)
+		# shellcheck disable=SC2086
+		HML_BENCH_KEEP="$T/apps-keep/$a" runlog 600 sh "$SRCDIR/bench/apps.sh" $quick "$B" "${CHECK_APPS_REPEAT:-3}" "$a" >"$T/apps-$a.txt"
+		rc=$?
+		sum "bench/apps.sh $quick $B ${CHECK_APPS_REPEAT:-3} $a: exit $rc in $(($(date +%s) - s))s"
+		cat "$T/apps-$a.txt" >>"$OUT/apps.txt"
+	done
+	tar -C "$T" -czf "$OUT/apps-keep.tar.gz" apps-keep
 	finish "$BUILD_FAILED"
 fi
 PLUGIN=$(find "$B" -name libhml-torch.so 2>/dev/null | head -1)
