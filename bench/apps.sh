@@ -199,10 +199,11 @@ for app in $APPS; do
 		HML_DEVICE="$HML_BENCH_DEVICE" "$hml" "$@" > "$tmp/$app-evaldev.json"
 	fi
 	# shellcheck disable=SC2086
-	if deploy_or_force "$app" c --target c $choose 2> "$tmp/$app-c.err"; then
+	if deploy_or_force "$app" c --target c $choose 2> "$tmp/$app-c-force.err"; then
 		"$hml" "$@" > "$tmp/$app-evalc.json"
 	else
-		echo "  $app: no C target: $(cat "$tmp/$app-c.err")" >&2
+		# deploy_or_force kept the refusal in APP-c.err, --force's in APP-c-force.err
+		echo "  $app: no C target: $(cat "$tmp/$app-c.err" "$tmp/$app-c-force.err")" >&2
 	fi
 	if [ -n "${HML_BENCH_SEARCH:-}" ]; then
 		# The searched models evaluated, for the table's model column.

@@ -1380,6 +1380,24 @@ int fit(Model &m, const Split &s, const hml__train_options *o, bool adamw, hml__
 	return 0;
 }
 
+/* After training on a GPU, the parameters brought to the CPU (leaves of
+ * one flat buffer there, as make_params lays them out), so that the eager
+ * forward the saved file is checked against, and the card's errors, are
+ * the CPU's arithmetic, which the runtime runs by default. A GPU's forward
+ * differs by more than that check allows: cuDNN's convolutions use TF32 by
+ * default (miniWeather's CNN at 200 x 100 cells: 0.029 on an H200). */
+void params_to_cpu(Model &m)
+{
+	if (m.dev.is_cpu())
+		return;
+	torch::NoGradGuard no_grad;
+	m.flat = m.flat.to(torch::kCPU);
+	for (size_t p = 0; p < m.params.size(); p++)
+		m.params[p] = m.flat.narrow(0, m.offsets[p], m.params[p].numel())
+		                  .view(m.params[p].sizes()).detach().requires_grad_(true);
+	m.dev = torch::Device(torch::kCPU);
+}
+
 /* The module with the best weights (as contiguous tensors of their own)
  * serialised into blob and written to fd; eager_val and eager_test: the
  * eager forward's outputs on the validation and test rows. */
@@ -1517,7 +1535,8 @@ int train(const hml__dataset *d, const hml__train_options *o, const char *out_pa
 
 	std::string blob;
 	torch::Tensor eager_val, eager_test;
-	if ((rc = save_model(m, sd, out_path, fd, blob, eager_val, eager_test)) < 0)
+	params_to_cpu(m);
+	if ((rc = save_model(m, s, out_path, fd, blob, eager_val, eager_test)) < 0)
 		return rc;
 	ExecutorOptimize no_opt(false);   /* measure the file as the runtime will run it */
 	torch::jit::Module saved;
