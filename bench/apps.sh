@@ -54,8 +54,10 @@
 #   where the goal is in the workflow's own QoI metric (hml deploy
 #   --max-qoi-error E: binomial, bonds, miniBUDE), else the most accurate
 #   (--best; also when no model meets E: the table says so).
+#   The TorchScript form is evaluated with --device cpu (its columns are the
+#   CPU's on a machine with a GPU too).
 #   HML_BENCH_DEVICE=cuda evaluates the TorchScript form once more with
-#   HML_DEVICE=cuda (the model on the GPU; needs a CUDA build and a GPU:
+#   --device cuda (the model on the GPU; needs a CUDA build and a GPU:
 #   scripts/cuda-check.sh CHECK_APPS runs this on a lent GPU machine) and
 #   adds its columns (the application's wall time, end-to-end and region
 #   speedup, QoI error) to the table. The goal's verdict stays the CPU's
@@ -194,9 +196,9 @@ for app in $APPS; do
 	deploy_or_force "$app" ts $choose
 	set -- -C "$exp" -q --json evaluate --repeat "$repeat"
 	[ -n "$eargs" ] && set -- "$@" --args "$eargs"
-	"$hml" "$@" > "$tmp/$app-eval.json"
+	"$hml" "$@" --device cpu > "$tmp/$app-eval.json"
 	if [ -n "${HML_BENCH_DEVICE:-}" ]; then
-		HML_DEVICE="$HML_BENCH_DEVICE" "$hml" "$@" > "$tmp/$app-evaldev.json"
+		"$hml" "$@" --device "$HML_BENCH_DEVICE" > "$tmp/$app-evaldev.json"
 	fi
 	# shellcheck disable=SC2086
 	if deploy_or_force "$app" c --target c $choose 2> "$tmp/$app-c-force.err"; then
@@ -254,7 +256,7 @@ def x(v, refused):
     return t + ("!" if refused else "")
 
 def device_columns(app, metric, unit):
-    """The TorchScript form evaluated with HML_DEVICE=$HML_BENCH_DEVICE."""
+    """The TorchScript form evaluated with --device $HML_BENCH_DEVICE."""
     if not dev:
         return ()
     path = os.path.join(tmp, app + "-evaldev.json")
@@ -329,7 +331,7 @@ print("goal: issue 30's, at benchmark size (bench/apps_goals.py: the thresholds;
       " computed from this run's figures: the end-to-end speedup of a form, TorchScript or C,"
       " with that form's error; '?': no figure to judge on)")
 if dev:
-    print("%s: the TorchScript form evaluated again with HML_DEVICE=%s (the model on that"
+    print("%s: the TorchScript form evaluated again with --device %s (the model on that"
           " device; the original code and the data movement on the CPU as before);"
           " the goal's verdict is the CPU's" % (dev, dev))
 print("C: the same model deployed with --target c (compiled, no libtorch loaded);"

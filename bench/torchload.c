@@ -62,7 +62,7 @@ int main(int argc, char **argv)
 	if (!entry || !(be = entry(HML__BACKEND_ABI)))
 		return fail(argv[1], "not an hml libtorch backend of this interface version");
 	t2 = now();
-	if (be->load(&m, argv[2], threads) < 0)
+	if (be->load(&m, argv[2], threads, NULL) < 0)
 		return fail("load", be->last_error());
 	t3 = now();
 	for (i = 0; i < calls; i++) {

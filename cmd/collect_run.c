@@ -41,7 +41,7 @@ int collect_run_all(collect_state *st, int64_t first_seed, int runs, int *interr
 	hml__run_config config = { g ? HML__RUN_GUARDED : HML__RUN_COLLECT, st->db,
 	                           g ? st->dep.region : NULL, g ? st->dep.path : NULL,
 	                           NULL, st->prof, g ? st->dep.guard : NULL,
-	                           g ? NULL : &st->w->collect_keep, 0, NULL };
+	                           g ? NULL : &st->w->collect_keep, 0, NULL, NULL };
 	char **env = NULL, *program[] = { st->w->program, NULL }, **probe = NULL;
 	cmd_progress *bar = cmd_progress_start("collect", runs);
 	double limit;   /* lib/run/limit.h: no accurate run to scale */

@@ -29,6 +29,7 @@
 #include "evaluate.h"
 #include "evaluate_mpi.h"
 #include "core/beneath.h"
+#include "core/envname.h"
 #include "core/profile_file.h"
 #include "core/util.h"
 #include "deploy/latency.h"
@@ -45,7 +46,7 @@
 #include "sys/fsutil.h"
 
 static int64_t repeat = -1, ranks_opt = -1, k_opt = -1, interleave_opt = -1;
-static const char *args_text;
+static const char *args_text, *device;
 static int keep;
 
 static const cmd_option options[] = {
@@ -61,6 +62,8 @@ static const cmd_option options[] = {
 	  "steps per model call: the workflow's search_args.k argument set to K" },
 	{ "interleave", 0, CMD_OPT_INT, &interleave_opt, "N",
 	  "the model for N calls, then the original code for one (0: every call)" },
+	{ "device", 0, CMD_OPT_STRING, &device, "auto|cpu|cuda",
+	  "where the surrogate runs' TorchScript model runs (HML_DEVICE; default: the workflow's env, else auto)" },
 	CMD_RUN_TIMEOUT_OPTION,
 	{ NULL, 0, 0, NULL, NULL, NULL }
 };
@@ -235,7 +238,7 @@ static int run_one(evaluation *e, int which, int k, cmd_progress **bar)
 	hml__run_config config = { which ? HML__RUN_SURROGATE : HML__RUN_ACCURATE, NULL,
 	                           e->label, e->model_path, NULL, NULL,
 	                           which ? e->guard_path : NULL, NULL,
-	                           which ? e->interleave : 0, NULL };
+	                           which ? e->interleave : 0, NULL, NULL };
 	const hml__workflow_region *region = hml__workflow_region_find(e->w, e->label);
 	char qoi[4096], prof[4096], log[4096];
 	series *se = which ? &e->sur : &e->acc;
@@ -248,6 +251,7 @@ static int run_one(evaluation *e, int which, int k, cmd_progress **bar)
 	snprintf(log, sizeof(log), "%s/%s%d.log", e->tmp, kind, k);
 	config.qoi = k == 0 ? qoi : NULL;   /* the warm-up pair records the QoI */
 	config.conserve = which && region ? region->conserve : NULL;
+	config.device = which ? device : NULL;
 	config.profile = prof;
 	/* A surrogate run's limit: 10 x the slowest accurate run so far; an
 	 * accurate run's: 10 x the slowest collected run (lib/run/limit.h). */
@@ -382,6 +386,8 @@ static json_t *record_json(const evaluation *e, const char *a1, const char *s1)
 	json_object_set_new(rec, "qois", hml__qoi_results_json(e->qoi, e->w->nqoi));
 	if (e->interleave > 0)
 		json_object_set_new(rec, "interleave", json_integer(e->interleave));
+	if (device)
+		json_object_set_new(rec, "device", json_string(device));
 	json_object_set_new(rec, "run", hml__model_run_json(&e->run));
 	if (e->over_time)
 		json_object_set(rec, "over_time", e->over_time);
@@ -457,6 +463,10 @@ static int parse(int argc, char **argv, int *first, int *dashdash)
 	end = *dashdash ? *dashdash : argc;
 	if ((rc = cmd_parse(&spec, end, argv, first)) != 0)
 		return rc > 0 ? cmd_finish(HML_EXIT_OK) : HML_EXIT_USAGE;
+	if (device && (!*device || !hml__device_known(device))) {
+		cmd_error("evaluate: option '--device' must be auto, cpu or cuda, not '%.64s'", device);
+		return HML_EXIT_USAGE;
+	}
 	if (end - *first > 1) {
 		cmd_error("evaluate: unexpected argument '%s' (usage: hml evaluate %s)",
 		          argv[*first + 1], spec.synopsis);

@@ -142,7 +142,7 @@ static int record_calls(const cmd_qoi_check *q, const char *prof, json_t *rec)
  * reference QoI of the checks at k; run once per k. */
 static int reference(cmd_qoi_check *q, long long k, char **argv, const qoi_ref_run **out)
 {
-	hml__run_config config = { HML__RUN_ACCURATE, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, NULL };
+	hml__run_config config = { HML__RUN_ACCURATE, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL };
 	char qoi[4096], log[4096], what[64], at[32] = "";
 	qoi_ref_run *r, *grown;
 	int rc;
@@ -198,7 +198,7 @@ static int model_argv(const cmd_qoi_check *q, const hml__model_view *m, char ***
 /* The accurate run at model m's k. */
 static int reference_of(cmd_qoi_check *q, const hml__model_view *m, const qoi_ref_run **out)
 {
-	hml__run_config c = { HML__RUN_ACCURATE, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, NULL };
+	hml__run_config c = { HML__RUN_ACCURATE, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL };
 	hml__model_run r;
 	char **argv = NULL;
 	int rc;
@@ -249,7 +249,7 @@ fail:
 /* Model `model`'s run compared into q->last; its argv and run into rec. */
 static int run_model(cmd_qoi_check *q, const char *model, int k, json_t *rec)
 {
-	hml__run_config config = { HML__RUN_SURROGATE, NULL, q->region, NULL, NULL, NULL, NULL, NULL, 0, NULL };
+	hml__run_config config = { HML__RUN_SURROGATE, NULL, q->region, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL };
 	char qoi[4096], log[4096], prof[4200], what[128], *path = NULL, **argv = NULL;
 	const qoi_ref_run *ref;
 	hml__model_view mv;

@@ -147,7 +147,7 @@ const hml__dataset *cmd_search_run_data(cmd_search_run *r, long long k)
 /* The accurate run of group g, once. */
 static int reference(cmd_search_run *r, group *g, char **argv)
 {
-	hml__run_config c = { HML__RUN_ACCURATE, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, NULL };
+	hml__run_config c = { HML__RUN_ACCURATE, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL };
 	char qoi[4200], log[4200], what[64];
 	int rc;
 
@@ -168,7 +168,7 @@ int cmd_search_run_qoi(cmd_search_run *r, const char *model, long long k, long l
                        long trial, double *err)
 {
 	hml__run_config c = { HML__RUN_SURROGATE, NULL, r->region, model, NULL, NULL, NULL,
-	                      NULL, 0, NULL };
+	                      NULL, 0, NULL, NULL };
 	hml__model_run at = { k, il };
 	char qoi[4200], log[4200], what[64], **argv = NULL;
 	group *g = group_of(r, k);

@@ -37,3 +37,9 @@ int hml__envname_matches(const char *entry, const char *var)
 	return strncmp(entry, var, n) == 0 &&
 	       (entry[n] == '\0' || entry[n] == '=' || entry[n] == '_');
 }
+
+int hml__device_known(const char *v)
+{
+	return !v || !*v || strcmp(v, "auto") == 0 || strcmp(v, "cpu") == 0 ||
+	       strcmp(v, "cuda") == 0;
+}

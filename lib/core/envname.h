@@ -71,6 +71,11 @@ int hml__envname_region(char *buf, size_t size, const char *var, const char *lab
  */
 int hml__envname_matches(const char *entry, const char *var);
 
+/** 1 when `v` names a device HML_DEVICE (hml-runtime(3)), hml train
+ *  --device and hml evaluate --device accept: "auto", "cpu" or "cuda"
+ *  (also NULL or empty: auto, the default), else 0. */
+int hml__device_known(const char *v);
+
 #ifdef __cplusplus
 }
 #endif

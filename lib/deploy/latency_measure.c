@@ -249,7 +249,7 @@ int hml__latency_measure(hml__latency *out, const char *pt_path, const hml__late
 	hml__latency_machine(out->machine, sizeof(out->machine));
 	base = probe_base(o, shape, sizeof(shape));
 	if (!o->no_torchscript) {
-		if ((rc = hml__model_load(&m, pt_path, o->threads)) < 0 ||
+		if ((rc = hml__model_load_on(&m, pt_path, o->threads, "cpu")) < 0 ||
 		    (rc = time_model(m, x, o, &t)) < 0)
 			goto done;
 		out->seconds[HML__TARGET_TORCHSCRIPT] = t / (double)o->batch;

@@ -192,6 +192,8 @@ static int put_config(envlist *l, const hml__run_config *c)
 		rc = put(l, HML__ENV_DB, c->db);
 	if (rc == 0 && infers && (rc = put(l, HML__ENV_ON_ERROR, "fail")) == 0)
 		rc = put_model(l, c->region, c->model, c->interleave, c->guard, c->conserve);
+	if (rc == 0 && infers && c->device)
+		rc = put(l, HML__ENV_DEVICE, c->device);
 	if (rc == 0 && c->kind == HML__RUN_GUARDED)
 		rc = put_region(l, HML__ENV_COLLECT_GUARDED, c->region, "1");
 	if (rc == 0 && c->qoi)

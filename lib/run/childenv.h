@@ -87,6 +87,9 @@ typedef struct hml__run_config {
 	                           this many calls, then the original code for one; 0: infer */
 	const char *conserve; /**< surrogate, guarded: HML_CONSERVE_<REGION>, the sum the
 	                           model's output keeps (lib/core/conserve.h), or NULL */
+	const char *device;   /**< surrogate, guarded: HML_DEVICE, where a TorchScript model
+	                           runs (hml__device_known), replacing the workflow env's;
+	                           NULL: the workflow env's or the runtime's default */
 } hml__run_config;
 
 /**

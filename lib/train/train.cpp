@@ -1111,6 +1111,12 @@ int pick_device(const hml__train_options *o, Model &m, hml__train_result *res)
 	if (cuda && m.script)
 		return hml__error_set(HML_EINVALID, "HML_TRAIN_FORWARD=script trains on the CPU only "
 		                      "(training device %s)", want);
+	if (cuda) {
+		/* float32 steps, as on the CPU (cuDNN's convolutions use TF32 by
+		 * default): the epoch kept is chosen by float32's errors. */
+		at::globalContext().setAllowTF32CuDNN(false);
+		at::globalContext().setAllowTF32CuBLAS(false);
+	}
 	m.dev = cuda ? torch::Device(torch::kCUDA) : torch::Device(torch::kCPU);
 	std::snprintf(res->device, sizeof(res->device), "%s", cuda ? "cuda" : "cpu");
 	return 0;
@@ -1383,9 +1389,10 @@ int fit(Model &m, const Split &s, const hml__train_options *o, bool adamw, hml__
 /* After training on a GPU, the parameters brought to the CPU (leaves of
  * one flat buffer there, as make_params lays them out), so that the eager
  * forward the saved file is checked against, and the card's errors, are
- * the CPU's arithmetic, which the runtime runs by default. A GPU's forward
- * differs by more than that check allows: cuDNN's convolutions use TF32 by
- * default (miniWeather's CNN at 200 x 100 cells: 0.029 on an H200). */
+ * the CPU's arithmetic, which compiled models and the card's figures
+ * describe. A GPU's forward can differ by more than that check allows
+ * (with cuDNN's default TF32 convolutions, miniWeather's CNN at 200 x 100
+ * cells differed by 0.029 on an H200). */
 void params_to_cpu(Model &m)
 {
 	if (m.dev.is_cpu())

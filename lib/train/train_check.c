@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/envname.h"
 #include "core/error.h"
 #include "core/util.h"
 #include "train/arch.h"
@@ -91,8 +92,7 @@ static int check_options(const hml__train_options *o)
 	    strcmp(o->schedule, "none"))
 		return hml__error_set(HML_EINVALID, "unknown schedule '%s' (known: plateau, cosine, none)",
 		                      o->schedule);
-	if (o->device && strcmp(o->device, "cpu") && strcmp(o->device, "cuda") &&
-	    strcmp(o->device, "auto"))
+	if (o->device && (!*o->device || !hml__device_known(o->device)))
 		return hml__error_set(HML_EINVALID, "unknown training device '%s' (known: cpu, cuda, auto)",
 		                      o->device);
 	if (o->patience < 0)

@@ -30,15 +30,16 @@ extern "C" {
 #endif
 
 /** Bumped on any change to hml__backend below. */
-#define HML__BACKEND_ABI 1
+#define HML__BACKEND_ABI 2
 
 typedef struct hml__backend {
 	int abi;               /**< HML__BACKEND_ABI the backend was built with */
 	size_t size;           /**< sizeof(hml__backend) in the backend's build */
 	const char *name;      /**< "torch" */
 	const char *version;   /**< its library's version, e.g. libtorch's "1.13.0" */
-	/* The loader.h hml__model_* functions of the same names, on the backend's own handle. */
-	int (*load)(void **out, const char *path, int threads);
+	/* The loader.h hml__model_* functions of the same names, on the backend's own handle;
+	 * load's device is hml__model_load_on's (NULL: HML_DEVICE decides). */
+	int (*load)(void **out, const char *path, int threads, const char *device);
 	void (*free)(void *model);
 	hml_dtype (*dtype)(const void *model);
 	int (*declared_input)(const void *model, int64_t *shape);

@@ -166,6 +166,14 @@ typedef struct hml__model hml__model;
 int hml__model_load(hml__model **out, const char *path, int threads);
 
 /**
+ * hml__model_load on the device `device` names: NULL is HML_DEVICE's
+ * choice (as hml__model_load), "cpu" the CPU whatever HML_DEVICE says (the
+ * CLI's checks and latencies describe the CPU, where the card's figures
+ * and compiled models run), "cuda" or "auto" as HML_DEVICE's values.
+ */
+int hml__model_load_on(hml__model **out, const char *path, int threads, const char *device);
+
+/**
  * Load the libtorch backend now, as the first TorchScript model would, so
  * that a process can limit what loading a model costs beyond libtorch
  * itself (hml's model check, cmd/model_check.c). 0, or the error of
@@ -246,7 +254,7 @@ int hml__model_input_stats(const hml__model *m, const char **json);
 const char *hml__model_backend(const hml__model *m);
 
 /**
- * Load the model at `path`, run it once on `rows` rows of x (float32,
+ * Load the model at `path` on the CPU, run it once on `rows` rows of x (float32,
  * [rows, *in_shape]) and write its outputs (float32) to y, which holds
  * y_size floats; *per_row (may be NULL) gets the outputs per row. The one
  * way the CLI and the tests run a TorchScript model: through the same

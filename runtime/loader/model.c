@@ -110,8 +110,9 @@ static const char *c_last_error(void)
 	return msg;
 }
 
-static int c_load(void **out, const char *path, int threads)
+static int c_load(void **out, const char *path, int threads, const char *device)
 {
+	(void)device;   /* a compiled model runs on the CPU */
 	int rc = hml__cmodel_load((hml__cmodel **)out, path);
 
 	if (rc == 0)
@@ -161,6 +162,11 @@ static int backend_for(const char *path, const hml__backend **out)
 
 int hml__model_load(hml__model **out, const char *path, int threads)
 {
+	return hml__model_load_on(out, path, threads, NULL);
+}
+
+int hml__model_load_on(hml__model **out, const char *path, int threads, const char *device)
+{
 	const hml__backend *be = NULL;
 	hml__model *m;
 	int rc;
@@ -175,7 +181,7 @@ int hml__model_load(hml__model **out, const char *path, int threads)
 	if (!(m = calloc(1, sizeof(*m))))
 		return hml__error_oom();
 	m->be = be;
-	if ((rc = be->load(&m->impl, path, threads)) < 0) {
+	if ((rc = be->load(&m->impl, path, threads, device)) < 0) {
 		rc = backend_error(be, rc);
 		free(m);
 		return rc;
@@ -284,7 +290,7 @@ int hml__model_predict_f32(const char *path, const float *x, int64_t rows, int i
 		return hml__error_set(HML_ESHAPE, "rows of %d dims cannot be run", in_ndim);
 	shape[0] = rows;
 	memcpy(shape + 1, in_shape, (size_t)in_ndim * sizeof(int64_t));
-	if ((rc = hml__model_load(&m, path, 0)) < 0 ||
+	if ((rc = hml__model_load_on(&m, path, 0, "cpu")) < 0 ||
 	    (rc = hml__model_forward(m, x, HML_F32, in_ndim + 1, shape)) < 0 ||
 	    (rc = hml__model_output(m, &data, &dt, &nd, oshape)) < 0)
 		goto done;

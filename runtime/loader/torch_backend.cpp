@@ -173,12 +173,13 @@ bad:
 		m->path.c_str(), name, a.type()->annotation_str().c_str());
 }
 
-/* The device HML_DEVICE asks for: "auto" (also unset or empty) is the GPU
+/* The device `device` names, or when NULL the one HML_DEVICE asks for:
+ * "auto" (also unset or empty) is the GPU
  * when this plugin was built with CUDA and libtorch sees one, else the
  * CPU; "cpu" and "cuda" are obeyed, or refused when impossible. */
-int place(torch_model *m)
+int place(torch_model *m, const char *device)
 {
-	const char *want = getenv(HML__ENV_DEVICE);
+	const char *want = device ? device : getenv(HML__ENV_DEVICE);
 	int cuda;
 
 	if (!want || !*want || std::strcmp(want, "auto") == 0) {
@@ -205,6 +206,13 @@ int place(torch_model *m)
 		                      HML__ENV_DEVICE, want);
 	}
 	if (cuda) {
+#ifdef HML_WITH_CUDA
+		/* float32 as on the CPU: cuDNN's convolutions use TF32 by default
+		 * (miniWeather's CNN then differed from the CPU by 4e-4 of its
+		 * scale on an H200), and the model was checked in float32. */
+		at::globalContext().setAllowTF32CuDNN(false);
+		at::globalContext().setAllowTF32CuBLAS(false);
+#endif
 		m->module.to(torch::kCUDA);
 		m->device = torch::Device(torch::kCUDA);
 	}
@@ -247,7 +255,7 @@ void warm_up(torch_model *m)
 #endif
 }
 
-int load(torch_model *m, const char *path, int threads)
+int load(torch_model *m, const char *path, int threads, const char *device)
 {
 	int rc;
 
@@ -281,7 +289,7 @@ int load(torch_model *m, const char *path, int threads)
 		const char *opt = getenv(HML__ENV_JIT_OPTIMIZE);
 		torch::jit::setGraphExecutorOptimize(opt && strcmp(opt, "1") == 0);
 	}
-	if ((rc = place(m)) < 0)
+	if ((rc = place(m, device)) < 0)
 		return rc;
 	m->forward = &method->function();
 	m->self = m->module._ivalue();
@@ -303,7 +311,7 @@ const torch_model *self_of(const void *p)
 /* The table's functions: loader.h's hml__model_* contract, on a torch_model. The loader
  * (model.c) has checked the file and the arguments it can. */
 
-int torch_load(void **out, const char *path, int threads)
+int torch_load(void **out, const char *path, int threads, const char *device)
 {
 	torch_model *m = nullptr;
 	int rc;
@@ -312,7 +320,7 @@ int torch_load(void **out, const char *path, int threads)
 	try {
 		m = new torch_model();
 		m->path = path;
-		rc = load(m, path, threads);
+		rc = load(m, path, threads, device);
 	} catch (const std::bad_alloc &) {
 		rc = hml__error_oom();
 	} catch (const std::exception &e) {

@@ -289,8 +289,7 @@ static int device_check(void)
 {
 	const char *v = getenv(HML__ENV_DEVICE);
 
-	if (!v || !*v || strcmp(v, "auto") == 0 || strcmp(v, "cpu") == 0 ||
-	    strcmp(v, "cuda") == 0)
+	if (hml__device_known(v))
 		return 0;
 	return hml__error_set(HML_EINVALID, "%s='%.64s' is not auto, cpu or cuda",
 	                      HML__ENV_DEVICE, v);

@@ -176,6 +176,26 @@ EOF2
 	[ "$stderr" = "hml: warning: evaluate runs the inputs the data was collected on (the collect arguments have no {seed} and are evaluate's): the QoI error measures memorisation" ]
 }
 
+@test "--device: the surrogate runs' HML_DEVICE, recorded; a bad value is a usage error" {
+	run --separate-stderr hml -C exp --json evaluate m1 --repeat 1 --device cpu --args '--options 2048 --seed 42'
+	assert_success
+	echo "$output" > out.json
+	[ "$(json out.json "d['evaluation']['device']")" = cpu ]
+	# cuda reaches the application: where this build has no CUDA (CI), its
+	# model cannot open and the surrogate run fails with the runtime's line.
+	run hml -C exp evaluate m1 --repeat 1 --device cuda --args '--options 2048 --seed 42'
+	if [ "$status" -ne 0 ]; then
+		[ "$status" -eq 1 ]
+		assert_output --partial "HML_DEVICE=cuda: this hml was built without CUDA"
+		[ ! -e exp/eval/e2.json ]
+	fi
+	run hml -C exp evaluate m1 --device gpu
+	[ "$status" -eq 2 ]
+	assert_output "hml: error: evaluate: option '--device' must be auto, cpu or cuda, not 'gpu'"
+	run hml -C exp evaluate m1 --device ''
+	[ "$status" -eq 2 ]
+}
+
 @test "no deployment and no model named: exit 3" {
 	run hml -C exp evaluate
 	[ "$status" -eq 3 ]

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "core/envname.h"
 #include "core/util.h"
 #include "run/childenv.h"
 
@@ -56,7 +57,7 @@ static const char *const wf_env[] = {
 
 TEST(caller_hml_variables_removed)
 {
-	const hml__run_config c = { HML__RUN_ACCURATE, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, NULL };
+	const hml__run_config c = { HML__RUN_ACCURATE, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL };
 	char **env = NULL;
 	int times;
 
@@ -76,7 +77,7 @@ TEST(caller_hml_variables_removed)
 
 TEST(workflow_env_cannot_override_the_configuration)
 {
-	const hml__run_config c = { HML__RUN_ACCURATE, NULL, NULL, NULL, "/run/q.h5", "/run/p.json", NULL, NULL, 0, NULL };
+	const hml__run_config c = { HML__RUN_ACCURATE, NULL, NULL, NULL, "/run/q.h5", "/run/p.json", NULL, NULL, 0, NULL, NULL };
 	char **env = NULL;
 	int times;
 
@@ -103,7 +104,7 @@ TEST(workflow_env_cannot_override_the_configuration)
 
 TEST(collect_configuration)
 {
-	const hml__run_config c = { HML__RUN_COLLECT, "/exp/data/.tmp-1.h5", NULL, NULL, NULL, NULL, NULL, NULL, 0, NULL };
+	const hml__run_config c = { HML__RUN_COLLECT, "/exp/data/.tmp-1.h5", NULL, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL };
 	char **env = NULL;
 	int times;
 
@@ -121,7 +122,7 @@ TEST(collect_configuration)
 TEST(collect_keep)
 {
 	hml__collect_keep k = { 0.25, 20000, 1, 7, "shuffle+deflate:4" };
-	hml__run_config c = { HML__RUN_COLLECT, "/d.h5", NULL, NULL, NULL, NULL, NULL, &k, 0, NULL };
+	hml__run_config c = { HML__RUN_COLLECT, "/d.h5", NULL, NULL, NULL, NULL, NULL, &k, 0, NULL, NULL };
 	char **env = NULL;
 	int times;
 
@@ -162,7 +163,7 @@ TEST(surrogate_configuration)
 {
 	const hml__run_config c = { HML__RUN_SURROGATE, NULL, "bin.omial-2", "/exp/models/m2.pt",
 	                            "/run/q.h5", NULL, "/exp/models/m2.guard-bounds.json",
-	                            NULL, 0, NULL };
+	                            NULL, 0, NULL, NULL };
 	char **env = NULL;
 	int times;
 
@@ -184,7 +185,7 @@ TEST(surrogate_configuration)
 TEST(interleave_configuration)
 {
 	const hml__run_config c = { HML__RUN_SURROGATE, NULL, "mw", "/m.pt", NULL, NULL, NULL,
-	                            NULL, 3, NULL };
+	                            NULL, 3, NULL, NULL };
 	char **env = NULL;
 	int times;
 
@@ -202,9 +203,9 @@ TEST(interleave_configuration)
 TEST(conserve_configuration)
 {
 	const hml__run_config sur = { HML__RUN_SURROGATE, NULL, "mw", "/m.pt", NULL, NULL, NULL,
-	                              NULL, 0, "0,2:-2,2:-2" };
+	                              NULL, 0, "0,2:-2,2:-2", NULL };
 	const hml__run_config acc = { HML__RUN_ACCURATE, NULL, "mw", NULL, NULL, NULL, NULL,
-	                              NULL, 0, "0,2:-2,2:-2" };
+	                              NULL, 0, "0,2:-2,2:-2", NULL };
 	const char *const caller[] = { "HML_CONSERVE_MW=1", "PATH=/bin", NULL };
 	char **env = NULL;
 	int times;
@@ -218,12 +219,42 @@ TEST(conserve_configuration)
 	hml__strv_free(env);
 }
 
+/* hml evaluate --device: HML_DEVICE in a run with the model, replacing the
+ * workflow env's (which passes when none is given); never the caller's. */
+TEST(device_configuration)
+{
+	const hml__run_config sur = { HML__RUN_SURROGATE, NULL, "mw", "/m.pt", NULL, NULL, NULL,
+	                              NULL, 0, NULL, "cuda" };
+	const hml__run_config acc = { HML__RUN_ACCURATE, NULL, "mw", NULL, NULL, NULL, NULL,
+	                              NULL, 0, NULL, "cuda" };
+	const hml__run_config none = { HML__RUN_SURROGATE, NULL, "mw", "/m.pt", NULL, NULL, NULL,
+	                               NULL, 0, NULL, NULL };
+	const char *const caller[] = { "HML_DEVICE=auto", "PATH=/bin", NULL };
+	const char *const wf[] = { "HML_DEVICE=cpu", NULL };
+	char **env = NULL;
+	int times;
+
+	CHECK_OK(hml__childenv_build(&env, &sur, caller, wf));
+	CHECK_STR(get(env, "HML_DEVICE", &times), "cuda");
+	CHECK_EQ_INT(times, 1);
+	hml__strv_free(env);
+	CHECK_OK(hml__childenv_build(&env, &acc, caller, wf));
+	CHECK_STR(get(env, "HML_DEVICE", &times), "cpu");
+	hml__strv_free(env);
+	CHECK_OK(hml__childenv_build(&env, &none, caller, NULL));
+	CHECK(get(env, "HML_DEVICE", &times) == NULL);
+	hml__strv_free(env);
+	CHECK(hml__device_known(NULL) && hml__device_known("") && hml__device_known("auto") &&
+	      hml__device_known("cpu") && hml__device_known("cuda"));
+	CHECK(!hml__device_known("gpu") && !hml__device_known("CUDA") && !hml__device_known("cpu "));
+}
+
 /* What hml deploy prints for the shell is exactly the surrogate run's
  * region variables: a deployed model runs as hml evaluate runs it. */
 TEST(model_variables_are_the_surrogate_runs)
 {
 	const hml__run_config c = { HML__RUN_SURROGATE, NULL, "mw", "/m.pt", NULL, NULL,
-	                            "/g.json", NULL, 3, "0,1:-1" };
+	                            "/g.json", NULL, 3, "0,1:-1", NULL };
 	char **env = NULL, **vars = NULL;
 	int times, n = 0;
 
@@ -253,7 +284,7 @@ TEST(guarded_configuration)
 {
 	const hml__run_config c = { HML__RUN_GUARDED, "/exp/data/.tmp-2.h5", "bin.omial-2",
 	                            "/exp/models/m2.pt", NULL, NULL,
-	                            "/exp/models/m2.guard-bounds.json", NULL, 0, NULL };
+	                            "/exp/models/m2.guard-bounds.json", NULL, 0, NULL, NULL };
 	hml__run_config no_guard = c;
 	char **env = NULL;
 	int times;
@@ -279,7 +310,7 @@ TEST(guarded_configuration)
 
 TEST(empty_inputs)
 {
-	const hml__run_config c = { HML__RUN_ACCURATE, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, NULL };
+	const hml__run_config c = { HML__RUN_ACCURATE, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL };
 	char **env = NULL;
 
 	CHECK_OK(hml__childenv_build(&env, &c, NULL, NULL));
@@ -289,10 +320,10 @@ TEST(empty_inputs)
 
 TEST(incomplete_configuration)
 {
-	const hml__run_config collect = { HML__RUN_COLLECT, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, NULL };
-	const hml__run_config sur = { HML__RUN_SURROGATE, NULL, "r", NULL, NULL, NULL, NULL, NULL, 0, NULL };
+	const hml__run_config collect = { HML__RUN_COLLECT, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL };
+	const hml__run_config sur = { HML__RUN_SURROGATE, NULL, "r", NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL };
 	char label[100], **env = (char **)1;
-	hml__run_config long_label = { HML__RUN_SURROGATE, NULL, label, "/m.pt", NULL, NULL, NULL, NULL, 0, NULL };
+	hml__run_config long_label = { HML__RUN_SURROGATE, NULL, label, "/m.pt", NULL, NULL, NULL, NULL, 0, NULL, NULL };
 
 	CHECK_FAILS(hml__childenv_build(&env, &collect, shell, NULL), HML_EINVALID,
 	            "a collect run needs a data file");
@@ -329,6 +360,7 @@ int main(void)
 	RUN(surrogate_configuration);
 	RUN(interleave_configuration);
 	RUN(conserve_configuration);
+	RUN(device_configuration);
 	RUN(model_variables_are_the_surrogate_runs);
 	RUN(guarded_configuration);
 	RUN(empty_inputs);
