@@ -587,7 +587,7 @@ TEST(plugin_errors)
 	CHECK(plugin_fails(p, HML_ENOTFOUND, "the libtorch backend cannot be loaded: "));
 	/* a shared object that is no hml backend is refused, never called */
 	CHECK(plugin_fails("libm.so.6", HML_ENOTSUPPORTED,
-	                   "the libtorch backend 'libm.so.6' is not an hml backend of interface version 1"));
+	                   "the libtorch backend 'libm.so.6' is not an hml backend of interface version 2"));
 }
 
 int main(void)
