@@ -154,7 +154,7 @@ static void set_vars(expander *t, const hml__arch *a, const hml__arch_layout *l)
 	if (!strpbrk(dp, ".e"))
 		strcat(dp, ".0");
 	t->names[t->nvars] = "dropout";
-	snprintf(t->values[t->nvars++], sizeof(t->values[0]), "%s", a->dropout > 0 ? dp : "0");
+	snprintf(t->values[t->nvars++], sizeof(t->values[0]), "%.31s", a->dropout > 0 ? dp : "0");
 	set_var(t, "in_features", "%lld", (long long)l->in_features);
 	set_var(t, "out_features", "%lld", (long long)l->out_features);
 	set_var(t, "log_output", "%lld", (long long)l->log_output);

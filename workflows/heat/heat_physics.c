@@ -70,7 +70,7 @@ static int parse_choice(const char *arg, const char *flag, const char *a, const 
 
 static int parse_args(int argc, char **argv, struct heat *o)
 {
-	long v;
+	long v = 0;
 	int i;
 
 	*o = (struct heat){ .n = 32, .steps = 64, .k = 4, .alpha = 0.2, .seed = 42 };

@@ -108,7 +108,7 @@ static void usage(void)
 
 static int parse_args(int argc, char **argv, struct pfilter *o)
 {
-	long v;
+	long v = 0;
 	int i;
 
 	*o = (struct pfilter){ .size = 32, .frames = 8, .videos = 64, .particles = 512, .seed = 1 };
