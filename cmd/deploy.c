@@ -515,7 +515,7 @@ int cmd_deploy(int argc, char **argv)
 	const char *id, *label;
 	char *path = NULL, *so_path = NULL, *gpath = NULL, *watch = NULL, *abs_dir = NULL, pid[32], cid[32] = "", rel[128];
 	hml__candidate pick = { NULL, HML__TARGET_TORCHSCRIPT, NAN, NAN, NAN, NAN,
-	                        { 0, 0, 0, 0, 0, 0, 0, NAN, NAN }, NAN, NULL, 0, { NAN, 0 } };
+	                        { 0, 0, 0, 0, 0, 0, 0, NAN, NAN, 0 }, NAN, NULL, 0, { NAN, 0 } };
 	hml__model_run run;
 	int first, rc, code = HML_EXIT_OK, interleave = 0;
 
