@@ -155,7 +155,10 @@ only_means() {
 	eval "$(hml -C exp deploy --force m1 2>/dev/null)"
 	start_app
 	wait_steps 3
-	echo '{"schema_version": 1, "regi' >exp/deployed/step.json
+	# written whole (a rename, as hml deploy does): a reader must not see
+	# the file empty while the shell writes it, and refuse it twice
+	echo '{"schema_version": 1, "regi' >corrupt.json
+	mv corrupt.json exp/deployed/step.json
 	# 10 steps of 10 ms at least: the 20 ms interval has passed, the file was read
 	n=$(steps)
 	wait_steps $((n + 10))
