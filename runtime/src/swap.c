@@ -119,9 +119,13 @@ static int adopt_interleave(hml_region *r, long long n)
 
 static void say_interleave(const hml_region *r, const hml__deployfile *d)
 {
-	hml__log(HML_LOG_INFO, "region '%s': now at interleave %lld (deployment %s): %s",
-	         r->label, d->interleave, d->deployment, d->interleave ? "model calls, then "
-	         "the original code for one" : "the model on every call (infer)");
+	if (d->interleave > 0)
+		hml__log(HML_LOG_INFO, "region '%s': now at interleave %lld (deployment %s): %lld "
+		         "model calls, then the original code for one", r->label, d->interleave,
+		         d->deployment, d->interleave);
+	else
+		hml__log(HML_LOG_INFO, "region '%s': now at interleave 0 (deployment %s): the model "
+		         "on every call (infer)", r->label, d->deployment);
 }
 
 /* The switch: the model's pointer and the guard under the lock, in one

@@ -104,7 +104,7 @@ originals_after() {
 	assert_success
 	[[ "$stderr" == *"model 'm2' runs at interleave 2, the region's previous deployment 'p1' at 0: an application running with that one swaps to this model at interleave 2"* ]]
 	[ "$(json exp/deployed/step.json 'd["k"], d["interleave"]')" = "(4, 2)" ]
-	wait_said "now at interleave 2 (deployment p2)"
+	wait_said "now at interleave 2 (deployment p2): 2 model calls, then the original code for one"
 	n=$(steps)
 	wait_steps $((n + 9))
 	stop_app
