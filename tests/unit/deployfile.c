@@ -71,7 +71,13 @@ TEST(round_trip_and_identity)
 TEST(run_fields)
 {
 	hml__deployfile d = make("heat_field", "p2", "m2", "/exp/models/m2.pt"), back;
-	char path[700];
+	const struct { const char *field, *why; } bad[] = {
+		{ "\"k\": 0", "its k is not an integer from 1" },
+		{ "\"k\": 2.5", "its k is not an integer" },
+		{ "\"interleave\": \"2\"", "its interleave is not an integer from 0" },
+		{ "\"interleave\": -1", "its interleave is not an integer" },
+	};
+	char path[700], text[400];
 
 	snprintf(path, sizeof(path), "%s/deployed/heat_field.json", tmpdir);
 	d.k = 8;
@@ -83,15 +89,13 @@ TEST(run_fields)
 	CHECK_OK(hml__deployfile_write(tmpdir, &d));
 	CHECK_OK(hml__deployfile_read(path, &back));
 	CHECK(back.k == 8 && back.interleave == 3);
-	write_text(path, "{\"schema_version\": 1, \"region\": \"r\", \"deployment\": \"p1\", "
-	                 "\"model\": \"m1\", \"path\": \"/m1.pt\", \"k\": 0}");
-	CHECK_FAILS(hml__deployfile_read(path, &back), HML_EIO, "its k is not an integer");
-	write_text(path, "{\"schema_version\": 1, \"region\": \"r\", \"deployment\": \"p1\", "
-	                 "\"model\": \"m1\", \"path\": \"/m1.pt\", \"interleave\": \"2\"}");
-	CHECK_FAILS(hml__deployfile_read(path, &back), HML_EIO, "its interleave is not an integer");
-	write_text(path, "{\"schema_version\": 1, \"region\": \"r\", \"deployment\": \"p1\", "
-	                 "\"model\": \"m1\", \"path\": \"/m1.pt\", \"interleave\": -1}");
-	CHECK_FAILS(hml__deployfile_read(path, &back), HML_EIO, "its interleave is not an integer");
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(text, sizeof(text), "{\"schema_version\": 1, \"region\": \"r\", "
+		         "\"deployment\": \"p1\", \"model\": \"m1\", \"path\": \"/m1.pt\", %s}",
+		         bad[i].field);
+		write_text(path, text);
+		CHECK_FAILS(hml__deployfile_read(path, &back), HML_EIO, bad[i].why);
+	}
 }
 
 TEST(bad_files)
