@@ -2,7 +2,7 @@
 # bench/apps.sh - one row per bundled application: the whole hml life cycle
 # at benchmark size, and what it buys on this machine.
 #
-#   hml collect APP [--runs N --args ...]   the sizes of the table below
+#   hml collect APP [--runs N --args ...]   the sizes of bench/sizes.sh
 #   hml train [--arch ...]                  the workflow's default arch and
 #                                           train options (or the table's)
 #   hml deploy --best                       (--force when deploy refuses a
@@ -52,8 +52,9 @@
 #   gives the search's wall time. Each form then deploys the fastest model
 #   whose QoI error, checked by running the application, meets the goal's
 #   where the goal is in the workflow's own QoI metric (hml deploy
-#   --max-qoi-error E: binomial, bonds, miniBUDE), else the most accurate
-#   (--best; also when no model meets E: the table says so).
+#   --max-qoi-error E, once per form: binomial, bonds, miniBUDE), else the
+#   most accurate (--best, which runs nothing; also when no model meets E:
+#   the table says so, per form where the two differ).
 #   The TorchScript form is evaluated with --device cpu (its columns are the
 #   CPU's on a machine with a GPU too).
 #   HML_BENCH_DEVICE=cuda evaluates the TorchScript form once more with
@@ -89,42 +90,11 @@ trap keep EXIT
 export OMP_NUM_THREADS="${OMP_NUM_THREADS:-$(nproc)}"
 export HML_THREADS="${HML_THREADS:-$OMP_NUM_THREADS}"
 
-# sizes APP: sets src_app (the application whose lines are counted), runs,
-# cargs (collect), eargs (evaluate) and arch; an empty value keeps the workflow's own. Benchmark sizes follow
-# REFERENCE.md: binomial 16384 options of a 1024-step tree, bonds 65536,
-# miniBUDE a bm2-sized protein, heat 128^2, miniWeather 200 x 100 cells,
-# the particle filter 128 x 128 frames, 10 of them, 512 particles.
-sizes() {
-	src_app="$1" runs="" cargs="" eargs="" arch=""
-	case "$1:$quick" in
-	binomial:1)
-		cargs="--options 4096 --seed {seed}" eargs="--options 4096 --seed 42" ;;
-	bonds:1)
-		cargs="--bonds 8192 --seed {seed}" eargs="--bonds 8192 --seed 42" ;;
-	minibude:1)
-		cargs="--poses 2048 --protein 938 --batch 256 --seed {seed}"
-		eargs="--poses 1024 --protein 938 --batch 256 --seed 42" ;;
-	heat:0)
-		runs=4 cargs="--n 128 --steps 256 --k 8 --seed {seed}"
-		eargs="--n 128 --steps 256 --k 8 --seed 42" ;;
-	heat-rows:0)
-		runs=1 cargs="--n 128 --steps 4 --region rows --seed {seed}"
-		eargs="--n 128 --steps 256 --region rows --seed 42" ;;
-	miniweather:0)
-		runs=4 cargs="--nx 200 --nz 100 --steps 400 --k 20 --seed {seed}"
-		eargs="--nx 200 --nz 100 --steps 200 --k 20 --warm 100 --seed 0" ;;
-	particlefilter:0)
-		# 4 runs of 96 videos: 384 rows of 10 x 128 x 128 (~500 MB of
-		# float64); pool=4 keeps the head's input at 8 x 8 x 8 as the
-		# workflow's default (pool=2) does on 32 x 32 frames.
-		runs=4 cargs="--size 128 --frames 10 --videos 96 --seed {seed} --label truth"
-		eargs="--size 128 --frames 10 --videos 96 --seed 1000"
-		arch="cnnvec:8x8:relu:kernel=3:pool=4:head=64" ;;
-	esac
-	case "$1" in
-	heat-rows) src_app=heat ;;
-	esac
-}
+# bench_sizes APP SIZE (bench/sizes.sh): src_app, runs, cargs, arch, eargs.
+# shellcheck source=bench/sizes.sh
+. "$src/bench/sizes.sh"
+size=bench
+[ "$quick" = 1 ] && size="test"
 
 # annotation APP: "hml_lines total_lines" of APP's directive program, all
 # its files (bench/annotation.sh says how they are counted).
@@ -134,41 +104,70 @@ annotation() {
 
 # deploy_or_force APP FORM ARGS...: hml deploy ARGS, and when it refuses a
 # model predicted slower than the original code, again with --force; the
-# refusal is noted in $tmp/APP-FORM-refused for the table.
+# refusal is noted in $tmp/APP-FORM-refused for the table. Another failure
+# returns 1, its message in $tmp/APP-FORM.err.
 deploy_or_force() {
 	_app=$1 _form=$2
 	shift 2
 	if "$hml" -C "$exp" -q --json deploy "$@" > /dev/null 2> "$tmp/$_app-$_form.err"; then
 		return 0
 	fi
-	grep -q "predicted" "$tmp/$_app-$_form.err" || { cat "$tmp/$_app-$_form.err" >&2; return 1; }
+	grep -q "^hml: error: .*is predicted \(slower\|faster\) than the original code" \
+		"$tmp/$_app-$_form.err" || return 1
 	cp "$tmp/$_app-$_form.err" "$tmp/$_app-$_form-refused"
-	"$hml" -C "$exp" -q --json deploy "$@" --force > /dev/null
+	"$hml" -C "$exp" -q --json deploy "$@" --force > /dev/null 2> "$tmp/$_app-$_form.err"
 }
 
-# search_and_choose APP: hml search $HML_BENCH_SEARCH (its --json and wall
-# time kept), then sets $choose, the deploy options of both forms: the
-# goal's --max-qoi-error where it is in the workflow's QoI metric and some
-# model meets it (tried on the TorchScript form; a model that meets it
-# there is checked again in C), else --best; APP-choice says which.
-search_and_choose() {
+# deploy_form APP FORM ARGS...: deploy one form (ARGS: its --target), then
+# print the deploy's error, if any, and return 1. Under HML_BENCH_SEARCH,
+# the fastest model whose QoI error, checked by running the application,
+# meets the goal's $qoi_e (hml deploy --max-qoi-error: one deploy, each
+# candidate run once), else, when no model meets it or the goal is not
+# in the workflow's QoI metric, the most accurate (--best); the choice is
+# appended to $tmp/APP-choice for the table's model column ("ts: ..."
+# then "C: ..." when the two forms chose differently).
+deploy_form() {
+	_a=$1 _f=$2
+	shift 2
+	if [ -z "${HML_BENCH_SEARCH:-}" ]; then
+		deploy_or_force "$_a" "$_f" "$@" --best || { cat "$tmp/$_a-$_f.err" >&2; return 1; }
+		return 0
+	fi
+	if [ -z "$qoi_e" ]; then
+		_how="most accurate"
+	elif deploy_or_force "$_a" "$_f" "$@" --max-qoi-error "$qoi_e"; then
+		_how="fastest within QoI $qoi_e"
+	elif grep -q "^hml: error: .*no model's .* is within" "$tmp/$_a-$_f.err"; then
+		cp "$tmp/$_a-$_f.err" "$tmp/$_a-$_f-choice.err"
+		_how="none within QoI $qoi_e: most accurate"
+	else
+		cat "$tmp/$_a-$_f.err" >&2
+		return 1
+	fi
+	case $_how in
+	fastest*) ;;
+	*)	rm -f "$tmp/$_a-$_f-refused"   # of the --max-qoi-error deploy that failed
+		deploy_or_force "$_a" "$_f" "$@" --best || { cat "$tmp/$_a-$_f.err" >&2; return 1; } ;;
+	esac
+	if [ ! -s "$tmp/$_a-choice" ]; then
+		echo "$_how" > "$tmp/$_a-choice"
+	elif [ "$(cat "$tmp/$_a-choice")" != "$_how" ]; then
+		echo "ts: $(cat "$tmp/$_a-choice"); C: $_how" > "$tmp/$_a-choice"
+	fi
+}
+
+# search APP: hml search $HML_BENCH_SEARCH (its --json and wall time
+# kept), and $qoi_e, the goal's QoI error bound where the goal is in the
+# workflow's QoI metric (bench/apps_goals.py qoi_bound), else empty.
+search() {
 	_a=$1
 	set -- -C "$exp" -q --json search --threads "$HML_THREADS"
 	t0=$(date +%s.%N)
 	# shellcheck disable=SC2086
 	"$hml" "$@" ${HML_BENCH_SEARCH} > "$tmp/$_a-search.json"
 	echo "$t0 $(date +%s.%N)" | awk '{ printf "%.0f\n", $2 - $1 }' > "$tmp/$_a-search-wall"
-	e=$("$py" -c 'import sys; sys.path.insert(0, sys.argv[1]); import apps_goals as g; print(g.qoi_bound(sys.argv[2]) or "")' \
+	qoi_e=$("$py" -c 'import sys; sys.path.insert(0, sys.argv[1]); import apps_goals as g; print(g.qoi_bound(sys.argv[2]) or "")' \
 	    "$src/bench" "$_a")
-	choose="--best"
-	if [ -n "$e" ] && "$hml" -C "$exp" -q --json deploy --max-qoi-error "$e" > /dev/null 2> "$tmp/$_a-choice.err"; then
-		choose="--max-qoi-error $e"
-		echo "fastest within QoI $e" > "$tmp/$_a-choice"
-	elif [ -n "$e" ]; then
-		echo "none within QoI $e: most accurate" > "$tmp/$_a-choice"
-	else
-		echo "most accurate" > "$tmp/$_a-choice"
-	fi
 }
 
 size_name=benchmark
@@ -177,35 +176,31 @@ echo "apps: $size_name sizes, $OMP_NUM_THREADS threads, $repeat repeats, $(uname
      "load average $(cut -d' ' -f1-3 /proc/loadavg) at start"
 for app in $APPS; do
 	exp="$tmp/$app"
-	sizes "$app"
+	bench_sizes "$app" "$size"
 	echo "  $app: collect, train, deploy, evaluate ..." >&2
 	set -- -C "$exp" -q --json collect "$app"
 	[ -n "$runs" ] && set -- "$@" --runs "$runs"
 	[ -n "$cargs" ] && set -- "$@" --args "$cargs"
 	"$hml" "$@" > "$tmp/$app-collect.json"
 	if [ -n "${HML_BENCH_SEARCH:-}" ]; then
-		search_and_choose "$app"
+		search "$app"
 	else
 		set -- -C "$exp" -q --json train --threads "$HML_THREADS"
 		[ -n "$arch" ] && set -- "$@" --arch "$arch"
 		# shellcheck disable=SC2086
 		"$hml" "$@" ${HML_BENCH_TRAIN:-} > "$tmp/$app-train.json"
-		choose="--best"
 	fi
-	# shellcheck disable=SC2086
-	deploy_or_force "$app" ts $choose
+	deploy_form "$app" ts
 	set -- -C "$exp" -q --json evaluate --repeat "$repeat"
 	[ -n "$eargs" ] && set -- "$@" --args "$eargs"
 	"$hml" "$@" --device cpu > "$tmp/$app-eval.json"
 	if [ -n "${HML_BENCH_DEVICE:-}" ]; then
 		"$hml" "$@" --device "$HML_BENCH_DEVICE" > "$tmp/$app-evaldev.json"
 	fi
-	# shellcheck disable=SC2086
-	if deploy_or_force "$app" c --target c $choose 2> "$tmp/$app-c-force.err"; then
+	if deploy_form "$app" c --target c 2> "$tmp/$app-c-deploy.err"; then
 		"$hml" "$@" > "$tmp/$app-evalc.json"
 	else
-		# deploy_or_force kept the refusal in APP-c.err, --force's in APP-c-force.err
-		echo "  $app: no C target: $(cat "$tmp/$app-c.err" "$tmp/$app-c-force.err")" >&2
+		echo "  $app: no C target: $(cat "$tmp/$app-c-deploy.err")" >&2
 	fi
 	if [ -n "${HML_BENCH_SEARCH:-}" ]; then
 		# The searched models evaluated, for the table's model column.

@@ -8,12 +8,12 @@
 #     runs per arm (default 3).
 # Sets build, repeat, src, hml, py, tmp (removed at exit), OMP_NUM_THREADS
 # and HML_THREADS (default: every cpu), and defines:
-#   field_sizes APP SIZE  cargs and eargs, the collect and evaluate
-#                         arguments for SIZE: test (the workflow's own,
-#                         both empty), bigger (heat 64^2 at k 8,
-#                         miniWeather 80 x 40 cells) or bench (bench/apps.sh's
-#                         benchmark sizes: heat 128^2, miniWeather 200 x 100)
-#   field_collect APP     collects APP into the experiment $tmp/APP
+#   bench_sizes APP SIZE  runs, cargs and eargs, the collect runs and the
+#                         collect and evaluate arguments for SIZE (test,
+#                         bigger or bench: bench/sizes.sh, the sizes
+#                         bench/apps.sh runs)
+#   field_collect APP     collects APP (bench_sizes' runs and cargs) into the
+#                         experiment $tmp/APP
 #   field_arm APP N ARGS  hml train ARGS (+ $HML_BENCH_TRAIN, seed 1), deploy
 #                         --force --target c, hml evaluate; their --json in
 #                         $tmp/APP-N-train.json and $tmp/APP-N-eval.json
@@ -29,26 +29,12 @@ trap 'rm -rf "$tmp"' EXIT
 export OMP_NUM_THREADS="${OMP_NUM_THREADS:-$(nproc)}"
 export HML_THREADS="${HML_THREADS:-$OMP_NUM_THREADS}"
 
-field_sizes() {
-	cargs="" eargs=""
-	case "$1:$2" in
-	heat:bigger)
-		cargs="--n 64 --steps 128 --k 8 --seed {seed}"
-		eargs="--n 64 --steps 128 --k 8 --seed 42" ;;
-	miniweather:bigger)
-		cargs="--nx 80 --nz 40 --steps 200 --k 10 --seed {seed}"
-		eargs="--nx 80 --nz 40 --steps 200 --k 10 --seed 0" ;;
-	heat:bench)
-		cargs="--n 128 --steps 256 --k 8 --seed {seed}"
-		eargs="--n 128 --steps 256 --k 8 --seed 42" ;;
-	miniweather:bench)
-		cargs="--nx 200 --nz 100 --steps 400 --k 20 --seed {seed}"
-		eargs="--nx 200 --nz 100 --steps 200 --k 20 --warm 100 --seed 0" ;;
-	esac
-}
+# shellcheck source=bench/sizes.sh
+. "$src/bench/sizes.sh"
 
 field_collect() {
 	set -- -C "$tmp/$1" -q collect "$1"
+	[ -n "$runs" ] && set -- "$@" --runs "$runs"
 	[ -n "$cargs" ] && set -- "$@" --args "$cargs"
 	"$hml" "$@" > /dev/null
 }

@@ -33,7 +33,7 @@ echo "residual: $size sizes, $repeat repeats, $OMP_NUM_THREADS threads, $(getcon
      "load average $(cut -d' ' -f1-3 /proc/loadavg) at start"
 APPS=${APPS:-miniweather heat}
 for app in $APPS; do
-	field_sizes "$app" "$size"
+	bench_sizes "$app" "$size"
 	field_collect "$app"
 	# the workflow's arch without the flag, then with it
 	base=$("$py" -c 'import json,sys; a=json.load(open(sys.argv[1]))["regions"][0]["model"]["arch"]; print(a.replace(":residual", ""))' \

@@ -39,7 +39,7 @@ echo "rollout: $size sizes, rollouts $ROLLOUTS, $repeat repeats, $OMP_NUM_THREAD
      "$(getconf _NPROCESSORS_ONLN) cpus, load average $(cut -d' ' -f1-3 /proc/loadavg) at start"
 APPS=${APPS:-miniweather heat}
 for app in $APPS; do
-	field_sizes "$app" "$size"
+	bench_sizes "$app" "$size"
 	field_collect "$app"
 	for r in $ROLLOUTS; do
 		echo "  $app: rollout $r: train, deploy --target c, evaluate ..." >&2

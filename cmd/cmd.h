@@ -185,10 +185,20 @@ int cmd_deploy_model_run(struct hml__model_run *run, int *interleave,
 /* Tell the user the application's arguments the model must run with. */
 void cmd_deploy_print_run(const char *pid, const char *id, const struct hml__workflow *w,
                           const struct hml__model_run *run);
-/* Warn when the region's previous deployment runs at another k or
- * interleave (a hot swap keeps the running application's). */
+/* Warn when the region's previous deployment runs at another k (a running
+ * application's hot swap refuses the model) or another interleave that is
+ * the application's argument (it keeps its own); say it when a swap adopts
+ * another interleave of the runtime's. */
 void cmd_deploy_warn_swap(const struct hml__store *s, const char *label, const char *id,
-                          const struct hml__model_run *run);
+                          const struct hml__model_run *run, const struct hml__workflow *w);
+/* Write region `label`'s deployment file (lib/core/deployfile.h), which a
+ * running application watches (HML_DEPLOYMENT_<LABEL>) and swaps models by
+ * (hml-runtime(3)): deployment pid of `model` at `path` (absolute), its
+ * guard file `gpath` (NULL: none), the run's k and the runtime's
+ * interleave. 0 or an hml error. */
+int cmd_deploy_write_file(const struct hml__store *s, const char *pid, const char *label,
+                          const char *model, const char *path, const char *gpath,
+                          const struct hml__model_run *run, const struct hml__workflow *w);
 
 /* Warn about every entry of the workflow's env that hml sets itself for
  * each run and so ignores (lib/run/childenv.h). */

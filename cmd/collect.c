@@ -291,15 +291,19 @@ static int setup_launcher(collect_state *st, const collect_opts *o)
 /* The runs' processes waited for a CPU a large share of their time
  * (cost.h "cpu_wait_seconds"): every time the collection recorded, the
  * original code's among them, was stretched by other work, and the
- * speedups predicted from it are too high. Said once: all regions of a
- * run share its processes. */
+ * speedups predicted from it are too high. Said once, over all runs: all
+ * regions of a run share its processes, and a region's sums cover every
+ * run that entered it, so the region entered by the most runs' processes
+ * speaks for the collection (the rule's floor is per process). */
 static void say_cpu_wait(const collect_state *st)
 {
-	hml__profile_cpu cpu = { NAN, NAN };
+	hml__profile_cpu cpu = { NAN, NAN, 0 };
 	double share;
 
-	if (st->times && st->w->nregions)
-		cpu = (hml__profile_cpu){ st->times[0].cpu_run_s, st->times[0].cpu_wait_s };
+	for (size_t i = 0; st->times && i < st->w->nregions; i++)
+		if (st->times[i].cpu_procs > cpu.procs || isnan(cpu.run_s))
+			cpu = (hml__profile_cpu){ st->times[i].cpu_run_s, st->times[i].cpu_wait_s,
+			                          st->times[i].cpu_procs };
 	if (hml__profile_cpu_waited(&cpu) && (share = hml__profile_cpu_wait_share(&cpu)) > 0)
 		cmd_info("the application's threads waited for a CPU %.0f%% of their time while "
 		         "it ran (other work on this machine): the cost of the original code "

@@ -450,24 +450,6 @@ static void print_deployed(const char *pid, const char *id, const char *label,
 	print_predicted(pid, pick);
 }
 
-/* The deployment file of the region, which a running application watches
- * (HML_DEPLOYMENT_<LABEL>) and switches models by (hml-runtime(3)). */
-static int write_deployfile(const hml__store *s, const char *pid, const char *label,
-                            const char *model, const char *path, const char *gpath)
-{
-	hml__deployfile d;
-
-	memset(&d, 0, sizeof(d));
-	if ((size_t)snprintf(d.region, sizeof(d.region), "%s", label) >= sizeof(d.region) ||
-	    (size_t)snprintf(d.deployment, sizeof(d.deployment), "%s", pid) >= sizeof(d.deployment) ||
-	    (size_t)snprintf(d.model, sizeof(d.model), "%s", model) >= sizeof(d.model) ||
-	    (size_t)snprintf(d.path, sizeof(d.path), "%s", path) >= sizeof(d.path) ||
-	    (size_t)snprintf(d.guard, sizeof(d.guard), "%s", gpath ? gpath : "") >= sizeof(d.guard))
-		return hml__error_set(HML_EINVALID, "deployment %s: model path '%s' is too long",
-		                      pid, path);
-	return hml__deployfile_write(hml__store_dir(s), &d);
-}
-
 /* stdout: the deployment (and compiled model) as JSON, or the environment
  * as shell export lines. */
 static void print_result(const hml__store *s, const char *pid, const char *cid, const json_t *env)
@@ -515,7 +497,7 @@ int cmd_deploy(int argc, char **argv)
 	const char *id, *label;
 	char *path = NULL, *so_path = NULL, *gpath = NULL, *watch = NULL, *abs_dir = NULL, pid[32], cid[32] = "", rel[128];
 	hml__candidate pick = { NULL, HML__TARGET_TORCHSCRIPT, NAN, NAN, NAN, NAN,
-	                        { 0, 0, 0, 0, 0, 0, 0, NAN, NAN }, NAN, NULL, 0, { NAN, 0 } };
+	                        { 0, 0, 0, 0, 0, 0, 0, NAN, NAN, 0 }, NAN, NULL, 0, { NAN, 0 } };
 	hml__model_run run;
 	int first, rc, code = HML_EXIT_OK, interleave = 0;
 
@@ -569,11 +551,11 @@ int cmd_deploy(int argc, char **argv)
 		rc = hml__error_oom();
 		goto fail;
 	}
-	cmd_deploy_warn_swap(s, label, id, &run);
+	cmd_deploy_warn_swap(s, label, id, &run, w);
 	rc = hml__store_add(s, "deployments", rec, NULL, 0, 0, pid, sizeof(pid));
 	rec = NULL;   /* the store's now, or released by it */
-	if (rc < 0 || (rc = write_deployfile(s, pid, label, cid[0] ? cid : id,
-	                                     so_path ? so_path : path, gpath)) < 0)
+	if (rc < 0 || (rc = cmd_deploy_write_file(s, pid, label, cid[0] ? cid : id,
+	                                          so_path ? so_path : path, gpath, &run, w)) < 0)
 		goto fail;
 	print_deployed(pid, id, label, w->name, &model, &pick, qoi_check);
 	cmd_deploy_print_run(pid, id, w, &run);

@@ -1,13 +1,16 @@
 /*
  * hml deploy: how the deployed model runs (lib/store/model_run.h): at the
  * k and interleave hml evaluate runs it with and --max-qoi-error checked it
- * at; what the environment cannot carry, said to the user; and a warning
- * when a running application's hot swap would keep another k or interleave.
+ * at; what the environment cannot carry, said to the user; the deployment
+ * file a running application swaps models by, with the run's k and the
+ * runtime's interleave; and what such a swap does when they change.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "cmd.h"
+#include "core/deployfile.h"
+#include "core/error.h"
 #include "core/json.h"
 #include "core/util.h"
 #include "run/argv.h"
@@ -68,15 +71,20 @@ static void run_text(char *buf, size_t size, const hml__model_run *r)
 		         r->interleave > 0 ? r->interleave : 0);
 }
 
-/* A running application that swaps to this deployment through the
- * region's deployment file keeps the k and interleave it was started with
- * (k is its argument, the interleave its environment's): say so when the
- * region's previous deployment runs at others. Before the new record. */
+/* What a running application does when it swaps to this deployment
+ * through the region's deployment file (hml-runtime(3) "Hot swap"): k is
+ * its argument, so a model of another k is refused (both known); the
+ * runtime's interleave is adopted; an interleave that is its argument is
+ * kept. Said when the region's previous deployment runs otherwise. Before
+ * the new record. */
 void cmd_deploy_warn_swap(const hml__store *s, const char *label, const char *id,
-                          const hml__model_run *run)
+                          const hml__model_run *run, const hml__workflow *w)
 {
 	const json_t *deps = json_object_get(hml__store_manifest(s), "deployments"), *d;
 	hml__model_run was;
+	char now[64], before[64];
+	const char *pid;
+	long long n0, n1;
 
 	for (size_t i = json_array_size(deps); i-- > 0;) {
 		d = json_array_get(deps, i);
@@ -84,18 +92,49 @@ void cmd_deploy_warn_swap(const hml__store *s, const char *label, const char *id
 		    strcmp(json_string_value(json_object_get(d, "region")), label) != 0)
 			continue;
 		hml__model_run_read(&was, json_object_get(d, "run"));
-		if (was.k != run->k || (was.interleave > 0 ? was.interleave : 0) !=
-		                       (run->interleave > 0 ? run->interleave : 0)) {
-			char now[64], before[64];
-
-			run_text(now, sizeof(now), run);
-			run_text(before, sizeof(before), &was);
+		pid = hml__json_string(d, "id") ? hml__json_string(d, "id") : "?";
+		run_text(now, sizeof(now), run);
+		run_text(before, sizeof(before), &was);
+		n0 = was.interleave > 0 ? was.interleave : 0;
+		n1 = run->interleave > 0 ? run->interleave : 0;
+		if (was.k >= 1 && run->k >= 1 && was.k != run->k)
 			cmd_warn("model '%s' runs at %s, the region's previous deployment '%s' at %s: "
-			         "an application running with that one's environment keeps its k and "
-			         "interleave when it swaps to this model; start it again with the "
-			         "environment printed", id, now,
-			         hml__json_string(d, "id") ? hml__json_string(d, "id") : "?", before);
-		}
+			         "an application running at that one's k refuses to swap to this model "
+			         "(k is its argument) and keeps its own; start it again with '%s %lld' "
+			         "and the environment printed", id, now, pid, before,
+			         w->search_args.k.arg, run->k);
+		else if (n0 != n1 && w->search_args.interleave.arg)
+			cmd_warn("model '%s' runs at %s, the region's previous deployment '%s' at %s: "
+			         "an application running with that one's arguments keeps its interleave "
+			         "(its argument '%s') when it swaps to this model; start it again with "
+			         "'%s %lld'", id, now, pid, before, w->search_args.interleave.arg,
+			         w->search_args.interleave.arg, n1);
+		else if (n0 != n1)
+			cmd_info("model '%s' runs at interleave %lld, the region's previous deployment "
+			         "'%s' at %lld: an application running with that one swaps to this "
+			         "model at interleave %lld", id, n1, pid, n0, n1);
 		return;
 	}
+}
+
+int cmd_deploy_write_file(const hml__store *s, const char *pid, const char *label,
+                          const char *model, const char *path, const char *gpath,
+                          const hml__model_run *run, const hml__workflow *w)
+{
+	hml__deployfile d;
+
+	memset(&d, 0, sizeof(d));
+	if ((size_t)snprintf(d.region, sizeof(d.region), "%s", label) >= sizeof(d.region) ||
+	    (size_t)snprintf(d.deployment, sizeof(d.deployment), "%s", pid) >= sizeof(d.deployment) ||
+	    (size_t)snprintf(d.model, sizeof(d.model), "%s", model) >= sizeof(d.model) ||
+	    (size_t)snprintf(d.path, sizeof(d.path), "%s", path) >= sizeof(d.path) ||
+	    (size_t)snprintf(d.guard, sizeof(d.guard), "%s", gpath ? gpath : "") >= sizeof(d.guard))
+		return hml__error_set(HML_EINVALID, "deployment %s: model path '%s' is too long",
+		                      pid, path);
+	d.k = run->k >= 1 ? run->k : 0;
+	/* the runtime's interleave (0: infer) as the environment sets it; an
+	 * interleave that is the application's argument is not the runtime's */
+	d.interleave = w->search_args.interleave.arg ? -1 :
+	               run->interleave > 0 ? run->interleave : 0;
+	return hml__deployfile_write(hml__store_dir(s), &d);
 }

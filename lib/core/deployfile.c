@@ -55,7 +55,11 @@ int hml__deployfile_write(const char *root, const hml__deployfile *d)
 	doc = json_pack("{s:i, s:s, s:s, s:s, s:s}", "schema_version", HML__DEPLOYFILE_SCHEMA,
 	                "region", d->region, "deployment", d->deployment, "model", d->model,
 	                "path", d->path);
-	if (doc && d->guard[0] && json_object_set_new(doc, "guard", json_string(d->guard)) < 0) {
+	if (doc && ((d->guard[0] && json_object_set_new(doc, "guard", json_string(d->guard)) < 0) ||
+	            (d->k >= 1 && d->k <= HML__DEPLOYFILE_K_MAX &&
+	             json_object_set_new(doc, "k", json_integer(d->k)) < 0) ||
+	            (d->interleave >= 0 && d->interleave <= HML__DEPLOYFILE_INTERLEAVE_MAX &&
+	             json_object_set_new(doc, "interleave", json_integer(d->interleave)) < 0))) {
 		json_decref(doc);
 		doc = NULL;
 	}
@@ -70,6 +74,22 @@ done:
 	free(text);
 	json_decref(doc);
 	return rc;
+}
+
+/* An optional integer field in [lo, hi] into *out (`none` when absent). */
+static int run_field(const json_t *doc, const char *key, long long lo, long long hi,
+                     long long none, long long *out, const char *path)
+{
+	const json_t *v = json_object_get(doc, key);
+
+	*out = none;
+	if (!v)
+		return 0;
+	if (!json_is_integer(v) || json_integer_value(v) < lo || json_integer_value(v) > hi)
+		return hml__error_set(HML_EIO, "cannot read deployment file '%s': its %s is not an "
+		                      "integer from %lld to %lld", path, key, lo, hi);
+	*out = (long long)json_integer_value(v);
+	return 0;
 }
 
 int hml__deployfile_read(const char *path, hml__deployfile *out)
@@ -126,6 +146,10 @@ int hml__deployfile_read(const char *path, hml__deployfile *out)
 		                    "an absolute path", path);
 		goto done;
 	}
+	if ((rc = run_field(doc, "k", 1, HML__DEPLOYFILE_K_MAX, 0, &out->k, path)) < 0 ||
+	    (rc = run_field(doc, "interleave", 0, HML__DEPLOYFILE_INTERLEAVE_MAX, -1,
+	                    &out->interleave, path)) < 0)
+		goto done;
 	rc = 0;
 done:
 	if (rc < 0)

@@ -7,7 +7,8 @@
  *
  *   {"schema_version": 1, "region": "binomial", "deployment": "p3",
  *    "model": "m3", "path": "/home/me/hml-experiment/models/m3.pt",
- *    "guard": "/home/me/hml-experiment/models/m3.guard-bounds-margin=0.01.json"}
+ *    "guard": "/home/me/hml-experiment/models/m3.guard-bounds-margin=0.01.json",
+ *    "k": 8, "interleave": 2}
  *
  * `model` is the model id (a compiled deployment's id, "c2", for --target
  * c), `path` the absolute path of the file the region loads, `guard`
@@ -15,7 +16,16 @@
  * made for that model by `hml deploy --guard`: a swap switches the model
  * and its guard together, and a deployment without one removes the guard
  * (a model retrained on wider data must not be checked against the old
- * model's ranges). The file is
+ * model's ranges). `k` (absent: none recorded) is the steps per model call
+ * of an iterative application the model was trained at (the deployment's
+ * "run", lib/store/model_run.h): the application's own argument, which a
+ * running application cannot change, so a swap to a model of another k is
+ * refused. `interleave` (absent: none recorded) is the runtime's interleave
+ * ratio the deployment runs at, N model calls then the original code for
+ * one, 0 for the model on every call (infer): the runtime's own decision,
+ * which a swap adopts (hml-runtime(3) "Hot swap"); absent when the
+ * interleave is an application argument (search_args.interleave.arg).
+ * The file is
  * only ever replaced whole, with rename(2) (core/beneath.h), so a reader
  * sees the old file or the new one, never a part: its identity (device,
  * inode, size, modification time) changes with every deployment, which is
@@ -47,7 +57,15 @@ typedef struct hml__deployfile {
 	char model[64];        /**< the model id ("m3", "c2") */
 	char path[4096];       /**< the model file, absolute */
 	char guard[4096];      /**< the guard file, absolute; "": no guard */
+	long long k;           /**< steps per model call, >= 1; 0: not recorded */
+	long long interleave;  /**< the runtime's interleave, 0 .. HML__DEPLOYFILE_INTERLEAVE_MAX;
+	                            -1: not recorded (a writer sets it) */
 } hml__deployfile;
+
+/** The largest k and interleave a deployment file holds (the runtime's
+ *  HML_INTERLEAVE range). */
+#define HML__DEPLOYFILE_K_MAX 1000000000LL
+#define HML__DEPLOYFILE_INTERLEAVE_MAX 1000000000LL
 
 /** What identifies one version of a file: it changes with each rename over it. */
 typedef struct hml__file_identity {
@@ -75,7 +93,8 @@ int hml__deployfile_write(const char *root, const hml__deployfile *d);
  * read deployment file 'P': REASON": HML_ENOTFOUND (missing), HML_EIO
  * (unreadable, not a regular file, larger than HML__DEPLOYFILE_MAX_BYTES,
  * not JSON, a field missing or too long, a path or guard path that is not
- * absolute, a guard that is not a string),
+ * absolute, a guard that is not a string, a k or interleave that is not an
+ * integer in range; absent, they are read as 0 and -1),
  * HML_ENOTSUPPORTED (a newer schema_version).
  */
 int hml__deployfile_read(const char *path, hml__deployfile *out);

@@ -100,8 +100,10 @@ double hml__profile_cpu_wait_share(const hml__profile_cpu *c)
 
 int hml__profile_cpu_waited(const hml__profile_cpu *c)
 {
+	double procs = c && c->procs >= 1 ? c->procs : 1;   /* NaN, 0: one */
+
 	return hml__profile_cpu_wait_share(c) >= HML__CPU_WAIT_NOTED &&
-	       c->wait_s >= HML__CPU_WAIT_NOTED_SECONDS;
+	       c->wait_s >= HML__CPU_WAIT_NOTED_SECONDS * procs;
 }
 
 int hml__profile_file_write(const char *path, const hml__profile_record *recs, size_t n,
@@ -270,6 +272,7 @@ int hml__profile_file_find(const char *path, const char *label, hml__profile_rec
 	r = json_object_get(doc, "cpu");
 	out->cpu.run_s = get_number(r, "run_s") >= 0 ? get_number(r, "run_s") : NAN;
 	out->cpu.wait_s = get_number(r, "wait_s") >= 0 ? get_number(r, "wait_s") : NAN;
+	out->cpu.procs = 1;
 done:
 	json_decref(doc);
 	return rc;
@@ -295,6 +298,7 @@ int hml__profile_file_find_ranks(const char *path, int ranks, const char *label,
 			record_add(out, &more);
 			out->cpu.run_s += more.cpu.run_s;
 			out->cpu.wait_s += more.cpu.wait_s;
+			out->cpu.procs += more.cpu.procs;
 		}
 		free(own);
 		own = NULL;

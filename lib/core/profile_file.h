@@ -78,10 +78,14 @@ typedef struct hml__profile_swaps {
 	hml__profile_swap at[HML__PROFILE_SWAPS_MAX];
 } hml__profile_swaps;
 
-/** The process's threads' CPU time and wait for a CPU; NaN: unknown. */
+/** The process's threads' CPU time and wait for a CPU; NaN: unknown.
+ *  Sums over several processes (an MPI run's ranks, a collection's runs)
+ *  say how many they sum in `procs`: the floor of waiting that
+ *  hml__profile_cpu_waited asks for is per process. */
 typedef struct hml__profile_cpu {
 	double run_s;            /**< seconds on a CPU, all threads */
 	double wait_s;           /**< seconds runnable but waiting for one */
+	double procs;            /**< the processes summed; 0 or NaN: one */
 } hml__profile_cpu;
 
 /** wait_s / (run_s + wait_s): the share of its threads' time the process
@@ -91,12 +95,17 @@ double hml__profile_cpu_wait_share(const hml__profile_cpu *c);
 /** The share and the seconds of waiting from which hml says that a run's
  *  times were stretched by other work: both must be reached (a short
  *  OpenMP run waits a few ms while its threads are first placed, which is
- *  a large share of little). */
+ *  a large share of little). The seconds are per process: a sum over N
+ *  processes must wait N times as long, so that many short runs, each
+ *  waiting only while its threads are placed, are not said to have
+ *  waited. */
 #define HML__CPU_WAIT_NOTED 0.2
 #define HML__CPU_WAIT_NOTED_SECONDS 0.1
 
 /** 1 when `c` waited HML__CPU_WAIT_NOTED of its time and at least
- *  HML__CPU_WAIT_NOTED_SECONDS; 0 otherwise or when unknown. */
+ *  HML__CPU_WAIT_NOTED_SECONDS x its processes (c->procs, at least 1);
+ *  0 otherwise or when unknown. The one rule of collect, deploy and
+ *  evaluate. */
 int hml__profile_cpu_waited(const hml__profile_cpu *c);
 
 /** One region's profile record. */
@@ -107,7 +116,8 @@ typedef struct hml__profile_record {
 	int threads;             /**< its model's threads; 0: not recorded */
 	char guard[48];          /**< its guard ("bounds:margin=0"), "" for none */
 	hml__profile_swaps swaps; /**< its hot swaps */
-	hml__profile_cpu cpu;    /**< read: the process's (or the ranks' summed), the
+	hml__profile_cpu cpu;    /**< read: the process's (procs 1; or the ranks'
+	                              summed, procs the ranks that wrote one), the
 	                              same in every region of one file; not written
 	                              from here (hml__profile_file_write's `cpu`) */
 } hml__profile_record;

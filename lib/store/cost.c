@@ -20,6 +20,7 @@
 #define F_THREADS "threads"
 #define F_CPU_RUN "cpu_run_seconds"
 #define F_CPU_WAIT "cpu_wait_seconds"
+#define F_CPU_PROCS "cpu_processes"
 
 static int put_real(json_t *rec, const char *key, double v)
 {
@@ -43,9 +44,15 @@ int hml__cost_put(json_t *rec, const hml__cost_times *t, double per_row)
 	    json_object_set_new(rec, F_THREADS, json_integer(t->threads)) < 0)
 		return hml__error_oom();
 	if (t->cpu_run_s >= 0 && isfinite(t->cpu_run_s) && t->cpu_wait_s >= 0 &&
-	    isfinite(t->cpu_wait_s) && ((rc = put_real(rec, F_CPU_RUN, t->cpu_run_s)) < 0 ||
-	                                (rc = put_real(rec, F_CPU_WAIT, t->cpu_wait_s)) < 0))
-		return rc;
+	    isfinite(t->cpu_wait_s)) {
+		if ((rc = put_real(rec, F_CPU_RUN, t->cpu_run_s)) < 0 ||
+		    (rc = put_real(rec, F_CPU_WAIT, t->cpu_wait_s)) < 0)
+			return rc;
+		if (t->cpu_procs >= 1 && t->cpu_procs <= 1e9 &&
+		    json_object_set_new(rec, F_CPU_PROCS,
+		                        json_integer((json_int_t)t->cpu_procs)) < 0)
+			return hml__error_oom();
+	}
 	if (per_row > 0 && isfinite(per_row))
 		rc = put_real(rec, F_PER_ROW, per_row);
 	return rc;
@@ -70,6 +77,7 @@ int hml__cost_times_add(hml__cost_times *t, size_t n, const char *path)
 		t[i].gather_s += rec.stats.gather_s >= 0 ? rec.stats.gather_s : NAN;
 		t[i].cpu_run_s += rec.cpu.run_s;    /* NaN once a run's is unknown */
 		t[i].cpu_wait_s += rec.cpu.wait_s;
+		t[i].cpu_procs += rec.cpu.procs >= 1 ? rec.cpu.procs : 1;
 		if (t[i].threads <= 0)
 			t[i].threads = rec.threads;
 	}
@@ -88,7 +96,7 @@ static int add_dataset(hml__region_cost *c, const hml__dataset_view *d, const ch
 {
 	const json_t *r = hml__dataset_view_region(d, region), *run;
 	double orig = field(r, F_ORIGINAL), coll = field(r, F_COLLECT), wall = 0;
-	double per_row = field(r, F_PER_ROW), gather = field(r, F_GATHER);
+	double per_row = field(r, F_PER_ROW), gather = field(r, F_GATHER), procs;
 	const json_t *threads = json_object_get(r, F_THREADS);
 	long long rows = hml__dataset_view_rows(d, region);
 	const json_t *calls = json_object_get(r, "calls");
@@ -116,6 +124,8 @@ static int add_dataset(hml__region_cost *c, const hml__dataset_view *d, const ch
 	c->gather_s += isnan(gather) ? 0 : gather;
 	c->cpu_run_s += field(r, F_CPU_RUN);   /* NaN once a data set lacks it */
 	c->cpu_wait_s += field(r, F_CPU_WAIT);
+	procs = field(r, F_CPU_PROCS);
+	c->cpu_procs += procs >= 1 ? procs : (double)json_array_size(d->runs);
 	/* calls unknown once one data set lacks them */
 	c->calls += json_is_integer(calls) && json_integer_value(calls) > 0 ?
 	            (double)json_integer_value(calls) : NAN;
@@ -132,7 +142,7 @@ static int add_dataset(hml__region_cost *c, const hml__dataset_view *d, const ch
 static void unknown(hml__region_cost *c)
 {
 	c->original_s = c->app_s = c->rows = c->runs = c->gather_s = c->calls = NAN;
-	c->cpu_run_s = c->cpu_wait_s = NAN;
+	c->cpu_run_s = c->cpu_wait_s = c->cpu_procs = NAN;
 	c->threads = 0;
 }
 
@@ -182,14 +192,14 @@ double hml__cost_per_row(const hml__region_cost *c)
 
 double hml__cost_cpu_wait_share(const hml__region_cost *c)
 {
-	hml__profile_cpu cpu = { c->cpu_run_s, c->cpu_wait_s };
+	hml__profile_cpu cpu = { c->cpu_run_s, c->cpu_wait_s, c->cpu_procs };
 
 	return hml__profile_cpu_wait_share(&cpu);
 }
 
 int hml__cost_cpu_waited(const hml__region_cost *c)
 {
-	hml__profile_cpu cpu = { c->cpu_run_s, c->cpu_wait_s };
+	hml__profile_cpu cpu = { c->cpu_run_s, c->cpu_wait_s, c->cpu_procs };
 
 	return hml__profile_cpu_waited(&cpu);
 }

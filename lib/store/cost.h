@@ -22,10 +22,16 @@
  *                       cannot move, where the sum can be doubled by it;
  *   "cpu_run_seconds", "cpu_wait_seconds": the collect runs' processes'
  *                       CPU time and time waiting for a CPU (the profiles'
- *                       "cpu", lib/core/profile_file.h), all runs; absent
- *                       when a run's is unknown. Their wait share says the
- *                       cost above was measured while other work held the
- *                       CPUs, and is then too high (hml collect says so).
+ *                       "cpu", lib/core/profile_file.h), summed over every
+ *                       run that entered the region (each rank of an MPI
+ *                       run); absent when a run's is unknown. Their wait
+ *                       share says the cost above was measured while other
+ *                       work held the CPUs, and is then too high (hml
+ *                       collect says so);
+ *   "cpu_processes":    the processes those seconds sum (runs x ranks):
+ *                       hml__profile_cpu_waited's floor of waiting is per
+ *                       process (absent in data sets of older hml: read as
+ *                       the data set's runs).
  * The region's cost is the median per row x rows when the data set has
  * it, else original_seconds.
  * The writer (hml__cost_put) and the reader (hml__cost_of_datasets) are
@@ -87,6 +93,7 @@ typedef struct hml__region_cost {
 	                          0 or NaN: unknown */
 	double cpu_run_s;    /**< the runs' CPU time, all threads; NaN: unknown */
 	double cpu_wait_s;   /**< the runs' time waiting for a CPU; NaN: unknown */
+	double cpu_procs;    /**< the processes they sum ("cpu_processes") */
 } hml__region_cost;
 
 /** How a run calls the region (an iterative application's k and interleave). */
@@ -128,6 +135,7 @@ typedef struct hml__cost_times {
 	double cpu_run_s;    /**< the runs' processes' CPU time, summed (NaN: a run's
 	                          unknown) */
 	double cpu_wait_s;   /**< their time waiting for a CPU, summed */
+	double cpu_procs;    /**< the processes summed (runs x ranks that entered it) */
 } hml__cost_times;
 
 /**

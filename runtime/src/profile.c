@@ -84,7 +84,7 @@ static void print_table(const record *recs, size_t n)
  * slices"); NaN where there is none. */
 static hml__profile_cpu process_cpu(void)
 {
-	hml__profile_cpu c = { NAN, NAN };
+	hml__profile_cpu c = { NAN, NAN, 1 };
 	DIR *d = opendir("/proc/self/task");
 	struct dirent *e;
 	double run = 0, wait = 0;
@@ -109,7 +109,7 @@ static hml__profile_cpu process_cpu(void)
 	if (d)
 		closedir(d);
 	if (any)
-		c = (hml__profile_cpu){ run, wait };
+		c = (hml__profile_cpu){ run, wait, 1 };
 	return c;
 }
 

@@ -155,7 +155,7 @@ static int collect_side(hml_region *r, side *s, int which, int *placed)
  * when the call wanted the model but cannot have it (a fallback). */
 static enum path choose(hml_region *r, int run_original, int *wanted)
 {
-	hml_mode m = r->cfg.mode;
+	hml_mode m = __atomic_load_n(&r->cfg.mode, __ATOMIC_ACQUIRE);   /* a swap may change it */
 	int model_ok = r->model && !r->model_broken;
 
 	*wanted = !model_ok;
@@ -170,7 +170,8 @@ static enum path choose(hml_region *r, int run_original, int *wanted)
 	case HML_MODE_INFER:
 		return model_ok ? PATH_MODEL : PATH_ORIGINAL;
 	case HML_MODE_INTERLEAVE:
-		if (r->call_no % (uint64_t)(r->cfg.interleave + 1) == (uint64_t)r->cfg.interleave) {
+		if (r->call_no % (uint64_t)(__atomic_load_n(&r->cfg.interleave, __ATOMIC_RELAXED) + 1) ==
+		    (uint64_t)__atomic_load_n(&r->cfg.interleave, __ATOMIC_RELAXED)) {
 			*wanted = 0;
 			return PATH_ORIGINAL;
 		}

@@ -278,7 +278,7 @@ static int infer_row(hml_region *r, hml__row_slot *s)
 /* Which path this row takes (as region.c's choose(), per thread). */
 static enum path choose(hml_region *r, hml__row_slot *s, int run_original)
 {
-	hml_mode m = r->cfg.mode;
+	hml_mode m = __atomic_load_n(&r->cfg.mode, __ATOMIC_ACQUIRE);   /* a swap may change it */
 	int model_ok = __atomic_load_n(&r->model, __ATOMIC_RELAXED) &&
 	               !__atomic_load_n(&r->model_broken, __ATOMIC_RELAXED);
 
@@ -287,9 +287,12 @@ static enum path choose(hml_region *r, hml__row_slot *s, int run_original)
 		                                                            : PATH_COLLECT;
 	if (run_original)
 		return PATH_ORIGINAL;
-	if (m == HML_MODE_INTERLEAVE &&
-	    s->call_no % (uint64_t)(r->cfg.interleave + 1) == (uint64_t)r->cfg.interleave)
-		return PATH_ORIGINAL;
+	if (m == HML_MODE_INTERLEAVE) {
+		uint64_t n = (uint64_t)__atomic_load_n(&r->cfg.interleave, __ATOMIC_RELAXED);
+
+		if (s->call_no % (n + 1) == n)
+			return PATH_ORIGINAL;
+	}
 	if (m == HML_MODE_SHADOW) {
 		s->shadow_acc += r->cfg.shadow;
 		if (s->shadow_acc < 1.0 - 1e-12)

@@ -99,6 +99,35 @@ static int vet(hml_region *r, hml__model *m, const char *path)
 	return 0;
 }
 
+/* The deployment's interleave (deployfile.h; -1: none recorded) as the
+ * region's mode, under the region's lock: 0 is infer mode, N interleave N.
+ * Only a region that runs its model on calls (infer, interleave) changes.
+ * Row calls read the mode unlocked (rows.c): the ratio is stored first.
+ * 1 when it changed. */
+static int adopt_interleave(hml_region *r, long long n)
+{
+	hml_mode m = n == 0 ? HML_MODE_INFER : HML_MODE_INTERLEAVE;
+
+	if (!r->swap.guarded || n < 0 || n > HML__INTERLEAVE_MAX ||
+	    (m == r->cfg.mode && (n == 0 || n == r->cfg.interleave)))
+		return 0;
+	if (n > 0)
+		__atomic_store_n(&r->cfg.interleave, (int)n, __ATOMIC_RELAXED);
+	__atomic_store_n(&r->cfg.mode, m, __ATOMIC_RELEASE);
+	return 1;
+}
+
+static void say_interleave(const hml_region *r, const hml__deployfile *d)
+{
+	if (d->interleave > 0)
+		hml__log(HML_LOG_INFO, "region '%s': now at interleave %lld (deployment %s): %lld "
+		         "model calls, then the original code for one", r->label, d->interleave,
+		         d->deployment, d->interleave);
+	else
+		hml__log(HML_LOG_INFO, "region '%s': now at interleave 0 (deployment %s): the model "
+		         "on every call (infer)", r->label, d->deployment);
+}
+
 /* The switch: the model's pointer and the guard under the lock, in one
  * critical section; the old model freed after. `g` is taken. */
 static int commit(hml_region *r, hml__model *m, hml__guard_next *g, const hml__deployfile *d,
@@ -108,6 +137,7 @@ static int commit(hml_region *r, hml__model *m, hml__guard_next *g, const hml__d
 	char *path = hml__strdup(d->path), **grown;
 	hml__model *old;
 	uint64_t call;
+	int interleaved;
 
 	grown = path ? realloc(sw->retired, (sw->nretired + 1) * sizeof(*grown)) : NULL;
 	if (!grown) {
@@ -126,6 +156,7 @@ static int commit(hml_region *r, hml__model *m, hml__guard_next *g, const hml__d
 	__atomic_store_n(&r->model_broken, 0, __ATOMIC_RELAXED);
 	if (sw->guarded)
 		hml__guard_switch(r, g);
+	interleaved = adopt_interleave(r, d->interleave);
 	pthread_mutex_unlock(&r->mu);
 	hml__model_free(old);
 	if (sw->guarded)
@@ -141,6 +172,8 @@ static int commit(hml_region *r, hml__model *m, hml__guard_next *g, const hml__d
 	hml__log(HML_LOG_INFO, "region '%s': now running model '%s' (deployment %s), after %llu "
 	         "calls", r->label, d->model, d->deployment, (unsigned long long)call);
 	snprintf(sw->model, sizeof(sw->model), "%s", d->model);
+	if (interleaved)
+		say_interleave(r, d);
 	return 0;
 }
 
@@ -165,7 +198,7 @@ static void look(hml_region *r, hml__swap_calls_fn calls)
 	hml__deployfile d;
 	hml__model *m = NULL;
 	hml__guard_next *g = NULL;
-	int rc;
+	int rc, first;
 
 	if ((rc = hml__deployfile_read(r->cfg.deployment, &d)) < 0) {
 		refuse(r, "%s", hml_error_last()->message);
@@ -175,8 +208,26 @@ static void look(hml_region *r, hml__swap_calls_fn calls)
 		refuse(r, "deployment file '%s' is for region '%s'", r->cfg.deployment, d.region);
 		return;
 	}
+	first = !sw->read_once;
+	sw->read_once = 1;
 	if (same_file(d.path, r->cfg.model)) {   /* the model in use: learn its id */
 		snprintf(sw->model, sizeof(sw->model), "%s", d.model);
+		if (first) {   /* the deployment the application was started by */
+			sw->k = d.k;
+			return;
+		}
+		pthread_mutex_lock(&r->mu);
+		rc = adopt_interleave(r, d.interleave);
+		pthread_mutex_unlock(&r->mu);
+		if (rc)
+			say_interleave(r, &d);
+		return;
+	}
+	if (sw->k >= 1 && d.k >= 1 && d.k != sw->k) {
+		refuse(r, "model '%s' (deployment %s) was trained at k %lld, and this run's region "
+		       "calls advance k %lld, the application's argument, which a swap cannot "
+		       "change: start the application again with the arguments hml deploy printed",
+		       d.model, d.deployment, d.k, sw->k);
 		return;
 	}
 	if ((rc = hml__model_load(&m, d.path, r->cfg.threads)) < 0 ||

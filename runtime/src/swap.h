@@ -23,6 +23,19 @@
  * keeps its model and guard, says so once per version of the file, and
  * counts it. Each swap is recorded (model ids, the calls completed) for
  * the profile (lib/core/profile_file.h).
+ *
+ * An iterative application's run (the deployment file's k and
+ * interleave): k, the time steps one region call advances, is the
+ * application's argument, which the runtime cannot change. The region
+ * learns it from the deployment file at its first look, when that file
+ * names the model the region opened with (the deployment the application
+ * was started by); a swap to a deployment whose model was trained at
+ * another k is refused (the model would predict the wrong step), one
+ * whose k or the application's is not recorded is not checked. The
+ * interleave ratio is the runtime's own decision (its mode): in infer or
+ * interleave mode, a swap adopts the deployment's (0: infer, N: interleave
+ * N), in the same critical section as the model; a redeployment of the
+ * model in use at another interleave adopts it too.
  */
 #ifndef HML_RUNTIME_SWAP_H
 #define HML_RUNTIME_SWAP_H
@@ -42,6 +55,8 @@ typedef struct hml__swap {
 	hml__file_identity seen;   /* the file at the last look */
 	int looked;
 	char model[64];            /* the id of the model in use */
+	int read_once;             /* a deployment file of this region was read */
+	long long k;               /* the application's k (see above); 0: unknown */
 	char **retired;            /* model paths switched out (messages may name them) */
 	size_t nretired;
 	hml__profile_swaps log;

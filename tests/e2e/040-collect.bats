@@ -115,7 +115,7 @@ no_tmp() {
 	[ -z "$stderr" ]
 }
 
-@test "CPU-wait: the runs' CPU and CPU-wait seconds are recorded; runs that waited for a CPU are said to (not with -q)" {
+@test "CPU-wait: the runs' CPU and CPU-wait seconds are recorded over every run; runs that waited for a CPU are said to (not with -q)" {
 	# Busy loops, more than twice the CPUs, hold the CPUs while the
 	# application runs: its threads wait for one most of their time.
 	busy=()
@@ -123,7 +123,7 @@ no_tmp() {
 		sh -c 'while :; do :; done' &
 		busy+=($!)
 	done
-	run --separate-stderr hml -C exp --json collect binomial "${SMALL[@]}"
+	run --separate-stderr hml -C exp --json collect binomial --runs 2 "${SMALL[@]}"
 	loud_status=$status loud_stderr=$stderr
 	echo "$output" > d1.json
 	run --separate-stderr hml -q -C exp collect binomial "${SMALL[@]}"
@@ -141,7 +141,9 @@ no_tmp() {
 import json, sys
 r = json.load(open(sys.argv[1]))["dataset"]["regions"]["binomial"]
 run, wait = r["cpu_run_seconds"], r["cpu_wait_seconds"]
-assert run > 0 and wait >= 0.2 * (run + wait) and wait >= 0.1, (run, wait)
+# both runs summed, and the floor of waiting (0.1 s) per process summed
+assert r["cpu_processes"] == 2, r
+assert run > 0 and wait >= 0.2 * (run + wait) and wait >= 0.2, (run, wait)
 # deploy records the share (both data sets) and says it
 share = json.load(open(sys.argv[2]))["deployment"]["predicted"]["cpu_wait_share"]
 assert 0.2 <= share < 1, share

@@ -9,83 +9,10 @@
 # the application keeps its model, warns once, counts it. A bad
 # HML_SWAP_INTERVAL is refused at open with one line.
 
-load helpers
-
-APP="$HML_BUILD_DIR/tests/swap-app"
+load swap-helpers
 
 setup_file() {
-	export EXP0="$BATS_FILE_TMPDIR/exp" WF0="$BATS_FILE_TMPDIR/wf"
-	stepper_workflow "$WF0"
-	cd "$BATS_FILE_TMPDIR"
-	"$HML" -q -C "$EXP0" collect "$WF0" >/dev/null
-	"$HML" -q -C "$EXP0" train --seed 1 --threads 2 >/dev/null
-	"$HML" -q -C "$EXP0" train --seed 2 --threads 2 --arch mlp:8:relu --epochs 2 >/dev/null
-}
-
-setup() {
-	common_setup
-	unset HML_SWAP_INTERVAL HML_DEPLOYMENT
-	cp -r "$EXP0" "$WORK/exp"
-	cd "$WORK"
-}
-
-# mean_of MODEL-FILE: the mean output of one step of the application on
-# that model (the rows are the same in every run), watching no deployment.
-mean_of() {
-	env -u HML_MODE_STEP -u HML_MODEL_STEP -u HML_DEPLOYMENT_STEP HML_MODE=infer \
-		HML_MODEL="$1" timeout 120 "$APP" --rows 256 --log one.log >/dev/null 2>&1 &&
-		awk '{print $4}' one.log
-}
-
-# start_app: the application in the background, stepping until ./stop
-# exists, its steps in steps.log, its profile in prof.json.
-start_app() {
-	rm -f stop steps.log
-	HML_SWAP_INTERVAL=20 HML_PROFILE="$WORK/prof.json" timeout 300 \
-		"$APP" --rows 256 --until stop --log steps.log 2>app.err &
-	APP_PID=$!
-}
-
-# steps: how many steps the application has logged.
-steps() {
-	[ -f steps.log ] && wc -l <steps.log || echo 0
-}
-
-# wait_steps N: until the application has logged N steps (it stops by
-# itself after 300 s at most, and this wait with it).
-wait_steps() {
-	while [ "$(steps)" -lt "$1" ]; do
-		kill -0 "$APP_PID" 2>/dev/null || return 1
-		sleep 0.05
-	done
-}
-
-# wait_mean M: until the latest step's mean is M.
-wait_mean() {
-	while ! tail -n 1 steps.log | awk -v m="$1" '{ d = $4 - m; exit !(d < 1e-6 && d > -1e-6) }'; do
-		kill -0 "$APP_PID" 2>/dev/null || return 1
-		sleep 0.05
-	done
-}
-
-stop_app() {
-	touch stop
-	wait "$APP_PID"
-}
-
-# only_means A B: every logged step's mean is A or B (within 1e-6), A first.
-only_means() {
-	"$PY" - "$1" "$2" <<-'EOF'
-	import sys
-	a, b = float(sys.argv[1]), float(sys.argv[2])
-	ms = [float(l.split()[3]) for l in open("steps.log")]
-	near = lambda x, y: abs(x - y) <= 1e-6 * max(1.0, abs(y))
-	kinds = ["a" if near(m, a) else "b" if near(m, b) else "?" for m in ms]
-	assert "?" not in kinds, kinds
-	switch = kinds.index("b") if "b" in kinds else len(kinds)
-	assert all(k == "a" for k in kinds[:switch]) and all(k == "b" for k in kinds[switch:]), kinds
-	print(switch)
-	EOF
+	swap_setup_file
 }
 
 @test "deploy writes the region's deployment file and prints HML_DEPLOYMENT_<LABEL>" {
@@ -155,7 +82,10 @@ only_means() {
 	eval "$(hml -C exp deploy --force m1 2>/dev/null)"
 	start_app
 	wait_steps 3
-	echo '{"schema_version": 1, "regi' >exp/deployed/step.json
+	# written whole (a rename, as hml deploy does): a reader must not see
+	# the file empty while the shell writes it, and refuse it twice
+	echo '{"schema_version": 1, "regi' >corrupt.json
+	mv corrupt.json exp/deployed/step.json
 	# 10 steps of 10 ms at least: the 20 ms interval has passed, the file was read
 	n=$(steps)
 	wait_steps $((n + 10))

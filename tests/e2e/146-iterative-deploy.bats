@@ -208,7 +208,7 @@ PY
 	[ "$(json c.json 'd["dataset"]["guarded"]["deployment"]')" = p1 ]
 }
 
-@test "iterative deploy: a deployment at another interleave warns that a running application keeps its own" {
+@test "iterative deploy: a deployment at another interleave says that a running application adopts it" {
 	k8_model
 	run --separate-stderr hml -q deploy m1 --force
 	assert_success
@@ -222,10 +222,12 @@ PY
 	run --separate-stderr hml --json deploy m1 --force
 	assert_success
 	echo "$output" > p.json
-	[[ "$stderr" == *"model 'm1' runs at k 8, interleave 3, the region's previous deployment 'p1' at k 8, interleave 2: an application running with that one's environment keeps its k and interleave when it swaps to this model"* ]]
+	[[ "$stderr" == *"model 'm1' runs at interleave 3, the region's previous deployment 'p1' at 2: an application running with that one swaps to this model at interleave 3"* ]]
+	[[ "$stderr" != *"refuses to swap"* && "$stderr" != *"keeps its interleave"* ]]
+	[ "$(json hml-experiment/deployed/heat_field.json 'd["k"], d["interleave"]')" = "(8, 3)" ]
 	[ "$(json p.json 'd["deployment"]["run"], d["deployment"]["env"]["HML_INTERLEAVE_HEAT_FIELD"]')" = "({'k': 8, 'interleave': 3}, '3')" ]
-	# The same run again: no warning.
+	# The same run again: nothing said.
 	run --separate-stderr hml deploy m1 --force
 	assert_success
-	[[ "$stderr" != *"keeps its k and interleave"* ]]
+	[[ "$stderr" != *"swaps to this model"* ]]
 }

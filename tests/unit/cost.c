@@ -28,7 +28,7 @@ static void add_dataset(hml__store *s, int runs, double wall, long long rows, do
 
 	for (int k = 0; k < runs; k++)
 		json_array_append_new(list, json_pack("{s:f}", "wall_seconds", wall));
-	const hml__cost_times t = { "r", orig, orig + coll, 0, 0, NAN, NAN };
+	const hml__cost_times t = { "r", orig, orig + coll, 0, 0, NAN, NAN, 0 };
 
 	if (orig >= 0)
 		CHECK_OK(hml__cost_put(region, &t, NAN));
@@ -80,7 +80,7 @@ TEST(median_per_row)
 	hml__store *s = NULL;
 	hml__region_cost c;
 	json_t *region = json_pack("{s:i}", "rows", 1000);
-	const hml__cost_times t = { "r", 2e-3, 3e-3, 0, 0, NAN, NAN };
+	const hml__cost_times t = { "r", 2e-3, 3e-3, 0, 0, NAN, NAN, 0 };
 	char sub[600], id[16];
 	const char *ids[1] = { id };
 
@@ -102,8 +102,8 @@ TEST(median_per_row)
 TEST(times_from_profiles)
 {
 	hml__profile_record rec[1];
-	hml__cost_times t[2] = { { "a", 0, 0, 0, 0, 0, 0 }, { "b", 0, 0, 0, 0, 0, 0 } };
-	const hml__profile_cpu cpu = { 1.0, 0.5 };
+	hml__cost_times t[2] = { { "a", 0, 0, 0, 0, 0, 0, 0 }, { "b", 0, 0, 0, 0, 0, 0, 0 } };
+	const hml__profile_cpu cpu = { 1.0, 0.5, 1 };
 	json_t *o;
 	char path[600];
 
@@ -144,15 +144,73 @@ TEST(times_from_profiles)
 	CHECK(hml__cost_times_add(t, 2, "/nonexistent/p.json") < 0);
 }
 
+/* The CPU-wait figures of several runs: their seconds summed with the
+ * processes they sum ("cpu_processes"), read back through a store; the
+ * floor of waiting is per process, so that runs each waiting a little
+ * (threads being placed) are not said to have waited however many. */
+TEST(cpu_wait_over_runs)
+{
+	hml__profile_record rec[1];
+	hml__cost_times t[1] = { { "r", 0, 0, 0, 0, 0, 0, 0 } };
+	hml__profile_cpu cpu = { 0.06, 0.06, 0 };   /* each run: half of little */
+	hml__store *s = NULL;
+	hml__region_cost c;
+	json_t *region, *runs;
+	char path[600], sub[600], id[16], old[16];
+	const char *ids[2] = { id, old };
+
+	snprintf(path, sizeof(path), "%s/cpu.json", tmpdir);
+	memset(rec, 0, sizeof(rec));
+	snprintf(rec[0].label, sizeof(rec[0].label), "r");
+	rec[0].stats.original_s = 0.5;
+	rec[0].stats.region_s = 0.6;
+	CHECK_OK(hml__profile_file_write(path, rec, 1, &cpu));
+	CHECK_OK(hml__cost_times_add(t, 1, path));
+	CHECK_OK(hml__cost_times_add(t, 1, path));
+	CHECK_NEAR(t[0].cpu_wait_s, 0.12, 1e-12);
+	CHECK_NEAR(t[0].cpu_procs, 2, 0);
+	/* 0.12 s in all, over the floor of one process, under that of two */
+	cpu = (hml__profile_cpu){ t[0].cpu_run_s, t[0].cpu_wait_s, 0 };
+	CHECK(hml__profile_cpu_waited(&cpu));
+	cpu.procs = t[0].cpu_procs;
+	CHECK(!hml__profile_cpu_waited(&cpu));
+	snprintf(sub, sizeof(sub), "%s/cpu", tmpdir);
+	CHECK_OK(hml__store_open(&s, sub, 1));
+	region = json_pack("{s:i, s:i}", "rows", 1000, "calls", 2);
+	CHECK_OK(hml__cost_put(region, &t[0], NAN));
+	CHECK(json_integer_value(json_object_get(region, "cpu_processes")) == 2);
+	runs = json_pack("[{s:f}, {s:f}]", "wall_seconds", 1.0, "wall_seconds", 1.0);
+	CHECK_OK(hml__store_add(s, "datasets", json_pack("{s:o, s:{s:o}}", "runs", runs,
+	         "regions", "r", region), NULL, 0, 0, id, sizeof(id)));
+	hml__cost_of_datasets(&c, s, "r", ids, 1);
+	CHECK_NEAR(c.cpu_wait_s, 0.12, 1e-12);
+	CHECK_NEAR(c.cpu_procs, 2, 0);
+	CHECK_NEAR(hml__cost_cpu_wait_share(&c), 0.5, 1e-12);
+	CHECK(!hml__cost_cpu_waited(&c));
+	/* A data set of older hml (no "cpu_processes"): its runs. One that
+	 * waited 1 s in its one run brings the sum over the floor of three. */
+	region = json_pack("{s:i, s:i, s:f, s:f, s:f, s:f}", "rows", 1000, "calls", 2,
+	                   "original_seconds", 0.5, "collect_seconds", 0.1,
+	                   "cpu_run_seconds", 1.0, "cpu_wait_seconds", 1.0);
+	runs = json_pack("[{s:f}]", "wall_seconds", 2.0);
+	CHECK_OK(hml__store_add(s, "datasets", json_pack("{s:o, s:{s:o}}", "runs", runs,
+	         "regions", "r", region), NULL, 0, 0, old, sizeof(old)));
+	hml__cost_of_datasets(&c, s, "r", ids, 2);
+	CHECK_NEAR(c.cpu_procs, 3, 0);
+	CHECK_NEAR(c.cpu_wait_s, 1.12, 1e-12);
+	CHECK(hml__cost_cpu_waited(&c));
+	hml__store_free(s);
+}
+
 TEST(put_refuses_nonsense)
 {
 	json_t *o = json_object();
 	const hml__cost_times bad[] = {
-		{ "r", NAN, 1, 0, 0, NAN, NAN }, { "r", 1, 0, 0, 0, NAN, NAN },   /* a region shorter than its code */
-		{ "r", INFINITY, INFINITY, 0, -2, NAN, NAN }, { "r", NAN, NAN, NAN, 0, NAN, NAN },
+		{ "r", NAN, 1, 0, 0, NAN, NAN, 0 }, { "r", 1, 0, 0, 0, NAN, NAN, 0 },   /* a region shorter than its code */
+		{ "r", INFINITY, INFINITY, 0, -2, NAN, NAN, 0 }, { "r", NAN, NAN, NAN, 0, NAN, NAN, 0 },
 	};
-	const hml__cost_times zero = { "r", 0, 0, 0, 0, NAN, NAN };
-	const hml__cost_times gather_over = { "r", 1, 2, 1.5, 0, NAN, NAN };   /* more than the collector's */
+	const hml__cost_times zero = { "r", 0, 0, 0, 0, NAN, NAN, 0 };
+	const hml__cost_times gather_over = { "r", 1, 2, 1.5, 0, NAN, NAN, 0 };   /* more than the collector's */
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		CHECK_OK(hml__cost_put(o, &bad[i], i % 2 ? 0 : i == 0 ? NAN : INFINITY));
@@ -172,10 +230,10 @@ TEST(prediction)
 {
 	/* 10 runs of 1 s without the collector, 0.8 s of it in the region's
 	 * original code over 1e5 rows: 8 us per row */
-	const hml__region_cost c = { 8.0, 10.0, 1e6, 10, 0, 0, NAN, NAN, NAN };
-	const hml__region_cost none = { NAN, NAN, NAN, NAN, NAN, 0, NAN, NAN, NAN };
+	const hml__region_cost c = { 8.0, 10.0, 1e6, 10, 0, 0, NAN, NAN, NAN, 0 };
+	const hml__region_cost none = { NAN, NAN, NAN, NAN, NAN, 0, NAN, NAN, NAN, 0 };
 	/* the same region, where gathering and scattering a row costs 1 us */
-	const hml__region_cost moved = { 8.0, 10.0, 1e6, 10, 1.0, 2, NAN, NAN, NAN };
+	const hml__region_cost moved = { 8.0, 10.0, 1e6, 10, 1.0, 2, NAN, NAN, NAN, 0 };
 	char text[64];
 	hml__prediction p;
 
@@ -219,9 +277,9 @@ TEST(prediction)
  * the original code's). Every figure below is worked by hand. */
 TEST(schedule)
 {
-	const hml__region_cost c = { 8.0, 10.0, 1e6, 10, 0, 0, 1e4, NAN, NAN };
-	const hml__region_cost odd = { 8.0, 10.0, 1e6, 10, 0, 0, 10010, NAN, NAN };
-	const hml__region_cost nocalls = { 8.0, 10.0, 1e6, 10, 0, 0, NAN, NAN, NAN };
+	const hml__region_cost c = { 8.0, 10.0, 1e6, 10, 0, 0, 1e4, NAN, NAN, 0 };
+	const hml__region_cost odd = { 8.0, 10.0, 1e6, 10, 0, 0, 10010, NAN, NAN, 0 };
+	const hml__region_cost nocalls = { 8.0, 10.0, 1e6, 10, 0, 0, NAN, NAN, NAN, 0 };
 	hml__schedule infer5 = { 5, 0 }, il3 = { 5, 3 }, infer10 = { 10, 0 };
 	hml__prediction p;
 
@@ -269,7 +327,7 @@ TEST(moves_and_threads)
 	char sub[600], id[3][16];
 	const char *ids[3] = { id[0], id[1], id[2] };
 	const hml__cost_times t[3] = {
-		{ "r", 2.0, 3.0, 0.5, 4, NAN, NAN }, { "r", 2.0, 3.0, 0.25, 4, NAN, NAN }, { "r", 2.0, 3.0, 0.25, 1, NAN, NAN },
+		{ "r", 2.0, 3.0, 0.5, 4, NAN, NAN, 0 }, { "r", 2.0, 3.0, 0.25, 4, NAN, NAN, 0 }, { "r", 2.0, 3.0, 0.25, 1, NAN, NAN, 0 },
 	};
 
 	snprintf(sub, sizeof(sub), "%s/moves", tmpdir);
@@ -299,6 +357,7 @@ int main(void)
 	RUN(round_trip);
 	RUN(median_per_row);
 	RUN(times_from_profiles);
+	RUN(cpu_wait_over_runs);
 	RUN(put_refuses_nonsense);
 	RUN(prediction);
 	RUN(moves_and_threads);

@@ -24,6 +24,7 @@ static hml__deployfile make(const char *label, const char *dep, const char *mode
 	snprintf(d.deployment, sizeof(d.deployment), "%s", dep);
 	snprintf(d.model, sizeof(d.model), "%s", model);
 	snprintf(d.path, sizeof(d.path), "%s", path);
+	d.interleave = -1;
 	return d;
 }
 
@@ -46,6 +47,7 @@ TEST(round_trip_and_identity)
 	CHECK_STR(back.model, "m3");
 	CHECK_STR(back.path, "/exp/models/m3.pt");
 	CHECK_STR(back.guard, "");   /* none written, none read */
+	CHECK(back.k == 0 && back.interleave == -1);   /* no run recorded */
 	snprintf(d.guard, sizeof(d.guard), "%s", "/exp/models/m3.guard-bounds-margin=0.01.json");
 	CHECK_OK(hml__deployfile_write(tmpdir, &d));
 	CHECK_OK(hml__deployfile_read(path, &back));
@@ -61,6 +63,39 @@ TEST(round_trip_and_identity)
 	CHECK_STR(back.model, "c5");
 	hml__file_identity_get(path, &a);
 	CHECK(hml__file_identity_same(&a, &b));
+}
+
+/* An iterative deployment's k and the runtime's interleave: written and
+ * read back (interleave 0, the model on every call, is a value); out of
+ * range or not integers, the file is refused with the field named. */
+TEST(run_fields)
+{
+	hml__deployfile d = make("heat_field", "p2", "m2", "/exp/models/m2.pt"), back;
+	const struct { const char *field, *why; } bad[] = {
+		{ "\"k\": 0", "its k is not an integer from 1" },
+		{ "\"k\": 2.5", "its k is not an integer" },
+		{ "\"interleave\": \"2\"", "its interleave is not an integer from 0" },
+		{ "\"interleave\": -1", "its interleave is not an integer" },
+	};
+	char path[700], text[400];
+
+	snprintf(path, sizeof(path), "%s/deployed/heat_field.json", tmpdir);
+	d.k = 8;
+	d.interleave = 0;
+	CHECK_OK(hml__deployfile_write(tmpdir, &d));
+	CHECK_OK(hml__deployfile_read(path, &back));
+	CHECK(back.k == 8 && back.interleave == 0);
+	d.interleave = 3;
+	CHECK_OK(hml__deployfile_write(tmpdir, &d));
+	CHECK_OK(hml__deployfile_read(path, &back));
+	CHECK(back.k == 8 && back.interleave == 3);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(text, sizeof(text), "{\"schema_version\": 1, \"region\": \"r\", "
+		         "\"deployment\": \"p1\", \"model\": \"m1\", \"path\": \"/m1.pt\", %s}",
+		         bad[i].field);
+		write_text(path, text);
+		CHECK_FAILS(hml__deployfile_read(path, &back), HML_EIO, bad[i].why);
+	}
 }
 
 TEST(bad_files)
@@ -112,6 +147,7 @@ int main(void)
 	if (tmp_dir_make("deployfile") < 0)
 		return 1;
 	RUN(round_trip_and_identity);
+	RUN(run_fields);
 	RUN(bad_files);
 	tmp_dir_remove();
 	return check_report();

@@ -151,7 +151,7 @@ TEST(swaps_round_trip)
 TEST(cpu_round_trip)
 {
 	hml__profile_record recs[2], back;
-	hml__profile_cpu cpu = { 1.5, 0.5 }, none = { NAN, 0.25 };
+	hml__profile_cpu cpu = { 1.5, 0.5, 1 }, none = { NAN, 0.25, 1 };
 	char path[640];
 
 	memset(recs, 0, sizeof(recs));
@@ -170,16 +170,21 @@ TEST(cpu_round_trip)
 	           "\"cpu\": {\"run_s\": -1, \"wait_s\": \"x\"}}");
 	CHECK_OK(hml__profile_file_find(path, "a", &back));
 	CHECK(isnan(back.cpu.run_s) && isnan(back.cpu.wait_s));
-	cpu = (hml__profile_cpu){ 0, 0 };
+	cpu = (hml__profile_cpu){ 0, 0, 1 };
 	CHECK(isnan(hml__profile_cpu_wait_share(&cpu)) && !hml__profile_cpu_waited(&cpu));
 	/* Said only from a share of 0.2 and 0.1 s of waiting on. */
-	cpu = (hml__profile_cpu){ 0.3, 0.1 };
+	cpu = (hml__profile_cpu){ 0.3, 0.1, 1 };
 	CHECK(hml__profile_cpu_waited(&cpu));
-	cpu = (hml__profile_cpu){ 0.03, 0.01 };   /* a large share of little */
+	cpu = (hml__profile_cpu){ 0.03, 0.01, 1 };   /* a large share of little */
 	CHECK(!hml__profile_cpu_waited(&cpu));
-	cpu = (hml__profile_cpu){ 10.0, 1.0 };    /* much, but a small share */
+	cpu = (hml__profile_cpu){ 10.0, 1.0, 1 };    /* much, but a small share */
 	CHECK(!hml__profile_cpu_waited(&cpu));
-	cpu = (hml__profile_cpu){ NAN, 5.0 };
+	/* a sum over 3 processes: the floor is per process */
+	cpu = (hml__profile_cpu){ 0.6, 0.2, 3 };
+	CHECK(!hml__profile_cpu_waited(&cpu));
+	cpu = (hml__profile_cpu){ 0.6, 0.4, 3 };
+	CHECK(hml__profile_cpu_waited(&cpu));
+	cpu = (hml__profile_cpu){ NAN, 5.0, 1 };
 	CHECK(!hml__profile_cpu_waited(&cpu));
 	CHECK(isnan(hml__profile_cpu_wait_share(NULL)));
 }

@@ -25,7 +25,7 @@
 
 /* A candidate with no start-up or rows per run: compared per sample;
  * no cost of the original code: never predicted slower. */
-#define NOCOST { 0, 0, 0, 0, 0, 0, 0, NAN, NAN }
+#define NOCOST { 0, 0, 0, 0, 0, 0, 0, NAN, NAN, 0 }
 #define NOSCHED { NAN, 0 }
 #define CAND(id, t, e, l) { id, t, e, l, NAN, NAN, NOCOST, NAN, NULL, 0, NOSCHED }
 
@@ -437,7 +437,7 @@ TEST(run_costs_of_experiment)
  * unless allow_slower; when all are, the message names both figures. */
 TEST(slower_never_chosen)
 {
-	const hml__region_cost cost = { 2.0, 10.0, 2e6, 2, 0, 0, NAN, NAN, NAN };
+	const hml__region_cost cost = { 2.0, 10.0, 2e6, 2, 0, 0, NAN, NAN, NAN, 0 };
 	hml__candidate c[] = {
 		CAND("m1", TS, 0.01, 3e-6), CAND("m1", C, 0.01, 1e-6),
 		CAND("m2", C, 0.05, 4e-7), CAND("m3", C, 0.02, NAN),
@@ -508,7 +508,7 @@ TEST(best_by_qoi)
  * 0.45 s. An iterative search's model without QoI error ranks after. */
 TEST(best_qoi_tie_by_prediction)
 {
-	const hml__region_cost cost = { 8.0, 10.0, 1e6, 10, 0, 0, 1e4, NAN, NAN };
+	const hml__region_cost cost = { 8.0, 10.0, 1e6, 10, 0, 0, 1e4, NAN, NAN, 0 };
 	hml__candidate c[] = {
 		CAND("m1", C, 0.001, 1e-7), CAND("m2", C, 0.02, 5e-7), CAND("m3", C, 0.03, 2e-6),
 	};

@@ -107,18 +107,28 @@ static int guard_file(char *path, size_t size, const char *name, int64_t f, doub
 	return rc;
 }
 
-static void deploy_guarded(const char *label, int k, const char *model, const char *path,
-                           const char *guard)
+/* Deployment p<k> of `model` at `path`, its guard file (NULL: none), its
+ * run's steps per call `rk` (0: none) and interleave `n` (-1: none). */
+static void deploy_run(const char *label, int k, const char *model, const char *path,
+                       const char *guard, long long rk, long long n)
 {
 	hml__deployfile d;
 
 	memset(&d, 0, sizeof(d));
+	d.k = rk;
+	d.interleave = n;
 	snprintf(d.guard, sizeof(d.guard), "%s", guard ? guard : "");
 	snprintf(d.region, sizeof(d.region), "%s", label);
 	snprintf(d.deployment, sizeof(d.deployment), "p%d", k);
 	snprintf(d.model, sizeof(d.model), "%s", model);
 	snprintf(d.path, sizeof(d.path), "%s", path);
 	CHECK_OK(hml__deployfile_write(tmpdir, &d));
+}
+
+static void deploy_guarded(const char *label, int k, const char *model, const char *path,
+                           const char *guard)
+{
+	deploy_run(label, k, model, path, guard, 0, -1);
 }
 
 static void deploy(const char *label, int k, const char *model, const char *path)
@@ -409,6 +419,67 @@ TEST(same_model_under_another_name)
 	hml_region_free(r);
 }
 
+/* One call; 1 when it ran the model (its value checked), 0 the original code. */
+static int model_call(hml_region *r, double want)
+{
+	int go = hml_region_begin(r);
+
+	CHECK(go == 0 || go == 1);
+	CHECK_OK(hml_region_end(r));
+	if (go == 0)
+		CHECK(batch_value() == want);
+	return go == 0;
+}
+
+/* An iterative run (swap.h): the application's k, learned from the
+ * deployment it was started by, refuses a model of another k; the
+ * interleave of a new deployment, or of the model in use redeployed, is
+ * adopted (0: infer); a deployment without them changes nothing. */
+TEST(run_k_and_interleave)
+{
+	hml_region *r;
+	int models = 0;
+
+	warnings = 0;
+	deploy_run("swapk", 1, "ca", model_a, NULL, 4, 0);
+	if (!(r = open_watching("swapk", 2)))
+		return;
+	CHECK(batch_call(r) == 1.0);   /* the first look: k 4 */
+	CHECK(r->swap.k == 4);
+	deploy_run("swapk", 2, "cb", model_b, NULL, 8, 0);
+	pause_ms(5);
+	CHECK(batch_call(r) == 1.0);
+	CHECK(batch_call(r) == 1.0);
+	CHECK_EQ_INT(r->swap.log.refused, 1);
+	CHECK_EQ_INT(warnings, 1);
+	CHECK_STR(r->swap.model, "ca");
+	/* k 4 at interleave 2: the model and the mode switched together */
+	deploy_run("swapk", 3, "cb", model_b, NULL, 4, 2);
+	pause_ms(5);
+	for (int i = 0; i < 9; i++)
+		models += model_call(r, 2.0);
+	CHECK_EQ_INT(r->swap.log.done, 1);
+	CHECK(r->cfg.mode == HML_MODE_INTERLEAVE && r->cfg.interleave == 2);
+	CHECK_EQ_INT(models, 6);
+	/* the model in use at interleave 0: infer, no swap */
+	deploy_run("swapk", 4, "cb", model_b, NULL, 4, 0);
+	pause_ms(5);
+	models = 0;
+	for (int i = 0; i < 6; i++)
+		models += model_call(r, 2.0);
+	CHECK(r->cfg.mode == HML_MODE_INFER);
+	CHECK_EQ_INT(models, 6);
+	/* a model without a k, without an interleave: swapped, the mode kept */
+	deploy_run("swapk", 5, "ca", model_a, NULL, 0, -1);
+	pause_ms(5);
+	CHECK(batch_call(r) == 1.0);
+	CHECK(r->cfg.mode == HML_MODE_INFER);
+	CHECK_EQ_INT(r->swap.log.done, 2);
+	CHECK_EQ_INT(r->swap.log.refused, 1);
+	CHECK_EQ_INT(warnings, 1);
+	hml_region_free(r);
+}
+
 /* Without HML_DEPLOYMENT a region never looks; with a region whose model
  * never loaded, it does not either (it has no buffers for one). */
 TEST(not_watching)
@@ -616,6 +687,7 @@ int main(void)
 	RUN(row_calls_from_threads_during_swaps);
 	RUN(bad_deployments_refused);
 	RUN(same_model_under_another_name);
+	RUN(run_k_and_interleave);
 	RUN(not_watching);
 	RUN(guard_follows_model);
 	RUN(row_calls_switch_guard_with_model);
