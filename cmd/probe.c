@@ -57,7 +57,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "hml-probe: %lld features are too many\n", (long long)features);
 		return 1;
 	}
-	rc = hml__model_load(&m, argv[1], 1);
+	rc = hml__model_load_on(&m, argv[1], 1, "cpu");   /* the card describes the CPU */
 	if (rc == 0)
 		rc = hml__model_forward(m, x, HML_F32, nd + 1, shape);
 	if (rc < 0)
