@@ -308,7 +308,7 @@ for app in apps:
                                      if ref["ts"] else None)
                 + device_columns(app, q["metric"], unit))
     wait = pt.get("cpu_wait_share")
-    if wait is not None and wait >= 0.2:
+    if pt.get("cpu_waited"):   # hml's one rule (hml__profile_cpu_waited)
         notes.append("%s: the collect runs' threads waited for a CPU %.0f%% of their time (hml"
                      " collect's note): its cost of the original code, and so every pred figure,"
                      " is too high" % (app, 100 * wait))

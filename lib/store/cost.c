@@ -240,6 +240,7 @@ void hml__predict(hml__prediction *p, const hml__region_cost *c, double latency,
 	p->startup = startup >= 0 ? startup : NAN;
 	p->model_share = model_share(c, sch ? sch->interleave : 0);
 	p->cpu_wait_share = hml__cost_cpu_wait_share(c);
+	p->cpu_waited = hml__cost_cpu_waited(c);
 	per_row = p->model_per_row + p->move_per_row;
 	/* the calls the original code keeps cost what they cost collected */
 	region_row = p->model_share < 1 ? p->model_share * per_row +
@@ -256,7 +257,7 @@ void hml__predict(hml__prediction *p, const hml__region_cost *c, double latency,
 
 json_t *hml__prediction_json(const hml__prediction *p)
 {
-	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
+	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
 	                 "cost_per_row", hml__json_real(p->cost_per_row),
 	                 "model_per_row", hml__json_real(p->model_per_row),
 	                 "move_per_row", hml__json_real(p->move_per_row),
@@ -266,7 +267,9 @@ json_t *hml__prediction_json(const hml__prediction *p)
 	                 "slower", isnan(p->region) ? json_null() : json_boolean(p->slower),
 	                 "model_share", hml__json_real(p->model_share),
 	                 "step_seconds", hml__json_real(p->step_seconds),
-	                 "cpu_wait_share", hml__json_real(p->cpu_wait_share));
+	                 "cpu_wait_share", hml__json_real(p->cpu_wait_share),
+	                 "cpu_waited", isnan(p->cpu_wait_share) ? json_null() :
+	                                json_boolean(p->cpu_waited));
 }
 
 char *hml__prediction_model_text(char *buf, size_t size, const hml__prediction *p)

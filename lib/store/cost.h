@@ -122,6 +122,8 @@ typedef struct hml__prediction {
 	                            (hml__cost_cpu_wait_share; hml__cost_cpu_waited:
 	                            enough to make cost_per_row and so the speedups
 	                            too high); NaN: unknown */
+	int cpu_waited;        /**< hml__cost_cpu_waited: 1 when that wait is the one
+	                            rule's (hml__profile_cpu_waited) */
 } hml__prediction;
 
 /** What the profiles of collect runs say of one region (writer side). */
@@ -213,8 +215,8 @@ void hml__predict(hml__prediction *p, const hml__region_cost *c, double latency,
  * The prediction as JSON (the "predicted" member of deployment records,
  * hml show --json and evaluation records, hml-manifest(5)): {"cost_per_row",
  * "model_per_row", "move_per_row", "startup", "region", "end_to_end",
- * "slower", "model_share", "step_seconds", "cpu_wait_share"}, null where
- * unknown. New
+ * "slower", "model_share", "step_seconds", "cpu_wait_share", "cpu_waited"},
+ * null where unknown (cpu_waited: where the share is). New
  * reference; NULL when out of memory.
  */
 json_t *hml__prediction_json(const hml__prediction *p);

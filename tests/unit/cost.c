@@ -199,6 +199,22 @@ TEST(cpu_wait_over_runs)
 	CHECK_NEAR(c.cpu_procs, 3, 0);
 	CHECK_NEAR(c.cpu_wait_s, 1.12, 1e-12);
 	CHECK(hml__cost_cpu_waited(&c));
+	/* The prediction carries the rule's verdict, as the apps table reads it. */
+	{
+		hml__prediction p;
+		json_t *j;
+
+		hml__predict(&p, &c, 1e-6, 0.05, NULL);
+		CHECK(p.cpu_waited);
+		j = hml__prediction_json(&p);
+		CHECK(json_is_true(json_object_get(j, "cpu_waited")));
+		json_decref(j);
+		c.cpu_run_s = c.cpu_wait_s = NAN;
+		hml__predict(&p, &c, 1e-6, 0.05, NULL);
+		j = hml__prediction_json(&p);
+		CHECK(!p.cpu_waited && json_is_null(json_object_get(j, "cpu_waited")));
+		json_decref(j);
+	}
 	hml__store_free(s);
 }
 
