@@ -14,6 +14,8 @@
  *   kernel        cnn, cnnvec: odd kernel size
  *   pool, head    cnnvec: pooling size, hidden units of the head
  *   lr, batch, weight_decay, optimizer (adam, adamw), epochs
+ *   rollout       hml train --rollout: steps a trial of an in-place region
+ *                 trains on (1 .. HML__ROLLOUT_MAX, lib/train/rollout.h)
  *   k, interleave an iterative application's steps per model call and
  *                 interleave ratio, added from its workflow's search_args
  *                 (lib/search/iterative.h): not training options, the
@@ -45,6 +47,21 @@ extern "C" {
  * 99 (at most 64)".
  */
 int hml__trialmap_check(const hml__space *space, const char *family, const char *origin);
+
+/**
+ * Check a search space's "rollout" declaration (space: the space's JSON
+ * object), if it has one, before any trial runs: an int or a choice whose
+ * values are all integers from 1 to HML__ROLLOUT_MAX; and, when it can be
+ * more than 1, a region in place (in_shape and out_shape, the region's row
+ * shapes as its data sets record them, equal). region and origin name the
+ * region and the space in messages. Errors: HML_EINVALID "search space
+ * 'O': parameter 'rollout': 0 is not an integer from 1 to 64", "... must
+ * be of type int or choice, not 'float'", "... parameter 'rollout' needs a
+ * region whose output has its input's shape; region 'rows' takes [5] and
+ * gives [1]".
+ */
+int hml__trialmap_check_rollout(const json_t *space, const char *region, const json_t *in_shape,
+                                const json_t *out_shape, const char *origin);
 
 /**
  * Map `sample` onto `base_arch` (NULL: the family's defaults) and `o`
