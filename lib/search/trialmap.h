@@ -98,12 +98,12 @@ size_t hml__trialmap_first(double *u, const hml__space *space, const char *famil
  * result) describes on region `region`: a JSON array of strings, "train"
  * first, then --region, --arch, --epochs, --batch, --lr, --weight-decay
  * (when o sets it), --optimizer, --schedule, --loss, --categorical (when o
- * declares categorical features), --patience, --clip, --seed,
- * --val-fraction, --test-fraction, and --max-seconds / --infer-batch when
- * o sets them; numbers in their shortest exact text. Not --threads (the
- * caller's choice). The reader is hml train's own option table
- * (hml-train(1)); hml search --train-args prints it. NULL when out of
- * memory (HML_ENOMEM set).
+ * declares categorical features), --patience, --rollout (when o->rollout
+ * > 1), --clip, --seed, --val-fraction, --test-fraction, and --max-seconds
+ * / --infer-batch when o sets them; numbers in their shortest exact
+ * text. Not --threads (the caller's choice). The reader is hml train's
+ * own option table (hml-train(1)); hml search --train-args prints it.
+ * NULL when out of memory (HML_ENOMEM set).
  */
 json_t *hml__trialmap_train_argv(const hml__train_options *o, const char *region);
 
