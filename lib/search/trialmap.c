@@ -382,7 +382,7 @@ static void set_widths(json_t *sample, const hml__space *space, const int64_t *w
 
 /* The base architecture and options over the centre sample `c`: the
  * widths of the layers it has, its activation, kernel, pool and head, and
- * base's learning rate and batch (base NULL: the centre's). */
+ * base's learning rate, batch and rollout (base NULL: the centre's). */
 static json_t *base_sample(const hml__space *space, const json_t *c, const hml__arch *a,
                            const hml__train_options *base)
 {
@@ -397,6 +397,7 @@ static json_t *base_sample(const hml__space *space, const json_t *c, const hml__
 	if (base) {
 		set_if_present(s, "lr", json_real(base->lr));
 		set_if_present(s, "batch", json_integer(base->batch));
+		set_if_present(s, "rollout", json_integer(base->rollout > 1 ? base->rollout : 1));
 	}
 	if (a->cnn)
 		set_if_present(s, "kernel", json_integer(a->kernel));

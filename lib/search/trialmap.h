@@ -81,7 +81,7 @@ int hml__trialmap_apply(hml__train_options *o, char *arch, size_t size, const ch
  * The configurations a search tries first, before its Latin hypercube:
  * the region's own architecture (`base_arch`, NULL: the mlp family's
  * default; its widths, activation, kernel, pool, head, and base's learning
- * rate and batch where the space has them, the rest at the space's
+ * rate, batch and rollout where the space has them, the rest at the space's
  * centre), when the space can express it; then the space's smallest models
  * (layers, widths, kernel and head at their lowest, the rest at the
  * centre), unless that is the same point. So the search judges the

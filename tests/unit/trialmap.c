@@ -189,6 +189,26 @@ TEST(first_points)
 	CHECK_STR(arch, "mlp:64:tanh");
 	hml__space_free(s);
 	json_decref(j);
+
+	/* a rollout dimension: the workflow's own rollout first (1, the
+	 * one-call training, unless its model.train says otherwise) */
+	j = json_loads("{\"width\": {\"type\": \"int\", \"low\": 4, \"high\": 16},"
+	               " \"rollout\": {\"type\": \"choice\", \"values\": [1, 2, 4]}}", 0, NULL);
+	CHECK_OK(hml__space_parse(&s, j, "t.json"));
+	base = (hml__train_options)HML__TRAIN_OPTIONS_INIT;
+	for (int r = 1; r <= 4; r *= 2) {
+		json_t *first = NULL;
+
+		base.rollout = r;
+		n = hml__trialmap_first(u, s, "cnn", "cnn:8:tanh", &base);
+		CHECK(n >= 1);
+		CHECK_OK(hml__space_decode(&first, s, u));
+		CHECK_EQ_INT(json_integer_value(json_object_get(first, "rollout")), r);
+		CHECK_EQ_INT(json_integer_value(json_object_get(first, "width")), 8);
+		json_decref(first);
+	}
+	hml__space_free(s);
+	json_decref(j);
 }
 
 /* hml__trialmap_check_rollout on the space `text` (parsed first, as a
