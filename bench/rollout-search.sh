@@ -1,6 +1,7 @@
 #!/bin/sh
 # bench/rollout-search.sh - the search's rollout dimension (hml-search(1)
-# ROLLOUT) on miniWeather at the workflow's test size: the same search, on
+# ROLLOUT) on miniWeather (or heat: APP=heat) at the workflow's test size,
+# collect and evaluate arguments as the workflow's: the same search, on
 # the same data with the same seed and budget, without and with a
 # "rollout" parameter in its space, each front's most accurate model
 # deployed (hml deploy --best --target c) and evaluated end to end.
@@ -9,16 +10,20 @@
 #     defaults: build, 8 configurations, 20 epochs, 3 evaluate runs
 #   ROLLOUTS="1, 2, 4"  the rollout arm's choice values (JSON list body)
 #   HML_BENCH_KEEP=DIR  keeps the experiments in DIR (default: removed)
+#   SEED=S              the searches' --seed (default 1; the data are
+#                       collected with the workflow's own seeds)
 #
-# The arms' spaces are the workflow's search_space (miniWeather's region),
-# given as a --space file, the second with "rollout" added; the workflow's
-# search_args make k (10: the only one collected) and the interleave ratio
+# The arms' spaces are the workflow's search_space (its region's), given
+# as a --space file, the second with "rollout" added; the workflow's
+# search_args make k (the one collected: miniWeather 10, heat 4) and the
+# interleave ratio
 # search dimensions and every trial's objective the error of the final
-# state after the whole run (hml-search(1) "Iterative applications"). Per
-# arm: the search's wall time, its trials per rollout, the front's best
-# QoI error and that trial's k, interleave and rollout, then what deploy
-# --best chose and its evaluation: the relative L2 error of the final
-# state (QoI 'state', bench/apps_goals.py), the surrogate run's mass drift
+# state (heat: field) after the whole run (hml-search(1) "Iterative
+# applications"). Per arm: the search's wall time, its trials per rollout,
+# the front's best QoI error and that trial's k, interleave and rollout,
+# then what deploy --best chose and its evaluation: the relative L2 error
+# of the final state (QoI 'state', heat's 'field'; bench/apps_goals.py),
+# miniWeather's mass drift in the surrogate run
 # and the C form's end-to-end speedup (accurate over surrogate runs,
 # alternated in the one hml evaluate command). The load average is printed
 # at the start and before each arm's evaluation.
@@ -29,6 +34,7 @@ budget=${2:-8}
 epochs=${3:-20}
 repeat=${4:-3}
 src=$(cd "$(dirname "$0")/.." && pwd)
+app=${APP:-miniweather}
 hml="$build/cmd/hml"
 py=${PYTHON:-/usr/bin/python3}
 tmp=${HML_BENCH_KEEP:-}
@@ -39,10 +45,10 @@ fi
 mkdir -p "$tmp"
 load() { cut -d' ' -f1-3 /proc/loadavg; }
 
-echo "rollout-search: miniWeather test size, budget $budget, $epochs epochs, seed 1," \
+echo "rollout-search: $app test size, budget $budget, $epochs epochs, seed ${SEED:-1}," \
      "$repeat evaluate runs, $(getconf _NPROCESSORS_ONLN) cpus, load $(load) at start"
-"$hml" -C "$tmp/data" -q collect miniweather > /dev/null
-"$py" - "$src/workflows/miniweather/workflow.json" "$tmp" "${ROLLOUTS:-1, 2, 4}" <<'PY'
+"$hml" -C "$tmp/data" -q collect "$app" > /dev/null
+"$py" - "$src/workflows/$app/workflow.json" "$tmp" "${ROLLOUTS:-1, 2, 4}" <<'PY'
 import json, sys
 space = json.load(open(sys.argv[1]))["regions"][0]["model"]["search_space"]
 space.pop("rollout", None)
@@ -55,7 +61,7 @@ for arm in none rollout; do
 	cp -r "$tmp/data" "$tmp/$arm"
 	echo "  arm $arm: search ..." >&2
 	t0=$(date +%s)
-	"$hml" -C "$tmp/$arm" -q search --budget "$budget" --max-epochs "$epochs" --seed 1 \
+	"$hml" -C "$tmp/$arm" -q search --budget "$budget" --max-epochs "$epochs" --seed "${SEED:-1}" \
 		--deterministic --workers 1 --target c --space "$tmp/space-$arm.json" > /dev/null
 	echo $(($(date +%s) - t0)) > "$tmp/$arm-search-seconds"
 	"$hml" -C "$tmp/$arm" -q --json deploy --best --force --target c > "$tmp/$arm-deploy.json"
@@ -64,14 +70,15 @@ for arm in none rollout; do
 	"$hml" -C "$tmp/$arm" -q --json evaluate --repeat "$repeat" > "$tmp/$arm-eval.json"
 done
 
-"$py" - "$src" "$tmp" <<'PY'
+"$py" - "$src" "$tmp" "$app" "${SEED:-1}" <<'PY'
 import collections, json, os, sys
-src, tmp = sys.argv[1], sys.argv[2]
+src, tmp, app, seed = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
+mw = app == "miniweather"
 sys.path.insert(0, os.path.join(src, "bench"))
 import apps_goals, field_arms
 
 hdr = ("arm", "search s", "trials ok by rollout", "front best qoi_error", "its k/il/R",
-       "deployed", "rel L2 (state)", "mass drift", "C e2e x (min-max)", "load at eval")
+       "deployed (arch, R)", "rel L2 (%s)" % ("state" if mw else "field"), "mass drift", "C e2e x (min-max)", "load at eval")
 rows = []
 for arm in ("none", "rollout"):
     exp = os.path.join(tmp, arm)
@@ -83,20 +90,21 @@ for arm in ("none", "rollout"):
     best = min(front, key=lambda e: e["qoi_error"]) if front else None
     bp = params[best["trial"]] if best else {}
     dep = json.load(open(os.path.join(tmp, arm + "-deploy.json")))["deployment"]
+    mod = next(m for m in man["models"] if m["id"] == dep["model"])
     ev = json.load(open(os.path.join(tmp, arm + "-eval.json")))["evaluation"]
     e2e = ev["speedup"]["end_to_end"]
     rows.append((arm, open(os.path.join(tmp, arm + "-search-seconds")).read().strip(),
                  " ".join("R%s:%d" % kv for kv in sorted(ok.items())),
                  "%.4g" % best["qoi_error"] if best else "-",
                  "%s/%s/%s" % (bp.get("k"), bp.get("interleave"), bp.get("rollout", 1)),
-                 "%s (%s)" % (dep["model"], best and best.get("arch") or "?"),
-                 "%.4g" % apps_goals._rel_l2(exp, ev, "state"),
-                 "%.2g" % apps_goals._mass_drift(exp, ev),
+                 "%s %s R%s" % (dep["model"], mod.get("arch"), mod["options"].get("rollout", 1)),
+                 "%.4g" % apps_goals._rel_l2(exp, ev, "state" if mw else "field"),
+                 "%.2g" % apps_goals._mass_drift(exp, ev) if mw else "-",
                  "%.2f (%.2f-%.2f)" % (e2e["mean"], e2e.get("min", float("nan")),
                                        e2e.get("max", float("nan"))),
                  open(os.path.join(tmp, arm + "-load")).read().strip()))
 field_arms.table(hdr, rows)
-print("searches: hml search --deterministic --workers 1 --target c --seed 1; the same data (one"
+print("searches: hml search --deterministic --workers 1 --target c --seed %s; the same data (one"
       " collection, copied); deployed: hml deploy --best --target c; evaluated at the card's k"
-      " and interleave")
+      " and interleave" % seed)
 PY
