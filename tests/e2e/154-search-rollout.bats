@@ -8,7 +8,9 @@
 # calls for its R fails alone, with the training's line; a workflow without
 # search_args ranks every R by the one-step validation error and says so;
 # bad values, and a region not in place, exit 3 with one line and register
-# no search. The values' checks in detail are unit.trialmap's.
+# no search; miniWeather's workflow declares rollout 1, 2, 4 and a point's
+# rollout becomes its hml train --rollout. The values' checks in detail
+# are unit.trialmap's.
 
 load helpers
 
@@ -125,4 +127,20 @@ PY
 	[ "${#stderr_lines[@]}" -eq 1 ]
 	[[ "$stderr" == *"search space 'rows.json': parameter 'rollout' needs a region whose output has its input's shape; region 'heat_rows' takes [5] and gives [1]"* ]]
 	[ "$(json rows/manifest.json 'len(d.get("searches", []))')" = 0 ]
+}
+
+@test "search rollout: miniWeather's workflow searches rollout 1, 2 and 4; a point's --rollout is what its trial trains with" {
+	run --separate-stderr hml -q collect miniweather --runs 1 \
+		--args '--nx 40 --nz 20 --steps 40 --k 10 --seed {seed}'
+	assert_success
+	[ "$(json "$HML_SOURCE_DIR/workflows/miniweather/workflow.json" 'd["regions"][0]["model"]["search_space"]["rollout"]["values"]')" = "[1, 2, 4]" ]
+	run --separate-stderr hml --json search --train-args '{"rollout": 4, "width": 8}'
+	assert_success
+	[ "$(echo "$output" | "$PY" -c 'import json,sys; a=json.load(sys.stdin)["train_args"]; print(a[a.index("--rollout") + 1])')" = 4 ]
+	run --separate-stderr hml --json search --train-args '{"rollout": 1}'
+	assert_success
+	[ "$(echo "$output" | "$PY" -c 'import json,sys; print("--rollout" in json.load(sys.stdin)["train_args"])')" = False ]
+	run --separate-stderr hml search --train-args '{"rollout": 65}'
+	[ "$status" -eq 3 ]
+	[ "$stderr" = "hml: error: trial parameter 'rollout': 65 is more than 64" ]
 }
