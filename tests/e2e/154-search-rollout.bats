@@ -1,10 +1,11 @@
 #!/usr/bin/env bats
 # The search's rollout dimension (hml-search(1) ROLLOUT): a "rollout"
 # parameter of the search space trains each trial with hml train --rollout
-# R. On heat's in-place field region at a small size (4 runs of 8 calls):
-# an iterative search (the workflow's search_args; heat at its own size,
-# 4 runs of 16 calls) runs trials at more than one R, ranked by the QoI after the whole run, and its front, history and
-# hml show carry each trial's rollout; a trial whose data hold too few
+# R. On heat's in-place field region: an iterative search (the
+# workflow's search_args; heat at its own size, 4 runs of 16 calls) runs
+# trials at more than one R, ranked by the QoI after the whole run, and
+# its front, history and hml show carry each trial's rollout; at a small
+# size (4 runs of 8 calls), a trial whose data hold too few
 # calls for its R fails alone, with the training's line; a workflow without
 # search_args ranks every R by the one-step validation error and says so;
 # bad values, and a region not in place, exit 3 with one line and register
