@@ -64,10 +64,16 @@ for arm in none rollout; do
 	"$hml" -C "$tmp/$arm" -q search --budget "$budget" --max-epochs "$epochs" --seed "${SEED:-1}" \
 		--deterministic --workers 1 --target c --space "$tmp/space-$arm.json" > /dev/null
 	echo $(($(date +%s) - t0)) > "$tmp/$arm-search-seconds"
-	"$hml" -C "$tmp/$arm" -q --json deploy --best --force --target c > "$tmp/$arm-deploy.json"
-	load > "$tmp/$arm-load"
-	echo "  arm $arm: evaluate (load $(cat "$tmp/$arm-load")) ..." >&2
-	"$hml" -C "$tmp/$arm" -q --json evaluate --repeat "$repeat" > "$tmp/$arm-eval.json"
+	# (an empty front, every model slower than the original code: nothing
+	# to deploy, the row says so)
+	if "$hml" -C "$tmp/$arm" -q --json deploy --best --force --target c \
+	       > "$tmp/$arm-deploy.json"; then
+		load > "$tmp/$arm-load"
+		echo "  arm $arm: evaluate (load $(cat "$tmp/$arm-load")) ..." >&2
+		"$hml" -C "$tmp/$arm" -q --json evaluate --repeat "$repeat" > "$tmp/$arm-eval.json"
+	else
+		rm -f "$tmp/$arm-deploy.json"
+	fi
 done
 
 "$py" - "$src" "$tmp" "$app" "${SEED:-1}" <<'PY'
@@ -89,6 +95,11 @@ for arm in ("none", "rollout"):
     front = man["searches"][-1].get("front") or []
     best = min(front, key=lambda e: e["qoi_error"]) if front else None
     bp = params[best["trial"]] if best else {}
+    if not os.path.exists(os.path.join(tmp, arm + "-deploy.json")):
+        rows.append((arm, open(os.path.join(tmp, arm + "-search-seconds")).read().strip(),
+                     " ".join("R%s:%d" % kv for kv in sorted(ok.items())), "-", "-",
+                     "none: empty front", "-", "-", "-", "-"))
+        continue
     dep = json.load(open(os.path.join(tmp, arm + "-deploy.json")))["deployment"]
     mod = next(m for m in man["models"] if m["id"] == dep["model"])
     ev = json.load(open(os.path.join(tmp, arm + "-eval.json")))["evaluation"]
