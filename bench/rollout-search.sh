@@ -57,7 +57,7 @@ space["rollout"] = {"type": "choice", "values": json.loads("[" + sys.argv[3] + "
 json.dump(space, open(sys.argv[2] + "/space-rollout.json", "w"))
 PY
 for arm in none rollout; do
-	rm -rf "$tmp/$arm"
+	rm -rf "${tmp:?}/$arm"
 	cp -r "$tmp/data" "$tmp/$arm"
 	echo "  arm $arm: search ..." >&2
 	t0=$(date +%s)
