@@ -500,10 +500,10 @@ static void print_result(const search_cli *x)
 		       lat * 1e6, (long long)json_integer_value(json_object_get(e, "params")), sp,
 		       hml__json_string(e, "model") ? hml__json_string(e, "model") : "-",
 		       hml__json_string(e, "arch") ? hml__json_string(e, "arch") : "");
-		if (k)
-			printf("  k %lld", (long long)json_integer_value(k));
-		if (il)
-			printf("  interleave %lld", (long long)json_integer_value(il));
+		for (const char *const *q = (const char *const[]){ "k", "interleave", "rollout", NULL };
+		     *q; q++)   /* what the configuration chose beside its arch */
+			if (json_is_integer(json_object_get(e, *q)))
+				printf("  %s %lld", *q, (long long)json_integer_value(json_object_get(e, *q)));
 		printf("\n");
 	}
 	cmd_search_qoi_print(rec);

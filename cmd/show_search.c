@@ -114,13 +114,14 @@ static json_t *results_json(const hml__search_results *r)
 	for (size_t j = 0; j < r->nfront; j++) {
 		const hml__sr_trial *t = &r->res[r->front[j]];
 
-		json_array_append_new(front, json_pack("{s:I, s:I, s:o, s:o, s:o, s:o, s:I}",
+		json_array_append_new(front, json_pack("{s:I, s:I, s:o, s:o, s:o, s:o, s:I, s:O}",
 			"trial", (json_int_t)t->trial, "config", (json_int_t)t->config,
 			"model", t->model[0] ? json_string(t->model) : json_null(),
 			"arch", t->arch ? json_string(t->arch) : json_null(),
 			error_key(r), hml__json_real(t->error),
 			"latency_seconds_per_sample", hml__json_real(t->latency_s),
-			"params", (json_int_t)t->params));
+			"params", (json_int_t)t->params,
+			"config_params", t->sample ? t->sample : json_null()));
 	}
 	for (size_t i = 0; i < r->nres; i++) {
 		const hml__sr_trial *t = &r->res[i];
@@ -161,6 +162,23 @@ static json_t *plots_json(hml__store *s, const json_t *rec, int absolute)
 		free(abs);
 	}
 	return o;
+}
+
+/* The architecture and what else the configuration chose that the arch
+ * does not say (an iterative application's k and interleave, the rollout
+ * trained with): "cnn:4:tanh  k 10  interleave 2  rollout 4". */
+static void arch_and_choices(char *buf, size_t size, const hml__sr_trial *x)
+{
+	static const char *const keys[] = { "k", "interleave", "rollout" };
+	size_t used = (size_t)snprintf(buf, size, "%s", x->arch ? x->arch : "");
+
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]) && used < size; i++) {
+		const json_t *v = json_object_get(x->sample, keys[i]);
+
+		if (json_is_integer(v))
+			used += (size_t)snprintf(buf + used, size - used, "  %s %lld", keys[i],
+			                         (long long)json_integer_value(v));
+	}
 }
 
 static void print_search(hml__store *s, const hml__search_view *v, const hml__search_results *r,
@@ -210,7 +228,7 @@ static void print_search(hml__store *s, const hml__search_view *v, const hml__se
 	printf("\n\n");
 	for (size_t j = 0; j < r->nfront; j++) {
 		const hml__sr_trial *x = &r->res[r->front[j]];
-		char e[32], l[32], n[32], tr[32];
+		char e[32], l[32], n[32], tr[32], arch[600];
 		const char *row[6];
 
 		snprintf(e, sizeof(e), "%.4g", x->error);
@@ -222,7 +240,8 @@ static void print_search(hml__store *s, const hml__search_view *v, const hml__se
 		row[2] = x->params >= 0 ? n : "";
 		row[3] = x->model;
 		row[4] = tr;
-		row[5] = x->arch;
+		arch_and_choices(arch, sizeof(arch), x);
+		row[5] = arch;
 		if (show_table_row(&t, row) < 0)
 			break;
 	}

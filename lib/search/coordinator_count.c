@@ -97,7 +97,8 @@ int hml__coord_trial_end(hml__coordinator *c, long i, hml__hist_status status,
 		ev.m = (hml__hist_metrics){ r->val_rmse, r->test_rmse, r->val_mape, r->test_mape,
 		                            r->latency_s_per_sample, r->latency_batch, r->params,
 		                            r->epochs_run, p->target, p->lat_threads, t->lat_cached,
-		                            lat_cost, p->iterative != NULL, qoi, NAN, NAN };
+		                            lat_cost, p->iterative != NULL, qoi, NAN, NAN,
+		                            r->val_rollout_windows > 0 ? r->val_rollout_rmse : NAN };
 		if (p->iterative && c->o.store)
 			ev.m.step_seconds = hml__iterative_step_seconds(c->o.store, p->iterative,
 			                                                p->region, c->cfg[t->config],

@@ -34,6 +34,9 @@ static json_t *front_json(const hml__coordinator *c)
 			"val_mape", hml__json_real(t->m.val_mape),
 			"latency_seconds_per_sample", hml__json_real(t->m.latency_s),
 			"params", (json_int_t)t->m.params, "arch", t->arch));
+		if (json_is_integer(json_object_get(c->cfg[t->config], "rollout")))
+			json_object_set(json_array_get(arr, json_array_size(arr) - 1), "rollout",
+			                json_object_get(c->cfg[t->config], "rollout"));
 		if (t->m.has_qoi) {
 			json_t *f = json_array_get(arr, json_array_size(arr) - 1);
 			long long k, il;

@@ -32,7 +32,9 @@
  * "latency_target" (absent in histories of older hml: "torchscript") is the
  * deployment form the latency objective was measured in (hml search
  * --target); "latency_cached" true when the figure is that of an earlier
- * trial of the same arch, batch and threads.
+ * trial of the same arch, batch and threads. "val_rollout_rmse" (a trial
+ * of rollout R > 1 only) is its R-step validation error, recorded beside
+ * the one-step val_rmse it is ranked by.
  *
  * Atomicity: each event is one complete line written with a single
  * write(2) on an O_APPEND descriptor, so a process killed at any point
@@ -112,6 +114,10 @@ typedef struct hml__hist_metrics {
 	double latency_bound;      /**< an iterative trial's own bound on latency_s, seconds
 	                                per row: its k's (lib/search/iterative.h
 	                                hml__iterative_latency_bound()); NaN: the search's */
+	double val_rollout_rmse;   /**< a trial of rollout R > 1 (hml train --rollout): its
+	                                R-step validation RMSE (the card's val_rollout_rmse),
+	                                written when finite; not ranked by (hml-search(1)
+	                                ROLLOUT); NaN: R 1 or not recorded */
 } hml__hist_metrics;
 
 /**

@@ -43,6 +43,7 @@ void hml__hist_event_init(hml__hist_event *ev)
 	ev->m.qoi_error = NAN;
 	ev->m.step_seconds = NAN;
 	ev->m.latency_bound = NAN;
+	ev->m.val_rollout_rmse = NAN;
 }
 
 double hml__hist_error(const hml__hist_metrics *m, const char *metric)
@@ -85,6 +86,8 @@ static json_t *metrics_json(const hml__hist_metrics *m)
 		json_object_set_new(o, "step_seconds", json_real(m->step_seconds));
 	if (m->latency_bound > 0 && isfinite(m->latency_bound))
 		json_object_set_new(o, "latency_bound", json_real(m->latency_bound));
+	if (isfinite(m->val_rollout_rmse))
+		json_object_set_new(o, "val_rollout_rmse", json_real(m->val_rollout_rmse));
 	return o;
 }
 
@@ -143,7 +146,7 @@ static const char *const metric_keys[] = {
 	"val_rmse", "test_rmse", "val_mape", "test_mape", "latency_seconds_per_sample",
 	"latency_batch", "latency_target", "latency_threads", "latency_cached",
 	"latency_cost_seconds", "params", "epochs_run", "qoi_error", "step_seconds",
-	"latency_bound", NULL
+	"latency_bound", "val_rollout_rmse", NULL
 };
 
 /* The first key of o not in keys (NULL: none). */
@@ -194,7 +197,8 @@ static const char *say(char *why, size_t size, const char *fmt, const char *key)
 static const char *metrics_check(const json_t *m, char *why, size_t size)
 {
 	static const char *const errors[] = { "val_rmse", "test_rmse", "val_mape", "test_mape",
-	                                      "latency_cost_seconds", "qoi_error", NULL };
+	                                      "latency_cost_seconds", "qoi_error",
+	                                      "val_rollout_rmse", NULL };
 	const char *key;
 
 	if (!json_is_object(m))
@@ -280,6 +284,7 @@ static void metrics_of(hml__hist_metrics *m, const json_t *o)
 	m->qoi_error = hml__json_number(o, "qoi_error");
 	m->step_seconds = hml__json_number(o, "step_seconds");
 	m->latency_bound = hml__json_number(o, "latency_bound");
+	m->val_rollout_rmse = hml__json_number(o, "val_rollout_rmse");
 }
 
 const char *hml__hist_event_of(hml__hist_event *ev, const json_t *o, double **u, char *why,

@@ -50,6 +50,7 @@ int hml__search_plan_new(hml__search_plan *p, hml__store *s, const hml__search_r
 	if ((rc = hml__plan_load_space(p, s, rq->space_path, NULL)) < 0)
 		return rc;
 	hml__plan_say_cost(p, rq);
+	hml__plan_say_rollout(p, rq);
 	if ((rc = hml__plan_choose_target(p, rq, NULL)) < 0 ||
 	    (rc = hml__plan_choose_fidelity(p, rq, NULL)) < 0 ||
 	    (rq->from && (rc = hml__plan_seed_from(p, s, rq)) < 0))

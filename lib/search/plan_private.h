@@ -39,6 +39,11 @@ void hml__plan_load_workflow(hml__search_plan *p, const hml__store *s,
  * bounds the trials at k (lib/search/iterative.h). */
 void hml__plan_say_cost(const hml__search_plan *p, const hml__search_request *rq);
 
+/** Say what trials of a space with "rollout" are ranked by: the QoI after
+ * the run (an iterative application), else the one-step validation error
+ * (hml-search(1) ROLLOUT). Nothing for a space without it. */
+void hml__plan_say_rollout(const hml__search_plan *p, const hml__search_request *rq);
+
 /** Training options every trial starts from: the region's model.train
  * (lib/run/workflow.h, as hml train's defaults), the search's epochs. */
 void hml__plan_setup_base(hml__search_plan *p);

@@ -131,6 +131,20 @@ void hml__plan_say_cost(const hml__search_plan *p, const hml__search_request *rq
 		say_one_cost(p, rq, "", p->region_cost, p->region_move);
 }
 
+void hml__plan_say_rollout(const hml__search_plan *p, const hml__search_request *rq)
+{
+	if (!json_object_get(p->space_json, "rollout"))
+		return;
+	if (p->iterative)
+		hml__plan_say(rq->info, rq->payload, "trials of every rollout are ranked by the "
+		              "error of the application's QoI after the whole run");
+	else
+		hml__plan_say(rq->info, rq->payload, "trials of every rollout are ranked by their "
+		              "one-step validation error, the only one they share (the R-step "
+		              "error, val_rollout_rmse, grows with R); declare search_args in the "
+		              "workflow to rank them by the error after the whole run");
+}
+
 double hml__search_plan_latency_bound(const hml__search_plan *p)
 {
 	double b = p->max_latency > 0 ? p->max_latency : INFINITY;
@@ -172,6 +186,22 @@ static json_t *space_of(json_t *doc)
 
 	json_decref(doc);
 	return sp;
+}
+
+/* A "rollout" parameter of the space, checked against the region's row
+ * shapes as its first data set records them (lib/search/trialmap.h). */
+static int check_rollout(const hml__search_plan *p, const hml__store *s, const char *origin)
+{
+	hml__dataset_view d;
+	const json_t *reg;
+
+	if (!json_object_get(p->space_json, "rollout"))
+		return 0;
+	hml__dataset_view_of(&d, hml__store_find(s, "datasets", p->ds_ids[0]));
+	reg = hml__dataset_view_region(&d, p->region);
+	return hml__trialmap_check_rollout(p->space_json, p->region,
+	                                   json_object_get(reg, "input_shape"),
+	                                   json_object_get(reg, "output_shape"), origin);
 }
 
 int hml__plan_load_space(hml__search_plan *p, const hml__store *s, const char *path,
@@ -222,7 +252,8 @@ int hml__plan_load_space(hml__search_plan *p, const hml__store *s, const char *p
 	}
 	if (!p->space && (rc = hml__space_parse(&p->space, p->space_json, origin)) < 0)
 		return rc;
-	if ((rc = hml__trialmap_check(p->space, p->family, origin)) < 0)
+	if ((rc = hml__trialmap_check(p->space, p->family, origin)) < 0 ||
+	    (rc = check_rollout(p, s, origin)) < 0)
 		return rc;
 	return hml__json_sha256(p->space_json, p->space_sha);
 }

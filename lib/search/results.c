@@ -21,6 +21,7 @@ typedef struct loader {
 	size_t cap;
 	long max_config;
 	unsigned max_rung;
+	json_t *samples;   /* config (as text) -> its "running" line's params */
 } loader;
 
 static int on_event(const hml__hist_event *ev, void *payload)
@@ -29,6 +30,7 @@ static int on_event(const hml__hist_event *ev, void *payload)
 	hml__search_results *r = l->r;
 	hml__sr_trial *t;
 	double err;
+	char key[32];
 
 	if (ev->config > l->max_config)
 		l->max_config = ev->config;
@@ -40,6 +42,10 @@ static int on_event(const hml__hist_event *ev, void *payload)
 			}
 		return 0;
 	}
+	snprintf(key, sizeof(key), "%ld", ev->config);
+	if (ev->status == HML__HIST_RUNNING && ev->params &&
+	    json_object_set(l->samples, key, (json_t *)ev->params) < 0)
+		return hml__error_oom();
 	if (ev->status == HML__HIST_RUNNING || ev->status == HML__HIST_RERUN)
 		return 0;
 	r->ended++;
@@ -70,6 +76,7 @@ static int on_event(const hml__hist_event *ev, void *payload)
 	t->cost = hml__hist_cost(&ev->m);
 	t->params = ev->m.params;
 	t->latency_bound = ev->m.latency_bound;
+	t->sample = json_incref(json_object_get(l->samples, key));
 	if (ev->arch && !(t->arch = hml__strdup(ev->arch)))
 		return hml__error_oom();
 	if (ev->rung > l->max_rung)
@@ -194,7 +201,7 @@ static int convergence(hml__search_results *r)
 int hml__search_results_load(hml__search_results *out, const char *dir,
                              const hml__search_view *v)
 {
-	loader l = { out, 0, -1, 0 };
+	loader l = { out, 0, -1, 0, NULL };
 	char *path;
 	int rc;
 
@@ -206,7 +213,12 @@ int hml__search_results_load(hml__search_results *out, const char *dir,
 		                      v->id ? v->id : "?");
 	if (!(path = hml__path_join(dir, v->history)))
 		return hml__error_oom();
+	if (!(l.samples = json_object())) {
+		free(path);
+		return hml__error_oom();
+	}
 	rc = hml__history_read(path, on_event, &l, &out->torn);
+	json_decref(l.samples);
 	free(path);
 	if (rc < 0)
 		return rc;
@@ -228,8 +240,10 @@ void hml__search_results_release(hml__search_results *r)
 {
 	if (!r)
 		return;
-	for (size_t i = 0; i < r->nres; i++)
+	for (size_t i = 0; i < r->nres; i++) {
 		free(r->res[i].arch);
+		json_decref(r->res[i].sample);
+	}
 	free(r->res);
 	free(r->front);
 	free(r->best);

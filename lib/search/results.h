@@ -43,6 +43,9 @@ typedef struct hml__sr_trial {
 	int top;               /**< trained at the top rung (full fidelity) */
 	int front;             /**< on the Pareto front */
 	char *arch;            /**< the architecture trained (malloc'ed) or NULL */
+	json_t *sample;        /**< its configuration's parameters (the history's
+	                            "running" line's "params": k, interleave, rollout
+	                            among them), a reference of its own, or NULL */
 	char model[24];        /**< the model it was registered as ("kept"), or "" */
 } hml__sr_trial;
 

@@ -9,10 +9,11 @@
 #include "core/error.h"
 #include "search/trialmap.h"
 #include "train/arch.h"
+#include "train/rollout.h"
 
 static const char *const common_keys[] = {
 	"layers", "width", "activation", "dropout", "lr", "batch", "weight_decay",
-	"optimizer", "epochs", NULL
+	"optimizer", "epochs", "rollout", NULL
 };
 
 /* K of "width_K", or 0 when `name` is not one. */
@@ -64,11 +65,75 @@ int hml__trialmap_check(const hml__space *space, const char *family, const char 
 			return hml__error_set(HML_EINVALID, "search space '%s': parameter '%s' is not an "
 			                      "option of model family '%s' (known: layers, width, width_K, "
 			                      "activation, dropout, %slr, batch, weight_decay, optimizer, "
-			                      "epochs)", o, name, family,
+			                      "epochs, rollout)", o, name, family,
 			                      strcmp(family, "cnnvec") == 0 ? "kernel, pool, head, " :
 			                      strcmp(family, "cnn") == 0 ? "kernel, residual, " : "");
 	}
 	return 0;
+}
+
+/* The values a "rollout" declaration can take: an int's low and high, or
+ * a choice's values; -1 and an error when one is not 1 .. HML__ROLLOUT_MAX. */
+static int rollout_range(const json_t *decl, const char *o, long long *most)
+{
+	const char *type = json_string_value(json_object_get(decl, "type"));
+	const json_t *vals = json_object_get(decl, "values"), *v;
+	json_t *bounds = NULL;
+	size_t i;
+	int rc = 0;
+
+	if (type && strcmp(type, "int") == 0)
+		vals = bounds = json_pack("[OO]", json_object_get(decl, "low"),
+		                          json_object_get(decl, "high"));
+	else if (!type || strcmp(type, "choice") != 0)
+		return hml__error_set(HML_EINVALID, "search space '%s': parameter 'rollout' must be "
+		                      "of type int or choice, not '%s'", o, type ? type : "?");
+	*most = 1;
+	json_array_foreach(vals, i, v) {
+		double d = json_number_value(v);
+
+		if (!json_is_number(v) || d != floor(d) || d < 1 || d > HML__ROLLOUT_MAX) {
+			char text[64] = "?";
+
+			if (json_is_number(v))
+				hml__arch_format_double(text, sizeof(text), d);
+			else if (json_is_string(v))
+				snprintf(text, sizeof(text), "'%s'", json_string_value(v));
+			rc = hml__error_set(HML_EINVALID, "search space '%s': parameter 'rollout': %s is "
+			                    "not an integer from 1 to %d", o, text, HML__ROLLOUT_MAX);
+			break;
+		}
+		if (d > *most)
+			*most = (long long)d;
+	}
+	json_decref(bounds);
+	return rc;
+}
+
+int hml__trialmap_check_rollout(const json_t *space, const char *region, const json_t *in_shape,
+                                const json_t *out_shape, const char *origin)
+{
+	const json_t *decl = json_object_get(space, "rollout");
+	const char *o = origin ? origin : "(search space)";
+	long long most = 1;
+	int rc;
+
+	if (!decl)
+		return 0;
+	if ((rc = rollout_range(decl, o, &most)) < 0)
+		return rc;
+	if (most > 1 && !(in_shape && out_shape && json_equal(in_shape, out_shape))) {
+		char *in = in_shape ? json_dumps(in_shape, JSON_COMPACT) : NULL;
+		char *out = out_shape ? json_dumps(out_shape, JSON_COMPACT) : NULL;
+
+		rc = hml__error_set(HML_EINVALID, "search space '%s': parameter 'rollout' needs a "
+		                    "region whose output has its input's shape; region '%s' takes %s "
+		                    "and gives %s", o, region ? region : "?", in ? in : "?",
+		                    out ? out : "?");
+		free(in);
+		free(out);
+	}
+	return rc;
 }
 
 /* An integer parameter (a JSON integer, or an integral real) >= low, else -1 and an error. */
@@ -198,6 +263,13 @@ static int map_training(hml__train_options *o, const json_t *sample)
 		return rc;
 	if (rc)
 		o->epochs = v > 1000000 ? 1000000 : (int)v;
+	if ((rc = int_param(sample, "rollout", 1, &v)) < 0)
+		return rc;
+	if (rc && v > HML__ROLLOUT_MAX)
+		return hml__error_set(HML_EINVALID, "trial parameter 'rollout': %lld is more than %d",
+		                      v, HML__ROLLOUT_MAX);
+	if (rc)
+		o->rollout = (int)v;
 	if (opt && !json_is_string(opt))
 		return hml__error_set(HML_EINVALID, "trial parameter 'optimizer' must be a string");
 	if (opt)
@@ -310,7 +382,7 @@ static void set_widths(json_t *sample, const hml__space *space, const int64_t *w
 
 /* The base architecture and options over the centre sample `c`: the
  * widths of the layers it has, its activation, kernel, pool and head, and
- * base's learning rate and batch (base NULL: the centre's). */
+ * base's learning rate, batch and rollout (base NULL: the centre's). */
 static json_t *base_sample(const hml__space *space, const json_t *c, const hml__arch *a,
                            const hml__train_options *base)
 {
@@ -325,6 +397,7 @@ static json_t *base_sample(const hml__space *space, const json_t *c, const hml__
 	if (base) {
 		set_if_present(s, "lr", json_real(base->lr));
 		set_if_present(s, "batch", json_integer(base->batch));
+		set_if_present(s, "rollout", json_integer(base->rollout > 1 ? base->rollout : 1));
 	}
 	if (a->cnn)
 		set_if_present(s, "kernel", json_integer(a->kernel));

@@ -14,6 +14,8 @@
  *   kernel        cnn, cnnvec: odd kernel size
  *   pool, head    cnnvec: pooling size, hidden units of the head
  *   lr, batch, weight_decay, optimizer (adam, adamw), epochs
+ *   rollout       hml train --rollout: steps a trial of an in-place region
+ *                 trains on (1 .. HML__ROLLOUT_MAX, lib/train/rollout.h)
  *   k, interleave an iterative application's steps per model call and
  *                 interleave ratio, added from its workflow's search_args
  *                 (lib/search/iterative.h): not training options, the
@@ -47,6 +49,21 @@ extern "C" {
 int hml__trialmap_check(const hml__space *space, const char *family, const char *origin);
 
 /**
+ * Check a search space's "rollout" declaration (space: the space's JSON
+ * object), if it has one, before any trial runs: an int or a choice whose
+ * values are all integers from 1 to HML__ROLLOUT_MAX; and, when it can be
+ * more than 1, a region in place (in_shape and out_shape, the region's row
+ * shapes as its data sets record them, equal). region and origin name the
+ * region and the space in messages. Errors: HML_EINVALID "search space
+ * 'O': parameter 'rollout': 0 is not an integer from 1 to 64", "... must
+ * be of type int or choice, not 'float'", "... parameter 'rollout' needs a
+ * region whose output has its input's shape; region 'rows' takes [5] and
+ * gives [1]".
+ */
+int hml__trialmap_check_rollout(const json_t *space, const char *region, const json_t *in_shape,
+                                const json_t *out_shape, const char *origin);
+
+/**
  * Map `sample` onto `base_arch` (NULL: the family's defaults) and `o`
  * (filled by the caller with the base options; the fields the sample sets
  * are overwritten, o->optimizer may then point into sample). The canonical
@@ -64,7 +81,7 @@ int hml__trialmap_apply(hml__train_options *o, char *arch, size_t size, const ch
  * The configurations a search tries first, before its Latin hypercube:
  * the region's own architecture (`base_arch`, NULL: the mlp family's
  * default; its widths, activation, kernel, pool, head, and base's learning
- * rate and batch where the space has them, the rest at the space's
+ * rate, batch and rollout where the space has them, the rest at the space's
  * centre), when the space can express it; then the space's smallest models
  * (layers, widths, kernel and head at their lowest, the rest at the
  * centre), unless that is the same point. So the search judges the
@@ -81,12 +98,12 @@ size_t hml__trialmap_first(double *u, const hml__space *space, const char *famil
  * result) describes on region `region`: a JSON array of strings, "train"
  * first, then --region, --arch, --epochs, --batch, --lr, --weight-decay
  * (when o sets it), --optimizer, --schedule, --loss, --categorical (when o
- * declares categorical features), --patience, --clip, --seed,
- * --val-fraction, --test-fraction, and --max-seconds / --infer-batch when
- * o sets them; numbers in their shortest exact text. Not --threads (the
- * caller's choice). The reader is hml train's own option table
- * (hml-train(1)); hml search --train-args prints it. NULL when out of
- * memory (HML_ENOMEM set).
+ * declares categorical features), --patience, --rollout (when o->rollout
+ * > 1), --clip, --seed, --val-fraction, --test-fraction, and --max-seconds
+ * / --infer-batch when o sets them; numbers in their shortest exact
+ * text. Not --threads (the caller's choice). The reader is hml train's
+ * own option table (hml-train(1)); hml search --train-args prints it.
+ * NULL when out of memory (HML_ENOMEM set).
  */
 json_t *hml__trialmap_train_argv(const hml__train_options *o, const char *region);
 

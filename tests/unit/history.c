@@ -333,6 +333,8 @@ TEST(hostile_lines)
 		  "{\"latency_batch\":0}}", "a count in 'metrics'" },
 		{ "{\"trial\":0,\"config\":0,\"rung\":0,\"status\":\"ok\",\"metrics\":"
 		  "{\"latency_bound\":-1e-6}}", "'metrics.latency_bound' is not a finite number > 0" },
+		{ "{\"trial\":0,\"config\":0,\"rung\":0,\"status\":\"ok\",\"metrics\":"
+		  "{\"val_rollout_rmse\":-2}}", "'metrics.val_rollout_rmse' is not a finite number >= 0" },
 		{ "{\"trial\":0,\"config\":0,\"rung\":0,\"status\":\"ok\",\"metrics\":[]}",
 		  "'metrics' is not an object" },
 		{ "{\"trial\":0,\"config\":0,\"rung\":0,\"status\":\"kept\",\"model\":"
@@ -498,6 +500,37 @@ TEST(qoi_error_round_trip)
 	collected_release(&c);
 }
 
+/* A trial of rollout R > 1: its R-step validation error is written and
+ * read back beside val_rmse, which it is still ranked by; R 1 writes none. */
+TEST(rollout_round_trip)
+{
+	hml__history *h = NULL;
+	hml__hist_event ev;
+	collected c;
+	char path[600];
+	int torn = -1;
+
+	memset(&c, 0, sizeof(c));
+	path_of(path, sizeof(path), "rollout.jsonl");
+	CHECK_OK(hml__history_open(&h, NULL, path));
+	hml__hist_event_init(&ev);
+	CHECK(isnan(ev.m.val_rollout_rmse));
+	ev.trial = 0; ev.config = 0; ev.status = HML__HIST_OK; ev.arch = "cnn:4:relu";
+	ev.m.val_rmse = 0.5; ev.m.test_rmse = 0.6; ev.m.latency_s = 1e-4;
+	ev.m.latency_batch = 1; ev.m.params = 9; ev.m.epochs_run = 1;
+	ev.m.val_rollout_rmse = 0.875;
+	CHECK_OK(hml__history_append(h, &ev));
+	ev.trial = 1; ev.m.val_rollout_rmse = NAN;
+	CHECK_OK(hml__history_append(h, &ev));
+	hml__history_close(h);
+	CHECK_OK(hml__history_read(path, collect, &c, &torn));
+	CHECK_EQ_INT(c.n, 2);
+	CHECK(c.ev[0].m.val_rollout_rmse == 0.875);
+	CHECK(hml__hist_error(&c.ev[0].m, "rmse") == 0.5);
+	CHECK(isnan(c.ev[1].m.val_rollout_rmse));
+	collected_release(&c);
+}
+
 int main(void)
 {
 	if (tmp_dir_make("history") < 0)
@@ -510,6 +543,7 @@ int main(void)
 	RUN(hostile_lines);
 	RUN(search_record);
 	RUN(qoi_error_round_trip);
+	RUN(rollout_round_trip);
 	tmp_dir_remove();
 	return check_report();
 }

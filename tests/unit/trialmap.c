@@ -2,7 +2,8 @@
  * tests/unit/trialmap.c - search-space samples become arch specs and
  * training options: mlp widths per layer, conditional widths, cnn and
  * cnnvec fields, training hyper-parameters, what is left out, bad values
- * and parameters that are no option of the family.
+ * and parameters that are no option of the family; the rollout parameter's
+ * checks (its values, a region in place).
  */
 #include <stdio.h>
 #include <string.h>
@@ -188,6 +189,116 @@ TEST(first_points)
 	CHECK_STR(arch, "mlp:64:tanh");
 	hml__space_free(s);
 	json_decref(j);
+
+	/* a rollout dimension: the workflow's own rollout first (1, the
+	 * one-call training, unless its model.train says otherwise) */
+	j = json_loads("{\"width\": {\"type\": \"int\", \"low\": 4, \"high\": 16},"
+	               " \"rollout\": {\"type\": \"choice\", \"values\": [1, 2, 4]}}", 0, NULL);
+	CHECK_OK(hml__space_parse(&s, j, "t.json"));
+	base = (hml__train_options)HML__TRAIN_OPTIONS_INIT;
+	for (int r = 1; r <= 4; r *= 2) {
+		json_t *first = NULL;
+
+		base.rollout = r;
+		n = hml__trialmap_first(u, s, "cnn", "cnn:8:tanh", &base);
+		CHECK(n >= 1);
+		CHECK_OK(hml__space_decode(&first, s, u));
+		CHECK_EQ_INT(json_integer_value(json_object_get(first, "rollout")), r);
+		CHECK_EQ_INT(json_integer_value(json_object_get(first, "width")), 8);
+		json_decref(first);
+	}
+	hml__space_free(s);
+	json_decref(j);
+}
+
+/* hml__trialmap_check_rollout on the space `text` (parsed first, as a
+ * search does) for a region of row shapes in_text and out_text. */
+static int check_rollout(const char *text, const char *in_text, const char *out_text)
+{
+	json_t *j = json_loads(text, 0, NULL), *in = json_loads(in_text, 0, NULL);
+	json_t *out = json_loads(out_text, 0, NULL);
+	hml__space *s = NULL;
+	int rc = hml__space_parse(&s, j, "t.json");
+
+	if (rc == 0)
+		rc = hml__trialmap_check(s, "cnn", "t.json");
+	if (rc == 0)
+		rc = hml__trialmap_check_rollout(j, "field", in, out, "t.json");
+	hml__space_free(s);
+	json_decref(j);
+	json_decref(in);
+	json_decref(out);
+	return rc;
+}
+
+/* "rollout": a parameter of every family, an integer from 1 to
+ * HML__ROLLOUT_MAX, more than 1 only for a region in place; a trial's
+ * value becomes its --rollout. */
+TEST(rollout)
+{
+	static const char *const field = "[4, 24, 44]";
+	hml__train_options o;
+	char arch[256];
+	json_t *argv;
+	const char *prev = NULL;
+	size_t i;
+	json_t *a;
+	int found = 0;
+
+	CHECK_OK(check_rollout("{\"rollout\": {\"type\": \"choice\", \"values\": [1, 2, 4]}}",
+	                       field, field));
+	CHECK_OK(check_rollout("{\"rollout\": {\"type\": \"int\", \"low\": 1, \"high\": 64}}",
+	                       field, field));
+	CHECK_OK(check_rollout("{\"rollout\": {\"type\": \"choice\", \"values\": [1.0, 2]}}",
+	                       field, field));
+	CHECK_OK(check_rollout("{\"width\": {\"type\": \"int\", \"low\": 1, \"high\": 4}}",
+	                       "[5]", "[1]"));   /* no rollout: nothing to check */
+	/* rollout 1 only trains as ever: any region */
+	CHECK_OK(check_rollout("{\"rollout\": {\"type\": \"choice\", \"values\": [1]}}",
+	                       "[5]", "[1]"));
+	CHECK_FAILS(check_rollout("{\"rollout\": {\"type\": \"choice\", \"values\": [1, 0]}}",
+	                          field, field),
+	            HML_EINVALID, "search space 't.json': parameter 'rollout': 0 is not an integer "
+	            "from 1 to 64");
+	CHECK_FAILS(check_rollout("{\"rollout\": {\"type\": \"choice\", \"values\": [-1, 2]}}",
+	                          field, field),
+	            HML_EINVALID, "parameter 'rollout': -1 is not an integer from 1 to 64");
+	CHECK_FAILS(check_rollout("{\"rollout\": {\"type\": \"int\", \"low\": 2, \"high\": 65}}",
+	                          field, field),
+	            HML_EINVALID, "parameter 'rollout': 65 is not an integer from 1 to 64");
+	CHECK_FAILS(check_rollout("{\"rollout\": {\"type\": \"choice\", \"values\": [1, 2.5]}}",
+	                          field, field),
+	            HML_EINVALID, "parameter 'rollout': 2.5 is not an integer from 1 to 64");
+	CHECK_FAILS(check_rollout("{\"rollout\": {\"type\": \"float\", \"low\": 1, \"high\": 4}}",
+	                          field, field),
+	            HML_EINVALID, "parameter 'rollout' must be of type int or choice, not 'float'");
+	CHECK_FAILS(check_rollout("{\"rollout\": {\"type\": \"choice\", \"values\": [1, 2]}}",
+	                          "[5]", "[1]"),
+	            HML_EINVALID, "search space 't.json': parameter 'rollout' needs a region whose "
+	            "output has its input's shape; region 'field' takes [5] and gives [1]");
+	CHECK_FAILS(check_rollout("{\"rollout\": {\"type\": \"int\", \"low\": 1, \"high\": 2}}",
+	                          "[4, 8]", "[4, 9]"),
+	            HML_EINVALID, "takes [4,8] and gives [4,9]");
+	/* a trial's value: its --rollout; out of range or not an integer, refused */
+	CHECK_OK(map(&o, arch, "cnn", NULL, "{\"width\": 4, \"rollout\": 4}"));
+	CHECK_EQ_INT(o.rollout, 4);
+	CHECK(argv = hml__trialmap_train_argv(&o, "field"));
+	json_array_foreach(argv, i, a) {
+		found += prev && strcmp(prev, "--rollout") == 0 && strcmp(json_string_value(a), "4") == 0;
+		prev = json_string_value(a);
+	}
+	CHECK_EQ_INT(found, 1);
+	json_decref(argv);
+	CHECK_OK(map(&o, arch, "cnn", NULL, "{\"width\": 4}"));
+	CHECK_EQ_INT(o.rollout, 1);   /* left out: the base's */
+	CHECK_FAILS(map(&o, arch, "cnn", NULL, "{\"rollout\": 0}"), HML_EINVALID,
+	            "trial parameter 'rollout' must be an integer of at least 1");
+	CHECK_FAILS(map(&o, arch, "cnn", NULL, "{\"rollout\": -1}"), HML_EINVALID,
+	            "trial parameter 'rollout'");
+	CHECK_FAILS(map(&o, arch, "cnn", NULL, "{\"rollout\": 2.5}"), HML_EINVALID,
+	            "trial parameter 'rollout'");
+	CHECK_FAILS(map(&o, arch, "cnn", NULL, "{\"rollout\": 65}"), HML_EINVALID,
+	            "trial parameter 'rollout': 65 is more than 64");
 }
 
 int main(void)
@@ -197,5 +308,6 @@ int main(void)
 	RUN(cnn);
 	RUN(bad_values);
 	RUN(check);
+	RUN(rollout);
 	return check_report();
 }
