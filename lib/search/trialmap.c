@@ -170,7 +170,7 @@ static int real_param(const json_t *sample, const char *key, double low, int ope
 /* The widths after layers / width / width_K; *n the layer count. */
 static int map_widths(int64_t *w, int *n, const json_t *sample)
 {
-	long long v;
+	long long v = 0;
 	int rc;
 
 	if ((rc = int_param(sample, "layers", 1, &v)) < 0)
@@ -249,7 +249,7 @@ static int arch_spec(char *spec, size_t size, const hml__arch *a, const json_t *
 static int map_training(hml__train_options *o, const json_t *sample)
 {
 	const json_t *opt = json_object_get(sample, "optimizer");
-	long long v;
+	long long v = 0;
 	int rc;
 
 	if ((rc = real_param(sample, "lr", 0, 1, &o->lr)) < 0 ||
