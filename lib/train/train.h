@@ -58,7 +58,9 @@ typedef struct hml__train_options {
 	double weight_decay;      /**< default 0 (adam) / 1e-2 (adamw) */
 	const char *optimizer;    /**< "adam" (default) or "adamw" */
 	const char *schedule;     /**< "plateau" (default: x0.5 after patience/2 flat epochs), "cosine", "none" */
-	int patience;             /**< early stopping: epochs without val improvement (default 10; 0 = off) */
+	int patience;             /**< early stopping: epochs without val improvement (default 10; 0 = off;
+	                               under cosine, counted to a stop only once the rate is below
+	                               a tenth of its start) */
 	double clip;              /**< gradient norm clipping (default 5; 0 = off) */
 	uint64_t seed;            /**< split, initialisation and shuffling (default 42) */
 	int threads;              /**< at::set_num_threads (0: leave libtorch's default) */

@@ -352,7 +352,7 @@ load search-helpers
 	# Without --json: the command line; the workflow's model.arch and epochs fill in.
 	run --separate-stderr hml -q -C exp search --train-args '{"layers": 1}'
 	assert_success
-	[[ "$output" == "hml train --region binomial --arch mlp:64:relu --epochs 150 --batch 256 --lr 0.002 "* ]]
+	[[ "$output" == "hml train --region binomial --arch mlp:64:relu --epochs 300 --batch 256 --lr 0.002 "* ]]
 	# A point that is no JSON object is a usage error; one hml cannot map, invalid input.
 	for p in '{"layers": 1' '[1]'; do
 		run --separate-stderr hml -q -C exp search --train-args "$p"

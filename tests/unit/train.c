@@ -502,6 +502,15 @@ TEST(early_stopping_and_schedules)
 	CHECK(!r.stopped_early);
 	CHECK_EQ_INT(r.epochs_run, 10);
 	CHECK_NEAR(r.final_lr, 1e-2 * 0.5 * (1 + cos(M_PI * 9 / 10)), 1e-12);
+	/* Under cosine the patience stops nothing before the rate is below a
+	 * tenth of its start: epoch 33 of 40 (0.5 (1 + cos(pi 32 / 40)) < 0.1),
+	 * however flat the noise's validation error is before. */
+	o.patience = 4;
+	o.epochs = 40;
+	CHECK_OK(hml__train(&d, &o, path, &r));
+	CHECK(r.epochs_run >= 33 && r.epochs_run <= 40);
+	CHECK(r.final_lr < 0.1 * 1e-2);
+	CHECK(r.best_epoch < 33 ? r.stopped_early || r.epochs_run == 40 : 1);
 
 	o.schedule = "plateau";
 	o.optimizer = "adamw";
