@@ -169,13 +169,16 @@ static enum path choose(hml_region *r, int run_original, int *wanted)
 	switch (m) {
 	case HML_MODE_INFER:
 		return model_ok ? PATH_MODEL : PATH_ORIGINAL;
-	case HML_MODE_INTERLEAVE:
-		if (r->call_no % (uint64_t)(__atomic_load_n(&r->cfg.interleave, __ATOMIC_RELAXED) + 1) ==
-		    (uint64_t)__atomic_load_n(&r->cfg.interleave, __ATOMIC_RELAXED)) {
+	case HML_MODE_INTERLEAVE: {
+		/* one read: a swap may change the ratio between two */
+		uint64_t n = (uint64_t)__atomic_load_n(&r->cfg.interleave, __ATOMIC_RELAXED);
+
+		if (r->call_no % (n + 1) == n) {
 			*wanted = 0;
 			return PATH_ORIGINAL;
 		}
 		return model_ok ? PATH_MODEL : PATH_ORIGINAL;
+	}
 	case HML_MODE_SHADOW:
 		r->shadow_acc += r->cfg.shadow;
 		if (r->shadow_acc < 1.0 - 1e-12) {

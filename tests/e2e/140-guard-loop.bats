@@ -39,15 +39,6 @@ rmse_of() {
 		--range "$2" --log one.log >/dev/null 2>&1 && awk '{print $6}' one.log
 }
 
-steps() { [ -f steps.log ] && wc -l <steps.log || echo 0; }
-
-wait_steps() {
-	while [ "$(steps)" -lt "$1" ]; do
-		kill -0 "$APP_PID" 2>/dev/null || return 1
-		sleep 0.05
-	done
-}
-
 # The application, guarded, per-row fallback, on wide rows, until ./stop.
 start_app() {
 	rm -f stop steps.log

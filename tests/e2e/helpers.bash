@@ -113,3 +113,19 @@ stepper_workflow() {
 	json.dump(w, open(sys.argv[1] + "/workflow.json", "w"))
 	PYEOF
 }
+
+# An application started in the background ($APP_PID) that logs a line a
+# step to steps.log (the hot-swap and guard-loop tests).
+# steps: how many steps it has logged.
+steps() {
+	[ -f steps.log ] && wc -l <steps.log || echo 0
+}
+
+# wait_steps N: until it has logged N steps (it stops by itself after
+# 300 s at most, and this wait with it).
+wait_steps() {
+	while [ "$(steps)" -lt "$1" ]; do
+		kill -0 "$APP_PID" 2>/dev/null || return 1
+		sleep 0.05
+	done
+}

@@ -49,20 +49,6 @@ start_app() {
 	APP_PID=$!
 }
 
-# steps: how many steps the application has logged.
-steps() {
-	[ -f steps.log ] && wc -l <steps.log || echo 0
-}
-
-# wait_steps N: until the application has logged N steps (it stops by
-# itself after 300 s at most, and this wait with it).
-wait_steps() {
-	while [ "$(steps)" -lt "$1" ]; do
-		kill -0 "$APP_PID" 2>/dev/null || return 1
-		sleep 0.05
-	done
-}
-
 # wait_mean M: until the latest step's mean is M.
 wait_mean() {
 	while ! tail -n 1 steps.log | awk -v m="$1" '{ d = $4 - m; exit !(d < 1e-6 && d > -1e-6) }'; do

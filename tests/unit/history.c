@@ -466,6 +466,15 @@ TEST(search_record)
 	hml__store_free(s);
 }
 
+/* Trial 0 of config 0, finished, with the metrics every ok trial has. */
+static void ok_trial(hml__hist_event *ev)
+{
+	hml__hist_event_init(ev);
+	ev->trial = 0; ev->config = 0; ev->status = HML__HIST_OK; ev->arch = "cnn:4:relu";
+	ev->m.val_rmse = 0.5; ev->m.test_rmse = 0.6; ev->m.latency_s = 1e-4;
+	ev->m.latency_batch = 1; ev->m.params = 9; ev->m.epochs_run = 1;
+}
+
 /* An iterative application's trial: its QoI error after the run is
  * written, read back, and is the error the search ranks it by. */
 TEST(qoi_error_round_trip)
@@ -479,10 +488,7 @@ TEST(qoi_error_round_trip)
 	memset(&c, 0, sizeof(c));
 	path_of(path, sizeof(path), "qoi.jsonl");
 	CHECK_OK(hml__history_open(&h, NULL, path));
-	hml__hist_event_init(&ev);
-	ev.trial = 0; ev.config = 0; ev.status = HML__HIST_OK; ev.arch = "cnn:4:relu";
-	ev.m.val_rmse = 0.5; ev.m.test_rmse = 0.6; ev.m.latency_s = 1e-4;
-	ev.m.latency_batch = 1; ev.m.params = 9; ev.m.epochs_run = 1;
+	ok_trial(&ev);
 	ev.m.has_qoi = 1; ev.m.qoi_error = 3.25; ev.m.latency_bound = 2.5e-6;
 	CHECK_OK(hml__history_append(h, &ev));
 	ev.trial = 1; ev.m.has_qoi = 0;   /* an ordinary trial writes none */
@@ -513,11 +519,8 @@ TEST(rollout_round_trip)
 	memset(&c, 0, sizeof(c));
 	path_of(path, sizeof(path), "rollout.jsonl");
 	CHECK_OK(hml__history_open(&h, NULL, path));
-	hml__hist_event_init(&ev);
+	ok_trial(&ev);
 	CHECK(isnan(ev.m.val_rollout_rmse));
-	ev.trial = 0; ev.config = 0; ev.status = HML__HIST_OK; ev.arch = "cnn:4:relu";
-	ev.m.val_rmse = 0.5; ev.m.test_rmse = 0.6; ev.m.latency_s = 1e-4;
-	ev.m.latency_batch = 1; ev.m.params = 9; ev.m.epochs_run = 1;
 	ev.m.val_rollout_rmse = 0.875;
 	CHECK_OK(hml__history_append(h, &ev));
 	ev.trial = 1; ev.m.val_rollout_rmse = NAN;
