@@ -283,7 +283,7 @@ static void apply_defaults(const train_state *st, hml__train_options *o, const c
 #undef INT_OPT
 #undef NUM_OPT
 #undef STR_OPT
-	o->arch = arch ? arch : (r && r->arch ? r->arch : NULL);
+	o->arch = arch ? arch : (r && r->arch ? r->arch : r && r->family ? r->family : NULL);
 	if (st && from) {   /* the parent's; check_cli refused --arch and the rest */
 		const char *ploss = hml__json_string(st->parent.json, "loss");
 

@@ -37,11 +37,34 @@ typedef struct site {
 
 typedef struct finfo {
 	dspan idx[DMAX_DIMS];
-	int nidx, npieces;
+	dspan fname[DMAX_DIMS], frange[DMAX_DIMS];   /* "t = 0:T": t and 0:T */
+	int nidx, nfname, npieces;
 	dspan sub[DMAX_ARGS][DMAX_DIMS];
 	int nsub[DMAX_ARGS];
 	dtok at;
 } finfo;
+
+static int span_is(const char *src, dspan a, dspan b)
+{
+	return a.e - a.s == b.e - b.s && memcmp(src + a.s, src + b.s, a.e - a.s) == 0;
+}
+
+/* A subscript that names a feature dimension ("t" under "t = 0:T") reads
+ * that dimension's range: its span; any other subscript its own. */
+static dspan named_range(const char *src, const finfo *f, dspan sub)
+{
+	dscan sc;
+	dtok a, b;
+
+	hml__dscan_init(&sc, src, sub.s, sub.e, 1, 0, 1);
+	a = hml__dscan_next(&sc);
+	b = hml__dscan_next(&sc);
+	if (a.kind == DT_IDENT && b.kind == DT_EOF)
+		for (int k = 0; k < f->nfname; k++)
+			if (span_is(src, (dspan){ a.start, a.end }, f->fname[k]))
+				return f->frange[k];
+	return sub;
+}
 
 static int span_has_ident(const char *src, dspan sp, dspan id)
 {
@@ -93,6 +116,9 @@ static int functor_info(finfo *f, const demit *m, dspan text, const dtok *at)
 						return hml__directive_error(m->src, m->path, &t, "too many sample indices");
 					f->idx[f->nidx].s = a.start;
 					f->idx[f->nidx++].e = a.end;
+				} else if (a.kind == DT_IDENT && hml__dtok_is(&one, &b, "=") && f->nfname < DMAX_DIMS) {
+					f->fname[f->nfname] = (dspan){ a.start, a.end };
+					f->frange[f->nfname++] = (dspan){ b.end, sp.e };
 				}
 			} else {
 				if (f->nsub[piece] == DMAX_DIMS)
@@ -115,6 +141,15 @@ static int functor_info(finfo *f, const demit *m, dspan text, const dtok *at)
 	if (lhs != 2 || f->npieces == 0 || depth != 0)
 		return hml__directive_error(m->src, m->path, at,
 		                            "a functor reads '[INDICES, 0:N] = ([SUBSCRIPTS], ...)'");
+	/* A named feature dimension is a whole subscript (the runtime says so
+	 * too, but only when the program runs) */
+	for (int p = 0; p < f->npieces; p++)
+		for (int d = 0; d < f->nsub[p]; d++)
+			for (int k = 0; k < f->nfname; k++)
+				if (span_has_ident(m->src, f->sub[p][d], f->fname[k]) &&
+				    named_range(m->src, f, f->sub[p][d]).s == f->sub[p][d].s)
+					return hml__directive_error(m->src, m->path, at,
+						"a named feature dimension stands alone as a subscript, not in an expression");
 	return 0;
 }
 
@@ -138,6 +173,8 @@ static const char *sym_expr(site *st, const char *src, size_t s, size_t e, const
 	return name;
 }
 
+
+
 /* The value the slices give the functor symbol `name`: where a piece's
  * subscript reads 0:SYM, :SYM, 0:SYM+C or 0:SYM-C (C a number) and the
  * array applied there has a slice lo:hi in that dimension, SYM is hi - lo
@@ -155,8 +192,9 @@ static int slice_sym(const site *st, const finfo *f, const ditem *it, dspan name
 			int k = 0, i = 0, zero;
 			if (!sl->range || sl->hi.s == sl->hi.e || sl->step.s != sl->step.e)
 				continue;
+			dspan sub = named_range(src, f, f->sub[p][d]);
 			memset(t, 0, sizeof(t));
-			hml__dscan_init(&sc, src, f->sub[p][d].s, f->sub[p][d].e, 1, 0, 1);
+			hml__dscan_init(&sc, src, sub.s, sub.e, 1, 0, 1);
 			for (k = 0; k < 6 && (t[k] = hml__dscan_next(&sc)).kind != DT_EOF; k++)
 				;
 			if (k == 6)
@@ -207,6 +245,8 @@ static int functor_syms(site *st, dspan text, const finfo *f, const ditem *it)
 			continue;
 		for (j = 0; j < f->nidx; j++)
 			known |= f->idx[j].e - f->idx[j].s == n && memcmp(src + f->idx[j].s, src + t.start, n) == 0;
+		for (j = 0; j < f->nfname; j++)
+			known |= span_is(src, f->fname[j], (dspan){ t.start, t.end });
 		for (j = 0; j < st->nsym; j++)
 			known |= strlen(st->names[j]) == n && memcmp(st->names[j], src + t.start, n) == 0;
 		/* hml's optional `name:` before the left-hand side */

@@ -2,10 +2,10 @@
  * Tensor functors and domains: a hand-written recursive-descent parser.
  *
  *   functor := [ NAME ':' ] lhs '=' rhs
- *   lhs     := '[' dim (',' dim)* ']'      indices first, then ranges a:b
+ *   lhs     := '[' dim (',' dim)* ']'      indices first, then ranges [NAME '='] a:b
  *   rhs     := '(' piece (',' piece)* ')' | piece
  *   piece   := '[' sub (',' sub)* ']'
- *   sub     := expr [ ':' expr [ ':' expr ] ]
+ *   sub     := expr [ ':' expr [ ':' expr ] ] | FEATURE-NAME
  *   expr    := term (('+' | '-') term)*
  *   term    := unary ('*' unary)*
  *   unary   := ('-' | '+') unary | primary
@@ -43,6 +43,8 @@ typedef struct parser {
 	hml__exprs *x;
 	char **indices;      /* sample indices known so far (functors only) */
 	int nindices;
+	char **fnames;       /* named feature dimensions (functors only) */
+	int nfeatures;
 	int no_index;        /* inside a left-hand range: indices are errors */
 	int depth;
 } parser;
@@ -226,6 +228,17 @@ static int index_of(const parser *p, const char *name, int len)
 	return -1;
 }
 
+/* The ordinal of the named feature dimension `name`, or -1. */
+static int feature_of(const parser *p, const char *name, int len)
+{
+	int k;
+
+	for (k = 0; k < p->nfeatures; k++)
+		if (p->fnames[k] && (int)strlen(p->fnames[k]) == len && !strncmp(p->fnames[k], name, (size_t)len))
+			return k;
+	return -1;
+}
+
 static int parse_expr(parser *p);
 
 static int parse_primary(parser *p)
@@ -243,6 +256,8 @@ static int parse_primary(parser *p)
 		const char *name = p->text + t.begin;
 		int len = t.end - t.begin;
 
+		if (feature_of(p, name, len) >= 0)
+			return fail(p, &t, "an expression, not a feature dimension's name (it stands alone as a subscript)");
 		if ((k = index_of(p, name, len)) >= 0) {
 			if (p->no_index)
 				return fail(p, &t, "an expression without sample indices");
@@ -363,6 +378,19 @@ static int parse_lhs(parser *p, hml_functor *fn)
 
 			if (fn->nfeatures == HML_MAX_DIMS)
 				return fail(p, &t, "at most 8 feature dimensions");
+			if (t.kind == TOK_NAME && is_punct(&next, '=')) {
+				/* a named feature dimension: "t = 0:T" */
+				len = t.end - t.begin;
+				if (index_of(p, p->text + t.begin, len) >= 0 ||
+				    feature_of(p, p->text + t.begin, len) >= 0)
+					return fail(p, &t, "a distinct feature name");
+				if (!(fn->fnames[fn->nfeatures] = malloc((size_t)len + 1)))
+					return hml__error_oom();
+				memcpy(fn->fnames[fn->nfeatures], p->text + t.begin, (size_t)len);
+				fn->fnames[fn->nfeatures][len] = '\0';
+				advance(p);
+				advance(p);
+			}
 			p->no_index = 1;
 			if ((start = parse_expr(p)) < 0)
 				return start;
@@ -375,6 +403,8 @@ static int parse_lhs(parser *p, hml_functor *fn)
 			fn->fstart[fn->nfeatures] = start;
 			fn->fstop[fn->nfeatures] = stop;
 			fn->nfeatures++;
+			p->fnames = fn->fnames;
+			p->nfeatures = fn->nfeatures;
 		}
 		if (is_punct(&p->tok, ',')) {
 			advance(p);
@@ -408,11 +438,22 @@ static int parse_piece(parser *p, hml_functor *fn)
 	pc->begin = p->tok.begin;
 	advance(p);
 	for (;;) {
-		hml__sub s = { 0, -1, -1, -1 };
+		hml__sub s = { 0, -1, -1, -1, -1 };
+		token next;
+		int k;
 
 		if (pc->nsubs == HML_MAX_DIMS)
 			return fail(p, &p->tok, "at most 8 subscripts");
-		if ((s.start = parse_expr(p)) < 0)
+		lex(p->text, p->tok.end, &next);
+		if (p->tok.kind == TOK_NAME && (is_punct(&next, ',') || is_punct(&next, ']')) &&
+		    (k = feature_of(p, p->text + p->tok.begin, p->tok.end - p->tok.begin)) >= 0) {
+			/* the named feature dimension k: its range, placed at k */
+			s.is_range = 1;
+			s.start = fn->fstart[k];
+			s.stop = fn->fstop[k];
+			s.feat = k;
+			advance(p);
+		} else if ((s.start = parse_expr(p)) < 0)
 			return s.start;
 		if (is_punct(&p->tok, ':')) {
 			s.is_range = 1;
@@ -533,6 +574,8 @@ void hml_functor_free(hml_functor *fn)
 		return;
 	for (k = 0; k < fn->nindices; k++)
 		free(fn->indices[k]);
+	for (k = 0; k < HML_MAX_DIMS; k++)
+		free(fn->fnames[k]);
 	free(fn->pieces);
 	exprs_release(&fn->x);
 	free(fn->name);

@@ -49,6 +49,9 @@ typedef struct hml__exprs {
 typedef struct hml__sub {
 	int is_range;
 	int start, stop, step;   /* nodes; stop and step -1 when absent */
+	int feat;                /* a named feature dimension's ordinal on the
+	                          * left-hand side (the subscript is its name:
+	                          * the range start:stop of that dimension), or -1 */
 } hml__sub;
 
 typedef struct hml__piece {
@@ -64,6 +67,7 @@ struct hml_functor {
 	char *indices[HML_MAX_DIMS];
 	int nfeatures;
 	int fstart[HML_MAX_DIMS], fstop[HML_MAX_DIMS];   /* nodes */
+	char *fnames[HML_MAX_DIMS];       /* "t" of "t = 0:T", else NULL */
 	int npieces, piececap;
 	hml__piece *pieces;
 	hml__exprs x;

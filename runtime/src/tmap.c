@@ -161,6 +161,34 @@ static int bind_features(binder *b, hml_tmap *map)
 	return 0;
 }
 
+/* A piece whose subscripts name feature dimensions ([x, y, t] under
+ * [t = 0:T, x = 0:X, y = 0:Y]) lays its block out in the left-hand side's
+ * order, not its own: the gather transposes. Every range must then be named,
+ * each name once. */
+static int order_named(const binder *b, const char *piece, int64_t *block, int *dims,
+                       int *feat, int nb)
+{
+	int i, j;
+
+	for (i = 0; i < nb; i++) {
+		if (feat[i] < 0)
+			return hml__error_set(HML_EINVALID,
+				"functor '%s': %s mixes named feature dimensions with a range; name every one",
+				b->txt, piece);
+		for (j = i; j > 0 && feat[j - 1] >= feat[j]; j--) {
+			int64_t e = block[j];
+			int d = dims[j], f = feat[j];
+			if (feat[j - 1] == f)
+				return hml__error_set(HML_EINVALID,
+					"functor '%s': %s names the feature dimension '%s' twice",
+					b->txt, piece, b->fn->fnames[f]);
+			block[j] = block[j - 1], dims[j] = dims[j - 1], feat[j] = feat[j - 1];
+			block[j - 1] = e, dims[j - 1] = d, feat[j - 1] = f;
+		}
+	}
+	return 0;
+}
+
 /* Evaluate the subscripts of piece p; its block shape against the features. */
 static int bind_piece(binder *b, hml_tmap *map, int p, int64_t *col)
 {
@@ -168,9 +196,9 @@ static int bind_piece(binder *b, hml_tmap *map, int p, int64_t *col)
 	const hml__piece *pc = &fn->pieces[p];
 	tpiece *tp = &map->pieces[p];
 	int64_t block[HML_MAX_DIMS], diff;
-	int dims[HML_MAX_DIMS];
+	int dims[HML_MAX_DIMS], feat[HML_MAX_DIMS];
 	char piece[96], s1[128], s2[128];
-	int d, j, nb = 0, pad, nf = map->nf;
+	int d, j, nb = 0, named = 0, pad, nf = map->nf, rc;
 
 	piece_label(piece, sizeof(piece), fn, p);
 	for (d = 0; d < pc->nsubs; d++) {
@@ -208,8 +236,12 @@ static int bind_piece(binder *b, hml_tmap *map, int p, int64_t *col)
 		s->ext = diff / s->step + (diff % s->step != 0);
 		block[nb] = s->ext;
 		dims[nb] = d;
+		feat[nb] = sub->feat;
+		named += sub->feat >= 0;
 		nb++;
 	}
+	if (named && (rc = order_named(b, piece, block, dims, feat, nb)) < 0)
+		return rc;
 	if (nb == 0) {
 		block[0] = 1;
 		dims[0] = -1;

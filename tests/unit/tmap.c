@@ -965,6 +965,100 @@ TEST(errors_shapes)
 	                     NULL, 0), 0);
 }
 
+/* Named feature dimensions transpose: Rodinia's video, int32 laid out
+ * [x][y][frame], read as rows of [frame, x, y] (a CNN's channels first),
+ * one video per row of a batch; gathered element by element against the
+ * hand-written loop, in both float types, and as the only row of a
+ * functor without sample indices. Scattering back inverts the order. */
+TEST(named_features_transpose)
+{
+	enum { V = 3, X = 4, Y = 5, T = 6 };
+	static int32_t video[V][X][Y][T];
+	static double back[2][T];
+	float f[V * T * X * Y];
+	double d[V * T * X * Y], e[2 * T];
+	hml_array va = { "video", video, HML_I32, 4, { V, X, Y, T } };
+	hml_array one = { "I", video[1], HML_I32, 3, { X, Y, T } };
+	hml_array ba = HML_ARRAY_2D(back, HML_F64, 2, T);
+	int64_t shape[HML_MAX_DIMS];
+	hml_tmap *map;
+	int v, x, y, t, bad = 0;
+
+	for (v = 0; v < V; v++)
+		for (x = 0; x < X; x++)
+			for (y = 0; y < Y; y++)
+				for (t = 0; t < T; t++)
+					video[v][x][y][t] = 1000 * v + 100 * t + 10 * x + y;
+	map = bind("[v, t = 0:nt, x = 0:nx, y = 0:ny] = ([v, x, y, t])", "0:3", &va, 1,
+	           (hml_symbol[]){ { "nt", T }, { "nx", X }, { "ny", Y } }, 3);
+	if (!map)
+		return;
+	CHECK_EQ_INT(hml_tmap_rows(map), V);
+	CHECK_EQ_INT(hml_tmap_features(map, shape), 3);
+	CHECK_EQ_INT(shape[0], T);
+	CHECK_EQ_INT(shape[1], X);
+	CHECK_EQ_INT(shape[2], Y);
+	CHECK_OK(hml_tmap_gather(map, f, HML_F32, 1));
+	CHECK_OK(hml_tmap_gather(map, d, HML_F64, 2));
+	for (v = 0; v < V; v++)
+		for (t = 0; t < T; t++)
+			for (x = 0; x < X; x++)
+				for (y = 0; y < Y; y++) {
+					size_t k = (((size_t)v * T + t) * X + x) * Y + y;
+					bad += f[k] != (float)video[v][x][y][t] || d[k] != (double)video[v][x][y][t];
+				}
+	CHECK_EQ_INT(bad, 0);
+	CHECK(hml_tmap_contiguous(map, HML_F64) == NULL);
+	hml_tmap_free(map);
+
+	/* One video, no sample index: the whole region call is one row. */
+	map = bind("[t = 0:T, x = 0:X, y = 0:Y] = ([x, y, t])", NULL, &one, 1,
+	           (hml_symbol[]){ { "T", T }, { "X", X }, { "Y", Y } }, 3);
+	if (map) {
+		CHECK_EQ_INT(hml_tmap_rows(map), 1);
+		CHECK_OK(hml_tmap_gather(map, d, HML_F64, 0));
+		CHECK_NEAR(d[(2 * X + 3) * Y + 4], (double)video[1][3][4][2], 0.0);
+		hml_tmap_free(map);
+	}
+
+	/* An output read as [frame, 2] and written to memory laid out [2][frame]. */
+	for (t = 0; t < T; t++)
+		e[2 * t] = t + 0.25, e[2 * t + 1] = -t;
+	map = bind("[t = 0:T, c = 0:2] = ([c, t])", NULL, &ba, 1, &(hml_symbol){ "T", T }, 1);
+	if (map) {
+		CHECK_OK(hml_tmap_scatter(map, e, HML_F64, 0));
+		for (t = 0; t < T; t++)
+			bad += back[0][t] != t + 0.25 || back[1][t] != -t;
+		CHECK_EQ_INT(bad, 0);
+		hml_tmap_free(map);
+	}
+}
+
+/* What a named feature dimension may not do, each a one-line error. */
+TEST(named_features_errors)
+{
+	static int32_t video[4][5][6];
+	hml_array one = { "I", video, HML_I32, 3, { 4, 5, 6 } };
+	hml_functor *fn = NULL;
+
+	CHECK_FAILS(bind_rc("[t = 0:6, x = 0:4, y = 0:5] = ([x, 0:5, t])", NULL, &one, 1, NULL, 0),
+	            HML_EINVALID,
+	            "piece 0 '[x, 0:5, t]' mixes named feature dimensions with a range; name every one");
+	CHECK_FAILS(bind_rc("[t = 0:6, x = 0:4, y = 0:5] = ([x, x, t])", NULL, &one, 1, NULL, 0),
+	            HML_EINVALID, "piece 0 '[x, x, t]' names the feature dimension 'x' twice");
+	CHECK_FAILS(bind_rc("[t = 0:6, x = 0:4, y = 0:5] = ([x, y, 0])", NULL, &one, 1, NULL, 0),
+	            HML_ESHAPE, "gives a block [4, 5] that does not fit the feature shape [6, 4, 5]");
+	CHECK_FAILS(bind_rc("[t = 0:7, x = 0:4, y = 0:5] = ([x, y, t])", NULL, &one, 1, NULL, 0),
+	            HML_ERANGE, "'I' dimension 2 reaches index 6 but its size is 6");
+	CHECK_FAILS(hml_functor_parse(&fn, "[t = 0:6, t = 0:4] = ([t, t])"), HML_ESYNTAX,
+	            "expected a distinct feature name");
+	CHECK_FAILS(hml_functor_parse(&fn, "[i, t = 0:6] = ([i, t + 1])"), HML_ESYNTAX,
+	            "expected an expression, not a feature dimension's name (it stands alone as a subscript)");
+	CHECK_FAILS(hml_functor_parse(&fn, "[i, i = 0:6] = ([i, i])"), HML_ESYNTAX,
+	            "expected a distinct feature name");
+	CHECK(fn == NULL);
+}
+
 /* Integer inputs (dates, counts) beside float ones: gathered converted to
  * either float type, widened to float64 by hml_tmap_dtype(); never written. */
 TEST(integer_inputs)
@@ -1130,5 +1224,7 @@ int main(void)
 	RUN(errors_bounds);
 	RUN(errors_symbols_and_domains);
 	RUN(errors_shapes);
+	RUN(named_features_transpose);
+	RUN(named_features_errors);
 	return check_report();
 }
