@@ -394,8 +394,9 @@ static json_t *metrics_json(const hml__train_result *r)
 	const int rollout = r->val_rollout_windows > 0;
 
 	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o,"
-	                 " s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
+	                 " s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
 		"val_rmse", hml__json_real(r->val_rmse), "test_rmse", hml__json_real(r->test_rmse),
+		"test_rmse_const", r->test_rmse_const > 0 ? hml__json_real(r->test_rmse_const) : json_null(),
 		"val_rollout_rmse", rollout ? hml__json_real(r->val_rollout_rmse) : json_null(),
 		"val_rollout_mape", rollout ? hml__json_real(r->val_rollout_mape) : json_null(),
 		"val_rollout_windows", rollout ? count_or_null(r->val_rollout_windows) : json_null(),

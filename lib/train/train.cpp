@@ -725,6 +725,7 @@ struct Split {
 	torch::Tensor xva, xte;                 /* validation, test inputs, normalised */
 	torch::Tensor xva_raw, xte_raw;         /* the same, as the application's rows */
 	torch::Tensor yva, yte;                 /* their outputs, in the application's units */
+	torch::Tensor y_const;                  /* each output's mean over the training rows */
 	torch::Tensor in_mean, in_std, out_mean, out_std;
 	torch::Tensor w;                        /* relative loss: each training output's weight */
 	bool log = false;                       /* LOSS_LOG: yn normalises log of the outputs */
@@ -976,6 +977,7 @@ int split_data(const torch::Tensor &X, const torch::Tensor &Y, const hml__train_
 	s.xte_raw = X.index_select(0, index_tensor(test_idx));
 	s.yte = batch_view(Y.index_select(0, index_tensor(test_idx)), lay.core_out);
 
+	s.y_const = ytr.to(torch::kDouble).mean(0);
 	if (s.log && (rc = log_targets(Y, ytr)) < 0)
 		return rc;
 	/* The relative loss weighs the error of y whatever the network predicts. */
@@ -1456,6 +1458,8 @@ int check_saved(const std::string &blob, const Model &m, const Split &s,
 	res->test_rmse = std::sqrt(err.square().mean().item<double>());
 	res->test_mae = err.abs().mean().item<double>();
 	res->test_max_abs = err.abs().max().item<double>();
+	if (s.y_const.defined() && s.y_const.sizes() == s.yte.sizes().slice(1))
+		res->test_rmse_const = std::sqrt((s.yte.to(torch::kDouble) - s.y_const).square().mean().item<double>());
 	res->val_mape = mape_of(val, s.yva, o->mape_floor);
 	res->test_mape = mape_of(test, s.yte, o->mape_floor);
 	return 0;

@@ -173,6 +173,10 @@ typedef struct hml__train_result {
 	double final_lr;
 	/* errors in application units (after de-normalisation), best epoch's model */
 	double val_rmse, test_rmse, test_mae, test_max_abs;
+	/** test RMSE of a constant: every output the mean of its training
+	 *  values, the figure a model must beat to have learned anything from
+	 *  its inputs; 0 when not measured (search trials, imports) */
+	double test_rmse_const;
 	/** MAPE in per cent with the options' mape_floor (lib/deploy/metrics.h's
 	 *  rule); NaN when no value is kept */
 	double val_mape, test_mape;

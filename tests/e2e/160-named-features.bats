@@ -91,8 +91,12 @@ J
 	assert_success
 	run --separate-stderr hml train --epochs 2 --threads 1 --json
 	assert_success
-	run json <(echo "$output") 'd["model"]["arch"]'
+	echo "$output" > m1.json
+	run json m1.json 'd["model"]["arch"]'
 	assert_output "cnnvec:8x8:relu:kernel=3:pool=2:head=64"
+	# The card gives the error of a constant beside the model's.
+	run json m1.json 'd["model"]["metrics"]["test_rmse_const"] > 0'
+	assert_output True
 	# --arch still wins.
 	run --separate-stderr hml train --epochs 2 --threads 1 --arch cnnvec:4:relu:kernel=1:pool=1:head=0 --json
 	assert_success

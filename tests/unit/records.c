@@ -191,6 +191,7 @@ TEST(model_record_round_trip)
 	r.train_seconds = 2.5, r.train_step_seconds = 2.25, r.samples_per_second = 12800;
 	r.final_lr = 5e-4, r.val_rmse = 0.25, r.test_rmse = 0.375, r.test_mae = 0.125;
 	r.test_max_abs = 1.5, r.latency_s_per_sample = 3e-7, r.latency_batch = 4096;
+	r.test_rmse_const = 4.5;
 	r.forward_max_diff = 1e-9, r.val_mape = 12.5, r.test_mape = 13.25;
 	snprintf(r.device, sizeof(r.device), "cuda");
 	o.loss = "relative", o.metric = "mape", o.mape_floor = 1;
@@ -238,6 +239,7 @@ TEST(model_record_round_trip)
 	CHECK(m.val_rmse == 0.25 && m.latency_s == 3e-7);
 	CHECK(metric(&m, "test_rmse") == 0.375 && metric(&m, "test_mae") == 0.125);
 	CHECK(metric(&m, "test_max_abs") == 1.5 && metric(&m, "params") == 785);
+	CHECK(metric(&m, "test_rmse_const") == 4.5);
 	CHECK(metric(&m, "epochs_run") == 40 && metric(&m, "best_epoch") == 31);
 	CHECK(json_is_true(json_object_get(m.metrics, "stopped_early")));
 	CHECK(json_is_false(json_object_get(m.metrics, "out_of_time")));
@@ -255,7 +257,7 @@ TEST(model_record_round_trip)
 	CHECK_STR(json_string_value(json_object_get(m.options, "loss")), "relative");
 	CHECK(json_real_value(json_object_get(m.options, "mape_floor")) == 1);
 	CHECK_STR(json_string_value(json_object_get(m.metrics, "device")), "cuda");
-	CHECK_EQ_INT(json_object_size(m.metrics), 22);
+	CHECK_EQ_INT(json_object_size(m.metrics), 23);
 	/* one-call training: no R-step validation error */
 	CHECK(json_is_null(json_object_get(m.metrics, "val_rollout_rmse")));
 	CHECK(json_is_null(json_object_get(m.metrics, "val_rollout_mape")));

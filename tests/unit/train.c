@@ -155,6 +155,10 @@ TEST(mlp_learns_and_fills_the_metrics)
 	CHECK(r.val_rmse < 0.1 * sd);
 	CHECK(r.test_mae > 0 && r.test_mae <= r.test_rmse);
 	CHECK(r.test_max_abs >= r.test_rmse);
+	/* A constant (the training mean) misses by about the outputs' spread;
+	 * the model by a tenth of it. */
+	CHECK(r.test_rmse_const > 0.8 * sd && r.test_rmse_const < 1.25 * sd);
+	CHECK(r.test_rmse < 0.1 * r.test_rmse_const);
 	CHECK(r.train_seconds > 0 && r.train_step_seconds > 0 && r.train_step_seconds <= r.train_seconds);
 	/* 1600 rows at batch 64: 25 steps a pass, so an epoch is 3 passes
 	 * (HML__TRAIN_MIN_EPOCH_STEPS 64) */
@@ -293,6 +297,7 @@ TEST(cnnvec_finds_a_spot)
 	CHECK_EQ_INT(r.params, 2 * 8 * 9 + 8 + 8 * 8 * 9 + 8 + 72 * 32 + 32 + 32 * 2 + 2);
 	CHECK(r.forward_max_diff <= 1e-5);
 	CHECK(r.test_rmse < 0.5);   /* pixels; the spots' centres span 1..10 */
+	CHECK(r.test_rmse_const > 4 * r.test_rmse);   /* a constant misses by their spread */
 
 	make_spots(&fresh, 50, 77);
 	CHECK_OK(predict(path, fresh.x, fresh.rows, fresh.in_ndim, fresh.in_shape, pred, 100, &per_row));
