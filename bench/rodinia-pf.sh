@@ -19,9 +19,14 @@
 # speedups with the machine's load.
 #
 # usage: sh bench/rodinia-pf.sh RODINIA_SOURCE.c [BUILD_DIR]
+#   (about 12 minutes on this 2-core machine; hml from BUILD_DIR, a build
+#   tree or an installed prefix, which must not be rebuilt meanwhile: the
+#   application links its libhml)
 #   RPF_RUNS=400      collected videos
 #   RPF_ARCH=SPEC     architecture (default: the workflow's, cnnvec's defaults)
-#   RPF_TRAIN='...'   more hml train options (default: --threads 2)
+#   RPF_TRAIN='...'   hml train options (default: --threads 2 --max-seconds 300:
+#                     the workflow's 100 epochs with patience 10 took 19.5 min
+#                     here for a best epoch of 1)
 #   RPF_SEEDS=10      held-out videos for the errors against the truth
 #   RPF_REPEAT=3      hml evaluate --repeat
 #   RPF_SIZE=128 RPF_FRAMES=10 RPF_PARTICLES=10000   Rodinia's arguments
@@ -33,6 +38,7 @@ SRC=$1
 HERE=$(cd "$(dirname "$0")" && pwd)
 BUILD=$(cd "${2:-$HERE/../build}" && pwd)
 HML="$BUILD/cmd/hml"
+[ -x "$HML" ] || HML="$BUILD/bin/hml"   # an installed prefix
 PY=/usr/bin/python3
 RUNS=${RPF_RUNS:-400}
 SEEDS=${RPF_SEEDS:-10}
@@ -41,7 +47,7 @@ S=${RPF_SIZE:-128}
 F=${RPF_FRAMES:-10}
 P=${RPF_PARTICLES:-10000}
 [ -r "$SRC" ] || { echo "rodinia-pf: cannot read '$SRC'" >&2; exit 1; }
-[ -x "$HML" ] || { echo "rodinia-pf: no hml in '$BUILD' (build it first)" >&2; exit 1; }
+[ -x "$HML" ] || { echo "rodinia-pf: no hml in '$BUILD' (cmd/hml or bin/hml; build it first)" >&2; exit 1; }
 if [ -n "${RPF_KEEP:-}" ]; then
 	W=$RPF_KEEP
 	mkdir -p "$W"
@@ -88,20 +94,20 @@ t0=$(date +%s)
 "$HML" collect -C "$X" ./workflow.json -q --json > collect.json
 t1=$(date +%s)
 # shellcheck disable=SC2086
-"$HML" train -C "$X" -q ${RPF_TRAIN:---threads 2} --json > train.json
+"$HML" train -C "$X" -q ${RPF_TRAIN:---threads 2 --max-seconds 300} --json > train.json
 t2=$(date +%s)
-"$HML" deploy -C "$X" -q --target c --force --json > deploy.json
+"$HML" deploy -C "$X" -q --best --target c --force --json > deploy.json
 t3=$(date +%s)
 "$HML" evaluate -C "$X" -q --json > evaluate.json
 t4=$(date +%s)
 echo "== life cycle: collect ${RUNS} runs $((t1 - t0)) s, train $((t2 - t1)) s," \
      "deploy --target c $((t3 - t2)) s, evaluate --repeat $REPEAT $((t4 - t3)) s (load $(load))"
 
-# The held-out videos, accurate and with the deployed model (evaluate's own
-# runs keep their QoI with --keep-runs).
+# The held-out videos, accurate and with the deployed model (each
+# evaluation keeps its last runs' QoI files).
 i=0
 while [ "$i" -lt "$SEEDS" ]; do
-	"$HML" evaluate -C "$X" -q --repeat 1 --keep-runs \
+	"$HML" evaluate -C "$X" -q --repeat 1 \
 		--args "-x $S -y $S -z $F -np $P $((200000 + i))" --json > "heldout-$i.json"
 	i=$((i + 1))
 done
@@ -124,21 +130,34 @@ with h5py.File(data, "r") as f:
 mean = out.mean(0)
 acc, sur = [], []
 for i in range(seeds):
-    ev = json.load(open(os.path.join(w, f"heldout-{i}.json")))
-    runs = os.path.join(w, "exp", "eval", ev["id"] + "-runs")
+    ev = json.load(open(os.path.join(w, f"heldout-{i}.json")))["evaluation"]
     for kind, into in (("accurate", acc), ("surrogate", sur)):
-        qs = sorted(glob.glob(os.path.join(runs, f"*{kind}*qoi*.h5")))
-        with h5py.File(qs[-1], "r") as q:
+        with h5py.File(os.path.join(w, "exp", ev["files"]["qoi_" + kind]), "r") as q:
             into.append(q["final_position"][:])
-ev = json.load(open(os.path.join(w, "evaluate.json")))
-tr = json.load(open(os.path.join(w, "train.json")))
+ev = json.load(open(os.path.join(w, "evaluate.json")))["evaluation"]
+tr = json.load(open(os.path.join(w, "train.json")))["model"]
+m = tr["metrics"]
 print("== final position against Rodinia's true path (%g, %g), px RMSE" % tuple(truth))
 print("filter, %d collected videos:       %.3f  (mean estimate %.3f, %.3f; spread %.3f px)"
       % (len(out), rmse(out), mean[0], mean[1], float(out.std(0).mean())))
 print("filter, %d held-out videos:        %.3f" % (seeds, rmse(acc)))
-print("surrogate, same videos:            %.3f  (%s)" % (rmse(sur), tr["model"]["arch"]))
+print("surrogate, same videos:            %.3f  (%s)" % (rmse(sur), tr["arch"]))
 print("constant (training mean), same:    %.3f" % rmse([mean] * seeds))
-print("surrogate against the filter:      %.3f" % float(np.sqrt(((np.array(sur).reshape(-1, 2) - np.array(acc).reshape(-1, 2)) ** 2).sum(1).mean())))
-print(json.dumps({k: ev.get(k) for k in ("speedup", "region_speedup", "predicted")}, indent=1)[:2000])
+d = np.array(sur).reshape(-1, 2) - np.array(acc).reshape(-1, 2)
+print("surrogate against the filter:      %.3f" % float(np.sqrt((d ** 2).sum(1).mean())))
+const = m.get("test_rmse_const")
+print("== the card (outputs: every frame's estimate, px): test RMSE %.4f, a constant's %s;"
+      " best epoch %s of %s, %.0f s" % (m["test_rmse"], "%.4f" % const if const else "(not recorded)", m["best_epoch"],
+                                       m["epochs_run"], m["train_seconds"]))
+sp, pr = ev["speedup"], ev["predicted"]
+print("== hml evaluate --repeat %d (%s form), QoI RMSE against the filter %.4f px"
+      % (ev["repeat"], ev["target"], ev["qoi"]["rmse"]))
+print("end to end: median %.1fx (%.1f to %.1f), predicted %.1fx; accurate %.3f s, surrogate %.3f s (medians)"
+      % (sp["end_to_end"]["median"], sp["end_to_end"]["min"], sp["end_to_end"]["max"], pr["end_to_end"],
+         float(np.median(ev["accurate"]["wall_seconds"])), float(np.median(ev["surrogate"]["wall_seconds"]))))
+print("region:     median %.1fx (%.1f to %.1f), predicted %.1fx (model %.0f us + moving rows %.0f us per"
+      " video; the collected cost waited for a CPU %.0f%% of its time)"
+      % (sp["region"]["median"], sp["region"]["min"], sp["region"]["max"], pr["region"],
+         pr["model_per_row"] * 1e6, pr["move_per_row"] * 1e6, 100 * (pr.get("cpu_wait_share") or 0)))
 PY
 echo "load: $(load)"
