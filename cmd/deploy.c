@@ -417,6 +417,20 @@ static void print_chosen_by(const char *pid, const hml__model_view *m,
 
 /* The informational lines: the QoI check's result, then what was deployed
  * with the figures the choice used. */
+/* A model whose test error is within 10% of a constant's (the card's
+ * test_rmse_const, hml-train(1)) has learned next to nothing from its
+ * inputs, however fast and accurate it looks. */
+static void print_constant(const char *pid, const char *id, const hml__model_view *m)
+{
+	double c = hml__json_number(m->metrics, "test_rmse_const");
+	double t = hml__json_number(m->metrics, "test_rmse");
+
+	if (c > 0 && t >= 0.9 * c)
+		cmd_warn("%s: model '%s' is no better than a constant on its test rows (RMSE %.4g, "
+		         "each output's training mean %.4g): it has learned little from its inputs",
+		         pid, id, t, c);
+}
+
 static void print_deployed(const char *pid, const char *id, const char *label,
                            const char *workflow, const hml__model_view *m,
                            const hml__candidate *pick, const json_t *qoi_check)
@@ -448,6 +462,7 @@ static void print_deployed(const char *pid, const char *id, const char *label,
 	if (best)
 		print_chosen_by(pid, m, pick);
 	print_predicted(pid, pick);
+	print_constant(pid, id, m);
 }
 
 /* stdout: the deployment (and compiled model) as JSON, or the environment

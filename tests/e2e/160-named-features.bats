@@ -97,6 +97,23 @@ J
 	# The card gives the error of a constant beside the model's.
 	run json m1.json 'd["model"]["metrics"]["test_rmse_const"] > 0'
 	assert_output True
+	# deploy warns (even with -q) when the test error is within 10% of a
+	# constant's, and only then: the card's figures set both ways.
+	for c in 1.05 10; do
+		"$PY" -c 'import json, sys
+p = "hml-experiment/manifest.json"; d = json.load(open(p))
+for m in d["models"]:
+    m["metrics"]["test_rmse_const"] = m["metrics"]["test_rmse"] * float(sys.argv[1])
+json.dump(d, open(p, "w"))' "$c"
+		# (--force: this toy region is cheaper than any model)
+		run --separate-stderr hml deploy m1 -q --force
+		assert_success
+		if [ "$c" = 1.05 ]; then
+			[[ "$stderr" == *$'\n'"hml: warning: p"?": model 'm1' is no better than a constant on its test rows (RMSE "*"): it has learned little from its inputs"* ]]
+		else
+			[[ "$stderr" != *"no better than a constant"* ]]
+		fi
+	done
 	# --arch still wins.
 	run --separate-stderr hml train --epochs 2 --threads 1 --arch cnnvec:4:relu:kernel=1:pool=1:head=0 --json
 	assert_success
