@@ -112,10 +112,10 @@ while [ "$i" -lt "$SEEDS" ]; do
 	i=$((i + 1))
 done
 
-"$PY" - "$W" "$S" "$F" "$SEEDS" <<'PY'
-import glob, json, os, sys
+"$PY" - "$W" "$S" "$F" "$SEEDS" "$P" <<'PY'
+import glob, json, os, subprocess, sys, time
 import h5py, numpy as np
-w, S, F, seeds = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+w, S, F, seeds, P = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
 # Rodinia's true path: videoSequence() puts the disk's centre of frame k
 # (k >= 1) at I[y0 - 2(k-1)][x0 + (k-1)] with x0 = round(IszY/2),
 # y0 = round(IszX/2) (its roundDouble() truncates); frame 0 at [x0][y0].
@@ -149,6 +149,22 @@ const = m.get("test_rmse_const")
 print("== the card (outputs: every frame's estimate, px): test RMSE %.4f, a constant's %s;"
       " best epoch %s of %s, %.0f s" % (m["test_rmse"], "%.4f" % const if const else "(not recorded)", m["best_epoch"],
                                        m["epochs_run"], m["train_seconds"]))
+# What linking hml costs the program where no model runs: Rodinia as
+# downloaded against the annotated build in off mode, 5 alternating runs.
+env = {k: v for k, v in os.environ.items() if not k.startswith("HML_")}
+env["OMP_NUM_THREADS"] = "1"
+args = ["-x", str(S), "-y", str(S), "-z", str(F), "-np", P]
+t = {"original": [], "particle_filter": []}
+for i in range(6):
+    for prog in t:
+        a = time.perf_counter()
+        subprocess.run([os.path.join(w, prog)] + args + (["7"] if prog != "original" else []),
+                       env=env, stdout=subprocess.DEVNULL, check=True)
+        if i:
+            t[prog].append(time.perf_counter() - a)
+o, a = np.median(t["original"]), np.median(t["particle_filter"])
+print("== off mode: Rodinia as downloaded %.3f s, annotated and linked with hml %.3f s (%.2fx; medians of 5)"
+      % (o, a, a / o))
 sp, pr = ev["speedup"], ev["predicted"]
 print("== hml evaluate --repeat %d (%s form), QoI RMSE against the filter %.4f px"
       % (ev["repeat"], ev["target"], ev["qoi"]["rmse"]))
