@@ -32,7 +32,8 @@ seconds=${3:-1}
 [ $# -gt 3 ] && shift 3 || shift $#
 archs=${*:-cnn:8:tanh:kernel=5 cnn:8x8:relu:kernel=3 cnn:16x16:gelu:kernel=3 cnn:32x32:gelu:kernel=5 \
 cnn:64x64x64:gelu:kernel=7 miniweather/cnn:16x16:tanh:kernel=5@1,4 \
-particlefilter/cnnvec:8x8:relu:kernel=3:pool=2:head=64@1,16,128}
+particlefilter/cnnvec:8x8:relu:kernel=3:pool=2:head=64@1,16,128 \
+particlefilter/cnnvec:8:relu:kernel=1:pool=1:head=0:spatial@1,16,128}
 hml="$build/cmd/hml"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

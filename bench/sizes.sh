@@ -51,11 +51,11 @@ bench_sizes() {
 		eargs="--nx 200 --nz 100 --steps 200 --k 20 --warm 100 --seed 0" ;;
 	particlefilter:bench)
 		# 4 runs of 96 videos: 384 rows of 10 x 128 x 128 (~500 MB of
-		# float64); pool=4 keeps the head's input at 8 x 8 x 8 as the
-		# workflow's default (pool=2) does on 32 x 32 frames.
+		# float64); the workflow's default with one heatmap per frame
+		# (10, where the workflow's test size has 8 frames).
 		runs=4 cargs="--size 128 --frames 10 --videos 96 --seed {seed} --label truth"
 		eargs="--size 128 --frames 10 --videos 96 --seed 1000"
-		arch="cnnvec:8x8:relu:kernel=3:pool=4:head=64" ;;
+		arch="cnnvec:10:relu:kernel=1:pool=1:head=0:spatial" ;;
 	esac
 	case "$1" in
 	heat-rows) src_app=heat ;;

@@ -16,6 +16,12 @@
 # Each conv layer keeps its map's size (padding {pad} = kernel // 2), then
 # a {pool}x{pool} average pool with stride {pool} shrinks it (sizes rounded
 # down; the rows and columns left over are dropped, as avg_pool2d does).
+# With spatial (arch "...:spatial"), the last conv layer, w{last}, has no
+# activation and no pool: each of its channels is a heatmap whose softmax
+# over the {map_height} x {map_width} positions weighs the positions' column
+# and row coordinates, (2j + 1) / W - 1 and (2i + 1) / H - 1 (in [-1, 1]);
+# the head reads each channel's expected (column, row), channel by channel.
+# "@repeat hidden" runs over the pooled layers: all, or all but the last.
 # Template syntax: see models/mlp.ts.
 
 def pool(self, h: Tensor) -> Tensor:
@@ -24,6 +30,19 @@ def pool(self, h: Tensor) -> Tensor:
     h = h[:, :, 0:hh * {pool}, 0:ww * {pool}]
     return h.reshape([h.size(0), h.size(1), hh, {pool}, ww, {pool}]).mean([3, 5])
 
+@if spatial
+def spatial(self, h: Tensor) -> Tensor:
+    n = h.size(0)
+    c = h.size(1)
+    p = torch.softmax(h.reshape([n, c, {map_height} * {map_width}]), 2)
+    p = p.reshape([n, c, {map_height}, {map_width}])
+    gx = (torch.arange({map_width}, dtype=h.dtype, device=h.device) * 2.0 + 1.0) / {map_width} - 1.0
+    gy = (torch.arange({map_height}, dtype=h.dtype, device=h.device) * 2.0 + 1.0) / {map_height} - 1.0
+    ex = (p.sum(2) * gx).sum(2)
+    ey = (p.sum(3) * gy).sum(2)
+    return torch.stack([ex, ey], 2)
+
+@end
 def core(self, x: Tensor) -> Tensor:
     h = x
 @repeat hidden
@@ -34,6 +53,9 @@ def core(self, x: Tensor) -> Tensor:
 @if dropout
     h = torch.dropout(h, {dropout}, self.training)
 @end
+@end
+@if spatial
+    h = self.spatial(torch.conv2d(h, self.w{last}, self.b{last}, [1, 1], [{pad}, {pad}]))
 @end
     h = h.reshape([h.size(0), {flat_features}])
 @if head

@@ -2,12 +2,44 @@
  * lib/deploy/cg_cnnvec.c - the generated C of a cnnvec (cg_gen.h): one
  * sample at a time, conv layers on zero-padded planes (direct, cg_conv.c,
  * or im2col + sgemm, cg_conv_gemm.c), each followed by its activation and
- * average pool, then the linear layers on the flattened map.
+ * average pool, then the linear layers on the flattened map; a spatial
+ * cnnvec's last conv layer instead gives heatmaps, read by their
+ * soft-argmax (put_soft_argmax).
  */
 #include <stdio.h>
 
 #include "deploy/cg_conv.h"
 #include "deploy/cg_gen.h"
+
+/* A spatial cnnvec's heatmaps, c maps of h x w in `t`: each map's
+ * softmax-weighted column and row,
+ * (2j + 1) / w - 1 and (2i + 1) / h - 1, into u[2 co] and u[2 co + 1]
+ * (models/cnnvec.ts's spatial()). The max is subtracted first, as
+ * torch.softmax does; the exponentials are summed as they are computed,
+ * vectorised by OpenMP's simd reductions. */
+static void put_soft_argmax(hml__cg_gen *g, int64_t c, int64_t h, int64_t w)
+{
+	long long hw = (long long)(h * w);
+
+	fprintf(g->f, "\t/* spatial soft-argmax of %lld maps of %lld x %lld */\n"
+	        "\tfor (int co = 0; co < %lld; co++) {\n"
+	        "\t\tconst float *q = t + co * %lld;\n"
+	        "\t\tfloat mx = q[0], s = 0.0f, sx = 0.0f, sy = 0.0f;\n\n"
+	        "#pragma omp simd reduction(max:mx)\n"
+	        "\t\tfor (int k = 0; k < %lld; k++)\n\t\t\tmx = q[k] > mx ? q[k] : mx;\n"
+	        "\t\tfor (int i = 0; i < %lld; i++) {\n"
+	        "\t\t\tfloat r = 0.0f, rx = 0.0f;\n\n"
+	        "#pragma omp simd reduction(+:r, rx)\n"
+	        "\t\t\tfor (int j = 0; j < %lld; j++) {\n"
+	        "\t\t\t\tconst float e = hml_%s_exp(q[i * %lld + j] - mx);\n\n"
+	        "\t\t\t\tr += e;\n"
+	        "\t\t\t\trx += e * (float)(2 * j + 1);\n\t\t\t}\n"
+	        "\t\t\ts += r;\n\t\t\tsx += rx;\n\t\t\tsy += r * (float)(2 * i + 1);\n\t\t}\n"
+	        "\t\tu[2 * co] = sx / (s * %lld.0f) - 1.0f;\n"
+	        "\t\tu[2 * co + 1] = sy / (s * %lld.0f) - 1.0f;\n\t}\n",
+	        (long long)c, (long long)h, (long long)w, (long long)c, hw, hw,
+	        (long long)h, (long long)w, g->id, (long long)w, (long long)w, (long long)h);
+}
 
 /* cnnvec, one conv layer l on an h x w map held zero-padded (pad p) in
  * `a`: the full-size result in `t`, its activation, then the pool into
@@ -38,6 +70,10 @@ static void put_vec_conv(hml__cg_gen *g, int l, int64_t h, int64_t w, int p)
 	                        "a", plane, wp, 0, "t", hw, w });
 	if (hml__cg_conv_gemm_layer(m, l))
 		fputs("#endif\n", g->f);
+	if (last && m->spatial) {
+		put_soft_argmax(g, y->out, h, w);
+		return;
+	}
 	if (!last)
 		fprintf(g->f, "\tfor (int k = 0; k < %lld; k++)\n\t\tb[k] = 0.0f;\n",
 		        (long long)y->out * planen);
@@ -92,8 +128,8 @@ void hml__cg_put_cnnvec(hml__cg_gen *g)
 
 		pad_max = padded + HML__CG_CONV_SLACK > pad_max ? padded + HML__CG_CONV_SLACK : pad_max;
 		conv_max = full > conv_max ? full : conv_max;
-		hh /= m->pool;
-		ww /= m->pool;
+		if (l < m->nconv - 1 || !m->spatial)
+			hh /= m->pool, ww /= m->pool;
 	}
 	for (int l = m->nconv; l < m->nlayers; l++) {
 		vec_max = m->layers[l].in > vec_max ? m->layers[l].in : vec_max;

@@ -239,7 +239,7 @@ void hml__cg_put_activations(hml__cg_gen *g)
 	for (int l = 0; l < g->m->nlayers; l++)
 		used[g->m->layers[l].act] = 1;
 	if (used[HML__ACT_TANH] || used[HML__ACT_GELU] || used[HML__ACT_SILU] ||
-	    used[HML__ACT_SIGMOID])
+	    used[HML__ACT_SIGMOID] || g->m->spatial)
 		fprintf(g->f, exp_erfc_source, g->id);
 	for (int a = 0; a < NACT; a++)
 		if (used[a]) {

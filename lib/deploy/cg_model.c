@@ -180,11 +180,12 @@ static int cnn_dims(const int64_t *shape, int ndim, int64_t *c, int64_t *h, int6
 	return 0;
 }
 
-/* The map of a cnnvec after its conv layers and their pooling. */
+/* The map of a cnnvec's last conv layer (after the pooling of the layers
+ * before it, and its own unless spatial). */
 static void vec_map(const hml__cg_model *m, int64_t *c, int64_t *h, int64_t *w)
 {
 	cnn_dims(m->in_shape, m->in_ndim, c, h, w);
-	for (int l = 0; l < m->nconv; l++) {
+	for (int l = 0; l < m->nconv - (m->spatial != 0); l++) {
 		*h /= m->pool;
 		*w /= m->pool;
 	}
@@ -198,7 +199,11 @@ static int check_vec_shapes(const hml__cg_model *m)
 	if (!cnn_dims(m->in_shape, m->in_ndim, &ci, &hi, &wi))
 		return hml__error_set(HML_ESHAPE, "cnnvec '%s' rows must be [C, H, W] or [H, W]", m->arch);
 	vec_map(m, &c, &h, &w);
-	if (ci != m->layers[0].in || h < 1 || w < 1 || c * h * w != m->layers[m->nconv].in ||
+	if (m->spatial && m->layers[m->nconv - 1].act != HML__ACT_IDENTITY)
+		return hml__error_set(HML_EINVALID, "spatial cnnvec '%s': its last conv layer gives "
+		                      "heatmaps and must have no activation", m->arch);
+	if (ci != m->layers[0].in || h < 1 || w < 1 ||
+	    (m->spatial ? 2 * c : c * h * w) != m->layers[m->nconv].in ||
 	    prod(m->out_shape, m->out_ndim) != m->layers[m->nlayers - 1].out)
 		return hml__error_set(HML_ESHAPE,
 			"cnnvec '%s' declares %lld x %lld x %lld in (pooled to %lld x %lld) and %lld out, "
@@ -239,6 +244,8 @@ static int check_shapes(const hml__cg_model *m)
 		                      m->arch);
 	if (m->residual && m->family != HML__CG_CNN)
 		return hml__error_set(HML_EINVALID, "model '%s': only a CNN can be residual", m->arch);
+	if (m->spatial && m->family != HML__CG_CNNVEC)
+		return hml__error_set(HML_EINVALID, "model '%s': only a cnnvec can be spatial", m->arch);
 	if (m->family == HML__CG_MLP) {
 		int64_t width;
 		int rc = check_categorical(m, prod(m->in_shape, m->in_ndim), &width);

@@ -77,6 +77,11 @@ typedef struct hml__cg_model {
 	int64_t *cat_feature;                /**< [ncat] increasing indices into the row; owned */
 	int64_t *cat_classes;                /**< [ncat] classes of each (2 or more); owned */
 	int residual;                        /**< CNN: 1 when y = x + the network's output */
+	int spatial;                         /**< cnnvec: 1 when the last conv layer (no
+	                                          activation, no pool) gives heatmaps whose
+	                                          softmax-weighted (column, row), each in
+	                                          [-1, 1] across the map, the first linear
+	                                          layer reads: 2 features per channel */
 } hml__cg_model;
 
 /**
@@ -121,7 +126,8 @@ void hml__cg_model_release(hml__cg_model *m);
  * row shape = features, or with categorical features the encoded width,
  * each feature once, increasing, inside the row, 2 or more classes; CNN: [C, H, W] or [H, W] rows, odd kernels, same
  * H, W out as in, and for a residual one the input's channels out; cnnvec: [C, H, W] or [H, W] rows whose pooled map
- * flattens to the first linear layer's inputs, and output features those
+ * flattens to the first linear layer's inputs (spatial: 2 per channel of
+ * the last conv layer, which has no activation), and output features those
  * of the last layer), standard deviations finite and nonzero, weights finite.
  * Errors: HML_ESHAPE or HML_EINVALID naming the problem.
  */

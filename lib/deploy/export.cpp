@@ -98,6 +98,8 @@ void read_vec_module(const torch::jit::Module &mod, const std::vector<std::strin
 
 	if (act < 0)
 		throw Unsupported{ "activation '" + f[2] + "' has no C form" };
+	int spatial = std::find(f.begin(), f.end(), "spatial") != f.end();
+
 	for (const auto &x : f)
 		if (x.compare(0, 5, "pool=") == 0)
 			pool = std::atoi(x.c_str() + 5);
@@ -138,9 +140,11 @@ void read_vec_module(const torch::jit::Module &mod, const std::vector<std::strin
 
 		copy_to(y->weight, get(params, "w" + names[l]), y->in * y->out * kk, "w" + names[l]);
 		copy_to(y->bias, get(params, "b" + names[l]), y->out, "b" + names[l]);
-		y->act = l + 1 < names.size() ? (hml__cg_act)act : HML__ACT_IDENTITY;
+		y->act = l + 1 < names.size() && !(spatial && (int)l == nconv - 1) ? (hml__cg_act)act
+		                                                                   : HML__ACT_IDENTITY;
 	}
 	read_common(mod, bufs, sizes.front(), sizes.back(), arch, out);
+	out->spatial = spatial;
 }
 
 /* An MLP's categorical features (lib/train/categorical.h): the declaration
@@ -370,7 +374,15 @@ torch::Tensor describe_vec_forward(const hml__cg_model *m, const torch::Tensor &
 		else
 			h = torch::linear(h, t_of(y->weight, { y->out, y->in }), t_of(y->bias, { y->out }));
 		h = activate(h, y->act);
-		if (l < m->nconv && p > 1) {
+		if (m->spatial && l == m->nconv - 1) {
+			int64_t hh = h.size(2), ww = h.size(3);
+			torch::Tensor pr = torch::softmax(h.reshape({ n, y->out, hh * ww }), 2)
+			                   .reshape({ n, y->out, hh, ww });
+			torch::Tensor gx = (torch::arange(ww, torch::kFloat) * 2.0 + 1.0) / (double)ww - 1.0;
+			torch::Tensor gy = (torch::arange(hh, torch::kFloat) * 2.0 + 1.0) / (double)hh - 1.0;
+
+			h = torch::stack({ (pr.sum(2) * gx).sum(2), (pr.sum(3) * gy).sum(2) }, 2);
+		} else if (l < m->nconv && p > 1) {
 			int64_t hh = h.size(2) / p, ww = h.size(3) / p;
 			const int64_t dims[] = { 3, 5 };
 

@@ -42,7 +42,8 @@ static int known(const char *name, const char *family)
 		return 1;
 	if (cnn && strcmp(name, "residual") == 0)
 		return 1;
-	return vec && (strcmp(name, "pool") == 0 || strcmp(name, "head") == 0);
+	return vec && (strcmp(name, "pool") == 0 || strcmp(name, "head") == 0 ||
+	               strcmp(name, "spatial") == 0);
 }
 
 int hml__trialmap_check(const hml__space *space, const char *family, const char *origin)
@@ -66,7 +67,7 @@ int hml__trialmap_check(const hml__space *space, const char *family, const char 
 			                      "option of model family '%s' (known: layers, width, width_K, "
 			                      "activation, dropout, %slr, batch, weight_decay, optimizer, "
 			                      "epochs, rollout)", o, name, family,
-			                      strcmp(family, "cnnvec") == 0 ? "kernel, pool, head, " :
+			                      strcmp(family, "cnnvec") == 0 ? "kernel, pool, head, spatial, " :
 			                      strcmp(family, "cnn") == 0 ? "kernel, residual, " : "");
 	}
 	return 0;
@@ -207,6 +208,7 @@ static int arch_spec(char *spec, size_t size, const hml__arch *a, const json_t *
 	const json_t *act = json_object_get(sample, "activation");
 	double dropout = a->dropout;
 	long long kernel = a->kernel, pool = a->pool, head = a->head, residual = a->residual;
+	long long spatial = a->spatial;
 	size_t used;
 	char num[32];
 
@@ -219,11 +221,13 @@ static int arch_spec(char *spec, size_t size, const hml__arch *a, const json_t *
 	    (rc = int_param(sample, "kernel", 1, &kernel)) < 0 ||
 	    (rc = int_param(sample, "pool", 1, &pool)) < 0 ||
 	    (rc = int_param(sample, "head", 0, &head)) < 0 ||
-	    (rc = int_param(sample, "residual", 0, &residual)) < 0)
+	    (rc = int_param(sample, "residual", 0, &residual)) < 0 ||
+	    (rc = int_param(sample, "spatial", 0, &spatial)) < 0)
 		return rc;
-	if (residual > 1)
-		return hml__error_set(HML_EINVALID, "trial parameter 'residual' must be 0 or 1, not %lld",
-		                      residual);
+	if (residual > 1 || spatial > 1)
+		return hml__error_set(HML_EINVALID, "trial parameter '%s' must be 0 or 1, not %lld",
+		                      residual > 1 ? "residual" : "spatial",
+		                      residual > 1 ? residual : spatial);
 	used = (size_t)snprintf(spec, size, "%s:", a->family);
 	for (int i = 0; i < n && used < size; i++)
 		used += (size_t)snprintf(spec + used, size - used, "%s%lld", i ? "x" : "",
@@ -241,6 +245,8 @@ static int arch_spec(char *spec, size_t size, const hml__arch *a, const json_t *
 		used += (size_t)snprintf(spec + used, size - used, ":pool=%lld:head=%lld", pool, head);
 	if (residual && used < size)
 		used += (size_t)snprintf(spec + used, size - used, ":residual");
+	if (spatial && used < size)
+		used += (size_t)snprintf(spec + used, size - used, ":spatial");
 	if (used >= size)
 		return hml__error_set(HML_EINVALID, "trial architecture is longer than %zu bytes", size);
 	return 0;
@@ -406,6 +412,7 @@ static json_t *base_sample(const hml__space *space, const json_t *c, const hml__
 	if (a->vec) {
 		set_if_present(s, "pool", json_integer(a->pool));
 		set_if_present(s, "head", json_integer(a->head));
+		set_if_present(s, "spatial", json_integer(a->spatial));
 	}
 	set_widths(s, space, a->widths, a->nwidths);
 	return s;

@@ -13,6 +13,9 @@
  *   dropout       0 <= p < 1
  *   kernel        cnn, cnnvec: odd kernel size
  *   pool, head    cnnvec: pooling size, hidden units of the head
+ *   spatial       cnnvec: 1 for a spatial soft-argmax on the last conv
+ *                 layer's maps (lib/train/arch.h), 0 for the flattened map
+ *   residual      cnn: 1 to predict the change y - x
  *   lr, batch, weight_decay, optimizer (adam, adamw), epochs
  *   rollout       hml train --rollout: steps a trial of an in-place region
  *                 trains on (1 .. HML__ROLLOUT_MAX, lib/train/rollout.h)

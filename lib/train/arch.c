@@ -65,7 +65,7 @@ typedef struct limits {
 
 /* Which key=value options a spec gave (each at most once). */
 typedef struct seen_opts {
-	int dropout, kernel, pool, head, residual;
+	int dropout, kernel, pool, head, residual, spatial;
 } seen_opts;
 
 static void json_limits(json_t *doc, const char *key, int64_t *range)
@@ -187,6 +187,18 @@ static int parse_option(hml__arch *a, char *x, char *eq, const char *spec, const
 	                      a->vec ? "dropout, kernel, pool, head" : a->cnn ? "dropout, kernel" : "dropout");
 }
 
+/* "spatial": cnnvec's flag (its last conv layer's maps are heatmaps). */
+static int parse_spatial(hml__arch *a, const char *spec, seen_opts *seen)
+{
+	if (seen->spatial++)
+		return hml__error_set(HML_EINVALID, "arch '%s' gives spatial twice", spec);
+	if (!a->vec)
+		return hml__error_set(HML_EINVALID, "arch '%s': spatial is an option of the cnnvec family "
+		                      "only (%s does not take it)", spec, a->family);
+	a->spatial = 1;
+	return 0;
+}
+
 /* "residual": the cnn family's flag (cnnvec's outputs are not fields). */
 static int parse_residual(hml__arch *a, const char *spec, seen_opts *seen)
 {
@@ -278,14 +290,16 @@ static void make_canonical(hml__arch *a)
 		n += (size_t)snprintf(a->canonical + n, size - n, ":dropout=%s", num);
 	}
 	if (a->residual && n < size)
-		snprintf(a->canonical + n, size - n, ":residual");
+		n += (size_t)snprintf(a->canonical + n, size - n, ":residual");
+	if (a->spatial && n < size)
+		snprintf(a->canonical + n, size - n, ":spatial");
 }
 
 /* The fields after the family, in `rest` (modified in place). */
 static int parse_fields(hml__arch *a, char *rest, const char *spec, json_t *doc)
 {
 	limits lim = { { 1, 32 }, { 1, 16384 }, { 1, 15 }, { 1, 16 } };
-	seen_opts seen = { 0, 0, 0, 0, 0 };
+	seen_opts seen = { 0, 0, 0, 0, 0, 0 };
 	int widths = 0, act = 0, rc = 0;
 	char *x = rest;
 
@@ -306,6 +320,8 @@ static int parse_fields(hml__arch *a, char *rest, const char *spec, json_t *doc)
 			rc = parse_option(a, x, eq, spec, &lim, &seen);
 		else if (strcmp(x, "residual") == 0)
 			rc = parse_residual(a, spec, &seen);
+		else if (strcmp(x, "spatial") == 0)
+			rc = parse_spatial(a, spec, &seen);
 		else if (*x >= '0' && *x <= '9')
 			rc = widths++ ? hml__error_set(HML_EINVALID, "arch '%s' gives the widths twice", spec)
 			              : parse_widths_field(a, x, spec, &lim);
@@ -364,7 +380,8 @@ static void shape_str(char *buf, size_t size, const int64_t *shape, int ndim)
 }
 
 /* cnnvec: a field in, any output flattened to a vector; the size of the
- * map after every layer's pooling must stay at least one pixel. */
+ * map after every layer's pooling must stay at least one pixel. A
+ * spatial cnnvec's last layer is not pooled: 2 features per channel. */
 static int vec_layout(hml__arch_layout *l, const hml__arch *a, const hml__dataset *d, const char *in)
 {
 	int64_t h, w;
@@ -376,7 +393,7 @@ static int vec_layout(hml__arch_layout *l, const hml__arch *a, const hml__datase
 	l->core_out[0] = l->out_features;
 	h = l->core_in[1];
 	w = l->core_in[2];
-	for (int i = 0; i < a->nwidths; i++) {
+	for (int i = 0; i < a->nwidths - a->spatial; i++) {
 		h /= a->pool;
 		w /= a->pool;
 		if (h < 1 || w < 1)
@@ -384,7 +401,9 @@ static int vec_layout(hml__arch_layout *l, const hml__arch *a, const hml__datase
 				"arch '%s' pools rows %s below one pixel after layer %d (use fewer layers or a smaller pool)",
 				a->canonical, in, i + 1);
 	}
-	l->flat_features = a->widths[a->nwidths - 1] * h * w;
+	l->map_height = h;
+	l->map_width = w;
+	l->flat_features = a->widths[a->nwidths - 1] * (a->spatial ? 2 : h * w);
 	return 0;
 }
 

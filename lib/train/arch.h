@@ -24,6 +24,15 @@
  *                             an optional hidden linear layer of `head`
  *                             units (head=0: none), a linear output layer
  *                             to the region's output features
+ *   cnnvec:16x8:relu:kernel=3:pool=4:head=0:spatial
+ *                             the same, but the last conv layer's channels
+ *                             are heatmaps (no activation, no pool): a
+ *                             softmax over each map's positions gives its
+ *                             expected column and row (2 features per
+ *                             channel, in [-1, 1] across the map), read by
+ *                             the head instead of the flattened map (a
+ *                             spatial soft-argmax: positions in, as a
+ *                             tracker's; sub-pixel, and cheap to read)
  * Activations: relu, tanh, gelu, silu, sigmoid.
  */
 #ifndef HML_LIB_ARCH_H
@@ -60,6 +69,8 @@ typedef struct hml__arch {
 	int pool;                  /**< cnnvec: pooling size after each conv layer (1: none) */
 	int64_t head;              /**< cnnvec: hidden units of the head (0: none) */
 	int residual;              /**< cnn: 1 when the network predicts y - x */
+	int spatial;               /**< cnnvec: 1 when the last conv layer's maps are
+	                                read by a spatial soft-argmax */
 	char canonical[256];       /**< "mlp:64x64:relu" */
 } hml__arch;
 
@@ -78,7 +89,9 @@ typedef struct hml__arch_layout {
 	int core_in_ndim, core_out_ndim;       /**< inside core(): [F] or [C,H,W] */
 	int64_t core_in[3], core_out[3];
 	int64_t in_features, out_features;
-	int64_t flat_features;                 /**< cnnvec: the last pooled map, flattened */
+	int64_t flat_features;                 /**< cnnvec: the last pooled map, flattened
+	                                            (spatial: 2 per channel of the last layer) */
+	int64_t map_height, map_width;         /**< cnnvec: the last conv layer's map */
 	int log_output;                        /**< 1: forward returns exp of the de-normalised
 	                                            network (the loss "log", lib/train/train.h) */
 	int64_t ncategorical;                  /**< mlp: features one-hot encoded

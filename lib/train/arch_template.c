@@ -17,7 +17,7 @@ static const char *const act_fn[HML__ARCH_NACT] = {
 	"torch.relu", "torch.tanh", "torch.gelu", "torch.silu", "torch.sigmoid"
 };
 
-enum { NVARS = 24 };
+enum { NVARS = 32 };
 
 typedef struct expander {
 	char **lines;
@@ -174,6 +174,10 @@ static void set_vars(expander *t, const hml__arch *a, const hml__arch_layout *l)
 		set_var(t, "pooled", "%lld", (long long)(a->pool > 1));
 		set_var(t, "head", "%lld", (long long)a->head);
 		set_var(t, "flat_features", "%lld", (long long)l->flat_features);
+		set_var(t, "spatial", "%lld", (long long)a->spatial);
+		set_var(t, "last", "%lld", (long long)(a->nwidths - 1));
+		set_var(t, "map_height", "%lld", (long long)l->map_height);
+		set_var(t, "map_width", "%lld", (long long)l->map_width);
 	}
 }
 
@@ -205,7 +209,7 @@ int hml__arch_expand(char **out, const hml__arch *a, const hml__arch_layout *l)
 		p = nl + 1;
 	}
 	set_vars(&t, a, l);
-	t.nhidden = a->nwidths;
+	t.nhidden = a->nwidths - a->spatial;   /* spatial: the last is written out */
 	if ((rc = expand_block(&t, &i, -1, 1, 1)) == -2 || (rc == 0 && emit(&t, "", 0) < 0))
 		rc = hml__error_oom();
 	else if (rc < 0)

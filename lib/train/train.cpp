@@ -66,6 +66,7 @@ struct Arch {
 	int kernel = 0;           /* cnn, cnnvec */
 	int pool = 1;             /* cnnvec: pooling after each conv layer */
 	int64_t head = 0;         /* cnnvec: hidden units of the head */
+	int spatial = 0;          /* cnnvec: the last conv layer's maps read by soft_argmax */
 	std::string canonical;
 };
 
@@ -107,6 +108,7 @@ int check_options(const hml__train_options *o, Arch &a)
 	a.kernel = a.c.kernel;
 	a.pool = a.c.pool;
 	a.head = a.c.head;
+	a.spatial = a.c.spatial;
 	a.canonical = a.c.canonical;
 	return 0;
 }
@@ -279,15 +281,30 @@ torch::Tensor avg_pool(const torch::Tensor &h, int64_t p)
 	return c.reshape({ c.size(0), c.size(1), hh, p, ww, p }).mean(at::IntArrayRef(dims));
 }
 
+/* models/cnnvec.ts's spatial(): each channel's softmax over its map
+ * weighs the positions' column and row, (2j + 1) / W - 1 and (2i + 1) / H - 1. */
+torch::Tensor soft_argmax(const torch::Tensor &h)
+{
+	int64_t n = h.size(0), c = h.size(1), hh = h.size(2), ww = h.size(3);
+	torch::Tensor p = at::softmax(h.reshape({ n, c, hh * ww }), 2).reshape({ n, c, hh, ww });
+	auto opt = h.options();
+	torch::Tensor gx = (torch::arange(ww, opt) * 2.0 + 1.0) / (double)ww - 1.0;
+	torch::Tensor gy = (torch::arange(hh, opt) * 2.0 + 1.0) / (double)hh - 1.0;
+	torch::Tensor ex = (p.sum(2) * gx).sum(2), ey = (p.sum(3) * gy).sum(2);
+
+	return at::stack({ ex, ey }, 2);
+}
+
 /* core() of the template, on normalised data; mirrors models/FAMILY.ts. */
 torch::Tensor Model::forward(const torch::Tensor &x, bool train)
 {
 	size_t n = arch.widths.size(), p = 2 * n;
+	size_t pooled = n - (size_t)arch.spatial;   /* spatial: the last layer gives heatmaps */
 	torch::Tensor h = x;
 
 	if (script)
 		return core->operator()({ x }).toTensor();
-	for (size_t l = 0; l < n; l++) {
+	for (size_t l = 0; l < pooled; l++) {
 		if (lay.cnn)
 			h = at::conv2d(h, params[2 * l], params[2 * l + 1], { 1, 1 },
 			               { arch.kernel / 2, arch.kernel / 2 });
@@ -300,6 +317,9 @@ torch::Tensor Model::forward(const torch::Tensor &x, bool train)
 			h = at::dropout(h, arch.dropout, train);
 	}
 	if (lay.vec) {
+		if (arch.spatial)
+			h = soft_argmax(at::conv2d(h, params[2 * pooled], params[2 * pooled + 1], { 1, 1 },
+			                           { arch.kernel / 2, arch.kernel / 2 }));
 		h = h.reshape({ h.size(0), lay.flat_features });
 		if (arch.head > 0) {
 			h = activate(at::linear(h, params[p], params[p + 1]), arch.act);

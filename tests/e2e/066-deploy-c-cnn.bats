@@ -95,10 +95,15 @@ EOF
 	agree miniweather cnn:16x16:tanh:kernel=5 0
 }
 
-@test "cnnvec: the particle filter's default (8 frames, 3x3, pool 2, head 64) matches TorchScript" {
+@test "cnnvec: the particle filter's former default (8 frames, 3x3, pool 2, head 64) matches TorchScript" {
 	agree particlefilter cnnvec:8x8:relu:kernel=3:pool=2:head=64 0
 }
 
 @test "cnnvec: 5x5, pool 4, no hidden head layer, matches TorchScript" {
 	agree particlefilter cnnvec:3x12:tanh:kernel=5:pool=4:head=0 0
+}
+
+@test "cnnvec spatial: heatmaps of 1x1 and 3x3 layers, pooled before or not, read by their soft-argmax, match TorchScript" {
+	agree particlefilter cnnvec:8:relu:kernel=1:pool=1:head=0:spatial 0
+	agree particlefilter cnnvec:6x8:gelu:kernel=3:pool=4:head=16:spatial 0
 }

@@ -131,7 +131,7 @@ PY
 	assert_success
 	echo "$output" > train.json
 	[ "$(json train.json 'd["model"]["family"]')" = cnnvec ]
-	[ "$(json train.json 'd["model"]["arch"]')" = cnnvec:8x8:relu:kernel=3:pool=2:head=64 ]
+	[ "$(json train.json 'd["model"]["arch"]')" = cnnvec:8:relu:kernel=1:pool=1:head=0:spatial ]
 	[ "$(json train.json 'd["model"]["input_shape"]')" = "[8, 32, 32]" ]
 	[ "$(json train.json 'd["model"]["output_shape"]')" = "[8, 2]" ]
 	# A video costs ~2 ms to filter and the CNN ~0.5 ms at test size: on a
@@ -156,9 +156,10 @@ PY
 	[ "$(json eval.json 'd["evaluation"]["surrogate"]["model_calls"]')" = 1 ]
 	[ "$(json eval.json 'd["evaluation"]["surrogate"]["fallback_calls"]')" = 0 ]
 	# Bounds, in pixels on 32 x 32 frames: the surrogate's final positions
-	# are within 1 px RMSE of the filter's (evaluate's QoI) and of the
-	# ground truth, the filter's own check bound. Measured: ~0.1 px each;
-	# the CNN is as close to the truth as the filter is.
+	# are within 1 px RMSE of the filter's (evaluate's QoI), and nearer the
+	# ground truth than the filter's own: the default model reads one
+	# heatmap per frame by its soft-argmax (measured: filter 0.150 px,
+	# surrogate 0.046 px).
 	"$PY" - <<'PY'
 import h5py, json, numpy as np
 ev = json.load(open("eval.json"))["evaluation"]
@@ -171,7 +172,7 @@ f_err, s_err = rms(acc["final_position"][:]), rms(sur["final_position"][:])
 print("final position rmse vs truth: filter %.3f px, surrogate %.3f px; surrogate vs filter %.3f"
       % (f_err, s_err, ev["qoi"]["rmse"]))
 assert f_err < 1.0, f_err
-assert np.all(np.isfinite(sur["final_position"][:])) and s_err < 1.0, s_err
+assert np.all(np.isfinite(sur["final_position"][:])) and s_err < f_err, (s_err, f_err)
 assert 0 < ev["qoi"]["rmse"] < 1.0, ev["qoi"]["rmse"]
 PY
 	# The same model compiled to C: the positions agree with TorchScript's.

@@ -342,11 +342,16 @@ TEST(cnnvec_specs)
 		{ "cnnvec:1x1x1x1x1x1x1x1x1", "has 9 hidden layers; cnnvec takes 1 to 8" },
 		{ "cnn:8:relu:pool=2", "unknown option 'pool' in arch 'cnn:8:relu:pool=2' (cnn takes: dropout, kernel)" },
 		{ "mlp:8:head=4", "unknown option 'head'" },
+		{ "cnnvec:8:spatial:relu:spatial", "arch 'cnnvec:8:spatial:relu:spatial' gives spatial twice" },
+		{ "cnn:8:spatial", "arch 'cnn:8:spatial': spatial is an option of the cnnvec family only (cnn does not take it)" },
+		{ "mlp:8:spatial", "spatial is an option of the cnnvec family only (mlp does not take it)" },
+		{ "cnnvec:8:spatial=1", "unknown option 'spatial' in arch 'cnnvec:8:spatial=1'" },
 	};
 	static const struct { const char *arch, *canonical; } good[] = {
 		{ "cnnvec", "cnnvec:8x8:relu:kernel=3:pool=2:head=64" },
 		{ "cnnvec:16:tanh:head=0:pool=1:kernel=5", "cnnvec:16:tanh:kernel=5:pool=1:head=0" },
 		{ "cnnvec:4x8:pool=4:dropout=0.1", "cnnvec:4x8:relu:kernel=3:pool=4:head=64:dropout=0.1" },
+		{ "cnnvec:spatial:10:kernel=1", "cnnvec:10:relu:kernel=1:pool=2:head=64:spatial" },
 	};
 	hml__arch a;
 
@@ -364,8 +369,11 @@ TEST(cnnvec_specs)
 	CHECK_EQ_INT(a.pool, 3);
 	CHECK_EQ_INT(a.head, 32);
 	CHECK_EQ_INT(a.kernel, 5);
+	CHECK_EQ_INT(a.spatial, 0);
+	CHECK_OK(hml__arch_parse(&a, "cnnvec:4x8:head=0:spatial"));
+	CHECK_EQ_INT(a.spatial, 1);
 	CHECK_OK(hml__arch_parse(&a, "cnn:4"));
-	CHECK(a.cnn && !a.vec);
+	CHECK(a.cnn && !a.vec && !a.spatial);
 }
 
 TEST(cnnvec_layouts)
@@ -394,6 +402,22 @@ TEST(cnnvec_layouts)
 	            "arch 'cnnvec:4x4:relu:kernel=3:pool=4:head=64' pools rows [9, 9] below one pixel after layer 2");
 	set_rows(&d, 1, five, 1, one);
 	CHECK_FAILS(hml__arch_layout_of(&l, &a, &d), HML_EINVALID, "needs whole-field rows [C,H,W] or [H,W]; region rows are [5]");
+	/* spatial: the last layer is not pooled, and gives 2 features a channel:
+	 * 32 x 30 -> 16 x 15 (layer 1) -> heatmaps of 16 x 15 (layer 2). */
+	CHECK_OK(hml__arch_parse(&a, "cnnvec:8x5:relu:pool=2:spatial"));
+	set_rows(&d, 3, frames, 2, pos);
+	CHECK_OK(hml__arch_layout_of(&l, &a, &d));
+	CHECK_EQ_INT(l.flat_features, 10);
+	CHECK(l.map_height == 16 && l.map_width == 15);
+	/* a single layer is the heatmaps of the rows themselves: 9 x 9 with pool 4 */
+	CHECK_OK(hml__arch_parse(&a, "cnnvec:3:relu:pool=4:spatial"));
+	set_rows(&d, 2, hw, 1, one);
+	CHECK_OK(hml__arch_layout_of(&l, &a, &d));
+	CHECK(l.flat_features == 6 && l.map_height == 9 && l.map_width == 9);
+	/* 9 -> 2 -> 0 only if the second were pooled: it is not */
+	CHECK_OK(hml__arch_parse(&a, "cnnvec:4x4:relu:pool=4:spatial"));
+	CHECK_OK(hml__arch_layout_of(&l, &a, &d));
+	CHECK(l.map_height == 2 && l.map_width == 2);
 }
 
 TEST(cnnvec_template)
@@ -423,6 +447,23 @@ TEST(cnnvec_template)
 		CHECK(strstr(t, "w_head") == NULL);
 		CHECK_CONTAINS(t, "h = h.reshape([h.size(0), 256])");
 	}
+	free(t);
+	/* spatial: the pooled layers repeated, the last written out unpooled
+	 * and without activation, read by spatial() on its 4 x 4 map */
+	t = expand("cnnvec:4x6:tanh:kernel=3:pool=2:head=0:spatial", frames, 3, pos, 2);
+	CHECK(t != NULL);
+	if (t) {
+		CHECK_CONTAINS(t, "h = torch.tanh(torch.conv2d(h, self.w0, self.b0, [1, 1], [1, 1]))\n"
+		                  "    h = self.pool(h)\n"
+		                  "    h = self.spatial(torch.conv2d(h, self.w1, self.b1, [1, 1], [1, 1]))\n"
+		                  "    h = h.reshape([h.size(0), 12])\n");
+		CHECK_CONTAINS(t, "p = torch.softmax(h.reshape([n, c, 4 * 4]), 2)");
+		CHECK_CONTAINS(t, "return torch.stack([ex, ey], 2)");
+		CHECK(strstr(t, "self.w2") == NULL && strstr(t, "{") == NULL && strstr(t, "@") == NULL);
+	}
+	free(t);
+	t = expand("cnnvec:4:relu:pool=1:head=0", frames, 3, pos, 2);
+	CHECK(t != NULL && strstr(t, "spatial") == NULL);
 	free(t);
 }
 

@@ -218,7 +218,9 @@ static void make_spots(hml__dataset *d, int64_t rows, int c, int pair)
 }
 
 /* cnnvec: pooling that divides the map and one that drops a remainder,
- * with and without a hidden head layer, [C, H, W] and [H, W] rows. */
+ * with and without a hidden head layer, [C, H, W] and [H, W] rows; spatial
+ * (the last conv layer's heatmaps read by their soft-argmax) after a
+ * pooled layer that drops a remainder, and as the only layer. */
 TEST(cnnvec)
 {
 	hml__dataset d;
@@ -226,9 +228,11 @@ TEST(cnnvec)
 	make_spots(&d, 40, 2, 0);
 	agree(&d, "cnnvec:4x3:tanh:kernel=3:pool=2:head=8", "vec_chw");
 	agree(&d, "cnnvec:3:silu:kernel=5:pool=3:head=0", "vec_pool3");
+	agree(&d, "cnnvec:4x3:relu:kernel=3:pool=2:head=8:spatial", "vec_spatial2");
 	hml__dataset_release(&d);
 	make_spots(&d, 40, 0, 1);
 	agree(&d, "cnnvec:4x4:gelu:kernel=3:pool=1:head=6", "vec_hw");
+	agree(&d, "cnnvec:2:relu:kernel=1:pool=4:head=0:spatial", "vec_spatial1");
 	hml__dataset_release(&d);
 }
 

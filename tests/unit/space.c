@@ -258,7 +258,7 @@ TEST(files)
 	CHECK_FAILS(hml__space_load(&s, fifo), HML_EIO, "': not a regular file");
 	unlink(fifo);
 	const char *families[] = { "mlp", "cnn", "cnnvec" };
-	const size_t nparams[] = { 7, 7, 9 };   /* cnnvec adds pool and head */
+	const size_t nparams[] = { 7, 7, 10 };   /* cnnvec adds pool, head and spatial */
 	for (int i = 0; i < 3; i++) {
 		snprintf(fam, sizeof fam, "%s/models/%s.json", src, families[i]);
 		CHECK_OK(hml__space_load(&s, fam));

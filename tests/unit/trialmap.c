@@ -85,6 +85,15 @@ TEST(cnn)
 	CHECK_STR(arch, "cnn:4:tanh:kernel=5");
 	CHECK_OK(map(&o, arch, "cnn", "cnn:4:tanh:kernel=5:residual", "{\"layers\": 2}"));
 	CHECK_STR(arch, "cnn:4x4:tanh:kernel=5:residual");
+	/* spatial: the same for cnnvec's flag */
+	CHECK_OK(map(&o, arch, "cnnvec", NULL, "{\"width\": 10, \"kernel\": 1, \"spatial\": 1}"));
+	CHECK_STR(arch, "cnnvec:10x10:relu:kernel=1:pool=2:head=64:spatial");
+	CHECK_OK(map(&o, arch, "cnnvec", "cnnvec:4:relu:kernel=1:pool=4:head=0:spatial",
+	             "{\"spatial\": 0}"));
+	CHECK_STR(arch, "cnnvec:4:relu:kernel=1:pool=4:head=0");
+	CHECK_OK(map(&o, arch, "cnnvec", "cnnvec:4:relu:kernel=1:pool=4:head=0:spatial",
+	             "{\"layers\": 2}"));
+	CHECK_STR(arch, "cnnvec:4x4:relu:kernel=1:pool=4:head=0:spatial");
 }
 
 TEST(bad_values)
@@ -103,6 +112,10 @@ TEST(bad_values)
 	CHECK_FAILS(map(&o, arch, "cnn", NULL, "{\"kernel\": 4}"), HML_EINVALID, "kernel");
 	CHECK_FAILS(map(&o, arch, "cnn", NULL, "{\"residual\": 2}"), HML_EINVALID,
 	            "trial parameter 'residual' must be 0 or 1, not 2");
+	CHECK_FAILS(map(&o, arch, "cnnvec", NULL, "{\"spatial\": 3}"), HML_EINVALID,
+	            "trial parameter 'spatial' must be 0 or 1, not 3");
+	CHECK_FAILS(map(&o, arch, "cnnvec", NULL, "{\"spatial\": -1}"), HML_EINVALID,
+	            "trial parameter 'spatial'");
 }
 
 static int check_space(const char *text, const char *family)
@@ -133,6 +146,9 @@ TEST(check)
 	CHECK_FAILS(check_space("{\"residual\": {\"type\": \"choice\", \"values\": [0, 1]}}",
 	                        "cnnvec"),
 	            HML_EINVALID, "parameter 'residual' is not an option of model family 'cnnvec'");
+	CHECK_OK(check_space("{\"spatial\": {\"type\": \"choice\", \"values\": [0, 1]}}", "cnnvec"));
+	CHECK_FAILS(check_space("{\"spatial\": {\"type\": \"choice\", \"values\": [0, 1]}}", "cnn"),
+	            HML_EINVALID, "parameter 'spatial' is not an option of model family 'cnn'");
 	CHECK_FAILS(check_space("{\"width_0\": {\"type\": \"int\", \"low\": 1, \"high\": 2}}", "mlp"),
 	            HML_EINVALID, "names layer 0");
 	CHECK_FAILS(check_space("{\"lr\": {\"type\": \"float\", \"low\": 0.1, \"high\": 1}}", "rnn"),
