@@ -155,7 +155,7 @@ ev = json.load(open(os.path.join(w, "evaluate.json")))["evaluation"]
 tr = json.load(open(os.path.join(w, "train.json")))["model"]
 m = tr["metrics"]
 print("== final position against Rodinia's true path (%g, %g%s), px RMSE"
-      % (truth_of(0)[0], truth_of(0)[1], " moved by seed % 33 - 16" if start else ""))
+      % (y0 - 2 * (F - 2), x0 + (F - 2), ", moved by seed % 33 - 16 on both axes" if start else ""))
 print("filter, %d collected videos:       %.3f  (mean estimate %.3f, %.3f; spread %.3f px)"
       % (len(out), rmse(out, range(1, len(out) + 1)), mean[0], mean[1], float(out.std(0).mean())))
 print("filter, %d held-out videos:        %.3f" % (seeds, rmse(acc, held)))
