@@ -415,8 +415,6 @@ static void print_chosen_by(const char *pid, const hml__model_view *m,
 		         "primary QoI on a search's QoI check)", pid, pick->model, pick->qoi_error);
 }
 
-/* The informational lines: the QoI check's result, then what was deployed
- * with the figures the choice used. */
 /* A model whose test error is within 10% of a constant's (the card's
  * test_rmse_const, hml-train(1)) has learned next to nothing from its
  * inputs, however fast and accurate it looks. */
@@ -431,6 +429,8 @@ static void print_constant(const char *pid, const char *id, const hml__model_vie
 		         pid, id, t, c);
 }
 
+/* The informational lines: the QoI check's result, then what was deployed
+ * with the figures the choice used. */
 static void print_deployed(const char *pid, const char *id, const char *label,
                            const char *workflow, const hml__model_view *m,
                            const hml__candidate *pick, const json_t *qoi_check)
