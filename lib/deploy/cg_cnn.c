@@ -14,20 +14,22 @@
  * spread over OpenMP threads from 2 samples, each thread with its own
  * scratch (zeroed: the planes' borders stay zero), and inside that region
  * OpenBLAS's OpenMP build runs single-threaded; one sample alone gets
- * OpenBLAS's threads. Samples of `nin` and `nout` floats.
+ * OpenBLAS's threads. Samples of `nin` and `nout` floats; float64 and int32
+ * inputs are converted per sample into the thread's scratch.
  */
 void hml__cg_put_sample_forwards(hml__cg_gen *g, long long nin, long long nout)
 {
 	const char *id = g->id, *up = g->up;
 
 	fprintf(g->f,
-		"\n/* x, y: rows samples of floats, or of doubles (f64) converted per sample; 0, or -1\n"
-		" * when scratch memory runs out */\n"
-		"static int hml_%s_samples(const void *x, void *y, int64_t rows, int f64)\n{\n"
+		"\n/* x, y: rows samples; x of floats (src 0), doubles (1, y doubles) or\n"
+		" * int32 (2, y floats), converted per sample; 0, or -1 when scratch memory\n"
+		" * runs out */\n"
+		"static int hml_%s_samples(const void *x, void *y, int64_t rows, int src)\n{\n"
 		"\tint failed = 0;\n\n\tif (rows <= 0)\n\t\treturn 0;\n"
 		"#ifdef _OPENMP\n#pragma omp parallel if (rows >= 2)\n#endif\n"
 		"\t{\n"
-		"\t\tfloat *buf = calloc((size_t)(HML_%s_SCRATCH + HML_%s_GSCRATCH + (f64 ? %lld + %lld : 0)\n"
+		"\t\tfloat *buf = calloc((size_t)(HML_%s_SCRATCH + HML_%s_GSCRATCH + (src ? %lld + %lld : 0)\n"
 		"\t\t                             + %d), sizeof(float));\n\n"
 		"\t\tif (!buf) {\n#ifdef _OPENMP\n#pragma omp atomic write\n#endif\n"
 		"\t\t\tfailed = 1;\n\t\t}\n",
@@ -35,25 +37,34 @@ void hml__cg_put_sample_forwards(hml__cg_gen *g, long long nin, long long nout)
 	fprintf(g->f,
 		"#ifdef _OPENMP\n#pragma omp for schedule(static)\n#endif\n"
 		"\t\tfor (int64_t i = 0; i < rows; i++) {\n"
+		"\t\t\tfloat *xf, *yf;\n\n"
 		"\t\t\tif (!buf)\n\t\t\t\tcontinue;\n"
-		"\t\t\tif (!f64) {\n"
+		"\t\t\tif (src == 0) {\n"
 		"\t\t\t\thml_%s_sample((const float *)x + i * %lld, (float *)y + i * %lld, buf,\n"
 		"\t\t\t\t               rows < 2);\n"
-		"\t\t\t} else {\n"
-		"\t\t\t\tfloat *xf = buf + HML_%s_SCRATCH + HML_%s_GSCRATCH, *yf = xf + %lld;\n\n"
+		"\t\t\t\tcontinue;\n\t\t\t}\n"
+		"\t\t\txf = buf + HML_%s_SCRATCH + HML_%s_GSCRATCH;\n"
+		"\t\t\tyf = src == 1 ? xf + %lld : (float *)y + i * %lld;\n"
+		"\t\t\tif (src == 1)\n"
 		"\t\t\t\tfor (int64_t k = 0; k < %lld; k++)\n"
 		"\t\t\t\t\txf[k] = (float)((const double *)x)[i * %lld + k];\n"
-		"\t\t\t\thml_%s_sample(xf, yf, buf, rows < 2);\n"
+		"\t\t\telse\n"
+		"\t\t\t\tfor (int64_t k = 0; k < %lld; k++)\n"
+		"\t\t\t\t\txf[k] = (float)((const int32_t *)x)[i * %lld + k];\n"
+		"\t\t\thml_%s_sample(xf, yf, buf, rows < 2);\n"
+		"\t\t\tif (src == 1)\n"
 		"\t\t\t\tfor (int64_t k = 0; k < %lld; k++)\n"
 		"\t\t\t\t\t((double *)y)[i * %lld + k] = yf[k];\n"
-		"\t\t\t}\n\t\t}\n\t\tfree(buf);\n\t}\n"
+		"\t\t}\n\t\tfree(buf);\n\t}\n"
 		"\treturn failed ? -1 : 0;\n}\n",
-		id, nin, nout, up, up, nin, nin, nin, id, nout, nout);
+		id, nin, nout, up, up, nin, nout, nin, nin, nin, nin, id, nout, nout);
 	fprintf(g->f,
 		"\nint hml_%s_forward_f32(const float *x, float *y, int64_t rows)\n{\n"
 		"\treturn hml_%s_samples(x, y, rows, 0);\n}\n"
 		"\nint hml_%s_forward_f64(const double *x, double *y, int64_t rows)\n{\n"
-		"\treturn hml_%s_samples(x, y, rows, 1);\n}\n", id, id, id, id);
+		"\treturn hml_%s_samples(x, y, rows, 1);\n}\n"
+		"\nint hml_%s_forward_i32(const int32_t *x, float *y, int64_t rows)\n{\n"
+		"\treturn hml_%s_samples(x, y, rows, 2);\n}\n", id, id, id, id, id, id);
 }
 
 /* The scratch defines' last line (the sgemm part, cg_conv_gemm.c) and the

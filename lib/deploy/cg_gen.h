@@ -57,7 +57,7 @@ int hml__cg_mlp_gemm_layer(const hml__cg_model *m, int l);
  * left 0 when no layer takes the sgemm path. */
 void hml__cg_plan_gemm(hml__cg_gen *g);
 
-/** The MLP's kernels and hml_<id>_forward_f32 / _f64. */
+/** The MLP's kernels and hml_<id>_forward_f32 / _f64 / _i32. */
 void hml__cg_put_mlp(hml__cg_gen *g);
 
 /* cg_conv_gemm.c */
@@ -93,7 +93,7 @@ void hml__cg_put_cnn(hml__cg_gen *g);
  * its comment "buf: HML_<ID>_SCRATCH floats<note>". */
 void hml__cg_put_sample_head(hml__cg_gen *g, int64_t gscratch, const char *note);
 
-/** hml_<id>_forward_f32 / _f64 of a CNN or cnnvec over its
+/** hml_<id>_forward_f32 / _f64 / _i32 of a CNN or cnnvec over its
  * hml_<id>_sample, samples of `nin` and `nout` floats. */
 void hml__cg_put_sample_forwards(hml__cg_gen *g, long long nin, long long nout);
 

@@ -188,13 +188,13 @@ static void put_mlp_gemm(hml__cg_gen *g)
 			        dst, ds, id, hml__cg_act_name(y->act), dst, ds);
 	}
 	fprintf(g->f, "}\n\n"
-		"/* x, y: rows >= 1 rows of floats, or of doubles (f64) converted per chunk; 0, or -1\n"
-		" * when scratch memory runs out */\n"
-		"static int hml_%s_gemm(const void *x, void *y, int64_t rows, int f64)\n{\n"
+		"/* x, y: rows >= 1 rows; x of floats (src 0), doubles (1, y doubles) or int32\n"
+		" * (2, y floats), converted per chunk; 0, or -1 when scratch memory runs out */\n"
+		"static int hml_%s_gemm(const void *x, void *y, int64_t rows, int src)\n{\n"
 		"\tconst int64_t nc = (rows + %lld - 1) / %lld;\n\tint failed = 0;\n\n"
 		"#ifdef _OPENMP\n#pragma omp parallel if (rows >= %d)\n#endif\n"
 		"\t{\n"
-		"\t\tfloat *h = malloc((size_t)(2 * %lld * %lld + (f64 ? %lld * (%lld + %lld) : 0)) "
+		"\t\tfloat *h = malloc((size_t)(2 * %lld * %lld + (src ? %lld * (%lld + %lld) : 0)) "
 		"* sizeof(float));\n\n"
 		"\t\tif (!h) {\n#ifdef _OPENMP\n#pragma omp atomic write\n#endif\n"
 		"\t\t\tfailed = 1;\n\t\t}\n"
@@ -205,29 +205,68 @@ static void put_mlp_gemm(hml__cg_gen *g)
 		"#ifdef _OPENMP\n#pragma omp for schedule(static)\n#endif\n"
 		"\t\tfor (int64_t c = 0; c < nc; c++) {\n"
 		"\t\t\tconst int64_t i0 = c * %lld;\n"
-		"\t\t\tconst int r = rows - i0 < %lld ? (int)(rows - i0) : %lld;\n\n"
+		"\t\t\tconst int r = rows - i0 < %lld ? (int)(rows - i0) : %lld;\n"
+		"\t\t\tfloat *xf, *yf;\n\n"
 		"\t\t\tif (!h)\n\t\t\t\tcontinue;\n"
-		"\t\t\tif (!f64) {\n"
+		"\t\t\tif (src == 0) {\n"
 		"\t\t\t\thml_%s_chunk((const float *)x + i0 * %lld, (float *)y + i0 * %lld, r, h);\n"
-		"\t\t\t} else {\n"
-		"\t\t\t\tfloat *xf = h + 2 * %lld * %lld, *yf = xf + %lld * %lld;\n\n"
+		"\t\t\t\tcontinue;\n\t\t\t}\n"
+		"\t\t\txf = h + 2 * %lld * %lld;\n"
+		"\t\t\tyf = src == 1 ? xf + %lld * %lld : (float *)y + i0 * %lld;\n"
+		"\t\t\tif (src == 1)\n"
 		"\t\t\t\tfor (int64_t k = 0; k < r * %lld; k++)\n"
 		"\t\t\t\t\txf[k] = (float)((const double *)x)[i0 * %lld + k];\n"
-		"\t\t\t\thml_%s_chunk(xf, yf, r, h);\n"
+		"\t\t\telse\n"
+		"\t\t\t\tfor (int64_t k = 0; k < r * %lld; k++)\n"
+		"\t\t\t\t\txf[k] = (float)((const int32_t *)x)[i0 * %lld + k];\n"
+		"\t\t\thml_%s_chunk(xf, yf, r, h);\n"
+		"\t\t\tif (src == 1)\n"
 		"\t\t\t\tfor (int64_t k = 0; k < r * %lld; k++)\n"
 		"\t\t\t\t\t((double *)y)[i0 * %lld + k] = yf[k];\n"
-		"\t\t\t}\n\t\t}\n\t\tfree(h);\n\t}\n"
+		"\t\t}\n\t\tfree(h);\n\t}\n"
 		"\treturn failed ? -1 : 0;\n}\n#endif\n",
 		id, ch, ch, OMP_ROWS, ch, w, ch, nin, nout, ch, ch, ch, id, nin, nout, ch, w, ch, nin,
-		nin, nin, id, nout, nout);
+		nout, nin, nin, nin, nin, id, nout, nout);
 }
 
-/* The sgemm path's entry, for batches of at least g->gemm_rows rows. */
-static void put_gemm_call(hml__cg_gen *g, int f64)
+/* The sgemm path's entry, for batches of at least g->gemm_rows rows; src
+ * as hml_<id>_gemm's. */
+static void put_gemm_call(hml__cg_gen *g, int src)
 {
 	if (g->gemm_rows > 0)
 		fprintf(g->f, "#ifdef HML_CMODEL_CBLAS\n\tif (rows >= %d)\n"
-		        "\t\treturn hml_%s_gemm(x, y, rows, %d);\n#endif\n", g->gemm_rows, g->id, f64);
+		        "\t\treturn hml_%s_gemm(x, y, rows, %d);\n#endif\n", g->gemm_rows, g->id, src);
+}
+
+/* hml_<id>_forward_<name>: rows of `xtype` converted to float per block of
+ * rows (on the stack), the outputs stored as `ytype`; src as
+ * hml_<id>_gemm's. */
+static void put_converting_forward(hml__cg_gen *g, const char *name, const char *xtype,
+                                   const char *ytype, int src)
+{
+	long long nin = hml__cg_model_in_size(g->m), nout = g->m->layers[g->m->nlayers - 1].out;
+	const char *id = g->id;
+
+	fprintf(g->f,
+		"\nint hml_%s_forward_%s(const %s *x, %s *y, int64_t rows)\n{\n"
+		"\tconst int64_t nb = (rows + %d - 1) / %d;\n\n", id, name, xtype, ytype, g->br,
+		g->br);
+	put_gemm_call(g, src);
+	fprintf(g->f,
+		"#ifdef _OPENMP\n#pragma omp parallel for schedule(static) if (rows >= %d)\n#endif\n"
+		"\tfor (int64_t b = 0; b < nb; b++) {\n"
+		"\t\tconst int64_t i0 = b * %d;\n"
+		"\t\tconst int r = rows - i0 < %d ? (int)(rows - i0) : %d;\n"
+		"\t\tfloat xf[%d * %lld], yf[%d * %lld];\n\n"
+		"\t\tfor (int64_t k = 0; k < r * %lld; k++)\n"
+		"\t\t\txf[k] = (float)x[i0 * %lld + k];\n"
+		"\t\tif (r == 1)\n\t\t\thml_%s_row(xf, yf);\n"
+		"\t\telse\n\t\t\thml_%s_block(xf, yf, r);\n"
+		"\t\tfor (int64_t k = 0; k < r * %lld; k++)\n"
+		"\t\t\ty[i0 * %lld + k] = yf[k];\n"
+		"\t}\n\treturn 0;\n}\n",
+		OMP_ROWS, g->br, g->br, g->br, g->br, nin, g->br, nout, nin, nin,
+		id, id, nout, nout);
 }
 
 void hml__cg_put_mlp(hml__cg_gen *g)
@@ -256,25 +295,8 @@ void hml__cg_put_mlp(hml__cg_gen *g)
 		"\t\thml_%s_block(x + i * %lld, y + i * %lld, rows - i < %d ? (int)(rows - i) : %d);\n"
 		"\t}\n\treturn 0;\n}\n",
 		OMP_ROWS, g->br, id, nin, nout, g->br, g->br);
-	fprintf(g->f,
-		"\nint hml_%s_forward_f64(const double *x, double *y, int64_t rows)\n{\n"
-		"\tconst int64_t nb = (rows + %d - 1) / %d;\n\n", id, g->br, g->br);
-	put_gemm_call(g, 1);
-	fprintf(g->f,
-		"#ifdef _OPENMP\n#pragma omp parallel for schedule(static) if (rows >= %d)\n#endif\n"
-		"\tfor (int64_t b = 0; b < nb; b++) {\n"
-		"\t\tconst int64_t i0 = b * %d;\n"
-		"\t\tconst int r = rows - i0 < %d ? (int)(rows - i0) : %d;\n"
-		"\t\tfloat xf[%d * %lld], yf[%d * %lld];\n\n"
-		"\t\tfor (int64_t k = 0; k < r * %lld; k++)\n"
-		"\t\t\txf[k] = (float)x[i0 * %lld + k];\n"
-		"\t\tif (r == 1)\n\t\t\thml_%s_row(xf, yf);\n"
-		"\t\telse\n\t\t\thml_%s_block(xf, yf, r);\n"
-		"\t\tfor (int64_t k = 0; k < r * %lld; k++)\n"
-		"\t\t\ty[i0 * %lld + k] = yf[k];\n"
-		"\t}\n\treturn 0;\n}\n",
-		OMP_ROWS, g->br, g->br, g->br, g->br, nin, g->br, nout, nin, nin,
-		id, id, nout, nout);
+	put_converting_forward(g, "f64", "double", "double", 1);
+	put_converting_forward(g, "i32", "int32_t", "float", 2);
 }
 
 /* The sgemm path's chunk and threshold (GEMM_MACS, GEMM_CHUNK_FLOATS). */

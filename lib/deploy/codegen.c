@@ -56,7 +56,10 @@ static void put_stats(hml__cg_gen *g, const char *json)
 	      "#pragma GCC diagnostic ignored \"-Woverlength-strings\"\n#endif\n", g->f);
 	fprintf(g->f, "static const char hml_%s_input_stats[] =", g->id);
 	for (size_t at = 0; at < n; at += 100) {
-		snprintf(piece, sizeof(piece), "%s", json + at);
+		size_t k = n - at < 100 ? n - at : 100;   /* not snprintf: it reads to the end */
+
+		memcpy(piece, json + at, k);
+		piece[k] = '\0';
 		fputs("\n\t", g->f);
 		put_c_string(g->f, piece);
 	}
@@ -65,11 +68,11 @@ static void put_stats(hml__cg_gen *g, const char *json)
 
 static void put_typedef(FILE *f)
 {
-	fputs("#ifndef HML_CMODEL_V2_DEFINED\n#define HML_CMODEL_V2_DEFINED\n"
-	      "/* the compiled-model ABI, version 2 (hml/cmodel.h) */\n"
-	      "typedef struct hml_cmodel_v2_info {\n\t", f);
-	fputs(HML_CMODEL_STR(HML_CMODEL_V2_FIELDS), f);
-	fputs("\n} hml_cmodel_v2_info;\n#endif\n", f);
+	fputs("#ifndef HML_CMODEL_V3_DEFINED\n#define HML_CMODEL_V3_DEFINED\n"
+	      "/* the compiled-model ABI, version 3 (hml/cmodel.h) */\n"
+	      "typedef struct hml_cmodel_v3_info {\n\t", f);
+	fputs(HML_CMODEL_STR(HML_CMODEL_V3_FIELDS), f);
+	fputs("\n} hml_cmodel_v3_info;\n#endif\n", f);
 }
 
 static void put_entry(hml__cg_gen *g, const hml__cg_options *o)
@@ -79,8 +82,8 @@ static void put_entry(hml__cg_gen *g, const hml__cg_options *o)
 
 	fprintf(f, "\n#ifndef HML_CMODEL_NO_ENTRY\n#if defined(__GNUC__)\n"
 	        "__attribute__((visibility(\"default\")))\n#endif\n"
-	        "const hml_cmodel_v2_info hml_cmodel_v2 = {\n"
-	        "\t%#xu, %uu, (uint32_t)sizeof(hml_cmodel_v2_info), %uu, \"%s\",\n\t%d, %d, ",
+	        "const hml_cmodel_v3_info hml_cmodel_v3 = {\n"
+	        "\t%#xu, %uu, (uint32_t)sizeof(hml_cmodel_v3_info), %uu, \"%s\",\n\t%d, %d, ",
 	        HML_CMODEL_MAGIC, HML_CMODEL_ABI_VERSION, HML_CMODEL_DTYPE_F32, HML_CMODEL_TAG,
 	        m->in_ndim, m->out_ndim);
 	put_shape(f, m->in_shape, m->in_ndim);
@@ -98,16 +101,18 @@ static void put_entry(hml__cg_gen *g, const hml__cg_options *o)
 		fprintf(f, "hml_%s_input_stats", g->id);
 	else
 		fputs("0", f);
-	fputs("\n};\n#endif\n", f);
+	fprintf(f, ",\n\thml_%s_forward_i32\n};\n#endif\n", g->id);
 }
 
 static void put_prototypes(hml__cg_gen *g)
 {
 	fprintf(g->f, "\n/* x: rows * HML_%s_IN_FEATURES values, y: rows * HML_%s_OUT_FEATURES;\n"
-	        " * float32 arithmetic; 0, or -1 when scratch memory runs out */\n"
+	        " * float32 arithmetic; 0, or -1 when scratch memory runs out; _i32 reads\n"
+	        " * int32 rows and writes float32 outputs */\n"
 	        "int hml_%s_forward_f32(const float *x, float *y, int64_t rows);\n"
-	        "int hml_%s_forward_f64(const double *x, double *y, int64_t rows);\n",
-	        g->up, g->up, g->id, g->id);
+	        "int hml_%s_forward_f64(const double *x, double *y, int64_t rows);\n"
+	        "int hml_%s_forward_i32(const int32_t *x, float *y, int64_t rows);\n",
+	        g->up, g->up, g->id, g->id, g->id);
 }
 
 static void put_header(hml__cg_gen *g, const char *hash)
@@ -123,7 +128,7 @@ static void put_header(hml__cg_gen *g, const char *hash)
 	        g->up, (long long)hml__cg_model_in_size(m), g->up,
 	        (long long)hml__cg_model_out_size(m));
 	put_prototypes(g);
-	fputs("\n#ifndef HML_CMODEL_NO_ENTRY\nextern const hml_cmodel_v2_info hml_cmodel_v2;\n#endif\n"
+	fputs("\n#ifndef HML_CMODEL_NO_ENTRY\nextern const hml_cmodel_v3_info hml_cmodel_v3;\n#endif\n"
 	      "\n#ifdef __cplusplus\n}\n#endif\n#endif\n", g->f);
 }
 

@@ -34,9 +34,10 @@ typedef struct hml__cg_options {
 /**
  * Write the generated source to `c_path` and its header to `h_path`
  * (`h_path` may be NULL). The .c compiles on its own (C11, libm); it
- * defines hml_<id>_forward_f32 / _f64 (the ABI's forward signatures) and,
- * unless compiled with -DHML_CMODEL_NO_ENTRY, the data symbol
- * hml_cmodel_v2 (visibility default, so -fvisibility=hidden may be used).
+ * defines hml_<id>_forward_f32 / _f64 / _i32 (the ABI's forward
+ * signatures) and, unless compiled with -DHML_CMODEL_NO_ENTRY, the data
+ * symbol hml_cmodel_v3 (visibility default, so -fvisibility=hidden may be
+ * used).
  * OpenMP over row blocks when compiled with -fopenmp. An MLP with a layer
  * of at least 16 inputs and outputs also gets an sgemm path for large
  * batches, and a conv layer with at least 128 outputs and 1024 inputs per

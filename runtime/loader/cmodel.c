@@ -20,8 +20,9 @@ struct hml__cmodel {
 	void *handle;
 	const hml_cmodel_v1_info *info;   /* &head */
 	hml_cmodel_v1_info head;   /* the entry's version 1 fields (a copy: its prefix) */
-	unsigned abi;              /* the entry's ABI version, 1 or 2 */
+	unsigned abi;              /* the entry's ABI version, 1 to 3 */
 	const char *input_stats;   /* version 2's, in the object; NULL: none */
+	int (*forward_i32)(const int32_t *, float *, int64_t);  /* version 3's; NULL: none */
 	char *path;
 	void *out;              /* last output */
 	size_t out_cap;         /* bytes */
@@ -60,7 +61,7 @@ int hml__cmodel_sniff(const char *path)
 }
 
 /* Check the file without running any of it (cmodel_elf.c): its ABI
- * version (1 or 2), or a negative code. The check and
+ * version (1 to 3), or a negative code. The check and
  * the dlopen that follows it name the same path: a file planted in an
  * experiment is caught, a concurrent writer replacing it in between is not
  * (dlopen of /proc/self/fd/N would close that gap, but glibc matches a
@@ -118,17 +119,21 @@ static int shape_ok(int ndim, const int64_t *shape, int64_t features)
 	return p == features;
 }
 
-/* The entry struct of ABI version `abi` (its symbol `entry`, its size
- * `size`, its tag), checked field by field before anything is called. */
-static int check_info(const char *path, const hml_cmodel_v1_info *i, unsigned abi,
-                      const char *entry, size_t size, const char *tag)
+/* The entry struct of ABI version v (its symbol, size and tag), checked
+ * field by field before anything is called. */
+static int check_info(const char *path, const hml_cmodel_v1_info *i,
+                      const hml__cmodel_version *v)
 {
+	unsigned abi = v->version;
+	const char *entry = v->entry, *tag = v->tag;
+	size_t size = v->size;
+
 	if (i->magic != HML_CMODEL_MAGIC)
 		return hml__error_set(HML_EMODEL, "cannot open compiled model '%s': bad magic number "
 		                      "%#x in '%s'", path, (unsigned)i->magic, entry);
 	if (i->abi_version != abi)
 		return hml__error_set(HML_ENOTSUPPORTED, "cannot open compiled model '%s': ABI version "
-		                      "%u, this runtime reads 1 and %u (compile it again with this "
+		                      "%u, this runtime reads 1 to %u (compile it again with this "
 		                      "hml)", path, (unsigned)i->abi_version, HML_CMODEL_ABI_VERSION);
 	if (i->size != size || memcmp(i->tag, tag, strlen(tag) + 1) != 0)
 		return hml__error_set(HML_EMODEL, "cannot open compiled model '%s': its '%s' "
@@ -147,17 +152,15 @@ static int check_info(const char *path, const hml_cmodel_v1_info *i, unsigned ab
 int hml__cmodel_load(hml__cmodel **out, const char *path)
 {
 	hml__cmodel *m = NULL;
-	const char *why, *entry, *tag;
+	const hml__cmodel_version *ver;
+	const char *why;
 	const void *sym;
-	size_t size;
 	int rc, abi;
 
 	*out = NULL;
 	if ((abi = check_file(path)) < 0)
 		return abi;
-	entry = abi == 1 ? HML_CMODEL_V1_ENTRY : HML_CMODEL_ENTRY;
-	tag = abi == 1 ? HML_CMODEL_V1_TAG : HML_CMODEL_TAG;
-	size = abi == 1 ? sizeof(hml_cmodel_v1_info) : sizeof(hml_cmodel_v2_info);
+	ver = hml__cmodel_version_of((unsigned)abi);
 	if (!(m = calloc(1, sizeof(*m))) || !(m->path = strdup(path))) {
 		rc = hml__error_oom();
 		goto done;
@@ -170,19 +173,24 @@ int hml__cmodel_load(hml__cmodel **out, const char *path)
 		         : hml__error_oom();
 		goto done;
 	}
-	if (!(sym = dlsym(m->handle, entry))) {
+	if (!(sym = dlsym(m->handle, ver->entry))) {
 		rc = hml__error_set(HML_EMODEL, "cannot open compiled model '%s': no '%s' symbol "
-		                    "(not a model compiled by hml)", path, entry);
+		                    "(not a model compiled by hml)", path, ver->entry);
 		goto done;
 	}
-	/* A version 2 entry begins with version 1's fields, laid out alike. */
+	/* A newer entry begins with the older versions' fields, laid out alike. */
 	memcpy(&m->head, sym, sizeof(m->head));
 	m->info = &m->head;
 	m->abi = (unsigned)abi;
-	if ((rc = check_info(path, m->info, m->abi, entry, size, tag)) < 0)
+	if ((rc = check_info(path, m->info, ver)) < 0)
 		goto done;
 	if (abi >= 2)
 		m->input_stats = ((const hml_cmodel_v2_info *)sym)->input_stats;
+	if (abi >= 3 && !(m->forward_i32 = ((const hml_cmodel_v3_info *)sym)->forward_i32)) {
+		rc = hml__error_set(HML_EMODEL, "cannot open compiled model '%s': its shapes or "
+		                    "functions are not valid", path);
+		goto done;
+	}
 	*out = m;
 	m = NULL;
 done:
@@ -220,6 +228,11 @@ hml_dtype hml__cmodel_dtype(const hml__cmodel *m)
 {
 	(void)m;
 	return HML_F32;
+}
+
+int hml__cmodel_takes(const hml__cmodel *m, hml_dtype dtype)
+{
+	return dtype == HML_F32 || dtype == HML_F64 || (dtype == HML_I32 && m->forward_i32);
 }
 
 static int copy_shape(int64_t *shape, const int64_t *from, int ndim)
@@ -280,11 +293,12 @@ int hml__cmodel_forward(hml__cmodel *m, const void *in, hml_dtype dtype,
                         int ndim, const int64_t *shape)
 {
 	const hml_cmodel_v1_info *i = m->info;
+	hml_dtype ydt = dtype == HML_I32 ? HML_F32 : dtype;
 	int64_t features = 1, rows;
-	size_t need, esize;
+	size_t need;
 	int rc, saved = 0;
 
-	if (dtype != HML_F32 && dtype != HML_F64)
+	if (!hml__cmodel_takes(m, dtype))
 		return hml__error_set(HML_EINVALID, "compiled model '%s': bad input dtype %d",
 		                      m->path, (int)dtype);
 	if (ndim < 1 || ndim > HML_MAX_DIMS || shape[0] < 0)
@@ -294,8 +308,7 @@ int hml__cmodel_forward(hml__cmodel *m, const void *in, hml_dtype dtype,
 	if (features != i->in_features)
 		return shape_error(m, ndim, shape);
 	rows = shape[0];
-	esize = hml_dtype_size(dtype);
-	need = (size_t)(rows > 0 ? rows : 1) * (size_t)i->out_features * esize;
+	need = (size_t)(rows > 0 ? rows : 1) * (size_t)i->out_features * hml_dtype_size(ydt);
 	if (need > m->out_cap) {
 		void *p = realloc(m->out, need);
 
@@ -310,14 +323,16 @@ int hml__cmodel_forward(hml__cmodel *m, const void *in, hml_dtype dtype,
 	}
 	if (dtype == HML_F32)
 		rc = i->forward_f32(in, m->out, rows);
-	else
+	else if (dtype == HML_F64)
 		rc = i->forward_f64(in, m->out, rows);
+	else
+		rc = m->forward_i32(in, m->out, rows);
 	if (m->threads > 0)
 		m->omp_set(saved);
 	if (rc != 0)
 		return hml__error_set(HML_ENOMEM, "compiled model '%s': out of memory in forward",
 		                      m->path);
-	m->out_dtype = dtype;
+	m->out_dtype = ydt;
 	m->out_rows = rows;
 	return 0;
 }

@@ -3,9 +3,9 @@
  * file before the file is loaded (loader.h: hml__cmodel_elf_check).
  *
  * dlopen runs a shared object's constructors before dlsym can say whether
- * it exports hml_cmodel_v2 (or version 1's hml_cmodel_v1), so the symbol is
- * looked up here, in the file's
- * dynamic symbol table, and its constant fields (magic, ABI version, size,
+ * it exports hml_cmodel_v3 (or an older version's hml_cmodel_v2 or
+ * hml_cmodel_v1), so the symbol is looked up here, in the file's dynamic
+ * symbol table, and its constant fields (magic, ABI version, size,
  * tag: data that needs no relocation) are read from the section that holds
  * it. Every offset and size read from the file is checked against the
  * mapping before use.
@@ -118,16 +118,21 @@ static const Elf64_Sym *find_entry(const unsigned char *map, size_t size, const 
 	return NULL;
 }
 
-/* What each ABI version read exports: its symbol, struct size and tag. */
-static const struct {
-	unsigned version;
-	const char *entry;
-	size_t size;
-	const char *tag;
-} versions[] = {
-	{ 2, HML_CMODEL_ENTRY, sizeof(hml_cmodel_v2_info), HML_CMODEL_TAG },
+/* What each ABI version read exports, newest first: its symbol, struct
+ * size and tag. */
+static const hml__cmodel_version versions[] = {
+	{ 3, HML_CMODEL_ENTRY, sizeof(hml_cmodel_v3_info), HML_CMODEL_TAG },
+	{ 2, HML_CMODEL_V2_ENTRY, sizeof(hml_cmodel_v2_info), HML_CMODEL_V2_TAG },
 	{ 1, HML_CMODEL_V1_ENTRY, sizeof(hml_cmodel_v1_info), HML_CMODEL_V1_TAG },
 };
+
+const hml__cmodel_version *hml__cmodel_version_of(unsigned abi)
+{
+	for (size_t v = 0; v < sizeof(versions) / sizeof(versions[0]); v++)
+		if (versions[v].version == abi)
+			return &versions[v];
+	return NULL;
+}
 
 /* The entry of the newest version the file exports, or NULL (*v its index). */
 static const Elf64_Sym *find_any(const unsigned char *map, size_t size, const Elf64_Ehdr *eh,
@@ -157,8 +162,9 @@ int hml__cmodel_elf_check(const unsigned char *map, size_t size, const char *pat
 	if ((rc = header_ok(map, size, path)) < 0)
 		return rc;
 	if (!(sym = find_any(map, size, eh, &v)))
-		return refuse(path, "it exports no '" HML_CMODEL_ENTRY "' (nor version 1's '"
-		              HML_CMODEL_V1_ENTRY "') data symbol (not a model compiled by hml)");
+		return refuse(path, "it exports no '" HML_CMODEL_ENTRY "' (nor an older version's '"
+		              HML_CMODEL_V2_ENTRY "' or '" HML_CMODEL_V1_ENTRY "') data symbol (not "
+		              "a model compiled by hml)");
 	if (sym->st_size != versions[v].size || !(off = symbol_offset(map, size, eh, sym)))
 		return hml__error_set(HML_EMODEL, "cannot open compiled model '%s': its '%s' does "
 		                      "not have the layout of ABI version %u (refused without loading "
@@ -166,7 +172,7 @@ int hml__cmodel_elf_check(const unsigned char *map, size_t size, const char *pat
 	memcpy(&head, map + off, sizeof(head));
 	if (head.abi_version != versions[v].version && head.magic == HML_CMODEL_MAGIC)
 		return hml__error_set(HML_ENOTSUPPORTED, "cannot open compiled model '%s': ABI "
-		                      "version %u, this runtime reads 1 and %u (compile it again with "
+		                      "version %u, this runtime reads 1 to %u (compile it again with "
 		                      "this hml)", path, (unsigned)head.abi_version,
 		                      HML_CMODEL_ABI_VERSION);
 	if (head.magic != HML_CMODEL_MAGIC || head.size != versions[v].size ||

@@ -207,8 +207,15 @@ int hml__model_declared_input(const hml__model *m, int64_t *shape);
 int hml__model_declared_output(const hml__model *m, int64_t *shape);
 
 /**
+ * Whether hml__model_forward() reads `dtype` without a converted copy:
+ * the model's own dtype, and for a compiled model every dtype
+ * hml__cmodel_takes(). 1 or 0.
+ */
+int hml__model_takes(const hml__model *m, hml_dtype dtype);
+
+/**
  * Run forward on `in` (row-major, `ndim` dims of `shape`, element type
- * `dtype`; the memory is borrowed, not copied, when dtype is the model's).
+ * `dtype`; the memory is borrowed, not copied, when hml__model_takes()).
  * Runs under torch::NoGradGuard. The result is kept inside the model until
  * the next forward; read it with hml__model_output(). A model that rejects
  * the input fails with HML_ESHAPE or HML_EMODEL naming the input shape.
@@ -287,14 +294,27 @@ int hml__cmodel_sniff(const char *path);
  */
 int hml__cmodel_load(hml__cmodel **out, const char *path);
 
+/** What an ABI version's object exports (hml/cmodel.h). */
+typedef struct hml__cmodel_version {
+	unsigned version;       /* 1, 2 or 3 */
+	const char *entry;      /* its data symbol, "hml_cmodel_v3" */
+	size_t size;            /* sizeof its struct */
+	const char *tag;        /* "hml-cmodel-abi-3" */
+} hml__cmodel_version;
+
+/** ABI version `abi`'s exports (static storage), or NULL: not one this
+ *  runtime reads. The one table of them (cmodel_elf.c). */
+const hml__cmodel_version *hml__cmodel_version_of(unsigned abi);
+
 /**
  * Check the ELF file mapped at `map` (`size` bytes, from `path`) without
  * loading it: a 64-bit shared object of this machine whose dynamic symbol
- * table defines HML_CMODEL_ENTRY as a global data symbol of the size of
- * hml_cmodel_v2_info (or else HML_CMODEL_V1_ENTRY of the size of
- * hml_cmodel_v1_info), whose magic number, size and tag (read from the
+ * table defines the entry symbol of an ABI version this runtime reads
+ * (the newest found of HML_CMODEL_ENTRY, HML_CMODEL_V2_ENTRY and
+ * HML_CMODEL_V1_ENTRY) as a global data symbol of the size of that
+ * version's struct, whose magic number, size and tag (read from the
  * file) are that ABI version's. Every offset read from the file is
- * bounded by `size`. Returns the ABI version found (1 or 2), or
+ * bounded by `size`. Returns the ABI version found (1 to 3), or
  * HML_EMODEL / HML_ENOTSUPPORTED (another ABI version) with the message
  * "cannot open compiled model 'PATH': REASON (refused without loading it)".
  */
@@ -332,7 +352,7 @@ const char *hml__cmodel_hash(const hml__cmodel *m);
 /** The path it was loaded from. Borrowed. */
 const char *hml__cmodel_path(const hml__cmodel *m);
 
-/** The ABI version of the object (hml/cmodel.h): 1 or 2. */
+/** The ABI version of the object (hml/cmodel.h): 1 to 3. */
 unsigned hml__cmodel_abi(const hml__cmodel *m);
 
 /** The model's input statistics (hml/cmodel.h, version 2's input_stats:
@@ -341,9 +361,17 @@ unsigned hml__cmodel_abi(const hml__cmodel *m);
 const char *hml__cmodel_input_stats(const hml__cmodel *m);
 
 /**
+ * Whether hml__cmodel_forward() reads `dtype` itself, converting each
+ * value where the model reads it: F32 and F64 always, I32 from ABI
+ * version 3 (forward_i32). 1 or 0.
+ */
+int hml__cmodel_takes(const hml__cmodel *m, hml_dtype dtype);
+
+/**
  * Run the model on `in`: `ndim` dims of `shape`, shape[0] the rows, the
  * rest multiplying to the model's input features (row-major, element type
- * `dtype`, F32 or F64; borrowed). The output, in the same dtype, is kept in
+ * `dtype`, one hml__cmodel_takes(); borrowed). The output, in the same
+ * dtype (F32 for I32 input), is kept in
  * the model until the next forward (hml__cmodel_output). Errors:
  * HML_ESHAPE "compiled model 'PATH' takes rows of [5], not [4]",
  * HML_EINVALID (bad dtype), HML_ENOMEM.
@@ -367,7 +395,7 @@ int hml__cmodel_forward_into(const hml__cmodel *m, const void *in, hml_dtype dty
 /**
  * The last forward's output: [rows, *declared output shape], a buffer owned
  * by the model, valid until the next forward or free; `*dtype` is the
- * input's dtype. HML_EINVALID before any forward.
+ * input's dtype (F32 after an I32 input). HML_EINVALID before any forward.
  */
 int hml__cmodel_output(const hml__cmodel *m, const void **data, hml_dtype *dtype,
                        int *ndim, int64_t *shape);

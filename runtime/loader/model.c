@@ -238,6 +238,15 @@ int hml__model_output(const hml__model *m, const void **data, hml_dtype *dtype,
 	return 0;
 }
 
+int hml__model_takes(const hml__model *m, hml_dtype dtype)
+{
+	if (!m)
+		return 0;
+	if (m->be == &c_backend)
+		return hml__cmodel_takes(m->impl, dtype);
+	return dtype == hml__model_dtype(m);
+}
+
 int hml__model_reentrant(const hml__model *m)
 {
 	return m && m->be == &c_backend;

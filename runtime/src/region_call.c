@@ -55,6 +55,29 @@ static int check_output(hml_region *r, int ndim, const int64_t *shape)
 		r->cfg.model, got, r->label, want);
 }
 
+/* The inputs as the model reads them, in *dt: the application's own array
+ * when the side is one contiguous map whose dtype the model reads itself (a
+ * compiled model converts float64 and int32 values where it reads them,
+ * hml/cmodel.h), else gathered into the model's dtype. A guard checks rows
+ * in the model's dtype, and conservation needs the input in the output's
+ * dtype (not int32): those calls gather. */
+static int model_input(hml_region *r, const void **x, hml_dtype *dt)
+{
+	const hml_array *a = r->in.n == 1 ? hml_tmap_array(r->in.maps[0], 0) : NULL;
+	hml_dtype app = a ? a->dtype : r->model_dtype;
+	const void *direct;
+
+	if (!r->guard && app != r->model_dtype &&
+	    !(r->cfg.conserve && app == HML_I32) && hml__model_takes(r->model, app) &&
+	    (direct = hml_tmap_contiguous(r->in.maps[0], app)) != NULL) {
+		*x = direct;
+		*dt = app;
+		return 0;
+	}
+	*dt = r->model_dtype;
+	return hml__side_gather(&r->in, r->in.mbuf, r->model_dtype, r->cfg.threads, x);
+}
+
 /* Gather the inputs and run the model; the output stays in the model.
  * With a guard: 1 when some rows are guarded and the region iterates over
  * hml_region_rows() (the model still runs), 2 when the whole call must
@@ -64,10 +87,11 @@ static int run_model(hml_region *r, const void **out, hml_dtype *out_dtype)
 	int guarded = 0;
 	int64_t shape[HML_MAX_DIMS + 1], oshape[HML_MAX_DIMS + 1];
 	const void *x;
+	hml_dtype xdt;
 	double t0 = hml__now(), t1;
 	int rc, ond;
 
-	if ((rc = hml__side_gather(&r->in, r->in.mbuf, r->model_dtype, r->cfg.threads, &x)) < 0)
+	if ((rc = model_input(r, &x, &xdt)) < 0)
 		return rc;
 	t1 = hml__now();
 	r->stats.gather_s += t1 - t0;
@@ -80,7 +104,7 @@ static int run_model(hml_region *r, const void **out, hml_dtype *out_dtype)
 	memcpy(shape + 1, r->in.shape, (size_t)r->in.ndim * sizeof(int64_t));
 	if (!r->model_checked && (rc = hml__region_check_input(r)) < 0)
 		return rc;
-	if ((rc = hml__model_forward(r->model, x, r->model_dtype, r->in.ndim + 1, shape)) < 0)
+	if ((rc = hml__model_forward(r->model, x, xdt, r->in.ndim + 1, shape)) < 0)
 		return rc;
 	if ((rc = hml__model_output(r->model, out, out_dtype, &ond, oshape)) < 0)
 		return rc;
@@ -90,7 +114,7 @@ static int run_model(hml_region *r, const void **out, hml_dtype *out_dtype)
 			return rc;
 		r->model_checked = 1;
 	}
-	if (r->conserve_on && (rc = hml__region_conserve_apply(r, x, out, *out_dtype)) < 0)
+	if (r->conserve_on && (rc = hml__region_conserve_apply(r, x, xdt, out, *out_dtype)) < 0)
 		return rc;
 	r->stats.forward_s += hml__now() - t1;
 	return guarded;

@@ -35,11 +35,12 @@ int hml__region_conserve_setup(hml_region *r)
 	return 0;
 }
 
-int hml__region_conserve_apply(hml_region *r, const void *x, const void **y, hml_dtype ydt)
+int hml__region_conserve_apply(hml_region *r, const void *x, hml_dtype xdt, const void **y,
+                               hml_dtype ydt)
 {
 	size_t n = (size_t)(r->out.rows * r->out.row_size), bytes;
 
-	if (ydt != r->model_dtype || (ydt != HML_F32 && ydt != HML_F64))
+	if (ydt != xdt || (ydt != HML_F32 && ydt != HML_F64))
 		return hml__error_set(HML_ENOTSUPPORTED, "region '%s': conserve needs the model's "
 		                      "output in its input's dtype (float32 or float64)", r->label);
 	bytes = n * hml_dtype_size(ydt);

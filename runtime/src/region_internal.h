@@ -114,10 +114,11 @@ static inline int hml__region_collects(const hml_region *r)
  * shapes checked), the box resolved on the output row, HML_EINVALID when
  * the region's output is not shaped as its input or the box does not fit;
  * _apply after each forward: *y (the model's output, ydt) replaced by a
- * corrected copy whose box sums to the input x's (in the model's dtype).
- * _release frees the copy. */
+ * corrected copy whose box sums to the input x's (xdt, which must be ydt:
+ * float32 or float64). _release frees the copy. */
 int hml__region_conserve_setup(hml_region *r);
-int hml__region_conserve_apply(hml_region *r, const void *x, const void **y, hml_dtype ydt);
+int hml__region_conserve_apply(hml_region *r, const void *x, hml_dtype xdt, const void **y,
+                               hml_dtype ydt);
 void hml__region_conserve_release(hml_region *r);
 
 /* "[rows, f1, f2]": a side's shape with its rows, for messages

@@ -45,7 +45,8 @@ class Info(ctypes.Structure):
                 ("in_shape", ctypes.c_int64 * 8), ("out_shape", ctypes.c_int64 * 8),
                 ("in_features", ctypes.c_int64), ("out_features", ctypes.c_int64),
                 ("id", ctypes.c_char_p), ("hash", ctypes.c_char_p), ("arch", ctypes.c_char_p),
-                ("f32", ctypes.c_void_p), ("f64", ctypes.c_void_p)]
+                ("f32", ctypes.c_void_p), ("f64", ctypes.c_void_p), ("input_stats", ctypes.c_char_p),
+                ("i32", ctypes.c_void_p)]
 
 f = h5py.File(sorted(glob.glob("exp/data/*.h5"))[0], "r")
 x = f[list(f.keys())[0]]["input"][:7]
@@ -53,7 +54,7 @@ want = torch.jit.load("exp/models/m1.pt")(torch.from_numpy(x.astype(np.float32))
 want = want.reshape(len(x), -1).astype(np.float64)
 scale = max(1.0, np.abs(want).max())
 for so in ("c1.so", "c1-direct.so"):
-    info = Info.in_dll(ctypes.CDLL("exp/models/" + so), "hml_cmodel_v2")
+    info = Info.in_dll(ctypes.CDLL("exp/models/" + so), "hml_cmodel_v3")
     for dt, fn, ct in ((np.float32, info.f32, ctypes.c_float), (np.float64, info.f64, ctypes.c_double)):
         fwd = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ct), ctypes.POINTER(ct), ctypes.c_int64)(fn)
         for rows in (1, len(x)):
@@ -63,10 +64,22 @@ for so in ("c1.so", "c1-direct.so"):
             diff = np.abs(y - want[:rows]).max()
             assert diff <= 1e-4 * scale, (so, dt.__name__, rows, diff, scale)
             print(f"{so} {dt.__name__} rows {rows} diff {diff:.2g} scale {scale:.3g}")
+    # int32 rows (the fields rounded) give what their float32 copy gives
+    f32 = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_float), ctypes.POINTER(ctypes.c_float), ctypes.c_int64)(info.f32)
+    i32 = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_int32), ctypes.POINTER(ctypes.c_float), ctypes.c_int64)(info.i32)
+    xi = np.ascontiguousarray(np.rint(x.reshape(len(x), -1) * 10), dtype=np.int32)
+    xf = xi.astype(np.float32)
+    yf = np.zeros((len(x), info.out_features), dtype=np.float32)
+    yi = np.zeros_like(yf)
+    assert f32(xf.ctypes.data_as(ctypes.POINTER(ctypes.c_float)), yf.ctypes.data_as(ctypes.POINTER(ctypes.c_float)), len(x)) == 0
+    assert i32(xi.ctypes.data_as(ctypes.POINTER(ctypes.c_int32)), yi.ctypes.data_as(ctypes.POINTER(ctypes.c_float)), len(x)) == 0
+    assert np.array_equal(yf, yi), (so, np.abs(yf - yi).max())
+    print(f"{so} int32 rows {len(x)}: as float32")
 EOF
 	assert_success
 	assert_line --partial "c1.so float32 rows 7"
 	assert_line --partial "c1-direct.so float64 rows 7"
+	assert_line "c1-direct.so int32 rows 7: as float32"
 }
 
 @test "cnn: heat's default, 1 -> 8 -> 1 channels, 5x5, direct, match TorchScript within 1e-4" {

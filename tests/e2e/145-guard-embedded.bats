@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# A compiled model carries its card's input statistics (ABI version 2):
+# A compiled model carries its card's input statistics (ABI version 2 on):
 # hml deploy --target c embeds them and records input_stats; the .so
 # copied out of its experiment is guarded by naming a spec in
 # HML_GUARD_<LABEL> (no guard file, no experiment), and guarded rows hold
@@ -46,9 +46,10 @@ class Info(ctypes.Structure):
                 ("in_shape", ctypes.c_int64 * 8), ("out_shape", ctypes.c_int64 * 8),
                 ("in_features", ctypes.c_int64), ("out_features", ctypes.c_int64),
                 ("id", ctypes.c_char_p), ("hash", ctypes.c_char_p), ("arch", ctypes.c_char_p),
-                ("f32", ctypes.c_void_p), ("f64", ctypes.c_void_p), ("input_stats", ctypes.c_char_p)]
-info = Info.in_dll(ctypes.CDLL(exp + "/models/c1.so"), "hml_cmodel_v2")
-assert info.abi_version == 2 and info.tag == b"hml-cmodel-abi-2", (info.abi_version, info.tag)
+                ("f32", ctypes.c_void_p), ("f64", ctypes.c_void_p), ("input_stats", ctypes.c_char_p),
+                ("i32", ctypes.c_void_p)]
+info = Info.in_dll(ctypes.CDLL(exp + "/models/c1.so"), "hml_cmodel_v3")
+assert info.abi_version == 3 and info.tag == b"hml-cmodel-abi-3", (info.abi_version, info.tag)
 card = json.load(open(exp + "/models/m1.json"))["guard"]
 assert json.loads(info.input_stats) == card
 PYEOF

@@ -25,6 +25,7 @@
 #include "deploy/codegen.h"
 #include "fixtures.h"
 #include "hml/cmodel.h"
+#include "hml/hml.h"
 #include "loader/loader.h"
 
 static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -152,7 +153,8 @@ static void cnn_ref(const hml__cg_model *m, int64_t H, int64_t W, const double *
 }
 
 /* Run `rows` rows through the loaded model in float and double and compare
- * with the reference to 1e-5 of the outputs' scale. */
+ * with the reference to 1e-5 of the outputs' scale; the same rows rounded
+ * to int32 give, in float, what their float64 copy gives (compare_i32). */
 static void compare(const hml__cg_model *m, hml__cmodel *cm, const char *name, int64_t rows);
 
 /* Generate, compile, load, compare at each of the `n` row counts. */
@@ -173,13 +175,49 @@ static void roundtrip(const hml__cg_model *m, const char *name, const int64_t *r
 		return;
 	CHECK_STR(hml__cmodel_id(cm), name);
 	CHECK_STR(hml__cmodel_hash(cm), "00ff");
-	CHECK_EQ_INT(hml__cmodel_abi(cm), 2);
+	CHECK_EQ_INT(hml__cmodel_abi(cm), 3);
+	CHECK(hml__cmodel_takes(cm, HML_I32) && hml__cmodel_takes(cm, HML_F64));
 	CHECK(hml__cmodel_input_stats(cm) == NULL);   /* none given */
 	CHECK_EQ_INT(hml__cmodel_declared_input(cm, shape), m->in_ndim);
 	CHECK_EQ_INT(shape[m->in_ndim - 1], m->in_shape[m->in_ndim - 1]);
 	for (size_t i = 0; i < n; i++)
 		compare(m, cm, name, rows[i]);
 	hml__cmodel_free(cm);
+}
+
+/* forward_i32 of the rows x (nin values each) rounded to int32, against
+ * forward_f64 of the same integers: the same float arithmetic on the same
+ * float inputs, so the same outputs bit for bit (float32 against float64
+ * holding float32 values). */
+static void compare_i32(hml__cmodel *cm, const double *x, int64_t rows, int64_t nin,
+                        int64_t nout, int ndim, const int64_t *shape)
+{
+	int32_t *xi = malloc((size_t)(rows * nin) * sizeof(int32_t));
+	double *xd = malloc((size_t)(rows * nin) * sizeof(double));
+	double *yd = malloc((size_t)(rows * nout) * sizeof(double));
+	int64_t oshape[HML_MAX_DIMS], same = 0;
+	const void *out;
+	hml_dtype dt;
+	int nd;
+
+	if (!xi || !xd || !yd)
+		goto done;
+	for (int64_t i = 0; i < rows * nin; i++)
+		xd[i] = xi[i] = (int32_t)lround(x[i]);
+	CHECK_OK(hml__cmodel_forward(cm, xd, HML_F64, ndim, shape));
+	CHECK_OK(hml__cmodel_output(cm, &out, &dt, &nd, oshape));
+	memcpy(yd, out, (size_t)(rows * nout) * sizeof(double));
+	CHECK_OK(hml__cmodel_forward(cm, xi, HML_I32, ndim, shape));
+	CHECK_OK(hml__cmodel_output(cm, &out, &dt, &nd, oshape));
+	CHECK_EQ_INT(dt, HML_F32);
+	CHECK_EQ_INT(oshape[0], rows);
+	for (int64_t i = 0; i < rows * nout; i++)
+		same += (double)((const float *)out)[i] == yd[i];
+	CHECK_EQ_INT(same, rows * nout);
+done:
+	free(xi);
+	free(xd);
+	free(yd);
 }
 
 static void compare(const hml__cg_model *m, hml__cmodel *cm, const char *name, int64_t rows)
@@ -247,6 +285,7 @@ static void compare(const hml__cg_model *m, hml__cmodel *cm, const char *name, i
 		fprintf(stderr, "%s (%lld rows): max diff %g, scale %g\n", name, (long long)rows,
 		        maxdiff, scale);
 	CHECK(maxdiff <= 1e-5 * scale);
+	compare_i32(cm, x, rows, nin, nout, m->in_ndim + 1, shape);
 	free(x);
 	free(xf);
 	free(ref);
@@ -506,11 +545,12 @@ TEST(standalone)
 	fputs("#include <stdio.h>\n#include <string.h>\n#include \"m7.h\"\n#include \"stats.h\"\n"
 	      "int main(void)\n{\n"
 	      "\tconst float x[2 * HML_M7_IN_FEATURES] = { 1, 2, 3, 4, 5, 0.5f, -1, 2.5f, 7, 0 };\n"
-	      "\tfloat y[2];\n\tdouble xd[10], yd[2];\n"
-	      "\tfor (int i = 0; i < 10; i++) xd[i] = x[i];\n"
+	      "\tfloat y[2], yi[2];\n\tdouble xd[10], yd[2];\n\tint32_t xi[10];\n"
+	      "\tfor (int i = 0; i < 10; i++) xd[i] = x[i], xi[i] = (int32_t)x[i];\n"
 	      "\tif (hml_m7_forward_f32(x, y, 2) || hml_m7_forward_f64(xd, yd, 2)) return 1;\n"
-	      "\tprintf(\"%.9g %.9g %.9g %.9g %s\\n\", y[0], y[1], yd[0], yd[1], hml_cmodel_v2.arch);\n"
-	      "\tif (strcmp(hml_cmodel_v2.input_stats, STATS) != 0) return 2;\n"
+	      "\tif (hml_cmodel_v3.forward_i32(xi, yi, 2) || !(yi[0] == yi[0])) return 3;\n"
+	      "\tprintf(\"%.9g %.9g %.9g %.9g %s\\n\", y[0], y[1], yd[0], yd[1], hml_cmodel_v3.arch);\n"
+	      "\tif (strcmp(hml_cmodel_v3.input_stats, STATS) != 0) return 2;\n"
 	      "\treturn 0;\n}\n", f);
 	fclose(f);
 	f = fopen(tmp_path("stats.h"), "w");   /* the same text, for the app to compare */
@@ -587,11 +627,11 @@ TEST(refused)
 	         getenv("HML_SOURCE_DIR") ? getenv("HML_SOURCE_DIR") : ".");
 	CHECK(compile_so(tmp_path("fake.c"), tmp_path("magic.so"), cmd) == 0);
 	CHECK_FAILS(hml__cmodel_load(&cm, tmp_path("magic.so")), HML_EMODEL, "bad magic number");
-	snprintf(cmd, sizeof(cmd), "-I'%s/runtime/include' -DMAGIC=HML_CMODEL_MAGIC -DVERSION=3",
+	snprintf(cmd, sizeof(cmd), "-I'%s/runtime/include' -DMAGIC=HML_CMODEL_MAGIC -DVERSION=4",
 	         getenv("HML_SOURCE_DIR") ? getenv("HML_SOURCE_DIR") : ".");
 	CHECK(compile_so(tmp_path("fake.c"), tmp_path("version.so"), cmd) == 0);
 	CHECK_FAILS(hml__cmodel_load(&cm, tmp_path("version.so")), HML_ENOTSUPPORTED,
-	            "ABI version 3, this runtime reads 1 and 2");
+	            "ABI version 4, this runtime reads 1 to 3");
 	/* a good model cut short */
 	CHECK_OK(make_model(&m, HML__CG_MLP, 2, sizes, 0, HML__ACT_RELU, 9));
 	m.in_ndim = 1, m.in_shape[0] = 5;
@@ -685,7 +725,7 @@ TEST(no_code_before_check)
 		if (copy) {
 			const Elf64_Ehdr *eh = (const Elf64_Ehdr *)(const void *)buf;
 
-			CHECK_EQ_INT(hml__cmodel_elf_check(buf, (size_t)n, "good.so"), 2);
+			CHECK_EQ_INT(hml__cmodel_elf_check(buf, (size_t)n, "good.so"), 3);
 			for (int k = 0; k < 20000; k++) {
 				memcpy(copy, buf, (size_t)n);
 				for (int j = 0; j < 4; j++) {
@@ -770,6 +810,154 @@ TEST(threads)
 	hml__cmodel_free(cm);
 }
 
+/* Objects of ABI version 2 (no int32 forward) still load and run; a
+ * version 3 object without its int32 forward is refused. */
+TEST(older_versions)
+{
+	static const char src[] =
+		"#include <stdint.h>\n#include \"hml/cmodel.h\"\n"
+		"static int f(const float *x, float *y, int64_t r) { for (int64_t i = 0; i < r; i++)\n"
+		"  y[i] = x[5 * i] + 1; return 0; }\n"
+		"static int d(const double *x, double *y, int64_t r) { for (int64_t i = 0; i < r; i++)\n"
+		"  y[i] = x[5 * i] + 1; return 0; }\n"
+		"#if V3\n"
+		"__attribute__((visibility(\"default\"))) const hml_cmodel_v3_info hml_cmodel_v3 = {\n"
+		"HML_CMODEL_MAGIC, 3, sizeof(hml_cmodel_v3_info), 1, HML_CMODEL_TAG, 1, 1, {5}, {1},"
+		" 5, 1, \"t\", \"\", \"a\", f, d, \"{}\", 0 };\n"
+		"#else\n"
+		"__attribute__((visibility(\"default\"))) const hml_cmodel_v2_info hml_cmodel_v2 = {\n"
+		"HML_CMODEL_MAGIC, 2, sizeof(hml_cmodel_v2_info), 1, HML_CMODEL_V2_TAG, 1, 1, {5}, {1},"
+		" 5, 1, \"t\", \"\", \"a\", f, d, \"{}\" };\n"
+		"#endif\n";
+	char flags[1024];
+	hml__cmodel *cm = NULL;
+	int64_t shape[2] = { 2, 5 }, os[HML_MAX_DIMS];
+	int32_t xi[10] = { 0 };
+	float x[10] = { 3, 0, 0, 0, 0, 4 };
+	const void *out;
+	hml_dtype dt;
+	int nd;
+
+	write_text(tmp_path("older.c"), src);
+	snprintf(flags, sizeof(flags), "-I'%s/runtime/include' -DV3=0",
+	         getenv("HML_SOURCE_DIR") ? getenv("HML_SOURCE_DIR") : ".");
+	CHECK(compile_so(tmp_path("older.c"), tmp_path("v2.so"), flags) == 0);
+	CHECK_OK(hml__cmodel_load(&cm, tmp_path("v2.so")));
+	if (cm) {
+		CHECK_EQ_INT(hml__cmodel_abi(cm), 2);
+		CHECK_STR(hml__cmodel_input_stats(cm), "{}");
+		CHECK_EQ_INT(hml__cmodel_takes(cm, HML_I32), 0);
+		CHECK_EQ_INT(hml__cmodel_takes(cm, HML_F64), 1);
+		CHECK_FAILS(hml__cmodel_forward(cm, xi, HML_I32, 2, shape), HML_EINVALID,
+		            "bad input dtype");
+		CHECK_OK(hml__cmodel_forward(cm, x, HML_F32, 2, shape));
+		CHECK_OK(hml__cmodel_output(cm, &out, &dt, &nd, os));
+		CHECK(dt == HML_F32 && ((const float *)out)[0] == 4 && ((const float *)out)[1] == 5);
+	}
+	hml__cmodel_free(cm);
+	cm = NULL;
+	snprintf(flags, sizeof(flags), "-I'%s/runtime/include' -DV3=1",
+	         getenv("HML_SOURCE_DIR") ? getenv("HML_SOURCE_DIR") : ".");
+	CHECK(compile_so(tmp_path("older.c"), tmp_path("v3null.so"), flags) == 0);
+	CHECK_FAILS(hml__cmodel_load(&cm, tmp_path("v3null.so")), HML_EMODEL,
+	            "its shapes or functions are not valid");
+	CHECK(cm == NULL);
+}
+
+/* A region hands a compiled model the application's own array when it can
+ * (one contiguous map, a dtype the model reads: float64, and int32 from
+ * ABI version 3), else a gathered float32 copy: a fake model answers which
+ * forward ran and on what pointer. */
+TEST(region_reads_app_arrays)
+{
+	static const char src[] =
+		"#include <stdint.h>\n#include \"hml/cmodel.h\"\n"
+		"static int which; static const void *seen;\n"
+		"__attribute__((visibility(\"default\"))) int probe(const void **p)\n"
+		"{ *p = seen; return which; }\n"
+		"static int f(const float *x, float *y, int64_t r) { which = 32; seen = x;\n"
+		"  for (int64_t i = 0; i < r; i++) y[i] = x[5 * i] + x[5 * i + 4]; return 0; }\n"
+		"static int d(const double *x, double *y, int64_t r) { which = 64; seen = x;\n"
+		"  for (int64_t i = 0; i < r; i++) y[i] = x[5 * i] + x[5 * i + 4]; return 0; }\n"
+		"static int n(const int32_t *x, float *y, int64_t r) { which = 3; seen = x;\n"
+		"  for (int64_t i = 0; i < r; i++) y[i] = (float)(x[5 * i] + x[5 * i + 4]); return 0; }\n"
+		"__attribute__((visibility(\"default\"))) const hml_cmodel_v3_info hml_cmodel_v3 = {\n"
+		"HML_CMODEL_MAGIC, 3, sizeof(hml_cmodel_v3_info), 1, HML_CMODEL_TAG, 1, 1, {5}, {1},"
+		" 5, 1, \"t\", \"\", \"a\", f, d, 0, n };\n";
+	enum { R = 6 };
+	int32_t xi[R][5], xa[R][2], xb[R][3];
+	double xd[R][5], y[R];
+	hml_symbol sym = { "N", R };
+	hml_array out = HML_ARRAY_1D(y, HML_F64, R);
+	struct {
+		const char *so, *functor;
+		hml_array in[2];
+		size_t n;
+		int which;          /* the forward the model must run: 3, 64 or 32 */
+		const void *seen;   /* the pointer it gets; NULL: a copy */
+	} cases[] = {
+		{ "probe.so", "[i, 0:5] = ([i, 0:5])", { HML_ARRAY_2D(xi, HML_I32, R, 5) }, 1, 3, xi },
+		{ "probe.so", "[i, 0:5] = ([i, 0:5])", { HML_ARRAY_2D(xd, HML_F64, R, 5) }, 1, 64, xd },
+		{ "probe.so", "[i, 0:5] = ([i, 0:2], [i, 0:3])",
+		  { HML_ARRAY_2D(xa, HML_I32, R, 2), HML_ARRAY_2D(xb, HML_I32, R, 3) }, 2, 32, NULL },
+		{ "v2.so", "[i, 0:5] = ([i, 0:5])", { HML_ARRAY_2D(xi, HML_I32, R, 5) }, 1, 0, NULL },
+	};
+	char flags[1024];
+	int (*probe)(const void **) = NULL;
+	void *h, *sym_probe;
+
+	write_text(tmp_path("probe.c"), src);
+	snprintf(flags, sizeof(flags), "-I'%s/runtime/include'",
+	         getenv("HML_SOURCE_DIR") ? getenv("HML_SOURCE_DIR") : ".");
+	CHECK(compile_so(tmp_path("probe.c"), tmp_path("probe.so"), flags) == 0);
+	for (int i = 0; i < R; i++)
+		for (int j = 0; j < 5; j++) {
+			xi[i][j] = 100 * i - 7 * j;
+			xd[i][j] = xi[i][j] + 0.5;
+			if (j < 2)
+				xa[i][j] = xi[i][j];
+			else
+				xb[i][j - 2] = xi[i][j];
+		}
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		hml_region_options o;
+		hml_region *r = NULL;
+		const void *seen = NULL;
+		char model[512];
+
+		snprintf(model, sizeof(model), "%s", tmp_path(cases[c].so));
+		CHECK_OK(hml_region_options_init(&o, HML_REGION_OPTIONS_VERSION));
+		o.mode = HML_MODE_INFER;
+		o.on_error = HML_ON_ERROR_FAIL;
+		o.model = model;
+		CHECK_OK(hml_region_open(&r, "direct", &o));
+		if (!r)
+			return;
+		CHECK_EQ_INT(hml_region_input(r, cases[c].functor, "0:N", cases[c].in, cases[c].n,
+		                              &sym, 1), 0);
+		CHECK_EQ_INT(hml_region_output(r, "[i, 0:1] = ([i])", "0:N", &out, 1, &sym, 1), 0);
+		memset(y, 0, sizeof(y));
+		CHECK_EQ_INT(hml_region_begin(r), 0);   /* the model ran */
+		CHECK_OK(hml_region_end(r));
+		for (int i = 0; i < R; i++)   /* v2.so's f: x[0] + 1 */
+			CHECK(y[i] == (cases[c].which ? xi[i][0] + xi[i][4] : xi[i][0] + 1) +
+			              (cases[c].which == 64 ? 1.0 : 0.0));
+		if (cases[c].which) {
+			h = dlopen(model, RTLD_NOW | RTLD_LOCAL);
+			CHECK(h && (sym_probe = dlsym(h, "probe")));
+			if (h && sym_probe) {
+				memcpy(&probe, &sym_probe, sizeof(sym_probe));
+				CHECK_EQ_INT(probe(&seen), cases[c].which);
+				CHECK(cases[c].seen ? seen == cases[c].seen
+				                    : seen != cases[c].in[0].data && seen != NULL);
+			}
+			if (h)
+				dlclose(h);
+		}
+		hml_region_free(r);
+	}
+}
+
 int main(void)
 {
 	if (tmp_dir_make("cmodel") < 0)
@@ -785,6 +973,8 @@ int main(void)
 	RUN(refused);
 	RUN(no_code_before_check);
 	RUN(threads);
+	RUN(older_versions);
+	RUN(region_reads_app_arrays);
 	tmp_dir_remove();
 	return check_report();
 }

@@ -156,7 +156,7 @@ TEST(round_trip)
 	CHECK_OK(hml__cmodel_load(&cm, so_a));
 	if (!cm || !text)
 		return;
-	CHECK_EQ_INT(hml__cmodel_abi(cm), 2);
+	CHECK_EQ_INT(hml__cmodel_abi(cm), 3);
 	CHECK(hml__cmodel_input_stats(cm) != NULL);
 	CHECK_STR(hml__cmodel_input_stats(cm), text);
 	want = json_loads(text, 0, NULL);
