@@ -346,6 +346,7 @@ static void print_result(const train_state *st, const char *id, const json_t *re
 {
 	const json_t *m = json_object_get(rec, "metrics");
 	const json_t *rows = json_object_get(rec, "rows");
+	char constant[48] = "";
 
 	if (g_cmd.json) {
 		json_t *full = json_deep_copy(hml__store_find(st->s, "models", id));
@@ -358,8 +359,11 @@ static void print_result(const train_state *st, const char *id, const json_t *re
 	       (long long)json_integer_value(json_object_get(rows, "train")),
 	       (long long)json_integer_value(json_object_get(rows, "validation")),
 	       (long long)json_integer_value(json_object_get(rows, "test")));
-	printf("  validation RMSE %.6g, test RMSE %.6g (a constant's %.6g), test MAE %.6g, test max error %.6g\n",
-	       hml__json_number(m, "val_rmse"), hml__json_number(m, "test_rmse"), hml__json_number(m, "test_rmse_const"),
+	if (!isnan(hml__json_number(m, "test_rmse_const")))   /* null: none measured */
+		snprintf(constant, sizeof(constant), " (a constant's %.6g)",
+		         hml__json_number(m, "test_rmse_const"));
+	printf("  validation RMSE %.6g, test RMSE %.6g%s, test MAE %.6g, test max error %.6g\n",
+	       hml__json_number(m, "val_rmse"), hml__json_number(m, "test_rmse"), constant,
 	       hml__json_number(m, "test_mae"), hml__json_number(m, "test_max_abs"));
 	printf("  validation MAPE %.4g%%, test MAPE %.4g%% (metric %s, loss %s)\n",
 	       hml__json_number(m, "val_mape"), hml__json_number(m, "test_mape"),
