@@ -142,9 +142,16 @@ void cmd_print_shell_word(const char *w, int quote);
 int cmd_finish(int code);
 
 /* A progress bar on stderr, drawn only when stderr is a terminal and not -q.
- * NULL-safe everywhere. */
+ * With `lines` and stderr not a terminal (a log file, a batch job's
+ * output), a plain line instead every HML_PROGRESS_SECONDS (default 60; 0:
+ * none): "hml: LABEL: DONE/TOTAL (P%), DETAIL, T elapsed, about T left".
+ * NULL when nothing is drawn; NULL-safe everywhere. */
 typedef struct cmd_progress cmd_progress;
-cmd_progress *cmd_progress_start(const char *label, double total);
+cmd_progress *cmd_progress_start(const char *label, double total, int lines);
+
+/* Read HML_PROGRESS_SECONDS once, before a command runs: 0, or -1 after a
+ * one-line error (not a number of seconds >= 0). */
+int cmd_progress_setup(void);
 void cmd_progress_update(cmd_progress *p, double done, const char *detail);
 void cmd_progress_end(cmd_progress *p);
 

@@ -43,7 +43,7 @@ int collect_run_all(collect_state *st, int64_t first_seed, int runs, int *interr
 	                           NULL, st->prof, g ? st->dep.guard : NULL,
 	                           g ? NULL : &st->w->collect_keep, 0, NULL, NULL };
 	char **env = NULL, *program[] = { st->w->program, NULL }, **probe = NULL;
-	cmd_progress *bar = cmd_progress_start("collect", runs);
+	cmd_progress *bar = cmd_progress_start("collect", runs, 0);
 	double limit;   /* lib/run/limit.h: no accurate run to scale */
 	int k, ok = 0;
 

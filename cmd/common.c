@@ -15,6 +15,7 @@
 #include "core/envname.h"
 #include "core/util.h"
 #include "deploy/vet.h"
+#include "search/duration.h"
 #include "sys/interrupt.h"
 
 cmd_globals g_cmd = { "hml-experiment", 0, 0 };
@@ -448,19 +449,63 @@ struct cmd_progress {
 	double total;
 	double last_draw;
 	int drawn;
+	int lines;      /* no terminal: a line every `every` seconds */
+	double start;
 };
 
-cmd_progress *cmd_progress_start(const char *label, double total)
+/* HML_PROGRESS_SECONDS: seconds between two progress lines off a terminal. */
+static double progress_every = 60.0;
+
+int cmd_progress_setup(void)
 {
+	const char *v = getenv(HML__ENV_PROGRESS_SECONDS);
+	double s;
+
+	if (!v || !*v)
+		return 0;
+	if (hml__parse_double(v, &s) < 0 || !(s >= 0.0) || !isfinite(s)) {
+		cmd_error("invalid %s '%s': a number of seconds >= 0 (0: no progress lines)",
+		          HML__ENV_PROGRESS_SECONDS, v);
+		return -1;
+	}
+	progress_every = s;
+	return 0;
+}
+
+cmd_progress *cmd_progress_start(const char *label, double total, int lines)
+{
+	int terminal = isatty(STDERR_FILENO);
 	cmd_progress *p;
 
-	if (g_cmd.quiet || !isatty(STDERR_FILENO))
+	if (g_cmd.quiet || (!terminal && (!lines || progress_every <= 0.0)))
 		return NULL;
 	if (!(p = calloc(1, sizeof(*p))))
 		return NULL;
 	snprintf(p->label, sizeof(p->label), "%s", label);
 	p->total = total > 0 ? total : 1;
+	p->lines = !terminal;
+	p->start = p->last_draw = hml__now();
 	return p;
+}
+
+/* Off a terminal: one line when `every` seconds have passed since the last
+ * (or the start), with the time left at the pace so far. */
+static void progress_line(cmd_progress *p, double done, const char *detail, double now)
+{
+	char elapsed[16], left[16], eta[40] = "";
+
+	if (now - p->last_draw < progress_every || done >= p->total)
+		return;
+	p->last_draw = now;
+	hml__search_duration_format(elapsed, sizeof(elapsed), now - p->start);
+	if (done > 0) {
+		hml__search_duration_format(left, sizeof(left),
+		                            (now - p->start) / done * (p->total - done));
+		snprintf(eta, sizeof(eta), ", about %s left", left);
+	}
+	cmd_info("%s: %.0f/%.0f (%.0f%%)%s%s, %s elapsed%s", p->label, done, p->total,
+	         100.0 * done / p->total, detail && *detail ? ", " : "", detail ? detail : "",
+	         elapsed, eta);
 }
 
 void cmd_progress_update(cmd_progress *p, double done, const char *detail)
@@ -473,6 +518,10 @@ void cmd_progress_update(cmd_progress *p, double done, const char *detail)
 	if (!p)
 		return;
 	now = hml__now();
+	if (p->lines) {
+		progress_line(p, done, detail, now);
+		return;
+	}
 	if (p->drawn && now - p->last_draw < 0.1 && done < p->total)
 		return;
 	p->last_draw = now;
@@ -492,7 +541,7 @@ void cmd_progress_end(cmd_progress *p)
 {
 	if (!p)
 		return;
-	if (p->drawn)
+	if (p->drawn && !p->lines)
 		fputs("\r\033[K", stderr);
 	fflush(stderr);
 	free(p);

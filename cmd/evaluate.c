@@ -304,7 +304,7 @@ static int run(evaluation *e)
 
 	cmd_info("evaluating model '%s' on workflow '%s': %d measured runs each, after a warm-up",
 	         e->id, e->w->name, e->nrep);
-	bar = cmd_progress_start("evaluate", 2.0 * (e->nrep + 1));
+	bar = cmd_progress_start("evaluate", 2.0 * (e->nrep + 1), 1);
 	for (int k = 0; k <= e->nrep && rc == 0; k++) {
 		for (int which = 0; which < 2 && rc == 0; which++) {
 			snprintf(detail, sizeof(detail), "%s run %d/%d",

@@ -150,6 +150,8 @@ int main(int argc, char **argv)
 		cmd_error("unknown command '%s' (see 'hml --help')", argv[i]);
 		return HML_EXIT_USAGE;
 	}
+	if (cmd_progress_setup() < 0)
+		return HML_EXIT_USAGE;
 	cmd_signals_install();
 	return cmd_exit_status(c->fn(argc - i, argv + i));
 }

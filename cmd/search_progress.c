@@ -32,8 +32,8 @@ search_progress *search_progress_start(const char *id, long long budget, const c
 		snprintf(sp->metric, sizeof(sp->metric), "%s", metric);
 	else
 		snprintf(sp->metric, sizeof(sp->metric), "val_%s", metric ? metric : "rmse");
-	if (!(sp->bar = cmd_progress_start("search", (double)budget)))
-		sp->lines = !isatty(STDERR_FILENO);
+	if (!(sp->bar = cmd_progress_start("search", (double)budget, 0)))
+		sp->lines = !isatty(STDERR_FILENO);   /* its own lines, one per configuration */
 	return sp;
 }
 

@@ -571,7 +571,7 @@ int cmd_train(int argc, char **argv)
 	o.payload = &st;
 	o.out_root = hml__store_dir(st.s);   /* never written through a link */
 	st.metric = o.metric ? o.metric : "rmse";
-	st.bar = cmd_progress_start("train", o.epochs);
+	st.bar = cmd_progress_start("train", o.epochs, 1);
 	rc = st.ens.n ? cmd_ensemble_train(&st.ens, st.s, &st.d, &o, &res)
 	              : hml__train(&st.d, &o, st.tmp, &res);
 	if (st.ens.n && rc == 0)

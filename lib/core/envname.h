@@ -48,8 +48,11 @@ extern "C" {
 #define HML__ENV_JIT_OPTIMIZE  "HML_JIT_OPTIMIZE"
 #define HML__ENV_DEVICE        "HML_DEVICE"
 
-/* The CLI's own: the time limit of an application run (lib/run/limit.h). */
+/* The CLI's own: the time limit of an application run (lib/run/limit.h);
+ * the seconds between two progress lines when stderr is not a terminal
+ * (cmd/common.c). */
 #define HML__ENV_RUN_TIMEOUT   "HML_RUN_TIMEOUT"
+#define HML__ENV_PROGRESS_SECONDS "HML_PROGRESS_SECONDS"
 
 /* Every prefix every HML variable has. */
 #define HML__ENV_PREFIX        "HML_"

@@ -84,6 +84,33 @@ QUICK="--epochs 3 --threads 2 --arch mlp:16x16:relu"
 	assert_output --regexp "inference [0-9.e+-]+ us/sample at batch 4096"
 }
 
+@test "off a terminal, HML_PROGRESS_SECONDS gives a progress line at most that often; a bad value is a usage error" {
+	# stderr is a file here: no bar, and at the default (60 s) no line in a short run
+	run --separate-stderr hml -C exp train $QUICK
+	assert_success
+	[[ "$stderr" != *"hml: train: "* ]]
+	# every epoch is past a 1 ms interval: a line each, with the time left, but none at the end
+	HML_PROGRESS_SECONDS=0.001 run --separate-stderr hml -C exp train --epochs 4 --threads 1 --arch mlp:16x16:relu
+	assert_success
+	echo "$stderr"
+	[[ "$stderr" == *"hml: train: 1/4 (25%), loss "*", val rmse "*" elapsed, about "*" left"* ]]
+	[[ "$stderr" == *"hml: train: 3/4 (75%), "* ]]
+	[[ "$stderr" != *"hml: train: 4/4"* ]]
+	# -q and 0: none
+	HML_PROGRESS_SECONDS=0.001 run --separate-stderr hml -q -C exp train $QUICK
+	assert_success
+	[ -z "$stderr" ]
+	HML_PROGRESS_SECONDS=0 run --separate-stderr hml -C exp train $QUICK
+	assert_success
+	[[ "$stderr" != *"hml: train: "* ]]
+	for bad in x -1 inf 1e999 " 5"; do
+		HML_PROGRESS_SECONDS="$bad" run --separate-stderr hml -C exp train $QUICK
+		[ "$status" -eq 2 ]
+		[ "$stderr" = "hml: error: invalid HML_PROGRESS_SECONDS '$bad': a number of seconds >= 0 (0: no progress lines)" ]
+	done
+	[ "$(m 'len(d["models"])')" = 4 ]   # the four good runs only
+}
+
 @test "the model is plain TorchScript: Python loads it and it predicts the prices" {
 	hml -q -C exp train --epochs 20 --threads 2 --seed 3 >/dev/null
 	"$PY" - <<-'EOF'
