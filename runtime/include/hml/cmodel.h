@@ -40,8 +40,9 @@
  * The structs' fields are spelled once, in HML_CMODEL_V1_FIELDS,
  * HML_CMODEL_V2_FIELDS and HML_CMODEL_V3_FIELDS (each the version before's
  * and one more), which the generator also writes into every generated
- * source (so a generated .c/.h needs no hml header): this header and the generated code cannot drift. A new field
- * means a new ABI version, appended at the end.
+ * source (so a generated .c/.h needs no hml header): this header and the
+ * generated code cannot drift. A new field means a new ABI version,
+ * appended at the end.
  */
 #ifndef HML_CMODEL_H
 #define HML_CMODEL_H
