@@ -3,6 +3,7 @@
  * the progress bar and interrupt handling shared by all subcommands.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -440,6 +441,16 @@ int cmd_parse_leading(const cmd_spec *spec, int argc, char **argv, int *next)
 	if (rc == 1)
 		fflush(stdout);
 	return rc;
+}
+
+/* --- training's memory ------------------------------------------------------ */
+
+void cmd_keep_heap(void)
+{
+	if (getenv("GLIBC_TUNABLES"))   /* the user's own malloc settings */
+		return;
+	mallopt(M_MMAP_MAX, 0);
+	mallopt(M_TRIM_THRESHOLD, 1 << 30);
 }
 
 /* --- progress ------------------------------------------------------------ */

@@ -181,6 +181,7 @@ int search_worker_loop(int in, int out)
 		(void)sched_setscheduler(0, SCHED_BATCH, &sp);   /* best effort */
 	}
 #endif
+	cmd_keep_heap();   /* it trains */
 	memset(&d, 0, sizeof(d));
 	hml__wire_reader_init(&rd, in);
 	if ((rc = init(&rd, &d, &run, out)) < 0) {

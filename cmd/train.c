@@ -552,6 +552,7 @@ int cmd_train(int argc, char **argv)
 		return rc > 0 ? cmd_finish(HML_EXIT_OK) : HML_EXIT_USAGE;
 	if ((rc = check_cli()) != 0)
 		return rc;
+	cmd_keep_heap();
 	if ((rc = hml__store_open(&st.s, g_cmd.dir, 0)) < 0 ||
 	    (from && (rc = load_parent(&st)) < 0) ||
 	    (rc = pick_datasets(&st)) < 0 ||
