@@ -25,7 +25,6 @@
 #include <unistd.h>
 
 #include "cmd.h"
-#include "core/envname.h"
 #include "core/util.h"
 #include "run/workflow.h"
 #include "store/checked.h"
@@ -33,12 +32,12 @@
 #include "store/data_pick.h"
 #include "store/records.h"
 #include "store/store.h"
-#include "sys/fsutil.h"
 #include "train/categorical.h"
 #include "train/dataset.h"
 #include "train/guard_fit.h"
 #include "train/train.h"
 #include "train_ensemble.h"
+#include "train_report.h"
 
 /* Command-line values; UNSET / NAN / NULL: not given. */
 #define UNSET INT64_MIN
@@ -328,68 +327,6 @@ static json_t *model_record(const train_state *st, const hml__train_options *o,
 	return rec;
 }
 
-/* "  categorical features: 1 (8 classes), 3 (3 classes)" when it has any. */
-static void print_categorical(const json_t *cat)
-{
-	const json_t *c;
-	size_t i;
-
-	json_array_foreach(cat, i, c)
-		printf("%s%lld (%lld classes)", i ? ", " : "  categorical features: ",
-		       (long long)json_integer_value(json_object_get(c, "feature")),
-		       (long long)json_integer_value(json_object_get(c, "classes")));
-	if (json_array_size(cat))
-		putchar('\n');
-}
-
-static void print_result(const train_state *st, const char *id, const json_t *rec)
-{
-	const json_t *m = json_object_get(rec, "metrics");
-	const json_t *rows = json_object_get(rec, "rows");
-	char constant[48] = "";
-
-	if (g_cmd.json) {
-		json_t *full = json_deep_copy(hml__store_find(st->s, "models", id));
-
-		cmd_json_print(json_pack("{s:o}", "model", full ? full : json_null()));
-		return;
-	}
-	printf("%s: %s on region '%s' (%lld train / %lld validation / %lld test rows)\n",
-	       id, hml__json_string(rec, "arch"), st->label,
-	       (long long)json_integer_value(json_object_get(rows, "train")),
-	       (long long)json_integer_value(json_object_get(rows, "validation")),
-	       (long long)json_integer_value(json_object_get(rows, "test")));
-	if (!isnan(hml__json_number(m, "test_rmse_const")))   /* null: none measured */
-		snprintf(constant, sizeof(constant), " (a constant's %.6g)",
-		         hml__json_number(m, "test_rmse_const"));
-	printf("  validation RMSE %.6g, test RMSE %.6g%s, test MAE %.6g, test max error %.6g\n",
-	       hml__json_number(m, "val_rmse"), hml__json_number(m, "test_rmse"), constant,
-	       hml__json_number(m, "test_mae"), hml__json_number(m, "test_max_abs"));
-	printf("  validation MAPE %.4g%%, test MAPE %.4g%% (metric %s, loss %s)\n",
-	       hml__json_number(m, "val_mape"), hml__json_number(m, "test_mape"),
-	       hml__json_string(rec, "metric"), hml__json_string(rec, "loss"));
-	print_categorical(json_object_get(rec, "categorical"));
-	if (from)
-		printf("  continued from model '%s' (its %zu data set%s, and %zu more)\n", from,
-		       st->parent_data, st->parent_data == 1 ? "" : "s", st->n - st->parent_data);
-	printf("  %lld parameters, %lld epochs (best %lld) in %.3g s on %s, %.4g samples/s\n",
-	       (long long)json_integer_value(json_object_get(m, "params")),
-	       (long long)json_integer_value(json_object_get(m, "epochs_run")),
-	       (long long)json_integer_value(json_object_get(m, "best_epoch")),
-	       hml__json_number(m, "train_seconds"),
-	       hml__json_string(m, "device") ? hml__json_string(m, "device") : "cpu",
-	       hml__json_number(m, "samples_per_second"));
-	if (isnan(hml__json_number(m, "latency_seconds_per_sample")))
-		printf("  inference latency not measured at batch %lld\n",
-		       (long long)json_integer_value(json_object_get(m, "latency_batch")));
-	else
-		printf("  inference %.4g us/sample at batch %lld\n",
-		       hml__json_number(m, "latency_seconds_per_sample") * 1e6,
-		       (long long)json_integer_value(json_object_get(m, "latency_batch")));
-	cmd_latency_print(rec, "  ");
-	cmd_ensemble_print(json_object_get(rec, "ensemble"));
-}
-
 /* The command line alone first: its mistakes are usage errors. 0, or
  * HML_EXIT_USAGE with its message. */
 static int check_cli(void)
@@ -528,7 +465,7 @@ static int register_model(train_state *st, const hml__train_options *o, const ch
 		for (int k = 0; k < nfiles; k++)
 			cmd_error("the trained model is kept in '%s'", files[k].tmp_path);
 	} else {
-		print_result(st, id, rec);
+		cmd_train_report(st->s, id, st->label, rec, from, st->parent_data, st->n);
 	}
 	cmd_ensemble_registered(&st->ens);
 	free(st->tmp);  /* renamed, or kept for the user: nothing to remove */
