@@ -153,6 +153,17 @@ static int int_param(const json_t *sample, const char *key, long long low, long 
 	return 1;
 }
 
+/* A flag (residual, spatial): int_param's, and 0 or 1. */
+static int flag_param(const json_t *sample, const char *key, long long *out)
+{
+	int rc = int_param(sample, key, 0, out);
+
+	if (rc > 0 && *out > 1)
+		return hml__error_set(HML_EINVALID, "trial parameter '%s' must be 0 or 1, not %lld",
+		                      key, *out);
+	return rc;
+}
+
 static int real_param(const json_t *sample, const char *key, double low, int open, double *out)
 {
 	const json_t *v = json_object_get(sample, key);
@@ -221,13 +232,9 @@ static int arch_spec(char *spec, size_t size, const hml__arch *a, const json_t *
 	    (rc = int_param(sample, "kernel", 1, &kernel)) < 0 ||
 	    (rc = int_param(sample, "pool", 1, &pool)) < 0 ||
 	    (rc = int_param(sample, "head", 0, &head)) < 0 ||
-	    (rc = int_param(sample, "residual", 0, &residual)) < 0 ||
-	    (rc = int_param(sample, "spatial", 0, &spatial)) < 0)
+	    (rc = flag_param(sample, "residual", &residual)) < 0 ||
+	    (rc = flag_param(sample, "spatial", &spatial)) < 0)
 		return rc;
-	if (residual > 1 || spatial > 1)
-		return hml__error_set(HML_EINVALID, "trial parameter '%s' must be 0 or 1, not %lld",
-		                      residual > 1 ? "residual" : "spatial",
-		                      residual > 1 ? residual : spatial);
 	used = (size_t)snprintf(spec, size, "%s:", a->family);
 	for (int i = 0; i < n && used < size; i++)
 		used += (size_t)snprintf(spec + used, size - used, "%s%lld", i ? "x" : "",
