@@ -324,7 +324,9 @@ for n in notes:
     print(n)
 print("goal: issue 30's, at benchmark size (bench/apps_goals.py: the thresholds; the verdict"
       " computed from this run's figures: the end-to-end speedup of a form, TorchScript or C,"
-      " with that form's error; '?': no figure to judge on)")
+      " with that form's error; '?': no figure to judge on; ceiling: hml evaluate's end-to-end"
+      " speedup of a model that cost nothing in these runs, 'goal out of reach' when the goal"
+      " is above it)")
 if dev:
     print("%s: the TorchScript form evaluated again with --device %s (the model on that"
           " device; the original code and the data movement on the CPU as before);"

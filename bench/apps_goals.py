@@ -3,7 +3,9 @@ verdict on one bench/apps.sh run, computed from its measured figures (the
 thresholds are the constants below; nothing here knows a result).
 
 verdict(app, exp, ev, evc, refusal) -> (goal text, "met" | "not met" | "?",
-the figures it was judged on). exp: the experiment directory; ev, evc:
+the figures it was judged on, with the end-to-end ceiling of hml evaluate:
+the speedup of a model that cost nothing, which says when a speed goal is
+out of any model's reach at this size). exp: the experiment directory; ev, evc:
 the `hml evaluate --json` "evaluation" of the TorchScript and the C
 deployment (evc may be None); a form meets a speed goal with its own
 error, and the form shown is the one that meets it (else the faster).
@@ -114,12 +116,18 @@ def verdict(app, exp, ev, evc, refusal):
             err = {}
         x = e["speedup"]["end_to_end"]["median"]  # a loaded run moves a mean
         met = x >= speed and bool(err) and _error_met(kind, limit, err)
-        cand = (met, x, form, err)
+        # hml evaluate's Amdahl bound on these runs (None from an older hml)
+        ceiling = (e["speedup"].get("ceiling") or {}).get("median")
+        cand = (met, x, form, err, ceiling)
         # prefer the form that meets the goal, then the faster
         if best is None or cand[:2] > best[:2]:
             best = cand
     if best is None:
         return GOAL_TEXT[app], "?", ""
-    met, x, form, err = best
-    figs = "%s %.3gx" % (form, x) + "".join(" %s %.3g" % kv for kv in err.items())
+    met, x, form, err, ceiling = best
+    figs = "%s %.3gx" % (form, x)
+    if ceiling is not None:
+        # a goal above it is out of any model's reach at this size
+        figs += " (ceiling %.3gx%s)" % (ceiling, ", goal out of reach" if ceiling < speed else "")
+    figs += "".join(" %s %.3g" % kv for kv in err.items())
     return GOAL_TEXT[app], "met" if met else "not met", figs

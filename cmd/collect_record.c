@@ -3,12 +3,16 @@
  * (collect_record.h).
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cmd.h"
 #include "collect_record.h"
+#include "core/json.h"
 #include "core/util.h"
+#include "deploy/metrics.h"
+#include "store/cost.h"
 #include "store/records.h"
 #include "store/sampling.h"
 
@@ -106,6 +110,49 @@ void collect_rows_text(char *buf, size_t size, const hml__region_info *infos, si
 		                        i ? ", " : "", (long long)infos[i].rows, infos[i].label);
 }
 
+/* Region `label`'s share of the runs' time in data set `id` and the most
+ * a surrogate can speed such runs up (lib/store/cost.h); NaN: unknown. */
+static double ceiling_of(hml__store *s, const char *id, const char *label, double *share)
+{
+	hml__region_cost c;
+
+	hml__cost_of_datasets(&c, s, label, &id, 1);
+	*share = c.app_s > 0 ? c.original_s / c.app_s : NAN;
+	return c.runs > 0 ? hml__speedup_ceiling(c.app_s / c.runs, c.original_s / c.runs) : NAN;
+}
+
+/* For each region, the most a surrogate can make runs like these faster
+ * (on stderr: stdout's one line is the data set's). */
+static void print_ceilings(hml__store *s, const char *id, const hml__region_info *infos,
+                           size_t ninfos)
+{
+	for (size_t i = 0; i < ninfos; i++) {
+		double share, x = ceiling_of(s, id, infos[i].label, &share);
+		char speed[32];
+
+		if (isnan(x))
+			continue;
+		if (isinf(x))
+			snprintf(speed, sizeof(speed), "without bound");
+		else
+			hml__format_speedup(speed, sizeof(speed), x);
+		cmd_info("%s: region '%s' took %.3g%% of the runs' time: a surrogate can make runs "
+		         "like these at most %s faster", id, infos[i].label, 100.0 * share, speed);
+	}
+}
+
+static json_t *ceilings_json(hml__store *s, const char *id, const hml__region_info *infos,
+                             size_t ninfos)
+{
+	json_t *o = json_object();
+	double share;
+
+	for (size_t i = 0; o && i < ninfos; i++)
+		json_object_set_new(o, infos[i].label,
+		                    hml__json_real(ceiling_of(s, id, infos[i].label, &share)));
+	return o;
+}
+
 void collect_print_result(hml__store *s, const char *id, const json_t *runs,
                           const hml__region_info *infos, size_t ninfos, int64_t calls)
 {
@@ -118,11 +165,13 @@ void collect_print_result(hml__store *s, const char *id, const json_t *runs,
 		return;
 	}
 	if (g_cmd.json) {
-		cmd_json_print(json_pack("{s:O}", "dataset", d.json));
+		cmd_json_print(json_pack("{s:O, s:o}", "dataset", d.json, "ceiling",
+		                         ceilings_json(s, id, infos, ninfos)));
 		return;
 	}
 	collect_rows_text(rows, sizeof(rows), infos, ninfos);
 	printf("%s: %s (%zu run%s, %lld call%s) -> %s%s\n", id, rows, nruns,
 	       nruns == 1 ? "" : "s", (long long)calls, calls == 1 ? "" : "s",
 	       d.file ? d.file : "?", d.complete ? "" : " (incomplete)");
+	print_ceilings(s, id, infos, ninfos);
 }

@@ -48,6 +48,9 @@ typedef struct evaluation {
 	/* run */
 	series acc, sur;
 	double *speed_e2e, *speed_region;
+	double *ceiling;          /* per repeat: the end-to-end speedup of a model that
+	                             costs nothing (hml__speedup_ceiling), from the
+	                             accurate run */
 	/* read */
 	hml__qoi_result *qoi;     /* [w->nqoi], qoi[0] the primary's */
 	json_t *over_time;        /* the QoIs' error over time, or NULL (cmd/evaluate_iterative.c) */

@@ -35,6 +35,24 @@ static void print_predicted(const evaluation *e, double region, double e2e)
 	       hml__prediction_model_text(lat, sizeof(lat), &e->pred), c, d);
 }
 
+/* Amdahl's bound on these runs (lib/store/cost.h hml__speedup_ceiling). */
+static void print_ceiling(const evaluation *e, const hml__summary *aw, const hml__summary *ar)
+{
+	hml__summary c;
+	char speed[128];
+
+	hml__summary_compute(&c, e->ceiling, (size_t)e->nrep);
+	if (isnan(c.mean) || !(aw->mean > 0))
+		return;
+	if (isinf(c.mean))
+		snprintf(speed, sizeof(speed), "unbounded");
+	else
+		hml__format_speedup_range(speed, sizeof(speed), &c);
+	printf("ceiling:         %s end to end, for a model that cost nothing: the calls it "
+	       "answers took %.3g%% of the accurate runs' time\n", speed,
+	       100.0 * e->pred.model_share * ar->mean / aw->mean);
+}
+
 void cmd_evaluate_print(const evaluation *e)
 {
 	hml__summary e2e, reg, aw, sw, ar, sr;
@@ -63,6 +81,7 @@ void cmd_evaluate_print(const evaluation *e)
 	hml__format_speedup_range(speed, sizeof(speed), &reg);
 	printf("region %-8s accurate %.3f s (sd %.3f), surrogate %.4f s (sd %.4f), speedup %s\n",
 	       e->label, ar.mean, ar.stdev, sr.mean, sr.stdev, speed);
+	print_ceiling(e, &aw, &ar);
 	{
 		const json_t *c = json_object_get(hml__store_find(e->s, "evaluations", e->eid),
 		                                  "card_latency");

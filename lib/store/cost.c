@@ -249,15 +249,25 @@ void hml__predict(hml__prediction *p, const hml__region_cost *c, double latency,
 	p->slower = per_row >= p->cost_per_row;
 	p->step_seconds = c->calls > 0 ? c->rows * region_row / (c->calls * k) : NAN;
 	p->end_to_end = NAN;
+	p->ceiling = c->runs > 0 ? hml__speedup_ceiling(c->app_s / c->runs,
+	                                                p->model_share * c->original_s / c->runs) :
+	                           NAN;
 	if (!(c->runs > 0) || isnan(p->region) || isnan(p->startup) || !(c->app_s > 0))
 		return;
 	after = (c->app_s - c->original_s + c->rows * region_row) / c->runs + p->startup;
 	p->end_to_end = after > 0 ? c->app_s / c->runs / after : NAN;
 }
 
+double hml__speedup_ceiling(double wall, double region)
+{
+	if (!(wall > 0) || !(region >= 0) || region > wall || !isfinite(wall))
+		return NAN;
+	return region == wall ? INFINITY : wall / (wall - region);
+}
+
 json_t *hml__prediction_json(const hml__prediction *p)
 {
-	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
+	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
 	                 "cost_per_row", hml__json_real(p->cost_per_row),
 	                 "model_per_row", hml__json_real(p->model_per_row),
 	                 "move_per_row", hml__json_real(p->move_per_row),
@@ -269,7 +279,8 @@ json_t *hml__prediction_json(const hml__prediction *p)
 	                 "step_seconds", hml__json_real(p->step_seconds),
 	                 "cpu_wait_share", hml__json_real(p->cpu_wait_share),
 	                 "cpu_waited", isnan(p->cpu_wait_share) ? json_null() :
-	                                json_boolean(p->cpu_waited));
+	                                json_boolean(p->cpu_waited),
+	                 "ceiling", hml__json_real(p->ceiling));
 }
 
 char *hml__prediction_model_text(char *buf, size_t size, const hml__prediction *p)

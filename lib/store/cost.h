@@ -124,6 +124,11 @@ typedef struct hml__prediction {
 	                            too high); NaN: unknown */
 	int cpu_waited;        /**< hml__cost_cpu_waited: 1 when that wait is the one
 	                            rule's (hml__profile_cpu_waited) */
+	double ceiling;        /**< the end-to-end speedup of a model that costs
+	                            nothing (no latency, no moving, no start-up)
+	                            answering the same calls, for a run like the
+	                            collected ones: no model of any form does
+	                            better (hml__speedup_ceiling); NaN: unknown */
 } hml__prediction;
 
 /** What the profiles of collect runs say of one region (writer side). */
@@ -212,12 +217,21 @@ void hml__predict(hml__prediction *p, const hml__region_cost *c, double latency,
                   double startup, const hml__schedule *sch);
 
 /**
+ * The most a surrogate can speed up a run of `wall` seconds of which the
+ * region's original code took `region`: wall / (wall - region), the run
+ * with the region taking no time at all (Amdahl's law). INFINITY when the
+ * region took the whole run; NaN when a figure is unknown, negative, or
+ * the region took longer than the run. Never fails.
+ */
+double hml__speedup_ceiling(double wall, double region);
+
+/**
  * The prediction as JSON (the "predicted" member of deployment records,
  * hml show --json and evaluation records, hml-manifest(5)): {"cost_per_row",
  * "model_per_row", "move_per_row", "startup", "region", "end_to_end",
- * "slower", "model_share", "step_seconds", "cpu_wait_share", "cpu_waited"},
- * null where unknown (cpu_waited: where the share is). New
- * reference; NULL when out of memory.
+ * "slower", "model_share", "step_seconds", "cpu_wait_share", "cpu_waited",
+ * "ceiling"}, null where unknown (cpu_waited: where the share is; ceiling:
+ * also where unbounded). New reference; NULL when out of memory.
  */
 json_t *hml__prediction_json(const hml__prediction *p);
 

@@ -127,6 +127,39 @@ collect_train() {
 	[ "$(json e.json 'd["predicted"]["region"] > 1 and d["predicted"]["end_to_end"] > 0')" = True ]
 }
 
+@test "the ceiling: collect, deploy and evaluate say the most any surrogate can give (the region's share of the run)" {
+	run --separate-stderr hml --json collect binomial -- --options 1024
+	assert_success
+	echo "$output" > c.json
+	# the runs' wall time less the collector's over that less the region's
+	# (its median per row x rows, the rest of the run as measured)
+	[ "$(json c.json '(lambda r, w: abs(d["ceiling"]["binomial"] - (w - r["original_seconds"] - r["collect_seconds"] + r["original_seconds_per_row"] * r["rows"]) / (w - r["original_seconds"] - r["collect_seconds"])) < 1e-9 * d["ceiling"]["binomial"])(d["dataset"]["regions"]["binomial"], sum(x["wall_seconds"] for x in d["dataset"]["runs"]))')" = True ]
+	[ "$(json c.json 'd["ceiling"]["binomial"] > 1')" = True ]
+	# on stderr, beside stdout's one line; not with -q
+	run --separate-stderr hml collect binomial -- --options 1024
+	assert_success
+	assert_output "d2: 1024 rows of region 'binomial' (1 run, 1 call) -> data/d2.h5"
+	[[ "$stderr" =~ "hml: d2: region 'binomial' took "[0-9.]+"% of the runs' time: a surrogate can make runs like these at most "[0-9.]+"x faster" ]]
+	run --separate-stderr hml -q collect binomial -- --options 1024
+	[ -z "$stderr" ]
+	run --separate-stderr hml --json train --epochs 3 --threads 1
+	assert_success
+	run --separate-stderr hml --json deploy --best --target c
+	assert_success
+	echo "$output" > p.json
+	# the model's own prediction stays under the bound
+	[ "$(json p.json 'd["deployment"]["predicted"]["end_to_end"] < d["deployment"]["predicted"]["ceiling"]')" = True ]
+	[[ "$stderr" =~ "end to end "[0-9.]+"x for a run as collected (any model: at most "[0-9.]+"x)" ]]
+	run --separate-stderr hml --json evaluate --repeat 2 -- --options 512
+	assert_success
+	echo "$output" > e.json
+	# per measured run, from the accurate run's wall and region times
+	[ "$(json e.json '(lambda e, c: all(abs(a - b) < 1e-6 * b for a, b in zip((c["min"], c["max"]), sorted(w / (w - r) for w, r in zip(e["accurate"]["wall_seconds"], e["accurate"]["region_seconds"])))))(d["evaluation"], d["evaluation"]["speedup"]["ceiling"])')" = True ]
+	run --separate-stderr hml evaluate --repeat 1 -- --options 512
+	assert_success
+	assert_output --regexp "ceiling: +[0-9.]+x \\([0-9.]+x-[0-9.]+x\\) end to end, for a model that cost nothing: the calls it answers took [0-9.]+% of the accurate runs' time"
+}
+
 @test "data recorded without a cost: nothing predicted, nothing refused" {
 	collect_train heat-rows
 	# the manifest of an hml that did not measure the cost

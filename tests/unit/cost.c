@@ -334,6 +334,46 @@ TEST(schedule)
 	CHECK(p.slower && p.region < 1);
 }
 
+/* Amdahl's bound: the run with the region taking no time at all. */
+TEST(ceiling)
+{
+	const hml__region_cost c = { 8.0, 10.0, 1e6, 10, 1.0, 0, 1e4, NAN, NAN, 0 };
+	const hml__region_cost none = { NAN, NAN, NAN, NAN, NAN, 0, NAN, NAN, NAN, 0 };
+	hml__schedule il3 = { 5, 3 };
+	hml__prediction p;
+	json_t *j;
+
+	CHECK_NEAR(hml__speedup_ceiling(10, 8), 5, 1e-12);
+	CHECK_NEAR(hml__speedup_ceiling(10, 0), 1, 0);
+	CHECK(isinf(hml__speedup_ceiling(10, 10)));   /* all region: no bound */
+	CHECK(isnan(hml__speedup_ceiling(10, 10.5)));  /* a region longer than its run */
+	CHECK(isnan(hml__speedup_ceiling(0, 0)) && isnan(hml__speedup_ceiling(-1, 0.5)));
+	CHECK(isnan(hml__speedup_ceiling(NAN, 1)) && isnan(hml__speedup_ceiling(10, NAN)));
+	CHECK(isnan(hml__speedup_ceiling(INFINITY, 1)) && isnan(hml__speedup_ceiling(10, -1)));
+	/* a run: 1 s, 0.8 s of it the region; the model's latency, moving
+	 * rows and start-up do not enter it */
+	hml__predict(&p, &c, 1e-6, 0.05, NULL);
+	CHECK_NEAR(p.ceiling, 5, 1e-12);
+	CHECK(p.end_to_end < p.ceiling);
+	hml__predict(&p, &c, NAN, NAN, NULL);   /* no model measured: the bound stands */
+	CHECK_NEAR(p.ceiling, 5, 1e-12);
+	/* interleave 3: the original code keeps a quarter of the calls,
+	 * 0.2 s a run: 1 / (0.2 + 0.2) */
+	hml__predict(&p, &c, 1e-6, 0.05, &il3);
+	CHECK_NEAR(p.ceiling, 2.5, 1e-12);
+	hml__predict(&p, &none, 1e-6, 0.05, NULL);
+	CHECK(isnan(p.ceiling));
+	/* in the prediction's JSON; null when unknown */
+	hml__predict(&p, &c, 1e-6, 0.05, NULL);
+	CHECK((j = hml__prediction_json(&p)) != NULL);
+	CHECK_NEAR(json_real_value(json_object_get(j, "ceiling")), 5, 1e-12);
+	json_decref(j);
+	hml__predict(&p, &none, 1e-6, 0.05, NULL);
+	CHECK((j = hml__prediction_json(&p)) != NULL);
+	CHECK(json_is_null(json_object_get(j, "ceiling")));
+	json_decref(j);
+}
+
 /* gather_seconds and threads read back; data sets that differ in threads
  * give 0 (unknown), never one of them. */
 TEST(moves_and_threads)
@@ -378,6 +418,7 @@ int main(void)
 	RUN(prediction);
 	RUN(moves_and_threads);
 	RUN(schedule);
+	RUN(ceiling);
 	tmp_dir_remove();
 	return check_report();
 }
