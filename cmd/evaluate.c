@@ -219,8 +219,8 @@ static int plan(evaluation *e, const char *named, char **extra, int nextra)
 	e->ceiling = calloc((size_t)e->nrep, sizeof(double));
 	e->acc.cpu_wait = calloc((size_t)e->nrep, sizeof(double));
 	e->sur.cpu_wait = calloc((size_t)e->nrep, sizeof(double));
-	if (!e->acc.wall || !e->acc.region || !e->sur.wall || !e->sur.region ||
-	    !e->speed_e2e || !e->speed_region || !e->ceiling || !e->acc.cpu_wait || !e->sur.cpu_wait)
+	if (!e->acc.wall || !e->acc.region || !e->sur.wall || !e->sur.region || !e->speed_e2e ||
+	    !e->speed_region || !e->ceiling || !e->acc.cpu_wait || !e->sur.cpu_wait)
 		return hml__error_oom();
 	return 0;
 }
