@@ -132,10 +132,12 @@ static void print_ceilings(hml__store *s, const char *id, const hml__region_info
 
 		if (isnan(x))
 			continue;
-		if (isinf(x))
-			snprintf(speed, sizeof(speed), "without bound");
-		else
-			hml__format_speedup(speed, sizeof(speed), x);
+		if (isinf(x)) {
+			cmd_info("%s: region '%s' took all of the runs' time as measured: only a "
+			         "surrogate's own cost bounds what it gives", id, infos[i].label);
+			continue;
+		}
+		hml__format_speedup(speed, sizeof(speed), x);
 		cmd_info("%s: region '%s' took %.3g%% of the runs' time: a surrogate can make runs "
 		         "like these at most %s faster", id, infos[i].label, 100.0 * share, speed);
 	}

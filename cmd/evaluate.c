@@ -349,11 +349,13 @@ static void predict(evaluation *e)
 	             e->lat_source && t >= 0 ? e->lat.startup[t] : NAN, &e->sched);
 	hml__summary_compute(&aw, e->acc.wall, (size_t)e->nrep);
 	hml__summary_compute(&ar, e->acc.region, (size_t)e->nrep);
-	e->pred_run = hml__predict_run(&e->pred, aw.mean, ar.mean);
+	/* An MPI run's region time sums its ranks', which run side by side: a
+	 * run's wall time is set against a mean rank's (lib/store/cost.h). */
+	e->pred_run = hml__predict_run(&e->pred, aw.mean, ar.mean / e->ranks);
 	/* the calls the original code keeps (interleave) stay in every run */
 	for (int k = 0; k < e->nrep; k++)
-		e->ceiling[k] = hml__speedup_ceiling(e->acc.wall[k],
-		                                     e->pred.model_share * e->acc.region[k]);
+		e->ceiling[k] = hml__speedup_ceiling(e->acc.wall[k], e->pred.model_share *
+		                                     e->acc.region[k] / e->ranks);
 }
 
 /* The error over time of what the application recorded over time. */

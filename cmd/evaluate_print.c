@@ -50,7 +50,7 @@ static void print_ceiling(const evaluation *e, const hml__summary *aw, const hml
 		hml__format_speedup_range(speed, sizeof(speed), &c);
 	printf("ceiling:         %s end to end, for a model that cost nothing: the calls it "
 	       "answers took %.3g%% of the accurate runs' time\n", speed,
-	       100.0 * e->pred.model_share * ar->mean / aw->mean);
+	       100.0 * e->pred.model_share * ar->mean / e->ranks / aw->mean);
 }
 
 void cmd_evaluate_print(const evaluation *e)

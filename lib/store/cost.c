@@ -96,19 +96,27 @@ static int add_dataset(hml__region_cost *c, const hml__dataset_view *d, const ch
 {
 	const json_t *r = hml__dataset_view_region(d, region), *run;
 	double orig = field(r, F_ORIGINAL), coll = field(r, F_COLLECT), wall = 0;
-	double per_row = field(r, F_PER_ROW), gather = field(r, F_GATHER), procs;
+	double per_row = field(r, F_PER_ROW), gather = field(r, F_GATHER);
+	double runs = (double)json_array_size(d->runs), procs = field(r, F_CPU_PROCS), p, rows;
 	const json_t *threads = json_object_get(r, F_THREADS);
-	long long rows = hml__dataset_view_rows(d, region);
 	const json_t *calls = json_object_get(r, "calls");
 	size_t i;
 
-	if (!r || isnan(orig) || isnan(coll) || rows <= 0 || !json_array_size(d->runs))
+	rows = (double)hml__dataset_view_rows(d, region);
+	if (!r || isnan(orig) || isnan(coll) || !(rows > 0) || runs < 1)
 		return -1;
+	if (!(procs >= runs))   /* absent in data sets of older hml: one a run */
+		procs = runs;
+	/* The ranks of an MPI run (p processes a run) run the region side by
+	 * side, and the profiles' sums add theirs: a run counts one mean
+	 * process's share, its rows and calls too (the cost per row stays). */
+	p = procs / runs;
+	orig /= p, coll /= p, gather /= p, rows /= p;
 	/* The median per row where recorded; the rest of the run keeps its
 	 * measured share (the wall time less the profile's sum). */
 	if (per_row > 0) {
-		wall -= orig - per_row * (double)rows;
-		orig = per_row * (double)rows;
+		wall -= orig - per_row * rows;
+		orig = per_row * rows;
 	}
 	json_array_foreach(d->runs, i, run) {
 		double w = field(run, "wall_seconds");
@@ -119,16 +127,15 @@ static int add_dataset(hml__region_cost *c, const hml__dataset_view *d, const ch
 	}
 	c->original_s += orig;
 	c->app_s += wall - coll;
-	c->rows += (double)rows;
-	c->runs += (double)json_array_size(d->runs);
+	c->rows += rows;
+	c->runs += runs;
 	c->gather_s += isnan(gather) ? 0 : gather;
 	c->cpu_run_s += field(r, F_CPU_RUN);   /* NaN once a data set lacks it */
 	c->cpu_wait_s += field(r, F_CPU_WAIT);
-	procs = field(r, F_CPU_PROCS);
-	c->cpu_procs += procs >= 1 ? procs : (double)json_array_size(d->runs);
+	c->cpu_procs += procs;
 	/* calls unknown once one data set lacks them */
 	c->calls += json_is_integer(calls) && json_integer_value(calls) > 0 ?
-	            (double)json_integer_value(calls) : NAN;
+	            (double)json_integer_value(calls) / p : NAN;
 	/* The first data set's threads; -1 once two differ. */
 	if (c->threads == 0)
 		c->threads = json_is_integer(threads) && json_integer_value(threads) > 0 &&

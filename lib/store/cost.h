@@ -33,7 +33,11 @@
  *                       process (absent in data sets of older hml: read as
  *                       the data set's runs).
  * The region's cost is the median per row x rows when the data set has
- * it, else original_seconds.
+ * it, else original_seconds. The ranks of an MPI run run the region side
+ * by side, and their profiles' times, rows and calls are summed: read
+ * back, a data set of P processes a run (cpu_processes / runs) counts
+ * them over P, the share of a mean process, so that a run's time is set
+ * against one process's region (the cost per row is the same).
  * The writer (hml__cost_put) and the reader (hml__cost_of_datasets) are
  * side by side here. A data set collected before these fields existed has
  * no cost: predictions are then unknown (NaN), never guessed (one without
@@ -82,7 +86,8 @@ extern "C" {
 /** A region's cost over some data sets; NaN fields: unknown. */
 typedef struct hml__region_cost {
 	double original_s;   /**< the original code's time in the region, all runs
-	                          (from the median per row where recorded) */
+	                          (from the median per row where recorded; an MPI
+	                          run's: a mean rank's, as rows, calls and gather_s) */
 	double app_s;        /**< the applications' wall time without the collector */
 	double rows;         /**< rows through the region */
 	double runs;         /**< application runs */

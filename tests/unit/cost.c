@@ -334,6 +334,43 @@ TEST(schedule)
 	CHECK(p.slower && p.region < 1);
 }
 
+/* An MPI data set: 2 runs of 3 ranks each (cpu_processes 6), whose
+ * profiles summed the ranks' times, rows and calls. Read back, a run
+ * counts a mean rank's: per run 1.2 s of wall time, 1 s of region
+ * (3 s summed), 0.1 s of collector (0.3 s), 1000 rows (3000). */
+TEST(mpi_ranks)
+{
+	hml__store *s = NULL;
+	hml__region_cost c;
+	hml__prediction p;
+	json_t *region = json_pack("{s:I, s:I}", "rows", (json_int_t)6000, "calls",
+	                           (json_int_t)60), *runs = json_array();
+	const hml__cost_times t = { "r", 6.0, 6.6, 0.06, 1, 1.0, 0.0, 6 };
+	char id[16];
+	const char *ids[1] = { id };
+
+	CHECK_OK(hml__store_open(&s, tmpdir, 1));
+	for (int k = 0; k < 2; k++)
+		json_array_append_new(runs, json_pack("{s:f}", "wall_seconds", 1.2));
+	CHECK_OK(hml__cost_put(region, &t, NAN));
+	CHECK_OK(hml__store_add(s, "datasets", json_pack("{s:o, s:{s:o}}", "runs", runs,
+	         "regions", "r", region), NULL, 0, 0, id, sizeof(id)));
+	hml__cost_of_datasets(&c, s, "r", ids, 1);
+	CHECK_NEAR(c.original_s, 2.0, 1e-12);
+	CHECK_NEAR(c.app_s, 2.4 - 0.2, 1e-12);
+	CHECK_NEAR(c.rows, 2000, 1e-9);
+	CHECK_NEAR(c.calls, 20, 1e-12);
+	CHECK_NEAR(c.gather_s, 0.02, 1e-12);
+	CHECK_NEAR(c.cpu_procs, 6, 0);
+	CHECK_NEAR(hml__cost_per_row(&c), 1e-3, 1e-15);   /* as the sums say */
+	/* a run: 1.1 s without the collector, 1 s of it the region's */
+	hml__predict(&p, &c, 1e-4, 0, NULL);
+	CHECK_NEAR(p.ceiling, 11, 1e-9);
+	/* 0.1 s outside + 1000 rows x (0.1 ms + 0.01 ms moving) = 0.21 s */
+	CHECK_NEAR(p.end_to_end, 1.1 / 0.21, 1e-9);
+	hml__store_free(s);
+}
+
 /* Amdahl's bound: the run with the region taking no time at all. */
 TEST(ceiling)
 {
@@ -419,6 +456,7 @@ int main(void)
 	RUN(moves_and_threads);
 	RUN(schedule);
 	RUN(ceiling);
+	RUN(mpi_ranks);
 	tmp_dir_remove();
 	return check_report();
 }
