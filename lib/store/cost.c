@@ -91,13 +91,22 @@ static double field(const json_t *o, const char *key)
 	return json_is_number(v) && json_number_value(v) >= 0 ? json_number_value(v) : NAN;
 }
 
+double hml__cost_processes(const hml__dataset_view *d, const char *region)
+{
+	double runs = (double)json_array_size(d->runs);
+	double procs = field(hml__dataset_view_region(d, region), F_CPU_PROCS);
+
+	/* absent in data sets of older hml: one a run */
+	return runs >= 1 && procs >= runs ? procs / runs : 1;
+}
+
 /* Add data set d's cost of `region` to *c; 0, or -1 when it has none. */
 static int add_dataset(hml__region_cost *c, const hml__dataset_view *d, const char *region)
 {
 	const json_t *r = hml__dataset_view_region(d, region), *run;
 	double orig = field(r, F_ORIGINAL), coll = field(r, F_COLLECT), wall = 0;
 	double per_row = field(r, F_PER_ROW), gather = field(r, F_GATHER);
-	double runs = (double)json_array_size(d->runs), procs = field(r, F_CPU_PROCS), p, rows;
+	double runs = (double)json_array_size(d->runs), p = hml__cost_processes(d, region), rows;
 	const json_t *threads = json_object_get(r, F_THREADS);
 	const json_t *calls = json_object_get(r, "calls");
 	size_t i;
@@ -105,12 +114,9 @@ static int add_dataset(hml__region_cost *c, const hml__dataset_view *d, const ch
 	rows = (double)hml__dataset_view_rows(d, region);
 	if (!r || isnan(orig) || isnan(coll) || !(rows > 0) || runs < 1)
 		return -1;
-	if (!(procs >= runs))   /* absent in data sets of older hml: one a run */
-		procs = runs;
 	/* The ranks of an MPI run (p processes a run) run the region side by
 	 * side, and the profiles' sums add theirs: a run counts one mean
 	 * process's share, its rows and calls too (the cost per row stays). */
-	p = procs / runs;
 	orig /= p, coll /= p, gather /= p, rows /= p;
 	/* The median per row where recorded; the rest of the run keeps its
 	 * measured share (the wall time less the profile's sum). */
@@ -132,7 +138,7 @@ static int add_dataset(hml__region_cost *c, const hml__dataset_view *d, const ch
 	c->gather_s += isnan(gather) ? 0 : gather;
 	c->cpu_run_s += field(r, F_CPU_RUN);   /* NaN once a data set lacks it */
 	c->cpu_wait_s += field(r, F_CPU_WAIT);
-	c->cpu_procs += procs;
+	c->cpu_procs += p * runs;
 	/* calls unknown once one data set lacks them */
 	c->calls += json_is_integer(calls) && json_integer_value(calls) > 0 ?
 	            (double)json_integer_value(calls) / p : NAN;

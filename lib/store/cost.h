@@ -182,6 +182,15 @@ int hml__cost_put(json_t *rec, const hml__cost_times *t, double per_row);
 void hml__cost_of_datasets(hml__region_cost *out, const hml__store *s, const char *region,
                            const char *const *ids, size_t n);
 
+/**
+ * The processes one run of data set `d` ran region `region` in (an MPI
+ * run's ranks that entered it): its "cpu_processes" over its runs, 1 when
+ * not recorded. The summed times, rows and calls of such a run are P
+ * processes' side by side; hml__cost_of_datasets and the candidates' rows
+ * per run (lib/store/select.h) count a mean process's. Never fails.
+ */
+double hml__cost_processes(const hml__dataset_view *d, const char *region);
+
 /** The cost of the data sets model `m` was trained on (its data_sha256 ids). */
 void hml__cost_of_model(hml__region_cost *out, const hml__store *s,
                         const hml__model_view *m);

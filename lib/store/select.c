@@ -252,7 +252,8 @@ int hml__select_target(const hml__candidate *c, size_t n, const char *model, siz
 }
 
 /* Rows of model m's region per application run in the data sets it was
- * trained on, or NaN when unknown. */
+ * trained on (a mean rank's in an MPI run: each rank runs its own rows
+ * and pays its own start-up), or NaN when unknown. */
 static double rows_per_run(const hml__store *s, const hml__model_view *m)
 {
 	double rows = 0, runs = 0;
@@ -266,7 +267,8 @@ static double rows_per_run(const hml__store *s, const hml__model_view *m)
 
 		if (hml__records_dataset(&d, s, id) < 0)
 			return NAN;
-		rows += (double)hml__dataset_view_rows(&d, m->region);
+		rows += (double)hml__dataset_view_rows(&d, m->region) /
+		        hml__cost_processes(&d, m->region);
 		runs += (double)json_array_size(d.runs);
 	}
 	return rows > 0 && runs > 0 ? rows / runs : NAN;

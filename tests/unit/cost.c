@@ -346,6 +346,7 @@ TEST(mpi_ranks)
 	json_t *region = json_pack("{s:I, s:I}", "rows", (json_int_t)6000, "calls",
 	                           (json_int_t)60), *runs = json_array();
 	const hml__cost_times t = { "r", 6.0, 6.6, 0.06, 1, 1.0, 0.0, 6 };
+	hml__dataset_view d;
 	char id[16];
 	const char *ids[1] = { id };
 
@@ -355,6 +356,9 @@ TEST(mpi_ranks)
 	CHECK_OK(hml__cost_put(region, &t, NAN));
 	CHECK_OK(hml__store_add(s, "datasets", json_pack("{s:o, s:{s:o}}", "runs", runs,
 	         "regions", "r", region), NULL, 0, 0, id, sizeof(id)));
+	CHECK_OK(hml__records_dataset(&d, s, id));
+	CHECK_NEAR(hml__cost_processes(&d, "r"), 3, 0);
+	CHECK_NEAR(hml__cost_processes(&d, "other"), 1, 0);   /* not recorded: one */
 	hml__cost_of_datasets(&c, s, "r", ids, 1);
 	CHECK_NEAR(c.original_s, 2.0, 1e-12);
 	CHECK_NEAR(c.app_s, 2.4 - 0.2, 1e-12);
