@@ -26,7 +26,8 @@
 	X(checked_rows) X(guarded_rows) X(guarded_calls) X(guard_whole_calls) \
 	X(agreed_calls)
 #define DBL_FIELDS(X) X(region_s) X(gather_s) X(forward_s) X(scatter_s) \
-	X(original_s) X(write_s) X(shadow_rmse) X(shadow_max_abs) X(guard_s)
+	X(original_s) X(write_s) X(shadow_rmse) X(shadow_max_abs) X(guard_s) \
+	X(collect_outside_s)
 
 static int swaps_set(json_t *o, const hml__profile_swaps *s)
 {
@@ -180,6 +181,8 @@ static void record_read(const json_t *o, hml__profile_record *out)
 	         json_string_value(json_object_get(o, "guard")) : "");
 	if (isnan(s->guard_s))   /* profiles of older hml */
 		s->guard_s = 0.0;
+	if (isnan(s->collect_outside_s))
+		s->collect_outside_s = 0.0;
 	swaps_read(o, &out->swaps);
 }
 
@@ -209,6 +212,7 @@ static void record_add(hml__profile_record *into, const hml__profile_record *r)
 	a->original_s += b->original_s;
 	a->write_s += b->write_s;
 	a->guard_s += b->guard_s;
+	a->collect_outside_s += b->collect_outside_s;
 	if (!into->guard[0])
 		snprintf(into->guard, sizeof(into->guard), "%s", r->guard);
 	for (size_t k = 0; k < r->swaps.n && into->swaps.n < HML__PROFILE_SWAPS_MAX; k++)

@@ -7,8 +7,10 @@
  * collector's own time in the region) and records these fields in each
  * region of the data set's record (hml-manifest(5)):
  *   "original_seconds": the original code's time in the region, all runs;
- *   "collect_seconds":  the collector's time in the region (gathering and
- *                       writing rows), all runs;
+ *   "collect_seconds":  the collector's time (gathering and writing rows in
+ *                       the region's calls; loading HDF5, the last flush
+ *                       and closing the file outside them: the profile's
+ *                       collect_outside_s), all runs;
  *   "gather_seconds":   the part of it spent gathering the rows' inputs and
  *                       outputs from the application's arrays: what a
  *                       deployed model pays besides its forward (gathering
@@ -140,8 +142,9 @@ typedef struct hml__prediction {
 typedef struct hml__cost_times {
 	const char *label;   /**< the region (borrowed) */
 	double original_s;   /**< its original code's time, summed */
-	double region_s;     /**< its whole time in collect mode, summed (the rest of it
-	                          is the collector's) */
+	double region_s;     /**< its whole time in collect mode, summed, with the
+	                          collector's outside its calls (the rest of it
+	                          beside original_s is the collector's) */
 	double gather_s;     /**< the collector's gathering of rows, summed */
 	int threads;         /**< the threads it gives a model (the first run's) */
 	double cpu_run_s;    /**< the runs' processes' CPU time, summed (NaN: a run's

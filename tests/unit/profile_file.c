@@ -31,11 +31,11 @@ TEST(round_trip)
 	snprintf(recs[0].mode, sizeof(recs[0].mode), "infer");
 	recs[0].stats = (hml_region_stats){ 4, 1, 3, 0, 1, 16384, 0, 0.125, 0.01, 0.02,
 	                                    0.03, 0.04, 0.0, NAN, INFINITY, 2,
-	                                    16384, 700, 3, 1, 0.002, 5 };
+	                                    16384, 700, 3, 1, 0.002, 5, 0.015 };
 	snprintf(recs[1].label, sizeof(recs[1].label), "bin.omial-2");
 	snprintf(recs[1].mode, sizeof(recs[1].mode), "shadow");
 	recs[1].stats = (hml_region_stats){ 9000000000ULL, 2, 3, 4, 5, 6, 7, 1e-9, 2, 3, 4,
-	                                    5, 6, 0.25, 0.5, 0, 0, 0, 0, 0, 0.0, 0 };
+	                                    5, 6, 0.25, 0.5, 0, 0, 0, 0, 0, 0.0, 0, 0 };
 	recs[1].threads = 3;   /* recs[0]: not recorded, read back as 0 */
 	snprintf(recs[0].guard, sizeof(recs[0].guard), "bounds:margin=0.05");
 	path_of(path, sizeof(path), "p.json");
@@ -58,7 +58,8 @@ TEST(round_trip)
 		      a->rows_out == b->rows_out && a->nonfinite_calls == b->nonfinite_calls);
 		CHECK(a->region_s == b->region_s && a->gather_s == b->gather_s &&
 		      a->forward_s == b->forward_s && a->scatter_s == b->scatter_s &&
-		      a->original_s == b->original_s && a->write_s == b->write_s);
+		      a->original_s == b->original_s && a->write_s == b->write_s &&
+		      a->collect_outside_s == b->collect_outside_s);
 		if (i == 0)
 			CHECK(isnan(b->shadow_rmse) && isnan(b->shadow_max_abs));
 		else
@@ -84,9 +85,9 @@ TEST(records_of_one_label_summed)
 	snprintf(recs[0].label, sizeof(recs[0].label), "r");
 	snprintf(recs[1].label, sizeof(recs[1].label), "other");
 	snprintf(recs[2].label, sizeof(recs[2].label), "r");
-	recs[0].stats = (hml_region_stats){ 4, 4, 0, 2, 0, 400, 400, 1.0, 0.5, 0, 0, 0.25, 0, 3.0, 5.0, 0, 0, 0, 0, 0, 0.0, 2 };
-	recs[1].stats = (hml_region_stats){ 100, 0, 0, 0, 0, 0, 0, 9, 9, 9, 9, 9, 9, NAN, NAN, 0, 0, 0, 0, 0, 0.0, 7 };
-	recs[2].stats = (hml_region_stats){ 1, 1, 0, 1, 0, 32, 32, 0.5, 0.25, 0, 0, 0.125, 0, 6.0, 4.0, 1, 0, 0, 0, 0, 0.0, 3 };
+	recs[0].stats = (hml_region_stats){ 4, 4, 0, 2, 0, 400, 400, 1.0, 0.5, 0, 0, 0.25, 0, 3.0, 5.0, 0, 0, 0, 0, 0, 0.0, 2, 0 };
+	recs[1].stats = (hml_region_stats){ 100, 0, 0, 0, 0, 0, 0, 9, 9, 9, 9, 9, 9, NAN, NAN, 0, 0, 0, 0, 0, 0.0, 7, 0 };
+	recs[2].stats = (hml_region_stats){ 1, 1, 0, 1, 0, 32, 32, 0.5, 0.25, 0, 0, 0.125, 0, 6.0, 4.0, 1, 0, 0, 0, 0, 0.0, 3, 0 };
 	recs[0].threads = 2;
 	recs[2].threads = 5;
 	path_of(path, sizeof(path), "sum.json");
@@ -144,6 +145,8 @@ TEST(swaps_round_trip)
 	write_text(path, "{\"schema_version\": 1, \"regions\": [{\"label\": \"r\", \"calls\": 2}]}");
 	CHECK_OK(hml__profile_file_find(path, "r", &back));
 	CHECK(back.swaps.n == 0 && back.swaps.done == 0 && back.swaps.refused == 0);
+	/* a profile of an older hml: no time of the collector outside the calls */
+	CHECK(back.stats.collect_outside_s == 0 && back.stats.guard_s == 0);
 }
 
 /* The process's CPU and CPU-wait seconds: written, read back in every

@@ -406,6 +406,10 @@ typedef struct hml_region_stats {
 	uint64_t agreed_calls;    /**< calls whose model answered here but which ran the
 	                               original code because another process did
 	                               (hml_region_set_agree) */
+	double collect_outside_s; /**< collection outside the calls: loading HDF5 and
+	                               probing the file (hml_region_open), flushing
+	                               the rows (hml_region_flush, and at exit),
+	                               closing the file (hml_region_free) */
 } hml_region_stats;
 
 /**
