@@ -21,6 +21,7 @@ module hml_c
       guard_whole_calls = 0
     real(c_double) :: guard_s = 0
     integer(c_int64_t) :: agreed_calls = 0
+    real(c_double) :: collect_outside_s = 0
   end type
 
   type, bind(C) :: c_array
