@@ -466,6 +466,25 @@ int cmd_search_qoi_check(struct hml__store *s, const char *id, int64_t k);
  * m4 failed". */
 void cmd_search_qoi_print(const json_t *rec);
 
+struct hml__search_plan;
+struct hml__coordinator;
+
+/* hml search's report at its end on stdout (cmd/search_report.c): counts,
+ * the Pareto front with each model's predicted speedup, the region's cost
+ * and ceiling, the QoI check; --json: the search's record. */
+void cmd_search_report(const struct hml__search_plan *p, struct hml__store *s,
+                       struct hml__coordinator *c);
+
+/* The search's top-rung trials that ended with a result: none leaves its
+ * front empty for want of a model, not because no model pays. */
+size_t cmd_search_top_rung_ok(const struct hml__search_plan *p, struct hml__coordinator *c);
+
+/* The most any model can speed up runs like the search's collected ones
+ * (hml__speedup_ceiling), the region's share of their time in *share;
+ * NaN where the data record no cost. */
+double cmd_search_ceiling(const struct hml__search_plan *p, struct hml__store *s,
+                          double *share);
+
 /*
  * The workflow's own verification (verify.pattern) of a configuration's
  * runs, as recorded with an evaluation (hml-manifest(5)): {pattern,

@@ -417,106 +417,6 @@ static int prepare(search_cli *x, const char *resume_id)
 	return 0;
 }
 
-/* The region's cost, the speedup column's reference; an empty front said. */
-static void print_cost(const hml__search_plan *p, size_t nfront)
-{
-	char cost[32];
-
-	if (isnan(p->region_cost)) {
-		printf("  (no predicted speedup: the data record no cost of the region's original "
-		       "code)\n");
-		return;
-	}
-	hml__format_seconds(cost, sizeof(cost), p->region_cost, 2);
-	printf("  region's original code: %s per row; speedup: of the region, predicted (moving "
-	       "rows and the interleave's original calls counted)\n", cost);
-	if (nfront == 0)
-		cmd_warn("search %s: no model on the front: none ran faster than the region's "
-		         "original code (%s per row) within the constraints; a surrogate does not pay "
-		         "here, and hml deploy has nothing of this search to pick", p->id, cost);
-}
-
-/* The search's top-rung trials that ended with a result: none leaves its
- * front empty for want of a model, not because no model pays. */
-static size_t top_rung_ok(const search_cli *x)
-{
-	hml__coordinator_trial t;
-	size_t k = 0;
-
-	for (size_t i = 0; hml__coordinator_trial_at(&t, x->c, i) == 0; i++)
-		k += t.rung + 1 == x->plan.rungs &&
-		     (t.status == HML__HIST_OK || t.status == HML__HIST_KEPT);
-	return k;
-}
-
-static void print_result(const search_cli *x)
-{
-	const hml__search_plan *p = &x->plan;
-	const json_t *rec = hml__store_find(x->s, "searches", p->id);
-	const json_t *front = json_object_get(rec, "front"), *e, *c = json_object_get(rec, "counts");
-	hml__coordinator_counts n;
-	size_t i;
-	int mape = p->base.metric && strcmp(p->base.metric, "mape") == 0;
-	const char *key = p->iterative ? "qoi_error" : mape ? "val_mape" : "val_rmse";
-
-	if (g_cmd.json) {
-		cmd_json_print(json_pack("{s:O}", "search", rec));
-		return;
-	}
-	hml__coordinator_counts_of(&n, x->c);
-	printf("search %s: region '%s', %lld configurations, %lld trials (%lld failed, %lld re-run) "
-	       "in %.1f s\n", p->id, p->region,
-	       (long long)json_integer_value(json_object_get(c, "configs")),
-	       (long long)json_integer_value(json_object_get(c, "trials")),
-	       (long long)json_integer_value(json_object_get(c, "failed")),
-	       (long long)json_integer_value(json_object_get(c, "reruns")),
-	       hml__json_number(rec, "seconds"));
-	if (p->iterative)   /* lib/search/iterative.h */
-		printf("Pareto front (%zu): error of QoI '%s' (%s) after the application's run at "
-		       "the trial's k and interleave against %s latency at batch %lld\n",
-		       json_array_size(front), p->w->qoi[0].dataset, p->w->qoi[0].metric,
-		       hml__target_name(p->target), (long long)p->base.infer_batch);
-	else
-		printf("Pareto front (%zu): validation %s against %s latency at batch %lld\n",
-		       json_array_size(front), mape ? "MAPE (per cent)" : "RMSE",
-		       hml__target_name(p->target), (long long)p->base.infer_batch);
-	/* (stopped at the time limit, or no top-rung trial ended well, an empty
-	 * front is no verdict on the region: no warning) */
-	print_cost(p, (hml__json_string(rec, "status") && strcmp(hml__json_string(rec, "status"),
-	              "stopped") == 0) || top_rung_ok(x) == 0 ? SIZE_MAX : json_array_size(front));
-	printf("  %-12s %-14s %-9s %-8s %-6s %s\n", key, "us/sample", "params", "speedup",
-	       "model", "arch");
-	json_array_foreach(front, i, e) {
-		double lat = hml__json_number(e, "latency_seconds_per_sample");
-		const json_t *k = json_object_get(e, "k"), *il = json_object_get(e, "interleave");
-		hml__prediction pr;
-		char sp[32];
-
-		hml__iterative_predict(&pr, x->s, p->iterative, p->region, json_is_integer(k) ?
-		                       json_integer_value(k) : -1, json_is_integer(il) ?
-		                       json_integer_value(il) : -1, lat, p->ds_ids, p->nds);
-		hml__format_speedup(sp, sizeof(sp), pr.region);
-		printf("  %-12.6g %-14.5g %-9lld %-8s %-6s %s", hml__json_number(e, key),
-		       lat * 1e6, (long long)json_integer_value(json_object_get(e, "params")), sp,
-		       hml__json_string(e, "model") ? hml__json_string(e, "model") : "-",
-		       hml__json_string(e, "arch") ? hml__json_string(e, "arch") : "");
-		for (const char *const *q = (const char *const[]){ "k", "interleave", "rollout", NULL };
-		     *q; q++)   /* what the configuration chose beside its arch */
-			if (json_is_integer(json_object_get(e, *q)))
-				printf("  %s %lld", *q, (long long)json_integer_value(json_object_get(e, *q)));
-		printf("\n");
-	}
-	cmd_search_qoi_print(rec);
-	if (n.session_trials)
-		printf("coordinator: %.3g ms per trial outside its waits (%.3g ms of CPU), of which "
-		       "%.3g ms in the optimiser (%.3g ms of CPU)\n",
-		       n.busy / (double)n.session_trials * 1e3,
-		       n.busy_cpu / (double)n.session_trials * 1e3,
-		       n.suggest / (double)n.session_trials * 1e3,
-		       n.suggest_cpu / (double)n.session_trials * 1e3);
-	printf("history: %s/search/%s/%s\n", hml__store_dir(x->s), p->id, HML__HISTORY_FILE);
-}
-
 /* Run the prepared search to its end: 0 and the exit code in *code, or
  * an error. */
 static int run(search_cli *x, int *code)
@@ -524,7 +424,8 @@ static int run(search_cli *x, int *code)
 	const hml__search_plan *p = &x->plan;
 	hml__coordinator_counts n;
 	int rc, stopped;
-	char limit[32];
+	char limit[32], most[32];
+	double ceiling, share;
 
 	hml__search_duration_format(limit, sizeof(limit), time_limit);
 	cmd_info("search %s: region '%s', budget %lld configurations, %d worker%s x %d thread%s, "
@@ -532,6 +433,11 @@ static int run(search_cli *x, int *code)
 	         p->nworkers, p->nworkers == 1 ? "" : "s", p->threads, p->threads == 1 ? "" : "s",
 	         p->rungs, p->rungs == 1 ? "" : "s", p->max_epochs, hml__target_name(p->target),
 	         time_limit > 0 ? ", time limit " : "", time_limit > 0 ? limit : "");
+	if (isfinite(ceiling = cmd_search_ceiling(p, x->s, &share))) {
+		hml__format_speedup(most, sizeof(most), ceiling);
+		cmd_info("search %s: the region took %.3g%% of the collected runs' time: no model "
+		         "makes them more than %s faster end to end", p->id, 100.0 * share, most);
+	}
 	x->progress = search_progress_start(p->id, p->budget, p->iterative ? "qoi_error" :
 	                                    p->base.metric);
 	if ((rc = hml__coordinator_run(x->c)) < 0)
@@ -556,8 +462,8 @@ static int run(search_cli *x, int *code)
 	 * register them; a failure (no gnuplot) is only a warning. */
 	if (n.ok)
 		cmd_show_plots(x->s, p->id);
-	print_result(x);
-	if (!stopped && top_rung_ok(x) == 0)
+	cmd_search_report(&x->plan, x->s, x->c);
+	if (!stopped && cmd_search_top_rung_ok(&x->plan, x->c) == 0)
 		return hml__error_set(HML_ERROR, "search '%s' has nothing on its front: none of its "
 		                      "%zu configurations finished a top-rung (full-fidelity) trial, "
 		                      "%zu trials failed or timed out (see %s/%s)", p->id, n.configs,

@@ -207,6 +207,9 @@ PY
 	run --separate-stderr hml search --budget 4 --max-epochs 3 --threads 1 --qoi-check 2
 	assert_success
 	[[ "$stderr" == *"QoI check: workflow 'binomial', seed 2: accurate run"* ]]
+	# the ceiling, at the start and with the front
+	[[ "$stderr" =~ "hml: search s1: the region took "[0-9.]+"% of the collected runs' time: no model makes them more than "[0-9.]+"x faster end to end" ]]
+	assert_output --regexp "  ceiling: the region took [0-9.]+% of the collected runs' time: no model makes runs like them more than [0-9.]+x faster end to end"
 	assert_output --regexp "QoI check \(seed 2\): price rmse: m[0-9]+ [0-9.e+-]+"
 	run --separate-stderr hml --json show
 	assert_success
