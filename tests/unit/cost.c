@@ -372,6 +372,18 @@ TEST(mpi_ranks)
 	CHECK_NEAR(p.ceiling, 11, 1e-9);
 	/* 0.1 s outside + 1000 rows x (0.1 ms + 0.01 ms moving) = 0.21 s */
 	CHECK_NEAR(p.end_to_end, 1.1 / 0.21, 1e-9);
+	/* a hostile count (an edited manifest): no region left in a run, the
+	 * cost per row as the sums say; fewer processes than runs: one a run */
+	json_object_set_new((json_t *)hml__dataset_view_region(&d, "r"), "cpu_processes",
+	                    json_real(1e300));
+	hml__cost_of_datasets(&c, s, "r", ids, 1);
+	CHECK(isfinite(c.app_s) && c.original_s >= 0 && c.original_s < 1e-200);
+	CHECK_NEAR(hml__cost_per_row(&c), 1e-3, 1e-15);
+	hml__predict(&p, &c, 1e-4, 0, NULL);
+	CHECK_NEAR(p.ceiling, 1, 1e-12);
+	json_object_set_new((json_t *)hml__dataset_view_region(&d, "r"), "cpu_processes",
+	                    json_integer(1));
+	CHECK_NEAR(hml__cost_processes(&d, "r"), 1, 0);
 	hml__store_free(s);
 }
 
