@@ -117,8 +117,7 @@ static double ceiling_of(hml__store *s, const char *id, const char *label, doubl
 	hml__region_cost c;
 
 	hml__cost_of_datasets(&c, s, label, &id, 1);
-	*share = c.app_s > 0 ? c.original_s / c.app_s : NAN;
-	return c.runs > 0 ? hml__speedup_ceiling(c.app_s / c.runs, c.original_s / c.runs) : NAN;
+	return hml__cost_ceiling(&c, share);
 }
 
 /* For each region, the most a surrogate can make runs like these faster

@@ -24,8 +24,7 @@ double cmd_search_ceiling(const hml__search_plan *p, hml__store *s, double *shar
 	hml__region_cost c;
 
 	hml__cost_of_datasets(&c, s, p->region, p->ds_ids, p->nds);
-	*share = c.app_s > 0 ? c.original_s / c.app_s : NAN;
-	return c.runs > 0 ? hml__speedup_ceiling(c.app_s / c.runs, c.original_s / c.runs) : NAN;
+	return hml__cost_ceiling(&c, share);
 }
 
 /* The region's cost, the speedup column's reference; an empty front said. */

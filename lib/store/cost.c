@@ -281,6 +281,14 @@ double hml__speedup_ceiling(double wall, double region)
 	return region == wall ? INFINITY : wall / (wall - region);
 }
 
+double hml__cost_ceiling(const hml__region_cost *c, double *share)
+{
+	if (share)
+		*share = c->app_s > 0 ? c->original_s / c->app_s : NAN;
+	return c->runs > 0 ? hml__speedup_ceiling(c->app_s / c->runs, c->original_s / c->runs) :
+	                     NAN;
+}
+
 json_t *hml__prediction_json(const hml__prediction *p)
 {
 	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",

@@ -243,6 +243,14 @@ void hml__predict(hml__prediction *p, const hml__region_cost *c, double latency,
 double hml__speedup_ceiling(double wall, double region);
 
 /**
+ * The most a model answering every call can speed up a run like the
+ * collected ones of cost `c` (hml__speedup_ceiling of a run's time without
+ * the collector and the region's share of it); the region's share of the
+ * runs' time into *share when `share` is not NULL. NaN: unknown. Never fails.
+ */
+double hml__cost_ceiling(const hml__region_cost *c, double *share);
+
+/**
  * The prediction as JSON (the "predicted" member of deployment records,
  * hml show --json and evaluation records, hml-manifest(5)): {"cost_per_row",
  * "model_per_row", "move_per_row", "startup", "region", "end_to_end",

@@ -394,6 +394,7 @@ TEST(ceiling)
 	const hml__region_cost none = { NAN, NAN, NAN, NAN, NAN, 0, NAN, NAN, NAN, 0 };
 	hml__schedule il3 = { 5, 3 };
 	hml__prediction p;
+	double share;
 	json_t *j;
 
 	CHECK_NEAR(hml__speedup_ceiling(10, 8), 5, 1e-12);
@@ -408,6 +409,10 @@ TEST(ceiling)
 	hml__predict(&p, &c, 1e-6, 0.05, NULL);
 	CHECK_NEAR(p.ceiling, 5, 1e-12);
 	CHECK(p.end_to_end < p.ceiling);
+	CHECK_NEAR(hml__cost_ceiling(&c, &share), 5, 1e-12);   /* every call the model's */
+	CHECK_NEAR(share, 0.8, 1e-15);
+	CHECK(isnan(hml__cost_ceiling(&none, &share)) && isnan(share));
+	CHECK_NEAR(hml__cost_ceiling(&c, NULL), 5, 1e-12);
 	hml__predict(&p, &c, NAN, NAN, NULL);   /* no model measured: the bound stands */
 	CHECK_NEAR(p.ceiling, 5, 1e-12);
 	/* interleave 3: the original code keeps a quarter of the calls,
