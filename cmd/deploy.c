@@ -333,7 +333,7 @@ static json_t *deployment_record(const char *id, const char *label, const char *
 static void print_predicted(const char *pid, const hml__candidate *pick)
 {
 	hml__prediction p;
-	char cost[32], lat[64], reg[32], e2e[32], most[32], ceil[64] = "";
+	char cost[32], lat[64], reg[32], e2e[32], ceil[64];
 
 	hml__candidate_predict(pick, &p);
 	if (isnan(p.cost_per_row)) {
@@ -346,12 +346,9 @@ static void print_predicted(const char *pid, const hml__candidate *pick)
 	hml__prediction_model_text(lat, sizeof(lat), &p);
 	hml__format_speedup(reg, sizeof(reg), p.region);
 	hml__format_speedup(e2e, sizeof(e2e), p.end_to_end);
-	if (isfinite(p.ceiling)) {   /* Amdahl's bound: lib/store/cost.h */
-		hml__format_speedup(most, sizeof(most), p.ceiling);
-		snprintf(ceil, sizeof(ceil), " (any model: at most %s)", most);
-	}
 	cmd_info("%s: predicted speedup: region %s (the original code %s per row, the model %s), "
-	         "end to end %s for a run as collected%s", pid, reg, cost, lat, e2e, ceil);
+	         "end to end %s for a run as collected%s", pid, reg, cost, lat, e2e,
+	         hml__prediction_ceiling_text(ceil, sizeof(ceil), &p));
 	if (hml__cost_cpu_waited(&pick->cost))
 		cmd_info("%s: the original code's cost was collected while its threads waited for a "
 		         "CPU %.0f%% of their time (other work on the machine): it, and so the "

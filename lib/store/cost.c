@@ -335,6 +335,18 @@ char *hml__prediction_speed_text(char *buf, size_t size, const hml__prediction *
 	return buf;
 }
 
+char *hml__prediction_ceiling_text(char *buf, size_t size, const hml__prediction *p)
+{
+	char most[32];
+
+	buf[0] = '\0';
+	if (isfinite(p->ceiling)) {
+		hml__format_speedup(most, sizeof(most), p->ceiling);
+		snprintf(buf, size, " (any model: at most %s)", most);
+	}
+	return buf;
+}
+
 double hml__predict_run(const hml__prediction *p, double wall, double region)
 {
 	double after = wall - region + region / p->region + p->startup;

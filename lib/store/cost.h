@@ -274,6 +274,12 @@ char *hml__prediction_model_text(char *buf, size_t size, const hml__prediction *
 char *hml__prediction_speed_text(char *buf, size_t size, const hml__prediction *p);
 
 /**
+ * The ceiling for messages: " (any model: at most 9.5x)", or "" when it is
+ * unknown or unbounded. Returns buf.
+ */
+char *hml__prediction_ceiling_text(char *buf, size_t size, const hml__prediction *p);
+
+/**
  * The end-to-end speedup p predicts for a run that took `wall` seconds
  * with `region` of them in the region's original code: wall over the
  * same run with the region's share divided by p->region and the form's

@@ -395,6 +395,7 @@ TEST(ceiling)
 	hml__schedule il3 = { 5, 3 };
 	hml__prediction p;
 	double share;
+	char text[64];
 	json_t *j;
 
 	CHECK_NEAR(hml__speedup_ceiling(10, 8), 5, 1e-12);
@@ -421,6 +422,11 @@ TEST(ceiling)
 	CHECK_NEAR(p.ceiling, 2.5, 1e-12);
 	hml__predict(&p, &none, 1e-6, 0.05, NULL);
 	CHECK(isnan(p.ceiling));
+	CHECK_STR(hml__prediction_ceiling_text(text, sizeof(text), &p), "");   /* unknown */
+	hml__predict(&p, &c, 1e-6, 0.05, NULL);
+	CHECK_STR(hml__prediction_ceiling_text(text, sizeof(text), &p), " (any model: at most 5.0x)");
+	p.ceiling = INFINITY;
+	CHECK_STR(hml__prediction_ceiling_text(text, sizeof(text), &p), "");
 	/* in the prediction's JSON; null when unknown */
 	hml__predict(&p, &c, 1e-6, 0.05, NULL);
 	CHECK((j = hml__prediction_json(&p)) != NULL);
