@@ -141,7 +141,8 @@ static int add_dataset(hml__region_cost *c, const hml__dataset_view *d, const ch
 	c->gather_s += isnan(gather) ? 0 : gather;
 	c->cpu_run_s += field(r, F_CPU_RUN);   /* NaN once a data set lacks it */
 	c->cpu_wait_s += field(r, F_CPU_WAIT);
-	c->cpu_procs += p * runs;
+	/* the processes the CPU times sum (runs that entered the region) */
+	c->cpu_procs += field(r, F_CPU_PROCS) >= 1 ? field(r, F_CPU_PROCS) : runs;
 	/* calls unknown once one data set lacks them */
 	c->calls += json_is_integer(calls) && json_integer_value(calls) > 0 ?
 	            (double)json_integer_value(calls) / p : NAN;

@@ -384,6 +384,9 @@ TEST(mpi_ranks)
 	json_object_set_new((json_t *)hml__dataset_view_region(&d, "r"), "cpu_processes",
 	                    json_integer(1));
 	CHECK_NEAR(hml__cost_processes(&d, "r"), 1, 0);
+	hml__cost_of_datasets(&c, s, "r", ids, 1);
+	CHECK_NEAR(c.cpu_procs, 1, 0);   /* the one process the CPU times sum */
+	CHECK_NEAR(c.original_s, 6.0, 1e-12);   /* the sums as they are */
 	hml__store_free(s);
 }
 
