@@ -31,7 +31,7 @@ double cmd_search_ceiling(const hml__search_plan *p, hml__store *s, double *shar
 static void print_cost(const hml__search_plan *p, hml__store *s, size_t nfront)
 {
 	char cost[32], most[32];
-	double share, x = cmd_search_ceiling(p, s, &share);
+	double share, x;
 
 	if (isnan(p->region_cost)) {
 		printf("  (no predicted speedup: the data record no cost of the region's original "
@@ -41,7 +41,7 @@ static void print_cost(const hml__search_plan *p, hml__store *s, size_t nfront)
 	hml__format_seconds(cost, sizeof(cost), p->region_cost, 2);
 	printf("  region's original code: %s per row; speedup: of the region, predicted (moving "
 	       "rows and the interleave's original calls counted)\n", cost);
-	if (isfinite(x)) {
+	if (isfinite(x = cmd_search_ceiling(p, s, &share))) {
 		hml__format_speedup(most, sizeof(most), x);
 		printf("  ceiling: the region took %.3g%% of the collected runs' time: no model makes "
 		       "runs like them more than %s faster end to end\n", 100.0 * share, most);
@@ -96,7 +96,8 @@ void cmd_search_report(const hml__search_plan *p, hml__store *s, hml__coordinato
 	/* (stopped at the time limit, or no top-rung trial ended well, an empty
 	 * front is no verdict on the region: no warning) */
 	print_cost(p, s, (hml__json_string(rec, "status") && strcmp(hml__json_string(rec, "status"),
-	              "stopped") == 0) || cmd_search_top_rung_ok(p, co) == 0 ? SIZE_MAX : json_array_size(front));
+	              "stopped") == 0) || cmd_search_top_rung_ok(p, co) == 0 ?
+	              SIZE_MAX : json_array_size(front));
 	printf("  %-12s %-14s %-9s %-8s %-6s %s\n", key, "us/sample", "params", "speedup",
 	       "model", "arch");
 	json_array_foreach(front, i, e) {
@@ -129,4 +130,3 @@ void cmd_search_report(const hml__search_plan *p, hml__store *s, hml__coordinato
 		       n.suggest_cpu / (double)n.session_trials * 1e3);
 	printf("history: %s/search/%s/%s\n", hml__store_dir(s), p->id, HML__HISTORY_FILE);
 }
-

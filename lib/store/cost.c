@@ -246,6 +246,14 @@ static double model_share(const hml__region_cost *c, long long interleave)
 	return (double)interleave / (double)(interleave + 1);
 }
 
+/* A run's ceiling (hml__speedup_ceiling) when the model answers `share` of
+ * the region's calls and the original code keeps the rest; NaN: unknown. */
+static double run_ceiling(const hml__region_cost *c, double share)
+{
+	return c->runs > 0 ? hml__speedup_ceiling(c->app_s / c->runs,
+	                                          share * c->original_s / c->runs) : NAN;
+}
+
 void hml__predict(hml__prediction *p, const hml__region_cost *c, double latency,
                   double startup, const hml__schedule *sch)
 {
@@ -266,9 +274,7 @@ void hml__predict(hml__prediction *p, const hml__region_cost *c, double latency,
 	p->slower = per_row >= p->cost_per_row;
 	p->step_seconds = c->calls > 0 ? c->rows * region_row / (c->calls * k) : NAN;
 	p->end_to_end = NAN;
-	p->ceiling = c->runs > 0 ? hml__speedup_ceiling(c->app_s / c->runs,
-	                                                p->model_share * c->original_s / c->runs) :
-	                           NAN;
+	p->ceiling = run_ceiling(c, p->model_share);
 	if (!(c->runs > 0) || isnan(p->region) || isnan(p->startup) || !(c->app_s > 0))
 		return;
 	after = (c->app_s - c->original_s + c->rows * region_row) / c->runs + p->startup;
@@ -286,8 +292,7 @@ double hml__cost_ceiling(const hml__region_cost *c, double *share)
 {
 	if (share)
 		*share = c->app_s > 0 ? c->original_s / c->app_s : NAN;
-	return c->runs > 0 ? hml__speedup_ceiling(c->app_s / c->runs, c->original_s / c->runs) :
-	                     NAN;
+	return run_ceiling(c, 1);
 }
 
 json_t *hml__prediction_json(const hml__prediction *p)
